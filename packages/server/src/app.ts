@@ -1,0 +1,140 @@
+import 'reflect-metadata';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { App, type Request, type Response } from '@tinyhttp/app';
+import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
+import { AuthRoutes } from './auth/routes.js';
+import type { Config } from './core/config.js';
+import { openDatabase } from './core/database.js';
+import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
+import { ApiError } from './core/errors.js';
+import type { Feature } from './core/feature.js';
+import { requestId, sendProblem } from './core/http.js';
+import { Logger } from './core/logger.js';
+import { loadOrCreateSecret } from './core/secrets.js';
+import { CutsRoutes } from './cuts/routes.js';
+import { EventsRoutes } from './events/routes.js';
+import { FilesRoutes } from './files/routes.js';
+import { IdpRoutes } from './auth/idp-routes.js';
+import { OperationsRoutes } from './operations/routes.js';
+import { ProjectsRoutes } from './projects/routes.js';
+import { SharesRoutes } from './shares/routes.js';
+import { StorageRoutes } from './storage/routes.js';
+import { VibesRoutes } from './vibes/routes.js';
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  container: DependencyContainer;
+  /** Stops taking requests, drains those in flight, stops features, closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Registration order matters where paths overlap: a feature registers its fixed paths
+ * (`/api/vibes/reorder`, `/api/files/storage`) before its `/:id` routes.
+ */
+const FEATURES: InjectionToken<Feature>[] = [
+  OperationsRoutes,
+  AuthRoutes,
+  IdpRoutes,
+  ProjectsRoutes,
+  VibesRoutes,
+  CutsRoutes,
+  StorageRoutes,
+  FilesRoutes,
+  SharesRoutes,
+  EventsRoutes,
+];
+
+/** The composition root: builds every piece once and wires them together. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const log = new Logger(config.logLevel);
+  const database = await openDatabase(config, log);
+  const signingSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, 'jwt-secret'));
+
+  const container = rootContainer.createChildContainer();
+  container.register(CONFIG, { useValue: config });
+  container.register(LOGGER, { useValue: log });
+  container.register(SQL, { useValue: database.sql });
+  container.register(SIGNING_SECRET, { useValue: signingSecret });
+
+  const app = new App({
+    settings: { xPoweredBy: false },
+    noMatchHandler: (req: Request, res: Response) =>
+      sendProblem(req, res, new ApiError(404, 'NOT_FOUND', `No route for ${req.method} ${req.path ?? req.url}`)),
+    onError: (error: unknown, req: Request, res: Response) => handleError(log, error, req, res),
+  });
+  app.use((req, res, next) => {
+    const id = requestId(req);
+    res.setHeader('X-Request-Id', id);
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      log.info('request', {
+        method: req.method,
+        path: req.originalUrl?.split('?')[0] ?? req.url,
+        status: res.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        requestId: id,
+      });
+    });
+    next?.();
+  });
+
+  const features = FEATURES.map((token) => container.resolve(token));
+  for (const feature of features) feature.register(app);
+
+  const server = createServer({ requestTimeout: 0 }, (req, res) => app.attach(req as Request, res as Response));
+  for (const feature of features) await feature.start?.(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    container,
+    close() {
+      closing ??= (async () => {
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
+        await drained;
+        clearTimeout(timer);
+        for (const feature of features.reverse()) await feature.stop?.();
+        await database.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function handleError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
+  if (res.headersSent) {
+    log.error('error after the response started', { requestId: requestId(req), error });
+    res.destroy();
+    return;
+  }
+  if (error instanceof ApiError) {
+    sendProblem(req, res, error);
+    return;
+  }
+  if (isDatabaseUnreachable(error)) {
+    log.error('database unreachable', { requestId: requestId(req), error });
+    sendProblem(req, res, new ApiError(503, 'UNAVAILABLE', 'The service is temporarily unavailable', { headers: { 'Retry-After': '5' } }));
+    return;
+  }
+  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: req.url, error });
+  sendProblem(req, res, new ApiError(500, 'INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03']);
+
+function isDatabaseUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNREACHABLE_CODES.has(code);
+}

@@ -1,0 +1,158 @@
+import type { Me, Role } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Queryable, Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  password_hash: string | null;
+  avatar_url: string | null;
+  created_at: Date;
+}
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  remember_me: boolean;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+export interface RefreshTokenRow {
+  token_hash: string;
+  session_id: string;
+  rotated_at: Date | null;
+}
+
+/** The identity of an authenticated request: its user and the session its token belongs to. */
+export interface Principal {
+  userId: string;
+  sessionId: string;
+  name: string;
+  email: string;
+  role: Role;
+}
+
+export const toMe = (row: UserRow): Me => ({
+  id: row.id,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  avatarUrl: row.avatar_url,
+  createdAt: row.created_at.toISOString(),
+});
+
+// Serialises registrations so "first account is ADMIN" holds under concurrency.
+const REGISTRATION_LOCK_KEY = 0x72656731; // "reg1"
+
+@injectable()
+export class AuthRepository {
+  constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  async lockRegistrations(tx: Queryable): Promise<void> {
+    await tx`select pg_advisory_xact_lock(${REGISTRATION_LOCK_KEY})`;
+  }
+
+  async insertUser(
+    tx: Queryable,
+    user: { email: string; name: string; passwordHash: string | null },
+  ): Promise<UserRow | null> {
+    const [row] = await tx<UserRow[]>`
+      insert into users (email, name, password_hash, role)
+      values (${user.email}, ${user.name}, ${user.passwordHash},
+              case when exists (select 1 from users) then 'MEMBER' else 'ADMIN' end)
+      on conflict (email) do nothing
+      returning *`;
+    return row ?? null;
+  }
+
+  async findUserByEmail(email: string): Promise<UserRow | null> {
+    const [row] = await this.sql<UserRow[]>`select * from users where email = ${email}`;
+    return row ?? null;
+  }
+
+  async findUserById(id: string): Promise<UserRow | null> {
+    const [row] = await this.sql<UserRow[]>`select * from users where id = ${id}`;
+    return row ?? null;
+  }
+
+  async setRole(email: string, role: Role): Promise<UserRow | null> {
+    const [row] = await this.sql<UserRow[]>`update users set role = ${role} where email = ${email} returning *`;
+    return row ?? null;
+  }
+
+  async insertSession(tx: Queryable, userId: string, rememberMe: boolean, lifetimeSeconds: number): Promise<SessionRow> {
+    const [row] = await tx<SessionRow[]>`
+      insert into sessions (user_id, remember_me, expires_at)
+      values (${userId}, ${rememberMe}, now() + make_interval(secs => ${lifetimeSeconds}))
+      returning *`;
+    return row!;
+  }
+
+  async insertRefreshToken(tx: Queryable, sessionId: string, tokenHash: string): Promise<void> {
+    await tx`insert into refresh_tokens (token_hash, session_id) values (${tokenHash}, ${sessionId})`;
+  }
+
+  async findRefreshToken(tokenHash: string): Promise<(RefreshTokenRow & { session: SessionRow }) | null> {
+    const [row] = await this.sql<(RefreshTokenRow & SessionRow & { sid: string })[]>`
+      select t.token_hash, t.session_id, t.rotated_at,
+             s.id as sid, s.user_id, s.remember_me, s.expires_at, s.revoked_at
+      from refresh_tokens t join sessions s on s.id = t.session_id
+      where t.token_hash = ${tokenHash}`;
+    if (!row) return null;
+    return {
+      token_hash: row.token_hash,
+      session_id: row.session_id,
+      rotated_at: row.rotated_at,
+      session: {
+        id: row.sid,
+        user_id: row.user_id,
+        remember_me: row.remember_me,
+        expires_at: row.expires_at,
+        revoked_at: row.revoked_at,
+      },
+    };
+  }
+
+  /** Marks the token rotated; false when another request rotated it first. */
+  async markRotated(tx: Queryable, tokenHash: string): Promise<boolean> {
+    const rows = await tx`
+      update refresh_tokens set rotated_at = now() where token_hash = ${tokenHash} and rotated_at is null
+      returning token_hash`;
+    return rows.length === 1;
+  }
+
+  async revokeSession(sessionId: string): Promise<boolean> {
+    const rows = await this.sql`
+      update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
+    return rows.length === 1;
+  }
+
+  /** The principal of an access token, only while its session is active and its user exists. */
+  async findActivePrincipal(userId: string, sessionId: string): Promise<Principal | null> {
+    const [row] = await this.sql<Principal[]>`
+      select u.id as "userId", s.id as "sessionId", u.name, u.email, u.role
+      from sessions s join users u on u.id = s.user_id
+      where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
+    return row ?? null;
+  }
+
+  async countRecentFailures(email: string, clientIp: string, windowSeconds: number): Promise<{ count: number; oldest: Date | null }> {
+    const [row] = await this.sql<{ count: number; oldest: Date | null }[]>`
+      select count(*)::int as count, min(failed_at) as oldest from login_failures
+      where email = ${email} and client_ip = ${clientIp}
+        and failed_at > now() - make_interval(secs => ${windowSeconds})`;
+    return row!;
+  }
+
+  async recordFailure(email: string, clientIp: string): Promise<void> {
+    await this.sql`insert into login_failures (email, client_ip) values (${email}, ${clientIp})`;
+  }
+
+  async clearFailures(email: string, clientIp: string): Promise<void> {
+    await this.sql`delete from login_failures where email = ${email} and client_ip = ${clientIp}`;
+  }
+}

@@ -1,0 +1,160 @@
+import type { AuthResult, Me, Role, TokenPair } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Config } from '../core/config.js';
+import type { Queryable, Sql } from '../core/database.js';
+import { CONFIG, SQL } from '../core/di.js';
+import { ApiError, notFound } from '../core/errors.js';
+import { ProjectsRepository } from '../projects/repository.js';
+import { Passwords } from './passwords.js';
+import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
+import { AccessTokens, hashToken, randomToken } from './tokens.js';
+
+const DAY = 86_400;
+export const SESSION_SECONDS = DAY;
+export const REMEMBERED_SESSION_SECONDS = 30 * DAY;
+
+/** What the routes need to set the cookies of a new token pair. */
+export interface IssuedTokens {
+  pair: TokenPair;
+  session: SessionRow;
+}
+
+export interface SignedIn extends IssuedTokens {
+  body: AuthResult;
+}
+
+const invalidRefreshToken = () =>
+  new ApiError(401, 'INVALID_REFRESH_TOKEN', 'The refresh token is unknown, expired or revoked; log in again');
+
+@injectable()
+export class AuthService {
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(SQL) private readonly sql: Sql,
+    @inject(AuthRepository) private readonly repository: AuthRepository,
+    @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
+    @inject(Passwords) private readonly passwords: Passwords,
+    @inject(AccessTokens) private readonly accessTokens: AccessTokens,
+  ) {}
+
+  async register(input: { email: string; password: string; name: string }): Promise<SignedIn> {
+    const passwordHash = await this.passwords.hash(input.password);
+    return this.sql.begin(async (tx) => {
+      await this.repository.lockRegistrations(tx);
+      const user = await this.repository.insertUser(tx, { email: input.email, name: input.name, passwordHash });
+      if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
+      await this.projects.redeemInvitations(tx, user.id, user.email);
+      const issued = await this.startSession(tx, user.id, false);
+      return { ...issued, body: { user: publicUser(user), ...issued.pair } };
+    });
+  }
+
+  /** Creates an account for an identity-provider sign-in (no password), redeeming its invitations. */
+  async createPasswordlessUser(email: string, name: string): Promise<UserRow> {
+    return this.sql.begin(async (tx) => {
+      await this.repository.lockRegistrations(tx);
+      const user = await this.repository.insertUser(tx, { email, name, passwordHash: null });
+      if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
+      await this.projects.redeemInvitations(tx, user.id, user.email);
+      return user;
+    });
+  }
+
+  async login(
+    input: { email: string; password: string; rememberMe: boolean },
+    clientIp: string,
+  ): Promise<SignedIn> {
+    const { count, oldest } = await this.repository.countRecentFailures(input.email, clientIp, this.config.loginWindowSeconds);
+    if (count >= this.config.loginMaxFailures) {
+      const retryAfter = oldest
+        ? Math.max(1, Math.ceil((oldest.getTime() + this.config.loginWindowSeconds * 1000 - Date.now()) / 1000))
+        : this.config.loginWindowSeconds;
+      throw new ApiError(429, 'RATE_LIMITED', 'Too many failed logins; try again later', {
+        headers: { 'Retry-After': String(retryAfter) },
+      });
+    }
+    const user = await this.repository.findUserByEmail(input.email);
+    const ok = await this.passwords.verify(user?.password_hash ?? null, input.password);
+    if (!user || !ok) {
+      await this.repository.recordFailure(input.email, clientIp);
+      throw new ApiError(401, 'INVALID_CREDENTIALS', 'The email or password is wrong');
+    }
+    await this.repository.clearFailures(input.email, clientIp);
+    const issued = await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe));
+    return { ...issued, body: { user: publicUser(user), ...issued.pair } };
+  }
+
+  /** A new session for a user already identified (password login, identity provider, CLI code). */
+  async startSession(tx: Queryable, userId: string, rememberMe: boolean): Promise<IssuedTokens> {
+    const session = await this.repository.insertSession(
+      tx,
+      userId,
+      rememberMe,
+      rememberMe ? REMEMBERED_SESSION_SECONDS : SESSION_SECONDS,
+    );
+    const refreshToken = randomToken();
+    await this.repository.insertRefreshToken(tx, session.id, hashToken(refreshToken));
+    return { session, pair: this.pair(userId, session.id, refreshToken) };
+  }
+
+  /** Rotates the refresh token; the session keeps its expiry. A rotated token seen again revokes the session. */
+  async refresh(refreshToken: string): Promise<IssuedTokens> {
+    const tokenHash = hashToken(refreshToken);
+    const found = await this.repository.findRefreshToken(tokenHash);
+    if (!found) throw invalidRefreshToken();
+    const { session } = found;
+    if (session.revoked_at !== null || session.expires_at.getTime() <= Date.now()) throw invalidRefreshToken();
+    if (found.rotated_at !== null) {
+      await this.repository.revokeSession(session.id);
+      throw invalidRefreshToken();
+    }
+    const next = randomToken();
+    const rotated = await this.sql.begin(async (tx) => {
+      if (!(await this.repository.markRotated(tx, tokenHash))) return false;
+      await this.repository.insertRefreshToken(tx, session.id, hashToken(next));
+      return true;
+    });
+    if (!rotated) {
+      // Another request rotated this token a moment ago: the same reuse, seen from the other side.
+      await this.repository.revokeSession(session.id);
+      throw invalidRefreshToken();
+    }
+    return { session, pair: this.pair(session.user_id, session.id, next) };
+  }
+
+  /** Revokes the session named by a refresh token, else by an access token (even an expired one). */
+  async logout(refreshToken: string | undefined, accessToken: string | undefined): Promise<string | null> {
+    let sessionId: string | null = null;
+    if (refreshToken) {
+      sessionId = (await this.repository.findRefreshToken(hashToken(refreshToken)))?.session_id ?? null;
+    } else if (accessToken) {
+      try {
+        sessionId = this.accessTokens.verify(accessToken, { ignoreExpiration: true }).sid;
+      } catch {
+        sessionId = null;
+      }
+    }
+    if (sessionId === null || !/^[0-9a-f-]{36}$/i.test(sessionId)) return null;
+    return (await this.repository.revokeSession(sessionId)) ? sessionId : null;
+  }
+
+  async me(userId: string): Promise<Me> {
+    const user = await this.repository.findUserById(userId);
+    if (!user) throw notFound('User');
+    return toMe(user);
+  }
+
+  async setSiteRole(email: string, role: Role): Promise<UserRow | null> {
+    return this.repository.setRole(email.trim().toLowerCase(), role);
+  }
+
+  private pair(userId: string, sessionId: string, refreshToken: string): TokenPair {
+    return {
+      accessToken: this.accessTokens.sign({ sub: userId, sid: sessionId }),
+      refreshToken,
+      expiresIn: this.accessTokens.ttlSeconds,
+    };
+  }
+}
+
+const publicUser = (row: UserRow) => ({ id: row.id, email: row.email, name: row.name, role: row.role });

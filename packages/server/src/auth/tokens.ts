@@ -1,0 +1,54 @@
+import { createHash, randomBytes } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { inject, injectable } from 'tsyringe';
+import type { Config } from '../core/config.js';
+import { CONFIG, SIGNING_SECRET } from '../core/di.js';
+import { ApiError, unauthenticated } from '../core/errors.js';
+
+export interface AccessClaims {
+  sub: string;
+  sid: string;
+}
+
+/** Opaque random tokens (refresh, share) are stored only as their SHA-256. */
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+export const randomToken = (): string => randomBytes(32).toString('base64url');
+
+@injectable()
+export class AccessTokens {
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(SIGNING_SECRET) private readonly secret: string,
+  ) {}
+
+  get ttlSeconds(): number {
+    return this.config.accessTokenTtlSeconds;
+  }
+
+  sign(claims: AccessClaims): string {
+    return jwt.sign({ sid: claims.sid }, this.secret, {
+      algorithm: 'HS256',
+      subject: claims.sub,
+      expiresIn: this.config.accessTokenTtlSeconds,
+    });
+  }
+
+  /** Verifies signature (HS256 only) and expiry: 401 TOKEN_EXPIRED or UNAUTHENTICATED. */
+  verify(token: string, { ignoreExpiration = false } = {}): AccessClaims {
+    let payload: string | jwt.JwtPayload;
+    try {
+      payload = jwt.verify(token, this.secret, { algorithms: ['HS256'], ignoreExpiration });
+    } catch (error) {
+      if (error instanceof jwt.TokenExpiredError) {
+        throw new ApiError(401, 'TOKEN_EXPIRED', 'The access token has expired; refresh it', {
+          headers: { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="expired"' },
+        });
+      }
+      throw unauthenticated('The access token is invalid');
+    }
+    if (typeof payload === 'string' || typeof payload.sub !== 'string' || typeof payload.sid !== 'string') {
+      throw unauthenticated('The access token is invalid');
+    }
+    return { sub: payload.sub, sid: payload.sid };
+  }
+}

@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import type { Role } from '@bandcollab/sdk';
+import { AuthRepository } from './auth/repository.js';
+import type { Config } from './core/config.js';
+import { openDatabase } from './core/database.js';
+import { Logger } from './core/logger.js';
+
+const USAGE = `Usage: bandcollab-server [command]
+
+Without a command, starts the server (settings from the environment, see README).
+
+Commands:
+  set-role <email> <ADMIN|MEMBER>   set a user's site role
+  help                              show this help`;
+
+/** Administrative commands run against the same database the server uses. Returns the exit code. */
+export async function runCommand(config: Config, args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (command !== 'set-role' || rest.length !== 2 || (rest[1] !== 'ADMIN' && rest[1] !== 'MEMBER')) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const [email, role] = rest as [string, Role];
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const user = await new AuthRepository(database.sql).setRole(email.trim().toLowerCase(), role);
+    if (!user) {
+      process.stderr.write(`No user with email ${email}\n`);
+      return 1;
+    }
+    process.stdout.write(`${user.email} is now ${user.role}\n`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}

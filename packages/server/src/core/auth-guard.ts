@@ -1,0 +1,39 @@
+import type { IncomingMessage } from 'node:http';
+import { inject, injectable } from 'tsyringe';
+import { AuthRepository, type Principal } from '../auth/repository.js';
+import { AccessTokens } from '../auth/tokens.js';
+import { unauthenticated } from './errors.js';
+import { cookies, isUuid } from './http.js';
+
+export type { Principal };
+
+export const ACCESS_COOKIE = 'access_token';
+export const REFRESH_COOKIE = 'refresh_token';
+
+/** Decides who a request is: every authenticated route calls `authenticate` and nothing else. */
+@injectable()
+export class AuthGuard {
+  constructor(
+    @inject(AccessTokens) private readonly tokens: AccessTokens,
+    @inject(AuthRepository) private readonly repository: AuthRepository,
+  ) {}
+
+  /**
+   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade, API.md §3) the
+   * `access_token` cookie. 401 unless the token is valid and its session is still active.
+   */
+  async authenticate(req: IncomingMessage, { allowCookie = false } = {}): Promise<Principal> {
+    const token = bearerToken(req) ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
+    if (!token) throw unauthenticated();
+    const claims = this.tokens.verify(token);
+    if (!isUuid(claims.sub) || !isUuid(claims.sid)) throw unauthenticated('The access token is invalid');
+    const principal = await this.repository.findActivePrincipal(claims.sub, claims.sid);
+    if (!principal) throw unauthenticated('The session has ended; log in again');
+    return principal;
+  }
+}
+
+export function bearerToken(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+}

@@ -1,0 +1,11 @@
+import type { InjectionToken } from 'tsyringe';
+import type { Config } from './config.js';
+import type { Sql } from './database.js';
+import type { Logger } from './logger.js';
+
+// Values registered once in the composition root (app.ts). Classes are injected by their own constructor.
+export const CONFIG: InjectionToken<Config> = Symbol('Config');
+export const SQL: InjectionToken<Sql> = Symbol('Sql');
+export const LOGGER: InjectionToken<Logger> = Symbol('Logger');
+/** The secret that signs access tokens and other short-lived signed values. */
+export const SIGNING_SECRET: InjectionToken<string> = Symbol('SigningSecret');

@@ -1,0 +1,27 @@
+import type { ErrorCode, FieldError } from '@bandcollab/sdk';
+
+/** An error that reaches the client as RFC 9457 problem details (API.md §1). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+}
+
+export const notFound = (what = 'Resource'): ApiError => new ApiError(404, 'NOT_FOUND', `${what} not found`);
+
+export const forbidden = (detail = 'You do not have the role this action needs'): ApiError =>
+  new ApiError(403, 'FORBIDDEN', detail);
+
+export const unauthenticated = (detail = 'Authentication required'): ApiError =>
+  new ApiError(401, 'UNAUTHENTICATED', detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
+
+export const validationFailed = (errors: FieldError[]): ApiError =>
+  new ApiError(400, 'VALIDATION_FAILED', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+
+export const invalidField = (field: string, message: string): ApiError => validationFailed([{ field, message }]);

@@ -1,0 +1,11 @@
+import type { Server } from 'node:http';
+import type { App } from '@tinyhttp/app';
+
+/** A feature's HTTP surface. The composition root registers each one, in order, on one App. */
+export interface Feature {
+  register(app: App): void;
+  /** Runs once the HTTP server exists and before it listens: WebSocket upgrades, start-up sweeps. */
+  start?(server: Server): Promise<void>;
+  /** Runs on shutdown, after the server stopped taking requests and before the database closes. */
+  stop?(): Promise<void>;
+}

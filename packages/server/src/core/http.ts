@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Request, Response } from '@tinyhttp/app';
+import { parse as parseCookies, serialize, type SerializeOptions } from '@tinyhttp/cookie';
+import type { FieldError, Problem } from '@bandcollab/sdk';
+import { p as bodyReader } from 'milliparsec';
+import type { z } from 'zod';
+import { ApiError, notFound, validationFailed } from './errors.js';
+
+export type { Request, Response };
+
+const MAX_JSON_BYTES = 1024 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+const requestIds = new WeakMap<IncomingMessage, string>();
+
+/** The request id: a sane incoming `X-Request-Id`, else a new one. Set on the response the first time. */
+export function requestId(req: IncomingMessage): string {
+  let id = requestIds.get(req);
+  if (id === undefined) {
+    const incoming = req.headers['x-request-id'];
+    id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    requestIds.set(req, id);
+  }
+  return id;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
+
+/** 201 with the created record and its `Location`. */
+export function sendCreated(res: ServerResponse, location: string, body: unknown): void {
+  sendJson(res, 201, body, { Location: location });
+}
+
+export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
+  const problem: Problem = {
+    type: 'about:blank',
+    title: STATUS_CODES[error.status] ?? 'Error',
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    requestId: requestId(req),
+  };
+  if (error.extra.errors) problem.errors = error.extra.errors;
+  const payload = JSON.stringify(problem);
+  res.writeHead(error.status, {
+    ...error.extra.headers,
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+  });
+  res.end(req.method === 'HEAD' ? undefined : payload);
+}
+
+/** A path id that is not a UUID names nothing: 404, as API.md §1 says. */
+export function idParam(req: Request, name: string, what: string): string {
+  const value = req.params[name];
+  if (value === undefined || !UUID.test(value)) throw notFound(what);
+  return value.toLowerCase();
+}
+
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+
+export function contentType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export const isMultipart = (req: IncomingMessage): boolean => contentType(req) === 'multipart/form-data';
+
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+const readJsonBuffer = bodyReader<unknown>(
+  (body) => (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))),
+  MAX_JSON_BYTES,
+  () => new ApiError(413, 'PAYLOAD_TOO_LARGE', 'JSON bodies are limited to 1 MiB', { headers: { Connection: 'close' } }),
+);
+
+/** Reads a JSON body (≤ 1 MiB). No body reads as `{}`; another content type is 415. */
+export async function readJson(req: Request, res: Response): Promise<unknown> {
+  if (!hasBody(req)) return {};
+  if (contentType(req) !== 'application/json') {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes application/json');
+  }
+  let failure: unknown;
+  const body = await readJsonBuffer(req, res, (error?: unknown) => {
+    failure ??= error;
+  });
+  if (failure instanceof SyntaxError) throw new ApiError(400, 'INVALID_JSON', 'The request body is not valid JSON');
+  if (failure !== undefined) throw failure;
+  return body ?? {};
+}
+
+/** Checks a value against a schema; every problem becomes one entry of a 400 VALIDATION_FAILED. */
+export function validate<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors: FieldError[] = result.error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.join('.') : 'body',
+    message: issue.message,
+  }));
+  throw validationFailed(errors);
+}
+
+/** Reads and validates a JSON body in one step. */
+export async function jsonBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<z.infer<S>> {
+  return validate(schema, await readJson(req, res));
+}
+
+export function cookies(req: IncomingMessage): Record<string, string> {
+  const header = req.headers.cookie;
+  return header ? parseCookies(header) : {};
+}
+
+export function appendCookie(res: ServerResponse, name: string, value: string, options: SerializeOptions): void {
+  const existing = res.getHeader('Set-Cookie');
+  const list = Array.isArray(existing) ? existing : existing === undefined ? [] : [String(existing)];
+  res.setHeader('Set-Cookie', [...list, serialize(name, value, options)]);
+}
+
+/** The client's address: the socket's, or with TRUST_PROXY the first `X-Forwarded-For` hop. */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = req.headers['x-forwarded-for'];
+  if (trustProxy && typeof forwarded === 'string') return forwarded.split(',')[0]!.trim();
+  return req.socket.remoteAddress ?? 'unknown';
+}

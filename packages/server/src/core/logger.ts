@@ -1,0 +1,34 @@
+import type { LogLevel } from './config.js';
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export type LogFields = Record<string, unknown>;
+
+/** One JSON object per line on stdout, so log shippers need no parser of their own. */
+export class Logger {
+  constructor(private readonly level: LogLevel) {}
+
+  debug(msg: string, fields?: LogFields): void {
+    this.write('debug', msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.write('info', msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.write('warn', msg, fields);
+  }
+  error(msg: string, fields?: LogFields): void {
+    this.write('error', msg, fields);
+  }
+
+  private write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void {
+    if (ORDER[level] < ORDER[this.level]) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, errorReplacer);
+    process.stdout.write(`${line}\n`);
+  }
+}
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+  return value;
+}

@@ -1,0 +1,63 @@
+import type { Role } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Queryable, Sql } from './database.js';
+import { SQL } from './di.js';
+import { forbidden, notFound } from './errors.js';
+import type { Principal } from './auth-guard.js';
+
+/** What a project-scoped id names; the guard resolves each to its project. */
+export type Scope = 'project' | 'vibe' | 'cut' | 'file';
+
+export interface Access {
+  projectId: string;
+  /** The caller's membership role in that project. */
+  role: Role;
+}
+
+const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'Cut', file: 'File' };
+
+/**
+ * The one place that decides access inside projects (API.md §2): non-members get 404 for everything
+ * (existence is not leaked, site ADMINs included), a MEMBER gets 403 for ADMIN actions.
+ * Every project-scoped route goes through `require`; no handler re-implements it.
+ */
+@injectable()
+export class ProjectAccess {
+  constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  /** Pass `tx` to take the check inside a transaction (the row is then locked against concurrent deletes). */
+  async require(principal: Principal, scope: Scope, id: string, need: Role = 'MEMBER', tx: Queryable = this.sql): Promise<Access> {
+    const row = await this.lookup(tx, scope, id, principal.userId);
+    if (!row || row.role === null) throw notFound(LABEL[scope]);
+    if (need === 'ADMIN' && row.role !== 'ADMIN') throw forbidden();
+    return { projectId: row.project_id, role: row.role };
+  }
+
+  private async lookup(tx: Queryable, scope: Scope, id: string, userId: string): Promise<{ project_id: string; role: Role | null } | undefined> {
+    const rows = await (() => {
+      switch (scope) {
+        case 'project':
+          return tx<{ project_id: string; role: Role | null }[]>`
+            select p.id as project_id, m.role from projects p
+            left join project_members m on m.project_id = p.id and m.user_id = ${userId}
+            where p.id = ${id}`;
+        case 'vibe':
+          return tx<{ project_id: string; role: Role | null }[]>`
+            select v.project_id, m.role from vibes v
+            left join project_members m on m.project_id = v.project_id and m.user_id = ${userId}
+            where v.id = ${id}`;
+        case 'cut':
+          return tx<{ project_id: string; role: Role | null }[]>`
+            select c.project_id, m.role from cuts c
+            left join project_members m on m.project_id = c.project_id and m.user_id = ${userId}
+            where c.id = ${id}`;
+        case 'file':
+          return tx<{ project_id: string; role: Role | null }[]>`
+            select f.project_id, m.role from files f
+            left join project_members m on m.project_id = f.project_id and m.user_id = ${userId}
+            where f.id = ${id}`;
+      }
+    })();
+    return rows[0];
+  }
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+
+/** Project, vibe, cut and display names (API.md §1): trimmed, 1–200 characters, no control characters. */
+export const nameSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters');
+
+export const descriptionSchema = z
+  .string({ error: 'must be a string or null' })
+  .max(2000, 'must be at most 2000 characters')
+  .nullable();
+
+export const emailSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .toLowerCase()
+  .pipe(z.email('must be an email address').max(320, 'must be at most 320 characters'));
+
+export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER or ADMIN' });
+
+export const uuidSchema = z.uuid({ error: 'must be a UUID' });

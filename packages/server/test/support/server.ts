@@ -1,0 +1,65 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { startServer } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/core/config.js';
+import type { Sql } from '../../src/core/database.js';
+
+export interface TestServer {
+  url: string;
+  config: Config;
+  /** A connection to this server's own database, for asserting what is (not) stored. */
+  sql: Sql;
+  dataDir: string;
+  /** Settings as environment variables, to start another process (or the built binary) on the same state. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Creates an empty database in the shared test cluster and returns its URL. */
+export async function createTestDatabase(): Promise<string> {
+  const base = inject('postgresUrl');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  return `${base}/${name}`;
+}
+
+/**
+ * Starts the real server in this process on a loopback port, with its own database and DATA_DIR.
+ * `env` overrides settings exactly as the environment would (e.g. `{ ACCESS_TOKEN_TTL_SECONDS: '2' }`).
+ */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-data-'));
+  const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
+  const settings: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    SCRYPT_LOG_N: '4',
+    JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    ...env,
+    DATA_DIR: env.DATA_DIR ?? dataDir,
+    DATABASE_URL: databaseUrl,
+  };
+  const config = loadConfig(settings);
+  const running = await startServer(config);
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
+  return {
+    url: running.url,
+    config,
+    sql,
+    dataDir: settings.DATA_DIR!,
+    env: settings,
+    async close() {
+      await sql.end({ timeout: 1 });
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+import type { Reporter, TestModule } from 'vitest/node';
+
+/** Ends the run with the plain 'N passed, N failed, N skipped' line that CI reads. */
+const plainSummary: Reporter = {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>) {
+    const counts = { passed: 0, failed: 0, skipped: 0, pending: 0 };
+    for (const module of testModules) {
+      for (const test of module.children.allTests()) counts[test.result().state] += 1;
+    }
+    const failedModules = testModules.filter((m) => m.state() === 'failed' && m.children.size === 0).length;
+    process.stdout.write(`\nTests: ${counts.passed} passed, ${counts.failed + failedModules} failed, ${counts.skipped} skipped\n`);
+  },
+};
+
+export default defineConfig({
+  resolve: {
+    alias: { '@bandcollab/sdk': fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) },
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts'],
+    globalSetup: ['packages/server/test/support/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+    reporters: ['default', plainSummary],
+  },
+});
