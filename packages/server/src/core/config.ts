@@ -31,6 +31,8 @@ export interface Config {
   maxAudioBytes: number | null;
   maxStemBytes: number | null;
   maxImageBytes: number | null;
+  /** How often the events WebSocket pings its peers; a peer that misses one pong is dropped. */
+  eventsHeartbeatSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxAudioBytes: optionalInteger('MAX_AUDIO_BYTES', 1, 100 * 1024 * 1024),
     maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, 500 * 1024 * 1024),
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, 5 * 1024 * 1024),
+    eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
