@@ -1,0 +1,70 @@
+import { FILE_TYPES, type FileType, type FileTypeRule } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Config } from './config.js';
+import { CONFIG } from './di.js';
+
+/** A FILE_TYPES rule with the extension it belongs to and the limit this server enforces. */
+export interface FileRule extends FileTypeRule {
+  /** Lower case, without the dot, always a key of FILE_TYPES. */
+  extension: string;
+}
+
+/** How many leading bytes `hasExpectedSignature` needs at most. */
+export const SIGNATURE_LENGTH = 12;
+
+/**
+ * The accepted upload types of API.md §6. The type and MIME type come from the extension (never from
+ * the client); the limits are the contract's unless MAX_AUDIO_BYTES / MAX_STEM_BYTES / MAX_IMAGE_BYTES
+ * lower them.
+ */
+@injectable()
+export class FileTypes {
+  private readonly limits: Record<FileType, number | null>;
+
+  constructor(@inject(CONFIG) config: Config) {
+    this.limits = { CUT: config.maxAudioBytes, STEM: config.maxStemBytes, IMAGE: config.maxImageBytes };
+  }
+
+  /** The rules of the given types, e.g. `['IMAGE']` for project covers. */
+  rulesOf(types: readonly FileType[]): FileRule[] {
+    return Object.entries(FILE_TYPES)
+      .filter(([, rule]) => types.includes(rule.type))
+      .map(([extension, rule]) => ({ ...rule, extension, maxBytes: this.limits[rule.type] ?? rule.maxBytes }));
+  }
+}
+
+/** The extension of a file name, lower case and without the dot ('' when there is none). */
+export function extensionOf(fileName: string): string {
+  const dot = fileName.lastIndexOf('.');
+  return dot <= 0 ? '' : fileName.slice(dot + 1).toLowerCase();
+}
+
+const ascii = (head: Buffer, offset: number, text: string): boolean =>
+  head.length >= offset + text.length && head.toString('latin1', offset, offset + text.length) === text;
+
+/** 11 set bits of an MPEG audio frame header whose layer is 1, 2 or 3. */
+const mpegFrameSync = (head: Buffer): boolean =>
+  head.length >= 2 && head[0] === 0xff && (head[1]! & 0xe0) === 0xe0 && (head[1]! & 0x06) !== 0;
+
+/** 12 set bits and layer 0: an AAC ADTS frame header. */
+const adtsFrameSync = (head: Buffer): boolean => head.length >= 2 && head[0] === 0xff && (head[1]! & 0xf6) === 0xf0;
+
+const SIGNATURES: Record<string, (head: Buffer) => boolean> = {
+  mp3: (head) => ascii(head, 0, 'ID3') || mpegFrameSync(head),
+  wav: (head) => ascii(head, 0, 'RIFF') && ascii(head, 8, 'WAVE'),
+  ogg: (head) => ascii(head, 0, 'OggS'),
+  flac: (head) => ascii(head, 0, 'fLaC'),
+  aac: (head) => adtsFrameSync(head) || ascii(head, 0, 'ADIF'),
+  m4a: (head) => ascii(head, 4, 'ftyp'),
+  zip: (head) => ascii(head, 0, 'PK\x03\x04') || ascii(head, 0, 'PK\x05\x06'),
+  jpg: (head) => head.length >= 3 && head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff,
+  png: (head) => ascii(head, 0, '\x89PNG\r\n\x1a\n'),
+  gif: (head) => ascii(head, 0, 'GIF87a') || ascii(head, 0, 'GIF89a'),
+  webp: (head) => ascii(head, 0, 'RIFF') && ascii(head, 8, 'WEBP'),
+};
+SIGNATURES.jpeg = SIGNATURES.jpg!;
+
+/** Whether a file's first bytes (up to SIGNATURE_LENGTH of them) match what its extension promises. */
+export function hasExpectedSignature(extension: string, head: Buffer): boolean {
+  return SIGNATURES[extension]?.(head) ?? false;
+}

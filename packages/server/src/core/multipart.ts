@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FileType } from '@bandcollab/sdk';
+import busboy from 'busboy';
+import { inject, injectable } from 'tsyringe';
+import { Disk } from './disk.js';
+import { ApiError, invalidField } from './errors.js';
+import { extensionOf, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
+import { isMultipart } from './http.js';
+
+export interface ReceiveOptions {
+  /** The name of the part that carries the file: `file`, `image`. */
+  fileField: string;
+  /** The accepted types; anything else is 415 UNSUPPORTED_FILE_TYPE naming the accepted extensions. */
+  types: readonly FileType[];
+  /**
+   * Called for each text field as it arrives. The file part waits until every check of the fields before
+   * it has passed, so access is checked before any byte is stored; a throw ends the upload with that error.
+   */
+  onField?: (name: string, value: string) => Promise<void>;
+}
+
+export interface ReceivedFile {
+  /** The complete bytes under DATA_DIR/tmp: the caller moves them into place or removes them. */
+  tempPath: string;
+  /** The client's file name without any path, control characters removed. */
+  originalName: string;
+  rule: FileRule;
+  size: number;
+  sha256: string;
+}
+
+export interface ReceivedUpload {
+  /** Text fields by name (the last value of a repeated name). */
+  fields: Record<string, string>;
+  /** null when the request had no file part. */
+  file: ReceivedFile | null;
+}
+
+/** Room for the text fields and part headers around the file, for the early Content-Length check. */
+const MULTIPART_OVERHEAD = 1024 * 1024;
+const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
+
+const badRequest = (detail: string): ApiError => new ApiError(400, 'VALIDATION_FAILED', detail);
+
+/**
+ * Streams one multipart/form-data upload straight to a temporary file, never holding it in memory:
+ * the type is decided by the extension before the first byte is written, the leading bytes are checked
+ * as soon as they arrive, the size limit is enforced while streaming (413 the moment it is crossed),
+ * and the sha256 is computed on the way. Any failure (refusal, limit, client abort) removes the partial
+ * file before the promise rejects, and marks the connection for closing so an unread body is not kept.
+ *
+ * Usage (a project cover):
+ *   const { fields, file } = await multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'] });
+ *   try { ...validate fields...; await disk.moveIntoPlace(file.tempPath, disk.imagePath(name)); }
+ *   finally { if (file) await disk.removeQuietly(file.tempPath); }
+ */
+@injectable()
+export class Multipart {
+  constructor(
+    @inject(Disk) private readonly disk: Disk,
+    @inject(FileTypes) private readonly fileTypes: FileTypes,
+  ) {}
+
+  async receive(req: IncomingMessage, res: ServerResponse, options: ReceiveOptions): Promise<ReceivedUpload> {
+    if (!isMultipart(req)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes multipart/form-data');
+    const rules = this.fileTypes.rulesOf(options.types);
+    const largest = Math.max(...rules.map((rule) => rule.maxBytes));
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > largest + MULTIPART_OVERHEAD) {
+      closeAfterResponse(res);
+      throw new ApiError(413, 'FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
+    }
+    try {
+      return await this.parse(req, rules, options);
+    } catch (error) {
+      closeAfterResponse(res);
+      throw error;
+    }
+  }
+
+  private parse(req: IncomingMessage, rules: FileRule[], options: ReceiveOptions): Promise<ReceivedUpload> {
+    return new Promise((resolve, reject) => {
+      let parser: busboy.Busboy;
+      try {
+        parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: LIMITS });
+      } catch {
+        reject(badRequest('The multipart body has no boundary'));
+        return;
+      }
+      const fields: Record<string, string> = {};
+      let fieldChecks = Promise.resolve();
+      let fileStream: Readable | null = null;
+      let storing: Promise<ReceivedFile> | null = null;
+      let failure: unknown = null;
+
+      const fail = (error: unknown): void => {
+        if (failure !== null) return;
+        failure = error;
+        req.unpipe(parser);
+        fileStream?.destroy();
+        parser.destroy();
+        // Reject only once the partial file is gone, so no caller ever sees it.
+        void Promise.allSettled([storing]).then(() => reject(failure));
+      };
+
+      parser.on('field', (name, value, info) => {
+        if (failure !== null) return;
+        if (info.nameTruncated || info.valueTruncated) return fail(invalidField(name, 'is too long'));
+        fields[name] = value;
+        if (options.onField) {
+          fieldChecks = fieldChecks.then(() => options.onField!(name, value));
+          fieldChecks.catch(fail);
+        }
+      });
+
+      parser.on('file', (name, stream, info) => {
+        stream.on('error', () => undefined); // ends `storing`, which reports it
+        if (failure !== null) return stream.resume();
+        if (name !== options.fileField) return fail(invalidField(name, `is not expected; send the file as "${options.fileField}"`));
+        if (storing !== null) return fail(badRequest('Send one file per upload'));
+        fileStream = stream;
+        storing = (async () => {
+          await fieldChecks;
+          if (failure !== null) throw failure;
+          const originalName = cleanFileName(info.filename ?? '');
+          const rule = rules.find((candidate) => candidate.extension === extensionOf(originalName));
+          if (!rule) throw unsupportedType(rules);
+          return this.store(stream, rule, rules, originalName);
+        })();
+        storing.catch(fail);
+      });
+
+      for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
+        parser.on(limit, () => fail(badRequest('The multipart body has too many parts')));
+      }
+      parser.on('error', () => fail(badRequest('The multipart body is malformed or incomplete')));
+      req.on('error', () => fail(badRequest('The upload was interrupted')));
+      req.on('close', () => {
+        if (!req.complete) fail(badRequest('The upload was interrupted'));
+      });
+
+      parser.on('close', () => {
+        if (failure !== null) return;
+        void (async () => {
+          try {
+            await fieldChecks;
+            const file = storing === null ? null : await storing;
+            if (failure === null) resolve({ fields, file });
+            else if (file) await this.disk.removeQuietly(file.tempPath);
+          } catch (error) {
+            fail(error);
+          }
+        })();
+      });
+
+      req.pipe(parser);
+    });
+  }
+
+  /** Streams one file part to tmp/, hashing, counting and checking it; removes the partial file on failure. */
+  private async store(stream: Readable, rule: FileRule, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
+    const tempPath = this.disk.newTempPath();
+    const hash = createHash('sha256');
+    let size = 0;
+    let head = Buffer.alloc(0);
+    const checkHead = (): Error | null => (hasExpectedSignature(rule.extension, head) ? null : unsupportedType(rules));
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length;
+        if (size > rule.maxBytes) return callback(fileTooLarge(rule));
+        if (head.length < SIGNATURE_LENGTH) {
+          head = Buffer.concat([head, chunk.subarray(0, SIGNATURE_LENGTH - head.length)]);
+          const mismatch = head.length === SIGNATURE_LENGTH ? checkHead() : null;
+          if (mismatch) return callback(mismatch);
+        }
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(stream, meter, createWriteStream(tempPath, { flags: 'wx' }));
+      if (size === 0) throw badRequest('The file is empty');
+      const mismatch = checkHead();
+      if (mismatch) throw mismatch;
+    } catch (error) {
+      await this.disk.removeQuietly(tempPath);
+      throw error;
+    }
+    return { tempPath, originalName, rule, size, sha256: hash.digest('hex') };
+  }
+}
+
+/** The base name a client sent (either separator), without control characters, at most 200 characters. */
+export function cleanFileName(raw: string): string {
+  const base = raw.split(/[/\\]/).pop() ?? '';
+  const clean = base.replace(/\p{Cc}/gu, '').trim();
+  if (clean.length <= 200) return clean;
+  const extension = extensionOf(clean);
+  return extension ? `${clean.slice(0, 199 - extension.length)}.${extension}` : clean.slice(0, 200);
+}
+
+/**
+ * STACK.md: after a refused upload the rest of the body is not read, so the connection cannot be reused;
+ * the response says so and the socket is destroyed once it is sent.
+ */
+function closeAfterResponse(res: ServerResponse): void {
+  if (res.headersSent) return;
+  res.setHeader('Connection', 'close');
+  res.once('finish', () => res.socket?.destroy());
+}
+
+function unsupportedType(rules: FileRule[]): ApiError {
+  const accepted = rules.map((rule) => `.${rule.extension}`).join(', ');
+  return new ApiError(415, 'UNSUPPORTED_FILE_TYPE', `Accepted files are ${accepted}, with contents that match the extension`);
+}
+
+function fileTooLarge(rule: FileRule): ApiError {
+  return new ApiError(413, 'FILE_TOO_LARGE', `.${rule.extension} files are limited to ${describeBytes(rule.maxBytes)}`);
+}
+
+function describeBytes(bytes: number): string {
+  const MiB = 1024 * 1024;
+  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;
+}
