@@ -25,6 +25,7 @@ import { VibesRoutes } from './vibes/routes.js';
 export interface RunningServer {
   url: string;
   server: Server;
+  app: App;
   container: DependencyContainer;
   /** Stops taking requests, drains those in flight, stops features, closes the database. */
   close(): Promise<void>;
@@ -97,6 +98,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   return {
     url: `http://${host}:${port}`,
     server,
+    app,
     container,
     close() {
       closing ??= (async () => {

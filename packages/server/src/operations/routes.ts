@@ -6,6 +6,7 @@ import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendJson } from '../core/http.js';
 import { SERVER_VERSION } from '../version.js';
+import { openApiDocument } from './openapi.js';
 
 @injectable()
 export class OperationsRoutes implements Feature {
@@ -19,6 +20,10 @@ export class OperationsRoutes implements Feature {
         throw new ApiError(503, 'UNAVAILABLE', 'The database is unreachable', { headers: { 'Retry-After': '5' } });
       }
       sendJson(res, 200, { status: 'ok', db: 'ok', version: SERVER_VERSION });
+    });
+
+    app.get('/api/openapi.json', async (_req, res) => {
+      sendJson(res, 200, openApiDocument);
     });
   }
 }

@@ -17,6 +17,8 @@ export interface TestServer {
   dataDir: string;
   /** Settings as environment variables, to start another process (or the built binary) on the same state. */
   env: Record<string, string>;
+  /** The routes the server registered, as `METHOD /path/:param`. */
+  routes: string[];
   close(): Promise<void>;
 }
 
@@ -56,6 +58,9 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     sql,
     dataDir: settings.DATA_DIR!,
     env: settings,
+    routes: running.app.middleware
+      .filter((m) => m.type === 'route' && m.method !== undefined)
+      .map((m) => `${m.method} ${m.path}`),
     async close() {
       await sql.end({ timeout: 1 });
       await running.close();

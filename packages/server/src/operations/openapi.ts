@@ -1,0 +1,564 @@
+import { SERVER_VERSION } from '../version.js';
+
+// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Records mirror packages/sdk/src/types.ts;
+// test/openapi.test.ts checks that every route the server registers is described here.
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
+const uuid: Schema = { type: 'string', format: 'uuid' };
+const timestamp: Schema = { type: 'string', format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] };
+const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; no control characters.' };
+const description: Schema = nullable({ type: 'string', maxLength: 2000 });
+const role: Schema = { type: 'string', enum: ['MEMBER', 'ADMIN'] };
+const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+const json = (schema: Schema) => ({ content: { 'application/json': { schema } } });
+const ok = (schema: Schema, text = 'OK') => ({ description: text, ...json(schema) });
+const created = (schema: Schema) => ({
+  description: 'Created',
+  headers: { Location: { schema: { type: 'string' }, description: 'Path of the created record' } },
+  ...json(schema),
+});
+const problem = (text: string) => ({ description: text, content: { 'application/problem+json': { schema: ref('Problem') } } });
+
+const COMMON_ERRORS: Record<string, string> = {
+  '400': 'VALIDATION_FAILED, INVALID_JSON',
+  '401': 'UNAUTHENTICATED or TOKEN_EXPIRED',
+  '403': 'FORBIDDEN: a member without the role the action needs',
+  '404': 'NOT_FOUND: unknown, not a UUID, or not visible to the caller (non-members never get 403)',
+  '409': 'Conflict',
+  '413': 'PAYLOAD_TOO_LARGE / FILE_TOO_LARGE',
+  '415': 'UNSUPPORTED_MEDIA_TYPE / UNSUPPORTED_FILE_TYPE',
+  '429': 'RATE_LIMITED, with Retry-After',
+  '503': 'UNAVAILABLE: the database is unreachable, with Retry-After',
+};
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [String(status), problem(COMMON_ERRORS[String(status)]!)]));
+
+const bearer = [{ bearer: [] }];
+const mediaAuth = [{ bearer: [] }, { accessCookie: [] }];
+const idParam = (paramName: string, text: string) => ({ name: paramName, in: 'path', required: true, description: text, schema: uuid });
+
+const multipart = (properties: Record<string, Schema>, required: string[]) => ({
+  'multipart/form-data': { schema: { type: 'object', properties, required } },
+});
+const imagePart: Schema = { type: 'string', format: 'binary', description: 'JPEG, PNG, GIF or WebP (checked by leading bytes), at most 5 MiB' };
+
+const fileBytes = (disposition: string) => ({
+  description: 'The bytes (206 with Content-Range for a single satisfiable Range)',
+  headers: {
+    'Content-Type': { schema: { type: 'string' }, description: 'The file type table MIME type' },
+    'Content-Disposition': { schema: { type: 'string' }, description: disposition },
+    ETag: { schema: { type: 'string' }, description: 'The quoted sha256' },
+    'Last-Modified': { schema: { type: 'string' } },
+    'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } },
+    'X-Content-Type-Options': { schema: { type: 'string', const: 'nosniff' } },
+    'Content-Security-Policy': { schema: { type: 'string', const: "default-src 'none'; sandbox" } },
+  },
+  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+});
+const byteResponses = (disposition: string) => ({
+  '200': fileBytes(disposition),
+  '206': { description: 'Partial content for a single byte range' },
+  '304': { description: 'If-None-Match matched the ETag' },
+  '416': { description: 'Range not satisfiable (Content-Range: bytes */size)' },
+});
+
+const schemas: Record<string, Schema> = {
+  Problem: {
+    type: 'object',
+    description: 'RFC 9457 problem details; every error response.',
+    properties: {
+      type: { type: 'string', const: 'about:blank' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      code: {
+        type: 'string',
+        enum: [
+          'VALIDATION_FAILED', 'INVALID_JSON', 'CROSS_PROJECT_MOVE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED',
+          'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
+          'ALREADY_MEMBER', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
+          'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
+        ],
+      },
+      requestId: { type: 'string' },
+      errors: { type: 'array', description: 'Only for VALIDATION_FAILED', items: object({ field: { type: 'string' }, message: { type: 'string' } }) },
+    },
+    required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
+  },
+  Deleted: object({ id: uuid, deleted: { type: 'boolean', const: true } }),
+  User: object({ id: uuid, email: { type: 'string', format: 'email' }, name: { type: 'string' }, role }),
+  Me: object({
+    id: uuid,
+    email: { type: 'string', format: 'email' },
+    name: { type: 'string' },
+    role,
+    avatarUrl: nullable({ type: 'string' }),
+    createdAt: timestamp,
+  }),
+  TokenPair: object({ accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer', examples: [900] } }),
+  AuthResult: object({ user: ref('User'), accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer' } }),
+  UserRef: object({ id: uuid, name: { type: 'string' } }),
+  Project: object({
+    id: uuid,
+    name: { type: 'string' },
+    description: nullable({ type: 'string' }),
+    imageUrl: nullable({ type: 'string', examples: ['/uploads/images/3f0c….png'] }),
+    createdAt: timestamp,
+    memberCount: { type: 'integer' },
+    role: { ...role, description: "The caller's membership role" },
+  }),
+  UpdatedProject: { allOf: [ref('Project'), object({ updatedAt: timestamp })] },
+  ProjectDetail: {
+    allOf: [
+      ref('UpdatedProject'),
+      object({
+        members: { type: 'array', items: ref('Member') },
+        vibes: { type: 'array', items: ref('VibeWithCuts'), description: 'By position' },
+        invitations: { type: 'array', items: ref('Invitation'), description: 'Pending ones; empty for non-ADMIN callers' },
+      }),
+    ],
+  },
+  Member: object({
+    userId: uuid,
+    email: { type: 'string' },
+    name: { type: 'string' },
+    avatarUrl: nullable({ type: 'string' }),
+    role,
+    joinedAt: timestamp,
+  }),
+  Invitation: object({ id: uuid, email: { type: 'string' }, role, invitedBy: ref('UserRef'), createdAt: timestamp, expiresAt: timestamp }),
+  InviteResult: {
+    oneOf: [
+      object({ status: { type: 'string', const: 'added' }, member: ref('Member') }),
+      object({ status: { type: 'string', const: 'invited' }, invitation: ref('Invitation') }),
+    ],
+  },
+  Vibe: object({
+    id: uuid,
+    projectId: uuid,
+    name: { type: 'string' },
+    imageUrl: nullable({ type: 'string' }),
+    position: { type: 'integer', minimum: 0 },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  }),
+  VibeWithCuts: { allOf: [ref('Vibe'), object({ cuts: { type: 'array', items: ref('CutWithFiles'), description: 'Oldest first' } })] },
+  Cut: object({ id: uuid, vibeId: uuid, projectId: uuid, name: { type: 'string' }, createdAt: timestamp, updatedAt: timestamp }),
+  CutWithFiles: { allOf: [ref('Cut'), object({ files: { type: 'array', items: ref('File') } })] },
+  ReorderVibesResult: object({ projectId: uuid, vibes: { type: 'array', items: ref('Vibe') } }),
+  File: object({
+    id: uuid,
+    cutId: uuid,
+    name: { type: 'string', description: 'Display name' },
+    type: { type: 'string', enum: ['CUT', 'STEM', 'IMAGE'] },
+    size: { type: 'integer' },
+    mimeType: { type: 'string' },
+    url: { type: 'string', examples: ['/uploads/files/<id>.mp3'] },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    uploadedBy: object({ id: uuid, name: { type: 'string' }, avatarUrl: nullable({ type: 'string' }) }),
+    createdAt: timestamp,
+  }),
+  ShareLink: object({ token: { type: 'string' }, shareUrl: { type: 'string', format: 'uri' }, expiresAt: nullable(timestamp) }),
+  SharedFile: object({
+    name: { type: 'string' },
+    type: { type: 'string', enum: ['CUT', 'STEM', 'IMAGE'] },
+    size: { type: 'integer' },
+    mimeType: { type: 'string' },
+    createdAt: timestamp,
+    expiresAt: nullable(timestamp),
+    downloadUrl: { type: 'string' },
+  }),
+  SizeCount: object({ size: { type: 'integer' }, count: { type: 'integer' } }),
+  StorageBreakdown: object({ audio: ref('SizeCount'), stems: ref('SizeCount'), images: ref('SizeCount') }),
+  StorageStats: object(
+    {
+      totalSize: { type: 'integer' },
+      fileCount: { type: 'integer' },
+      breakdown: ref('StorageBreakdown'),
+      site: {
+        description: 'Only for site ADMINs: totals over all users',
+        ...object({
+          totalSize: { type: 'integer' },
+          fileCount: { type: 'integer' },
+          breakdown: ref('StorageBreakdown'),
+          userCount: { type: 'integer' },
+          projectCount: { type: 'integer' },
+        }),
+      },
+    },
+    ['totalSize', 'fileCount', 'breakdown'],
+  ),
+  ProjectEvent: object({
+    id: uuid,
+    type: {
+      type: 'string',
+      enum: [
+        'project.updated', 'project.deleted', 'member.added', 'member.removed', 'member.role_changed',
+        'vibe.created', 'vibe.updated', 'vibe.deleted', 'vibes.reordered', 'cut.created', 'cut.updated',
+        'cut.moved', 'cut.deleted', 'file.uploaded', 'file.deleted', 'file.shared',
+      ],
+    },
+    projectId: uuid,
+    actor: ref('UserRef'),
+    at: timestamp,
+    data: {
+      type: 'object',
+      description:
+        'project.updated {project}; project.deleted {projectId}; member.added {member}; member.removed {userId}; ' +
+        'member.role_changed {member}; vibe.created/vibe.updated {vibe}; vibe.deleted {vibeId}; vibes.reordered {vibeIds}; ' +
+        'cut.created/cut.updated {cut}; cut.moved {cut, fromVibeId}; cut.deleted {cutId, vibeId}; file.uploaded {file}; ' +
+        'file.deleted {fileId, cutId}; file.shared {fileId, expiresAt} (never the token)',
+    },
+  }),
+  Health: object({ status: { type: 'string', const: 'ok' }, db: { type: 'string', const: 'ok' }, version: { type: 'string' } }),
+};
+
+const paths: Record<string, Record<string, unknown>> = {
+  '/api/health': {
+    get: { tags: ['operations'], summary: 'Liveness and database reachability', responses: { '200': ok(ref('Health')), ...errors(503) } },
+  },
+  '/api/openapi.json': {
+    get: { tags: ['operations'], summary: 'This document', responses: { '200': ok({ type: 'object' }) } },
+  },
+  '/api/auth/register': {
+    post: {
+      tags: ['auth'],
+      summary: 'Create an account (the first on an empty database is site ADMIN); redeems pending invitations',
+      description: 'Sets the access_token and refresh_token cookies as a login without rememberMe.',
+      requestBody: {
+        required: true,
+        ...json(object({ email: { type: 'string', format: 'email' }, password: { type: 'string', minLength: 8, maxLength: 1024 }, name })),
+      },
+      responses: { '201': created(ref('AuthResult')), ...errors(400, 409, 413, 415), '409': problem('EMAIL_TAKEN') },
+    },
+  },
+  '/api/auth/login': {
+    post: {
+      tags: ['auth'],
+      summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
+      description:
+        'More than LOGIN_MAX_FAILURES (10) failures per email and client address within LOGIN_WINDOW_SECONDS (900) answer 429 ' +
+        'RATE_LIMITED with Retry-After, even for the right password, until the window passes. A successful login clears the count.',
+      requestBody: {
+        required: true,
+        ...json(object({ email: { type: 'string' }, password: { type: 'string' }, rememberMe: { type: 'boolean', default: false } }, ['email', 'password'])),
+      },
+      responses: { '200': ok(ref('AuthResult')), ...errors(400, 429), '401': problem('INVALID_CREDENTIALS') },
+    },
+  },
+  '/api/auth/refresh': {
+    post: {
+      tags: ['auth'],
+      summary: 'Rotate the refresh token (body, else the refresh_token cookie); the session keeps its expiry',
+      description: 'Presenting an already-rotated refresh token revokes its whole session.',
+      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string' } }, [])) },
+      responses: { '200': ok(ref('TokenPair')), ...errors(400), '401': problem('INVALID_REFRESH_TOKEN') },
+    },
+  },
+  '/api/auth/logout': {
+    post: {
+      tags: ['auth'],
+      summary: 'Revoke the session named by refreshToken, else the cookie, else the Bearer token; clears both cookies',
+      description: 'Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
+      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string' } }, [])) },
+      responses: { '200': ok(object({ ok: { type: 'boolean', const: true } })) },
+    },
+  },
+  '/api/auth/me': {
+    get: { tags: ['auth'], security: bearer, summary: 'The caller', responses: { '200': ok(ref('Me')), ...errors(401) } },
+  },
+  '/api/auth/idp': {
+    get: {
+      tags: ['identity provider'],
+      summary: 'Start sign-in at the OpenID Connect provider (authorization code + PKCE S256, state, nonce)',
+      description:
+        'Keeps the flow in a signed, HttpOnly, 10-minute cookie. `redirect` is honoured only as a same-origin path. ' +
+        '`cliRedirect` (a loopback http URL with a port) makes the callback hand a one-time code to the command-line client ' +
+        'instead of setting cookies.',
+      parameters: [
+        { name: 'redirect', in: 'query', required: false, schema: { type: 'string' } },
+        { name: 'cliRedirect', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+      ],
+      responses: { '302': { description: 'To the provider' }, ...errors(400), '404': problem('IDP_DISABLED') },
+    },
+  },
+  '/api/auth/idp/callback': {
+    get: {
+      tags: ['identity provider'],
+      summary: 'The provider returns here; links or creates the account, sets the auth cookies (a 1-day session), redirects to APP_URL',
+      description:
+        'Links by provider subject, else by email when the provider says it is verified, else creates the account and redeems ' +
+        'its invitations. Failures redirect to APP_URL with ?authError=<code> and set nothing. For command-line flows it ' +
+        'redirects to the loopback cliRedirect with ?code=<one-time code> (60 s, single use).',
+      responses: { '302': { description: 'To APP_URL (or the loopback redirect of a command-line sign-in)' }, '404': problem('IDP_DISABLED') },
+    },
+  },
+  '/api/auth/idp/exchange': {
+    post: {
+      tags: ['identity provider'],
+      summary: 'Exchange the one-time code of a command-line sign-in for tokens (a 1-day session)',
+      requestBody: { required: true, ...json(object({ code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' } })) },
+      responses: {
+        '200': ok(ref('AuthResult')),
+        ...errors(400),
+        '401': problem('INVALID_CREDENTIALS: unknown, used or expired code, or another redirectUri'),
+        '404': problem('IDP_DISABLED'),
+      },
+    },
+  },
+  '/api/projects': {
+    get: { tags: ['projects'], security: bearer, summary: "The caller's projects, newest first", responses: { '200': ok({ type: 'array', items: ref('Project') }), ...errors(401) } },
+    post: {
+      tags: ['projects'],
+      security: bearer,
+      summary: 'Create a project; the caller becomes its ADMIN',
+      requestBody: {
+        required: true,
+        content: {
+          ...json(object({ name, description }, ['name'])).content,
+          ...multipart({ name, description: { type: 'string' }, image: imagePart }, ['name']),
+        },
+      },
+      responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415) },
+    },
+  },
+  '/api/projects/{id}': {
+    parameters: [idParam('id', 'Project id')],
+    get: { tags: ['projects'], security: bearer, summary: 'Project detail', responses: { '200': ok(ref('ProjectDetail')), ...errors(401, 404) } },
+    put: {
+      tags: ['projects'],
+      security: bearer,
+      summary: 'Update name, description or image (ADMIN); JSON image: null clears the image',
+      requestBody: {
+        required: true,
+        content: {
+          ...json(object({ name, description, image: { type: 'null' } }, [])).content,
+          ...multipart({ name, description: { type: 'string' }, image: imagePart }, []),
+        },
+      },
+      responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415) },
+    },
+    delete: {
+      tags: ['projects'],
+      security: bearer,
+      summary: 'Delete the project with its vibes, cuts, files and images, on disk too (ADMIN)',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/projects/{id}/invite': {
+    parameters: [idParam('id', 'Project id')],
+    post: {
+      tags: ['members'],
+      security: bearer,
+      summary: 'Invite by email (ADMIN): a registered email is added, an unknown one gets a 30-day invitation',
+      requestBody: { required: true, ...json(object({ email: { type: 'string', format: 'email' }, role })) },
+      responses: { '201': created(ref('InviteResult')), ...errors(400, 401, 403, 404), '409': problem('ALREADY_MEMBER') },
+    },
+  },
+  '/api/projects/{id}/members/{userId}': {
+    parameters: [idParam('id', 'Project id'), idParam('userId', 'Member user id')],
+    put: {
+      tags: ['members'],
+      security: bearer,
+      summary: "Change a member's role (ADMIN); the last ADMIN cannot be demoted",
+      requestBody: { required: true, ...json(object({ role })) },
+      responses: { '200': ok(ref('Member')), ...errors(400, 401, 403, 404), '409': problem('LAST_ADMIN') },
+    },
+    delete: {
+      tags: ['members'],
+      security: bearer,
+      summary: 'Remove a member (ADMIN), or leave (the member themselves); the last ADMIN cannot be removed',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404), '409': problem('LAST_ADMIN') },
+    },
+  },
+  '/api/projects/{projectId}/vibes': {
+    parameters: [idParam('projectId', 'Project id')],
+    post: {
+      tags: ['vibes'],
+      security: bearer,
+      summary: 'Create a vibe; it goes last',
+      requestBody: { required: true, content: { ...json(object({ name })).content, ...multipart({ name, image: imagePart }, ['name']) } },
+      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415) },
+    },
+  },
+  '/api/vibes/reorder': {
+    put: {
+      tags: ['vibes'],
+      security: bearer,
+      summary: "Reorder one project's vibes: exactly its vibe ids, each once, in the new order",
+      description:
+        'Unknown or invisible ids: 404. Duplicates, an empty list, or ids of several projects: 400. A set that differs from ' +
+        "the project's current vibes: 409 ORDER_CONFLICT. Positions run 0…n-1 afterwards.",
+      requestBody: { required: true, ...json(object({ vibeIds: { type: 'array', items: uuid, minItems: 1 } })) },
+      responses: { '200': ok(ref('ReorderVibesResult')), ...errors(400, 401, 404), '409': problem('ORDER_CONFLICT') },
+    },
+  },
+  '/api/vibes/{id}': {
+    parameters: [idParam('id', 'Vibe id')],
+    get: { tags: ['vibes'], security: bearer, summary: 'A vibe with its cuts', responses: { '200': ok(ref('VibeWithCuts')), ...errors(401, 404) } },
+    put: {
+      tags: ['vibes'],
+      security: bearer,
+      summary: 'Rename, or set or clear (JSON image: null) the image',
+      requestBody: {
+        required: true,
+        content: { ...json(object({ name, image: { type: 'null' } }, [])).content, ...multipart({ name, image: imagePart }, []) },
+      },
+      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415) },
+    },
+    delete: { tags: ['vibes'], security: bearer, summary: 'Delete the vibe, its cuts and their files, on disk too', responses: { '200': ok(ref('Deleted')), ...errors(401, 404) } },
+  },
+  '/api/vibes/{vibeId}/cuts': {
+    parameters: [idParam('vibeId', 'Vibe id')],
+    post: {
+      tags: ['cuts'],
+      security: bearer,
+      summary: 'Create a cut',
+      requestBody: { required: true, ...json(object({ name })) },
+      responses: { '201': created(ref('Cut')), ...errors(400, 401, 404) },
+    },
+  },
+  '/api/cuts/{id}': {
+    parameters: [idParam('id', 'Cut id')],
+    get: { tags: ['cuts'], security: bearer, summary: 'A cut with its files', responses: { '200': ok(ref('CutWithFiles')), ...errors(401, 404) } },
+    put: { tags: ['cuts'], security: bearer, summary: 'Rename', requestBody: { required: true, ...json(object({ name })) }, responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404) } },
+    delete: { tags: ['cuts'], security: bearer, summary: 'Delete the cut and its files, on disk too', responses: { '200': ok(ref('Deleted')), ...errors(401, 404) } },
+  },
+  '/api/cuts/{id}/move': {
+    parameters: [idParam('id', 'Cut id')],
+    put: {
+      tags: ['cuts'],
+      security: bearer,
+      summary: 'Move the cut to another vibe of the same project',
+      requestBody: { required: true, ...json(object({ targetVibeId: uuid })) },
+      responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404), '400': problem('VALIDATION_FAILED, or CROSS_PROJECT_MOVE') },
+    },
+  },
+  '/api/files/upload': {
+    post: {
+      tags: ['files'],
+      security: bearer,
+      summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
+      description:
+        'Type from the extension, MIME type from the table, leading bytes verified. Limits: audio 100 MiB, ZIP stems 500 MiB, ' +
+        'images 5 MiB; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any ' +
+        'byte is stored. A failed, refused or aborted upload leaves neither a file nor a row.',
+      requestBody: {
+        required: true,
+        content: multipart({ cutId: uuid, name: { ...name, description: 'Display name; default the file name without path' }, file: { type: 'string', format: 'binary' } }, ['cutId', 'file']),
+      },
+      responses: { '201': created(ref('File')), ...errors(400, 401, 404, 413, 415) },
+    },
+  },
+  '/api/files/storage': {
+    get: {
+      tags: ['storage'],
+      security: bearer,
+      summary: "The caller's uploads by type; site ADMINs also get the site block",
+      responses: { '200': ok(ref('StorageStats')), ...errors(401) },
+    },
+  },
+  '/api/files/{id}': {
+    parameters: [idParam('id', 'File id')],
+    get: { tags: ['files'], security: bearer, summary: 'A file record', responses: { '200': ok(ref('File')), ...errors(401, 404) } },
+    delete: {
+      tags: ['files'],
+      security: bearer,
+      summary: 'Delete the file (its uploader or a project ADMIN); bytes removed after commit',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/files/{id}/download': {
+    parameters: [idParam('id', 'File id')],
+    get: {
+      tags: ['files'],
+      security: mediaAuth,
+      summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match',
+      responses: { ...byteResponses('attachment; filename="…"; filename*=UTF-8\'\'…'), ...errors(401, 404) },
+    },
+  },
+  '/api/files/{id}/share': {
+    parameters: [idParam('id', 'File id')],
+    post: {
+      tags: ['shares'],
+      security: bearer,
+      summary: 'Make a new share link (each call makes another)',
+      requestBody: { required: false, ...json(object({ expiresIn: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Seconds' } }, [])) },
+      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404) },
+    },
+    delete: {
+      tags: ['shares'],
+      security: bearer,
+      summary: 'Revoke every link of the file',
+      responses: { '200': ok(object({ revoked: { type: 'integer' } })), ...errors(401, 404) },
+    },
+  },
+  '/api/share/{token}': {
+    parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: ['shares'],
+      summary: 'A shared file, no authentication: JSON metadata when Accept names application/json, else the bytes (also HEAD)',
+      description: 'The bytes are inline, or an attachment with ?download=1; ranges and ETag as the download endpoint. Unknown, revoked, expired links and links of deleted files: 404, all alike.',
+      parameters: [{ name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } }],
+      responses: { '200': { description: 'SharedFile as JSON, or the bytes', ...json(ref('SharedFile')) }, '206': { description: 'Partial content' }, '404': problem('NOT_FOUND') },
+    },
+  },
+  '/share/{token}': {
+    parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: ['shares'],
+      summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
+      responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
+    },
+  },
+  '/uploads/files/{name}': {
+    parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', examples: ['<id>.mp3'] } }],
+    get: { tags: ['media'], security: mediaAuth, summary: 'The bytes inline for members (also HEAD), for audio elements to play and seek', responses: { ...byteResponses('inline; …'), ...errors(401, 404) } },
+  },
+  '/uploads/images/{name}': {
+    parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', examples: ['<uuid>.png'] } }],
+    get: { tags: ['media'], security: mediaAuth, summary: 'A project cover or vibe image, for members (also HEAD)', responses: { '200': { description: 'The image' }, ...errors(401, 404) } },
+  },
+  '/api/events': {
+    get: {
+      tags: ['events'],
+      security: mediaAuth,
+      summary: 'WebSocket (Upgrade: websocket): every event of the caller\'s projects',
+      description:
+        'First message {type: "hello", userId, projectIds}; then ProjectEvent messages. An Origin other than PUBLIC_URL or ' +
+        'one of CORS_ORIGINS is refused. Logout of the session closes the socket with 4401.',
+      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(401) },
+    },
+  },
+};
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'bandcollab API',
+    version: SERVER_VERSION,
+    description:
+      'Projects hold vibes, vibes hold cuts, files hang on cuts. Errors are RFC 9457 problem details (application/problem+json). ' +
+      'Ids are UUIDs; a path id that is not a UUID answers 404. Timestamps are ISO 8601 UTC with milliseconds; absent optional ' +
+      'values are null. Create answers 201 with Location; update 200 with the whole record; delete 200 {id, deleted: true}. ' +
+      'Every response carries X-Request-Id.',
+  },
+  servers: [{ url: '/' }],
+  components: {
+    securitySchemes: {
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      accessCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Accepted on media GET/HEAD and the WebSocket upgrade' },
+    },
+    schemas,
+  },
+  paths,
+} as const;
