@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { App, type Request, type Response } from '@tinyhttp/app';
+import { cors } from '@tinyhttp/cors';
 import { container as rootContainer, type DependencyContainer, type InjectionToken } from 'tsyringe';
 import { AuthRoutes } from './auth/routes.js';
 import type { Config } from './core/config.js';
@@ -81,6 +82,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
     });
     next?.();
   });
+
+  if (config.corsOrigins.length > 0) {
+    app.use(
+      cors({
+        origin: config.corsOrigins,
+        credentials: true,
+        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id'],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id'],
+      }),
+    );
+  }
 
   const features = FEATURES.map((token) => container.resolve(token));
   for (const feature of features) feature.register(app);

@@ -274,3 +274,22 @@ describe('operations', () => {
     expect(health.body).toEqual({ status: 'ok', db: 'ok', version: expect.any(String) });
   });
 });
+
+describe('CORS', () => {
+  it('allows only the configured origins, with credentials', async () => {
+    const corsServer = await startTestServer({ CORS_ORIGINS: 'https://app.example.com' });
+    try {
+      const corsApi = client(corsServer.url);
+      const preflight = await corsApi.request('OPTIONS', '/api/auth/login', {
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      expect(preflight.headers.get('access-control-allow-credentials')).toBe('true');
+      const foreign = await corsApi.request('GET', '/api/health', { headers: { origin: 'https://evil.example.com' } });
+      expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await corsServer.close();
+    }
+  });
+});
