@@ -1,1 +1,15 @@
 export * from './types.js';
+export { BandClient, type BandClientOptions } from './client.js';
+export { BandApiError, BandNetworkError, isAuthError } from './errors.js';
+export type { Tokens, Transport, TransportOptions } from './transport.js';
+export type { FileInput, Progress } from './multipart.js';
+export type { DownloadOptions, DownloadResult } from './download.js';
+export type { UploadInput } from './resources/files.js';
+export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
+export { AuthResource } from './resources/auth.js';
+export { ProjectsResource } from './resources/projects.js';
+export { VibesResource } from './resources/vibes.js';
+export { CutsResource } from './resources/cuts.js';
+export { FilesResource } from './resources/files.js';
+export { SharesResource } from './resources/shares.js';
+export { EventsResource } from './resources/events.js';

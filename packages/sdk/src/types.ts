@@ -324,6 +324,14 @@ export const FILE_TYPES: Readonly<Record<string, FileTypeRule>> = {
   webp: { type: 'IMAGE', mimeType: 'image/webp', maxBytes: 5 * MiB },
 };
 
+/** The upload rule for a file name's extension (case-insensitive), or undefined when no type accepts it. */
+export function fileTypeFor(filename: string): FileTypeRule | undefined {
+  const dot = filename.lastIndexOf('.');
+  if (dot < 0) return undefined;
+  const extension = filename.slice(dot + 1).toLowerCase();
+  return Object.hasOwn(FILE_TYPES, extension) ? FILE_TYPES[extension] : undefined;
+}
+
 // ---- events (§7)
 
 export type EventType =

@@ -1,0 +1,56 @@
+import { AuthResource } from './resources/auth.js';
+import { CutsResource } from './resources/cuts.js';
+import { EventsResource } from './resources/events.js';
+import { FilesResource } from './resources/files.js';
+import { ProjectsResource } from './resources/projects.js';
+import { SharesResource } from './resources/shares.js';
+import { VibesResource } from './resources/vibes.js';
+import { type Tokens, Transport, type TransportOptions } from './transport.js';
+import type { Health } from './types.js';
+
+export type BandClientOptions = TransportOptions;
+
+/**
+ * A client for one bandcollab server. It keeps the tokens: sign in with `auth.login` (or pass a saved
+ * pair), persist new pairs from `onTokens`, and every call refreshes the access token when it must.
+ */
+export class BandClient {
+  readonly auth: AuthResource;
+  readonly projects: ProjectsResource;
+  readonly vibes: VibesResource;
+  readonly cuts: CutsResource;
+  readonly files: FilesResource;
+  readonly shares: SharesResource;
+  readonly events: EventsResource;
+  private readonly transport: Transport;
+
+  constructor(options: BandClientOptions) {
+    this.transport = new Transport(options);
+    this.auth = new AuthResource(this.transport);
+    this.projects = new ProjectsResource(this.transport);
+    this.vibes = new VibesResource(this.transport);
+    this.cuts = new CutsResource(this.transport);
+    this.files = new FilesResource(this.transport);
+    this.shares = new SharesResource(this.transport);
+    this.events = new EventsResource(this.transport);
+  }
+
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  /** The current pair; both undefined when signed out. */
+  get tokens(): Tokens {
+    return this.transport.tokens;
+  }
+
+  /** Uses a saved pair (does not call onTokens); `setTokens({})` signs out locally. */
+  setTokens(tokens: Partial<Tokens>): void {
+    this.transport.setTokens(tokens);
+  }
+
+  /** The server's health and version; needs no account. */
+  health(): Promise<Health> {
+    return this.transport.json<Health>({ method: 'GET', path: '/api/health', auth: false });
+  }
+}

@@ -1,0 +1,106 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BandNetworkError } from './errors.js';
+import type { Progress } from './multipart.js';
+import { backoffMs, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
+
+export interface DownloadOptions {
+  /** A file path (created or overwritten) or a stream (written to, not ended). */
+  to: string | Writable;
+  onProgress?: (progress: Progress) => void;
+  signal?: AbortSignal;
+  /** Only these bytes (inclusive, as HTTP ranges): `{ start: 0, end: 1023 }` is the first KiB. */
+  range?: { start: number; end?: number };
+}
+
+export interface DownloadResult {
+  /** Bytes written. */
+  size: number;
+  /** The file written, when `to` was a path. */
+  path?: string;
+}
+
+/**
+ * Streams a GET's body to a file or a stream. When the connection breaks mid-body, asks again for the
+ * remaining bytes with a Range header (up to the client's retry count) and continues where it stopped.
+ */
+export async function download(
+  transport: Transport,
+  request: Pick<RequestSpec, 'path' | 'auth' | 'headers'>,
+  options: DownloadOptions,
+): Promise<DownloadResult> {
+  const target = typeof options.to === 'string' ? fileSink(options.to) : { stream: options.to, error: () => undefined };
+  const start = options.range?.start ?? 0;
+  const end = options.range?.end;
+  let written = 0;
+  let total: number | null = null;
+  try {
+    for (let attempt = 0; ; attempt += 1) {
+      const resuming = written > 0;
+      const headers: Record<string, string> = { ...request.headers, accept: '*/*' };
+      if (resuming || options.range) headers.range = `bytes=${start + written}-${end ?? ''}`;
+      const response = await transport.send({ ...request, method: 'GET', headers, signal: options.signal });
+      if (resuming && contentStart(response) !== start + written) {
+        response.body.destroy();
+        throw new BandNetworkError('The download was interrupted and the server could not resume it', {
+          cause: new Error(`asked for bytes from ${start + written}, got status ${response.status}`),
+        });
+      }
+      total ??= expectedLength(response);
+      let sinkError: unknown;
+      try {
+        for await (const chunk of response.body as AsyncIterable<Buffer>) {
+          written += chunk.length;
+          options.onProgress?.({ loaded: written, total });
+          sinkError = target.error();
+          if (!sinkError && !target.stream.write(chunk)) await once(target.stream, 'drain').catch((error) => (sinkError = error));
+          if (sinkError) throw sinkError;
+        }
+        break;
+      } catch (cause) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (sinkError) throw sinkError;
+        if (attempt >= transport.retries) {
+          throw new BandNetworkError(`The download was interrupted after ${written} bytes`, { cause });
+        }
+        await sleep(backoffMs(attempt), undefined, { signal: options.signal });
+      }
+    }
+    if (typeof options.to === 'string') {
+      target.stream.end();
+      await once(target.stream, 'close');
+    }
+    return typeof options.to === 'string' ? { size: written, path: options.to } : { size: written };
+  } catch (error) {
+    if (typeof options.to === 'string') {
+      target.stream.destroy();
+      await rm(options.to, { force: true });
+    }
+    throw error;
+  }
+}
+
+/** A file write stream whose errors are kept for the copy loop instead of crashing the process. */
+function fileSink(file: string): { stream: Writable; error: () => Error | undefined } {
+  let failure: Error | undefined;
+  const stream = createWriteStream(file);
+  stream.on('error', (error) => {
+    failure = error;
+  });
+  return { stream, error: () => failure };
+}
+
+/** The offset of the first byte in the response: the Content-Range start for a 206, else 0. */
+function contentStart(response: StreamedResponse): number {
+  const range = String(response.headers['content-range'] ?? '');
+  const match = /^bytes (\d+)-/.exec(range);
+  return response.status === 206 && match ? Number(match[1]) : 0;
+}
+
+function expectedLength(response: StreamedResponse): number | null {
+  const length = Number(response.headers['content-length']);
+  return Number.isFinite(length) && response.headers['content-length'] !== undefined ? length : null;
+}

@@ -1,0 +1,46 @@
+import type { ErrorCode, FieldError, Problem } from './types.js';
+
+/** The server answered with an error (RFC 9457 problem details), or the SDK refused a request the server would refuse. */
+export class BandApiError extends Error {
+  override readonly name = 'BandApiError';
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly detail: string;
+  /** The server's request id, to quote in bug reports; null when the SDK refused the request before sending it. */
+  readonly requestId: string | null;
+  /** Field errors, present only for VALIDATION_FAILED. */
+  readonly errors: FieldError[];
+  /** Seconds to wait before trying again (429, 503), when the server said so. */
+  readonly retryAfter: number | null;
+  readonly problem: Problem;
+
+  constructor(problem: Problem, retryAfter: number | null = null) {
+    super(`${problem.detail} (${problem.status} ${problem.code})`);
+    this.problem = problem;
+    this.status = problem.status;
+    this.code = problem.code;
+    this.detail = problem.detail;
+    this.requestId = problem.requestId === '' ? null : problem.requestId;
+    this.errors = problem.errors ?? [];
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** The request never got an answer: connection refused or reset, DNS failure, timeout. */
+export class BandNetworkError extends Error {
+  override readonly name = 'BandNetworkError';
+
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A 401 of any kind: the caller must sign in (again). */
+export function isAuthError(error: unknown): error is BandApiError {
+  return error instanceof BandApiError && error.status === 401;
+}
+
+/** An error the SDK raises itself, shaped like the server's answer to the same request. */
+export function localProblem(status: number, code: ErrorCode, title: string, detail: string): BandApiError {
+  return new BandApiError({ type: 'about:blank', title, status, detail, code, requestId: '' });
+}

@@ -1,0 +1,142 @@
+import { createReadStream, ReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
+import FormData from 'form-data';
+import { localProblem } from './errors.js';
+import type { RequestSpec, StreamBody } from './transport.js';
+import { FILE_TYPES, fileTypeFor } from './types.js';
+
+/** What can be uploaded: a file path, bytes, a Node stream or a Blob (a File keeps its name). */
+export type FileInput = string | Buffer | Uint8Array | Readable | Blob;
+
+export interface Progress {
+  loaded: number;
+  /** Null when the size is not known in advance (a stream of unknown length). */
+  total: number | null;
+}
+
+/** A file input resolved to a name, a size (when knowable) and a way to read its bytes. */
+export interface FileSource {
+  filename: string | undefined;
+  size: number | null;
+  open(): Readable;
+  replayable: boolean;
+}
+
+export async function fileSource(input: FileInput, filename?: string): Promise<FileSource> {
+  if (typeof input === 'string') {
+    const info = await stat(input);
+    if (!info.isFile()) throw new TypeError(`${input} is not a file`);
+    return { filename: filename ?? path.basename(input), size: info.size, open: () => createReadStream(input), replayable: true };
+  }
+  if (input instanceof Uint8Array) {
+    const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+    return { filename, size: bytes.length, open: () => Readable.from([bytes]), replayable: true };
+  }
+  if (input instanceof Readable) {
+    const knownFile = input instanceof ReadStream && typeof input.path === 'string' && (input as { start?: number }).start === undefined;
+    return {
+      filename: filename ?? (knownFile ? path.basename(input.path as string) : undefined),
+      size: knownFile ? (await stat(input.path as string)).size : null,
+      open: () => input,
+      replayable: false,
+    };
+  }
+  const named = (input as Partial<File>).name;
+  return {
+    filename: filename ?? (named || undefined),
+    size: input.size,
+    open: () => Readable.fromWeb(input.stream() as Parameters<typeof Readable.fromWeb>[0]),
+    replayable: true,
+  };
+}
+
+export interface MultipartFile {
+  field: string;
+  source: FileSource;
+  filename: string;
+  contentType?: string;
+  onProgress?: (progress: Progress) => void;
+}
+
+/**
+ * A multipart/form-data body streamed with form-data: text fields first (so the server can check
+ * access before any byte of the file), then the file, read as it is sent.
+ */
+export function multipartBody(fields: Record<string, string | undefined>, file?: MultipartFile): StreamBody {
+  return {
+    replayable: file?.source.replayable ?? true,
+    open() {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) {
+        if (value !== undefined) form.append(name, value);
+      }
+      const body = new PassThrough();
+      if (file) {
+        const source = file.source.open();
+        form.append(file.field, file.onProgress ? counted(source, file.source.size, file.onProgress) : source, {
+          filename: file.filename,
+          contentType: file.contentType ?? 'application/octet-stream',
+          knownLength: file.source.size ?? undefined,
+        });
+        // form-data does not close its sources when the request is aborted: close the file here.
+        body.on('close', () => source.destroy());
+      }
+      const headers: Record<string, string> = form.getHeaders();
+      if (form.hasKnownLength()) headers['content-length'] = String(form.getLengthSync());
+      form.on('error', (error: Error) => body.destroy(error));
+      form.pipe(body);
+      return { body, headers };
+    },
+  };
+}
+
+/** The file's bytes, counted for progress as they are pulled into the request. */
+function counted(source: Readable, total: number | null, onProgress: (progress: Progress) => void): Readable {
+  let loaded = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      loaded += chunk.length;
+      onProgress({ loaded, total });
+      callback(null, chunk);
+    },
+  });
+  return pipeline(source, counter, () => undefined);
+}
+
+/**
+ * The body of a create or update that may carry an image: multipart when a new image is given, else
+ * JSON (where `image: null` clears the current one).
+ */
+export async function imageFormOrJson(
+  fields: Record<string, string | null | undefined>,
+  image: FileInput | null | undefined,
+): Promise<Pick<RequestSpec, 'json' | 'stream'>> {
+  if (image === undefined || image === null) {
+    return { json: image === null ? { ...fields, image: null } : fields };
+  }
+  const source = await fileSource(image);
+  const filename = source.filename ?? 'image';
+  const rule = fileTypeFor(filename);
+  checkSize(source, IMAGE_LIMIT, 'Images');
+  // Multipart has no null: an empty description is how a form clears it.
+  const textFields = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, value === null ? '' : value]));
+  return {
+    stream: multipartBody(textFields, {
+      field: 'image',
+      source,
+      filename,
+      contentType: rule?.type === 'IMAGE' ? rule.mimeType : undefined,
+    }),
+  };
+}
+
+const IMAGE_LIMIT = FILE_TYPES.png!.maxBytes;
+
+/** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
+export function checkSize(source: FileSource, maxBytes: number, what: string): void {
+  if (source.size !== null && source.size > maxBytes) {
+    throw localProblem(413, 'FILE_TOO_LARGE', 'Content Too Large', `${what} may be at most ${maxBytes} bytes; this one has ${source.size}`);
+  }
+}

@@ -1,0 +1,72 @@
+import { checkSize, type FileInput, fileSource, multipartBody, type Progress } from '../multipart.js';
+import { download, type DownloadOptions, type DownloadResult } from '../download.js';
+import { localProblem } from '../errors.js';
+import { segment, type Transport } from '../transport.js';
+import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type StorageStats } from '../types.js';
+
+export interface UploadInput {
+  cutId: string;
+  file: FileInput;
+  /** Display name; the server defaults it to the file name. */
+  name?: string;
+  /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
+  filename?: string;
+  onProgress?: (progress: Progress) => void;
+  signal?: AbortSignal;
+}
+
+export class FilesResource {
+  constructor(private readonly transport: Transport) {}
+
+  /**
+   * Streams a file to a cut. The type and its size limit are checked before a byte is sent; the upload is
+   * never retried blindly (only once after a token refresh, when the bytes can be read again).
+   */
+  async upload(input: UploadInput): Promise<FileRecord> {
+    const source = await fileSource(input.file, input.filename);
+    if (!source.filename) throw new TypeError('upload: `filename` is required when `file` is not a path or a named File');
+    const rule = fileTypeFor(source.filename);
+    if (!rule) {
+      const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
+      throw localProblem(415, 'UNSUPPORTED_FILE_TYPE', 'Unsupported Media Type', `${source.filename}: accepted types are ${accepted}`);
+    }
+    checkSize(source, rule.maxBytes, `${rule.type} files`);
+    return this.transport.json<FileRecord>({
+      method: 'POST',
+      path: '/api/files/upload',
+      signal: input.signal,
+      stream: multipartBody(
+        { cutId: input.cutId, name: input.name },
+        { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
+      ),
+    });
+  }
+
+  get(id: string): Promise<FileRecord> {
+    return this.transport.json<FileRecord>({ method: 'GET', path: `/api/files/${segment(id)}` });
+  }
+
+  /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
+  download(id: string, options: DownloadOptions): Promise<DownloadResult> {
+    return download(this.transport, { path: `/api/files/${segment(id)}/download` }, options);
+  }
+
+  /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
+  share(id: string, options: { expiresIn?: number } = {}): Promise<ShareLink> {
+    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/files/${segment(id)}/share`, json: options });
+  }
+
+  /** Revokes every public link of the file. */
+  unshare(id: string): Promise<RevokeSharesResult> {
+    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/files/${segment(id)}/share` });
+  }
+
+  /** The caller's storage use (and the whole site's, for a site ADMIN). */
+  storage(): Promise<StorageStats> {
+    return this.transport.json<StorageStats>({ method: 'GET', path: '/api/files/storage' });
+  }
+
+  delete(id: string): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` });
+  }
+}

@@ -1,0 +1,71 @@
+import { type FileInput, imageFormOrJson } from '../multipart.js';
+import { segment, type Transport } from '../transport.js';
+import type {
+  Deleted,
+  InviteRequest,
+  InviteResult,
+  Member,
+  Project,
+  ProjectDetail,
+  Role,
+  UpdatedProject,
+} from '../types.js';
+
+export interface CreateProjectInput {
+  name: string;
+  description?: string | null;
+  /** A cover image (JPEG, PNG, GIF or WebP, at most 5 MiB): the request becomes multipart. */
+  image?: FileInput;
+}
+
+export interface UpdateProjectInput {
+  name?: string;
+  description?: string | null;
+  /** A new cover image, or null to remove the current one. */
+  image?: FileInput | null;
+}
+
+export class ProjectsResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** The caller's projects, newest first. */
+  list(): Promise<Project[]> {
+    return this.transport.json<Project[]>({ method: 'GET', path: '/api/projects' });
+  }
+
+  async create(input: CreateProjectInput): Promise<Project> {
+    const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
+    return this.transport.json<Project>({ method: 'POST', path: '/api/projects', ...body });
+  }
+
+  get(id: string): Promise<ProjectDetail> {
+    return this.transport.json<ProjectDetail>({ method: 'GET', path: `/api/projects/${segment(id)}` });
+  }
+
+  async update(id: string, input: UpdateProjectInput): Promise<UpdatedProject> {
+    const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
+    return this.transport.json<UpdatedProject>({ method: 'PUT', path: `/api/projects/${segment(id)}`, ...body });
+  }
+
+  delete(id: string): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}` });
+  }
+
+  /** Adds a registered user at once, or invites an unknown email until it registers. */
+  invite(id: string, request: InviteRequest): Promise<InviteResult> {
+    return this.transport.json<InviteResult>({ method: 'POST', path: `/api/projects/${segment(id)}/invite`, json: request });
+  }
+
+  updateMember(id: string, userId: string, request: { role: Role }): Promise<Member> {
+    return this.transport.json<Member>({
+      method: 'PUT',
+      path: `/api/projects/${segment(id)}/members/${segment(userId)}`,
+      json: request,
+    });
+  }
+
+  /** Removes a member (project ADMIN), or leaves the project when `userId` is the caller's own. */
+  removeMember(id: string, userId: string): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/members/${segment(userId)}` });
+  }
+}

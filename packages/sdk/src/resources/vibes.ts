@@ -1,0 +1,32 @@
+import { type FileInput, imageFormOrJson } from '../multipart.js';
+import { segment, type Transport } from '../transport.js';
+import type { Deleted, ReorderVibesResult, Vibe, VibeWithCuts } from '../types.js';
+
+export class VibesResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** Adds a vibe at the end of the project's list. */
+  async create(projectId: string, input: { name: string; image?: FileInput }): Promise<Vibe> {
+    const body = await imageFormOrJson({ name: input.name }, input.image);
+    return this.transport.json<Vibe>({ method: 'POST', path: `/api/projects/${segment(projectId)}/vibes`, ...body });
+  }
+
+  get(id: string): Promise<VibeWithCuts> {
+    return this.transport.json<VibeWithCuts>({ method: 'GET', path: `/api/vibes/${segment(id)}` });
+  }
+
+  /** Renames, sets a new image, or removes the image with `image: null`. */
+  async update(id: string, input: { name?: string; image?: FileInput | null }): Promise<Vibe> {
+    const body = await imageFormOrJson({ name: input.name }, input.image);
+    return this.transport.json<Vibe>({ method: 'PUT', path: `/api/vibes/${segment(id)}`, ...body });
+  }
+
+  delete(id: string): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/vibes/${segment(id)}` });
+  }
+
+  /** Puts a project's vibes in this order: exactly its vibe ids, each once. */
+  reorder(vibeIds: string[]): Promise<ReorderVibesResult> {
+    return this.transport.json<ReorderVibesResult>({ method: 'PUT', path: '/api/vibes/reorder', json: { vibeIds } });
+  }
+}

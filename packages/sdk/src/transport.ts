@@ -1,0 +1,306 @@
+import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Dispatcher, request } from 'undici';
+import { BandApiError, BandNetworkError, localProblem } from './errors.js';
+import type { ErrorCode, Problem, TokenPair } from './types.js';
+
+export interface Tokens {
+  accessToken: string | undefined;
+  refreshToken: string | undefined;
+}
+
+export interface TransportOptions {
+  /** The server's address, e.g. `https://band.example.com` (no `/api`). */
+  baseUrl: string;
+  accessToken?: string;
+  refreshToken?: string;
+  /** Called with every new token pair (login, register, refresh) so the caller can persist it. */
+  onTokens?: (pair: TokenPair) => void | Promise<void>;
+  /** An undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
+  dispatcher?: Dispatcher;
+  /** How many times a safe or idempotent request is retried after a network error, 429, 502, 503 or 504. */
+  retries?: number;
+  /** Idle timeout: longest wait for response headers or between two chunks of a body. */
+  timeoutMs?: number;
+  userAgent?: string;
+}
+
+type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
+
+/** A streamed request body; `open` is called once per attempt. */
+export interface StreamBody {
+  open(): { body: Readable; headers: Record<string, string> };
+  /** False when the bytes come from a caller's stream that can be read only once. */
+  replayable: boolean;
+}
+
+export interface RequestSpec {
+  method: Method;
+  /** Path under the base URL, query string included, e.g. `/api/projects`. */
+  path: string;
+  json?: unknown;
+  stream?: StreamBody;
+  headers?: Record<string, string>;
+  /** False for endpoints that take no credentials (login, refresh, public shares). */
+  auth?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface StreamedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData['body'];
+}
+
+const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+/** A server asking for a longer pause than this gets its error surfaced (with retryAfter) instead of a wait. */
+const MAX_RETRY_AFTER_SECONDS = 10;
+/** Refresh this long before expiry, but never earlier than a tenth of the token's lifetime before it. */
+const REFRESH_MARGIN_SECONDS = 30;
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/**
+ * The one place that talks HTTP: base URL, the Authorization header, token refresh, retries, timeouts,
+ * and turning failures into BandApiError / BandNetworkError.
+ */
+export class Transport {
+  readonly baseUrl: string;
+  readonly retries: number;
+  readonly dispatcher: Dispatcher | undefined;
+  readonly userAgent: string;
+  private readonly timeoutMs: number;
+  private readonly onTokens: TransportOptions['onTokens'];
+  private accessToken: string | undefined;
+  private refreshToken: string | undefined;
+  /** When to refresh the current access token proactively (ms since epoch); Infinity when unknown. */
+  private refreshAt = Infinity;
+  /** The refresh in flight, shared by every call that needs it. */
+  private refreshing: Promise<TokenPair> | undefined;
+
+  constructor(options: TransportOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.retries = options.retries ?? 2;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.dispatcher = options.dispatcher;
+    this.userAgent = options.userAgent ?? 'bandcollab-sdk';
+    this.onTokens = options.onTokens;
+    this.setTokens({ accessToken: options.accessToken, refreshToken: options.refreshToken });
+  }
+
+  /** A transport with the same settings for another server, without credentials (public share links). */
+  forServer(baseUrl: string): Transport {
+    return new Transport({ baseUrl, dispatcher: this.dispatcher, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
+  }
+
+  get tokens(): Tokens {
+    return { accessToken: this.accessToken, refreshToken: this.refreshToken };
+  }
+
+  setTokens(tokens: Partial<Tokens>): void {
+    this.accessToken = tokens.accessToken;
+    this.refreshToken = tokens.refreshToken;
+    this.refreshAt = this.accessToken ? refreshTime(this.accessToken) : Infinity;
+  }
+
+  /** Keeps a new pair and hands it to onTokens. */
+  async storeTokens(pair: TokenPair): Promise<void> {
+    this.setTokens(pair);
+    await this.onTokens?.(pair);
+  }
+
+  /** Rotates the token pair; concurrent callers share one refresh request. */
+  refresh(): Promise<TokenPair> {
+    this.refreshing ??= this.rotate().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  /** An access token that is not about to expire, refreshing first when needed. */
+  async freshAccessToken(): Promise<string | undefined> {
+    if (this.accessToken && this.refreshToken && Date.now() >= this.refreshAt) await this.refresh();
+    return this.accessToken;
+  }
+
+  /** Sends a request and parses the JSON answer. */
+  async json<T>(spec: RequestSpec): Promise<T> {
+    const response = await this.send(spec);
+    return (await response.body.json()) as T;
+  }
+
+  /** Sends a request and hands back the successful response with its body unread. */
+  async send(spec: RequestSpec): Promise<StreamedResponse> {
+    const usesAuth = spec.auth !== false;
+    let token = usesAuth ? await this.freshAccessToken() : undefined;
+    let response = await this.sendWithRetries(spec, token);
+    if (response.status === 401 && token !== undefined && this.refreshToken && spec.stream?.replayable !== false) {
+      const error = await problemFrom(response);
+      if (error.code !== 'TOKEN_EXPIRED') throw error;
+      if (this.accessToken === token) await this.refresh();
+      token = this.accessToken;
+      response = await this.sendWithRetries(spec, token);
+    }
+    if (response.status >= 400) throw await problemFrom(response);
+    return response;
+  }
+
+  private async rotate(): Promise<TokenPair> {
+    const refreshToken = this.refreshToken;
+    if (!refreshToken) {
+      throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'No refresh token: sign in again');
+    }
+    try {
+      const pair = await this.json<TokenPair>({
+        method: 'POST',
+        path: '/api/auth/refresh',
+        json: { refreshToken },
+        auth: false,
+      });
+      await this.storeTokens(pair);
+      return pair;
+    } catch (error) {
+      // A dead refresh token stays dead: forget the pair so later calls do not keep presenting it.
+      if (error instanceof BandApiError && error.status === 401 && this.refreshToken === refreshToken) {
+        this.setTokens({});
+      }
+      throw error;
+    }
+  }
+
+  private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
+    const retries = IDEMPOTENT.has(spec.method) ? this.retries : 0;
+    for (let attempt = 0; ; attempt += 1) {
+      let response: StreamedResponse;
+      try {
+        response = await this.sendOnce(spec, token);
+      } catch (cause) {
+        if (spec.signal?.aborted) throw spec.signal.reason;
+        if (attempt >= retries) throw networkError(cause, spec);
+        await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
+        continue;
+      }
+      if (attempt >= retries || !RETRY_STATUSES.has(response.status)) return response;
+      const retryAfter = retryAfterSeconds(response.headers);
+      if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
+      await response.body.dump();
+      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), undefined, { signal: spec.signal });
+    }
+  }
+
+  private async sendOnce(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
+    const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...spec.headers };
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | Readable | undefined;
+    if (spec.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(spec.json);
+    } else if (spec.stream) {
+      const opened = spec.stream.open();
+      Object.assign(headers, opened.headers);
+      body = opened.body;
+    }
+    const response = await request(this.baseUrl + spec.path, {
+      method: spec.method,
+      headers,
+      body,
+      signal: spec.signal,
+      dispatcher: this.dispatcher,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    return { status: response.statusCode, headers: response.headers, body: response.body };
+  }
+}
+
+/** Reads an error response into a BandApiError, whether or not the body is problem+json. */
+async function problemFrom(response: StreamedResponse): Promise<BandApiError> {
+  const text = await response.body.text().catch(() => '');
+  const header = (name: string) => single(response.headers[name]);
+  const title = STATUS_CODES[response.status] ?? 'Error';
+  let problem: Problem = {
+    type: 'about:blank',
+    title,
+    status: response.status,
+    detail: text.trim().slice(0, 200) || title,
+    code: defaultCode(response.status),
+    requestId: header('x-request-id') ?? '',
+  };
+  if (/json/.test(header('content-type') ?? '')) {
+    try {
+      const parsed = JSON.parse(text) as Partial<Problem>;
+      if (typeof parsed.code === 'string') problem = { ...problem, ...parsed, status: response.status };
+    } catch {
+      // Not JSON after all (a proxy's error page): keep the generic problem.
+    }
+  }
+  return new BandApiError(problem, retryAfterSeconds(response.headers));
+}
+
+function networkError(cause: unknown, spec: RequestSpec): BandNetworkError {
+  const code = (cause as { code?: string }).code ?? '';
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  if (spec.stream && RESET_CODES.has(code)) {
+    return new BandNetworkError(
+      `The connection was closed during the upload: the server probably refused it (for example, over its size limit) (${reason})`,
+      { cause },
+    );
+  }
+  return new BandNetworkError(`${spec.method} ${spec.path} failed: ${reason}`, { cause });
+}
+
+function defaultCode(status: number): ErrorCode {
+  const codes: Record<number, ErrorCode> = {
+    400: 'VALIDATION_FAILED',
+    401: 'UNAUTHENTICATED',
+    403: 'FORBIDDEN',
+    404: 'NOT_FOUND',
+    413: 'PAYLOAD_TOO_LARGE',
+    415: 'UNSUPPORTED_MEDIA_TYPE',
+    429: 'RATE_LIMITED',
+    502: 'UNAVAILABLE',
+    503: 'UNAVAILABLE',
+    504: 'UNAVAILABLE',
+  };
+  return codes[status] ?? 'INTERNAL';
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Retry-After as seconds: a number of seconds or an HTTP date. */
+function retryAfterSeconds(headers: StreamedResponse['headers']): number | null {
+  const value = single(headers['retry-after']);
+  if (value === undefined) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/** An id as one path segment, so a stray `/` or `?` cannot reach another endpoint. */
+export function segment(id: string): string {
+  return encodeURIComponent(id);
+}
+
+/** Exponential backoff with jitter: 125–250 ms, 250–500 ms, … capped at 4 s. */
+export function backoffMs(attempt: number): number {
+  const ceiling = Math.min(4000, 250 * 2 ** attempt);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
+/** When to refresh an access token proactively, from its `exp` and `iat` claims. */
+function refreshTime(accessToken: string): number {
+  try {
+    const payload = JSON.parse(Buffer.from(accessToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+      exp?: unknown;
+      iat?: unknown;
+    };
+    if (typeof payload.exp !== 'number') return Infinity;
+    const lifetime = typeof payload.iat === 'number' ? payload.exp - payload.iat : REFRESH_MARGIN_SECONDS * 10;
+    return (payload.exp - Math.min(REFRESH_MARGIN_SECONDS, lifetime / 10)) * 1000;
+  } catch {
+    return Infinity;
+  }
+}

@@ -1,0 +1,142 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BandApiError, BandClient, BandNetworkError, isAuthError, type TokenPair } from '../src/index.js';
+import { PASSWORD, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+});
+afterAll(() => server?.close());
+
+const expired = () => new Promise((resolve) => setTimeout(resolve, 1100));
+
+describe('auth', () => {
+  it('register and login keep the tokens, report them through onTokens, and authenticate me()', async () => {
+    const pairs: TokenPair[] = [];
+    const { client, user, email } = await registeredClient(server.url, { onTokens: (pair) => void pairs.push(pair) });
+    expect(pairs).toHaveLength(1);
+    expect(client.tokens).toEqual({ accessToken: pairs[0]!.accessToken, refreshToken: pairs[0]!.refreshToken });
+    expect(await client.auth.me()).toMatchObject({ id: user.id, email, avatarUrl: null });
+
+    const other = new BandClient({ baseUrl: server.url, onTokens: (pair) => void pairs.push(pair) });
+    const login = await other.auth.login({ email: email.toUpperCase(), password: PASSWORD, rememberMe: true });
+    expect(login.user.id).toBe(user.id);
+    expect(pairs).toHaveLength(2);
+    expect(other.tokens.refreshToken).toBe(login.refreshToken);
+  });
+
+  it('reports a refused login as a typed authentication error with the request id', async () => {
+    const client = new BandClient({ baseUrl: server.url });
+    const error = await client.auth.login({ email: 'nobody@example.com', password: 'wrong password' }).catch((e) => e);
+    expect(error).toBeInstanceOf(BandApiError);
+    expect(error).toMatchObject({ status: 401, code: 'INVALID_CREDENTIALS', errors: [], retryAfter: null });
+    expect(error.requestId).toMatch(/\S/);
+    expect(error.problem.title).toBeTruthy();
+    expect(isAuthError(error)).toBe(true);
+    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+  });
+
+  it('carries the field errors of VALIDATION_FAILED', async () => {
+    const client = new BandClient({ baseUrl: server.url });
+    const error = await client.auth.register({ email: 'not-an-email', password: PASSWORD, name: 'X' }).catch((e) => e);
+    expect(error).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    expect(error.errors).toContainEqual({ field: 'email', message: expect.any(String) });
+    expect(isAuthError(error)).toBe(false);
+  });
+
+  it('refresh() rotates the pair and delivers it through onTokens; the old refresh token is dead', async () => {
+    const pairs: TokenPair[] = [];
+    const { client } = await registeredClient(server.url, { onTokens: (pair) => void pairs.push(pair) });
+    const before = client.tokens;
+    const rotated = await client.auth.refresh();
+    expect(rotated.refreshToken).not.toBe(before.refreshToken);
+    expect(pairs.at(-1)).toEqual(rotated);
+    expect(client.tokens).toEqual({ accessToken: rotated.accessToken, refreshToken: rotated.refreshToken });
+
+    const stale = new BandClient({ baseUrl: server.url, ...before });
+    await expect(stale.auth.refresh()).rejects.toMatchObject({ status: 401, code: 'INVALID_REFRESH_TOKEN' });
+  });
+
+  it('50 concurrent calls with an expired access token make exactly one refresh, then all succeed', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const pairs: TokenPair[] = [];
+    const { client, user } = await registeredClient(server.url, { dispatcher, onTokens: (pair) => void pairs.push(pair) });
+    await expired();
+    const results = await Promise.all(Array.from({ length: 50 }, () => client.auth.me()));
+    expect(results.every((me) => me.id === user.id)).toBe(true);
+    expect(requests.filter((r) => r === 'POST /api/auth/refresh')).toHaveLength(1);
+    expect(pairs).toHaveLength(2);
+    expect(client.tokens.accessToken).toBe(pairs[1]!.accessToken);
+  });
+
+  it('refreshes once and retries once when the server answers TOKEN_EXPIRED to a token the client thought valid', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const { client, user } = await registeredClient(server.url, { dispatcher });
+    // A client clock far behind the server's: iat after exp makes the client see a long-lived token.
+    const claims = JSON.parse(Buffer.from(client.tokens.accessToken!.split('.')[1]!, 'base64url').toString());
+    const now = Math.floor(Date.now() / 1000);
+    const skewed = signAccessToken({ sub: claims.sub, sid: claims.sid, exp: now - 5, iat: now + 600 });
+    client.setTokens({ accessToken: skewed, refreshToken: client.tokens.refreshToken });
+
+    const results = await Promise.all(Array.from({ length: 20 }, () => client.auth.me()));
+    expect(results.every((me) => me.id === user.id)).toBe(true);
+    expect(requests.filter((r) => r === 'POST /api/auth/refresh')).toHaveLength(1);
+    expect(requests.filter((r) => r === 'GET /api/auth/me')).toHaveLength(40);
+  });
+
+  it('a failed refresh surfaces as an authentication error, once, and the dead pair is forgotten', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const { client } = await registeredClient(server.url, { dispatcher });
+    const stolen = client.tokens;
+    await new BandClient({ baseUrl: server.url, ...stolen }).auth.refresh();
+    await expired();
+
+    const errors = await Promise.all(Array.from({ length: 10 }, () => client.auth.me().catch((e) => e)));
+    for (const error of errors) expect(isAuthError(error)).toBe(true);
+    expect(errors[0]).toMatchObject({ code: 'INVALID_REFRESH_TOKEN' });
+    expect(requests.filter((r) => r === 'POST /api/auth/refresh')).toHaveLength(1);
+    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+    await expect(client.auth.me()).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+  });
+
+  it('logout ends the session on the server and forgets the tokens', async () => {
+    const { client } = await registeredClient(server.url);
+    const { accessToken } = client.tokens;
+    expect(await client.auth.logout()).toEqual({ ok: true });
+    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+    const reused = new BandClient({ baseUrl: server.url, accessToken });
+    await expect(reused.auth.me()).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+  });
+
+  it('builds the identity-provider address and reports IDP_DISABLED when it is off', async () => {
+    const client = new BandClient({ baseUrl: `${server.url}/` });
+    expect(client.auth.idpUrl({ cliRedirect: 'http://127.0.0.1:5000/cb' })).toBe(
+      `${server.url}/api/auth/idp?cliRedirect=${encodeURIComponent('http://127.0.0.1:5000/cb')}`,
+    );
+    expect(client.auth.idpUrl()).toBe(`${server.url}/api/auth/idp`);
+    await expect(client.auth.exchangeIdpCode({ code: 'x', redirectUri: 'http://127.0.0.1:5000/cb' })).rejects.toMatchObject({
+      status: 404,
+      code: 'IDP_DISABLED',
+    });
+  });
+
+  it('reports an unreachable server as a network error with its cause, after retrying a safe request', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const client = new BandClient({ baseUrl: 'http://127.0.0.1:9', dispatcher, retries: 2 });
+    const error = await client.health().catch((e) => e);
+    expect(error).toBeInstanceOf(BandNetworkError);
+    expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(requests).toHaveLength(3);
+    await expect(client.auth.login({ email: 'a@b.co', password: PASSWORD })).rejects.toBeInstanceOf(BandNetworkError);
+    expect(requests).toHaveLength(4);
+  });
+});
+
+function signAccessToken(claims: Record<string, unknown>): string {
+  const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const unsigned = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`;
+  const signature = createHmac('sha256', server.env.JWT_SECRET!).update(unsigned).digest('base64url');
+  return `${unsigned}.${signature}`;
+}
