@@ -117,7 +117,7 @@ export async function imageFormOrJson(
     return { json: image === null ? { ...fields, image: null } : fields };
   }
   const source = await fileSource(image);
-  const filename = source.filename ?? 'image';
+  const filename = source.filename ?? imageNameFor(image);
   const rule = fileTypeFor(filename);
   checkSize(source, IMAGE_LIMIT, 'Images');
   // Multipart has no null: an empty description is how a form clears it.
@@ -133,6 +133,18 @@ export async function imageFormOrJson(
 }
 
 const IMAGE_LIMIT = FILE_TYPES.png!.maxBytes;
+
+/** The server wants an extension that matches the content: name unnamed image bytes after their signature. */
+function imageNameFor(image: FileInput): string {
+  if (image instanceof Uint8Array) {
+    const bytes = Buffer.from(image.buffer, image.byteOffset, Math.min(image.byteLength, 12));
+    if (bytes.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]))) return 'image.png';
+    if (bytes.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]))) return 'image.jpg';
+    if (bytes.subarray(0, 4).toString('latin1') === 'GIF8') return 'image.gif';
+    if (bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'image.webp';
+  }
+  throw new TypeError('image: pass a file path, a named File, or the bytes of a JPEG, PNG, GIF or WebP image');
+}
 
 /** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
 export function checkSize(source: FileSource, maxBytes: number, what: string): void {
