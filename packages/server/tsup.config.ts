@@ -6,4 +6,7 @@ export default defineConfig({
   target: 'node20',
   clean: true,
   sourcemap: true,
+  // Dependencies stay external (tsup's default); the SDK is one too, so the server loads the contract's
+  // values (FILE_TYPES) from the built SDK instead of bundling a second copy of it and its HTTP client.
+  external: ['@bandcollab/sdk'],
 });
