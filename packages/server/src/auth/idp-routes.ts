@@ -1,9 +1,73 @@
 import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import type { ServerResponse } from 'node:http';
+import { inject, injectable } from 'tsyringe';
+import { z } from 'zod';
+import type { Config } from '../core/config.js';
+import { CONFIG } from '../core/di.js';
+import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
+import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, sameOriginPath } from './idp-flow.js';
+import { CALLBACK_PATH, IdpService } from './idp-service.js';
+import { AuthRoutes } from './routes.js';
+
+const exchangeSchema = z.object({
+  code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
+  redirectUri: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters'),
+});
 
 /** Sign-in through an external OpenID Connect provider (API.md §8). */
 @injectable()
 export class IdpRoutes implements Feature {
-  register(_app: App): void {}
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(IdpService) private readonly idp: IdpService,
+    @inject(AuthRoutes) private readonly authRoutes: AuthRoutes,
+  ) {}
+
+  register(app: App): void {
+    app.get('/api/auth/idp', async (req, res) => {
+      this.idp.requireEnabled();
+      const { redirect, cliRedirect } = req.query;
+      if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
+        throw invalidField('cliRedirect', 'must be an http URL on 127.0.0.1, [::1] or localhost with an explicit port');
+      }
+      const started = await this.idp.begin({ redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null });
+      if (started.flowCookie !== null) this.setFlowCookie(res, started.flowCookie, FLOW_SECONDS);
+      redirectTo(res, started.location);
+    });
+
+    app.get(CALLBACK_PATH, async (req, res) => {
+      this.idp.requireEnabled();
+      const search = new URL(req.originalUrl ?? req.url, 'http://callback').search;
+      const outcome = await this.idp.complete(search, cookies(req)[FLOW_COOKIE]);
+      this.setFlowCookie(res, '', 0);
+      if (outcome.signedIn) this.authRoutes.setAuthCookies(res, outcome.signedIn);
+      redirectTo(res, outcome.location);
+    });
+
+    app.post('/api/auth/idp/exchange', async (req, res) => {
+      this.idp.requireEnabled();
+      const input = await jsonBody(req, res, exchangeSchema);
+      const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri);
+      this.authRoutes.setAuthCookies(res, signedIn);
+      sendJson(res, 200, signedIn.body);
+    });
+  }
+
+  /** Lax, not Strict: the provider's redirect back to the callback is a cross-site navigation. */
+  private setFlowCookie(res: ServerResponse, value: string, maxAge: number): void {
+    appendCookie(res, FLOW_COOKIE, value, {
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: FLOW_COOKIE_PATH,
+      maxAge,
+      secure: this.config.cookieSecure,
+    });
+  }
+}
+
+function redirectTo(res: ServerResponse, location: string): void {
+  res.writeHead(302, { Location: location, 'Cache-Control': 'no-store' });
+  res.end();
 }

@@ -1,0 +1,334 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FLOW_COOKIE, sealFlow } from '../src/auth/idp-flow.js';
+import { client } from './support/http.js';
+import { startServerWithProvider, TEST_APP_URL, type TestProvider } from './support/oidc-provider.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+let provider: TestProvider;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  ({ server, provider } = await startServerWithProvider());
+  api = client(server.url);
+});
+afterAll(async () => {
+  await server?.close();
+  await provider?.close();
+});
+
+let subjects = 0;
+/** A fresh account at the provider. */
+function providerAccount(account: { email?: string; email_verified?: boolean; name?: string } = {}) {
+  subjects += 1;
+  const subject = `subject-${subjects}-${Math.random().toString(36).slice(2, 8)}`;
+  const email = account.email ?? `${subject}@idp.example.com`;
+  provider.accounts.set(subject, { email, email_verified: account.email_verified ?? true, name: account.name ?? `Idp User ${subjects}` });
+  return { subject, email };
+}
+
+const setCookies = (headers: Headers) => headers.getSetCookie();
+const cookieValue = (headers: Headers, name: string) =>
+  setCookies(headers).find((c) => c.startsWith(`${name}=`))?.split(';')[0]!.slice(name.length + 1);
+
+/** GET /api/auth/idp: the provider URL it redirects to and the flow cookie it sets. */
+async function start(query = '') {
+  const response = await api.request('GET', `/api/auth/idp${query}`);
+  expect(response.status).toBe(302);
+  return { authorizationUrl: response.headers.get('location')!, flowCookie: cookieValue(response.headers, FLOW_COOKIE)!, response };
+}
+
+/** Follows the provider's redirect back to our callback, with the flow cookie the browser kept. */
+async function callback(callbackUrl: URL, flowCookie: string | undefined) {
+  const path = `${callbackUrl.pathname}${callbackUrl.search}`;
+  const response = await api.request('GET', path, { headers: flowCookie === undefined ? {} : { cookie: `${FLOW_COOKIE}=${flowCookie}` } });
+  expect(response.status).toBe(302);
+  return { location: response.headers.get('location')!, headers: response.headers };
+}
+
+/** The whole browser sign-in as `subject`. */
+async function signIn(subject: string, query = '') {
+  const { authorizationUrl, flowCookie } = await start(query);
+  const callbackUrl = await provider.signIn(authorizationUrl, subject);
+  return { ...(await callback(callbackUrl, flowCookie)), callbackUrl, flowCookie };
+}
+
+function expectNoAuthCookies(headers: Headers) {
+  expect(cookieValue(headers, 'access_token')).toBeUndefined();
+  expect(cookieValue(headers, 'refresh_token')).toBeUndefined();
+}
+
+describe('starting a sign-in', () => {
+  it('redirects to the provider with the code flow, PKCE S256, state and nonce, kept in a signed flow cookie', async () => {
+    const { authorizationUrl, response } = await start();
+    const url = new URL(authorizationUrl);
+    expect(url.origin).toBe(provider.issuer);
+    expect(url.searchParams.get('response_type')).toBe('code');
+    expect(url.searchParams.get('client_id')).toBe(provider.clientId);
+    expect(url.searchParams.get('redirect_uri')).toBe(`${server.config.publicUrl}/api/auth/idp/callback`);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(url.searchParams.get('state')).toMatch(/^[\w-]{20,}$/);
+    expect(url.searchParams.get('nonce')).toMatch(/^[\w-]{20,}$/);
+    expect(url.searchParams.get('scope')).toBe('openid email profile');
+    const flow = setCookies(response.headers).find((c) => c.startsWith(`${FLOW_COOKIE}=`))!;
+    expect(flow).toMatch(/; Max-Age=600; Path=\/api\/auth\/idp; HttpOnly; SameSite=Lax$/);
+    expect(flow).not.toContain(url.searchParams.get('state'));
+  });
+
+  it.each([
+    ['https://127.0.0.1:4000/callback'],
+    ['http://127.0.0.1/callback'],
+    ['http://evil.example:4000/callback'],
+    ['http://127.0.0.1.evil.example:4000/callback'],
+    ['http://user@127.0.0.1:4000/callback'],
+    ['not a url'],
+  ])('refuses cliRedirect %s with 400 VALIDATION_FAILED', async (cliRedirect) => {
+    const response = await api.request('GET', `/api/auth/idp?cliRedirect=${encodeURIComponent(cliRedirect)}`);
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_FAILED');
+    expect(response.body.errors[0].field).toBe('cliRedirect');
+    expect(setCookies(response.headers)).toEqual([]);
+  });
+});
+
+describe('browser sign-in', () => {
+  it('creates a passwordless account with a 1-day session, redeems its invitations, and finds it again by subject', async () => {
+    const inviter = await api.register();
+    const { subject, email } = providerAccount({ name: 'New Person' });
+    const [project] = await server.sql<{ id: string }[]>`insert into projects (name) values ('Invited') returning id`;
+    await server.sql`insert into project_members (project_id, user_id, role) values (${project!.id}, ${inviter.user.id}, 'ADMIN')`;
+    await server.sql`
+      insert into invitations (project_id, email, role, invited_by, expires_at)
+      values (${project!.id}, ${email}, 'MEMBER', ${inviter.user.id}, now() + interval '1 day')`;
+
+    const { location, headers } = await signIn(subject);
+    expect(location).toBe(TEST_APP_URL);
+    expect(setCookies(headers).find((c) => c.startsWith('access_token='))).toMatch(/; Max-Age=900; Path=\/; HttpOnly; SameSite=Lax$/);
+    const refreshCookie = setCookies(headers).find((c) => c.startsWith('refresh_token='))!;
+    expect(refreshCookie).toMatch(/Path=\/api\/auth; HttpOnly; SameSite=Strict$/);
+    expect(refreshCookie).not.toMatch(/Max-Age|Expires/);
+    expect(setCookies(headers).find((c) => c.startsWith(`${FLOW_COOKIE}=`))).toMatch(/^idp_flow=; Max-Age=0; Path=\/api\/auth\/idp/);
+
+    const me = await api.request('GET', '/api/auth/me', { token: cookieValue(headers, 'access_token') });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ email, name: 'New Person', role: 'MEMBER' });
+    const [user] = await server.sql`select password_hash from users where id = ${me.body.id}`;
+    expect(user!.password_hash).toBeNull();
+    const [session] = await server.sql`
+      select remember_me, round(extract(epoch from expires_at - created_at)) as seconds from sessions
+      where user_id = ${me.body.id}`;
+    expect(session).toEqual({ remember_me: false, seconds: '86400' });
+    const memberships = await server.sql`select role from project_members where user_id = ${me.body.id} and project_id = ${project!.id}`;
+    expect(memberships).toEqual([{ role: 'MEMBER' }]);
+
+    provider.accounts.set(subject, { email: 'changed-at-the-provider@idp.example.com', email_verified: true });
+    const again = await signIn(subject);
+    const meAgain = await api.request('GET', '/api/auth/me', { token: cookieValue(again.headers, 'access_token') });
+    expect(meAgain.body.id).toBe(me.body.id);
+  });
+
+  it('fails password login for an account created through the provider like a wrong password', async () => {
+    const { subject, email } = providerAccount();
+    await signIn(subject);
+    const login = await api.request('POST', '/api/auth/login', { json: { email, password: 'any password at all' } });
+    expect(login.status).toBe(401);
+    expect(login.body.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('links an existing account by email when the provider says the email is verified', async () => {
+    const existing = await api.register();
+    const { subject } = providerAccount({ email: existing.user.email.toUpperCase(), email_verified: true });
+    const { location, headers } = await signIn(subject);
+    expect(location).toBe(TEST_APP_URL);
+    const me = await api.request('GET', '/api/auth/me', { token: cookieValue(headers, 'access_token') });
+    expect(me.body.id).toBe(existing.user.id);
+    const links = await server.sql`select issuer from identities where subject = ${subject} and user_id = ${existing.user.id}`;
+    expect(links).toEqual([{ issuer: provider.issuer }]);
+    const login = await api.request('POST', '/api/auth/login', { json: { email: existing.user.email, password: existing.password } });
+    expect(login.status).toBe(200);
+  });
+
+  it('refuses to link an existing account to an unverified email, and sets nothing', async () => {
+    const existing = await api.register();
+    const { subject } = providerAccount({ email: existing.user.email, email_verified: false });
+    const { location, headers } = await signIn(subject);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=email_not_verified`);
+    expectNoAuthCookies(headers);
+    expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+  });
+
+  it('creates an account for an unverified email nobody has yet', async () => {
+    const { subject, email } = providerAccount({ email_verified: false });
+    const { location } = await signIn(subject);
+    expect(location).toBe(TEST_APP_URL);
+    expect(await server.sql`select email from users where email = ${email}`).toHaveLength(1);
+  });
+
+  it('lands on a same-origin redirect path', async () => {
+    const { subject } = providerAccount();
+    const { location } = await signIn(subject, `?redirect=${encodeURIComponent('/projects/42?tab=files')}`);
+    expect(location).toBe(`${TEST_APP_URL}/projects/42?tab=files`);
+  });
+
+  it.each([
+    ['//evil.example/steal'],
+    ['/\\evil.example/steal'],
+    ['https://evil.example/steal'],
+    ['http:evil.example'],
+    ['/\t/evil.example'],
+    ['evil.example'],
+    ['javascript:alert(1)'],
+  ])('ignores the open-redirect attempt %j and lands on APP_URL', async (redirect) => {
+    const { subject } = providerAccount();
+    const { location } = await signIn(subject, `?redirect=${encodeURIComponent(redirect)}`);
+    expect(location).toBe(TEST_APP_URL);
+  });
+});
+
+describe('failed callbacks redirect with ?authError= and set no auth cookies', () => {
+  it('a state that does not match the flow cookie', async () => {
+    const { subject } = providerAccount();
+    const { authorizationUrl, flowCookie } = await start();
+    const callbackUrl = await provider.signIn(authorizationUrl, subject);
+    callbackUrl.searchParams.set('state', 'attacker-chosen-state');
+    const { location, headers } = await callback(callbackUrl, flowCookie);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=invalid_state`);
+    expectNoAuthCookies(headers);
+  });
+
+  it('a flow cookie from another sign-in (login CSRF)', async () => {
+    const { subject } = providerAccount();
+    const attacker = await start();
+    const callbackUrl = await provider.signIn(attacker.authorizationUrl, subject);
+    const victim = await start();
+    const { location, headers } = await callback(callbackUrl, victim.flowCookie);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=invalid_state`);
+    expectNoAuthCookies(headers);
+  });
+
+  it('a tampered flow cookie', async () => {
+    const { subject } = providerAccount();
+    const { authorizationUrl, flowCookie } = await start();
+    const callbackUrl = await provider.signIn(authorizationUrl, subject);
+    const [payload, signature] = flowCookie.split('.');
+    const flow = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const forged = `${Buffer.from(JSON.stringify({ ...flow, redirect: '/elsewhere' })).toString('base64url')}.${signature}`;
+    const { location, headers } = await callback(callbackUrl, forged);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=invalid_state`);
+    expectNoAuthCookies(headers);
+  });
+
+  it('a replayed authorization code', async () => {
+    const { subject } = providerAccount();
+    const first = await signIn(subject);
+    expect(first.location).toBe(TEST_APP_URL);
+    const { location, headers } = await callback(first.callbackUrl, first.flowCookie);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=exchange_failed`);
+    expectNoAuthCookies(headers);
+  });
+
+  it('an expired flow cookie, or none at all', async () => {
+    const { subject } = providerAccount();
+    const { authorizationUrl, flowCookie } = await start();
+    const callbackUrl = await provider.signIn(authorizationUrl, subject);
+    const flow = JSON.parse(Buffer.from(flowCookie.split('.')[0]!, 'base64url').toString());
+    const expired = sealFlow(server.config.jwtSecret!, { ...flow, expiresAt: Date.now() - 1000 });
+
+    const late = await callback(callbackUrl, expired);
+    expect(late.location).toBe(`${TEST_APP_URL}/?authError=expired_flow`);
+    expectNoAuthCookies(late.headers);
+    const dropped = await callback(callbackUrl, undefined);
+    expect(dropped.location).toBe(`${TEST_APP_URL}/?authError=expired_flow`);
+    expectNoAuthCookies(dropped.headers);
+  });
+});
+
+describe('command-line sign-in', () => {
+  const cliRedirect = 'http://127.0.0.1:53682/callback';
+
+  async function cliSignIn(subject: string) {
+    const { authorizationUrl, flowCookie } = await start(`?cliRedirect=${encodeURIComponent(cliRedirect)}`);
+    const callbackUrl = await provider.signIn(authorizationUrl, subject);
+    return callback(callbackUrl, flowCookie);
+  }
+
+  it('hands the loopback a one-time code, stored hashed, that the exchange turns into a 1-day session once', async () => {
+    const { subject, email } = providerAccount();
+    const { location, headers } = await cliSignIn(subject);
+    expectNoAuthCookies(headers);
+    const landing = new URL(location);
+    expect(`${landing.origin}${landing.pathname}`).toBe(cliRedirect);
+    const code = landing.searchParams.get('code')!;
+    expect(Buffer.from(code, 'base64url')).toHaveLength(32);
+    expect(await server.sql`select 1 from cli_login_codes where code_hash = ${code}`).toEqual([]);
+
+    const exchanged = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body).toEqual({
+      user: { id: expect.any(String), email, name: expect.any(String), role: 'MEMBER' },
+      accessToken: expect.any(String),
+      refreshToken: expect.any(String),
+      expiresIn: 900,
+    });
+    expect(cookieValue(exchanged.headers, 'access_token')).toBe(exchanged.body.accessToken);
+    const me = await api.request('GET', '/api/auth/me', { token: exchanged.body.accessToken });
+    expect(me.body.email).toBe(email);
+
+    const replayed = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('refuses a code sent with another redirect URI, and burns it', async () => {
+    const { subject } = providerAccount();
+    const code = new URL((await cliSignIn(subject)).location).searchParams.get('code')!;
+    const elsewhere = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: 'http://127.0.0.1:9/callback' } });
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.body.code).toBe('INVALID_CREDENTIALS');
+    const after = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    expect(after.status).toBe(401);
+  });
+
+  it('refuses an expired code and an unknown one', async () => {
+    const { subject } = providerAccount();
+    const code = new URL((await cliSignIn(subject)).location).searchParams.get('code')!;
+    await server.sql`update cli_login_codes set expires_at = now() - interval '1 second' where used_at is null`;
+    const expired = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    expect(expired.status).toBe(401);
+    expect(expired.body.code).toBe('INVALID_CREDENTIALS');
+    const unknown = await api.request('POST', '/api/auth/idp/exchange', { json: { code: 'made-up', redirectUri: cliRedirect } });
+    expect(unknown.status).toBe(401);
+    const missing = await api.request('POST', '/api/auth/idp/exchange', { json: { code } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('sends a failure back to the loopback with ?authError=', async () => {
+    const existing = await api.register();
+    const { subject } = providerAccount({ email: existing.user.email, email_verified: false });
+    const { location } = await cliSignIn(subject);
+    expect(location).toBe(`${cliRedirect}?authError=email_not_verified`);
+  });
+});
+
+describe('without OIDC settings', () => {
+  it('answers every identity-provider route with 404 IDP_DISABLED', async () => {
+    const plain = await startTestServer();
+    try {
+      const plainApi = client(plain.url);
+      for (const [method, path, json] of [
+        ['GET', '/api/auth/idp', undefined],
+        ['GET', '/api/auth/idp?cliRedirect=http%3A%2F%2F127.0.0.1%3A4000%2F', undefined],
+        ['GET', '/api/auth/idp/callback?code=x&state=y', undefined],
+        ['POST', '/api/auth/idp/exchange', { code: 'x', redirectUri: 'http://127.0.0.1:4000/' }],
+      ] as const) {
+        const response = await plainApi.request(method, path, { json });
+        expect(response.status, path).toBe(404);
+        expect(response.body.code).toBe('IDP_DISABLED');
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+});
