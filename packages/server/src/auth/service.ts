@@ -157,4 +157,4 @@ export class AuthService {
   }
 }
 
-const publicUser = (row: UserRow) => ({ id: row.id, email: row.email, name: row.name, role: row.role });
+export const publicUser = (row: UserRow) => ({ id: row.id, email: row.email, name: row.name, role: row.role });
