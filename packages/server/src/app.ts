@@ -116,10 +116,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
+        for (const feature of features.reverse()) await feature.stop?.();
         const timer = setTimeout(() => server.closeAllConnections(), 10_000);
         await drained;
         clearTimeout(timer);
-        for (const feature of features.reverse()) await feature.stop?.();
         await database.close();
       })();
       return closing;

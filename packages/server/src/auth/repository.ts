@@ -2,6 +2,7 @@ import type { Me, Role } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { signalSessionRevoked } from '../events/session-signals.js';
 
 export interface UserRow {
   id: string;
@@ -125,10 +126,15 @@ export class AuthRepository {
     return rows.length === 1;
   }
 
+  /** Every revocation (logout, refresh-token reuse) passes here, so every instance closes the session's sockets. */
   async revokeSession(sessionId: string): Promise<boolean> {
-    const rows = await this.sql`
-      update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
-    return rows.length === 1;
+    return this.sql.begin(async (tx) => {
+      const rows = await tx`
+        update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
+      if (rows.length === 0) return false;
+      await signalSessionRevoked(tx, sessionId);
+      return true;
+    });
   }
 
   /** The principal of an access token, only while its session is active and its user exists. */

@@ -6,6 +6,9 @@ export interface Feature {
   register(app: App): void;
   /** Runs once the HTTP server exists and before it listens: WebSocket upgrades, start-up sweeps. */
   start?(server: Server): Promise<void>;
-  /** Runs on shutdown, after the server stopped taking requests and before the database closes. */
+  /**
+   * Runs on shutdown, once the server stopped accepting connections and while requests in flight drain:
+   * it ends the connections the drain would wait for forever (WebSockets). The database closes after.
+   */
   stop?(): Promise<void>;
 }

@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType, ProjectEvent, UserRef } from '@bandcollab/sdk';
-import { injectable } from 'tsyringe';
+import { inject, injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
+import { EventsRepository } from './repository.js';
 
 export const EVENTS_CHANNEL = 'bandcollab_events';
+
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
+const MAX_NOTIFY_BYTES = 7999;
+
+/** What travels on the channel: the event itself, or the id of its stored payload when it is too large. */
+export type EventNotice = ProjectEvent | { ref: string };
 
 export interface NewEvent {
   type: EventType;
@@ -19,8 +26,17 @@ export interface NewEvent {
  */
 @injectable()
 export class EventPublisher {
+  constructor(@inject(EventsRepository) private readonly repository: EventsRepository) {}
+
   async publish(tx: Queryable, event: NewEvent): Promise<void> {
     const envelope: ProjectEvent = { id: randomUUID(), at: new Date().toISOString(), ...event };
-    await tx`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(envelope)})`;
+    const payload = JSON.stringify(envelope);
+    if (Buffer.byteLength(payload) <= MAX_NOTIFY_BYTES) {
+      await this.repository.notify(tx, EVENTS_CHANNEL, payload);
+      return;
+    }
+    await this.repository.storePayload(tx, envelope.id, payload);
+    const notice: EventNotice = { ref: envelope.id };
+    await this.repository.notify(tx, EVENTS_CHANNEL, JSON.stringify(notice));
   }
 }

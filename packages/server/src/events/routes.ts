@@ -1,9 +1,85 @@
+import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import { inject, injectable } from 'tsyringe';
+import { WebSocketServer } from 'ws';
+import { AuthGuard } from '../core/auth-guard.js';
+import type { Config } from '../core/config.js';
+import { CONFIG, LOGGER } from '../core/di.js';
+import { ApiError, forbidden, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import { requestId, sendProblem } from '../core/http.js';
+import type { Logger } from '../core/logger.js';
+import { EventHub } from './hub.js';
 
-/** Real-time project events over WebSocket (API.md §7). */
+const EVENTS_PATH = '/api/events';
+
+/** Real-time project events over WebSocket (API.md §7): the upgrade of `GET /api/events`. */
 @injectable()
 export class EventsRoutes implements Feature {
+  /** Clients only answer pings; anything they send is small or a mistake. */
+  private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  private readonly allowedOrigins: Set<string>;
+
+  constructor(
+    @inject(CONFIG) config: Config,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(EventHub) private readonly hub: EventHub,
+  ) {
+    this.allowedOrigins = new Set([config.publicUrl, ...config.corsOrigins].map((url) => new URL(url).origin));
+    this.sockets.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestId(req)}`));
+  }
+
   register(_app: App): void {}
+
+  async start(server: Server): Promise<void> {
+    await this.hub.start();
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void this.upgrade(req, socket, head);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.hub.stop();
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    try {
+      if (new URL(req.url ?? '/', 'http://host').pathname !== EVENTS_PATH) throw notFound('WebSocket endpoint');
+      // Browsers send cookies with cross-site WebSocket requests: only the server's own pages may connect.
+      if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
+      const principal = await this.guard.authenticate(req, { allowCookie: true });
+      this.sockets.handleUpgrade(req, socket, head, (webSocket) => {
+        void this.hub.add(webSocket, principal);
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError)) this.log.error('events upgrade failed', { requestId: requestId(req), error });
+      refuse(req, socket, error instanceof ApiError ? error : new ApiError(500, 'INTERNAL', 'The events stream could not open'));
+    }
+  }
+
+  /** Non-browser clients send no Origin; a browser's must be the server's own or a configured one. */
+  private isAllowedOrigin(origin: string | undefined): boolean {
+    if (origin === undefined) return true;
+    try {
+      return this.allowedOrigins.has(new URL(origin).origin);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** Answers a refused upgrade as any other API error (problem details), then closes the connection. */
+function refuse(req: IncomingMessage, socket: Duplex, error: ApiError): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  res.setHeader('X-Request-Id', requestId(req));
+  sendProblem(req, res, error);
 }

@@ -1,0 +1,185 @@
+import type { HelloMessage, Member, ProjectEvent } from '@bandcollab/sdk';
+import type postgres from 'postgres';
+import { inject, injectable } from 'tsyringe';
+import { WebSocket } from 'ws';
+import type { Principal } from '../core/auth-guard.js';
+import type { Config } from '../core/config.js';
+import type { Sql } from '../core/database.js';
+import { CONFIG, LOGGER, SQL } from '../core/di.js';
+import type { Logger } from '../core/logger.js';
+import { EVENTS_CHANNEL, type EventNotice } from './publisher.js';
+import { EventsRepository } from './repository.js';
+import { SESSIONS_CHANNEL } from './session-signals.js';
+
+/** Unsent bytes beyond this mark a reader too slow to keep up: it is closed rather than buffered for. */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+export const CLOSE_GOING_AWAY = 1001;
+export const CLOSE_INTERNAL_ERROR = 1011;
+export const CLOSE_TOO_SLOW = 1013;
+export const CLOSE_SESSION_ENDED = 4401;
+
+/** How long `stop` waits for peers to answer the closing handshake before cutting them off. */
+const CLOSE_GRACE_MS = 2000;
+
+/** One event with its wire form, serialised once for every socket. */
+interface Delivery {
+  event: ProjectEvent;
+  json: string;
+}
+
+interface Subscriber {
+  socket: WebSocket;
+  userId: string;
+  sessionId: string;
+  projectIds: Set<string>;
+  /** Events that arrived while the memberships were loading; null once the hello went out. */
+  backlog: Delivery[] | null;
+  /** Cleared at each ping, set again by the pong: still clear at the next ping means the peer is gone. */
+  alive: boolean;
+}
+
+/**
+ * Every open events socket of this instance. Each instance LISTENs to every committed event and to every
+ * ended session, and picks what each of its sockets may see: the events of the user's projects.
+ */
+@injectable()
+export class EventHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private listeners: postgres.ListenMeta[] = [];
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Notices are handled one at a time, so reading a stored payload never lets a later event overtake it. */
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(SQL) private readonly sql: Sql,
+    @inject(EventsRepository) private readonly repository: EventsRepository,
+  ) {}
+
+  /** LISTENs on a dedicated connection, which the postgres client re-establishes after a drop. */
+  async start(): Promise<void> {
+    this.listeners = await Promise.all([
+      this.sql.listen(EVENTS_CHANNEL, (notice) => this.enqueue(notice)),
+      this.sql.listen(SESSIONS_CHANNEL, (sessionId) => this.endSession(sessionId)),
+    ]);
+    this.heartbeat = setInterval(() => this.pingPeers(), this.config.eventsHeartbeatSeconds * 1000);
+    this.heartbeat.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await Promise.all(this.listeners.map((listener) => listener.unlisten()));
+    await this.pending;
+    const closed = [...this.subscribers].map((s) => new Promise((resolve) => s.socket.once('close', resolve)));
+    for (const subscriber of this.subscribers) subscriber.socket.close(CLOSE_GOING_AWAY, 'The server is shutting down');
+    const cutOff = setTimeout(() => {
+      for (const subscriber of this.subscribers) subscriber.socket.terminate();
+    }, CLOSE_GRACE_MS);
+    await Promise.all(closed);
+    clearTimeout(cutOff);
+  }
+
+  /** Takes an authenticated socket: says hello with the user's projects, then streams their events. */
+  async add(socket: WebSocket, principal: Principal): Promise<void> {
+    const subscriber: Subscriber = {
+      socket,
+      userId: principal.userId,
+      sessionId: principal.sessionId,
+      projectIds: new Set(),
+      backlog: [],
+      alive: true,
+    };
+    // Registered before the memberships are read: an event committed after that read is then in the backlog.
+    this.subscribers.add(subscriber);
+    socket.on('close', () => this.subscribers.delete(subscriber));
+    socket.on('error', (error) => this.log.debug('events socket error', { error }));
+    socket.on('pong', () => {
+      subscriber.alive = true;
+    });
+
+    let projectIds: string[] | null;
+    try {
+      projectIds = await this.repository.projectIdsOfActiveSession(principal.userId, principal.sessionId);
+    } catch (error) {
+      this.log.error('could not load the memberships of an events socket', { error });
+      socket.close(CLOSE_INTERNAL_ERROR, 'Try again later');
+      return;
+    }
+    if (projectIds === null) {
+      socket.close(CLOSE_SESSION_ENDED, 'The session has ended');
+      return;
+    }
+    for (const projectId of projectIds) subscriber.projectIds.add(projectId);
+    const hello: HelloMessage = { type: 'hello', userId: principal.userId, projectIds };
+    this.send(subscriber, JSON.stringify(hello));
+    const backlog = subscriber.backlog ?? [];
+    subscriber.backlog = null;
+    for (const delivery of backlog) this.deliver(subscriber, delivery);
+  }
+
+  private enqueue(notice: string): void {
+    this.pending = this.pending
+      .then(() => this.dispatch(notice))
+      .catch((error: unknown) => this.log.error('could not dispatch an event', { error }));
+  }
+
+  private async dispatch(notice: string): Promise<void> {
+    const parsed = JSON.parse(notice) as EventNotice;
+    let json = notice;
+    if ('ref' in parsed) {
+      const stored = await this.repository.findPayload(parsed.ref);
+      if (stored === null) {
+        this.log.warn('a stored event payload is gone', { eventId: parsed.ref });
+        return;
+      }
+      json = stored;
+    }
+    const delivery: Delivery = { event: JSON.parse(json) as ProjectEvent, json };
+    for (const subscriber of this.subscribers) {
+      if (subscriber.backlog) subscriber.backlog.push(delivery);
+      else this.deliver(subscriber, delivery);
+    }
+  }
+
+  /** Sends the event if the user belongs to its project, following membership changes as they happen. */
+  private deliver(subscriber: Subscriber, { event, json }: Delivery): void {
+    if (event.type === 'member.added' && (event.data.member as Member | undefined)?.userId === subscriber.userId) {
+      subscriber.projectIds.add(event.projectId);
+    }
+    if (!subscriber.projectIds.has(event.projectId)) return;
+    this.send(subscriber, json);
+    const leaves =
+      event.type === 'project.deleted' || (event.type === 'member.removed' && event.data.userId === subscriber.userId);
+    if (leaves) subscriber.projectIds.delete(event.projectId);
+  }
+
+  private send(subscriber: Subscriber, json: string): void {
+    const { socket } = subscriber;
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.log.warn('closing an events socket that does not keep up', { userId: subscriber.userId });
+      socket.close(CLOSE_TOO_SLOW, 'Too slow to keep up; reconnect');
+      return;
+    }
+    socket.send(json);
+  }
+
+  private endSession(sessionId: string): void {
+    for (const subscriber of this.subscribers) {
+      if (subscriber.sessionId === sessionId) subscriber.socket.close(CLOSE_SESSION_ENDED, 'The session has ended');
+    }
+  }
+
+  private pingPeers(): void {
+    for (const subscriber of this.subscribers) {
+      if (!subscriber.alive) {
+        subscriber.socket.terminate();
+        continue;
+      }
+      subscriber.alive = false;
+      subscriber.socket.ping();
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventSocket, refusedUpgrade } from './support/event-socket.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+const APP_ORIGIN = 'https://app.example.com';
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  server = await startTestServer({ CORS_ORIGINS: APP_ORIGIN });
+  api = client(server.url);
+});
+afterAll(() => server?.close());
+
+describe('opening GET /api/events', () => {
+  it('says hello with the user id and no projects to a new user authenticated by Bearer', async () => {
+    const user = await api.register();
+    const events = await openEventSocket(server.url, { token: user.accessToken });
+    expect(events.hello).toEqual({ type: 'hello', userId: user.user.id, projectIds: [] });
+    events.close();
+  });
+
+  it('accepts the access_token cookie', async () => {
+    const user = await api.register();
+    const events = await openEventSocket(server.url, { cookie: `access_token=${user.accessToken}` });
+    expect(events.hello.userId).toBe(user.user.id);
+    events.close();
+  });
+
+  it('refuses a missing or tampered token with 401 problem details', async () => {
+    const user = await api.register();
+    for (const token of [undefined, `${user.accessToken}x`]) {
+      const refusal = await refusedUpgrade(server.url, { token });
+      expect(refusal.status).toBe(401);
+      expect(refusal.body).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+      expect(refusal.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(refusal.headers['www-authenticate']).toBe('Bearer');
+      expect(refusal.headers['x-request-id']).toBe(refusal.body.requestId);
+    }
+  });
+
+  it('refuses the token of a logged-out session', async () => {
+    const user = await api.register();
+    expect((await api.request('POST', '/api/auth/logout', { token: user.accessToken })).status).toBe(200);
+    const refusal = await refusedUpgrade(server.url, { token: user.accessToken });
+    expect(refusal.status).toBe(401);
+  });
+
+  it("accepts the server's own origin and CORS_ORIGINS, refuses any other with 403", async () => {
+    const user = await api.register();
+    for (const origin of [new URL(server.config.publicUrl).origin, APP_ORIGIN]) {
+      const events = await openEventSocket(server.url, { cookie: `access_token=${user.accessToken}`, origin });
+      events.close();
+    }
+    for (const origin of ['https://evil.example.com', 'null', `${APP_ORIGIN}:8443`]) {
+      const refusal = await refusedUpgrade(server.url, { cookie: `access_token=${user.accessToken}`, origin });
+      expect(refusal.status).toBe(403);
+      expect(refusal.body.code).toBe('FORBIDDEN');
+    }
+  });
+
+  it('answers an upgrade of another path with 404', async () => {
+    const user = await api.register();
+    const refusal = await refusedUpgrade(server.url, { token: user.accessToken }, '/api/projects');
+    expect(refusal.status).toBe(404);
+  });
+});
+
+describe('shutting down', () => {
+  it('closes open sockets with 1001 and finishes', async () => {
+    const own = await startTestServer();
+    const user = await client(own.url).register();
+    const events = await openEventSocket(own.url, { token: user.accessToken });
+    await own.close();
+    expect((await events.closed).code).toBe(1001);
+  });
+});
+
+describe('ending a session', () => {
+  it('closes the sockets of a logged-out session with 4401 and leaves the other sessions open', async () => {
+    const user = await api.register();
+    const login = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password } });
+    const loggedOut = await openEventSocket(server.url, { token: user.accessToken });
+    const otherSession = await openEventSocket(server.url, { token: login.body.accessToken });
+
+    await api.request('POST', '/api/auth/logout', { json: { refreshToken: user.refreshToken } });
+
+    expect(await loggedOut.closed).toEqual({ code: 4401, reason: 'The session has ended' });
+    // Both sockets' fates were decided by the same notice: a pong after it proves the other one stays open.
+    await new Promise((resolve) => {
+      otherSession.socket.once('pong', resolve);
+      otherSession.socket.ping();
+    });
+    expect(otherSession.socket.readyState).toBe(WebSocket.OPEN);
+    otherSession.close();
+  });
+
+  it('closes the sockets of a session revoked because its rotated refresh token came back', async () => {
+    const user = await api.register();
+    const events = await openEventSocket(server.url, { token: user.accessToken });
+    expect((await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } })).status).toBe(200);
+    expect((await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } })).status).toBe(401);
+    expect((await events.closed).code).toBe(4401);
+  });
+});
