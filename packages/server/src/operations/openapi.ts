@@ -288,7 +288,11 @@ const paths: Record<string, Record<string, unknown>> = {
         { name: 'redirect', in: 'query', required: false, schema: { type: 'string' } },
         { name: 'cliRedirect', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
       ],
-      responses: { '302': { description: 'To the provider' }, ...errors(400), '404': problem('IDP_DISABLED') },
+      responses: {
+        '302': { description: 'To the provider; to APP_URL (or cliRedirect) with ?authError=provider_unavailable when its discovery fails' },
+        ...errors(400),
+        '404': problem('IDP_DISABLED'),
+      },
     },
   },
   '/api/auth/idp/callback': {
@@ -298,7 +302,10 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Links by provider subject, else by email when the provider says it is verified, else creates the account and redeems ' +
         'its invitations. Failures redirect to APP_URL with ?authError=<code> and set nothing. For command-line flows it ' +
-        'redirects to the loopback cliRedirect with ?code=<one-time code> (60 s, single use).',
+        'redirects to the loopback cliRedirect with ?code=<one-time code> (60 s, single use), and failures go there too. ' +
+        'authError is one of expired_flow (flow cookie missing or past its 10 minutes), invalid_state, access_denied, ' +
+        'provider_error, provider_unavailable, exchange_failed (code refused, replayed, or ID token invalid), email_missing, ' +
+        'email_not_verified (an account has that email and the provider does not say it is verified), server_error.',
       responses: { '302': { description: 'To APP_URL (or the loopback redirect of a command-line sign-in)' }, '404': problem('IDP_DISABLED') },
     },
   },
