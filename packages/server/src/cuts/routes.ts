@@ -1,9 +1,56 @@
 import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import { inject, injectable } from 'tsyringe';
+import { z } from 'zod';
+import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { nameSchema, uuidSchema } from '../core/validation.js';
+import { CutsService } from './service.js';
+
+const nameBody = z.object({ name: nameSchema });
+const moveSchema = z.object({ targetVibeId: uuidSchema.transform((id) => id.toLowerCase()) });
 
 /** Cuts (API.md §5). */
 @injectable()
 export class CutsRoutes implements Feature {
-  register(_app: App): void {}
+  constructor(
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(CutsService) private readonly cuts: CutsService,
+  ) {}
+
+  register(app: App): void {
+    app.post('/api/vibes/:vibeId/cuts', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const vibeId = idParam(req, 'vibeId', 'Vibe');
+      const { name } = await jsonBody(req, res, nameBody);
+      const cut = await this.cuts.create(principal, vibeId, name);
+      sendCreated(res, `/api/cuts/${cut.id}`, cut);
+    });
+
+    app.get('/api/cuts/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.cuts.get(principal, idParam(req, 'id', 'Cut')));
+    });
+
+    app.put('/api/cuts/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const cutId = idParam(req, 'id', 'Cut');
+      const { name } = await jsonBody(req, res, nameBody);
+      sendJson(res, 200, await this.cuts.rename(principal, cutId, name));
+    });
+
+    app.put('/api/cuts/:id/move', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const cutId = idParam(req, 'id', 'Cut');
+      const { targetVibeId } = await jsonBody(req, res, moveSchema);
+      sendJson(res, 200, await this.cuts.move(principal, cutId, targetVibeId));
+    });
+
+    app.delete('/api/cuts/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const cutId = idParam(req, 'id', 'Cut');
+      await this.cuts.delete(principal, cutId);
+      sendJson(res, 200, { id: cutId, deleted: true });
+    });
+  }
 }

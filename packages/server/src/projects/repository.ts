@@ -1,10 +1,197 @@
+import type { Invitation, Member, Project, Role, UpdatedProject } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { imageUrl } from './images.js';
+
+export const INVITATION_DAYS = 30;
+
+export interface ProjectRow {
+  id: string;
+  name: string;
+  description: string | null;
+  image: string | null;
+  created_at: Date;
+  updated_at: Date;
+  member_count: number;
+  /** The caller's membership role. */
+  role: Role;
+}
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  name: string;
+  avatar_url: string | null;
+  role: Role;
+  joined_at: Date;
+}
+
+interface InvitationRow {
+  id: string;
+  email: string;
+  role: Role;
+  invited_by_id: string;
+  invited_by_name: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export const toProject = (row: ProjectRow): Project => ({
+  id: row.id,
+  name: row.name,
+  description: row.description,
+  imageUrl: imageUrl(row.image),
+  createdAt: row.created_at.toISOString(),
+  memberCount: row.member_count,
+  role: row.role,
+});
+
+export const toUpdatedProject = (row: ProjectRow): UpdatedProject => ({
+  ...toProject(row),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+const toMember = (row: MemberRow): Member => ({
+  userId: row.user_id,
+  email: row.email,
+  name: row.name,
+  avatarUrl: row.avatar_url,
+  role: row.role,
+  joinedAt: row.joined_at.toISOString(),
+});
+
+const toInvitation = (row: InvitationRow): Invitation => ({
+  id: row.id,
+  email: row.email,
+  role: row.role,
+  invitedBy: { id: row.invited_by_id, name: row.invited_by_name },
+  createdAt: row.created_at.toISOString(),
+  expiresAt: row.expires_at.toISOString(),
+});
+
+export interface ProjectChanges {
+  name?: string;
+  description?: string | null;
+  /** A new file name under DATA_DIR/images, or null to clear. */
+  image?: string | null;
+}
 
 @injectable()
 export class ProjectsRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  /** The caller's projects, newest first. */
+  async listForUser(userId: string): Promise<Project[]> {
+    const rows = await this.sql<ProjectRow[]>`
+      select p.*, m.role,
+             (select count(*)::int from project_members c where c.project_id = p.id) as member_count
+      from projects p join project_members m on m.project_id = p.id and m.user_id = ${userId}
+      order by p.created_at desc, p.id desc`;
+    return rows.map(toProject);
+  }
+
+  /** The project as its member `userId` sees it; null when it is gone or they are not a member. */
+  async findForUser(tx: Queryable, projectId: string, userId: string): Promise<ProjectRow | null> {
+    const [row] = await tx<ProjectRow[]>`
+      select p.*, m.role,
+             (select count(*)::int from project_members c where c.project_id = p.id) as member_count
+      from projects p join project_members m on m.project_id = p.id and m.user_id = ${userId}
+      where p.id = ${projectId}`;
+    return row ?? null;
+  }
+
+  async insert(tx: Queryable, project: { name: string; description: string | null; image: string | null }, creatorId: string): Promise<string> {
+    const [row] = await tx<{ id: string }[]>`
+      insert into projects (name, description, image)
+      values (${project.name}, ${project.description}, ${project.image})
+      returning id`;
+    await tx`insert into project_members (project_id, user_id, role) values (${row!.id}, ${creatorId}, 'ADMIN')`;
+    return row!.id;
+  }
+
+  /**
+   * Serialises the changes that must see a project's members or vibes as a whole (last-admin checks,
+   * vibe positions). NO KEY UPDATE leaves uploads and other inserts that reference the project unblocked.
+   * Answers the project's current image, or undefined when the project is gone.
+   */
+  async lock(tx: Queryable, projectId: string): Promise<{ image: string | null } | undefined> {
+    const [row] = await tx<{ image: string | null }[]>`
+      select image from projects where id = ${projectId} for no key update`;
+    return row;
+  }
+
+  async update(tx: Queryable, projectId: string, changes: ProjectChanges): Promise<void> {
+    await tx`
+      update projects set
+        name = ${changes.name === undefined ? tx`name` : changes.name},
+        description = ${changes.description === undefined ? tx`description` : changes.description},
+        image = ${changes.image === undefined ? tx`image` : changes.image},
+        updated_at = now()
+      where id = ${projectId}`;
+  }
+
+  /** The project's members, earliest first; or just `userId` among them. */
+  async members(tx: Queryable, projectId: string, userId?: string): Promise<Member[]> {
+    const rows = await tx<MemberRow[]>`
+      select m.user_id, u.email, u.name, u.avatar_url, m.role, m.joined_at
+      from project_members m join users u on u.id = m.user_id
+      where m.project_id = ${projectId} ${userId === undefined ? tx`` : tx`and m.user_id = ${userId}`}
+      order by m.joined_at, u.name, m.user_id`;
+    return rows.map(toMember);
+  }
+
+  async findMember(tx: Queryable, projectId: string, userId: string): Promise<Member | null> {
+    return (await this.members(tx, projectId, userId))[0] ?? null;
+  }
+
+  /** Adds a member; null when they already are one. */
+  async addMember(tx: Queryable, projectId: string, userId: string, role: Role): Promise<Member | null> {
+    const added = await tx`
+      insert into project_members (project_id, user_id, role) values (${projectId}, ${userId}, ${role})
+      on conflict do nothing returning user_id`;
+    return added.length === 0 ? null : this.findMember(tx, projectId, userId);
+  }
+
+  async setMemberRole(tx: Queryable, projectId: string, userId: string, role: Role): Promise<void> {
+    await tx`update project_members set role = ${role} where project_id = ${projectId} and user_id = ${userId}`;
+  }
+
+  async removeMember(tx: Queryable, projectId: string, userId: string): Promise<void> {
+    await tx`delete from project_members where project_id = ${projectId} and user_id = ${userId}`;
+  }
+
+  async countAdmins(tx: Queryable, projectId: string): Promise<number> {
+    const [row] = await tx<{ count: number }[]>`
+      select count(*)::int as count from project_members where project_id = ${projectId} and role = 'ADMIN'`;
+    return row!.count;
+  }
+
+  async findUserIdByEmail(tx: Queryable, email: string): Promise<string | null> {
+    const [row] = await tx<{ id: string }[]>`select id from users where email = ${email}`;
+    return row?.id ?? null;
+  }
+
+  /** Pending (unexpired) invitations, oldest first; or just the one with `id`. */
+  async pendingInvitations(tx: Queryable, projectId: string, id?: string): Promise<Invitation[]> {
+    const rows = await tx<InvitationRow[]>`
+      select i.id, i.email, i.role, u.id as invited_by_id, u.name as invited_by_name, i.created_at, i.expires_at
+      from invitations i join users u on u.id = i.invited_by
+      where i.project_id = ${projectId} and i.expires_at > now() ${id === undefined ? tx`` : tx`and i.id = ${id}`}
+      order by i.created_at, i.id`;
+    return rows.map(toInvitation);
+  }
+
+  /** Invites an email; inviting it again replaces the role and inviter and restarts the 30 days. */
+  async upsertInvitation(tx: Queryable, projectId: string, email: string, role: Role, invitedBy: string): Promise<Invitation> {
+    const [row] = await tx<{ id: string }[]>`
+      insert into invitations (project_id, email, role, invited_by, expires_at)
+      values (${projectId}, ${email}, ${role}, ${invitedBy}, now() + make_interval(days => ${INVITATION_DAYS}))
+      on conflict (project_id, email) do update set
+        role = excluded.role, invited_by = excluded.invited_by, created_at = now(), expires_at = excluded.expires_at
+      returning id`;
+    return (await this.pendingInvitations(tx, projectId, row!.id))[0]!;
+  }
 
   /** Turns the unexpired invitations for `email` into memberships; returns the project ids joined. */
   async redeemInvitations(tx: Queryable, userId: string, email: string): Promise<string[]> {

@@ -1,9 +1,128 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { FILE_TYPES } from '@bandcollab/sdk';
 import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import { inject, injectable } from 'tsyringe';
+import { z } from 'zod';
+import { AuthGuard } from '../core/auth-guard.js';
+import { notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import { idParam, jsonBody, type Request, type Response, sendCreated, sendJson } from '../core/http.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { descriptionSchema, emailSchema, nameSchema, roleSchema } from '../core/validation.js';
+import { clearImageField, IMAGE_NAME, Images } from './images.js';
+import { ProjectsService } from './service.js';
 
-/** Projects, members and invitations (API.md §4). */
+/** An empty description (as a form sends it) is no description. */
+const optionalDescription = descriptionSchema.optional().transform((value) => (value === '' ? null : value));
+
+const createSchema = z.object({ name: nameSchema, description: optionalDescription });
+const updateSchema = z.object({
+  name: nameSchema.optional(),
+  description: optionalDescription,
+  image: clearImageField,
+});
+const inviteSchema = z.object({ email: emailSchema, role: roleSchema });
+const memberSchema = z.object({ role: roleSchema });
+
+/** Projects, members and invitations (API.md §4), and the images of projects and vibes. */
 @injectable()
 export class ProjectsRoutes implements Feature {
-  register(_app: App): void {}
+  constructor(
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(ProjectsService) private readonly projects: ProjectsService,
+    @inject(Images) private readonly images: Images,
+  ) {}
+
+  register(app: App): void {
+    app.get('/api/projects', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.projects.list(principal));
+    });
+
+    app.post('/api/projects', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const { input, image } = await this.images.readBody(req, res, createSchema);
+      const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });
+      sendCreated(res, `/api/projects/${project.id}`, project);
+    });
+
+    app.get('/api/projects/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.projects.detail(principal, idParam(req, 'id', 'Project')));
+    });
+
+    app.put('/api/projects/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const projectId = idParam(req, 'id', 'Project');
+      // Checked before a form's image is stored; the service checks again inside its transaction.
+      await this.access.require(principal, 'project', projectId, 'ADMIN');
+      const { input, image } = await this.images.readBody(req, res, updateSchema);
+      const changes = image === null ? input : { ...input, image };
+      sendJson(res, 200, await this.projects.update(principal, projectId, changes));
+    });
+
+    app.delete('/api/projects/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const projectId = idParam(req, 'id', 'Project');
+      await this.projects.delete(principal, projectId);
+      sendJson(res, 200, { id: projectId, deleted: true });
+    });
+
+    app.post('/api/projects/:id/invite', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const projectId = idParam(req, 'id', 'Project');
+      const input = await jsonBody(req, res, inviteSchema);
+      sendCreated(res, `/api/projects/${projectId}`, await this.projects.invite(principal, projectId, input));
+    });
+
+    app.put('/api/projects/:id/members/:userId', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const projectId = idParam(req, 'id', 'Project');
+      const userId = idParam(req, 'userId', 'Member');
+      const { role } = await jsonBody(req, res, memberSchema);
+      sendJson(res, 200, await this.projects.setRole(principal, projectId, userId, role));
+    });
+
+    app.delete('/api/projects/:id/members/:userId', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const projectId = idParam(req, 'id', 'Project');
+      const userId = idParam(req, 'userId', 'Member');
+      await this.projects.removeMember(principal, projectId, userId);
+      sendJson(res, 200, { id: userId, deleted: true });
+    });
+
+    const serveImage = async (req: Request, res: Response) => {
+      const principal = await this.guard.authenticate(req, { allowCookie: true });
+      const name = req.params.name ?? '';
+      const projectId = IMAGE_NAME.test(name) ? await this.images.projectOf(name) : null;
+      if (projectId === null) throw notFound('Image');
+      await this.access.require(principal, 'project', projectId);
+      await sendImage(req, res, this.images.path(name), name);
+    };
+    app.get('/uploads/images/:name', serveImage);
+    app.head('/uploads/images/:name', serveImage);
+  }
+
+}
+
+/** An image's bytes, inline, with the headers API.md §6 asks of every stored file. */
+async function sendImage(req: Request, res: ServerResponse, path: string, name: string): Promise<void> {
+  const info = await stat(path).catch(() => null);
+  if (!info) throw notFound('Image');
+  const extension = name.slice(name.lastIndexOf('.') + 1);
+  res.writeHead(200, {
+    'Content-Type': FILE_TYPES[extension]!.mimeType,
+    'Content-Length': info.size,
+    'Content-Disposition': 'inline',
+    'Cache-Control': 'private, max-age=3600',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': "default-src 'none'; sandbox",
+    'Last-Modified': info.mtime.toUTCString(),
+  });
+  if (req.method === 'HEAD') res.end();
+  else await pipeline(createReadStream(path), res);
 }

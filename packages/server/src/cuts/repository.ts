@@ -1,0 +1,74 @@
+import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk';
+import { injectable } from 'tsyringe';
+import type { Queryable } from '../core/database.js';
+import { findFileRows, toFileRecord } from '../files/records.js';
+
+interface CutRow {
+  id: string;
+  vibe_id: string;
+  project_id: string;
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toCut = (row: CutRow): Cut => ({
+  id: row.id,
+  vibeId: row.vibe_id,
+  projectId: row.project_id,
+  name: row.name,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+/** Which cuts to read with their files. */
+export type CutFilter = { id: string } | { vibeId: string } | { projectId: string };
+
+@injectable()
+export class CutsRepository {
+  async insert(tx: Queryable, cut: { vibeId: string; projectId: string; name: string }): Promise<Cut> {
+    const [row] = await tx<CutRow[]>`
+      insert into cuts (vibe_id, project_id, name) values (${cut.vibeId}, ${cut.projectId}, ${cut.name})
+      returning *`;
+    return toCut(row!);
+  }
+
+  /** Renames a cut; null when it is gone. */
+  async rename(tx: Queryable, id: string, name: string): Promise<Cut | null> {
+    const [row] = await tx<CutRow[]>`update cuts set name = ${name}, updated_at = now() where id = ${id} returning *`;
+    return row ? toCut(row) : null;
+  }
+
+  /**
+   * Moves a cut to another vibe (the database refuses one of another project); answers it with the vibe it
+   * came from, or null when it is gone.
+   */
+  async move(tx: Queryable, id: string, vibeId: string): Promise<{ cut: Cut; fromVibeId: string } | null> {
+    // The locking subquery reads the row as it is once any concurrent move has committed.
+    const [row] = await tx<(CutRow & { from_vibe_id: string })[]>`
+      update cuts set vibe_id = ${vibeId}, updated_at = now()
+      from (select id, vibe_id from cuts where id = ${id} for update) previous
+      where cuts.id = previous.id
+      returning cuts.*, previous.vibe_id as from_vibe_id`;
+    return row ? { cut: toCut(row), fromVibeId: row.from_vibe_id } : null;
+  }
+
+  /** Cuts oldest first, each with its files oldest first. */
+  async withFiles(tx: Queryable, filter: CutFilter): Promise<CutWithFiles[]> {
+    const where =
+      'id' in filter ? tx`id = ${filter.id}` : 'vibeId' in filter ? tx`vibe_id = ${filter.vibeId}` : tx`project_id = ${filter.projectId}`;
+    const rows = await tx<CutRow[]>`select * from cuts where ${where} order by created_at, id`;
+    if (rows.length === 0) return [];
+    const fileRows =
+      'projectId' in filter
+        ? await findFileRows(tx, { projectId: filter.projectId })
+        : await findFileRows(tx, { cutIds: rows.map((row) => row.id) });
+    const filesByCut = new Map<string, FileRecord[]>();
+    for (const fileRow of fileRows) {
+      const list = filesByCut.get(fileRow.cut_id) ?? [];
+      list.push(toFileRecord(fileRow));
+      filesByCut.set(fileRow.cut_id, list);
+    }
+    return rows.map((row) => ({ ...toCut(row), files: filesByCut.get(row.id) ?? [] }));
+  }
+}

@@ -1,0 +1,82 @@
+import type { Cut, CutWithFiles } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { ApiError, notFound } from '../core/errors.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { EventPublisher } from '../events/publisher.js';
+import { deleteCutContent, removeFromDisk } from '../projects/cascade.js';
+import { projectEvent } from '../projects/events.js';
+import { CutsRepository } from './repository.js';
+
+/** Cuts (API.md §5): any member may create, rename, move and delete them. */
+@injectable()
+export class CutsService {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(CutsRepository) private readonly cuts: CutsRepository,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(Disk) private readonly disk: Disk,
+  ) {}
+
+  async create(principal: Principal, vibeId: string, name: string): Promise<Cut> {
+    return this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+      const cut = await this.cuts.insert(tx, { vibeId, projectId, name });
+      await this.events.publish(tx, projectEvent(principal, projectId, 'cut.created', { cut }));
+      return cut;
+    });
+  }
+
+  async get(principal: Principal, cutId: string): Promise<CutWithFiles> {
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const [cut] = await this.cuts.withFiles(tx, { id: cutId });
+      if (!cut) throw notFound('Cut');
+      return cut;
+    });
+  }
+
+  async rename(principal: Principal, cutId: string, name: string): Promise<Cut> {
+    return this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const cut = await this.cuts.rename(tx, cutId, name);
+      if (!cut) throw notFound('Cut');
+      await this.events.publish(tx, projectEvent(principal, projectId, 'cut.updated', { cut }));
+      return cut;
+    });
+  }
+
+  /**
+   * Moves a cut to another vibe of its project. A vibe the caller cannot see is 404 like any other;
+   * a vibe of another project of theirs is 400 CROSS_PROJECT_MOVE.
+   */
+  async move(principal: Principal, cutId: string, targetVibeId: string): Promise<Cut> {
+    return this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const target = await this.access.require(principal, 'vibe', targetVibeId, 'MEMBER', tx);
+      if (target.projectId !== projectId) {
+        throw new ApiError(400, 'CROSS_PROJECT_MOVE', 'A cut can only move to a vibe of its own project');
+      }
+      const moved = await this.cuts.move(tx, cutId, targetVibeId);
+      if (!moved) throw notFound('Cut');
+      await this.events.publish(tx, projectEvent(principal, projectId, 'cut.moved', moved));
+      return moved.cut;
+    });
+  }
+
+  /** Deletes the cut and its files; the bytes go once the rows are gone for good. */
+  async delete(principal: Principal, cutId: string): Promise<void> {
+    const content = await this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const deleted = await deleteCutContent(tx, cutId);
+      if (!deleted) throw notFound('Cut');
+      await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId: deleted.vibeId }));
+      return deleted;
+    });
+    await removeFromDisk(this.disk, content);
+  }
+}

@@ -1,0 +1,58 @@
+import type { Disk } from '../core/disk.js';
+import type { Queryable } from '../core/database.js';
+
+/** What a delete leaves to remove on disk once its transaction has committed. */
+export interface DeletedContent {
+  /** Stored at DATA_DIR/files/<id>.<extension>. */
+  files: { id: string; extension: string }[];
+  /** Stored at DATA_DIR/images/<name>. */
+  images: string[];
+}
+
+/*
+ * Deletes lock the parent row first (FOR UPDATE conflicts with the key-share lock every child insert takes
+ * on its parent), so no upload, cut or vibe can be added underneath while the delete runs; then every level
+ * is deleted with RETURNING, so the file and image names removed are the latest committed ones.
+ * Each function answers null when the row is already gone.
+ */
+
+/** Also answers the vibe the cut was in when it went. */
+export async function deleteCutContent(tx: Queryable, cutId: string): Promise<(DeletedContent & { vibeId: string }) | null> {
+  const [cut] = await tx<{ vibe_id: string }[]>`select vibe_id from cuts where id = ${cutId} for update`;
+  if (!cut) return null;
+  const files = await tx<{ id: string; extension: string }[]>`
+    delete from files where cut_id = ${cutId} returning id, extension`;
+  await tx`delete from cuts where id = ${cutId}`;
+  return { files: [...files], images: [], vibeId: cut.vibe_id };
+}
+
+export async function deleteVibeContent(tx: Queryable, vibeId: string): Promise<DeletedContent | null> {
+  const [vibe] = await tx`select id from vibes where id = ${vibeId} for update`;
+  if (!vibe) return null;
+  await tx`select id from cuts where vibe_id = ${vibeId} for update`;
+  const files = await tx<{ id: string; extension: string }[]>`
+    delete from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) returning id, extension`;
+  const [deleted] = await tx<{ image: string | null }[]>`delete from vibes where id = ${vibeId} returning image`;
+  return { files: [...files], images: imagesOf([deleted]) };
+}
+
+export async function deleteProjectContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
+  const [project] = await tx`select id from projects where id = ${projectId} for update`;
+  if (!project) return null;
+  const files = await tx<{ id: string; extension: string }[]>`
+    delete from files where project_id = ${projectId} returning id, extension`;
+  const vibes = await tx<{ image: string | null }[]>`delete from vibes where project_id = ${projectId} returning image`;
+  const [deleted] = await tx<{ image: string | null }[]>`delete from projects where id = ${projectId} returning image`;
+  return { files: [...files], images: imagesOf([...vibes, deleted]) };
+}
+
+const imagesOf = (rows: ({ image: string | null } | undefined)[]): string[] =>
+  rows.flatMap((row) => (row?.image ? [row.image] : []));
+
+/** Removes the bytes of committed deletes; never throws (a failure is logged and swept at the next start). */
+export async function removeFromDisk(disk: Disk, content: DeletedContent): Promise<void> {
+  await Promise.all([
+    ...content.files.map((file) => disk.removeQuietly(disk.filePath(file.id, file.extension))),
+    ...content.images.map((name) => disk.removeQuietly(disk.imagePath(name))),
+  ]);
+}

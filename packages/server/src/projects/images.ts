@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { inject, injectable } from 'tsyringe';
+import { z } from 'zod';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
+import { Multipart } from '../core/multipart.js';
+
+/** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
+export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
+
+/** In a JSON update, `image: null` clears the image; a new one comes as multipart/form-data. */
+export const clearImageField = z.null({ error: 'must be null (send a new image as multipart/form-data)' }).optional();
+
+/** The names this server gives images; anything else names no image. */
+export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;
+
+/** Project covers and vibe images: received from multipart forms, stored under DATA_DIR/images. */
+@injectable()
+export class Images {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(Disk) private readonly disk: Disk,
+    @inject(Multipart) private readonly multipart: Multipart,
+  ) {}
+
+  /**
+   * Reads a create or update body: JSON, or a multipart form whose optional `image` part must be an image
+   * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name. Invalid fields remove it again.
+   */
+  async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: string | null }> {
+    if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
+    const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'] });
+    const image = file && `${randomUUID()}.${file.rule.extension}`;
+    if (file && image) {
+      try {
+        await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(image));
+      } catch (error) {
+        await this.disk.removeQuietly(file.tempPath);
+        throw error;
+      }
+    }
+    const input = await this.keepIfRecorded(image, async () => validate(schema, fields));
+    return { input, image };
+  }
+
+  /** Runs `work`, which records a newly stored image; when it fails, the image is removed again. */
+  async keepIfRecorded<T>(image: string | null, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (image !== null) await this.remove(image);
+      throw error;
+    }
+  }
+
+  async remove(image: string): Promise<void> {
+    await this.disk.removeQuietly(this.disk.imagePath(image));
+  }
+
+  path(image: string): string {
+    return this.disk.imagePath(image);
+  }
+
+  /** The project whose cover or vibe uses the image; null when none does. */
+  async projectOf(image: string): Promise<string | null> {
+    const [row] = await this.sql<{ project_id: string }[]>`
+      select id as project_id from projects where image = ${image}
+      union all
+      select project_id from vibes where image = ${image}
+      limit 1`;
+    return row?.project_id ?? null;
+  }
+}

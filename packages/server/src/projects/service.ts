@@ -1,0 +1,149 @@
+import type { InviteResult, Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import { AuthRepository } from '../auth/repository.js';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql, Tx } from '../core/database.js';
+import { SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { ApiError, notFound } from '../core/errors.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { CutsRepository } from '../cuts/repository.js';
+import { EventPublisher } from '../events/publisher.js';
+import { VibesRepository, withCuts } from '../vibes/repository.js';
+import { deleteProjectContent, removeFromDisk } from './cascade.js';
+import { projectEvent } from './events.js';
+import { Images } from './images.js';
+import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
+
+const lastAdmin = () => new ApiError(409, 'LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
+
+/** Projects, members and invitations (API.md §2, §4). */
+@injectable()
+export class ProjectsService {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
+    @inject(VibesRepository) private readonly vibes: VibesRepository,
+    @inject(CutsRepository) private readonly cuts: CutsRepository,
+    @inject(AuthRepository) private readonly users: AuthRepository,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(Images) private readonly images: Images,
+    @inject(Disk) private readonly disk: Disk,
+  ) {}
+
+  list(principal: Principal): Promise<Project[]> {
+    return this.projects.listForUser(principal.userId);
+  }
+
+  /** Creates a project with its creator as ADMIN; `image` is an image already stored (removed if this fails). */
+  async create(principal: Principal, input: { name: string; description: string | null; image: string | null }): Promise<Project> {
+    return this.images.keepIfRecorded(input.image, () =>
+      this.sql.begin(async (tx) => {
+        const id = await this.projects.insert(tx, input, principal.userId);
+        return toProject((await this.projects.findForUser(tx, id, principal.userId))!);
+      }),
+    );
+  }
+
+  async detail(principal: Principal, projectId: string): Promise<ProjectDetail> {
+    // One snapshot, so members, vibes, cuts and files agree with each other.
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      const { role } = await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
+      const project = (await this.projects.findForUser(tx, projectId, principal.userId))!;
+      const [members, vibes, cuts, invitations] = await Promise.all([
+        this.projects.members(tx, projectId),
+        this.vibes.listByProject(tx, projectId),
+        this.cuts.withFiles(tx, { projectId }),
+        role === 'ADMIN' ? this.projects.pendingInvitations(tx, projectId) : [],
+      ]);
+      return { ...toUpdatedProject(project), members, vibes: withCuts(vibes, cuts), invitations };
+    });
+  }
+
+  /** ADMIN. A replaced or cleared image is removed from disk after the change commits. */
+  async update(principal: Principal, projectId: string, changes: ProjectChanges): Promise<UpdatedProject> {
+    const newImage = changes.image ?? null;
+    const { project, oldImage } = await this.images.keepIfRecorded(newImage, () =>
+      this.sql.begin(async (tx) => {
+        await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
+        const locked = await this.projects.lock(tx, projectId);
+        if (!locked) throw notFound('Project');
+        await this.projects.update(tx, projectId, changes);
+        const updated = toUpdatedProject((await this.projects.findForUser(tx, projectId, principal.userId))!);
+        await this.events.publish(tx, projectEvent(principal, projectId, 'project.updated', { project: updated }));
+        return { project: updated, oldImage: changes.image === undefined ? null : locked.image };
+      }),
+    );
+    if (oldImage !== null) await this.images.remove(oldImage);
+    return project;
+  }
+
+  /** ADMIN. Deletes vibes, cuts, files and images; the bytes go once the rows are gone for good. */
+  async delete(principal: Principal, projectId: string): Promise<void> {
+    const content = await this.sql.begin(async (tx) => {
+      await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
+      const deleted = await deleteProjectContent(tx, projectId);
+      if (!deleted) throw notFound('Project');
+      await this.events.publish(tx, projectEvent(principal, projectId, 'project.deleted', { projectId }));
+      return deleted;
+    });
+    await removeFromDisk(this.disk, content);
+  }
+
+  /**
+   * ADMIN. A registered email becomes a member at once; an unknown one a pending invitation (30 days),
+   * redeemed when that email registers. Registrations are locked meanwhile, so an invitation is never
+   * written for an email that registered a moment before.
+   */
+  async invite(principal: Principal, projectId: string, input: { email: string; role: Role }): Promise<InviteResult> {
+    return this.sql.begin(async (tx) => {
+      await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
+      await this.users.lockRegistrations(tx);
+      const userId = await this.projects.findUserIdByEmail(tx, input.email);
+      if (userId === null) {
+        return { status: 'invited', invitation: await this.projects.upsertInvitation(tx, projectId, input.email, input.role, principal.userId) };
+      }
+      const member = await this.projects.addMember(tx, projectId, userId, input.role);
+      if (!member) throw new ApiError(409, 'ALREADY_MEMBER', 'This user is already a member of the project');
+      await this.events.publish(tx, projectEvent(principal, projectId, 'member.added', { member }));
+      return { status: 'added', member };
+    });
+  }
+
+  /** ADMIN. The last ADMIN cannot be demoted. */
+  async setRole(principal: Principal, projectId: string, userId: string, role: Role): Promise<Member> {
+    return this.sql.begin(async (tx) => {
+      const member = await this.lockedMember(tx, principal, projectId, userId, 'ADMIN');
+      if (member.role === role) return member;
+      if (member.role === 'ADMIN' && (await this.projects.countAdmins(tx, projectId)) === 1) throw lastAdmin();
+      await this.projects.setMemberRole(tx, projectId, userId, role);
+      const changed = { ...member, role };
+      await this.events.publish(tx, projectEvent(principal, projectId, 'member.role_changed', { member: changed }));
+      return changed;
+    });
+  }
+
+  /** ADMIN, or the member themselves (leaving). The last ADMIN can be neither removed nor leave. */
+  async removeMember(principal: Principal, projectId: string, userId: string): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      const need: Role = userId === principal.userId ? 'MEMBER' : 'ADMIN';
+      const member = await this.lockedMember(tx, principal, projectId, userId, need);
+      if (member.role === 'ADMIN' && (await this.projects.countAdmins(tx, projectId)) === 1) throw lastAdmin();
+      await this.projects.removeMember(tx, projectId, userId);
+      await this.events.publish(tx, projectEvent(principal, projectId, 'member.removed', { userId }));
+    });
+  }
+
+  /**
+   * Takes the project lock, so that concurrent role changes and removals see each other (two ADMINs
+   * demoting each other cannot leave none), then checks the caller's access and finds the member.
+   */
+  private async lockedMember(tx: Tx, principal: Principal, projectId: string, userId: string, need: Role): Promise<Member> {
+    if (!(await this.projects.lock(tx, projectId))) throw notFound('Project');
+    await this.access.require(principal, 'project', projectId, need, tx);
+    const member = await this.projects.findMember(tx, projectId, userId);
+    if (!member) throw notFound('Member');
+    return member;
+  }
+}

@@ -1,0 +1,96 @@
+import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk';
+import { injectable } from 'tsyringe';
+import type { Queryable } from '../core/database.js';
+import { imageUrl } from '../projects/images.js';
+
+export interface VibeRow {
+  id: string;
+  project_id: string;
+  name: string;
+  image: string | null;
+  position: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toVibe = (row: VibeRow): Vibe => ({
+  id: row.id,
+  projectId: row.project_id,
+  name: row.name,
+  imageUrl: imageUrl(row.image),
+  position: row.position,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+/** Puts each cut under its vibe, keeping both orders. */
+export const withCuts = (vibes: Vibe[], cuts: CutWithFiles[]): VibeWithCuts[] =>
+  vibes.map((vibe) => ({ ...vibe, cuts: cuts.filter((cut) => cut.vibeId === vibe.id) }));
+
+export interface VibeChanges {
+  name?: string;
+  /** A new file name under DATA_DIR/images, or null to clear. */
+  image?: string | null;
+}
+
+/** Callers hold the project lock (ProjectsRepository.lock) around anything that assigns positions. */
+@injectable()
+export class VibesRepository {
+  async find(tx: Queryable, id: string): Promise<VibeRow | null> {
+    const [row] = await tx<VibeRow[]>`select * from vibes where id = ${id}`;
+    return row ?? null;
+  }
+
+  async listByProject(tx: Queryable, projectId: string): Promise<Vibe[]> {
+    const rows = await tx<VibeRow[]>`select * from vibes where project_id = ${projectId} order by position, id`;
+    return rows.map(toVibe);
+  }
+
+  /** The projects of some vibe ids; ids that name no vibe are absent. */
+  async projectsOf(tx: Queryable, ids: string[]): Promise<Map<string, string>> {
+    const rows = await tx<{ id: string; project_id: string }[]>`
+      select id, project_id from vibes where id = any(${ids}::uuid[])`;
+    return new Map(rows.map((row) => [row.id, row.project_id]));
+  }
+
+  /** A new vibe goes last. */
+  async insert(tx: Queryable, vibe: { projectId: string; name: string; image: string | null }): Promise<Vibe> {
+    const [row] = await tx<VibeRow[]>`
+      insert into vibes (project_id, name, image, position)
+      values (${vibe.projectId}, ${vibe.name}, ${vibe.image},
+              (select coalesce(max(position) + 1, 0) from vibes where project_id = ${vibe.projectId}))
+      returning *`;
+    return toVibe(row!);
+  }
+
+  /** Updates a vibe; answers it with the image it had before, or null when it is gone. */
+  async update(tx: Queryable, id: string, changes: VibeChanges): Promise<{ vibe: Vibe; previousImage: string | null } | null> {
+    // The locking subquery reads the row as it is once any concurrent change has committed.
+    const [row] = await tx<(VibeRow & { previous_image: string | null })[]>`
+      update vibes set
+        name = ${changes.name === undefined ? tx`vibes.name` : changes.name},
+        image = ${changes.image === undefined ? tx`vibes.image` : changes.image},
+        updated_at = now()
+      from (select id, image from vibes where id = ${id} for update) previous
+      where vibes.id = previous.id
+      returning vibes.*, previous.image as previous_image`;
+    return row ? { vibe: toVibe(row), previousImage: row.previous_image } : null;
+  }
+
+  /** Gives the vibes positions 0…n-1 in the order of `ids`. */
+  async reorder(tx: Queryable, projectId: string, ids: string[]): Promise<void> {
+    await tx`
+      update vibes set position = ordered.position - 1, updated_at = now()
+      from unnest(${ids}::uuid[]) with ordinality as ordered (id, position)
+      where vibes.id = ordered.id and vibes.project_id = ${projectId} and vibes.position <> ordered.position - 1`;
+  }
+
+  /** Closes the gap a deleted vibe leaves: positions run 0…n-1 again, order kept. */
+  async compactPositions(tx: Queryable, projectId: string): Promise<void> {
+    await tx`
+      update vibes set position = ranked.position
+      from (select id, (row_number() over (order by position, id) - 1)::int as position
+            from vibes where project_id = ${projectId}) ranked
+      where vibes.id = ranked.id and vibes.position <> ranked.position`;
+  }
+}

@@ -1,0 +1,107 @@
+import type { ReorderVibesResult, Vibe, VibeWithCuts } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { ApiError, invalidField, notFound } from '../core/errors.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { CutsRepository } from '../cuts/repository.js';
+import { EventPublisher } from '../events/publisher.js';
+import { deleteVibeContent, removeFromDisk } from '../projects/cascade.js';
+import { projectEvent } from '../projects/events.js';
+import { Images } from '../projects/images.js';
+import { ProjectsRepository } from '../projects/repository.js';
+import { toVibe, type VibeChanges, VibesRepository } from './repository.js';
+
+/** Vibes (API.md §5): any member may create, change, reorder and delete them. */
+@injectable()
+export class VibesService {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(VibesRepository) private readonly vibes: VibesRepository,
+    @inject(CutsRepository) private readonly cuts: CutsRepository,
+    @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(Images) private readonly images: Images,
+    @inject(Disk) private readonly disk: Disk,
+  ) {}
+
+  /** A new vibe goes last; `image` is an image already stored (removed if this fails). */
+  async create(principal: Principal, projectId: string, input: { name: string; image: string | null }): Promise<Vibe> {
+    return this.images.keepIfRecorded(input.image, () =>
+      this.sql.begin(async (tx) => {
+        await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
+        // Positions are assigned under the project lock, so concurrent creates never share one.
+        if (!(await this.projects.lock(tx, projectId))) throw notFound('Project');
+        const vibe = await this.vibes.insert(tx, { projectId, name: input.name, image: input.image });
+        await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.created', { vibe }));
+        return vibe;
+      }),
+    );
+  }
+
+  async get(principal: Principal, vibeId: string): Promise<VibeWithCuts> {
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+      const row = await this.vibes.find(tx, vibeId);
+      if (!row) throw notFound('Vibe');
+      return { ...toVibe(row), cuts: await this.cuts.withFiles(tx, { vibeId }) };
+    });
+  }
+
+  /** A replaced or cleared image is removed from disk after the change commits. */
+  async update(principal: Principal, vibeId: string, changes: VibeChanges): Promise<Vibe> {
+    const { vibe, oldImage } = await this.images.keepIfRecorded(changes.image ?? null, () =>
+      this.sql.begin(async (tx) => {
+        const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+        const updated = await this.vibes.update(tx, vibeId, changes);
+        if (!updated) throw notFound('Vibe');
+        await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.updated', { vibe: updated.vibe }));
+        return { vibe: updated.vibe, oldImage: changes.image === undefined ? null : updated.previousImage };
+      }),
+    );
+    if (oldImage !== null) await this.images.remove(oldImage);
+    return vibe;
+  }
+
+  /** Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). */
+  async delete(principal: Principal, vibeId: string): Promise<void> {
+    const content = await this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+      if (!(await this.projects.lock(tx, projectId))) throw notFound('Vibe');
+      const deleted = await deleteVibeContent(tx, vibeId);
+      if (!deleted) throw notFound('Vibe');
+      await this.vibes.compactPositions(tx, projectId);
+      await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.deleted', { vibeId }));
+      return deleted;
+    });
+    await removeFromDisk(this.disk, content);
+  }
+
+  /**
+   * `vibeIds` must be exactly one project's vibes, each once. Unknown or invisible ids: 404; ids of several
+   * projects: 400; a set that is not the project's current one (a vibe added or deleted meanwhile): 409.
+   * The project lock serialises reorders, creates and deletes, so positions stay 0…n-1 without duplicates.
+   */
+  async reorder(principal: Principal, vibeIds: string[]): Promise<ReorderVibesResult> {
+    return this.sql.begin(async (tx) => {
+      const projectOf = await this.vibes.projectsOf(tx, vibeIds);
+      if (projectOf.size !== vibeIds.length) throw notFound('Vibe');
+      const projectIds = [...new Set(projectOf.values())];
+      for (const projectId of projectIds) await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
+      if (projectIds.length > 1) throw invalidField('vibeIds', 'must all belong to one project');
+      const projectId = projectIds[0]!;
+      if (!(await this.projects.lock(tx, projectId))) throw notFound('Vibe');
+      const current = await this.vibes.listByProject(tx, projectId);
+      const requested = new Set(vibeIds);
+      if (current.length !== requested.size || current.some((vibe) => !requested.has(vibe.id))) {
+        throw new ApiError(409, 'ORDER_CONFLICT', "vibeIds must list exactly the project's current vibes; reload and try again");
+      }
+      await this.vibes.reorder(tx, projectId, vibeIds);
+      await this.events.publish(tx, projectEvent(principal, projectId, 'vibes.reordered', { vibeIds }));
+      return { projectId, vibes: await this.vibes.listByProject(tx, projectId) };
+    });
+  }
+}

@@ -1,0 +1,152 @@
+import { expect } from 'vitest';
+import { client } from '../support/http.js';
+import type { TestServer } from '../support/server.js';
+
+export type Api = ReturnType<typeof client>;
+
+/** Who calls: nobody, a stranger to the project, its MEMBER, its ADMIN, a site ADMIN who is not a member. */
+export const ACTOR_NAMES = ['anonymous', 'nonMember', 'member', 'projectAdmin', 'siteAdminNonMember'] as const;
+export type ActorName = (typeof ACTOR_NAMES)[number];
+
+export interface Actor {
+  name: ActorName;
+  /** Absent for `anonymous`. */
+  token?: string;
+  userId?: string;
+}
+
+/** A project as the fixture builds it: `projectAdmin` is its ADMIN, `member` its MEMBER. */
+export interface SeededProject {
+  id: string;
+  vibeId: string;
+  cutId: string;
+}
+
+export interface Fixture {
+  server: TestServer;
+  api: Api;
+  actors: Record<ActorName, Actor>;
+  /** The shared project, with one vibe and one cut: rows that only read or change names use it. */
+  project: SeededProject;
+  /** A second vibe of `project` (a move target). */
+  otherVibeId: string;
+  /** A project whose only member is `nonMember` (with a vibe and a cut): for cross-project rows. */
+  foreignProject: SeededProject;
+  /** A fresh project like `project`: for rows that delete, reorder or change members, one per call. */
+  newProject(): Promise<SeededProject>;
+  /** A fresh vibe, with a cut, in `project`. */
+  newVibe(): Promise<{ vibeId: string; cutId: string }>;
+  /** A fresh cut in `project`'s vibe. */
+  newCut(): Promise<string>;
+  /** A fresh user added to `project` with `role`. */
+  newMember(role?: 'MEMBER' | 'ADMIN'): Promise<string>;
+}
+
+/** One endpoint of the authorization matrix; the format is described at the top of matrix.test.ts. */
+export interface MatrixRow {
+  endpoint: string;
+  path: (fx: Fixture, actor: Actor) => string | Promise<string>;
+  body?: (fx: Fixture, actor: Actor) => unknown;
+  expect: Record<ActorName, number>;
+}
+
+/** Creates a project as `token`, with one vibe holding one cut. */
+export async function seedProject(api: Api, token: string, name = 'Project'): Promise<SeededProject> {
+  const project = await expectStatus(api.request('POST', '/api/projects', { token, json: { name } }), 201);
+  const vibe = await expectStatus(api.request('POST', `/api/projects/${project.id}/vibes`, { token, json: { name: 'Vibe' } }), 201);
+  const cut = await expectStatus(api.request('POST', `/api/vibes/${vibe.id}/cuts`, { token, json: { name: 'Cut' } }), 201);
+  return { id: project.id, vibeId: vibe.id, cutId: cut.id };
+}
+
+/** Adds a registered user to a project. */
+export async function addMember(api: Api, adminToken: string, projectId: string, email: string, role: 'MEMBER' | 'ADMIN' = 'MEMBER') {
+  const invited = await expectStatus(api.request('POST', `/api/projects/${projectId}/invite`, { token: adminToken, json: { email, role } }), 201);
+  expect(invited.status).toBe('added');
+  return invited.member;
+}
+
+/** Awaits a response, fails with its body unless it has `status`, and answers its body. */
+export async function expectStatus<T = any>(pending: Promise<{ status: number; body: T; text: string }>, status: number): Promise<T> {
+  const response = await pending;
+  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}: ${response.text}`);
+  return response.body;
+}
+
+/**
+ * Registers the actors (the site ADMIN first: the first account of a database is the site ADMIN) and
+ * builds their projects. The server must be fresh.
+ */
+export async function buildFixture(server: TestServer): Promise<Fixture> {
+  const api = client(server.url);
+  const siteAdmin = await api.register({ name: 'Site Admin' });
+  expect(siteAdmin.user.role).toBe('ADMIN');
+  const [owner, member, stranger] = await Promise.all([
+    api.register({ name: 'Owner' }),
+    api.register({ name: 'Member' }),
+    api.register({ name: 'Stranger' }),
+  ]);
+  const actors: Record<ActorName, Actor> = {
+    anonymous: { name: 'anonymous' },
+    nonMember: { name: 'nonMember', token: stranger.accessToken, userId: stranger.user.id },
+    member: { name: 'member', token: member.accessToken, userId: member.user.id },
+    projectAdmin: { name: 'projectAdmin', token: owner.accessToken, userId: owner.user.id },
+    siteAdminNonMember: { name: 'siteAdminNonMember', token: siteAdmin.accessToken, userId: siteAdmin.user.id },
+  };
+
+  const newProject = async (): Promise<SeededProject> => {
+    const seeded = await seedProject(api, owner.accessToken);
+    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    return seeded;
+  };
+  const project = await newProject();
+  const otherVibe = await expectStatus(
+    api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, json: { name: 'Other vibe' } }),
+    201,
+  );
+  const foreignProject = await seedProject(api, stranger.accessToken, 'Foreign');
+
+  const newCut = async (vibeId = project.vibeId): Promise<string> =>
+    (await expectStatus(api.request('POST', `/api/vibes/${vibeId}/cuts`, { token: owner.accessToken, json: { name: 'Fresh cut' } }), 201)).id;
+
+  return {
+    server,
+    api,
+    actors,
+    project,
+    otherVibeId: otherVibe.id,
+    foreignProject,
+    newProject,
+    async newVibe() {
+      const vibe = await expectStatus(
+        api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, json: { name: 'Fresh vibe' } }),
+        201,
+      );
+      return { vibeId: vibe.id, cutId: await newCut(vibe.id) };
+    },
+    newCut: () => newCut(),
+    async newMember(role = 'MEMBER') {
+      const user = await api.register({ name: 'Fresh member' });
+      await addMember(api, owner.accessToken, project.id, user.user.email, role);
+      return user.user.id;
+    },
+  };
+}
+
+/** Expected statuses that many rows share. */
+export const everyone = (status: number): Record<ActorName, number> => ({
+  anonymous: status,
+  nonMember: status,
+  member: status,
+  projectAdmin: status,
+  siteAdminNonMember: status,
+});
+/** Inside a project, any member may. */
+export const anyMember = (status = 200): Record<ActorName, number> => ({
+  anonymous: 401,
+  nonMember: 404,
+  member: status,
+  projectAdmin: status,
+  siteAdminNonMember: 404,
+});
+/** Inside a project, only its ADMIN may. */
+export const adminOnly = (status = 200): Record<ActorName, number> => ({ ...anyMember(status), member: 403 });

@@ -1,0 +1,62 @@
+/**
+ * The authorization matrix: every endpoint, called as each actor, answers the status the contract gives
+ * that actor (API.md §2: non-members get 404 for everything inside a project, a site ADMIN included;
+ * a MEMBER gets 403 for ADMIN actions; nobody gets in without credentials).
+ *
+ * Rows live in `rows/*.ts`, one file per feature; every file there is loaded, so adding an endpoint is
+ * adding a row (or a file exporting `rows`). A row:
+ *
+ *   {
+ *     endpoint: 'PUT /api/vibes/:id',                          // method and documented path: the test name
+ *     path: (fx, actor) => `/api/vibes/${fx.project.vibeId}`,  // the concrete path for one actor's call
+ *     body: (fx, actor) => ({ name: 'New name' }),             // optional: JSON, or a FormData (multipart)
+ *     expect: { anonymous: 401, nonMember: 404, member: 200, projectAdmin: 200, siteAdminNonMember: 404 },
+ *   }
+ *
+ * `path` and `body` run once per actor, in the order of ACTOR_NAMES, and may be async: a row that
+ * deletes or changes membership creates its own target each time (fx.newProject(), fx.newVibe(),
+ * fx.newCut(), fx.newMember()), so no actor's call depends on another's. Bodies must be valid, so the
+ * status shows the access decision alone. See fixture.ts for what the fixture holds.
+ */
+import { readdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow } from './fixture.js';
+
+const CODE_OF_STATUS: Record<number, string> = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND' };
+
+const rowFiles = readdirSync(new URL('./rows/', import.meta.url)).filter((name) => name.endsWith('.ts')).sort();
+const rowSets = await Promise.all(
+  rowFiles.map(async (name) => ({ name, rows: ((await import(/* @vite-ignore */ new URL(`./rows/${name}`, import.meta.url).href)) as { rows: MatrixRow[] }).rows })),
+);
+
+let server: TestServer;
+let fx: Fixture;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  fx = await buildFixture(server);
+});
+afterAll(() => server?.close());
+
+for (const { name, rows } of rowSets) {
+  describe(`authorization matrix: ${name}`, () => {
+    for (const row of rows) {
+      const method = row.endpoint.split(' ')[0]!;
+      it.each(ACTOR_NAMES.map((actor) => [actor, row.expect[actor]] as const))(`${row.endpoint} as %s → %i`, async (actorName, status) => {
+        const actor = fx.actors[actorName];
+        const path = await row.path(fx, actor);
+        const body = await row.body?.(fx, actor);
+        const response = await fx.api.request(method, path, {
+          token: actor.token,
+          ...(body instanceof FormData ? { body } : body === undefined ? {} : { json: body }),
+        });
+        expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
+        if (CODE_OF_STATUS[status] !== undefined && method !== 'HEAD') {
+          expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+          expect(response.body.code).toBe(CODE_OF_STATUS[status]);
+        }
+      });
+    }
+  });
+}

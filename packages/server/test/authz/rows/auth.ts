@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import { everyone, type MatrixRow } from '../fixture.js';
+
+export const rows: MatrixRow[] = [
+  {
+    endpoint: 'POST /api/auth/register',
+    path: () => '/api/auth/register',
+    body: () => ({ email: `new-${randomUUID()}@example.com`, password: 'correct horse battery', name: 'New' }),
+    expect: everyone(201),
+  },
+  {
+    endpoint: 'POST /api/auth/login',
+    path: () => '/api/auth/login',
+    body: async (fx) => {
+      const user = await fx.api.register();
+      return { email: user.user.email, password: user.password };
+    },
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'POST /api/auth/refresh',
+    path: () => '/api/auth/refresh',
+    body: async (fx) => ({ refreshToken: (await fx.api.register()).refreshToken }),
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'POST /api/auth/logout',
+    path: () => '/api/auth/logout',
+    body: async (fx) => ({ refreshToken: (await fx.api.register()).refreshToken }),
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'GET /api/auth/me',
+    path: () => '/api/auth/me',
+    expect: { ...everyone(200), anonymous: 401 },
+  },
+];
