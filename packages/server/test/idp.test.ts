@@ -244,6 +244,32 @@ describe('failed callbacks redirect with ?authError= and set no auth cookies', (
   });
 });
 
+describe('the provider', () => {
+  it('sends a user who cancels at the provider back with ?authError=access_denied', async () => {
+    const { authorizationUrl, flowCookie } = await start();
+    const { location, headers } = await callback(await provider.cancel(authorizationUrl), flowCookie);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=access_denied`);
+    expectNoAuthCookies(headers);
+  });
+
+  it('sends the user back with ?authError=provider_unavailable when the provider cannot be reached', async () => {
+    const unreachable = await startTestServer({
+      APP_URL: TEST_APP_URL,
+      OIDC_ISSUER: 'http://127.0.0.1:9',
+      OIDC_CLIENT_ID: 'bandcollab',
+      OIDC_CLIENT_SECRET: 'secret',
+    });
+    try {
+      const response = await client(unreachable.url).request('GET', '/api/auth/idp');
+      expect(response.status).toBe(302);
+      expect(response.headers.get('location')).toBe(`${TEST_APP_URL}/?authError=provider_unavailable`);
+      expect(setCookies(response.headers)).toEqual([]);
+    } finally {
+      await unreachable.close();
+    }
+  });
+});
+
 describe('command-line sign-in', () => {
   const cliRedirect = 'http://127.0.0.1:53682/callback';
 

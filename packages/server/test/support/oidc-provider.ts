@@ -49,6 +49,8 @@ export interface TestProvider {
    * the URL the provider sends the browser back to (our callback, with `code` and `state`).
    */
   signIn(authorizationUrl: string, subject: string): Promise<URL>;
+  /** Plays a user who cancels at the provider's login page; returns the URL the provider sends back to. */
+  cancel(authorizationUrl: string): Promise<URL>;
   close(): Promise<void>;
 }
 
@@ -129,6 +131,13 @@ export async function startTestProvider(redirectUri: string): Promise<TestProvid
         url = new URL(location, url);
       }
       throw new Error('the provider kept redirecting');
+    },
+    async cancel(authorizationUrl) {
+      jar.clear();
+      const login = new URL((await send(authorizationUrl)).headers.get('location')!, issuer);
+      const abort = await send(`${login.href}/abort`);
+      const resume = new URL(abort.headers.get('location')!, issuer);
+      return new URL((await send(resume.href)).headers.get('location')!, issuer);
     },
     async close() {
       server.closeAllConnections();
