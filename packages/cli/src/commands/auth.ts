@@ -1,0 +1,214 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AuthResult, BandClient } from '@bandcollab/sdk';
+import type { Command } from 'commander';
+import { type Context, run } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { ask, askSecret, isInteractive, readStdin } from '../prompt.js';
+import { isCI, withExamples } from '../render.js';
+
+/** How long `band auth login --web` waits for the browser to come back. */
+const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;
+
+interface CredentialOptions {
+  email?: string;
+  passwordStdin?: boolean;
+}
+
+export function register(program: Command): void {
+  const auth = program.command('auth').description('register, log in and out, show who you are');
+
+  withExamples(
+    auth
+      .command('register')
+      .description('create an account and log in')
+      .option('--email <email>', 'your email (asked on a terminal when missing)')
+      .option('--name <name>', 'your display name (asked on a terminal when missing)')
+      .option('--password-stdin', 'read the password from stdin')
+      .action(
+        run(async (ctx, options: CredentialOptions & { name?: string }) => {
+          const email = options.email ?? (await askOrFail('Email: ', '--email'));
+          const name = options.name ?? (await askOrFail('Name: ', '--name'));
+          const password = await readPassword(options);
+          const client = ctx.anonymousClient();
+          await signedIn(ctx, await client.auth.register({ email, password, name }), 'Registered and logged in');
+        }),
+      ),
+    'band auth register',
+    'printf %s "$PASSWORD" | band auth register --email ana@example.com --name Ana --password-stdin',
+  );
+
+  withExamples(
+    auth
+      .command('login')
+      .description('log in: by prompt, with --email and --password-stdin, or in the browser with --web')
+      .option('--email <email>', 'your email (asked on a terminal when missing)')
+      .option('--password-stdin', 'read the password from stdin')
+      .option('--web', "log in through the server's identity provider, in the browser")
+      .action(
+        run(async (ctx, options: CredentialOptions & { web?: boolean }) => {
+          if (options.web) return webLogin(ctx);
+          const email = options.email ?? (await askOrFail('Email: ', '--email'));
+          const password = await readPassword(options);
+          const client = ctx.anonymousClient();
+          await signedIn(ctx, await client.auth.login({ email, password, rememberMe: true }), 'Logged in');
+        }),
+      ),
+    'band auth login',
+    'band auth login --email ana@example.com --password-stdin < password.txt',
+    'band auth login --web',
+    'band --profile staging --api-url https://band.staging.example.com auth login',
+  );
+
+  withExamples(
+    auth
+      .command('logout')
+      .description('end the session on the server and forget the stored credentials')
+      .action(
+        run(async (ctx) => {
+          const store = await ctx.credentialStore();
+          const tokens = store ? await store.read() : null;
+          if (store && tokens) {
+            const client = ctx.anonymousClient();
+            client.setTokens({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken });
+            await client.auth.logout().catch((error: unknown) => ctx.out.debugLine(`server logout failed: ${String(error)}`));
+            await store.remove();
+          }
+          const { apiUrl } = ctx.settings;
+          ctx.saveSettings(apiUrl ? { apiUrl } : {});
+          ctx.out.info(tokens ? `Logged out of ${ctx.apiUrl}` : `Not logged in to ${ctx.apiUrl}`);
+        }),
+      ),
+    'band auth logout',
+  );
+
+  withExamples(
+    auth
+      .command('status')
+      .description('who you are, on which server, and where the credentials are kept')
+      .action(
+        run(async (ctx) => {
+          const me = await (await ctx.signedIn()).auth.me();
+          ctx.out.record(me, () =>
+            [
+              `Logged in to ${ctx.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
+              `Profile:     ${ctx.profile}`,
+              `Credentials: ${credentialLocation(ctx)}`,
+            ].join('\n'),
+          );
+        }),
+      ),
+    'band auth status',
+    'band auth status --json',
+  );
+
+  withExamples(
+    auth
+      .command('token')
+      .description('print a valid access token (refreshed when needed), for scripts')
+      .action(
+        run(async (ctx) => {
+          const client = await ctx.signedIn();
+          const token = client.tokens.accessToken;
+          if (!token) throw new CliError('not logged in: run band auth login', EXIT.auth);
+          process.stdout.write(`${token}\n`);
+        }),
+      ),
+    'curl -H "Authorization: Bearer $(band auth token)" http://localhost:3000/api/auth/me',
+  );
+}
+
+async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
+  const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
+  ctx.out.record(result.user, () => `${verb} to ${ctx.apiUrl} as ${result.user.name} <${result.user.email}> (credentials in ${store.location})`);
+}
+
+function credentialLocation(ctx: Context): string {
+  if (ctx.source === 'BAND_TOKEN') return 'BAND_TOKEN environment variable (nothing stored)';
+  if (ctx.source === 'BAND_EMAIL') return 'BAND_EMAIL and BAND_PASSWORD, for this run only (nothing stored)';
+  return ctx.settings.credentialStore === 'keychain' ? 'the OS keychain' : `${ctx.configDir}/credentials/${ctx.profile}.json (file, mode 0600)`;
+}
+
+async function askOrFail(question: string, flag: string): Promise<string> {
+  if (!isInteractive()) throw usageError(`${flag} is required when not on a terminal`);
+  const answer = await ask(question);
+  if (!answer) throw usageError(`${flag.slice(2)} must not be empty`);
+  return answer;
+}
+
+async function readPassword(options: CredentialOptions): Promise<string> {
+  if (options.passwordStdin) return readStdin();
+  if (!isInteractive()) throw usageError('--password-stdin is required when not on a terminal');
+  return askSecret('Password: ');
+}
+
+/**
+ * Sign-in through the identity provider: a one-shot HTTP listener on a loopback port receives the
+ * provider's one-time code, which is traded for tokens.
+ */
+async function webLogin(ctx: Context): Promise<void> {
+  const client = ctx.anonymousClient();
+  const { code, redirectUri } = await receiveIdpCode(ctx, client);
+  await signedIn(ctx, await client.auth.exchangeIdpCode({ code, redirectUri }), 'Logged in');
+}
+
+function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: string; redirectUri: string }> {
+  return new Promise((resolve, reject) => {
+    let redirectUri = '';
+    const timer = setTimeout(() => finish(new CliError('no answer from the browser within 5 minutes', EXIT.auth)), WEB_LOGIN_TIMEOUT_MS);
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', redirectUri);
+      if (url.pathname !== '/callback') {
+        res.writeHead(404).end();
+        return;
+      }
+      const code = url.searchParams.get('code');
+      const failure = url.searchParams.get('authError');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
+      res.end(callbackPage(code ? 'You are logged in to band. You can close this tab.' : `Login failed (${failure ?? 'no code'}). You can close this tab.`));
+      finish(code ? undefined : new CliError(`login in the browser failed: ${failure ?? 'no code came back'}`, EXIT.auth), code ?? undefined);
+    });
+    const finish = (error?: Error, code?: string) => {
+      clearTimeout(timer);
+      server.close();
+      server.closeAllConnections();
+      if (error) reject(error);
+      else resolve({ code: code!, redirectUri });
+    };
+    server.on('error', (error) => finish(error));
+    server.listen(0, '127.0.0.1', async () => {
+      redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+      const address = client.auth.idpUrl({ cliRedirect: redirectUri });
+      try {
+        await checkIdpEnabled(address);
+      } catch (error) {
+        finish(error as Error);
+        return;
+      }
+      ctx.out.notice(`open this address in a browser to log in: ${address}`);
+      openBrowser(address);
+    });
+  });
+}
+
+/** The server answers 404 IDP_DISABLED when it has no identity provider: say so instead of waiting. */
+async function checkIdpEnabled(address: string): Promise<void> {
+  const response = await fetch(address, { redirect: 'manual' });
+  await response.body?.cancel();
+  if (response.status === 404) throw new CliError('this server has no identity provider configured (IDP_DISABLED)', EXIT.notFound);
+  if (response.status >= 400) throw new CliError(`the server refused to start a browser login (HTTP ${response.status})`, EXIT.error);
+}
+
+function openBrowser(address: string): void {
+  if (isCI()) return;
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+  if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return;
+  const child = spawn(command, [address], { stdio: 'ignore', detached: true });
+  child.on('error', () => undefined);
+  child.unref();
+}
+
+function callbackPage(message: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>band</title></head><body><p>${message.replace(/</g, '&lt;')}</p></body></html>`;
+}

@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { run } from '../context.js';
+import { confirm } from '../prompt.js';
+import { withExamples } from '../render.js';
+import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
+
+type Where = Omit<CutRef, 'cut'>;
+
+export function register(program: Command): void {
+  const cut = program.command('cut').description('create, rename, move and delete cuts');
+
+  withExamples(
+    cut
+      .command('create')
+      .description('add a cut to a vibe')
+      .argument('<name>', 'the cut name')
+      .requiredOption('--vibe <vibe>', 'vibe id or name')
+      .option('--project <project>', 'project id or name (to find the vibe by name)')
+      .action(
+        run(async (ctx, name: string, options: Required<Pick<Where, 'vibe'>> & Where) => {
+          const client = await ctx.signedIn();
+          const vibe = await resolveVibe(client, options.vibe, options.project);
+          const created = await client.cuts.create(vibe.id, { name });
+          ctx.out.record(created, () => `Created cut ${created.name} in ${vibe.name} (${created.id})`);
+        }),
+      ),
+    'band cut create "Take 1" --vibe Verse --project Demo',
+  );
+
+  withExamples(
+    withWhere(cut.command('rename').description('rename a cut').argument('<cut>', 'cut id or name').argument('<new-name>', 'the new name')).action(
+      run(async (ctx, ref: string, newName: string, options: Where) => {
+        const client = await ctx.signedIn();
+        const found = await resolveCut(client, { ...options, cut: ref });
+        const updated = await client.cuts.update(found.id, { name: newName });
+        ctx.out.record(updated, () => `Renamed cut ${found.name} to ${updated.name}`);
+      }),
+    ),
+    'band cut rename "Take 1" "Take 1 (keeper)" --vibe Verse --project Demo',
+  );
+
+  withExamples(
+    withWhere(cut.command('move').description('move a cut to another vibe of the same project').argument('<cut>', 'cut id or name'))
+      .requiredOption('--to <vibe>', 'the target vibe, id or name')
+      .action(
+        run(async (ctx, ref: string, options: Where & { to: string }) => {
+          const client = await ctx.signedIn();
+          const found = await resolveCut(client, { ...options, cut: ref });
+          const target = await resolveVibe(client, options.to, found.projectId);
+          const moved = await client.cuts.move(found.id, target.id);
+          ctx.out.record(moved, () => `Moved cut ${found.name} to ${target.name}`);
+        }),
+      ),
+    'band cut move "Take 1" --vibe Verse --to Chorus --project Demo',
+  );
+
+  withExamples(
+    withWhere(cut.command('delete').description('delete a cut with its files').argument('<cut>', 'cut id or name')).action(
+      run(async (ctx, ref: string, options: Where) => {
+        const client = await ctx.signedIn();
+        const found = await resolveCut(client, { ...options, cut: ref });
+        await confirm(`Delete cut ${found.name} with its ${found.files.length} file(s)?`, ctx.options.yes);
+        const deleted = await client.cuts.delete(found.id);
+        ctx.out.record(deleted, () => `Deleted cut ${found.name}`);
+      }),
+    ),
+    'band cut delete "Take 1" --vibe Verse --project Demo --yes',
+  );
+}
+
+function withWhere(command: Command): Command {
+  return command
+    .option('--vibe <vibe>', 'vibe id or name (to find the cut by name)')
+    .option('--project <project>', 'project id or name (to find the cut or vibe by name)');
+}

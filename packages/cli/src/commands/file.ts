@@ -1,0 +1,305 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { BandClient, FileRecord } from '@bandcollab/sdk';
+import type { Command } from 'commander';
+import { type Context, run, toCliError } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { confirm } from '../prompt.js';
+import { formatBytes, formatTime, withExamples } from '../render.js';
+import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
+
+type Where = Omit<CutRef, 'cut'> & { cut?: string };
+
+interface UploadOptions {
+  jobs: number;
+  skipExisting: boolean;
+  name?: string;
+}
+
+export interface LocalFile {
+  path: string;
+  size: number;
+}
+
+export function register(program: Command): void {
+  const file = program.command('file').description('upload, list, download, share and delete files');
+
+  withExamples(
+    withWhere(file.command('upload').description('upload files (paths or globs) to a cut, several at a time'), true)
+      .argument('<paths...>', 'files or glob patterns ("takes/**/*.wav")')
+      .option('-j, --jobs <n>', 'how many files to upload at the same time', positiveInteger, 4)
+      .option('--skip-existing', 'skip files whose content (sha256) is already on the cut')
+      .option('--name <name>', 'display name (one file only; default: the file name)')
+      .action(
+        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; skipExisting?: boolean; name?: string }) => {
+          const files = await expand(patterns);
+          if (options.name !== undefined && files.length > 1) throw usageError('--name needs exactly one file');
+          const client = await ctx.signedIn();
+          const cut = await resolveCut(client, options);
+          const report = await uploadFiles(ctx, cut.id, cut.files, files, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting), name: options.name });
+          reportUploads(ctx, files, report);
+        }),
+      ),
+    'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo',
+    'band file upload "takes/*.wav" stems.zip --cut 3f1e0c4a-6b2d-4f8e-a1c3-5d7e9f0a2b4c --jobs 8',
+    'band file upload "takes/*.wav" --cut Final --project Demo --skip-existing   # re-run: only what is missing',
+  );
+
+  withExamples(
+    withWhere(file.command('list').description("a cut's files"), true).action(
+      run(async (ctx, options: Where & { cut: string }) => {
+        const cut = await resolveCut(await ctx.signedIn(), options);
+        ctx.out.record(cut.files, () =>
+          ctx.out.table(cut.files, [
+            { header: 'NAME', value: (f) => f.name },
+            { header: 'TYPE', value: (f) => f.type },
+            { header: 'SIZE', value: (f) => formatBytes(f.size) },
+            { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
+            { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
+            { header: 'ID', value: (f) => f.id },
+          ]),
+        );
+      }),
+    ),
+    'band file list --cut "Take 1" --vibe Verse --project Demo',
+    'band file list --cut 3f1e0c4a-6b2d-4f8e-a1c3-5d7e9f0a2b4c --json',
+  );
+
+  withExamples(
+    withWhere(file.command('info').description("a file's details").argument('<file>', 'file id, or name with --cut')).action(
+      run(async (ctx, ref: string, options: Where) => {
+        const found = await resolveFile(await ctx.signedIn(), ref, options);
+        ctx.out.record(found, () =>
+          [
+            `${ctx.out.bold(found.name)}  ${ctx.out.dim(found.id)}`,
+            `Type:        ${found.type} (${found.mimeType})`,
+            `Size:        ${formatBytes(found.size)} (${found.size} bytes)`,
+            `SHA-256:     ${found.sha256}`,
+            `Uploaded by: ${found.uploadedBy.name}, ${formatTime(found.createdAt)}`,
+            `Cut:         ${found.cutId}`,
+            `Path:        ${found.url}`,
+          ].join('\n'),
+        );
+      }),
+    ),
+    'band file info 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
+    'band file info mix --cut Final --vibe Mixes --project Demo',
+  );
+
+  withExamples(
+    withWhere(file.command('download').description("save a file's bytes").argument('<file>', 'file id, or name with --cut'))
+      .option('-o, --output <path>', 'where to write (a directory, a file, or - for stdout); default: the file name here')
+      .action(
+        run(async (ctx, ref: string, options: Where & { output?: string }) => {
+          const client = await ctx.signedIn();
+          const found = await resolveFile(client, ref, options);
+          await download(ctx, client, found, options.output);
+        }),
+      ),
+    'band file download mix --cut Final --vibe Mixes --project Demo',
+    'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o ~/Music/',
+    'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
+  );
+
+  withExamples(
+    withWhere(file.command('share').description('make a public link to a file').argument('<file>', 'file id, or name with --cut'))
+      .option('--expires <duration>', 'link lifetime: 90s, 30m, 12h, 7d, 52w (60 s to 365 d); default: no expiry')
+      .action(
+        run(async (ctx, ref: string, options: Where & { expires?: string }) => {
+          const expiresIn = options.expires === undefined ? undefined : parseDuration(options.expires);
+          const client = await ctx.signedIn();
+          const found = await resolveFile(client, ref, options);
+          const link = await client.files.share(found.id, expiresIn === undefined ? {} : { expiresIn });
+          ctx.out.record(link, () => `${link.shareUrl}${link.expiresAt ? `  (expires ${formatTime(link.expiresAt)} UTC)` : ''}`);
+        }),
+      ),
+    'band file share 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --expires 7d',
+    'band file share mix --cut Final --vibe Mixes --project Demo',
+  );
+
+  withExamples(
+    withWhere(file.command('unshare').description('revoke every public link of a file').argument('<file>', 'file id, or name with --cut')).action(
+      run(async (ctx, ref: string, options: Where) => {
+        const client = await ctx.signedIn();
+        const found = await resolveFile(client, ref, options);
+        const result = await client.files.unshare(found.id);
+        ctx.out.record(result, () => `Revoked ${result.revoked} link(s) to ${found.name}`);
+      }),
+    ),
+    'band file unshare 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
+  );
+
+  withExamples(
+    withWhere(file.command('delete').description('delete a file (its uploader or a project ADMIN)').argument('<file>', 'file id, or name with --cut')).action(
+      run(async (ctx, ref: string, options: Where) => {
+        const client = await ctx.signedIn();
+        const found = await resolveFile(client, ref, options);
+        await confirm(`Delete file ${found.name}?`, ctx.options.yes);
+        const deleted = await client.files.delete(found.id);
+        ctx.out.record(deleted, () => `Deleted file ${found.name}`);
+      }),
+    ),
+    'band file delete 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --yes',
+  );
+}
+
+function withWhere(command: Command, cutRequired = false): Command {
+  const cut = '--cut <cut>';
+  const cutHelp = 'cut id or name';
+  return (cutRequired ? command.requiredOption(cut, cutHelp) : command.option(cut, `${cutHelp} (to find the file by name)`))
+    .option('--vibe <vibe>', 'vibe id or name (to find the cut by name)')
+    .option('--project <project>', 'project id or name (to find the cut by name)');
+}
+
+export interface UploadReport {
+  /** The records of the uploaded files and of those already on the cut, in the order of `files`. */
+  records: FileRecord[];
+  failures: { file: LocalFile; error: CliError }[];
+  skipped: number;
+  uploadedBytes: number;
+  seconds: number;
+}
+
+/**
+ * Uploads `files` to a cut, `jobs` at a time, with progress. With `skipExisting`, a file whose sha256 is
+ * already on the cut is not sent again: the record on the cut stands for it.
+ */
+export async function uploadFiles(ctx: Context, cutId: string, existing: readonly FileRecord[], files: LocalFile[], options: UploadOptions): Promise<UploadReport> {
+  const bySha = new Map(existing.map((record) => [record.sha256, record]));
+  const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
+  const progress = await ctx.out.transfers('uploading', files.length, totalBytes);
+  const results: (FileRecord | undefined)[] = new Array(files.length);
+  const report: UploadReport = { records: [], failures: [], skipped: 0, uploadedBytes: 0, seconds: 0 };
+  const started = Date.now();
+  let next = 0;
+
+  const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
+    const label = path.basename(file.path);
+    if (options.skipExisting) {
+      const present = bySha.get(await sha256Of(file.path));
+      if (present) {
+        report.skipped += 1;
+        progress.skip(label, file.size);
+        return present;
+      }
+    }
+    const bar = progress.start(label, file.size);
+    try {
+      const record = await ctx.retryingExpiry((client) =>
+        client.files.upload({ cutId, file: file.path, name: options.name, onProgress: ({ loaded }) => bar.update(loaded) }),
+      );
+      report.uploadedBytes += file.size;
+      bar.finish(true);
+      return record;
+    } catch (error) {
+      bar.finish(false);
+      throw error;
+    }
+  };
+  const worker = async () => {
+    while (next < files.length) {
+      const index = next++;
+      try {
+        results[index] = await uploadOne(files[index]!);
+      } catch (error) {
+        report.failures.push({ file: files[index]!, error: toCliError(error) });
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.jobs, files.length) }, worker));
+  } finally {
+    progress.stop();
+  }
+  report.records = results.filter((record): record is FileRecord => record !== undefined);
+  report.seconds = (Date.now() - started) / 1000;
+  return report;
+}
+
+/**
+ * Reports a bulk upload: the records with --json, a summary line, one error line per failed file; exit 3
+ * when some files failed, or the failure's own code when every file failed.
+ */
+function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): void {
+  for (const failure of report.failures) ctx.out.error(`${failure.file.path}: ${failure.error.message}`, failure.error.requestId);
+  if (ctx.out.json) ctx.out.record(report.records, () => '');
+  const uploaded = files.length - report.skipped - report.failures.length;
+  ctx.out.info(
+    `Uploaded ${uploaded} file${uploaded === 1 ? '' : 's'} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
+      `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`,
+  );
+  const failed = report.failures.length;
+  if (failed === 0) return;
+  const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
+  throw new CliError(`${failed} of ${files.length} file${files.length === 1 ? '' : 's'} failed`, exitCode);
+}
+
+/** Paths and glob patterns to a sorted, de-duplicated list of files with their sizes. */
+export async function expand(patterns: string[]): Promise<LocalFile[]> {
+  const paths: string[] = [];
+  for (const pattern of patterns) {
+    if (existsSync(pattern) || !/[*?[\]{}]/.test(pattern)) {
+      paths.push(pattern);
+      continue;
+    }
+    const { glob } = await import('tinyglobby');
+    const matches = await glob(pattern, { onlyFiles: true, expandDirectories: false });
+    if (matches.length === 0) throw usageError(`no files match ${pattern}`);
+    paths.push(...matches.sort());
+  }
+  const files: LocalFile[] = [];
+  for (const file of [...new Set(paths.map((p) => path.resolve(p)))]) {
+    const info = await stat(file).catch(() => {
+      throw usageError(`no such file: ${path.relative(process.cwd(), file) || file}`);
+    });
+    if (!info.isFile()) throw usageError(`not a file: ${file}`);
+    files.push({ path: file, size: info.size });
+  }
+  return files;
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
+  const filename = `${file.name.replace(/[/\\]/g, '_')}${path.extname(file.url)}`;
+  if (output === '-') {
+    await client.files.download(file.id, { to: process.stdout });
+    return;
+  }
+  let target = output ?? filename;
+  if (existsSync(target) && (await stat(target)).isDirectory()) target = path.join(target, filename);
+  const progress = await ctx.out.transfers('downloading', 1, file.size);
+  const bar = progress.start(path.basename(target), file.size);
+  try {
+    await client.files.download(file.id, { to: target, onProgress: ({ loaded }) => bar.update(loaded) });
+    bar.finish(true);
+  } catch (error) {
+    bar.finish(false);
+    throw error;
+  } finally {
+    progress.stop();
+  }
+  ctx.out.record(file, () => `Saved ${file.name} to ${target} (${formatBytes(file.size)})`);
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+
+/** "7d" → 604800 (seconds); plain numbers are seconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+)\s*([smhdw]?)$/i.exec(value.trim());
+  if (!match) throw usageError(`--expires: "${value}" is not a duration like 90s, 30m, 12h, 7d or 52w`);
+  return Number(match[1]) * UNIT_SECONDS[(match[2] || 's').toLowerCase()]!;
+}
+
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > 64) throw usageError(`--jobs must be a whole number from 1 to 64, not "${value}"`);
+  return number;
+}

@@ -1,0 +1,85 @@
+import type { Member, ProjectDetail, Role } from '@bandcollab/sdk';
+import type { Command } from 'commander';
+import { run } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import { confirm } from '../prompt.js';
+import { withExamples } from '../render.js';
+import { pick, projectDetail, projectId } from '../resolve.js';
+
+export function register(program: Command): void {
+  const member = program.command('member').description('invite members, change their role, remove them');
+
+  withExamples(
+    member
+      .command('invite')
+      .description('add a registered user, or invite an email until it registers (project ADMIN)')
+      .argument('<email>', 'who to invite')
+      .requiredOption('--project <project>', 'project id or name')
+      .option('--role <role>', 'MEMBER or ADMIN', 'MEMBER')
+      .action(
+        run(async (ctx, email: string, options: { project: string; role: string }) => {
+          const client = await ctx.signedIn();
+          const result = await client.projects.invite(await projectId(client, options.project), { email, role: role(options.role) });
+          ctx.out.record(result, () =>
+            result.status === 'added'
+              ? `Added ${result.member.name} <${result.member.email}> as ${result.member.role}`
+              : `Invited ${result.invitation.email} as ${result.invitation.role} (until ${result.invitation.expiresAt.slice(0, 10)})`,
+          );
+        }),
+      ),
+    'band member invite ana@example.com --project Demo',
+    'band member invite ben@example.com --project Demo --role ADMIN',
+  );
+
+  withExamples(
+    member
+      .command('role')
+      .description("change a member's role (project ADMIN)")
+      .argument('<member>', 'email, name or user id')
+      .argument('<role>', 'MEMBER or ADMIN')
+      .requiredOption('--project <project>', 'project id or name')
+      .action(
+        run(async (ctx, ref: string, newRole: string, options: { project: string }) => {
+          const client = await ctx.signedIn();
+          const detail = await projectDetail(client, options.project);
+          const updated = await client.projects.updateMember(detail.id, memberIn(detail, ref).userId, { role: role(newRole) });
+          ctx.out.record(updated, () => `${updated.name} is now ${updated.role} of ${detail.name}`);
+        }),
+      ),
+    'band member role ana@example.com ADMIN --project Demo',
+  );
+
+  withExamples(
+    member
+      .command('remove')
+      .description('remove a member (project ADMIN), or leave a project by naming yourself')
+      .argument('<member>', 'email, name or user id')
+      .requiredOption('--project <project>', 'project id or name')
+      .action(
+        run(async (ctx, ref: string, options: { project: string }) => {
+          const client = await ctx.signedIn();
+          const detail = await projectDetail(client, options.project);
+          const found = memberIn(detail, ref);
+          await confirm(`Remove ${found.name} <${found.email}> from ${detail.name}?`, ctx.options.yes);
+          const removed = await client.projects.removeMember(detail.id, found.userId);
+          ctx.out.record(removed, () => `Removed ${found.name} from ${detail.name}`);
+        }),
+      ),
+    'band member remove ana@example.com --project Demo',
+    'band member remove me@example.com --project Demo --yes   # leave the project',
+  );
+}
+
+function role(value: string): Role {
+  const upper = value.toUpperCase();
+  if (upper !== 'MEMBER' && upper !== 'ADMIN') throw usageError(`role must be MEMBER or ADMIN, not "${value}"`);
+  return upper;
+}
+
+function memberIn(detail: ProjectDetail, ref: string): Member {
+  const email = ref.trim().toLowerCase();
+  const byEmail = detail.members.find((m) => m.email.toLowerCase() === email || m.userId === ref);
+  if (byEmail) return byEmail;
+  const named = detail.members.map((m) => ({ id: m.userId, name: m.name, member: m }));
+  return pick(named, ref, 'member', `in project "${detail.name}"`, (entry) => `${entry.name} <${entry.member.email}>`).member;
+}

@@ -1,0 +1,142 @@
+import type { Project, ProjectDetail } from '@bandcollab/sdk';
+import type { Command } from 'commander';
+import { type Context, run } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import { confirm } from '../prompt.js';
+import { formatBytes, formatTime, withExamples } from '../render.js';
+import { projectDetail, projectId } from '../resolve.js';
+
+interface ProjectFields {
+  description?: string;
+  image?: string;
+}
+
+export function register(program: Command): void {
+  const project = program.command('project').description('list, create, show, update and delete projects');
+
+  withExamples(
+    project
+      .command('list')
+      .description('your projects, newest first')
+      .action(
+        run(async (ctx) => {
+          const projects = await (await ctx.signedIn()).projects.list();
+          ctx.out.record(projects, () => projectTable(ctx, projects));
+        }),
+      ),
+    'band project list',
+    'band project list --json',
+  );
+
+  withExamples(
+    project
+      .command('create')
+      .description('create a project (you become its ADMIN)')
+      .argument('<name>', 'the project name')
+      .option('--description <text>', 'a description')
+      .option('--image <path>', 'a cover image (JPEG, PNG, GIF or WebP, at most 5 MiB)')
+      .action(
+        run(async (ctx, name: string, options: ProjectFields) => {
+          const client = await ctx.signedIn();
+          const created = await client.projects.create({ name, description: options.description, image: options.image });
+          ctx.out.record(created, () => `Created project ${created.name} (${created.id})`);
+        }),
+      ),
+    'band project create "Summer EP"',
+    'band project create Demo --description "Rehearsal takes" --image cover.jpg',
+  );
+
+  withExamples(
+    project
+      .command('show')
+      .description('a project with its members, vibes, cuts and files')
+      .argument('<project>', 'project id or name')
+      .action(
+        run(async (ctx, ref: string) => {
+          const detail = await projectDetail(await ctx.signedIn(), ref);
+          ctx.out.record(detail, () => describeProject(ctx, detail));
+        }),
+      ),
+    'band project show Demo',
+    'band project show 0b6a2c9e-5d1f-4c55-9a43-3f0d1c2b7e10 --json',
+  );
+
+  withExamples(
+    project
+      .command('update')
+      .description('change the name, description or cover image (project ADMIN)')
+      .argument('<project>', 'project id or name')
+      .option('--name <name>', 'a new name')
+      .option('--description <text>', 'a new description ("" clears it)')
+      .option('--image <path>', 'a new cover image')
+      .option('--remove-image', 'remove the cover image')
+      .action(
+        run(async (ctx, ref: string, options: ProjectFields & { name?: string; removeImage?: boolean }) => {
+          if (options.image && options.removeImage) throw usageError('--image and --remove-image exclude each other');
+          const changes = {
+            name: options.name,
+            description: options.description === '' ? null : options.description,
+            image: options.removeImage ? null : options.image,
+          };
+          if (Object.values(changes).every((value) => value === undefined)) {
+            throw usageError('nothing to change: give --name, --description, --image or --remove-image');
+          }
+          const client = await ctx.signedIn();
+          const updated = await client.projects.update(await projectId(client, ref), changes);
+          ctx.out.record(updated, () => `Updated project ${updated.name}`);
+        }),
+      ),
+    'band project update Demo --name "Demo 2026" --description "Final takes"',
+    'band project update Demo --remove-image',
+  );
+
+  withExamples(
+    project
+      .command('delete')
+      .description('delete a project with its vibes, cuts and files (project ADMIN)')
+      .argument('<project>', 'project id or name')
+      .action(
+        run(async (ctx, ref: string) => {
+          const client = await ctx.signedIn();
+          const id = await projectId(client, ref);
+          await confirm(`Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
+          const deleted = await client.projects.delete(id);
+          ctx.out.record(deleted, () => `Deleted project ${ref}`);
+        }),
+      ),
+    'band project delete Demo',
+    'band project delete Demo --yes',
+  );
+}
+
+function projectTable(ctx: Context, projects: Project[]): string {
+  return ctx.out.table(
+    projects,
+    [
+      { header: 'NAME', value: (p) => p.name },
+      { header: 'ROLE', value: (p) => p.role },
+      { header: 'MEMBERS', value: (p) => String(p.memberCount) },
+      { header: 'CREATED', value: (p) => formatTime(p.createdAt) },
+      { header: 'ID', value: (p) => p.id },
+    ],
+    'No projects yet: band project create <name>',
+  );
+}
+
+function describeProject(ctx: Context, detail: ProjectDetail): string {
+  const lines = [`${ctx.out.bold(detail.name)}  ${ctx.out.dim(detail.id)}`];
+  if (detail.description) lines.push(detail.description);
+  lines.push(`Your role: ${detail.role}   created ${formatTime(detail.createdAt)}   updated ${formatTime(detail.updatedAt)}`, '', ctx.out.bold('Members'));
+  for (const member of detail.members) lines.push(`  ${member.name} <${member.email}>  ${member.role}`);
+  for (const invitation of detail.invitations) lines.push(`  ${invitation.email}  ${invitation.role}  (invited, expires ${formatTime(invitation.expiresAt)})`);
+  lines.push('', ctx.out.bold('Vibes'));
+  if (detail.vibes.length === 0) lines.push('  (none)');
+  for (const vibe of detail.vibes) {
+    lines.push(`  ${vibe.name}  ${ctx.out.dim(vibe.id)}`);
+    for (const cut of vibe.cuts) {
+      lines.push(`    ${cut.name}  ${ctx.out.dim(cut.id)}`);
+      for (const file of cut.files) lines.push(`      ${file.name}  ${file.type}  ${formatBytes(file.size)}  ${ctx.out.dim(file.id)}`);
+    }
+  }
+  return lines.join('\n');
+}

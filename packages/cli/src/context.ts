@@ -1,0 +1,257 @@
+// What every command starts from: the global flags, the profile's settings (conf), the server address and
+// an SDK client signed in from, in this order, BAND_TOKEN, BAND_EMAIL + BAND_PASSWORD, or the stored tokens.
+import os from 'node:os';
+import path from 'node:path';
+import { BandApiError, BandClient, BandNetworkError, type TokenPair } from '@bandcollab/sdk';
+import type { Command } from 'commander';
+import Conf from 'conf';
+import {
+  type CredentialStore,
+  FileStore,
+  openKeychain,
+  refreshLocked,
+  type StoreKind,
+  type StoredTokens,
+} from './credentials.js';
+import { CliError, EXIT, exitCodeForStatus } from './exit-codes.js';
+import { Output } from './render.js';
+
+export const VERSION = '0.1.0';
+const DEFAULT_API_URL = 'http://localhost:3000';
+/** Refresh before a command when the access token has less than this left. */
+const REFRESH_MARGIN_MS = 60_000;
+
+export interface GlobalOptions {
+  apiUrl?: string;
+  profile?: string;
+  json: boolean;
+  quiet: boolean;
+  progress: boolean;
+  color: boolean;
+  yes: boolean;
+  debug: boolean;
+  insecureStorage: boolean;
+}
+
+export interface ProfileUser {
+  id: string;
+  email: string;
+  name: string;
+}
+
+export interface ProfileSettings {
+  apiUrl?: string;
+  credentialStore?: StoreKind;
+  user?: ProfileUser;
+}
+
+/** Where the signed-in identity of this run comes from. */
+export type TokenSource = 'BAND_TOKEN' | 'BAND_EMAIL' | 'stored';
+
+export function outputFor(options: GlobalOptions): Output {
+  return new Output({
+    json: options.json,
+    quiet: options.quiet,
+    color: options.color,
+    progress: options.progress,
+    debug: options.debug,
+  });
+}
+
+export class Context {
+  readonly out: Output;
+  readonly profile: string;
+  readonly configDir: string;
+  readonly apiUrl: string;
+  private readonly config: Conf<Record<string, ProfileSettings>>;
+  private client: BandClient | undefined;
+  private store: CredentialStore | undefined;
+  private stored: StoredTokens | undefined;
+  private refreshing: Promise<void> | undefined;
+  source: TokenSource | undefined;
+
+  constructor(readonly options: GlobalOptions) {
+    this.out = outputFor(options);
+    this.profile = options.profile ?? process.env.BAND_PROFILE ?? 'default';
+    this.configDir = configDirectory();
+    this.config = new Conf<Record<string, ProfileSettings>>({
+      projectName: 'band',
+      cwd: this.configDir,
+      configName: 'config',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+    });
+    this.apiUrl = (options.apiUrl ?? process.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
+  }
+
+  static of(command: Command): Context {
+    return new Context(command.optsWithGlobals<GlobalOptions>());
+  }
+
+  get settings(): ProfileSettings {
+    return this.config.get(this.profile) ?? {};
+  }
+
+  saveSettings(settings: ProfileSettings): void {
+    this.config.set(this.profile, settings);
+  }
+
+  forgetSettings(): void {
+    this.config.delete(this.profile);
+  }
+
+  /** A client that sends no credentials (register, login). */
+  anonymousClient(): BandClient {
+    return new BandClient({ baseUrl: this.apiUrl, userAgent: `band/${VERSION}` });
+  }
+
+  /** A signed-in client; exit 4 with a hint when there is nobody to sign in as. */
+  async signedIn(): Promise<BandClient> {
+    if (this.client) return this.client;
+    const envToken = process.env.BAND_TOKEN;
+    if (envToken) {
+      this.source = 'BAND_TOKEN';
+      this.client = new BandClient({ baseUrl: this.apiUrl, accessToken: envToken, userAgent: `band/${VERSION}` });
+      return this.client;
+    }
+    const email = process.env.BAND_EMAIL;
+    const password = process.env.BAND_PASSWORD;
+    if (email && password) {
+      // For this run only: the pair stays in memory, so the SDK may refresh it on its own.
+      this.source = 'BAND_EMAIL';
+      const client = this.anonymousClient();
+      await client.auth.login({ email, password });
+      this.client = client;
+      return client;
+    }
+    this.source = 'stored';
+    const store = await this.credentialStore();
+    const tokens = store ? await store.read() : null;
+    if (!store || !tokens) throw new CliError(`not logged in to ${this.apiUrl} (profile ${this.profile}): run band auth login`, EXIT.auth);
+    this.store = store;
+    this.stored = tokens;
+    // The SDK gets no refresh token: refreshing goes through refreshStoredTokens, under the profile's lock.
+    this.client = new BandClient({ baseUrl: this.apiUrl, accessToken: tokens.accessToken, userAgent: `band/${VERSION}` });
+    if (tokens.accessTokenExpiresAt - Date.now() < REFRESH_MARGIN_MS) await this.refreshStoredTokens();
+    return this.client;
+  }
+
+  /**
+   * Runs a request and, when the access token expired meanwhile (a long upload), refreshes and runs it
+   * once more. Only for requests that are safe to repeat.
+   */
+  async retryingExpiry<T>(work: (client: BandClient) => Promise<T>): Promise<T> {
+    const client = await this.signedIn();
+    try {
+      return await work(client);
+    } catch (error) {
+      if (!(error instanceof BandApiError) || error.code !== 'TOKEN_EXPIRED' || this.source !== 'stored') throw error;
+      await this.refreshStoredTokens();
+      return work(client);
+    }
+  }
+
+  /** Stores a fresh sign-in (login, register, web login) for this profile. */
+  async saveSignIn(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
+    const previous = await this.credentialStore();
+    const store = await this.chooseStore();
+    if (previous && previous.kind !== store.kind) await previous.remove();
+    await store.write(toStored(pair));
+    this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, credentialStore: store.kind, user });
+    return store;
+  }
+
+  /** The store this profile's tokens were saved in, or null when it never signed in. */
+  async credentialStore(): Promise<CredentialStore | null> {
+    const kind = this.settings.credentialStore;
+    if (kind === 'file') return new FileStore(this.configDir, this.profile);
+    if (kind === 'keychain') {
+      const keychain = await openKeychain(this.profile, this.settings.apiUrl ?? this.apiUrl);
+      if ('unavailable' in keychain) throw new CliError(`the OS keychain holding your credentials is unavailable: ${keychain.unavailable}`, EXIT.auth);
+      return keychain;
+    }
+    return null;
+  }
+
+  /** Ends what this run started: a BAND_EMAIL sign-in is a session of its own, so it is closed. */
+  async close(): Promise<void> {
+    if (this.source === 'BAND_EMAIL' && this.client) await this.client.auth.logout().catch(() => undefined);
+  }
+
+  private async chooseStore(): Promise<CredentialStore> {
+    const file = new FileStore(this.configDir, this.profile);
+    if (this.options.insecureStorage) {
+      this.out.notice(`storing credentials in ${file.location} (--insecure-storage)`);
+      return file;
+    }
+    const keychain = await openKeychain(this.profile, this.apiUrl);
+    if (!('unavailable' in keychain)) return keychain;
+    this.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
+    return file;
+  }
+
+  private refreshStoredTokens(): Promise<void> {
+    this.refreshing ??= this.rotateStoredTokens().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async rotateStoredTokens(): Promise<void> {
+    const store = this.store!;
+    const lockPath = path.join(this.configDir, `${this.profile}.lock`);
+    let latest: StoredTokens | null;
+    try {
+      latest = await refreshLocked(store, lockPath, this.stored!, async (refreshToken) => {
+        const refresher = new BandClient({ baseUrl: this.apiUrl, refreshToken, userAgent: `band/${VERSION}` });
+        return toStored(await refresher.auth.refresh());
+      });
+    } catch (error) {
+      if (error instanceof BandApiError && error.status === 401) {
+        throw new CliError(`your session has ended (${error.detail}): run band auth login`, EXIT.auth);
+      }
+      throw error;
+    }
+    if (!latest) throw new CliError('you were logged out meanwhile: run band auth login', EXIT.auth);
+    this.stored = latest;
+    this.client!.setTokens({ accessToken: latest.accessToken });
+  }
+}
+
+function toStored(pair: TokenPair): StoredTokens {
+  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken, accessTokenExpiresAt: Date.now() + pair.expiresIn * 1000 };
+}
+
+/** BAND_CONFIG_DIR, else $XDG_CONFIG_HOME/band, else ~/.config/band. */
+export function configDirectory(): string {
+  if (process.env.BAND_CONFIG_DIR) return path.resolve(process.env.BAND_CONFIG_DIR);
+  const base = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  return path.join(base, 'band');
+}
+
+/** Turns anything thrown by a command into the one line and exit code the user gets. */
+export function toCliError(error: unknown): CliError {
+  if (error instanceof CliError) return error;
+  if (error instanceof BandApiError) {
+    const fields = error.errors.map((field) => `${field.field}: ${field.message}`).join('; ');
+    const wait = error.retryAfter ? ` (retry after ${error.retryAfter} s)` : '';
+    return new CliError(`${error.detail}${fields ? ` (${fields})` : ''}${wait}`, exitCodeForStatus(error.status), error.requestId ?? undefined);
+  }
+  if (error instanceof BandNetworkError) return new CliError(error.message, EXIT.unavailable);
+  if (error instanceof Error && error.name === 'AbortError') return new CliError('interrupted', EXIT.interrupted);
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') return new CliError((error as Error).message, EXIT.error);
+  return new CliError(error instanceof Error ? error.message : String(error), EXIT.error);
+}
+
+/** Wraps a command action: builds the context from the flags and closes it afterwards. */
+export function run<A extends unknown[]>(work: (ctx: Context, ...args: A) => Promise<void>): (...args: unknown[]) => Promise<void> {
+  return async (...args) => {
+    const ctx = Context.of(args[args.length - 1] as Command);
+    try {
+      await work(ctx, ...(args.slice(0, -1) as A));
+    } finally {
+      await ctx.close();
+    }
+  };
+}

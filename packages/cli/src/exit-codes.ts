@@ -1,0 +1,54 @@
+// The exit codes of `band`, one place for the numbers, their meaning and `band help exit-codes`.
+
+export const EXIT = {
+  ok: 0,
+  error: 1,
+  usage: 2,
+  partial: 3,
+  auth: 4,
+  unavailable: 5,
+  notFound: 6,
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODES_HELP = `Exit codes of band:
+  0    success
+  1    error (the server refused the request, a local file could not be read, ...)
+  2    usage: a wrong flag or argument, an ambiguous name, a destructive command without --yes off a terminal
+  3    partial failure: some files of a bulk upload failed, the others were uploaded
+  4    not logged in, or authentication failed (wrong password, expired session)
+  5    rate limited, or the server is unavailable or unreachable
+  6    not found: a project, vibe, cut, file or member that does not exist (or that you may not see)
+  130  interrupted (Ctrl-C)
+`;
+
+/** An error meant for the user: one line on stderr, then exit with `exitCode`. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.error,
+    /** The server's request id, shown with --debug. */
+    readonly requestId?: string,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export function usageError(message: string): CliError {
+  return new CliError(message, EXIT.usage);
+}
+
+export function notFoundError(message: string): CliError {
+  return new CliError(message, EXIT.notFound);
+}
+
+/** The exit code for an HTTP status the server answered with. */
+export function exitCodeForStatus(status: number): ExitCode {
+  if (status === 401) return EXIT.auth;
+  if (status === 404) return EXIT.notFound;
+  if (status === 429 || status === 502 || status === 503 || status === 504) return EXIT.unavailable;
+  return EXIT.error;
+}

@@ -1,0 +1,308 @@
+// Everything band prints goes through here: records and tables on stdout, messages, progress and errors on
+// stderr. With --json, stdout carries only the API's records, as JSON. Colour, spinners and progress bars
+// appear only on a terminal; cli-progress and ora are imported only when a bar or spinner is shown.
+import type { MultiBar, SingleBar } from 'cli-progress';
+
+export interface OutputOptions {
+  json: boolean;
+  quiet: boolean;
+  color: boolean;
+  progress: boolean;
+  debug: boolean;
+}
+
+export interface Column<Row> {
+  header: string;
+  value: (row: Row) => string;
+}
+
+/** Plain progress lines off a terminal: one every this many milliseconds. */
+const PLAIN_PROGRESS_INTERVAL_MS = 3000;
+
+export class Output {
+  readonly json: boolean;
+  readonly quiet: boolean;
+  readonly debug: boolean;
+  private readonly stdoutColor: boolean;
+  private readonly stderrColor: boolean;
+  private readonly progressEnabled: boolean;
+
+  constructor(options: OutputOptions) {
+    this.json = options.json;
+    this.quiet = options.quiet;
+    this.debug = options.debug;
+    this.stdoutColor = options.color && colorSupported(process.stdout);
+    this.stderrColor = options.color && colorSupported(process.stderr);
+    this.progressEnabled = options.progress && !options.quiet;
+  }
+
+  /** A record (or list of records): JSON with --json, else the human rendering. */
+  record(value: unknown, human: () => string): void {
+    if (this.json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    else writeLines(process.stdout, human());
+  }
+
+  /** A status message for people (a summary, what was created on the way): stderr, suppressed by --quiet. */
+  info(message: string): void {
+    if (!this.quiet) writeLines(process.stderr, message);
+  }
+
+  /** A notice the user should see even with --quiet (e.g. where credentials went). */
+  notice(message: string): void {
+    writeLines(process.stderr, `band: ${message}`);
+  }
+
+  /** The one line for a failed command. */
+  error(message: string, requestId?: string): void {
+    const detail = this.debug && requestId ? `${message} (request id ${requestId})` : message;
+    writeLines(process.stderr, `${this.paint('red', 'error:', 'stderr')} ${detail}`);
+  }
+
+  debugLine(message: string): void {
+    if (this.debug) writeLines(process.stderr, this.paint('dim', `debug: ${message}`, 'stderr'));
+  }
+
+  table<Row>(rows: readonly Row[], columns: readonly Column<Row>[], empty = '(none)'): string {
+    if (rows.length === 0) return empty;
+    const cells = rows.map((row) => columns.map((column) => column.value(row)));
+    const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((line) => line[i]!.length)));
+    const format = (line: string[]) => line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+    const header = this.paint('bold', format(columns.map((column) => column.header)), 'stdout');
+    return [header, ...cells.map(format)].join('\n');
+  }
+
+  bold(text: string): string {
+    return this.paint('bold', text, 'stdout');
+  }
+
+  dim(text: string): string {
+    return this.paint('dim', text, 'stdout');
+  }
+
+  green(text: string): string {
+    return this.paint('green', text, 'stdout');
+  }
+
+  /** Is stderr a real terminal that can show bars and spinners? */
+  get liveTerminal(): boolean {
+    return Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !isCI();
+  }
+
+  /** Progress for a set of transfers: bars on a terminal, plain lines elsewhere, nothing with --no-progress. */
+  async transfers(verb: string, fileCount: number, totalBytes: number): Promise<TransferProgress> {
+    if (!this.progressEnabled) return new SilentProgress();
+    if (this.liveTerminal) {
+      const { MultiBar, Presets } = await import('cli-progress');
+      const bars = new MultiBar(
+        {
+          stream: process.stderr,
+          format: '{bar} {percentage}% | {done}/{total} {name}',
+          barsize: 24,
+          hideCursor: true,
+          clearOnComplete: false,
+          stopOnComplete: false,
+          autopadding: true,
+          formatValue: (value, _options, type) => (type === 'value' || type === 'total' ? formatBytes(value) : String(value)),
+        },
+        Presets.shades_classic,
+      );
+      return new BarProgress(bars, verb, fileCount, totalBytes);
+    }
+    return new PlainProgress(verb, fileCount, totalBytes);
+  }
+
+  /** A spinner on a terminal while something slow happens; off a terminal, nothing. */
+  async spinner(text: string): Promise<Spinner> {
+    if (!this.progressEnabled || !this.liveTerminal) return { stop: () => undefined };
+    const { default: ora } = await import('ora');
+    const spinner = ora({ text, stream: process.stderr, color: this.stderrColor ? 'cyan' : false, discardStdin: false }).start();
+    return { stop: () => void spinner.stop() };
+  }
+
+  private paint(style: keyof typeof STYLES, text: string, stream: 'stdout' | 'stderr'): string {
+    const enabled = stream === 'stdout' ? this.stdoutColor : this.stderrColor;
+    if (!enabled) return text;
+    const [open, close] = STYLES[style];
+    return `\u001b[${open}m${text}\u001b[${close}m`;
+  }
+}
+
+export interface Spinner {
+  stop(): void;
+}
+
+export interface TransferProgress {
+  /** Starts one file; returns its handle. */
+  start(name: string, size: number): FileProgress;
+  /** Records a file that needs no transfer (skipped). */
+  skip(name: string, size: number): void;
+  stop(): void;
+}
+
+export interface FileProgress {
+  update(loaded: number): void;
+  finish(ok: boolean): void;
+}
+
+const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39] } as const;
+
+class SilentProgress implements TransferProgress {
+  start(): FileProgress {
+    return { update: () => undefined, finish: () => undefined };
+  }
+  skip(): void {}
+  stop(): void {}
+}
+
+/** Counts finished files and bytes moved over all files. */
+class Totals {
+  done = 0;
+  private readonly loaded = new Map<number, number>();
+  private finishedBytes = 0;
+  private next = 0;
+
+  open(): number {
+    this.loaded.set(this.next, 0);
+    return this.next++;
+  }
+
+  update(id: number, loaded: number): void {
+    this.loaded.set(id, loaded);
+  }
+
+  close(id: number, size: number): void {
+    this.loaded.delete(id);
+    this.finishedBytes += size;
+    this.done += 1;
+  }
+
+  get bytes(): number {
+    let sum = this.finishedBytes;
+    for (const value of this.loaded.values()) sum += value;
+    return sum;
+  }
+}
+
+class BarProgress implements TransferProgress {
+  private readonly totals = new Totals();
+  private readonly overall: SingleBar;
+
+  constructor(
+    private readonly bars: MultiBar,
+    verb: string,
+    private readonly fileCount: number,
+    totalBytes: number,
+  ) {
+    this.overall = bars.create(Math.max(totalBytes, 1), 0, { name: verb, done: 0, total: fileCount });
+  }
+
+  start(name: string, size: number): FileProgress {
+    const id = this.totals.open();
+    const bar = this.bars.create(Math.max(size, 1), 0, { name, done: '', total: '' }, { format: '{bar} {percentage}% | {value}/{total} {name}' });
+    return {
+      update: (loaded) => {
+        this.totals.update(id, loaded);
+        bar.update(loaded);
+        this.refreshOverall();
+      },
+      finish: (ok) => {
+        this.totals.close(id, ok ? size : 0);
+        this.bars.remove(bar);
+        this.bars.log(`${ok ? 'done' : 'FAILED'}  ${name}\n`);
+        this.refreshOverall();
+      },
+    };
+  }
+
+  skip(name: string, size: number): void {
+    this.totals.close(this.totals.open(), size);
+    this.bars.log(`skipped  ${name} (already on the cut)\n`);
+    this.refreshOverall();
+  }
+
+  stop(): void {
+    this.refreshOverall();
+    this.bars.stop();
+  }
+
+  private refreshOverall(): void {
+    this.overall.update(this.totals.bytes, { done: this.totals.done, total: this.fileCount });
+  }
+}
+
+class PlainProgress implements TransferProgress {
+  private readonly totals = new Totals();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly verb: string,
+    private readonly fileCount: number,
+    private readonly totalBytes: number,
+  ) {
+    writeLines(process.stderr, `${verb} ${fileCount} file${fileCount === 1 ? '' : 's'} (${formatBytes(totalBytes)})`);
+    this.timer = setInterval(() => this.line(), PLAIN_PROGRESS_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  start(_name: string, size: number): FileProgress {
+    const id = this.totals.open();
+    return {
+      update: (loaded) => this.totals.update(id, loaded),
+      finish: (ok) => this.totals.close(id, ok ? size : 0),
+    };
+  }
+
+  skip(_name: string, size: number): void {
+    this.totals.close(this.totals.open(), size);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private line(): void {
+    const percent = this.totalBytes > 0 ? Math.floor((this.totals.bytes / this.totalBytes) * 100) : 100;
+    writeLines(
+      process.stderr,
+      `${this.verb}: ${this.totals.done}/${this.fileCount} files, ${formatBytes(this.totals.bytes)} of ${formatBytes(this.totalBytes)} (${percent}%)`,
+    );
+  }
+}
+
+function writeLines(stream: NodeJS.WriteStream, text: string): void {
+  stream.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+function colorSupported(stream: NodeJS.WriteStream): boolean {
+  if (process.env.NO_COLOR) return false;
+  return Boolean(stream.isTTY) && process.env.TERM !== 'dumb';
+}
+
+export function isCI(): boolean {
+  const ci = process.env.CI;
+  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+}
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+
+/** 1536 → "1.5 KiB". */
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** An ISO timestamp as "2026-11-21 10:00" (UTC). */
+export function formatTime(iso: string | null): string {
+  if (!iso) return '-';
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
+/** Adds an "Examples:" block to a command's --help. */
+export function withExamples<T extends { addHelpText(position: 'after', text: string): T }>(command: T, ...examples: string[]): T {
+  return command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  $ ${line}`).join('\n')}`);
+}

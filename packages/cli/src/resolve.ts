@@ -1,0 +1,85 @@
+// Projects, vibes, cuts and files are named by id or by name: names are compared case-insensitively and
+// are unique within their parent (a project's vibes, a vibe's cuts). An ambiguous name is a usage error
+// that lists the candidates; an unknown one is "not found" (exit 6).
+import type { BandClient, CutWithFiles, FileRecord, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
+import { notFoundError, usageError } from './exit-codes.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isId(ref: string): boolean {
+  return UUID.test(ref);
+}
+
+export interface Named {
+  id: string;
+  name: string;
+}
+
+export interface CutRef {
+  cut: string;
+  vibe?: string;
+  project?: string;
+}
+
+/**
+ * The one item whose id is `ref` or whose name equals it case-insensitively. `label` describes a candidate
+ * when several match (e.g. with its vibe's name).
+ */
+export function pick<T extends Named>(items: readonly T[], ref: string, what: string, where: string, label: (item: T) => string = (item) => item.name): T {
+  const byId = items.find((item) => item.id === ref);
+  if (byId) return byId;
+  const wanted = ref.trim().toLowerCase();
+  const matches = items.filter((item) => item.name.toLowerCase() === wanted);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) throw notFoundError(`no ${what} named "${ref}" ${where}`);
+  const candidates = matches.map((item) => `  ${label(item)}  ${item.id}`).join('\n');
+  throw usageError(`"${ref}" names ${matches.length} ${what}s ${where}; use an id:\n${candidates}`);
+}
+
+export async function projectId(client: BandClient, ref: string): Promise<string> {
+  if (isId(ref)) return ref;
+  return pick(await client.projects.list(), ref, 'project', 'among your projects').id;
+}
+
+export async function projectDetail(client: BandClient, ref: string): Promise<ProjectDetail> {
+  return client.projects.get(await projectId(client, ref));
+}
+
+/** A vibe by id, or by name within --project. */
+export async function resolveVibe(client: BandClient, ref: string, project: string | undefined): Promise<VibeWithCuts> {
+  if (isId(ref)) return client.vibes.get(ref);
+  if (!project) throw usageError(`to find vibe "${ref}" by name, name its project with --project (or give the vibe's id)`);
+  return vibeIn(await projectDetail(client, project), ref);
+}
+
+export function vibeIn(detail: ProjectDetail, ref: string): VibeWithCuts {
+  return pick(detail.vibes, ref, 'vibe', `in project "${detail.name}"`);
+}
+
+/** A cut by id, or by name within --vibe (or within the whole --project when no vibe is named). */
+export async function resolveCut(client: BandClient, ref: CutRef): Promise<CutWithFiles> {
+  if (isId(ref.cut)) return client.cuts.get(ref.cut);
+  if (ref.vibe && isId(ref.vibe)) {
+    const vibe = await client.vibes.get(ref.vibe);
+    return pick(vibe.cuts, ref.cut, 'cut', `in vibe "${vibe.name}"`);
+  }
+  if (!ref.project) throw usageError(`to find cut "${ref.cut}" by name, name its project with --project (and its vibe with --vibe), or give the cut's id`);
+  return cutIn(await projectDetail(client, ref.project), ref.cut, ref.vibe);
+}
+
+export function cutIn(detail: ProjectDetail, cut: string, vibe: string | undefined): CutWithFiles {
+  if (vibe) {
+    const found = vibeIn(detail, vibe);
+    return pick(found.cuts, cut, 'cut', `in vibe "${found.name}"`);
+  }
+  const all = detail.vibes.flatMap((v) => v.cuts.map((c) => ({ id: c.id, name: c.name, cut: c, label: `${v.name} / ${c.name}` })));
+  return pick(all, cut, 'cut', `in project "${detail.name}" (add --vibe)`, (entry) => entry.label).cut;
+}
+
+/** A file by id, or by name within the cut named by the flags. */
+export async function resolveFile(client: BandClient, ref: string, cut: Omit<CutRef, 'cut'> & { cut?: string }): Promise<FileRecord> {
+  if (isId(ref)) return client.files.get(ref);
+  if (!cut.cut) throw usageError(`to find file "${ref}" by name, name its cut with --cut (or give the file's id)`);
+  const found = await resolveCut(client, { ...cut, cut: cut.cut });
+  return pick(found.files, ref, 'file', `in cut "${found.name}"`);
+}
