@@ -1,0 +1,132 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Type only: brings the test cluster's `inject('postgresUrl')` typing into this package's type check.
+import type {} from '../../server/test/support/global-setup.js';
+import { startServerWithProvider, type TestProvider } from '../../server/test/support/oidc-provider.js';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+
+// The built command (the root `test` script builds first), run as a user would run it.
+const BAND = fileURLToPath(new URL('../dist/band.js', import.meta.url));
+
+let server: TestServer;
+let provider: TestProvider;
+let configDir: string;
+
+beforeAll(async () => {
+  ({ server, provider } = await startServerWithProvider());
+  configDir = await mkdtemp(path.join(os.tmpdir(), 'band-idp-login-'));
+});
+afterAll(async () => {
+  await server?.close();
+  await provider?.close();
+  await rm(configDir, { recursive: true, force: true });
+});
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `band` with its own config directory, credentials in a file, and no browser to open. */
+function band(args: string[], apiUrl: string): { child: ChildProcessWithoutNullStreams; output: () => string; finished: Promise<Finished> } {
+  const child = spawn(process.execPath, [BAND, '--api-url', apiUrl, '--insecure-storage', ...args], {
+    env: { ...process.env, BAND_CONFIG_DIR: configDir, CI: 'true', DISPLAY: '', WAYLAND_DISPLAY: '', NO_COLOR: '1' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+  const finished = new Promise<Finished>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, output: () => stdout + stderr, finished };
+}
+
+/** The address `band auth login --web` prints for the user to open. */
+async function printedAddress(run: ReturnType<typeof band>): Promise<string> {
+  for (let waited = 0; waited < 20_000; waited += 50) {
+    const found = /open this address in a browser to log in: (\S+)/.exec(run.output());
+    if (found) return found[1]!;
+    if (run.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`band printed no address:\n${run.output()}`);
+}
+
+/**
+ * Plays the browser: opens the printed address on our server, signs in at the provider, follows the
+ * callback, and delivers its redirect to the command's loopback listener. Returns that listener's page.
+ */
+async function browser(address: string, subject: string): Promise<{ loopback: URL; page: string }> {
+  const start = await fetch(address, { redirect: 'manual' });
+  expect(start.status).toBe(302);
+  const flowCookie = start.headers.getSetCookie().find((cookie) => cookie.startsWith('idp_flow='))!.split(';')[0]!;
+  const callbackUrl = await provider.signIn(start.headers.get('location')!, subject);
+  const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: flowCookie } });
+  expect(callback.status).toBe(302);
+  const loopback = new URL(callback.headers.get('location')!);
+  const page = await (await fetch(loopback)).text();
+  return { loopback, page };
+}
+
+describe('band auth login --web', () => {
+  it('signs in through the provider via a loopback listener and a one-time code, then is logged in', async () => {
+    provider.accounts.set('cli-user', { email: 'cli.user@idp.example.com', email_verified: true, name: 'Cli User' });
+    const login = band(['auth', 'login', '--web'], server.url);
+    const address = await printedAddress(login);
+    expect(new URL(address).pathname).toBe('/api/auth/idp');
+    const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
+    expect(cliRedirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+
+    const { loopback, page } = await browser(address, 'cli-user');
+    expect(`${loopback.origin}${loopback.pathname}`).toBe(cliRedirect);
+    expect(loopback.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
+    expect(page).toContain('You are logged in');
+
+    const result = await login.finished;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout + result.stderr).toContain('cli.user@idp.example.com');
+
+    const status = band(['--json', 'auth', 'status'], server.url);
+    const statusResult = await status.finished;
+    expect(statusResult.code, statusResult.stderr).toBe(0);
+    expect(JSON.parse(statusResult.stdout)).toMatchObject({ email: 'cli.user@idp.example.com', name: 'Cli User' });
+
+    // The code was single use: the loopback listener is gone, and the server refuses it a second time.
+    const replay = await fetch(`${server.url}/api/auth/idp/exchange`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ code: loopback.searchParams.get('code'), redirectUri: cliRedirect }),
+    });
+    expect(replay.status).toBe(401);
+  });
+
+  it('fails with the provider-side reason when the sign-in is refused', async () => {
+    await fetch(`${server.url}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'taken@idp.example.com', password: 'password-1', name: 'Taken' }),
+    });
+    provider.accounts.set('unverified', { email: 'taken@idp.example.com', email_verified: false });
+    const login = band(['auth', 'login', '--web'], server.url);
+    const { page } = await browser(await printedAddress(login), 'unverified');
+    expect(page).toContain('email_not_verified');
+    const result = await login.finished;
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('email_not_verified');
+  });
+
+  it('says the server has no identity provider instead of waiting', async () => {
+    const plain = await startTestServer();
+    try {
+      const result = await band(['auth', 'login', '--web'], plain.url).finished;
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('IDP_DISABLED');
+    } finally {
+      await plain.close();
+    }
+  });
+});
