@@ -1,15 +1,17 @@
 import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import type { UserRow } from './repository.js';
 
 @injectable()
 export class IdpRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  async findLinkedUserId(issuer: string, subject: string): Promise<string | null> {
-    const [row] = await this.sql<{ user_id: string }[]>`
-      select user_id from identities where issuer = ${issuer} and subject = ${subject}`;
-    return row?.user_id ?? null;
+  async findLinkedUser(issuer: string, subject: string): Promise<UserRow | null> {
+    const [row] = await this.sql<UserRow[]>`
+      select u.* from identities i join users u on u.id = i.user_id
+      where i.issuer = ${issuer} and i.subject = ${subject}`;
+    return row ?? null;
   }
 
   async link(issuer: string, subject: string, userId: string): Promise<void> {

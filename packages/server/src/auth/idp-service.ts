@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.js';
 import { emailSchema, nameSchema } from '../core/validation.js';
 import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, withParam } from './idp-flow.js';
 import { IdpRepository } from './idp-repository.js';
-import { AuthRepository } from './repository.js';
+import { AuthRepository, type UserRow } from './repository.js';
 import { AuthService, publicUser, type SignedIn } from './service.js';
 import { hashToken, randomToken } from './tokens.js';
 
@@ -68,7 +68,7 @@ export class IdpService {
     @inject(AuthService) private readonly auth: AuthService,
   ) {}
 
-  /** The provider settings; 404 IDP_DISABLED when they are not configured. */
+  /** The provider settings; 404 IDP_DISABLED when they are not configured. Every route checks this first. */
   requireEnabled(): OidcSettings {
     if (!this.config.oidc) throw idpDisabled();
     return this.config.oidc;
@@ -111,7 +111,6 @@ export class IdpService {
    * or creates the account. Never throws for a failed sign-in: the outcome then carries `?authError=`.
    */
   async complete(search: string, flowCookie: string | undefined): Promise<CallbackOutcome> {
-    this.requireEnabled();
     // A browser drops the cookie when it expires: a missing cookie is most likely an expired flow.
     if (!flowCookie) return this.failure(null, 'expired_flow');
     const opened = openFlow(this.secret, flowCookie);
@@ -120,13 +119,13 @@ export class IdpService {
     const { flow } = opened;
     try {
       const profile = await this.profileFromCallback(search, flow);
-      const userId = await this.findOrCreateUser(profile);
+      const user = await this.findOrCreateUser(profile);
       if (flow.cliRedirect !== null) {
         const code = randomToken();
-        await this.repository.insertCliCode(hashToken(code), userId, flow.cliRedirect, CLI_CODE_SECONDS);
+        await this.repository.insertCliCode(hashToken(code), user.id, flow.cliRedirect, CLI_CODE_SECONDS);
         return { location: withParam(flow.cliRedirect, 'code', code), signedIn: null };
       }
-      const signedIn = await this.signIn(userId);
+      const signedIn = await this.signIn(user);
       return { location: `${this.config.appUrl}${flow.redirect ?? ''}`, signedIn };
     } catch (error) {
       if (error instanceof SignInFailure) return this.failure(flow.cliRedirect, error.code);
@@ -137,16 +136,15 @@ export class IdpService {
 
   /** Redeems a command-line code once, for the loopback redirect it was issued to: a new 1-day session. */
   async exchangeCliCode(code: string, redirectUri: string): Promise<SignedIn> {
-    this.requireEnabled();
     const issued = await this.repository.consumeCliCode(hashToken(code));
     if (!issued || issued.redirect_uri !== redirectUri) throw invalidCliCode();
-    return this.signIn(issued.user_id);
+    const user = await this.users.findUserById(issued.user_id);
+    if (!user) throw invalidCliCode();
+    return this.signIn(user);
   }
 
-  private async signIn(userId: string): Promise<SignedIn> {
-    const user = await this.users.findUserById(userId);
-    if (!user) throw new SignInFailure('server_error');
-    const issued = await this.sql.begin((tx) => this.auth.startSession(tx, userId, false));
+  private async signIn(user: UserRow): Promise<SignedIn> {
+    const issued = await this.sql.begin((tx) => this.auth.startSession(tx, user.id, false));
     const body: AuthResult = { user: publicUser(user), ...issued.pair };
     return { ...issued, body };
   }
@@ -196,14 +194,14 @@ export class IdpService {
   }
 
   /** Linked subject first; else the same email, only when the provider vouches for it; else a new account. */
-  private async findOrCreateUser(profile: ProviderProfile): Promise<string> {
-    const linked = await this.repository.findLinkedUserId(profile.issuer, profile.subject);
+  private async findOrCreateUser(profile: ProviderProfile): Promise<UserRow> {
+    const linked = await this.repository.findLinkedUser(profile.issuer, profile.subject);
     if (linked) return linked;
     const existing = await this.users.findUserByEmail(profile.email);
     if (existing && !profile.emailVerified) throw new SignInFailure('email_not_verified');
     const user = existing ?? (await this.auth.createPasswordlessUser(profile.email, profile.name));
     await this.repository.link(profile.issuer, profile.subject, user.id);
-    return user.id;
+    return user;
   }
 
   private failure(cliRedirect: string | null, code: IdpError): CallbackOutcome {
