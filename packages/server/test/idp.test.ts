@@ -270,6 +270,28 @@ describe('the provider', () => {
   });
 });
 
+describe('ID token validation', () => {
+  it('refuses an ID token whose signature does not verify against the keys the provider publishes', async () => {
+    const other = await startServerWithProvider();
+    try {
+      other.provider.publishWrongKeys();
+      other.provider.accounts.set('someone', { email: 'someone@idp.example.com', email_verified: true });
+      const start = await client(other.server.url).request('GET', '/api/auth/idp');
+      const flowCookie = cookieValue(start.headers, FLOW_COOKIE)!;
+      const callbackUrl = await other.provider.signIn(start.headers.get('location')!, 'someone');
+      const response = await client(other.server.url).request('GET', `${callbackUrl.pathname}${callbackUrl.search}`, {
+        headers: { cookie: `${FLOW_COOKIE}=${flowCookie}` },
+      });
+      expect(response.headers.get('location')).toBe(`${TEST_APP_URL}/?authError=exchange_failed`);
+      expectNoAuthCookies(response.headers);
+      expect(await other.server.sql`select 1 from users where email = 'someone@idp.example.com'`).toEqual([]);
+    } finally {
+      await other.server.close();
+      await other.provider.close();
+    }
+  });
+});
+
 describe('command-line sign-in', () => {
   const cliRedirect = 'http://127.0.0.1:53682/callback';
 

@@ -5,6 +5,7 @@ import Provider from 'oidc-provider';
 import { startTestServer, type TestServer } from './server.js';
 
 export const TEST_APP_URL = 'http://app.example.test';
+const SIGNING_KID = 'test-provider-key';
 
 /**
  * A test provider and a test server that signs in through it. The server's port is chosen first: the
@@ -49,6 +50,11 @@ export interface TestProvider {
    * the URL the provider sends the browser back to (our callback, with `code` and `state`).
    */
   signIn(authorizationUrl: string, subject: string): Promise<URL>;
+  /**
+   * From now on the provider's published key set (jwks_uri) holds another key under the kid it signs with,
+   * as an attacker in the middle would serve it: ID tokens then fail their signature check.
+   */
+  publishWrongKeys(): void;
   /** Plays a user who cancels at the provider's login page; returns the URL the provider sends back to. */
   cancel(authorizationUrl: string): Promise<URL>;
   close(): Promise<void>;
@@ -66,6 +72,7 @@ export async function startTestProvider(redirectUri: string): Promise<TestProvid
   const clientSecret = 'bandcollab-test-client-secret';
   const accounts = new Map<string, ProviderAccount>();
 
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
   const provider = new Provider(issuer, {
     clients: [
       {
@@ -79,7 +86,7 @@ export async function startTestProvider(redirectUri: string): Promise<TestProvid
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['test-provider-cookie-key'] },
     // Own keys and lifetimes: the provider otherwise warns about its development defaults on every run.
-    jwks: { keys: [generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' })] },
+    jwks: { keys: [{ ...signingKey, kid: SIGNING_KID }] },
     ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
     async findAccount(_ctx, subject) {
       const account = accounts.get(subject);
@@ -87,7 +94,15 @@ export async function startTestProvider(redirectUri: string): Promise<TestProvid
       return { accountId: subject, claims: async () => ({ sub: subject, ...account }) };
     },
   });
-  server.on('request', provider.callback());
+  let wrongKeys: string | null = null;
+  const handle = provider.callback();
+  server.on('request', (req, res) => {
+    if (wrongKeys !== null && req.url === '/jwks') {
+      res.writeHead(200, { 'content-type': 'application/jwk-set+json' }).end(wrongKeys);
+      return;
+    }
+    void handle(req, res);
+  });
 
   const jar = new Map<string, string>();
   const send = async (url: string, init: RequestInit = {}): Promise<Response> => {
@@ -131,6 +146,10 @@ export async function startTestProvider(redirectUri: string): Promise<TestProvid
         url = new URL(location, url);
       }
       throw new Error('the provider kept redirecting');
+    },
+    publishWrongKeys() {
+      const { n, e } = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' });
+      wrongKeys = JSON.stringify({ keys: [{ kty: 'RSA', n, e, kid: SIGNING_KID, use: 'sig', alg: 'RS256' }] });
     },
     async cancel(authorizationUrl) {
       jar.clear();
