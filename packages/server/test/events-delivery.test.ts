@@ -1,0 +1,148 @@
+import type { EventType, ProjectEvent } from '@bandcollab/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EventSocket, openEventSocket } from './support/event-socket.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+// The services' events, caused by real HTTP calls on one instance and watched on another.
+
+let first: TestServer;
+let second: TestServer;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  first = await startTestServer();
+  second = await startTestServer({ DATABASE_URL: first.env.DATABASE_URL! });
+  api = client(first.url);
+});
+afterAll(async () => {
+  await second?.close();
+  await first?.close();
+});
+
+type User = Awaited<ReturnType<typeof api.register>>;
+
+async function ok<T = any>(method: string, path: string, token: string, json?: unknown): Promise<T> {
+  const response = await api.request<T>(method, path, { token, json });
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${response.text}`);
+  return response.body;
+}
+
+/** A user with a project of their own, whose rename later serves as the end-of-stream marker. */
+async function userWithProject(name: string) {
+  const user = await api.register({ name });
+  const project = await ok<{ id: string }>('POST', '/api/projects', user.accessToken, { name: `${name}'s own` });
+  return { ...user, ownProjectId: project.id };
+}
+
+/** Events arrive in commit order: once a user's marker is in, nothing committed before it is still coming. */
+async function endOfStream(user: User & { ownProjectId: string }, socket: EventSocket): Promise<ProjectEvent[]> {
+  const marker = await ok<{ name: string }>('PUT', `/api/projects/${user.ownProjectId}`, user.accessToken, { name: `Marker ${Math.random()}` });
+  await socket.waitFor((e) => e.type === 'project.updated' && (e.data.project as { name: string }).name === marker.name);
+  return socket.events.filter((e) => e.projectId !== user.ownProjectId);
+}
+
+describe('events of projects, members, vibes and cuts', () => {
+  it('reach every member, from the moment they join until they leave, and never anyone else', async () => {
+    const owner = await userWithProject('Owner');
+    const member = await userWithProject('Member');
+    const outsider = await userWithProject('Outsider');
+    const ownerSocket = await openEventSocket(first.url, { token: owner.accessToken });
+    const memberSocket = await openEventSocket(second.url, { token: member.accessToken });
+    const outsiderSocket = await openEventSocket(second.url, { token: outsider.accessToken });
+    expect(memberSocket.hello).toEqual({ type: 'hello', userId: member.user.id, projectIds: [member.ownProjectId] });
+
+    const project = await ok('POST', '/api/projects', owner.accessToken, { name: 'Band' });
+    const p = `/api/projects/${project.id}`;
+    await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+    await ok('PUT', p, owner.accessToken, { name: 'Band, renamed' });
+    await ok('PUT', `${p}/members/${member.user.id}`, owner.accessToken, { role: 'ADMIN' });
+    const verse = await ok('POST', `${p}/vibes`, member.accessToken, { name: 'Verse' });
+    const chorus = await ok('POST', `${p}/vibes`, member.accessToken, { name: 'Chorus' });
+    await ok('PUT', `/api/vibes/${verse.id}`, member.accessToken, { name: 'Verse 1' });
+    await ok('PUT', '/api/vibes/reorder', member.accessToken, { vibeIds: [chorus.id, verse.id] });
+    const cut = await ok('POST', `/api/vibes/${verse.id}/cuts`, member.accessToken, { name: 'Take 1' });
+    await ok('PUT', `/api/cuts/${cut.id}`, member.accessToken, { name: 'Take 1b' });
+    await ok('PUT', `/api/cuts/${cut.id}/move`, member.accessToken, { targetVibeId: chorus.id });
+    await ok('DELETE', `/api/cuts/${cut.id}`, member.accessToken);
+    await ok('DELETE', `/api/vibes/${verse.id}`, member.accessToken);
+    await ok('DELETE', `${p}/members/${member.user.id}`, owner.accessToken);
+    await ok('PUT', p, owner.accessToken, { name: 'Band, without Member' });
+    await ok('DELETE', p, owner.accessToken);
+
+    const sequence: EventType[] = [
+      'member.added', // the owner, by creating the project
+      'member.added',
+      'project.updated',
+      'member.role_changed',
+      'vibe.created',
+      'vibe.created',
+      'vibe.updated',
+      'vibes.reordered',
+      'cut.created',
+      'cut.updated',
+      'cut.moved',
+      'cut.deleted',
+      'vibe.deleted',
+      'member.removed',
+      'project.updated',
+      'project.deleted',
+    ];
+    const ownerSaw = await endOfStream(owner, ownerSocket);
+    expect(ownerSaw.map((e) => e.type)).toEqual(sequence);
+    expect((await endOfStream(member, memberSocket)).map((e) => e.type)).toEqual(sequence.slice(1, 14));
+    expect(await endOfStream(outsider, outsiderSocket)).toEqual([]);
+
+    for (const event of ownerSaw) {
+      expect(event).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        type: event.type,
+        projectId: project.id,
+        actor: { id: expect.any(String), name: expect.any(String) },
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        data: expect.any(Object),
+      });
+    }
+    const byType = (type: EventType) => ownerSaw.filter((e) => e.type === type);
+    expect(byType('member.added')[1]!.data).toEqual({ member: expect.objectContaining({ userId: member.user.id, role: 'MEMBER' }) });
+    expect(byType('member.added')[1]!.actor).toEqual({ id: owner.user.id, name: 'Owner' });
+    expect(byType('project.updated')[0]!.data.project).toMatchObject({ id: project.id, name: 'Band, renamed' });
+    expect(byType('member.role_changed')[0]!.data).toEqual({ member: expect.objectContaining({ userId: member.user.id, role: 'ADMIN' }) });
+    expect(byType('vibe.created')[0]!.data.vibe).toMatchObject({ id: verse.id, name: 'Verse' });
+    expect(byType('vibe.created')[0]!.actor).toEqual({ id: member.user.id, name: 'Member' });
+    expect(byType('vibe.updated')[0]!.data.vibe).toMatchObject({ id: verse.id, name: 'Verse 1' });
+    expect(byType('vibes.reordered')[0]!.data).toEqual({ vibeIds: [chorus.id, verse.id] });
+    expect(byType('cut.created')[0]!.data.cut).toMatchObject({ id: cut.id, vibeId: verse.id });
+    expect(byType('cut.updated')[0]!.data.cut).toMatchObject({ id: cut.id, name: 'Take 1b' });
+    expect(byType('cut.moved')[0]!.data).toMatchObject({ cut: { id: cut.id, vibeId: chorus.id }, fromVibeId: verse.id });
+    expect(byType('cut.deleted')[0]!.data).toEqual({ cutId: cut.id, vibeId: chorus.id });
+    expect(byType('vibe.deleted')[0]!.data).toEqual({ vibeId: verse.id });
+    expect(byType('member.removed')[0]!.data).toEqual({ userId: member.user.id });
+    expect(byType('project.deleted')[0]!.data).toEqual({ projectId: project.id });
+    for (const socket of [ownerSocket, memberSocket, outsiderSocket]) socket.close();
+  });
+
+  it('come from committed work only: a refused change emits nothing', async () => {
+    const owner = await userWithProject('Owner');
+    const member = await api.register();
+    const socket = await openEventSocket(second.url, { token: owner.accessToken });
+    const p = `/api/projects/${owner.ownProjectId}`;
+    await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+    expect((await api.request('POST', `${p}/invite`, { token: owner.accessToken, json: { email: member.user.email, role: 'MEMBER' } })).status).toBe(409);
+    expect((await api.request('PUT', `${p}/members/${owner.user.id}`, { token: owner.accessToken, json: { role: 'MEMBER' } })).status).toBe(409);
+    await endOfStream(owner, socket);
+    expect(socket.events.map((e) => e.type)).toEqual(['member.added', 'project.updated']);
+    socket.close();
+  });
+
+  it('carries an event larger than a NOTIFY payload whole', async () => {
+    const owner = await userWithProject('Owner');
+    const socket = await openEventSocket(second.url, { token: owner.accessToken });
+    // Control characters are escaped as \\u00XX: six bytes each, 12 kB in all.
+    const description = '\u0001'.repeat(2000);
+    await ok('PUT', `/api/projects/${owner.ownProjectId}`, owner.accessToken, { description });
+    const event = await socket.waitFor((e) => e.type === 'project.updated');
+    expect((event.data.project as { description: string }).description).toBe(description);
+    socket.close();
+  });
+});
