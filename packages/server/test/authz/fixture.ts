@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { client } from '../support/http.js';
-import type { TestServer } from '../support/server.js';
+import { startTestServer, type TestServer } from '../support/server.js';
 
 export type Api = ReturnType<typeof client>;
 
@@ -150,3 +153,36 @@ export const anyMember = (status = 200): Record<ActorName, number> => ({
 });
 /** Inside a project, only its ADMIN may. */
 export const adminOnly = (status = 200): Record<ActorName, number> => ({ ...anyMember(status), member: 403 });
+
+/**
+ * Stores a file under a cut the way an upload leaves it (a row and its bytes under DATA_DIR/files), without
+ * going through the upload endpoint, so delete cascades can be checked on their own.
+ */
+export async function storeFileDirectly(server: TestServer, cutId: string, uploadedBy: string): Promise<{ id: string; path: string }> {
+  const id = randomUUID();
+  const bytes = Buffer.from('ID3 test bytes');
+  await server.sql`
+    insert into files (id, cut_id, project_id, name, extension, type, size, mime_type, sha256, uploaded_by)
+    select ${id}, id, project_id, 'take', 'mp3', 'CUT', ${bytes.length}, 'audio/mpeg', ${'0'.repeat(64)}, ${uploadedBy}
+    from cuts where id = ${cutId}`;
+  const path = join(server.dataDir, 'files', `${id}.mp3`);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, bytes);
+  return { id, path };
+}
+
+export type User = Awaited<ReturnType<Api['register']>>;
+
+/** A fresh test server with users registered in order (the first is the site ADMIN). */
+export async function startWithUsers<const Names extends readonly string[]>(
+  ...names: Names
+): Promise<{ server: TestServer; api: Api; users: { [K in keyof Names]: User } }> {
+  const server = await startTestServer();
+  const api = client(server.url);
+  const users: User[] = [];
+  for (const name of names) users.push(await api.register({ name }));
+  return { server, api, users: users as { [K in keyof Names]: User } };
+}
+
+/** An API timestamp: ISO 8601 UTC with milliseconds. */
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
