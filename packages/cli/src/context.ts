@@ -19,7 +19,7 @@ import { Output } from './render.js';
 export const VERSION = '0.1.0';
 const DEFAULT_API_URL = 'http://localhost:3000';
 /** Refresh before a command when the access token has less than this left. */
-const REFRESH_MARGIN_MS = 60_000;
+const REFRESH_MARGIN_MS = 30_000;
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -132,7 +132,7 @@ export class Context {
     this.stored = tokens;
     // The SDK gets no refresh token: refreshing goes through refreshStoredTokens, under the profile's lock.
     this.client = new BandClient({ baseUrl: this.apiUrl, accessToken: tokens.accessToken, userAgent: `band/${VERSION}` });
-    if (tokens.accessTokenExpiresAt - Date.now() < REFRESH_MARGIN_MS) await this.refreshStoredTokens();
+    if (!isFresh(tokens)) await this.refreshStoredTokens();
     return this.client;
   }
 
@@ -205,7 +205,7 @@ export class Context {
       latest = await refreshLocked(store, lockPath, this.stored!, async (refreshToken) => {
         const refresher = new BandClient({ baseUrl: this.apiUrl, refreshToken, userAgent: `band/${VERSION}` });
         return toStored(await refresher.auth.refresh());
-      });
+      }, isFresh);
     } catch (error) {
       if (error instanceof BandApiError && error.status === 401) {
         throw new CliError(`your session has ended (${error.detail}): run band auth login`, EXIT.auth);
@@ -216,6 +216,10 @@ export class Context {
     this.stored = latest;
     this.client!.setTokens({ accessToken: latest.accessToken });
   }
+}
+
+function isFresh(tokens: StoredTokens): boolean {
+  return tokens.accessTokenExpiresAt - Date.now() > REFRESH_MARGIN_MS;
 }
 
 function toStored(pair: TokenPair): StoredTokens {

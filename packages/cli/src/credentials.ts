@@ -115,18 +115,19 @@ export async function openKeychain(profile: string, apiUrl: string): Promise<Key
 
 /**
  * Runs `refresh` with the profile's lock held, after re-reading the store: when another process already
- * rotated the pair we were given, its result is used instead of rotating again.
+ * rotated the pair we were given and its access token is still good, that pair is used instead.
  */
 export async function refreshLocked(
   store: CredentialStore,
   lockPath: string,
   current: StoredTokens,
   refresh: (refreshToken: string) => Promise<StoredTokens>,
+  isFresh: (tokens: StoredTokens) => boolean,
 ): Promise<StoredTokens | null> {
   return withLock(lockPath, async () => {
     const latest = await store.read();
     if (latest === null) return null;
-    if (latest.refreshToken !== current.refreshToken) return latest;
+    if (latest.refreshToken !== current.refreshToken && isFresh(latest)) return latest;
     const next = await refresh(latest.refreshToken);
     await store.write(next);
     return next;

@@ -1,0 +1,173 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { ANSI, type CliUser, cliUser, registerWithCli } from './support/cli.js';
+
+let server: TestServer;
+let ana: CliUser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ana = await cliUser(server.url);
+});
+afterAll(async () => {
+  await ana?.cleanup();
+  await server?.close();
+});
+
+describe('band auth', () => {
+  it('registers, says who is logged in where, and keeps the refresh token in a 0600 file when there is no keychain', async () => {
+    const registered = await ana.band(['auth', 'register', '--email', 'Ana@Example.com', '--name', 'Ana', '--password-stdin'], {
+      input: 'correct horse battery\n',
+    });
+    expect(registered.code).toBe(0);
+    expect(registered.stderr).toMatch(/no OS keychain .*; storing credentials in .*credentials\/default\.json \(mode 0600\)/);
+    expect(registered.stdout).toContain('as Ana <ana@example.com>');
+
+    const file = path.join(ana.home, '.config/band/credentials/default.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
+    const stored = JSON.parse(await readFile(file, 'utf8'));
+    expect(stored.refreshToken).toEqual(expect.any(String));
+    const config = await readFile(path.join(ana.home, '.config/band/config.json'), 'utf8');
+    expect(config).not.toContain(stored.refreshToken);
+
+    const status = await ana.band(['auth', 'status']);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`Logged in to ${server.url} as Ana <ana@example.com> (site admin)`);
+    expect(status.stdout).toContain(`${file} (file, mode 0600)`);
+    expect(status.stdout).not.toMatch(ANSI);
+
+    const json = await ana.band(['auth', 'status', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({
+      id: expect.any(String),
+      email: 'ana@example.com',
+      name: 'Ana',
+      role: 'ADMIN',
+      avatarUrl: null,
+      createdAt: expect.any(String),
+    });
+  });
+
+  it('logs out (the session ends on the server too) and in again with --password-stdin', async () => {
+    const file = path.join(ana.home, '.config/band/credentials/default.json');
+    const { refreshToken } = JSON.parse(await readFile(file, 'utf8'));
+    const out = await ana.band(['auth', 'logout']);
+    expect(out.code).toBe(0);
+    await expect(stat(file)).rejects.toThrow();
+    const refreshed = await fetch(`${server.url}/api/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ refreshToken }),
+    });
+    expect(refreshed.status).toBe(401);
+
+    const status = await ana.band(['auth', 'status']);
+    expect(status.code).toBe(4);
+    expect(status.stderr.trim()).toBe(`error: not logged in to ${server.url} (profile default): run band auth login`);
+
+    const wrong = await ana.band(['auth', 'login', '--email', 'ana@example.com', '--password-stdin'], { input: 'wrong password\n' });
+    expect(wrong.code).toBe(4);
+    expect(wrong.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(wrong.stderr).not.toMatch(/at .*\.js:\d+/);
+
+    const login = await ana.band(['auth', 'login', '--email', 'ana@example.com', '--password-stdin', '--json'], { input: 'correct horse battery\n' });
+    expect(login.code).toBe(0);
+    expect(JSON.parse(login.stdout)).toMatchObject({ email: 'ana@example.com', name: 'Ana', role: 'ADMIN' });
+  });
+
+  it('refuses to prompt off a terminal: usage error, exit 2', async () => {
+    const result = await ana.band(['auth', 'login', '--email', 'ana@example.com']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--password-stdin is required when not on a terminal');
+  });
+
+  it('prints a usable access token, and takes BAND_TOKEN without storing anything', async () => {
+    const token = (await ana.band(['auth', 'token'])).stdout.trim();
+    const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+
+    const other = await cliUser(server.url, { BAND_TOKEN: token });
+    try {
+      const status = await other.band(['auth', 'status']);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain('BAND_TOKEN environment variable (nothing stored)');
+      await expect(stat(path.join(other.home, '.config/band/credentials'))).rejects.toThrow();
+    } finally {
+      await other.cleanup();
+    }
+  });
+
+  it('logs in for one run with BAND_EMAIL and BAND_PASSWORD, storing nothing', async () => {
+    const ci = await cliUser(server.url, { BAND_EMAIL: 'ana@example.com', BAND_PASSWORD: 'correct horse battery', CI: 'true' });
+    try {
+      const status = await ci.band(['auth', 'status']);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain('BAND_EMAIL and BAND_PASSWORD, for this run only');
+      await expect(stat(path.join(ci.home, '.config/band/credentials'))).rejects.toThrow();
+      const failing = await ci.band(['project', 'list'], { env: { BAND_PASSWORD: 'wrong password' } });
+      expect(failing.code).toBe(4);
+    } finally {
+      await ci.cleanup();
+    }
+  });
+
+  it('exits 5 when the server cannot be reached, with one line', async () => {
+    const result = await ana.band(['auth', 'status', '--api-url', 'http://127.0.0.1:9']);
+    expect(result.code).toBe(5);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('documents the exit codes and answers usage errors with exit 2', async () => {
+    const help = await ana.band(['help', 'exit-codes']);
+    expect(help.code).toBe(0);
+    for (const code of ['0', '1', '2', '3', '4', '5', '6', '130']) expect(help.stdout).toMatch(new RegExp(`^  ${code} +\\S`, 'm'));
+    expect((await ana.band(['project', 'frobnicate'])).code).toBe(2);
+    expect((await ana.band(['--no-such-flag'])).code).toBe(2);
+    const version = await ana.band(['--version']);
+    expect(version).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+  });
+});
+
+describe('band processes refreshing the same expired credentials at the same moment', () => {
+  let shortLived: TestServer;
+  let ben: CliUser;
+
+  beforeAll(async () => {
+    shortLived = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '2' });
+    ben = await cliUser(shortLived.url);
+    await registerWithCli(ben, 'ben@example.com');
+  });
+  afterAll(async () => {
+    await ben?.cleanup();
+    await shortLived?.close();
+  });
+
+  const statusOfFour = async (user: CliUser, email: string) => {
+    const results = await Promise.all([1, 2, 3, 4].map(() => user.band(['auth', 'status', '--json'])));
+    for (const result of results) {
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout).email).toBe(email);
+    }
+  };
+
+  it('all succeed when the access token really expired, round after round (the session is never revoked)', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      await statusOfFour(ben, 'ben@example.com');
+    }
+  });
+
+  it('rotate once and share the result: the others re-read the new pair instead of rotating again', async () => {
+    const file = path.join(ana.home, '.config/band/credentials/default.json');
+    const before = JSON.parse(await readFile(file, 'utf8'));
+    await writeFile(file, JSON.stringify({ ...before, accessTokenExpiresAt: 0 }), { mode: 0o600 });
+    await statusOfFour(ana, 'ana@example.com');
+    const after = JSON.parse(await readFile(file, 'utf8'));
+    expect(after.refreshToken).not.toBe(before.refreshToken);
+    // A second rotation would have presented a rotated token and revoked the session: it still works.
+    expect((await ana.band(['project', 'list', '--json'])).code).toBe(0);
+  });
+});

@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built binary: tests run what users run. */
+export const BAND = fileURLToPath(new URL('../../dist/band.js', import.meta.url));
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  cwd?: string;
+}
+
+/** A user at a machine: their own temporary HOME, no OS keychain (no D-Bus), no terminal. */
+export interface CliUser {
+  home: string;
+  env: Record<string, string>;
+  band(args: string[], options?: RunOptions): Promise<RunResult>;
+  cleanup(): Promise<void>;
+}
+
+export async function cliUser(apiUrl: string, extraEnv: Record<string, string> = {}): Promise<CliUser> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'band-home-'));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    BAND_API_URL: apiUrl,
+    ...extraEnv,
+  };
+  return {
+    home,
+    env,
+    band: (args, options = {}) => runBand(args, { ...options, env: { ...env, ...options.env } }),
+    cleanup: () => rm(home, { recursive: true, force: true }),
+  };
+}
+
+/** Runs the built binary with exactly `env` (nothing inherited), stdin from `input` (else closed). */
+export function runBand(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const env = Object.fromEntries(Object.entries(options.env ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BAND, ...args], { env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Registers through the CLI itself and leaves the user logged in. */
+export async function registerWithCli(user: CliUser, email: string, password = 'correct horse battery', name = email.split('@')[0]!): Promise<void> {
+  const result = await user.band(['auth', 'register', '--email', email, '--name', name, '--password-stdin'], { input: `${password}\n` });
+  if (result.code !== 0) throw new Error(`band auth register failed (${result.code}): ${result.stderr}`);
+}
+
+/** Matches any ANSI escape sequence (colours, cursor movement, spinner redraws). */
+export const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/;
+
+/** A small valid WAV file (RIFF…WAVE header, then `size` bytes of noise) with distinct content per seed. */
+export function wavBytes(seed: number, size = 4096): Buffer {
+  const body = Buffer.alloc(size);
+  for (let i = 0; i < size; i += 1) body[i] = (seed * 31 + i * 7) & 0xff;
+  const header = Buffer.alloc(12);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(size + 4, 4);
+  header.write('WAVE', 8, 'ascii');
+  return Buffer.concat([header, body]);
+}
+
+/** GET with a bearer token, parsed as JSON. */
+export async function apiGet<T>(baseUrl: string, path: string, token: string): Promise<T> {
+  const response = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  if (!response.ok) throw new Error(`GET ${path}: ${response.status}`);
+  return (await response.json()) as T;
+}
