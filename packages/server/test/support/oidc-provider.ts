@@ -1,7 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import { freePort } from '../../src/core/database.js';
 import { startTestServer, type TestServer } from './server.js';
 
 export const TEST_APP_URL = 'http://app.example.test';
@@ -17,17 +18,6 @@ export async function startServerWithProvider(env: Record<string, string> = {}):
   const provider = await startTestProvider(`${publicUrl}/api/auth/idp/callback`);
   const server = await startTestServer({ PORT: String(port), PUBLIC_URL: publicUrl, APP_URL: TEST_APP_URL, ...provider.env, ...env });
   return { server, provider };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** What the provider says about an account: the claims our server reads. */
