@@ -12,4 +12,4 @@ export { VibesResource } from './resources/vibes.js';
 export { CutsResource } from './resources/cuts.js';
 export { FilesResource } from './resources/files.js';
 export { SharesResource } from './resources/shares.js';
-export { EventsResource } from './resources/events.js';
+export { EventsResource, type SubscribeOptions, type Subscription } from './resources/events.js';

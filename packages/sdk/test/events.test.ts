@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BandClient, type HelloMessage, type ProjectEvent, type TokenPair } from '../src/index.js';
+import { registeredClient, startTestServer, type TestServer } from './support.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+/** Records a subscription's messages and waits for the ones a test expects. */
+function recorder() {
+  const events: ProjectEvent[] = [];
+  const hellos: HelloMessage[] = [];
+  const until = async (check: () => boolean, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out; events: ${JSON.stringify(events.map((e) => e.type))}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { events, hellos, until, onEvent: (e: ProjectEvent) => void events.push(e), onHello: (h: HelloMessage) => void hellos.push(h) };
+}
+
+describe('client.events.subscribe', () => {
+  it("streams the hello and the events of the user's projects; projectId narrows them to one", async () => {
+    const { client, user } = await registeredClient(server.url);
+    const all = recorder();
+    const allSubscription = client.events.subscribe(all);
+    await all.until(() => all.hellos.length === 1);
+    expect(all.hellos[0]).toEqual({ type: 'hello', userId: user.id, projectIds: [] });
+
+    const first = await client.projects.create({ name: 'First' });
+    const second = await client.projects.create({ name: 'Second' });
+    const onlySecond = recorder();
+    const secondSubscription = client.events.subscribe({ ...onlySecond, projectId: second.id });
+    await onlySecond.until(() => onlySecond.hellos.length === 1);
+    await client.projects.update(first.id, { name: 'First, renamed' });
+    await client.projects.update(second.id, { name: 'Second, renamed' });
+
+    await all.until(() => all.events.length === 4);
+    expect(all.events.map((e) => [e.type, e.projectId])).toEqual([
+      ['member.added', first.id],
+      ['member.added', second.id],
+      ['project.updated', first.id],
+      ['project.updated', second.id],
+    ]);
+    await onlySecond.until(() => onlySecond.events.length === 1);
+    expect(onlySecond.events[0]!.data.project).toMatchObject({ id: second.id, name: 'Second, renamed' });
+    allSubscription.close();
+    secondSubscription.close();
+    await Promise.all([allSubscription.closed, secondSubscription.closed]);
+  });
+
+  it('reconnects after the server goes away and comes back, refreshing the expired access token first', async () => {
+    const own = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    const port = new URL(own.url).port;
+    const pairs: TokenPair[] = [];
+    const { client } = await registeredClient(own.url, { onTokens: (pair) => void pairs.push(pair) });
+    const seen = recorder();
+    const disconnects: number[] = [];
+    const subscription = client.events.subscribe({ ...seen, onDisconnect: ({ code }) => void disconnects.push(code) });
+    await seen.until(() => seen.hellos.length === 1);
+
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // the access token expires
+    await own.close();
+    const again = await startTestServer({ DATABASE_URL: own.env.DATABASE_URL!, ACCESS_TOKEN_TTL_SECONDS: '1', PORT: port });
+    try {
+      await seen.until(() => seen.hellos.length === 2);
+      expect(disconnects[0]).toBe(1001);
+      expect(pairs).toHaveLength(2); // registration, then the refresh before reconnecting
+      const project = await client.projects.create({ name: 'After the restart' });
+      await seen.until(() => seen.events.some((e) => e.projectId === project.id));
+    } finally {
+      subscription.close();
+      await again.close();
+    }
+  });
+
+  it('ends with a 401, without reconnecting, when the session is logged out', async () => {
+    const { client } = await registeredClient(server.url);
+    const seen = recorder();
+    let disconnects = 0;
+    const subscription = client.events.subscribe({ ...seen, onDisconnect: () => void (disconnects += 1) });
+    await seen.until(() => seen.hellos.length === 1);
+    const other = new BandClient({ baseUrl: server.url, ...client.tokens });
+    await other.auth.logout();
+    await expect(subscription.closed).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+    expect(disconnects).toBe(0);
+  });
+
+  it('ends quietly when its signal aborts', async () => {
+    const { client } = await registeredClient(server.url);
+    const seen = recorder();
+    const controller = new AbortController();
+    const subscription = client.events.subscribe({ ...seen, signal: controller.signal });
+    await seen.until(() => seen.hellos.length === 1);
+    controller.abort();
+    await expect(subscription.closed).resolves.toBeUndefined();
+  });
+
+  it('ends with what onEvent throws', async () => {
+    const { client } = await registeredClient(server.url);
+    const failure = new Error('the caller failed');
+    const hello = recorder();
+    const subscription = client.events.subscribe({
+      onHello: hello.onHello,
+      onEvent: () => {
+        throw failure;
+      },
+    });
+    await hello.until(() => hello.hellos.length === 1);
+    await client.projects.create({ name: 'Trigger' });
+    await expect(subscription.closed).rejects.toBe(failure);
+  });
+});
