@@ -1,0 +1,116 @@
+// SDK benchmarks against the built server (run `pnpm build` first; the root `pnpm bench` does):
+//  1. client peak RSS during a 500 MiB upload, beside a bare form-data + undici upload of the same file;
+//  2. the SDK's time for a small authenticated GET over a bare undici request, as a ratio.
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { BandClient } from '@bandcollab/sdk';
+import { Agent, request } from 'undici';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const serverMain = path.resolve(here, '../../server/dist/main.js');
+const run = promisify(execFile);
+const MiB = 1024 * 1024;
+const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 500);
+const GET_ROUNDS = Number(process.env.BENCH_GET_ROUNDS ?? 5);
+const GETS_PER_ROUND = Number(process.env.BENCH_GETS_PER_ROUND ?? 500);
+
+const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-sdk-bench-'));
+await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
+const server = await startServer(path.join(work, 'data'));
+try {
+  const client = new BandClient({ baseUrl: server.url, timeoutMs: 120_000 });
+  await client.auth.register({ email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
+  const project = await client.projects.create({ name: 'Bench' });
+  const vibe = await client.vibes.create(project.id, { name: 'Bench' });
+  const cut = await client.cuts.create(vibe.id, { name: 'Bench' });
+
+  const file = path.join(work, 'stems.zip');
+  await writeFile(file, Buffer.from('PK\x03\x04', 'latin1'));
+  await truncate(file, UPLOAD_MIB * MiB);
+  const uploadArgs = [server.url, client.tokens.accessToken, cut.id, file];
+  const bare = await measure(path.join(here, 'bare-upload-peak-rss.mjs'), uploadArgs);
+  const sdk = await measure(path.join(here, '../test/fixtures/upload-peak-rss.mjs'), uploadArgs);
+  report('upload peak RSS', {
+    sizeMiB: UPLOAD_MIB,
+    sdkPeakMiB: mib(sdk.peakRss),
+    barePeakMiB: mib(bare.peakRss),
+    sdkGrowthMiB: mib(sdk.peakRss - sdk.idleRss),
+    bareGrowthMiB: mib(bare.peakRss - bare.idleRss),
+    peakRatioSdkOverBare: round(sdk.peakRss / bare.peakRss),
+    sdkSeconds: round(sdk.seconds),
+    bareSeconds: round(bare.seconds),
+  });
+
+  report('small GET overhead', await getOverhead(server.url, client.tokens.accessToken));
+} finally {
+  server.process.kill('SIGTERM');
+  await once(server.process, 'exit');
+  await rm(work, { recursive: true, force: true });
+}
+
+async function measure(script, args) {
+  const { stdout } = await run(process.execPath, [script, ...args]);
+  return JSON.parse(stdout);
+}
+
+/** Alternating rounds of N sequential `GET /api/auth/me`, SDK then bare undici, on the same kind of Agent. */
+async function getOverhead(baseUrl, accessToken) {
+  const sdkClient = new BandClient({ baseUrl, accessToken, dispatcher: new Agent() });
+  const bareAgent = new Agent();
+  const bareMe = async () => {
+    const response = await request(`${baseUrl}/api/auth/me`, {
+      dispatcher: bareAgent,
+      headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+    });
+    return response.body.json();
+  };
+  const time = async (call) => {
+    const started = performance.now();
+    for (let i = 0; i < GETS_PER_ROUND; i += 1) await call();
+    return performance.now() - started;
+  };
+  await time(bareMe);
+  await time(() => sdkClient.auth.me());
+  const ratios = [];
+  for (let i = 0; i < GET_ROUNDS; i += 1) {
+    const bareMs = await time(bareMe);
+    const sdkMs = await time(() => sdkClient.auth.me());
+    ratios.push(sdkMs / bareMs);
+  }
+  ratios.sort((a, b) => a - b);
+  return { requests: GETS_PER_ROUND * GET_ROUNDS, medianRatioSdkOverBare: round(ratios[Math.floor(ratios.length / 2)]), ratios: ratios.map(round) };
+}
+
+async function startServer(dataDir) {
+  const child = spawn(process.execPath, [serverMain], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', () => reject(new Error(`the server exited before listening:\n${output}`)));
+  });
+  return { url, process: child };
+}
+
+function report(name, figures) {
+  console.log(JSON.stringify({ bench: name, ...figures }));
+}
+
+function mib(bytes) {
+  return round(bytes / MiB);
+}
+
+function round(value) {
+  return Math.round(value * 100) / 100;
+}
