@@ -1,52 +1,42 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Type only: brings the test cluster's `inject('postgresUrl')` typing into this package's type check.
 import type {} from '../../server/test/support/global-setup.js';
 import { startServerWithProvider, type TestProvider } from '../../server/test/support/oidc-provider.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-
-// The built command (the root `test` script builds first), run as a user would run it.
-const BAND = fileURLToPath(new URL('../dist/band.js', import.meta.url));
+import { EXIT } from '../src/exit-codes.js';
+import { BAND, type CliUser, cliUser, type RunResult } from './support/cli.js';
 
 let server: TestServer;
 let provider: TestProvider;
-let configDir: string;
+let user: CliUser;
 
 beforeAll(async () => {
   ({ server, provider } = await startServerWithProvider());
-  configDir = await mkdtemp(path.join(os.tmpdir(), 'band-idp-login-'));
+  user = await cliUser(server.url);
 });
 afterAll(async () => {
   await server?.close();
   await provider?.close();
-  await rm(configDir, { recursive: true, force: true });
+  await user?.cleanup();
 });
 
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `band` with its own config directory, credentials in a file, and no browser to open. */
-function band(args: string[], apiUrl: string): { child: ChildProcessWithoutNullStreams; output: () => string; finished: Promise<Finished> } {
-  const child = spawn(process.execPath, [BAND, '--api-url', apiUrl, '--insecure-storage', ...args], {
-    env: { ...process.env, BAND_CONFIG_DIR: configDir, CI: 'true', DISPLAY: '', WAYLAND_DISPLAY: '', NO_COLOR: '1' },
-  });
+/**
+ * Starts `band auth login --web` for `who`, which keeps running until the browser comes back. No display and
+ * CI set: it opens no browser and prints the address instead.
+ */
+function webLogin(who: CliUser): { child: ChildProcessWithoutNullStreams; output: () => string; finished: Promise<RunResult> } {
+  const child = spawn(process.execPath, [BAND, '--insecure-storage', 'auth', 'login', '--web'], { env: { ...who.env, CI: 'true' } });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-  const finished = new Promise<Finished>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const finished = new Promise<RunResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
   return { child, output: () => stdout + stderr, finished };
 }
 
 /** The address `band auth login --web` prints for the user to open. */
-async function printedAddress(run: ReturnType<typeof band>): Promise<string> {
+async function printedAddress(run: ReturnType<typeof webLogin>): Promise<string> {
   for (let waited = 0; waited < 20_000; waited += 50) {
     const found = /open this address in a browser to log in: (\S+)/.exec(run.output());
     if (found) return found[1]!;
@@ -75,7 +65,7 @@ async function browser(address: string, subject: string): Promise<{ loopback: UR
 describe('band auth login --web', () => {
   it('signs in through the provider via a loopback listener and a one-time code, then is logged in', async () => {
     provider.accounts.set('cli-user', { email: 'cli.user@idp.example.com', email_verified: true, name: 'Cli User' });
-    const login = band(['auth', 'login', '--web'], server.url);
+    const login = webLogin(user);
     const address = await printedAddress(login);
     expect(new URL(address).pathname).toBe('/api/auth/idp');
     const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
@@ -90,10 +80,9 @@ describe('band auth login --web', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).toContain('cli.user@idp.example.com');
 
-    const status = band(['--json', 'auth', 'status'], server.url);
-    const statusResult = await status.finished;
-    expect(statusResult.code, statusResult.stderr).toBe(0);
-    expect(JSON.parse(statusResult.stdout)).toMatchObject({ email: 'cli.user@idp.example.com', name: 'Cli User' });
+    const status = await user.band(['--json', 'auth', 'status']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ email: 'cli.user@idp.example.com', name: 'Cli User' });
 
     // The code was single use: the loopback listener is gone, and the server refuses it a second time.
     const replay = await fetch(`${server.url}/api/auth/idp/exchange`, {
@@ -111,21 +100,23 @@ describe('band auth login --web', () => {
       body: JSON.stringify({ email: 'taken@idp.example.com', password: 'password-1', name: 'Taken' }),
     });
     provider.accounts.set('unverified', { email: 'taken@idp.example.com', email_verified: false });
-    const login = band(['auth', 'login', '--web'], server.url);
+    const login = webLogin(user);
     const { page } = await browser(await printedAddress(login), 'unverified');
     expect(page).toContain('email_not_verified');
     const result = await login.finished;
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(EXIT.auth);
     expect(result.stderr).toContain('email_not_verified');
   });
 
   it('says the server has no identity provider instead of waiting', async () => {
     const plain = await startTestServer();
+    const plainUser = await cliUser(plain.url);
     try {
-      const result = await band(['auth', 'login', '--web'], plain.url).finished;
-      expect(result.code).not.toBe(0);
+      const result = await plainUser.band(['auth', 'login', '--web']);
+      expect(result.code).toBe(EXIT.notFound);
       expect(result.stderr).toContain('IDP_DISABLED');
     } finally {
+      await plainUser.cleanup();
       await plain.close();
     }
   });
