@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -44,7 +44,7 @@ export interface ReceivedUpload {
 const MULTIPART_OVERHEAD = 1024 * 1024;
 const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 
-const badRequest = (detail: string): ApiError => new ApiError(400, 'VALIDATION_FAILED', detail);
+const malformed = (detail: string): ApiError => invalidField('body', detail);
 
 /**
  * Streams one multipart/form-data upload straight to a temporary file, never holding it in memory:
@@ -88,7 +88,7 @@ export class Multipart {
       try {
         parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: LIMITS });
       } catch {
-        reject(badRequest('The multipart body has no boundary'));
+        reject(malformed('has no multipart boundary'));
         return;
       }
       const fields: Record<string, string> = {};
@@ -103,8 +103,11 @@ export class Multipart {
         req.unpipe(parser);
         fileStream?.destroy();
         parser.destroy();
-        // Reject only once the partial file is gone, so no caller ever sees it.
-        void Promise.allSettled([storing]).then(() => reject(failure));
+        // Reject only once the file (partial, or complete when a later field failed) is gone.
+        void Promise.allSettled([storing]).then(async ([stored]) => {
+          if (stored?.status === 'fulfilled' && stored.value) await this.disk.removeQuietly(stored.value.tempPath);
+          reject(failure);
+        });
       };
 
       parser.on('field', (name, value, info) => {
@@ -121,7 +124,7 @@ export class Multipart {
         stream.on('error', () => undefined); // ends `storing`, which reports it
         if (failure !== null) return stream.resume();
         if (name !== options.fileField) return fail(invalidField(name, `is not expected; send the file as "${options.fileField}"`));
-        if (storing !== null) return fail(badRequest('Send one file per upload'));
+        if (storing !== null) return fail(invalidField(options.fileField, 'must be sent once'));
         fileStream = stream;
         storing = (async () => {
           await fieldChecks;
@@ -129,18 +132,18 @@ export class Multipart {
           const originalName = cleanFileName(info.filename ?? '');
           const rule = rules.find((candidate) => candidate.extension === extensionOf(originalName));
           if (!rule) throw unsupportedType(rules);
-          return this.store(stream, rule, rules, originalName);
+          return this.store(name, stream, rule, rules, originalName);
         })();
         storing.catch(fail);
       });
 
       for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
-        parser.on(limit, () => fail(badRequest('The multipart body has too many parts')));
+        parser.on(limit, () => fail(malformed('has too many parts')));
       }
-      parser.on('error', () => fail(badRequest('The multipart body is malformed or incomplete')));
-      req.on('error', () => fail(badRequest('The upload was interrupted')));
+      parser.on('error', () => fail(malformed('is not a complete multipart form')));
+      req.on('error', () => fail(malformed('was interrupted')));
       req.on('close', () => {
-        if (!req.complete) fail(badRequest('The upload was interrupted'));
+        if (!req.complete) fail(malformed('was interrupted'));
       });
 
       parser.on('close', () => {
@@ -150,20 +153,22 @@ export class Multipart {
             await fieldChecks;
             const file = storing === null ? null : await storing;
             if (failure === null) resolve({ fields, file });
-            else if (file) await this.disk.removeQuietly(file.tempPath);
           } catch (error) {
             fail(error);
           }
         })();
       });
 
-      req.pipe(parser);
+      if (req.destroyed && !req.complete) fail(malformed('was interrupted'));
+      else req.pipe(parser);
     });
   }
 
   /** Streams one file part to tmp/, hashing, counting and checking it; removes the partial file on failure. */
-  private async store(stream: Readable, rule: FileRule, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
+  private async store(field: string, stream: Readable, rule: FileRule, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
     const tempPath = this.disk.newTempPath();
+    // Created before streaming, so a failure can never race the file's creation and leave it behind.
+    const sink = (await open(tempPath, 'wx')).createWriteStream();
     const hash = createHash('sha256');
     let size = 0;
     let head = Buffer.alloc(0);
@@ -182,11 +187,14 @@ export class Multipart {
       },
     });
     try {
-      await pipeline(stream, meter, createWriteStream(tempPath, { flags: 'wx' }));
-      if (size === 0) throw badRequest('The file is empty');
+      // The upload may have failed while the file was being created; a destroyed source never ends a pipeline.
+      if (stream.destroyed) throw new Error('The upload ended before its file was stored');
+      await pipeline(stream, meter, sink);
+      if (size === 0) throw invalidField(field, 'must not be empty');
       const mismatch = checkHead();
       if (mismatch) throw mismatch;
     } catch (error) {
+      sink.destroy();
       await this.disk.removeQuietly(tempPath);
       throw error;
     }

@@ -1,9 +1,50 @@
 import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import { inject, injectable } from 'tsyringe';
+import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import { idParam, sendCreated, sendJson } from '../core/http.js';
+import { FilesService } from './service.js';
+import { sendStoredBytes } from './transfer.js';
 
 /** File upload, read, download, media paths and delete (API.md §6). */
 @injectable()
 export class FilesRoutes implements Feature {
-  register(_app: App): void {}
+  constructor(
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(FilesService) private readonly files: FilesService,
+  ) {}
+
+  /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
+  register(app: App): void {
+    app.get('/api/files/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.files.get(principal, idParam(req, 'id', 'File')));
+    });
+
+    // Downloads and media paths also take the access_token cookie, so an <audio> element can play and seek.
+    app.get('/api/files/:id/download', async (req, res) => {
+      const principal = await this.guard.authenticate(req, { allowCookie: true });
+      await sendStoredBytes(req, res, await this.files.bytes(principal, idParam(req, 'id', 'File')), 'attachment');
+    });
+
+    app.get('/uploads/files/:name', async (req, res) => {
+      const principal = await this.guard.authenticate(req, { allowCookie: true });
+      await sendStoredBytes(req, res, await this.files.bytesByStoredName(principal, req.params.name ?? ''), 'inline');
+    });
+
+    app.post('/api/files/upload', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const file = await this.files.upload(principal, req, res);
+      sendCreated(res, `/api/files/${file.id}`, file);
+    });
+
+    app.delete('/api/files/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.files.delete(principal, idParam(req, 'id', 'File')));
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.files.sweep();
+  }
 }

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Deleted, FileRecord } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import { z } from 'zod';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { LOGGER, SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { forbidden, invalidField, notFound } from '../core/errors.js';
+import { isUuid, validate } from '../core/http.js';
+import type { Logger } from '../core/logger.js';
+import { Multipart, type ReceivedFile } from '../core/multipart.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { nameSchema, uuidSchema } from '../core/validation.js';
+import { EventPublisher } from '../events/publisher.js';
+import { projectEvent } from '../projects/events.js';
+import { findFileRows, type FileRow, toFileRecord } from './records.js';
+import { FilesRepository } from './repository.js';
+import type { StoredBytes } from './transfer.js';
+
+/** A stored file name as its url names it: `<uuid>.<ext>`. */
+const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;
+
+const uploadFieldsSchema = z.object({ cutId: uuidSchema, name: nameSchema.optional() });
+
+@injectable()
+export class FilesService {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(Disk) private readonly disk: Disk,
+    @inject(Multipart) private readonly multipart: Multipart,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(FilesRepository) private readonly repository: FilesRepository,
+  ) {}
+
+  /**
+   * Streams the upload to a temporary file (checking the cut first when `cutId` comes before the file),
+   * then, in one transaction that locks the cut, writes the row, publishes the event and renames the bytes
+   * into place. Whatever fails, neither the bytes nor the row stay behind.
+   */
+  async upload(principal: Principal, req: IncomingMessage, res: ServerResponse): Promise<FileRecord> {
+    const { fields, file } = await this.multipart.receive(req, res, {
+      fileField: 'file',
+      types: ['CUT', 'STEM', 'IMAGE'],
+      onField: async (name, value) => {
+        if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
+      },
+    });
+    const id = randomUUID();
+    const finalPath = file ? this.disk.filePath(id, file.rule.extension) : null;
+    try {
+      const input = validate(uploadFieldsSchema, fields);
+      if (!file || !finalPath) throw invalidField('file', 'is required');
+      const cutId = input.cutId.toLowerCase();
+      return await this.record(principal, { id, cutId, name: input.name ?? file.originalName, file, finalPath });
+    } catch (error) {
+      if (file) await this.disk.removeQuietly(file.tempPath);
+      if (finalPath) await this.disk.removeQuietly(finalPath);
+      throw error;
+    }
+  }
+
+  private record(
+    principal: Principal,
+    upload: { id: string; cutId: string; name: string; file: ReceivedFile; finalPath: string },
+  ): Promise<FileRecord> {
+    const { id, cutId, file } = upload;
+    return this.sql.begin(async (tx) => {
+      if (!(await this.repository.lockCut(tx, cutId))) throw notFound('Cut');
+      const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      await this.repository.insert(tx, {
+        id,
+        cutId,
+        projectId,
+        name: upload.name,
+        extension: file.rule.extension,
+        type: file.rule.type,
+        size: file.size,
+        mimeType: file.rule.mimeType,
+        sha256: file.sha256,
+        uploadedBy: principal.userId,
+      });
+      const record = toFileRecord((await findFileRows(tx, { id }))[0]!);
+      await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
+      await this.disk.moveIntoPlace(file.tempPath, upload.finalPath);
+      return record;
+    });
+  }
+
+  async get(principal: Principal, id: string): Promise<FileRecord> {
+    return toFileRecord(await this.row(principal, id));
+  }
+
+  /** The bytes of a file the caller may read. */
+  async bytes(principal: Principal, id: string): Promise<StoredBytes> {
+    return this.bytesOf(await this.row(principal, id));
+  }
+
+  /** The same through a media path's `<id>.<ext>`; an extension that is not the file's names nothing. */
+  async bytesByStoredName(principal: Principal, storedName: string): Promise<StoredBytes> {
+    const match = STORED_NAME.exec(storedName);
+    if (!match) throw notFound('File');
+    const row = await this.row(principal, match[1]!);
+    if (row.extension !== match[2]) throw notFound('File');
+    return this.bytesOf(row);
+  }
+
+  /** What a download of a file row sends; the download name is the display name plus its extension. */
+  bytesOf(row: FileRow): StoredBytes {
+    const extension = `.${row.extension}`;
+    return {
+      path: this.disk.filePath(row.id, row.extension),
+      size: Number(row.size),
+      mimeType: row.mime_type,
+      etag: `"${row.sha256}"`,
+      modifiedAt: row.created_at,
+      downloadName: row.name.toLowerCase().endsWith(extension) ? row.name : `${row.name}${extension}`,
+    };
+  }
+
+  /** The uploader or a project ADMIN; the bytes go once the row's deletion has committed. */
+  async delete(principal: Principal, id: string): Promise<Deleted> {
+    const removed = await this.sql.begin(async (tx) => {
+      const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
+      const file = await this.repository.lockForDelete(tx, id);
+      if (!file) throw notFound('File');
+      if (file.uploaded_by !== principal.userId && role !== 'ADMIN') {
+        throw forbidden('Only the uploader or a project ADMIN can delete this file');
+      }
+      await this.repository.delete(tx, id);
+      await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cut_id }));
+      return file;
+    });
+    await this.disk.removeQuietly(this.disk.filePath(id, removed.extension));
+    return { id, deleted: true };
+  }
+
+  /**
+   * Start-up, before the server listens: removes uploads that never completed and stored bytes no row
+   * refers to (a crash between rename and commit, a failed unlink after a delete).
+   */
+  async sweep(): Promise<void> {
+    await this.disk.prepare();
+    const temporary = await this.disk.clearTemp();
+    const stored = await this.repository.storedNames();
+    const files = await this.disk.removeUnlisted(this.disk.filesDir, stored.files);
+    const images = await this.disk.removeUnlisted(this.disk.imagesDir, stored.images);
+    if (temporary + files + images > 0) this.log.info('start-up sweep removed leftovers', { temporary, files, images });
+  }
+
+  private async row(principal: Principal, id: string): Promise<FileRow> {
+    await this.access.require(principal, 'file', id);
+    const [row] = await findFileRows(this.sql, { id });
+    if (!row) throw notFound('File');
+    return row;
+  }
+}

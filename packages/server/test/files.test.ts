@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { FILE_TYPES } from '@bandcollab/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMember as addProjectMember } from './authz/fixture.js';
+import { multipartPieces, sampleBytes, upload, uploadForm, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+const LIMITS = { CUT: 4096, STEM: 8192, IMAGE: 2048 };
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let owner: Awaited<ReturnType<typeof userWithCut>>;
+
+beforeAll(async () => {
+  server = await startTestServer({
+    MAX_AUDIO_BYTES: String(LIMITS.CUT),
+    MAX_STEM_BYTES: String(LIMITS.STEM),
+    MAX_IMAGE_BYTES: String(LIMITS.IMAGE),
+  });
+  api = client(server.url);
+  owner = await userWithCut(api);
+});
+afterAll(() => server?.close());
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const storedFiles = () => readdir(path.join(server.dataDir, 'files'));
+const tempFiles = () => readdir(path.join(server.dataDir, 'tmp'));
+const fileRows = async () => Number((await server.sql`select count(*)::int as n from files`)[0]!.n);
+
+/** Runs an upload that must be refused and checks that it left neither bytes nor a row. */
+async function expectNoResidue<R extends { status: number }>(run: () => Promise<R>, status: number): Promise<R> {
+  const [filesBefore, rowsBefore] = [await storedFiles(), await fileRows()];
+  const response = await run();
+  expect(response.status).toBe(status);
+  expect(await storedFiles()).toEqual(filesBefore);
+  expect(await tempFiles()).toEqual([]);
+  expect(await fileRows()).toBe(rowsBefore);
+  return response;
+}
+
+async function addMember(role: 'MEMBER' | 'ADMIN') {
+  const user = await api.register();
+  await addProjectMember(api, owner.token, owner.projectId, user.user.email, role);
+  return user;
+}
+
+describe('upload', () => {
+  it.each(Object.entries(FILE_TYPES))('stores a .%s file with the type and MIME type of the table', async (extension, rule) => {
+    const bytes = sampleBytes(extension, 700);
+    const response = await upload(api, owner.token, owner.cutId, `take.${extension.toUpperCase()}`, bytes);
+    expect(response.status).toBe(201);
+    const file = response.body;
+    expect(file).toEqual({
+      id: expect.any(String),
+      cutId: owner.cutId,
+      name: `take.${extension.toUpperCase()}`,
+      type: rule.type,
+      size: 700,
+      mimeType: rule.mimeType,
+      url: `/uploads/files/${file.id}.${extension}`,
+      sha256: sha256(bytes),
+      uploadedBy: { id: owner.user.user.id, name: owner.user.user.name, avatarUrl: null },
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(response.headers.get('location')).toBe(`/api/files/${file.id}`);
+    expect(await readFile(path.join(server.dataDir, 'files', `${file.id}.${extension}`))).toEqual(bytes);
+    expect((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body).toEqual(file);
+  });
+
+  it('takes fields in any order and a display name; ignores the MIME type the client claims', async () => {
+    const bytes = sampleBytes('ogg', 300);
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(bytes)], { type: 'image/png' }), 'x.ogg');
+    form.append('name', '  Night take  ');
+    form.append('cutId', owner.cutId);
+    const response = await api.request('POST', '/api/files/upload', { token: owner.token, body: form });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ name: 'Night take', mimeType: 'audio/ogg', type: 'CUT', sha256: sha256(bytes) });
+  });
+
+  it('refuses a renamed file whose bytes do not match its extension with 415, leaving nothing behind', async () => {
+    const response = await expectNoResidue(() => upload(api, owner.token, owner.cutId, 'song.mp3', sampleBytes('png', 900)), 415);
+    expect(response.body.code).toBe('UNSUPPORTED_FILE_TYPE');
+    expect(response.body.detail).toContain('.mp3');
+    expect(response.body.detail).toContain('.zip');
+    expect(response.body.detail).toContain('.webp');
+  });
+
+  it.each(['notes.txt', 'song', 'archive.tar.gz', '.mp3', 'evil.mp3.exe'])('refuses %s with 415', async (fileName) => {
+    const response = await expectNoResidue(() => upload(api, owner.token, owner.cutId, fileName, sampleBytes('mp3', 100)), 415);
+    expect(response.body.code).toBe('UNSUPPORTED_FILE_TYPE');
+  });
+
+  it('refuses a file shorter than its signature with 415', async () => {
+    await expectNoResidue(() => upload(api, owner.token, owner.cutId, 'tiny.png', Buffer.from([0x89, 0x50])), 415);
+  });
+
+  it.each([
+    ['an empty file', [{ name: 'cutId', value: 'CUT' }, { name: 'file', value: Buffer.alloc(0), fileName: 'a.mp3' }], 'file'],
+    ['no file', [{ name: 'cutId', value: 'CUT' }], 'file'],
+    ['no cutId', [{ name: 'file', value: sampleBytes('mp3', 50), fileName: 'a.mp3' }], 'cutId'],
+    ['a cutId that is no UUID', [{ name: 'cutId', value: 'nope' }, { name: 'file', value: sampleBytes('mp3', 50), fileName: 'a.mp3' }], 'cutId'],
+    ['a name with control characters', [{ name: 'cutId', value: 'CUT' }, { name: 'name', value: 'a\u0007b' }, { name: 'file', value: sampleBytes('mp3', 50), fileName: 'a.mp3' }], 'name'],
+    ['a name of 201 characters', [{ name: 'cutId', value: 'CUT' }, { name: 'name', value: 'n'.repeat(201) }, { name: 'file', value: sampleBytes('mp3', 50), fileName: 'a.mp3' }], 'name'],
+    ['two file parts', [{ name: 'cutId', value: 'CUT' }, { name: 'file', value: sampleBytes('mp3', 50), fileName: 'a.mp3' }, { name: 'file', value: sampleBytes('mp3', 50), fileName: 'b.mp3' }], null],
+  ])('answers 400 for %s', async (_label, parts, field) => {
+    const withCut = parts.map((part) => (part.value === 'CUT' ? { ...part, value: owner.cutId } : part));
+    const response = await expectNoResidue(() => uploadForm(api, owner.token, withCut), 400);
+    expect(response.body.code).toBe('VALIDATION_FAILED');
+    if (field) expect(response.body.errors?.[0]?.field).toBe(field);
+  });
+
+  it('answers 415 UNSUPPORTED_MEDIA_TYPE for a body that is not multipart', async () => {
+    const response = await api.request('POST', '/api/files/upload', { token: owner.token, json: { cutId: owner.cutId } });
+    expect(response.status).toBe(415);
+    expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('needs authentication, and 404s a cut the caller cannot see, whichever order the fields come in', async () => {
+    const bytes = sampleBytes('mp3', 50);
+    expect((await upload(api, '', owner.cutId, 'a.mp3', bytes)).status).toBe(401);
+    const stranger = await api.register();
+    const first = await expectNoResidue(() => upload(api, stranger.accessToken, owner.cutId, 'a.mp3', bytes), 404);
+    expect(first.body.code).toBe('NOT_FOUND');
+    await expectNoResidue(
+      () => uploadForm(api, stranger.accessToken, [{ name: 'file', value: bytes, fileName: 'a.mp3' }, { name: 'cutId', value: owner.cutId }]),
+      404,
+    );
+    await expectNoResidue(() => upload(api, owner.token, '00000000-0000-4000-8000-000000000000', 'a.mp3', bytes), 404);
+  });
+
+  it('keeps only the base name of a client file name, without control characters', async () => {
+    for (const [sent, kept] of [
+      ['../../etc/passwd.mp3', 'passwd.mp3'],
+      ['C:\\Users\\me\\take.mp3', 'take.mp3'],
+      ['..\\..\\x.mp3', 'x.mp3'],
+    ]) {
+      const response = await upload(api, owner.token, owner.cutId, sent!, sampleBytes('mp3', 64));
+      expect(response.status).toBe(201);
+      expect(response.body.name).toBe(kept);
+    }
+    // Control characters can only arrive percent-encoded (RFC 5987 filename*), which busboy decodes.
+    const { contentType, head, tail } = multipartPieces(owner.cutId, 'ignored.mp3');
+    const encodedHead = head.toString('latin1').replace('filename="ignored.mp3"', "filename*=UTF-8''..%2F%0D%0Atab%09and%01bell%7F%E2%99%AB.mp3");
+    const body = Buffer.concat([Buffer.from(encodedHead, 'latin1'), sampleBytes('mp3', 64), tail]);
+    const response = await api.request('POST', '/api/files/upload', { token: owner.token, body, headers: { 'content-type': contentType } });
+    expect(response.status).toBe(201);
+    expect(response.body.name).toBe('tabandbell\u266b.mp3');
+    for (const name of await storedFiles()) expect(name).toMatch(/^[0-9a-f-]{36}\.[a-z0-9]+$/);
+  });
+});
+
+describe('limits', () => {
+  it.each([
+    ['wav', LIMITS.CUT],
+    ['zip', LIMITS.STEM],
+    ['gif', LIMITS.IMAGE],
+  ])('takes a .%s of exactly the limit (%i bytes) and refuses one byte more with 413', async (extension, limit) => {
+    const exact = await upload(api, owner.token, owner.cutId, `max.${extension}`, sampleBytes(extension, limit));
+    expect(exact.status).toBe(201);
+    expect(exact.body.size).toBe(limit);
+    const over = await expectNoResidue(() => upload(api, owner.token, owner.cutId, `over.${extension}`, sampleBytes(extension, limit + 1)), 413);
+    expect(over.body.code).toBe('FILE_TOO_LARGE');
+  });
+});
+
+describe('read and delete', () => {
+  it('gets a file for members only; non-UUID ids are 404', async () => {
+    const file = (await upload(api, owner.token, owner.cutId, 'a.flac', sampleBytes('flac', 80))).body;
+    const stranger = await api.register();
+    expect((await api.request('GET', `/api/files/${file.id}`, { token: stranger.accessToken })).status).toBe(404);
+    expect((await api.request('GET', '/api/files/not-a-uuid', { token: owner.token })).status).toBe(404);
+    expect((await api.request('GET', `/api/files/${file.id}`)).status).toBe(401);
+  });
+
+  it('lets the uploader and a project ADMIN delete, not another MEMBER; the bytes go too', async () => {
+    const member = await addMember('MEMBER');
+    const admin = await addMember('ADMIN');
+    const byOwner = (await upload(api, owner.token, owner.cutId, 'a.mp3', sampleBytes('mp3', 80))).body;
+    const byMember = (await upload(api, member.accessToken, owner.cutId, 'b.mp3', sampleBytes('mp3', 80))).body;
+
+    const refused = await api.request('DELETE', `/api/files/${byOwner.id}`, { token: member.accessToken });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('FORBIDDEN');
+
+    const own = await api.request('DELETE', `/api/files/${byMember.id}`, { token: member.accessToken });
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual({ id: byMember.id, deleted: true });
+    const byAdmin = await api.request('DELETE', `/api/files/${byOwner.id}`, { token: admin.accessToken });
+    expect(byAdmin.status).toBe(200);
+
+    const stored = await storedFiles();
+    expect(stored).not.toContain(`${byOwner.id}.mp3`);
+    expect(stored).not.toContain(`${byMember.id}.mp3`);
+    expect((await api.request('GET', `/api/files/${byOwner.id}`, { token: owner.token })).status).toBe(404);
+    expect((await api.request('DELETE', `/api/files/${byOwner.id}`, { token: owner.token })).status).toBe(404);
+  });
+});
+
+describe('start-up sweep', () => {
+  it('removes temporary leftovers and stored files without a row, and keeps the rest', async () => {
+    const kept = (await upload(api, owner.token, owner.cutId, 'keep.mp3', sampleBytes('mp3', 80))).body;
+    const stray = path.join(server.dataDir, 'files', '11111111-1111-4111-8111-111111111111.mp3');
+    const leftover = path.join(server.dataDir, 'tmp', 'interrupted.part');
+    await writeFile(stray, 'x');
+    await writeFile(leftover, 'x');
+    const restarted = await startTestServer({ DATA_DIR: server.dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+    try {
+      expect(await tempFiles()).toEqual([]);
+      const stored = await storedFiles();
+      expect(stored).toContain(`${kept.id}.mp3`);
+      expect(stored).not.toContain(path.basename(stray));
+    } finally {
+      await restarted.close();
+    }
+  });
+});
