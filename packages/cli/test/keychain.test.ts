@@ -1,0 +1,81 @@
+// The real OS keychain: a private D-Bus session with gnome-keyring's Secret Service (Debian packages
+// dbus and gnome-keyring, installed by .ci/run), which keytar talks to.
+import { execFile, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { BAND, type CliUser, cliUser } from './support/cli.js';
+
+const cliDir = path.dirname(path.dirname(BAND));
+
+function missingPrerequisite(): string | null {
+  try {
+    createRequire(path.join(cliDir, 'package.json'))('keytar');
+  } catch (error) {
+    return `keytar cannot load here (${(error as Error).message.split('\n')[0]})`;
+  }
+  for (const tool of ['dbus-run-session', 'gnome-keyring-daemon']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`;
+  }
+  return null;
+}
+
+const skipReason = missingPrerequisite();
+if (skipReason) console.warn(`[cli keychain test] SKIPPED: ${skipReason}`);
+
+describe.skipIf(skipReason !== null)('credentials in the OS keychain (dbus-run-session + gnome-keyring)', () => {
+  let server: TestServer;
+  let user: CliUser;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    user = await cliUser(server.url);
+  });
+  afterAll(async () => {
+    await user?.cleanup();
+    await server?.close();
+  });
+
+  it('stores the refresh token in the keychain (no file, no notice), uses it, and removes it at logout', async () => {
+    const script = path.join(user.home, 'session.sh');
+    const readSecret = `node -e "import('keytar').then(async (k) => console.log('SECRET=' + ((await k.default.getPassword('bandcollab', 'default@${server.url}')) ?? 'none').slice(0, 16)))"`;
+    await writeFile(
+      script,
+      [
+        'set -e',
+        'printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
+        `printf 'correct horse battery\\n' | node ${BAND} auth register --email kim@example.com --name Kim --password-stdin`,
+        `node ${BAND} auth status`,
+        `node ${BAND} project create Keys --json >/dev/null`,
+        `(cd ${cliDir} && ${readSecret})`,
+        `node ${BAND} auth logout`,
+        `(cd ${cliDir} && ${readSecret})`,
+      ].join('\n'),
+    );
+    const { stdout, stderr } = await promisify(execFile)('dbus-run-session', ['--', 'sh', script], {
+      env: { ...user.env, DISPLAY: '' },
+      timeout: 60_000,
+    });
+    expect(stderr).not.toContain('no OS keychain');
+    expect(stdout).toContain('(credentials in the OS keychain)');
+    expect(stdout).toContain('Credentials: the OS keychain');
+    const secrets = [...stdout.matchAll(/^SECRET=(.*)$/gm)].map((match) => match[1]);
+    expect(secrets[0]).toMatch(/^\{"accessToken":/);
+    expect(secrets[1]).toBe('none');
+    await expect(stat(path.join(user.home, '.config/band/credentials'))).rejects.toThrow();
+  });
+
+  it('falls back to the 0600 file with a one-line notice when the keychain is not reachable', async () => {
+    const result = await user.band(['auth', 'login', '--email', 'kim@example.com', '--password-stdin'], {
+      input: 'correct horse battery\n',
+      env: { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default\.json \(mode 0600\)$/m);
+    expect((await stat(path.join(user.home, '.config/band/credentials/default.json'))).mode & 0o777).toBe(0o600);
+  });
+});
