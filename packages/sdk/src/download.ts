@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandNetworkError } from './errors.js';
 import type { Progress } from './multipart.js';
@@ -32,31 +33,34 @@ export async function download(
   request: Pick<RequestSpec, 'path' | 'auth' | 'headers'>,
   options: DownloadOptions,
 ): Promise<DownloadResult> {
-  const target = typeof options.to === 'string' ? fileSink(options.to) : { stream: options.to, error: () => undefined };
+  let target: Sink | undefined;
   const start = options.range?.start ?? 0;
   const end = options.range?.end;
   let written = 0;
   let total: number | null = null;
   try {
     for (let attempt = 0; ; attempt += 1) {
-      const resuming = written > 0;
+      const ranged = written > 0 || options.range !== undefined;
       const headers: Record<string, string> = { ...request.headers, accept: '*/*' };
-      if (resuming || options.range) headers.range = `bytes=${start + written}-${end ?? ''}`;
+      if (ranged) headers.range = `bytes=${start + written}-${end ?? ''}`;
       const response = await transport.send({ ...request, method: 'GET', headers, signal: options.signal });
-      if (resuming && contentStart(response) !== start + written) {
+      if (ranged && contentStart(response) !== start + written) {
         response.body.destroy();
         throw new BandNetworkError('The download was interrupted and the server could not resume it', {
           cause: new Error(`asked for bytes from ${start + written}, got status ${response.status}`),
         });
       }
       total ??= expectedLength(response);
+      // Opened only once there are bytes to write: a failed request leaves no file behind.
+      target ??= typeof options.to === 'string' ? fileSink(options.to) : { stream: options.to, error: () => undefined };
+      const sink = target;
       let sinkError: unknown;
       try {
         for await (const chunk of response.body as AsyncIterable<Buffer>) {
           written += chunk.length;
           options.onProgress?.({ loaded: written, total });
-          sinkError = target.error();
-          if (!sinkError && !target.stream.write(chunk)) await once(target.stream, 'drain').catch((error) => (sinkError = error));
+          sinkError = sink.error();
+          if (!sinkError && !sink.stream.write(chunk)) await once(sink.stream, 'drain').catch((error) => (sinkError = error));
           if (sinkError) throw sinkError;
         }
         break;
@@ -70,21 +74,27 @@ export async function download(
       }
     }
     if (typeof options.to === 'string') {
-      target.stream.end();
-      await once(target.stream, 'close');
+      await finished(target!.stream.end());
+      return { size: written, path: options.to };
     }
-    return typeof options.to === 'string' ? { size: written, path: options.to } : { size: written };
+    return { size: written };
   } catch (error) {
-    if (typeof options.to === 'string') {
-      target.stream.destroy();
+    if (target && typeof options.to === 'string') {
+      await finished(target.stream.destroy()).catch(() => undefined);
       await rm(options.to, { force: true });
     }
     throw error;
   }
 }
 
+interface Sink {
+  stream: Writable;
+  /** The error the stream failed with, if any. */
+  error(): Error | undefined;
+}
+
 /** A file write stream whose errors are kept for the copy loop instead of crashing the process. */
-function fileSink(file: string): { stream: Writable; error: () => Error | undefined } {
+function fileSink(file: string): Sink {
   let failure: Error | undefined;
   const stream = createWriteStream(file);
   stream.on('error', (error) => {
