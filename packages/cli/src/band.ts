@@ -19,6 +19,7 @@ const GROUPS: Record<string, CommandGroup> = {
   file: { summary: 'upload, list, download, share and delete files', load: () => import('./commands/file.js') },
   storage: { summary: 'how much you store, by type', load: () => import('./commands/storage.js') },
   publish: { summary: 'upload a file (creating its project, vibe and cut) and share it: for CI', load: () => import('./commands/publish.js') },
+  watch: { summary: 'print the events of your projects as they happen', load: () => import('./commands/watch.js') },
   completion: { summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 };
 

@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { ProjectEvent } from '@bandcollab/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client } from '../../server/test/support/http.js';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
+
+let server: TestServer;
+let ana: CliUser;
+let ben: Awaited<ReturnType<ReturnType<typeof client>['register']>>;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  api = client(server.url);
+  ana = await cliUser(server.url);
+  await registerWithCli(ana, 'ana@example.com', 'correct horse battery', 'Ana');
+  ben = await api.register({ name: 'Ben' });
+});
+afterAll(async () => {
+  await ana?.cleanup();
+  await server?.close();
+});
+
+async function asBen<T = any>(method: string, path: string, json?: unknown): Promise<T> {
+  const response = await api.request<T>(method, path, { token: ben.accessToken, json });
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${response.text}`);
+  return response.body;
+}
+
+/** A project of Ben's with Ana in it, and a cut to upload to. */
+async function sharedCut(projectName: string): Promise<{ projectId: string; cutId: string }> {
+  const project = await asBen('POST', '/api/projects', { name: projectName });
+  await asBen('POST', `/api/projects/${project.id}/invite`, { email: 'ana@example.com', role: 'MEMBER' });
+  const vibe = await asBen('POST', `/api/projects/${project.id}/vibes`, { name: 'Verse' });
+  const cut = await asBen('POST', `/api/vibes/${vibe.id}/cuts`, { name: 'Take 1' });
+  return { projectId: project.id, cutId: cut.id };
+}
+
+async function benUploads(cutId: string, name: string): Promise<void> {
+  const form = new FormData();
+  form.set('cutId', cutId);
+  form.set('file', new Blob([wavBytes(7)]), name);
+  const response = await api.request('POST', '/api/files/upload', { token: ben.accessToken, body: form });
+  if (response.status !== 201) throw new Error(`upload: ${response.status} ${response.text}`);
+}
+
+/** `band watch` running in the background, as a user leaves it in a terminal tab. */
+function startWatch(user: CliUser, args: string[]) {
+  const child: ChildProcess = spawn(process.execPath, [BAND, 'watch', ...args], { env: user.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const until = async (check: () => boolean, what: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`band watch: no ${what}; stdout: ${stdout}; stderr: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+  return { child, exited, until, stdout: () => stdout, stderr: () => stderr };
+}
+
+describe('band watch', () => {
+  it("prints another user's upload as one JSON object per line with --json, and ends on Ctrl-C", async () => {
+    const { projectId, cutId } = await sharedCut('Demo');
+    const watch = startWatch(ana, ['--json']);
+    await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
+
+    await benUploads(cutId, 'take.wav');
+    await watch.until(() => watch.stdout().endsWith('\n'), 'event line');
+    const lines = watch.stdout().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    const event = JSON.parse(lines[0]!) as ProjectEvent;
+    expect(event).toMatchObject({ type: 'file.uploaded', projectId, actor: { id: ben.user.id, name: 'Ben' } });
+    expect(event.data.file).toMatchObject({ name: 'take.wav', type: 'CUT', cutId });
+
+    watch.child.kill('SIGINT');
+    expect(await watch.exited).toBe(130);
+  });
+
+  it('prints one plain line per event of the --project it is given, and nothing of the others', async () => {
+    const watched = await sharedCut('Watched');
+    const other = await sharedCut('Other');
+    const watch = startWatch(ana, ['--project', 'Watched']);
+    await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
+
+    await benUploads(other.cutId, 'elsewhere.wav');
+    await benUploads(watched.cutId, 'mix.wav');
+    await watch.until(() => watch.stdout().includes('mix'), 'event line');
+    const lines = watch.stdout().trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" \(CUT, 4\.0 KiB\)$/);
+    expect(watch.stdout()).not.toMatch(ANSI);
+
+    watch.child.kill('SIGINT');
+    await watch.exited;
+  });
+});
