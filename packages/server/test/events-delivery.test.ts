@@ -146,3 +146,36 @@ describe('events of projects, members, vibes and cuts', () => {
     socket.close();
   });
 });
+
+describe('events of files', () => {
+  it('reach the members and never anyone else', async () => {
+    const owner = await userWithProject('Owner');
+    const member = await userWithProject('Member');
+    const outsider = await userWithProject('Outsider');
+    const p = `/api/projects/${owner.ownProjectId}`;
+    await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+    const vibe = await ok('POST', `${p}/vibes`, owner.accessToken, { name: 'Verse' });
+    const cut = await ok('POST', `/api/vibes/${vibe.id}/cuts`, owner.accessToken, { name: 'Take' });
+    const memberSocket = await openEventSocket(second.url, { token: member.accessToken });
+    const outsiderSocket = await openEventSocket(second.url, { token: outsider.accessToken });
+
+    const form = new FormData();
+    form.set('cutId', cut.id);
+    form.set('file', new Blob([Buffer.from('fLaC'), Buffer.alloc(64)]), 'take.flac');
+    const uploaded = await api.request('POST', '/api/files/upload', { token: owner.accessToken, body: form });
+    expect(uploaded.status).toBe(201);
+    await ok('DELETE', `/api/files/${uploaded.body.id}`, owner.accessToken);
+
+    const memberSaw = (await endOfStream(member, memberSocket)).filter((e) => e.type.startsWith('file.'));
+    expect(memberSaw.map((e) => [e.type, e.projectId])).toEqual([
+      ['file.uploaded', owner.ownProjectId],
+      ['file.deleted', owner.ownProjectId],
+    ]);
+    expect(memberSaw[0]!.data).toEqual({ file: uploaded.body });
+    expect(memberSaw[1]!.data).toEqual({ fileId: uploaded.body.id, cutId: cut.id });
+    expect(memberSaw[0]!.actor).toEqual({ id: owner.user.id, name: 'Owner' });
+    expect(await endOfStream(outsider, outsiderSocket)).toEqual([]);
+    memberSocket.close();
+    outsiderSocket.close();
+  });
+});
