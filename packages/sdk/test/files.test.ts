@@ -1,0 +1,223 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BandApiError, BandClient, BandNetworkError, type Cut } from '../src/index.js';
+import { eventually, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
+
+let server: TestServer;
+let owner: BandClient;
+let cut: Cut;
+let workDir: string;
+
+const MiB = 1024 * 1024;
+const mp3 = (size: number) => Buffer.concat([Buffer.from('ID3'), Buffer.alloc(size - 3, 7)]);
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = (await registeredClient(server.url)).client;
+  const project = await owner.projects.create({ name: 'Files' });
+  const vibe = await owner.vibes.create(project.id, { name: 'Verse' });
+  cut = await owner.cuts.create(vibe.id, { name: 'Take' });
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'sdk-files-'));
+});
+afterAll(async () => {
+  await server?.close();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+/** A sparse ZIP of `size` bytes: real on disk, cheap to make. */
+async function zipFile(name: string, size: number): Promise<string> {
+  const file = path.join(workDir, name);
+  await writeFile(file, Buffer.from('PK\x03\x04', 'latin1'));
+  await truncate(file, size);
+  return file;
+}
+
+const storedCount = async () => (await server.sql`select count(*)::int as n from files`)[0]!.n as number;
+const storedBytes = async () =>
+  (await Promise.all(['files', 'tmp'].map((dir) => readdir(path.join(server.dataDir, dir)).catch(() => [])))).flat();
+
+describe('upload', () => {
+  it('streams a path with byte progress and answers the File record', async () => {
+    const bytes = mp3(3 * MiB);
+    const file = path.join(workDir, 'demo take.mp3');
+    await writeFile(file, bytes);
+    const progress: Array<{ loaded: number; total: number | null }> = [];
+    const record = await owner.files.upload({ cutId: cut.id, file, onProgress: (p) => progress.push(p) });
+    expect(record).toMatchObject({
+      cutId: cut.id,
+      type: 'CUT',
+      size: bytes.length,
+      mimeType: 'audio/mpeg',
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+    expect(progress.at(-1)).toEqual({ loaded: bytes.length, total: bytes.length });
+    expect(progress.length).toBeGreaterThan(1);
+    expect(await owner.files.get(record.id)).toEqual(record);
+  });
+
+  it('takes bytes, a Blob/File and a stream of unknown length', async () => {
+    const fromBuffer = await owner.files.upload({ cutId: cut.id, file: mp3(1000), filename: 'a.mp3', name: 'From bytes' });
+    expect(fromBuffer).toMatchObject({ name: 'From bytes', size: 1000 });
+
+    const fromFile = await owner.files.upload({ cutId: cut.id, file: new File([mp3(2000)], 'b.MP3') });
+    expect(fromFile).toMatchObject({ size: 2000, type: 'CUT' });
+
+    const stream = new PassThrough();
+    stream.end(mp3(3000));
+    const fromStream = await owner.files.upload({ cutId: cut.id, file: stream, filename: 'c.mp3' });
+    expect(fromStream.size).toBe(3000);
+
+    const zip = await zipFile('stems.zip', 4096);
+    const fromReadStream = await owner.files.upload({ cutId: cut.id, file: createReadStream(zip) });
+    expect(fromReadStream).toMatchObject({ type: 'STEM', size: 4096 });
+  });
+
+  it('refuses an unknown type or a file over its limit before sending a byte', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const client = new BandClient({ baseUrl: server.url, dispatcher, ...owner.tokens });
+    const unknown = await client.files.upload({ cutId: cut.id, file: Buffer.from('hello'), filename: 'notes.txt' }).catch((e) => e);
+    expect(unknown).toBeInstanceOf(BandApiError);
+    expect(unknown).toMatchObject({ status: 415, code: 'UNSUPPORTED_FILE_TYPE', requestId: null });
+
+    const big = path.join(workDir, 'big.mp3');
+    await writeFile(big, 'ID3');
+    await truncate(big, 100 * MiB + 1);
+    await expect(client.files.upload({ cutId: cut.id, file: big })).rejects.toMatchObject({ status: 413, code: 'FILE_TOO_LARGE' });
+    await expect(client.files.upload({ cutId: cut.id, file: mp3(10) })).rejects.toBeInstanceOf(TypeError);
+    expect(requests).toEqual([]);
+  });
+
+  it('an upload aborted halfway leaves neither a file nor a row on the server', async () => {
+    const before = { count: await storedCount(), bytes: (await storedBytes()).length };
+    const file = await zipFile('aborted.zip', 64 * MiB);
+    const controller = new AbortController();
+    const error = await owner.files
+      .upload({
+        cutId: cut.id,
+        file,
+        signal: controller.signal,
+        onProgress: ({ loaded, total }) => {
+          if (loaded > total! / 2) controller.abort();
+        },
+      })
+      .catch((e) => e);
+    expect(error).toMatchObject({ name: 'AbortError' });
+    await eventually(async () => (await storedBytes()).length === before.bytes);
+    expect(await storedCount()).toBe(before.count);
+  });
+
+  it('reports a server that cuts an oversized upload short as a refusal or a probable refusal', async () => {
+    const strict = await startTestServer({ MAX_AUDIO_BYTES: String(MiB) });
+    try {
+      const { client } = await registeredClient(strict.url);
+      const project = await client.projects.create({ name: 'Strict' });
+      const vibe = await client.vibes.create(project.id, { name: 'V' });
+      const target = await client.cuts.create(vibe.id, { name: 'C' });
+      const error = await client.files.upload({ cutId: target.id, file: mp3(40 * MiB), filename: 'long.mp3' }).catch((e) => e);
+      if (error instanceof BandNetworkError) expect(error.message).toMatch(/probably refused/);
+      else expect(error).toMatchObject({ status: 413, code: 'FILE_TOO_LARGE' });
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('download and delete', () => {
+  let record: Awaited<ReturnType<BandClient['files']['upload']>>;
+  const content = mp3(2 * MiB + 123);
+
+  beforeAll(async () => {
+    record = await owner.files.upload({ cutId: cut.id, file: content, filename: 'song.mp3' });
+  });
+
+  it('downloads to a path and to a stream, with progress, and a byte range', async () => {
+    const target = path.join(workDir, 'song-copy.mp3');
+    const progress: number[] = [];
+    const result = await owner.files.download(record.id, { to: target, onProgress: (p) => progress.push(p.loaded) });
+    expect(result).toEqual({ size: content.length, path: target });
+    expect((await readFile(target)).equals(content)).toBe(true);
+    expect(progress.at(-1)).toBe(content.length);
+
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ranged = await owner.files.download(record.id, { to: sink, range: { start: 10, end: 19 } });
+    expect(ranged).toEqual({ size: 10 });
+    expect(Buffer.concat(chunks).equals(content.subarray(10, 20))).toBe(true);
+    expect(sink.writableEnded).toBe(false);
+  });
+
+  it('resumes an interrupted download with a Range request', async () => {
+    const proxy = await cuttingProxy(new URL(server.url), MiB);
+    try {
+      const { dispatcher, requests } = recordingDispatcher();
+      const client = new BandClient({ baseUrl: proxy.url, dispatcher, ...owner.tokens });
+      const target = path.join(workDir, 'resumed.mp3');
+      const result = await client.files.download(record.id, { to: target });
+      expect(result.size).toBe(content.length);
+      expect((await readFile(target)).equals(content)).toBe(true);
+      expect(requests.filter((r) => r.endsWith('/download'))).toHaveLength(2);
+      expect(proxy.cuts()).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('removes the partial file when a download fails', async () => {
+    const target = path.join(workDir, 'missing.mp3');
+    await expect(owner.files.download('00000000-0000-4000-8000-000000000000', { to: target })).rejects.toMatchObject({ status: 404 });
+    await expect(stat(target)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('deletes a file', async () => {
+    expect(await owner.files.delete(record.id)).toEqual({ id: record.id, deleted: true });
+    await expect(owner.files.get(record.id)).rejects.toMatchObject({ status: 404 });
+    await expect(owner.files.download(record.id, { to: new PassThrough() })).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+/**
+ * A loopback TCP proxy that passes everything through, except that it breaks the first response
+ * longer than `limit` bytes after `limit` bytes: a connection lost mid-download.
+ */
+async function cuttingProxy(target: URL, limit: number) {
+  let cuts = 0;
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    client.pipe(upstream);
+    let sent = 0;
+    upstream.on('data', (chunk: Buffer) => {
+      sent += chunk.length;
+      if (cuts === 0 && sent > limit) {
+        cuts += 1;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+    upstream.on('end', () => client.end());
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    cuts: () => cuts,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
+  };
+}
+
