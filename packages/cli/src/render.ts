@@ -96,7 +96,7 @@ export class Output {
       const bars = new MultiBar(
         {
           stream: process.stderr,
-          format: '{bar} {percentage}% | {done}/{total} {name}',
+          format: '{bar} {percentage}% | {filesDone}/{fileCount} {name} | {value}/{total}',
           barsize: 24,
           hideCursor: true,
           clearOnComplete: false,
@@ -193,12 +193,12 @@ class BarProgress implements TransferProgress {
     private readonly fileCount: number,
     totalBytes: number,
   ) {
-    this.overall = bars.create(Math.max(totalBytes, 1), 0, { name: verb, done: 0, total: fileCount });
+    this.overall = bars.create(Math.max(totalBytes, 1), 0, { name: verb, filesDone: 0, fileCount });
   }
 
   start(name: string, size: number): FileProgress {
     const id = this.totals.open();
-    const bar = this.bars.create(Math.max(size, 1), 0, { name, done: '', total: '' }, { format: '{bar} {percentage}% | {value}/{total} {name}' });
+    const bar = this.bars.create(Math.max(size, 1), 0, { name }, { format: '{bar} {percentage}% | {value}/{total} {name}' });
     return {
       update: (loaded) => {
         this.totals.update(id, loaded);
@@ -222,11 +222,13 @@ class BarProgress implements TransferProgress {
 
   stop(): void {
     this.refreshOverall();
+    // Draw once more so lines logged since the last redraw are not lost.
+    this.bars.update();
     this.bars.stop();
   }
 
   private refreshOverall(): void {
-    this.overall.update(this.totals.bytes, { done: this.totals.done, total: this.fileCount });
+    this.overall.update(this.totals.bytes, { filesDone: this.totals.done, fileCount: this.fileCount });
   }
 }
 

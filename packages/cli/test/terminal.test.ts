@@ -1,0 +1,60 @@
+// A real terminal: tmux runs band in a pane; pipe-pane records every byte band drew there.
+import { execFile, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
+
+const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
+if (!hasTmux) console.warn('[cli terminal test] SKIPPED: tmux is not installed');
+
+describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
+  const socket = `band-test-${randomBytes(4).toString('hex')}`;
+  const tmux = (...args: string[]) => promisify(execFile)('tmux', ['-L', socket, ...args]);
+  let server: TestServer;
+  let user: CliUser;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    user = await cliUser(server.url);
+    await registerWithCli(user, 'tia@example.com');
+    await user.band(['project', 'create', 'Live']);
+    await user.band(['vibe', 'create', 'Takes', '--project', 'Live']);
+    await user.band(['cut', 'create', 'One', '--vibe', 'Takes', '--project', 'Live']);
+    await mkdir(path.join(user.home, 'takes'));
+    for (let i = 0; i < 4; i += 1) await writeFile(path.join(user.home, 'takes', `t${i}.wav`), wavBytes(i, 16 * 1024 * 1024));
+  });
+  afterAll(async () => {
+    await tmux('kill-server').catch(() => undefined);
+    await user?.cleanup();
+    await server?.close();
+  });
+
+  it('shows a progress bar per file and one overall, then the summary', async () => {
+    const log = path.join(user.home, 'pane.log');
+    const env = Object.entries(user.env).map(([key, value]) => `${key}='${value}'`).join(' ');
+    await tmux('new-session', '-d', '-s', 'band', '-x', '120', '-y', '40', 'sh');
+    await tmux('pipe-pane', '-t', 'band', '-o', `cat >> ${log}`);
+    const command = `cd ${user.home} && env -i ${env} TERM=xterm-256color node ${BAND} file upload 'takes/*.wav' --cut One --vibe Takes --project Live --jobs 2; echo "EXIT=$?"`;
+    await tmux('send-keys', '-t', 'band', command, 'Enter');
+
+    let screen = '';
+    for (let i = 0; i < 200 && !/EXIT=\d+/.test(screen); i += 1) {
+      await sleep(100);
+      screen = (await tmux('capture-pane', '-p', '-t', 'band')).stdout;
+    }
+    expect(screen).toContain('EXIT=0');
+    expect(screen).toMatch(/100% \| 4\/4 uploading \| 64\.0 MiB\/64\.0 MiB/);
+    for (let i = 0; i < 4; i += 1) expect(screen).toMatch(new RegExp(`^done {2}t${i}\\.wav$`, 'm'));
+    expect(screen).toContain('Uploaded 4 files (64.0 MiB)');
+
+    const drawn = await readFile(log, 'utf8');
+    expect(drawn).toMatch(ANSI);
+    // A file's own bar: "<bar> NN% | <done>/<size> <name>", drawn while it was in flight.
+    expect(drawn).toMatch(/[█░]+ \d+% \| [\d.]+ (B|KiB|MiB)\/16\.0 MiB t\d\.wav/);
+  });
+});
