@@ -88,6 +88,11 @@ async function main(): Promise<void> {
     if (full) (await group.load()).register(program);
     else program.command(name).description(group.summary);
   }
+  // `band project list | head -1`: a reader that went away is not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(EXIT.ok);
+  });
   process.on('SIGINT', () => {
     if (process.stderr.isTTY) process.stderr.write('\u001b[?25h\n');
     process.exit(EXIT.interrupted);
