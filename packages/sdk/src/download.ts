@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -38,6 +39,9 @@ export async function download(
   const end = options.range?.end;
   let written = 0;
   let total: number | null = null;
+  // A whole file is checked against the sha256 the server sends as its ETag, across resumed parts too.
+  const hash = options.range ? undefined : createHash('sha256');
+  let expectedSha256: string | undefined;
   try {
     for (let attempt = 0; ; attempt += 1) {
       const ranged = written > 0 || options.range !== undefined;
@@ -51,6 +55,7 @@ export async function download(
         });
       }
       total ??= expectedLength(response);
+      expectedSha256 ??= /^"([0-9a-f]{64})"$/.exec(String(response.headers.etag ?? ''))?.[1];
       // Opened only once there are bytes to write: a failed request leaves no file behind.
       target ??= typeof options.to === 'string' ? fileSink(options.to) : { stream: options.to, error: () => undefined };
       const sink = target;
@@ -58,6 +63,7 @@ export async function download(
       try {
         for await (const chunk of response.body as AsyncIterable<Buffer>) {
           written += chunk.length;
+          hash?.update(chunk);
           options.onProgress?.({ loaded: written, total });
           sinkError = sink.error();
           if (!sinkError && !sink.stream.write(chunk)) await once(sink.stream, 'drain').catch((error) => (sinkError = error));
@@ -72,6 +78,11 @@ export async function download(
         }
         await sleep(backoffMs(attempt), undefined, { signal: options.signal });
       }
+    }
+    if (hash && expectedSha256 && hash.digest('hex') !== expectedSha256) {
+      throw new BandNetworkError('The downloaded bytes do not match the sha256 the server announced', {
+        cause: new Error(`expected sha256 ${expectedSha256}`),
+      });
     }
     if (typeof options.to === 'string') {
       await finished(target!.stream.end());

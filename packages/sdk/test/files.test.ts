@@ -154,7 +154,7 @@ describe('download and delete', () => {
   });
 
   it('resumes an interrupted download with a Range request', async () => {
-    const proxy = await cuttingProxy(new URL(server.url), MiB);
+    const proxy = await faultyProxy(new URL(server.url), MiB, 'cut');
     try {
       const { dispatcher, requests } = recordingDispatcher();
       const client = new BandClient({ baseUrl: proxy.url, dispatcher, ...owner.tokens });
@@ -163,7 +163,22 @@ describe('download and delete', () => {
       expect(result.size).toBe(content.length);
       expect((await readFile(target)).equals(content)).toBe(true);
       expect(requests.filter((r) => r.endsWith('/download'))).toHaveLength(2);
-      expect(proxy.cuts()).toBe(1);
+      expect(proxy.faults()).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('checks a whole download against the sha256 the server announces, and removes a corrupt file', async () => {
+    const proxy = await faultyProxy(new URL(server.url), MiB, 'flip');
+    try {
+      const client = new BandClient({ baseUrl: proxy.url, ...owner.tokens });
+      const target = path.join(workDir, 'corrupt.mp3');
+      const error = await client.files.download(record.id, { to: target }).catch((e) => e);
+      expect(error).toBeInstanceOf(BandNetworkError);
+      expect(error.message).toMatch(/sha256/);
+      expect(proxy.faults()).toBe(1);
+      await expect(stat(target)).rejects.toMatchObject({ code: 'ENOENT' });
     } finally {
       await proxy.close();
     }
@@ -183,11 +198,11 @@ describe('download and delete', () => {
 });
 
 /**
- * A loopback TCP proxy that passes everything through, except that it breaks the first response
- * longer than `limit` bytes after `limit` bytes: a connection lost mid-download.
+ * A loopback TCP proxy that passes everything through, except that the first response longer than
+ * `limit` bytes is damaged there: cut (a connection lost mid-download) or with one byte flipped.
  */
-async function cuttingProxy(target: URL, limit: number) {
-  let cuts = 0;
+async function faultyProxy(target: URL, limit: number, fault: 'cut' | 'flip') {
+  let faults = 0;
   const sockets = new Set<net.Socket>();
   const proxy = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
@@ -196,11 +211,15 @@ async function cuttingProxy(target: URL, limit: number) {
     let sent = 0;
     upstream.on('data', (chunk: Buffer) => {
       sent += chunk.length;
-      if (cuts === 0 && sent > limit) {
-        cuts += 1;
-        client.destroy();
-        upstream.destroy();
-        return;
+      if (faults === 0 && sent > limit) {
+        faults += 1;
+        if (fault === 'cut') {
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        chunk = Buffer.from(chunk);
+        chunk[chunk.length - 1]! ^= 0xff;
       }
       client.write(chunk);
     });
@@ -213,11 +232,10 @@ async function cuttingProxy(target: URL, limit: number) {
   const { port } = proxy.address() as net.AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    cuts: () => cuts,
+    faults: () => faults,
     close: () => {
       for (const socket of sockets) socket.destroy();
       return new Promise<void>((resolve) => proxy.close(() => resolve()));
     },
   };
 }
-
