@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { FILE_TYPES } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
+import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
+import type { StoredBytes } from '../files/transfer.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
@@ -59,8 +63,14 @@ export class Images {
     await this.disk.removeQuietly(this.disk.imagePath(image));
   }
 
-  path(image: string): string {
-    return this.disk.imagePath(image);
+  /** What a response needs to send a stored image; 404 when its bytes are gone. */
+  async stored(image: string): Promise<StoredBytes> {
+    const path = this.disk.imagePath(image);
+    const info = await stat(path).catch(() => null);
+    if (!info) throw notFound('Image');
+    const extension = image.slice(image.lastIndexOf('.') + 1);
+    // An image is never rewritten in place (a new one gets a new name), so its name is a strong validator.
+    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${image}"`, modifiedAt: info.mtime, downloadName: image };
   }
 
   /** The project whose cover or vibe uses the image; null when none does. */

@@ -1,18 +1,14 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import type { ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
-import { FILE_TYPES } from '@bandcollab/sdk';
 import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import { notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
-import { idParam, jsonBody, type Request, type Response, sendCreated, sendJson } from '../core/http.js';
+import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { descriptionSchema, emailSchema, nameSchema, roleSchema } from '../core/validation.js';
 import { clearImageField, IMAGE_NAME, Images } from './images.js';
+import { sendStoredBytes } from '../files/transfer.js';
 import { ProjectsService } from './service.js';
 
 /** An empty description (as a form sends it) is no description. */
@@ -95,34 +91,14 @@ export class ProjectsRoutes implements Feature {
       sendJson(res, 200, { id: userId, deleted: true });
     });
 
-    const serveImage = async (req: Request, res: Response) => {
+    // Also answers HEAD: tinyhttp runs a path's GET route for it.
+    app.get('/uploads/images/:name', async (req, res) => {
       const principal = await this.guard.authenticate(req, { allowCookie: true });
       const name = req.params.name ?? '';
       const projectId = IMAGE_NAME.test(name) ? await this.images.projectOf(name) : null;
       if (projectId === null) throw notFound('Image');
       await this.access.require(principal, 'project', projectId);
-      await sendImage(req, res, this.images.path(name), name);
-    };
-    app.get('/uploads/images/:name', serveImage);
-    app.head('/uploads/images/:name', serveImage);
+      await sendStoredBytes(req, res, await this.images.stored(name), 'inline');
+    });
   }
-
-}
-
-/** An image's bytes, inline, with the headers API.md §6 asks of every stored file. */
-async function sendImage(req: Request, res: ServerResponse, path: string, name: string): Promise<void> {
-  const info = await stat(path).catch(() => null);
-  if (!info) throw notFound('Image');
-  const extension = name.slice(name.lastIndexOf('.') + 1);
-  res.writeHead(200, {
-    'Content-Type': FILE_TYPES[extension]!.mimeType,
-    'Content-Length': info.size,
-    'Content-Disposition': 'inline',
-    'Cache-Control': 'private, max-age=3600',
-    'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': "default-src 'none'; sandbox",
-    'Last-Modified': info.mtime.toUTCString(),
-  });
-  if (req.method === 'HEAD') res.end();
-  else await pipeline(createReadStream(path), res);
 }

@@ -33,6 +33,9 @@ export interface Fixture {
   project: SeededProject;
   /** A second vibe of `project` (a move target). */
   otherVibeId: string;
+  /** The cover of `project` and the image of its vibe: `/uploads/images/<uuid>.<ext>`. */
+  projectImageUrl: string;
+  vibeImageUrl: string;
   /** A project whose only member is `nonMember` (with a vibe and a cut): for cross-project rows. */
   foreignProject: SeededProject;
   /** A fresh project like `project`: for rows that delete, reorder or change members, one per call. */
@@ -52,6 +55,9 @@ export interface MatrixRow {
   body?: (fx: Fixture, actor: Actor) => unknown;
   expect: Record<ActorName, number>;
 }
+
+/** The leading bytes of a PNG and some more: an image the server accepts. */
+export const PNG_BYTES = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(64, 7)]);
 
 /** Creates a project as `token`, with one vibe holding one cut. */
 export async function seedProject(api: Api, token: string, name = 'Project'): Promise<SeededProject> {
@@ -107,6 +113,13 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
     201,
   );
   const foreignProject = await seedProject(api, stranger.accessToken, 'Foreign');
+  const withImage = (name: string) => {
+    const form = new FormData();
+    form.append('image', new Blob([new Uint8Array(PNG_BYTES)]), name);
+    return form;
+  };
+  const cover = await expectStatus(api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, body: withImage('cover.png') }), 200);
+  const vibeImage = await expectStatus(api.request('PUT', `/api/vibes/${project.vibeId}`, { token: owner.accessToken, body: withImage('vibe.png') }), 200);
 
   const newCut = async (vibeId = project.vibeId): Promise<string> =>
     (await expectStatus(api.request('POST', `/api/vibes/${vibeId}/cuts`, { token: owner.accessToken, json: { name: 'Fresh cut' } }), 201)).id;
@@ -117,6 +130,8 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
     actors,
     project,
     otherVibeId: otherVibe.id,
+    projectImageUrl: cover.imageUrl,
+    vibeImageUrl: vibeImage.imageUrl,
     foreignProject,
     newProject,
     async newVibe() {

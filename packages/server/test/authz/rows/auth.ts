@@ -34,4 +34,13 @@ export const rows: MatrixRow[] = [
     path: () => '/api/auth/me',
     expect: { ...everyone(200), anonymous: 401 },
   },
+  // The matrix server has no identity provider configured: every IdP route says so to everyone alike.
+  { endpoint: 'GET /api/auth/idp', path: () => '/api/auth/idp', expect: everyone(404) },
+  { endpoint: 'GET /api/auth/idp/callback', path: () => '/api/auth/idp/callback?code=x&state=y', expect: everyone(404) },
+  {
+    endpoint: 'POST /api/auth/idp/exchange',
+    path: () => '/api/auth/idp/exchange',
+    body: () => ({ code: 'one-time', redirectUri: 'http://127.0.0.1:1/callback' }),
+    expect: everyone(404),
+  },
 ];

@@ -52,4 +52,19 @@ export const rows: MatrixRow[] = [
     path: async (fx, actor) => `/api/projects/${(await fx.newProject()).id}/members/${actor.userId ?? randomUUID()}`,
     expect: { anonymous: 401, nonMember: 404, member: 200, projectAdmin: 409, siteAdminNonMember: 404 },
   },
+  {
+    endpoint: 'GET /uploads/images/:name (project cover)',
+    path: (fx) => fx.projectImageUrl,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'HEAD /uploads/images/:name (project cover)',
+    path: (fx) => fx.projectImageUrl,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /uploads/images/:name (vibe image)',
+    path: (fx) => fx.vibeImageUrl,
+    expect: anyMember(),
+  },
 ];

@@ -1,0 +1,196 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+let api: Api;
+let owner: User;
+let member: User;
+let stranger: User;
+
+const MAX_IMAGE_BYTES = 4096;
+
+beforeAll(async () => {
+  server = await startTestServer({ MAX_IMAGE_BYTES: String(MAX_IMAGE_BYTES) });
+  api = client(server.url);
+  owner = await api.register({ name: 'Owner' });
+  member = await api.register({ name: 'Member' });
+  stranger = await api.register({ name: 'Stranger' });
+});
+afterAll(() => server?.close());
+
+const PNG = PNG_BYTES;
+const GIF = Buffer.concat([Buffer.from('GIF89a', 'latin1'), Buffer.alloc(100, 1)]);
+const IMAGE_URL = /^\/uploads\/images\/[0-9a-f-]{36}\.(png|gif|jpg|webp)$/;
+
+function form(fields: Record<string, string>, image?: { bytes: Buffer; name: string }): FormData {
+  const body = new FormData();
+  for (const [name, value] of Object.entries(fields)) body.append(name, value);
+  if (image) body.append('image', new Blob([new Uint8Array(image.bytes)]), image.name);
+  return body;
+}
+
+const storedImages = async () => (await readdir(join(server.dataDir, 'images'))).sort();
+const imagePath = (url: string) => join(server.dataDir, 'images', url.split('/').pop()!);
+
+describe('project covers', () => {
+  it('creates a project from a form with a cover, served to members with the file headers', async () => {
+    const created = await api.request('POST', '/api/projects', {
+      token: owner.accessToken,
+      body: form({ name: ' Covered ', description: 'With art' }, { bytes: PNG, name: 'cover.PNG' }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Covered', description: 'With art', role: 'ADMIN', memberCount: 1 });
+    expect(created.body.imageUrl).toMatch(IMAGE_URL);
+
+    const image = await api.request('GET', created.body.imageUrl, { token: owner.accessToken });
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/png');
+    expect(image.headers.get('content-length')).toBe(String(PNG.length));
+    expect(image.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(image.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    const etag = image.headers.get('etag')!;
+    expect(etag).toBeTruthy();
+    const unchanged = await api.request('GET', created.body.imageUrl, { token: owner.accessToken, headers: { 'if-none-match': etag } });
+    expect(unchanged.status).toBe(304);
+    const head = await api.request('HEAD', created.body.imageUrl, { token: owner.accessToken });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+
+    const viaCookie = await api.request('GET', created.body.imageUrl, { headers: { cookie: `access_token=${owner.accessToken}` } });
+    expect(viaCookie.status).toBe(200);
+  });
+
+  it('hides a cover from strangers (404) and anonymous callers (401), and unknown names are 404', async () => {
+    const created = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Private' }, { bytes: GIF, name: 'c.gif' }) }),
+      201,
+    );
+    expect((await api.request('GET', created.imageUrl, { token: stranger.accessToken })).status).toBe(404);
+    expect((await api.request('GET', created.imageUrl)).status).toBe(401);
+    for (const name of ['00000000-0000-0000-0000-000000000000.png', 'not-an-image.png', '..%2F..%2Fsecret', created.imageUrl.split('/').pop().replace('.gif', '.png')]) {
+      expect((await api.request('GET', `/uploads/images/${name}`, { token: owner.accessToken })).status).toBe(404);
+    }
+  });
+
+  it('replaces a cover from a form and clears it with JSON image: null, removing the old bytes each time', async () => {
+    const created = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Changing' }, { bytes: PNG, name: 'a.png' }) }),
+      201,
+    );
+    const first = imagePath(created.imageUrl);
+    const replaced = await expectStatus(
+      api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, body: form({ name: 'Changed' }, { bytes: GIF, name: 'b.gif' }) }),
+      200,
+    );
+    expect(replaced).toMatchObject({ name: 'Changed', imageUrl: expect.stringMatching(/\.gif$/) });
+    expect(existsSync(first)).toBe(false);
+    expect(existsSync(imagePath(replaced.imageUrl))).toBe(true);
+
+    const kept = await expectStatus(api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, body: form({ description: 'Same art' }) }), 200);
+    expect(kept.imageUrl).toBe(replaced.imageUrl);
+
+    const cleared = await expectStatus(api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, json: { image: null } }), 200);
+    expect(cleared.imageUrl).toBeNull();
+    expect(existsSync(imagePath(replaced.imageUrl))).toBe(false);
+  });
+
+  it('refuses bytes that are not an image (415), an image over the limit (413) and invalid fields (400), keeping nothing', async () => {
+    const before = await storedImages();
+    const notImage = await api.request('POST', '/api/projects', {
+      token: owner.accessToken,
+      body: form({ name: 'Fake' }, { bytes: Buffer.from('<svg onload=alert(1)>'), name: 'cover.png' }),
+    });
+    expect(notImage.status).toBe(415);
+    expect(notImage.body.code).toBe('UNSUPPORTED_FILE_TYPE');
+    const wrongExtension = await api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Svg' }, { bytes: PNG, name: 'cover.svg' }) });
+    expect(wrongExtension.status).toBe(415);
+    const tooLarge = await api.request('POST', '/api/projects', {
+      token: owner.accessToken,
+      body: form({ name: 'Huge' }, { bytes: Buffer.concat([PNG, Buffer.alloc(MAX_IMAGE_BYTES)]), name: 'huge.png' }),
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.code).toBe('FILE_TOO_LARGE');
+    const badName = await api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: '' }, { bytes: PNG, name: 'ok.png' }) });
+    expect(badName.status).toBe(400);
+    expect(badName.body.errors[0].field).toBe('name');
+    expect(await storedImages()).toEqual(before);
+    expect(await server.sql`select 1 from projects where name in ('Fake', 'Svg', 'Huge')`).toHaveLength(0);
+  });
+
+  it('stores no image for a MEMBER or a stranger trying to change the cover', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    const before = await storedImages();
+    const body = () => form({ name: 'Hijack' }, { bytes: PNG, name: 'x.png' });
+    expect((await api.request('PUT', `/api/projects/${seeded.id}`, { token: member.accessToken, body: body() })).status).toBe(403);
+    expect((await api.request('PUT', `/api/projects/${seeded.id}`, { token: stranger.accessToken, body: body() })).status).toBe(404);
+    expect(await storedImages()).toEqual(before);
+  });
+});
+
+describe('vibe images', () => {
+  it('creates, replaces and clears a vibe image; another project’s member cannot see it', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const created = await api.request('POST', `/api/projects/${seeded.id}/vibes`, {
+      token: owner.accessToken,
+      body: form({ name: 'Pictured' }, { bytes: PNG, name: 'v.png' }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Pictured', position: 1, imageUrl: expect.stringMatching(IMAGE_URL) });
+    expect((await api.request('GET', created.body.imageUrl, { token: owner.accessToken })).status).toBe(200);
+    const elsewhere = await seedProject(api, stranger.accessToken);
+    expect(elsewhere.id).toBeTruthy();
+    expect((await api.request('GET', created.body.imageUrl, { token: stranger.accessToken })).status).toBe(404);
+
+    const replaced = await expectStatus(
+      api.request('PUT', `/api/vibes/${created.body.id}`, { token: owner.accessToken, body: form({}, { bytes: GIF, name: 'w.gif' }) }),
+      200,
+    );
+    expect(replaced).toMatchObject({ name: 'Pictured', imageUrl: expect.stringMatching(/\.gif$/) });
+    expect(existsSync(imagePath(created.body.imageUrl))).toBe(false);
+    const cleared = await expectStatus(api.request('PUT', `/api/vibes/${created.body.id}`, { token: owner.accessToken, json: { image: null } }), 200);
+    expect(cleared.imageUrl).toBeNull();
+    expect(existsSync(imagePath(replaced.imageUrl))).toBe(false);
+  });
+
+  it('refuses a vibe form with bad bytes or a bad name, keeping nothing', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const before = await storedImages();
+    const fake = await api.request('POST', `/api/projects/${seeded.id}/vibes`, { token: owner.accessToken, body: form({ name: 'V' }, { bytes: Buffer.from('GIF'), name: 'v.gif' }) });
+    expect(fake.status).toBe(415);
+    const unnamed = await api.request('POST', `/api/projects/${seeded.id}/vibes`, { token: owner.accessToken, body: form({}, { bytes: PNG, name: 'v.png' }) });
+    expect(unnamed.status).toBe(400);
+    expect(await storedImages()).toEqual(before);
+  });
+});
+
+describe('delete removes images', () => {
+  it('deleting a project removes its cover and its vibes’ images; deleting a vibe removes its image', async () => {
+    const project = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Doomed' }, { bytes: PNG, name: 'p.png' }) }),
+      201,
+    );
+    const vibes = [];
+    for (const name of ['One', 'Two']) {
+      vibes.push(
+        await expectStatus(
+          api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, body: form({ name }, { bytes: GIF, name: 'v.gif' }) }),
+          201,
+        ),
+      );
+    }
+    expect((await api.request('DELETE', `/api/vibes/${vibes[0].id}`, { token: owner.accessToken })).status).toBe(200);
+    expect(existsSync(imagePath(vibes[0].imageUrl))).toBe(false);
+    expect(existsSync(imagePath(vibes[1].imageUrl))).toBe(true);
+
+    expect((await api.request('DELETE', `/api/projects/${project.id}`, { token: owner.accessToken })).status).toBe(200);
+    expect(existsSync(imagePath(project.imageUrl))).toBe(false);
+    expect(existsSync(imagePath(vibes[1].imageUrl))).toBe(false);
+    expect((await api.request('GET', project.imageUrl, { token: owner.accessToken })).status).toBe(404);
+  });
+});
