@@ -1,0 +1,79 @@
+import 'reflect-metadata';
+import type { ProjectEvent } from '@bandcollab/sdk';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EVENTS_CHANNEL } from '../src/events/publisher.js';
+import { addMember, type Api, expectStatus, seedProject, startWithUsers, type User } from './authz/fixture.js';
+import type { TestServer } from './support/server.js';
+
+let server: TestServer;
+let api: Api;
+let owner: User;
+let member: User;
+const events: ProjectEvent[] = [];
+let unlisten: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ server, api, users: [owner, member] } = await startWithUsers('Owner', 'Member'));
+  ({ unlisten } = await server.sql.listen(EVENTS_CHANNEL, (payload) => events.push(JSON.parse(payload) as ProjectEvent)));
+});
+afterAll(async () => {
+  await unlisten?.();
+  await server?.close();
+});
+
+/** Runs `action` and answers the events it published (NOTIFY arrives after the commit, so wait a little). */
+async function eventsOf(action: () => Promise<unknown>): Promise<ProjectEvent[]> {
+  const before = events.length;
+  await action();
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  return events.slice(before);
+}
+
+it('publishes each change of projects, members, vibes and cuts with the agreed payload', async () => {
+  const seeded = await seedProject(api, owner.accessToken);
+  const actor = { id: owner.user.id, name: 'Owner' };
+  const call = (method: string, path: string, json?: unknown) => expectStatus(api.request(method, path, { token: owner.accessToken, json }), method === 'POST' ? 201 : 200);
+
+  const [added] = await eventsOf(() => addMember(api, owner.accessToken, seeded.id, member.user.email));
+  expect(added).toMatchObject({ type: 'member.added', projectId: seeded.id, actor, data: { member: { userId: member.user.id, role: 'MEMBER' } } });
+  expect(added!.at).toMatch(/Z$/);
+
+  const [roleChanged] = await eventsOf(() => call('PUT', `/api/projects/${seeded.id}/members/${member.user.id}`, { role: 'ADMIN' }));
+  expect(roleChanged).toMatchObject({ type: 'member.role_changed', data: { member: { userId: member.user.id, role: 'ADMIN' } } });
+
+  const [updated] = await eventsOf(() => call('PUT', `/api/projects/${seeded.id}`, { name: 'Renamed' }));
+  expect(updated).toMatchObject({ type: 'project.updated', data: { project: { id: seeded.id, name: 'Renamed' } } });
+
+  const [vibeCreated] = await eventsOf(() => call('POST', `/api/projects/${seeded.id}/vibes`, { name: 'Second' }));
+  const second = (vibeCreated!.data as { vibe: { id: string } }).vibe.id;
+  expect(vibeCreated).toMatchObject({ type: 'vibe.created', data: { vibe: { name: 'Second', position: 1 } } });
+  expect(await eventsOf(() => call('PUT', `/api/vibes/${second}`, { name: 'Later' }))).toMatchObject([{ type: 'vibe.updated', data: { vibe: { id: second, name: 'Later' } } }]);
+  expect(await eventsOf(() => call('PUT', '/api/vibes/reorder', { vibeIds: [second, seeded.vibeId] }))).toMatchObject([
+    { type: 'vibes.reordered', data: { vibeIds: [second, seeded.vibeId] } },
+  ]);
+
+  const [cutCreated] = await eventsOf(() => call('POST', `/api/vibes/${seeded.vibeId}/cuts`, { name: 'Take' }));
+  const cutId = (cutCreated!.data as { cut: { id: string } }).cut.id;
+  expect(cutCreated).toMatchObject({ type: 'cut.created', data: { cut: { vibeId: seeded.vibeId, name: 'Take' } } });
+  expect(await eventsOf(() => call('PUT', `/api/cuts/${cutId}`, { name: 'Take 2' }))).toMatchObject([{ type: 'cut.updated', data: { cut: { id: cutId, name: 'Take 2' } } }]);
+  expect(await eventsOf(() => call('PUT', `/api/cuts/${cutId}/move`, { targetVibeId: second }))).toMatchObject([
+    { type: 'cut.moved', data: { cut: { id: cutId, vibeId: second }, fromVibeId: seeded.vibeId } },
+  ]);
+  expect(await eventsOf(() => call('DELETE', `/api/cuts/${cutId}`))).toMatchObject([{ type: 'cut.deleted', data: { cutId, vibeId: second } }]);
+  expect(await eventsOf(() => call('DELETE', `/api/vibes/${second}`))).toMatchObject([{ type: 'vibe.deleted', data: { vibeId: second } }]);
+  expect(await eventsOf(() => call('DELETE', `/api/projects/${seeded.id}/members/${member.user.id}`))).toMatchObject([
+    { type: 'member.removed', data: { userId: member.user.id } },
+  ]);
+  expect(await eventsOf(() => call('DELETE', `/api/projects/${seeded.id}`))).toMatchObject([{ type: 'project.deleted', projectId: seeded.id, data: { projectId: seeded.id } }]);
+});
+
+it('publishes nothing for refused or failed changes', async () => {
+  const seeded = await seedProject(api, owner.accessToken);
+  await addMember(api, owner.accessToken, seeded.id, member.user.email);
+  const published = await eventsOf(async () => {
+    await api.request('PUT', `/api/projects/${seeded.id}`, { token: member.accessToken, json: { name: 'Nope' } });
+    await api.request('PUT', `/api/projects/${seeded.id}/members/${owner.user.id}`, { token: owner.accessToken, json: { role: 'MEMBER' } });
+    await api.request('PUT', '/api/vibes/reorder', { token: owner.accessToken, json: { vibeIds: [] } });
+  });
+  expect(published).toEqual([]);
+});
