@@ -101,9 +101,9 @@ function rangeOf(req: IncomingMessage, bytes: StoredBytes): { start: number; end
     return suffix === 0 ? 'unsatisfiable' : { start: Math.max(0, bytes.size - suffix), end: last };
   }
   const start = Number(match[1]);
+  if (start > last) return 'unsatisfiable';
   const end = match[2] === '' ? last : Number(match[2]);
   if (end < start) return null;
-  if (start > last) return 'unsatisfiable';
   return { start, end: Math.min(end, last) };
 }
 
