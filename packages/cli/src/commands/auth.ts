@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { ask, askSecret, isInteractive, readStdin } from '../prompt.js';
-import { isCI, withExamples } from '../render.js';
+import { isCI, type Spinner, withExamples } from '../render.js';
 
 /** How long `band auth login --web` waits for the browser to come back. */
 const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -156,6 +156,8 @@ async function webLogin(ctx: Context): Promise<void> {
 function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: string; redirectUri: string }> {
   return new Promise((resolve, reject) => {
     let redirectUri = '';
+    let spinner: Spinner | undefined;
+    let finished = false;
     const timer = setTimeout(() => finish(new CliError('no answer from the browser within 5 minutes', EXIT.auth)), WEB_LOGIN_TIMEOUT_MS);
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', redirectUri);
@@ -170,7 +172,9 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
       finish(code ? undefined : new CliError(`login in the browser failed: ${failure ?? 'no code came back'}`, EXIT.auth), code ?? undefined);
     });
     const finish = (error?: Error, code?: string) => {
+      finished = true;
       clearTimeout(timer);
+      spinner?.stop();
       server.close();
       server.closeAllConnections();
       if (error) reject(error);
@@ -188,6 +192,8 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
       }
       ctx.out.notice(`open this address in a browser to log in: ${address}`);
       openBrowser(address);
+      spinner = await ctx.out.spinner('waiting for the browser');
+      if (finished) spinner.stop();
     });
   });
 }
