@@ -170,7 +170,7 @@ export class Transport {
   }
 
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
-    const retries = IDEMPOTENT.has(spec.method) ? this.retries : 0;
+    const retries = IDEMPOTENT.has(spec.method) && spec.stream?.replayable !== false ? this.retries : 0;
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {

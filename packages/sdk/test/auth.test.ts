@@ -122,6 +122,10 @@ describe('auth', () => {
     });
   });
 
+  it('health() answers without an account', async () => {
+    expect(await new BandClient({ baseUrl: server.url }).health()).toMatchObject({ status: 'ok', db: 'ok', version: expect.any(String) });
+  });
+
   it('reports an unreachable server as a network error with its cause, after retrying a safe request', async () => {
     const { dispatcher, requests } = recordingDispatcher();
     const client = new BandClient({ baseUrl: 'http://127.0.0.1:9', dispatcher, retries: 2 });
