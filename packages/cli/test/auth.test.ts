@@ -113,6 +113,21 @@ describe('band auth', () => {
     }
   });
 
+  it('says so when the server has no identity provider for --web', async () => {
+    const result = await ana.band(['auth', 'login', '--web']);
+    expect(result.code).toBe(6);
+    expect(result.stderr.trim()).toBe('error: this server has no identity provider configured (IDP_DISABLED)');
+  });
+
+  it("shows the server's detail, and its request id only with --debug", async () => {
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const plain = await ana.band(['project', 'show', missing]);
+    expect(plain.code).toBe(6);
+    expect(plain.stderr).toMatch(/^error: [^\n]*not found\n$/i);
+    const debug = await ana.band(['project', 'show', missing, '--debug']);
+    expect(debug.stderr).toMatch(/^error: [^\n]*not found \(request id [\w-]+\)\n$/i);
+  });
+
   it('exits 5 when the server cannot be reached, with one line', async () => {
     const result = await ana.band(['auth', 'status', '--api-url', 'http://127.0.0.1:9']);
     expect(result.code).toBe(5);
