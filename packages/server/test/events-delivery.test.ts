@@ -1,7 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { EventType, ProjectEvent } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EventSocket, openEventSocket } from './support/event-socket.js';
 import { client } from './support/http.js';
+import { spawnServer } from './support/process.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 // The services' events, caused by real HTTP calls on one instance and watched on another.
@@ -177,5 +181,32 @@ describe('events of files', () => {
     expect(await endOfStream(outsider, outsiderSocket)).toEqual([]);
     memberSocket.close();
     outsiderSocket.close();
+  });
+});
+
+describe('two server processes on one database', () => {
+  it('deliver the same stream: a change through one reaches a member watching the other, and its logout closes that socket', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-events-process-'));
+    const other = await spawnServer({ ...first.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' });
+    try {
+      const owner = await userWithProject('Owner');
+      const member = await userWithProject('Member');
+      const p = `/api/projects/${owner.ownProjectId}`;
+      await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+      const vibe = await ok('POST', `${p}/vibes`, owner.accessToken, { name: 'Verse' });
+      const onOther = await openEventSocket(other.url, { token: member.accessToken });
+      expect(onOther.hello.projectIds.sort()).toEqual([owner.ownProjectId, member.ownProjectId].sort());
+
+      const cut = await ok('POST', `/api/vibes/${vibe.id}/cuts`, owner.accessToken, { name: 'Take' });
+      const event = await onOther.waitFor((e) => e.type === 'cut.created');
+      expect(event).toMatchObject({ projectId: owner.ownProjectId, actor: { id: owner.user.id }, data: { cut: { id: cut.id } } });
+
+      await ok('POST', '/api/auth/logout', member.accessToken);
+      expect((await onOther.closed).code).toBe(4401);
+    } finally {
+      other.child.kill('SIGTERM');
+      await other.exited;
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -109,6 +109,15 @@ describe('fan-out', () => {
   });
 });
 
+describe('sessions', () => {
+  it('closes a socket with 4401 when its session reaches the end of its fixed lifetime', async () => {
+    const user = await userWithProject();
+    await first.sql`update sessions set expires_at = now() + interval '1.5 seconds' where user_id = ${user.user.id}`;
+    const socket = await openEventSocket(second.url, { token: user.accessToken });
+    expect(await socket.closed).toEqual({ code: 4401, reason: 'The session has ended' });
+  });
+});
+
 describe('unhealthy peers', () => {
   it('drops a peer that stops answering pings', async () => {
     const user = await userWithProject();

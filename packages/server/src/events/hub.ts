@@ -8,16 +8,17 @@ import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
 import type { Logger } from '../core/logger.js';
 import { EVENTS_CHANNEL, type EventNotice } from './publisher.js';
-import { EventsRepository } from './repository.js';
+import { type ActiveSession, EventsRepository } from './repository.js';
 import { SESSIONS_CHANNEL } from './session-signals.js';
 
 /** Unsent bytes beyond this mark a reader too slow to keep up: it is closed rather than buffered for. */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
+const MAX_BUFFERED_BYTES = 1024 * 1024;
 
-export const CLOSE_GOING_AWAY = 1001;
-export const CLOSE_INTERNAL_ERROR = 1011;
-export const CLOSE_TOO_SLOW = 1013;
-export const CLOSE_SESSION_ENDED = 4401;
+const CLOSE_GOING_AWAY = 1001;
+const CLOSE_INTERNAL_ERROR = 1011;
+const CLOSE_TOO_SLOW = 1013;
+const CLOSE_SESSION_ENDED = 4401;
+const SESSION_ENDED_REASON = 'The session has ended';
 
 /** How long `stop` waits for peers to answer the closing handshake before cutting them off. */
 const CLOSE_GRACE_MS = 2000;
@@ -33,6 +34,8 @@ interface Subscriber {
   userId: string;
   sessionId: string;
   projectIds: Set<string>;
+  /** A session's lifetime is fixed at login: the socket closes when it is over, as a logout would. */
+  sessionExpiresAt: number;
   /** Events that arrived while the memberships were loading; null once the hello went out. */
   backlog: Delivery[] | null;
   /** Cleared at each ping, set again by the pong: still clear at the next ping means the peer is gone. */
@@ -88,6 +91,7 @@ export class EventHub {
       userId: principal.userId,
       sessionId: principal.sessionId,
       projectIds: new Set(),
+      sessionExpiresAt: Infinity,
       backlog: [],
       alive: true,
     };
@@ -99,20 +103,21 @@ export class EventHub {
       subscriber.alive = true;
     });
 
-    let projectIds: string[] | null;
+    let session: ActiveSession | null;
     try {
-      projectIds = await this.repository.projectIdsOfActiveSession(principal.userId, principal.sessionId);
+      session = await this.repository.activeSession(principal.userId, principal.sessionId);
     } catch (error) {
       this.log.error('could not load the memberships of an events socket', { error });
       socket.close(CLOSE_INTERNAL_ERROR, 'Try again later');
       return;
     }
-    if (projectIds === null) {
-      socket.close(CLOSE_SESSION_ENDED, 'The session has ended');
+    if (session === null) {
+      socket.close(CLOSE_SESSION_ENDED, SESSION_ENDED_REASON);
       return;
     }
-    for (const projectId of projectIds) subscriber.projectIds.add(projectId);
-    const hello: HelloMessage = { type: 'hello', userId: principal.userId, projectIds };
+    for (const projectId of session.projectIds) subscriber.projectIds.add(projectId);
+    subscriber.sessionExpiresAt = session.expiresAt.getTime();
+    const hello: HelloMessage = { type: 'hello', userId: principal.userId, projectIds: session.projectIds };
     this.send(subscriber, JSON.stringify(hello));
     const backlog = subscriber.backlog ?? [];
     subscriber.backlog = null;
@@ -168,12 +173,17 @@ export class EventHub {
 
   private endSession(sessionId: string): void {
     for (const subscriber of this.subscribers) {
-      if (subscriber.sessionId === sessionId) subscriber.socket.close(CLOSE_SESSION_ENDED, 'The session has ended');
+      if (subscriber.sessionId === sessionId) subscriber.socket.close(CLOSE_SESSION_ENDED, SESSION_ENDED_REASON);
     }
   }
 
   private pingPeers(): void {
+    const now = Date.now();
     for (const subscriber of this.subscribers) {
+      if (now >= subscriber.sessionExpiresAt) {
+        subscriber.socket.close(CLOSE_SESSION_ENDED, SESSION_ENDED_REASON);
+        continue;
+      }
       if (!subscriber.alive) {
         subscriber.socket.terminate();
         continue;

@@ -2,6 +2,11 @@ import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 
+export interface ActiveSession {
+  projectIds: string[];
+  expiresAt: Date;
+}
+
 @injectable()
 export class EventsRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
@@ -21,12 +26,13 @@ export class EventsRepository {
     return row?.payload ?? null;
   }
 
-  /** The user's projects, or null once the session is no longer active (it ended while the socket opened). */
-  async projectIdsOfActiveSession(userId: string, sessionId: string): Promise<string[] | null> {
-    const [row] = await this.sql<{ projectIds: string[] | null }[]>`
-      select array(select project_id::text from project_members where user_id = ${userId}) as "projectIds"
+  /** The user's projects and when the session ends, or null once it is no longer active (it ended while the socket opened). */
+  async activeSession(userId: string, sessionId: string): Promise<ActiveSession | null> {
+    const [row] = await this.sql<ActiveSession[]>`
+      select array(select project_id::text from project_members where user_id = ${userId}) as "projectIds",
+             expires_at as "expiresAt"
       from sessions
       where id = ${sessionId} and user_id = ${userId} and revoked_at is null and expires_at > now()`;
-    return row ? (row.projectIds ?? []) : null;
+    return row ?? null;
   }
 }
