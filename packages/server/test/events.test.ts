@@ -1,3 +1,4 @@
+import net from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEventSocket, refusedUpgrade } from './support/event-socket.js';
@@ -66,6 +67,38 @@ describe('opening GET /api/events', () => {
     const user = await api.register();
     const refusal = await refusedUpgrade(server.url, { token: user.accessToken }, '/api/projects');
     expect(refusal.status).toBe(404);
+  });
+});
+
+describe('peers that vanish mid-handshake', () => {
+  it('leave the server running', async () => {
+    const user = await api.register();
+    const { port } = new URL(server.url);
+    const request = [
+      'GET /api/events HTTP/1.1',
+      'Host: localhost',
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+      'Sec-WebSocket-Version: 13',
+      `Authorization: Bearer ${user.accessToken}`,
+      '',
+      '',
+    ].join('\r\n');
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => {
+        const socket = net.connect(Number(port), '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.once('connect', () => {
+          socket.write(request);
+          setTimeout(() => socket.resetAndDestroy(), i % 4);
+        });
+        return new Promise((resolve) => socket.once('close', resolve));
+      }),
+    );
+    const events = await openEventSocket(server.url, { token: user.accessToken });
+    expect(events.hello.userId).toBe(user.user.id);
+    events.close();
   });
 });
 

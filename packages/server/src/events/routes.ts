@@ -46,6 +46,8 @@ export class EventsRoutes implements Feature {
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Node hands over an upgrading socket without its error handler: a peer resetting it must not crash us.
+    socket.on('error', () => socket.destroy());
     try {
       if (new URL(req.url ?? '/', 'http://host').pathname !== EVENTS_PATH) throw notFound('WebSocket endpoint');
       // Browsers send cookies with cross-site WebSocket requests: only the server's own pages may connect.
