@@ -1,9 +1,96 @@
-import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import type { App, Request } from '@tinyhttp/app';
+import type { ServerResponse } from 'node:http';
+import { inject, injectable } from 'tsyringe';
+import { z } from 'zod';
+import { AuthGuard } from '../core/auth-guard.js';
+import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { FilesService } from '../files/service.js';
+import { sendStoredBytes } from '../files/transfer.js';
+import { renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
+import { SharesService } from './service.js';
+
+const shareSchema = z.object({
+  expiresIn: z
+    .number({ error: 'must be a whole number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(60, 'must be at least 60 seconds')
+    .max(31_536_000, 'must be at most 31,536,000 seconds (365 days)')
+    .nullable()
+    .optional(),
+});
 
 /** Share links, the public share endpoint and the /share/:token page (API.md §6). */
 @injectable()
 export class SharesRoutes implements Feature {
-  register(_app: App): void {}
+  constructor(
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(SharesService) private readonly shares: SharesService,
+    @inject(FilesService) private readonly files: FilesService,
+  ) {}
+
+  register(app: App): void {
+    app.get('/api/share/:token', async (req, res) => {
+      const token = req.params.token ?? '';
+      const { file, expiresAt } = await this.shares.resolve(token);
+      res.setHeader('Vary', 'Accept');
+      if (acceptsJson(req)) {
+        sendJson(res, 200, this.shares.describe(token, { file, expiresAt }));
+        return;
+      }
+      await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
+    });
+
+    app.get('/share/:token', async (req, res) => {
+      const token = req.params.token ?? '';
+      try {
+        const { file, expiresAt } = await this.shares.resolve(token);
+        sendHtml(req, res, 200, renderSharePage({
+          name: file.name,
+          type: file.type,
+          size: Number(file.size),
+          expiresAt,
+          bytesPath: `/api/share/${token}`,
+          downloadPath: `/api/share/${token}?download=1`,
+        }));
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        sendHtml(req, res, 404, renderNotFoundPage());
+      }
+    });
+
+    app.post('/api/files/:id/share', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const fileId = idParam(req, 'id', 'File');
+      const { expiresIn } = await jsonBody(req, res, shareSchema);
+      const link = await this.shares.create(principal, fileId, expiresIn ?? null);
+      sendCreated(res, `/api/share/${link.token}`, link);
+    });
+
+    app.delete('/api/files/:id/share', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.shares.revokeAll(principal, idParam(req, 'id', 'File')));
+    });
+  }
+}
+
+/** Whether the Accept header names application/json (with a non-zero quality). */
+function acceptsJson(req: Request): boolean {
+  return (req.headers.accept ?? '').split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    return type === 'application/json' && !params.some((param) => /^q=0(\.0*)?$/.test(param));
+  });
+}
+
+function sendHtml(req: Request, res: ServerResponse, status: number, html: string): void {
+  res.writeHead(status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': Buffer.byteLength(html),
+    'Content-Security-Policy': SHARE_PAGE_CSP,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+  });
+  res.end(req.method === 'HEAD' ? undefined : html);
 }

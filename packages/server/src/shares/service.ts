@@ -1,0 +1,79 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { RevokeSharesResult, SharedFile, ShareLink } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import type { Config } from '../core/config.js';
+import type { Sql } from '../core/database.js';
+import { CONFIG, SQL } from '../core/di.js';
+import { notFound } from '../core/errors.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { EventPublisher } from '../events/publisher.js';
+import { findFileRows, type FileRow } from '../files/records.js';
+import { projectEvent } from '../projects/events.js';
+import { SharesRepository } from './repository.js';
+
+/** 32 random bytes, base64url: 256 bits, 43 characters. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Only the hash is stored: a database leak does not hand out working links. */
+const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+export interface SharedFileRow {
+  file: FileRow;
+  expiresAt: Date | null;
+}
+
+@injectable()
+export class SharesService {
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(SQL) private readonly sql: Sql,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(SharesRepository) private readonly repository: SharesRepository,
+  ) {}
+
+  /** A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. */
+  async create(principal: Principal, fileId: string, expiresIn: number | null): Promise<ShareLink> {
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
+    await this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      await this.repository.insert(tx, { tokenHash: hashToken(token), fileId, expiresAt, createdBy: principal.userId });
+      await this.events.publish(tx, projectEvent(principal, projectId, 'file.shared', { fileId, expiresAt: expiresAt?.toISOString() ?? null }));
+    });
+    return { token, shareUrl: this.shareUrl(token), expiresAt: expiresAt?.toISOString() ?? null };
+  }
+
+  async revokeAll(principal: Principal, fileId: string): Promise<RevokeSharesResult> {
+    return this.sql.begin(async (tx) => {
+      await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      return { revoked: await this.repository.revokeAll(tx, fileId) };
+    });
+  }
+
+  /** The file behind a working token; unknown, revoked and expired tokens are all the same 404. */
+  async resolve(token: string): Promise<SharedFileRow> {
+    const share = TOKEN_SHAPE.test(token) ? await this.repository.findActive(hashToken(token)) : null;
+    const [file] = share ? await findFileRows(this.sql, { id: share.fileId }) : [];
+    if (!share || !file) throw notFound('Share link');
+    return { file, expiresAt: share.expiresAt };
+  }
+
+  /** The public description of a shared file (no ids, no uploader). */
+  describe(token: string, { file, expiresAt }: SharedFileRow): SharedFile {
+    return {
+      name: file.name,
+      type: file.type,
+      size: Number(file.size),
+      mimeType: file.mime_type,
+      createdAt: file.created_at.toISOString(),
+      expiresAt: expiresAt?.toISOString() ?? null,
+      downloadUrl: `${this.config.publicUrl}/api/share/${token}?download=1`,
+    };
+  }
+
+  private shareUrl(token: string): string {
+    return `${this.config.publicUrl}/share/${token}`;
+  }
+}

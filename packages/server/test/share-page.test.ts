@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { call, client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let owner: Awaited<ReturnType<typeof userWithCut>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  api = client(server.url);
+  owner = await userWithCut(api);
+});
+afterAll(() => server?.close());
+
+async function sharedPage(fileName: string, bytes: Buffer, name: string) {
+  const file = (await upload(api, owner.token, owner.cutId, fileName, bytes, name)).body;
+  const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token })).body;
+  return { token, page: await call(server.url, 'GET', `/share/${token}`) };
+}
+
+/** Nothing on the page may come from elsewhere, and it runs no script. */
+function expectSelfContained(html: string, headers: Headers) {
+  expect(html).not.toMatch(/<script|<link|<iframe|@import|url\(/i);
+  expect(html).not.toMatch(/(src|href)="(https?:)?\/\//i);
+  const csp = headers.get('content-security-policy')!;
+  expect(csp).toMatch(/^default-src 'none'/);
+  expect(csp).not.toMatch(/script-src|https?:|\*/);
+}
+
+it('shows an audio player, the name, type and size, and a download button for a CUT', async () => {
+  const { token, page } = await sharedPage('demo.wav', sampleBytes('wav', 3 * 1024 + 512), 'Demo <b>&</b> "take"');
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  expect(page.text).toContain('<h1>Demo &#60;b&#62;&#38;&#60;/b&#62; &#34;take&#34;</h1>');
+  expect(page.text).toContain('Audio · 3.5 KiB');
+  expect(page.text).toContain(`<audio controls preload="metadata" src="/api/share/${token}"></audio>`);
+  expect(page.text).toContain(`<a class="download" href="/api/share/${token}?download=1" download>Download</a>`);
+  expect(page.text).not.toContain('<img');
+  expectSelfContained(page.text, page.headers);
+  expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+});
+
+it('shows the picture of an IMAGE and no player for stems', async () => {
+  const image = await sharedPage('cover.png', sampleBytes('png', 100), 'Cover');
+  expect(image.page.text).toContain(`<img src="/api/share/${image.token}" alt="Cover">`);
+  expect(image.page.text).toContain('Image · 100 bytes');
+  expectSelfContained(image.page.text, image.page.headers);
+  const stems = await sharedPage('stems.zip', sampleBytes('zip', 2 * 1024 * 1024), 'Stems');
+  expect(stems.page.text).toContain('Stems (ZIP) · 2.0 MiB');
+  expect(stems.page.text).not.toMatch(/<audio|<img/);
+});
+
+it('answers HEAD without a body', async () => {
+  const { token } = await sharedPage('a.mp3', sampleBytes('mp3', 10), 'A');
+  const head = await call(server.url, 'HEAD', `/share/${token}`);
+  expect(head.status).toBe(200);
+  expect(Number(head.headers.get('content-length'))).toBeGreaterThan(0);
+  expect(head.text).toBe('');
+});
+
+it('shows a plain 404 page for a bad link', async () => {
+  const page = await call(server.url, 'GET', `/share/${'x'.repeat(43)}`);
+  expect(page.status).toBe(404);
+  expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  expect(page.text).toContain('<h1>Link not found</h1>');
+  expectSelfContained(page.text, page.headers);
+});

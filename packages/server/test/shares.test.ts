@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEventSocket } from './support/event-socket.js';
+import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { call, client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+const PUBLIC_URL = 'https://band.example.com';
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let owner: Awaited<ReturnType<typeof userWithCut>>;
+
+beforeAll(async () => {
+  server = await startTestServer({ PUBLIC_URL });
+  api = client(server.url);
+  owner = await userWithCut(api);
+});
+afterAll(() => server?.close());
+
+const bytes = sampleBytes('mp3', 500);
+
+async function uploaded(name = 'Song') {
+  const response = await upload(api, owner.token, owner.cutId, 'song.mp3', bytes, name);
+  expect(response.status).toBe(201);
+  return response.body as { id: string; sha256: string; createdAt: string };
+}
+
+async function share(fileId: string, json?: unknown) {
+  return api.request('POST', `/api/files/${fileId}/share`, { token: owner.token, ...(json === undefined ? {} : { json }) });
+}
+
+/** The public endpoint, without credentials. */
+const publicGet = (token: string, headers: Record<string, string> = {}, query = '', method = 'GET') =>
+  call(server.url, method, `/api/share/${token}${query}`, { headers });
+
+describe('creating links', () => {
+  it('makes a new 256-bit token on every call and stores only its hash', async () => {
+    const file = await uploaded();
+    const first = await share(file.id);
+    expect(first.status).toBe(201);
+    expect(first.body).toEqual({ token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), shareUrl: `${PUBLIC_URL}/share/${first.body.token}`, expiresAt: null });
+    expect(first.headers.get('location')).toBe(`/api/share/${first.body.token}`);
+    const second = await share(file.id);
+    expect(second.body.token).not.toBe(first.body.token);
+
+    const stored = (await server.sql`select token_hash from share_links where file_id = ${file.id}`).map((r) => r.token_hash);
+    const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+    expect(stored.sort()).toEqual([hash(first.body.token), hash(second.body.token)].sort());
+    for (const link of [first.body, second.body]) expect((await publicGet(link.token)).status).toBe(200);
+  });
+
+  it('sets an expiry from expiresIn seconds', async () => {
+    const file = await uploaded();
+    const before = Date.now();
+    const response = await share(file.id, { expiresIn: 3600 });
+    expect(response.status).toBe(201);
+    const expiresAt = Date.parse(response.body.expiresAt);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 3600_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 3600_000);
+    expect((await share(file.id, { expiresIn: null })).body.expiresAt).toBeNull();
+  });
+
+  it.each([59, 31_536_001, 90.5, '3600', true])('refuses expiresIn %j with 400', async (expiresIn) => {
+    const file = await uploaded();
+    const response = await share(file.id, { expiresIn });
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0].field).toBe('expiresIn');
+  });
+
+  it('hides the file from non-members', async () => {
+    const file = await uploaded();
+    const stranger = await api.register();
+    expect((await api.request('POST', `/api/files/${file.id}/share`, { token: stranger.accessToken })).status).toBe(404);
+    expect((await api.request('DELETE', `/api/files/${file.id}/share`, { token: stranger.accessToken })).status).toBe(404);
+  });
+
+  it('publishes file.shared without the token', async () => {
+    const file = await uploaded();
+    const socket = await openEventSocket(server.url, { token: owner.token });
+    try {
+      const link = (await share(file.id, { expiresIn: 600 })).body;
+      const event = await socket.waitFor((e) => e.type === 'file.shared');
+      expect(event.data).toEqual({ fileId: file.id, expiresAt: link.expiresAt });
+      expect(JSON.stringify(event)).not.toContain(link.token);
+    } finally {
+      socket.close();
+    }
+  });
+});
+
+describe('the public endpoint', () => {
+  it('describes the file as JSON when Accept names application/json', async () => {
+    const file = await uploaded('Demo');
+    const link = (await share(file.id)).body;
+    for (const accept of ['application/json', 'text/html, application/json;q=0.5']) {
+      const response = await publicGet(link.token, { accept });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('vary')).toBe('Accept');
+      expect(response.body).toEqual({
+        name: 'Demo',
+        type: 'CUT',
+        size: 500,
+        mimeType: 'audio/mpeg',
+        createdAt: file.createdAt,
+        expiresAt: null,
+        downloadUrl: `${PUBLIC_URL}/api/share/${link.token}?download=1`,
+      });
+    }
+  });
+
+  it('sends the bytes otherwise: inline, as an attachment with ?download=1, with ranges and validators', async () => {
+    const file = await uploaded('Demo');
+    const { token } = (await share(file.id)).body;
+    for (const accept of [undefined, '*/*', 'audio/*', 'application/json;q=0']) {
+      const response = await fetch(`${server.url}/api/share/${token}`, { headers: accept ? { accept } : {} });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('audio/mpeg');
+      expect(response.headers.get('content-disposition')).toMatch(/^inline; filename="Demo.mp3"/);
+      expect(Buffer.from(await response.arrayBuffer())).toEqual(bytes);
+    }
+    const attachment = await publicGet(token, {}, '?download=1');
+    expect(attachment.headers.get('content-disposition')).toMatch(/^attachment; filename="Demo.mp3"/);
+    expect(attachment.headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+    expect(attachment.headers.get('x-content-type-options')).toBe('nosniff');
+
+    const range = await publicGet(token, { range: 'bytes=0-2' });
+    expect(range.status).toBe(206);
+    expect(range.text).toBe('ID3');
+    expect((await publicGet(token, { range: 'bytes=500-' })).status).toBe(416);
+    expect((await publicGet(token, { 'if-none-match': `"${file.sha256}"` })).status).toBe(304);
+    const head = await publicGet(token, {}, '', 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('500');
+    expect(head.text).toBe('');
+  });
+});
+
+describe('links that no longer work', () => {
+  /** Every way of asking answers the same 404. */
+  async function expectGone(token: string) {
+    const asJson = await publicGet(token, { accept: 'application/json' });
+    expect(asJson.status).toBe(404);
+    expect(asJson.body).toMatchObject({ code: 'NOT_FOUND', detail: 'Share link not found' });
+    expect((await publicGet(token)).status).toBe(404);
+    expect((await publicGet(token, {}, '?download=1')).status).toBe(404);
+    expect((await call(server.url, 'GET', `/share/${token}`)).status).toBe(404);
+  }
+
+  it('answers unknown and malformed tokens with 404', async () => {
+    await expectGone('A'.repeat(43));
+    await expectGone('short');
+    await expectGone('%2E%2E%2Fetc');
+  });
+
+  it('revokes every link of a file at once', async () => {
+    const file = await uploaded();
+    const links = [(await share(file.id)).body, (await share(file.id, { expiresIn: 600 })).body];
+    const other = (await share((await uploaded()).id)).body;
+    const revoked = await api.request('DELETE', `/api/files/${file.id}/share`, { token: owner.token });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toEqual({ revoked: 2 });
+    for (const link of links) await expectGone(link.token);
+    expect((await publicGet(other.token)).status).toBe(200);
+    expect((await api.request('DELETE', `/api/files/${file.id}/share`, { token: owner.token })).body).toEqual({ revoked: 0 });
+  });
+
+  it('stops an expired link', async () => {
+    const file = await uploaded();
+    const link = (await share(file.id, { expiresIn: 60 })).body;
+    expect((await publicGet(link.token)).status).toBe(200);
+    await server.sql`update share_links set expires_at = now() - interval '1 millisecond' where file_id = ${file.id}`;
+    await expectGone(link.token);
+  });
+
+  it('stops the links of a deleted file', async () => {
+    const file = await uploaded();
+    const link = (await share(file.id)).body;
+    expect((await api.request('DELETE', `/api/files/${file.id}`, { token: owner.token })).status).toBe(200);
+    await expectGone(link.token);
+  });
+});
