@@ -1,9 +1,22 @@
 import type { App } from '@tinyhttp/app';
-import { injectable } from 'tsyringe';
+import { inject, injectable } from 'tsyringe';
+import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import { sendJson } from '../core/http.js';
+import { StorageService } from './service.js';
 
-/** Storage statistics, GET /api/files/storage (API.md §6). */
+/** Storage statistics, GET /api/files/storage (API.md §6); registered before /api/files/:id. */
 @injectable()
 export class StorageRoutes implements Feature {
-  register(_app: App): void {}
+  constructor(
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(StorageService) private readonly storage: StorageService,
+  ) {}
+
+  register(app: App): void {
+    app.get('/api/files/storage', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.storage.stats(principal));
+    });
+  }
 }

@@ -1,0 +1,31 @@
+import type { FileType, StorageBreakdown, StorageStats } from '@bandcollab/sdk';
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import { StorageRepository, type TypeUsage } from './repository.js';
+
+const BREAKDOWN_KEY: Record<FileType, keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images' };
+
+/** Totals and a per-type breakdown that always adds up to them. */
+function summarize(usage: TypeUsage[]): Pick<StorageStats, 'totalSize' | 'fileCount' | 'breakdown'> {
+  const breakdown: StorageBreakdown = { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 } };
+  for (const { type, size, count } of usage) breakdown[BREAKDOWN_KEY[type]] = { size, count };
+  const parts = Object.values(breakdown);
+  return {
+    totalSize: parts.reduce((sum, part) => sum + part.size, 0),
+    fileCount: parts.reduce((sum, part) => sum + part.count, 0),
+    breakdown,
+  };
+}
+
+@injectable()
+export class StorageService {
+  constructor(@inject(StorageRepository) private readonly repository: StorageRepository) {}
+
+  /** The caller's own uploads; a site ADMIN also gets the `site` block over every user. */
+  async stats(principal: Principal): Promise<StorageStats> {
+    const own = summarize(await this.repository.usageByType(principal.userId));
+    if (principal.role !== 'ADMIN') return own;
+    const site = summarize(await this.repository.usageByType(null));
+    return { ...own, site: { ...site, ...(await this.repository.siteCounts()) } };
+  }
+}

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let admin: Awaited<ReturnType<typeof userWithCut>>;
+let alice: Awaited<ReturnType<typeof userWithCut>>;
+let bob: Awaited<ReturnType<typeof userWithCut>>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  api = client(server.url);
+  admin = await userWithCut(api);
+  alice = await userWithCut(api);
+  bob = await userWithCut(api);
+  expect(admin.user.user.role).toBe('ADMIN');
+  const uploads: [typeof alice, string, number][] = [
+    [alice, 'a.mp3', 100],
+    [alice, 'b.flac', 200],
+    [alice, 'c.zip', 300],
+    [alice, 'd.png', 50],
+    [bob, 'e.wav', 400],
+    [admin, 'f.gif', 10],
+  ];
+  for (const [owner, fileName, size] of uploads) {
+    const response = await upload(api, owner.token, owner.cutId, fileName, sampleBytes(fileName.split('.')[1]!, size));
+    expect(response.status).toBe(201);
+  }
+});
+afterAll(() => server?.close());
+
+const stats = (token: string) => api.request('GET', '/api/files/storage', { token });
+
+it("counts the caller's own uploads by type, with totals that add up, and no site block for MEMBERs", async () => {
+  const response = await stats(alice.token);
+  expect(response.status).toBe(200);
+  expect(response.body).toEqual({
+    totalSize: 650,
+    fileCount: 4,
+    breakdown: { audio: { size: 300, count: 2 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 } },
+  });
+});
+
+it('gives a site ADMIN the site block over every user', async () => {
+  const response = await stats(admin.token);
+  expect(response.body).toEqual({
+    totalSize: 10,
+    fileCount: 1,
+    breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 10, count: 1 } },
+    site: {
+      totalSize: 1060,
+      fileCount: 6,
+      breakdown: { audio: { size: 700, count: 3 }, stems: { size: 300, count: 1 }, images: { size: 60, count: 2 } },
+      userCount: 3,
+      projectCount: 3,
+    },
+  });
+});
+
+it('answers zeros for a user without uploads, forgets deleted files, and needs authentication', async () => {
+  const newcomer = await api.register();
+  expect((await stats(newcomer.accessToken)).body).toEqual({
+    totalSize: 0,
+    fileCount: 0,
+    breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 } },
+  });
+  const extra = (await upload(api, bob.token, bob.cutId, 'g.ogg', sampleBytes('ogg', 70))).body;
+  expect((await stats(bob.token)).body.totalSize).toBe(470);
+  await api.request('DELETE', `/api/files/${extra.id}`, { token: bob.token });
+  expect((await stats(bob.token)).body.totalSize).toBe(400);
+  expect((await api.request('GET', '/api/files/storage')).status).toBe(401);
+});
