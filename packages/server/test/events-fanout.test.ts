@@ -118,6 +118,27 @@ describe('sessions', () => {
   });
 });
 
+describe('a dropped LISTEN connection', () => {
+  it('is re-established, and the sockets that may have missed events are asked to reconnect with 1012', async () => {
+    const own = await startTestServer();
+    try {
+      const user = await client(own.url).register();
+      const projectId = await projectOf(own.sql, user.user.id);
+      const before = await openEventSocket(own.url, { token: user.accessToken });
+      await own.sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen%'`;
+      expect(await before.closed).toEqual({ code: 1012, reason: 'Events may have been missed; reconnect' });
+
+      const after = await openEventSocket(own.url, { token: user.accessToken });
+      const sent = event('vibe.created', projectId);
+      await publish(own.sql, sent);
+      await after.waitFor((e) => e.id === sent.id);
+      after.close();
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('unhealthy peers', () => {
   it('drops a peer that stops answering pings', async () => {
     const user = await userWithProject();

@@ -16,6 +16,7 @@ const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 const CLOSE_GOING_AWAY = 1001;
 const CLOSE_INTERNAL_ERROR = 1011;
+const CLOSE_SERVICE_RESTART = 1012;
 const CLOSE_TOO_SLOW = 1013;
 const CLOSE_SESSION_ENDED = 4401;
 const SESSION_ENDED_REASON = 'The session has ended';
@@ -53,6 +54,7 @@ export class EventHub {
   private heartbeat: NodeJS.Timeout | undefined;
   /** Notices are handled one at a time, so reading a stored payload never lets a later event overtake it. */
   private pending: Promise<void> = Promise.resolve();
+  private listenedBefore = false;
 
   constructor(
     @inject(CONFIG) private readonly config: Config,
@@ -64,7 +66,7 @@ export class EventHub {
   /** LISTENs on a dedicated connection, which the postgres client re-establishes after a drop. */
   async start(): Promise<void> {
     this.listeners = await Promise.all([
-      this.sql.listen(EVENTS_CHANNEL, (notice) => this.enqueue(notice)),
+      this.sql.listen(EVENTS_CHANNEL, (notice) => this.enqueue(notice), () => this.listening()),
       this.sql.listen(SESSIONS_CHANNEL, (sessionId) => this.endSession(sessionId)),
     ]);
     this.heartbeat = setInterval(() => this.pingPeers(), this.config.eventsHeartbeatSeconds * 1000);
@@ -95,7 +97,8 @@ export class EventHub {
       backlog: [],
       alive: true,
     };
-    // Registered before the memberships are read: an event committed after that read is then in the backlog.
+    // Registered before the memberships are read, so no event committed meanwhile is lost: it waits in the
+    // backlog (one the hello already reflects may then arrive after it as well).
     this.subscribers.add(subscriber);
     socket.on('close', () => this.subscribers.delete(subscriber));
     socket.on('error', (error) => this.log.debug('events socket error', { error }));
@@ -122,6 +125,19 @@ export class EventHub {
     const backlog = subscriber.backlog ?? [];
     subscriber.backlog = null;
     for (const delivery of backlog) this.deliver(subscriber, delivery);
+  }
+
+  /**
+   * Called each time the LISTEN starts, the first time and after its connection dropped and came back.
+   * Events committed in between were lost: clients reconnect, and their new hello tells them to reload.
+   */
+  private listening(): void {
+    if (!this.listenedBefore) {
+      this.listenedBefore = true;
+      return;
+    }
+    this.log.warn('the events LISTEN connection was re-established; asking clients to reconnect', { sockets: this.subscribers.size });
+    for (const subscriber of this.subscribers) subscriber.socket.close(CLOSE_SERVICE_RESTART, 'Events may have been missed; reconnect');
   }
 
   private enqueue(notice: string): void {
