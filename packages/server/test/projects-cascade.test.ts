@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, seedProject, startWithUsers, storeFileDirectly, type User } from './authz/fixture.js';
+import { sampleBytes, upload } from './support/files.js';
 import type { TestServer } from './support/server.js';
 
 let server: TestServer;
@@ -83,5 +86,25 @@ describe('delete cascades', () => {
     expect((await api.request('DELETE', `/api/projects/${seeded.id}`, { token: member.accessToken })).status).toBe(403);
     expect(await rowsOfProject(seeded.id)).toMatchObject({ projects: 1, vibes: 1, cuts: 1, files: 1 });
     expect(existsSync(file.path)).toBe(true);
+  });
+});
+
+describe('deletes racing uploads', () => {
+  /** Stored file names against the rows that name them: after every race, the two must agree. */
+  async function expectDiskMatchesRows() {
+    const rows = await server.sql<{ name: string }[]>`select id || '.' || extension as name from files`;
+    expect((await readdir(join(server.dataDir, 'files'))).sort()).toEqual(rows.map((row) => row.name).sort());
+  }
+
+  it.each(['cut', 'vibe', 'project'] as const)('deleting a %s while uploads into it run leaves no file without a row, nor a row without its file', async (level) => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const uploads = Array.from({ length: 6 }, (_, i) => upload(api, owner.accessToken, seeded.cutId, `take-${i}.wav`, sampleBytes('wav', 256 * 1024)));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const path = { cut: `/api/cuts/${seeded.cutId}`, vibe: `/api/vibes/${seeded.vibeId}`, project: `/api/projects/${seeded.id}` }[level];
+    const deleted = await api.request('DELETE', path, { token: owner.accessToken });
+    expect(deleted.status).toBe(200);
+    for (const result of await Promise.all(uploads)) expect([201, 404]).toContain(result.status);
+    expect(await server.sql`select 1 from files where cut_id = ${seeded.cutId}`).toHaveLength(0);
+    await expectDiskMatchesRows();
   });
 });

@@ -10,9 +10,12 @@ export interface DeletedContent {
 }
 
 /*
- * Deletes lock the parent row first (FOR UPDATE conflicts with the key-share lock every child insert takes
- * on its parent), so no upload, cut or vibe can be added underneath while the delete runs; then every level
- * is deleted with RETURNING, so the file and image names removed are the latest committed ones.
+ * Deletes first lock, top-down, every row an insert underneath could reference: an upload key-shares its
+ * cut, a new cut or a moved one its vibe, a new vibe takes the project lock. FOR UPDATE conflicts with
+ * those key-share locks, so the delete waits for uploads already under way (and then sees their rows) and
+ * later ones wait for it (and then find nothing). The project itself is only locked FOR NO KEY UPDATE,
+ * which uploads' key-share locks pass, so the two never wait on each other in opposite orders.
+ * Then every level is deleted with RETURNING, so the names removed on disk are the latest committed ones.
  * Each function answers null when the row is already gone.
  */
 
@@ -26,6 +29,7 @@ export async function deleteCutContent(tx: Queryable, cutId: string): Promise<(D
   return { files: [...files], images: [], vibeId: cut.vibe_id };
 }
 
+/** The caller holds the project lock (ProjectsRepository.lock): no vibe is created meanwhile. */
 export async function deleteVibeContent(tx: Queryable, vibeId: string): Promise<DeletedContent | null> {
   const [vibe] = await tx`select id from vibes where id = ${vibeId} for update`;
   if (!vibe) return null;
@@ -37,8 +41,10 @@ export async function deleteVibeContent(tx: Queryable, vibeId: string): Promise<
 }
 
 export async function deleteProjectContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
-  const [project] = await tx`select id from projects where id = ${projectId} for update`;
+  const [project] = await tx`select id from projects where id = ${projectId} for no key update`;
   if (!project) return null;
+  await tx`select id from vibes where project_id = ${projectId} for update`;
+  await tx`select id from cuts where project_id = ${projectId} for update`;
   const files = await tx<{ id: string; extension: string }[]>`
     delete from files where project_id = ${projectId} returning id, extension`;
   const vibes = await tx<{ image: string | null }[]>`delete from vibes where project_id = ${projectId} returning image`;
