@@ -153,9 +153,10 @@ export class Context {
 
   /** Stores a fresh sign-in (login, register, web login) for this profile. */
   async saveSignIn(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
-    const previous = await this.credentialStore();
+    // The pair of an earlier login goes, wherever it was (a keychain that is gone now is no reason to fail).
+    const previous = await this.credentialStore().catch(() => null);
+    await previous?.remove().catch(() => undefined);
     const store = await this.chooseStore();
-    if (previous && previous.kind !== store.kind) await previous.remove();
     await store.write(toStored(pair));
     this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, credentialStore: store.kind, user });
     return store;
