@@ -32,9 +32,9 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
   }
   if (input instanceof Uint8Array) {
     const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-    return { filename, size: bytes.length, open: () => Readable.from([bytes]), replayable: true };
+    return { filename, size: bytes.length, open: () => Readable.from(slices(bytes)), replayable: true };
   }
-  if (input instanceof Readable) {
+  if (isStream(input)) {
     const knownFile = input instanceof ReadStream && typeof input.path === 'string' && (input as { start?: number }).start === undefined;
     return {
       filename: filename ?? (knownFile ? path.basename(input.path as string) : undefined),
@@ -43,6 +43,7 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
       replayable: false,
     };
   }
+  if (!(input instanceof Blob)) throw new TypeError('file: expected a path, a Buffer or Uint8Array, a Readable or a Blob');
   const named = (input as Partial<File>).name;
   return {
     filename: filename ?? (named || undefined),
@@ -50,6 +51,16 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
     open: () => Readable.fromWeb(input.stream() as Parameters<typeof Readable.fromWeb>[0]),
     replayable: true,
   };
+}
+
+/** Node streams from any copy of the stream module (not only this one's `Readable`). */
+function isStream(input: FileInput): input is Readable {
+  return typeof input === 'object' && typeof (input as Partial<Readable>).pipe === 'function';
+}
+
+/** Bytes in 64 KiB views (no copies), so progress moves as they are sent. */
+function* slices(bytes: Buffer): Generator<Buffer> {
+  for (let offset = 0; offset < bytes.length; offset += 65_536) yield bytes.subarray(offset, offset + 65_536);
 }
 
 export interface MultipartFile {

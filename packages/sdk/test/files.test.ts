@@ -62,8 +62,10 @@ describe('upload', () => {
   });
 
   it('takes bytes, a Blob/File and a stream of unknown length', async () => {
-    const fromBuffer = await owner.files.upload({ cutId: cut.id, file: mp3(1000), filename: 'a.mp3', name: 'From bytes' });
-    expect(fromBuffer).toMatchObject({ name: 'From bytes', size: 1000 });
+    const steps: number[] = [];
+    const fromBuffer = await owner.files.upload({ cutId: cut.id, file: mp3(MiB), filename: 'a.mp3', name: 'From bytes', onProgress: (p) => steps.push(p.loaded) });
+    expect(fromBuffer).toMatchObject({ name: 'From bytes', size: MiB });
+    expect(steps).toHaveLength(16);
 
     const fromFile = await owner.files.upload({ cutId: cut.id, file: new File([mp3(2000)], 'b.MP3') });
     expect(fromFile).toMatchObject({ size: 2000, type: 'CUT' });
