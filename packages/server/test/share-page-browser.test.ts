@@ -1,0 +1,124 @@
+import { execSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type BrowserContext, chromium } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { toneWav, upload, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+// The share page in a real browser: Debian's chromium driven by playwright-core (STACK.md).
+
+const CHROMIUM = '/usr/bin/chromium';
+/** Without the networking flags Chromium floods the closed network with refused connections. */
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** A real 1×1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let owner: Awaited<ReturnType<typeof userWithCut>>;
+let profileDir: string;
+let browser: BrowserContext;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    execSync('apt-get update && apt-get install -y chromium', { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  }
+  server = await startTestServer();
+  api = client(server.url);
+  owner = await userWithCut(api);
+  profileDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-chromium-'));
+  browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, acceptDownloads: true });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (profileDir) await rm(profileDir, { recursive: true, force: true });
+  await server?.close();
+});
+
+async function sharePath(fileName: string, bytes: Buffer, name: string): Promise<string> {
+  const file = (await upload(api, owner.token, owner.cutId, fileName, bytes, name)).body;
+  const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token })).body;
+  return `/share/${token}`;
+}
+
+/**
+ * Opens a page and records every request it makes, and as errors every failed response (but the favicon
+ * the browser asks for on its own) and console error (CSP violations land there).
+ */
+async function open(pagePath: string) {
+  const page = await browser.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('response', (response) => {
+    if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) errors.push(`${response.status()} ${response.url()}`);
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+  });
+  const response = await page.goto(`${server.url}${pagePath}`);
+  return { page, response, requests, errors };
+}
+
+it('plays a shared CUT: the audio element loads the file, reports its duration and seeks', async () => {
+  const { page, response, requests, errors } = await open(await sharePath('tone.wav', toneWav(1.5), 'Tone'));
+  try {
+    expect(response?.status()).toBe(200);
+    expect(await page.locator('h1').textContent()).toBe('Tone');
+    await page.waitForFunction(() => {
+      const audio = document.querySelector('audio');
+      return audio !== null && audio.readyState >= 1 && Number.isFinite(audio.duration);
+    });
+    const duration = await page.locator('audio').evaluate((audio: HTMLAudioElement) => audio.duration);
+    expect(duration).toBeCloseTo(1.5, 1);
+    const seeked = await page.locator('audio').evaluate(
+      (audio: HTMLAudioElement) =>
+        new Promise<number>((resolve) => {
+          audio.addEventListener('seeked', () => resolve(audio.currentTime), { once: true });
+          audio.currentTime = 1.2;
+        }),
+    );
+    expect(seeked).toBeCloseTo(1.2, 1);
+    expect(requests.every((url) => url.startsWith(server.url))).toBe(true);
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+  }
+});
+
+it('shows a shared IMAGE and downloads it under its name', async () => {
+  const { page, errors } = await open(await sharePath('dot.png', PNG, 'Dot'));
+  try {
+    await page.waitForFunction(() => (document.querySelector('img')?.naturalWidth ?? 0) > 0);
+    expect(await page.locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByText('Download').click()]);
+    expect(download.suggestedFilename()).toBe('Dot.png');
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+  }
+});
+
+it('shows the plain 404 page for a bad link', async () => {
+  const { page, response } = await open(`/share/${'z'.repeat(43)}`);
+  try {
+    expect(response?.status()).toBe(404);
+    expect(await page.locator('h1').textContent()).toBe('Link not found');
+  } finally {
+    await page.close();
+  }
+});
