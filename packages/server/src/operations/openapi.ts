@@ -541,9 +541,16 @@ const paths: Record<string, Record<string, unknown>> = {
       security: mediaAuth,
       summary: 'WebSocket (Upgrade: websocket): every event of the caller\'s projects',
       description:
-        'First message {type: "hello", userId, projectIds}; then ProjectEvent messages. An Origin other than PUBLIC_URL or ' +
-        'one of CORS_ORIGINS is refused. Logout of the session closes the socket with 4401.',
-      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(401) },
+        'First message {type: "hello", userId, projectIds}; then ProjectEvent messages, in commit order, for the projects the ' +
+        'user belongs to at that moment (member.added for the user adds a project, member.removed and project.deleted drop it ' +
+        'after delivering that event; creating a project is a member.added of its creator). Events missed while disconnected ' +
+        'are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); ' +
+        'requests without Origin (non-browser clients) are allowed. The server pings every EVENTS_HEARTBEAT_SECONDS (30) and ' +
+        'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
+        'lifetime; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
+        '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
+        'backoff on every code but 4401.',
+      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(401, 403) },
     },
   },
 };
