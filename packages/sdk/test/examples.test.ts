@@ -1,0 +1,69 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BandClient } from '../src/index.js';
+import { PASSWORD, registeredClient, startTestServer, type TestServer } from './support.js';
+
+// The examples import the BUILT package, as any application would.
+const examples = fileURLToPath(new URL('../../../examples/', import.meta.url));
+const run = promisify(execFile);
+
+let server: TestServer;
+let dir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  dir = await mkdtemp(path.join(os.tmpdir(), 'sdk-examples-'));
+  const { email } = await registeredClient(server.url);
+  env = { ...process.env, BAND_API_URL: server.url, BAND_EMAIL: email, BAND_PASSWORD: PASSWORD, BAND_TOKEN_FILE: path.join(dir, 'tokens.json') } as Record<string, string>;
+});
+afterAll(async () => {
+  await server?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('examples', () => {
+  it('publish-mix.mjs creates what is missing, uploads, and prints a working share link', async () => {
+    const mix = path.join(dir, 'final mix.mp3');
+    const bytes = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(100_000, 1)]);
+    await writeFile(mix, bytes);
+    const githubOutput = path.join(dir, 'github-output');
+    const args = [path.join(examples, 'publish-mix.mjs'), mix, '--project', 'Album', '--vibe', 'Singles', '--expires-in', '3600'];
+    const first = await run(process.execPath, args, { env: { ...env, GITHUB_OUTPUT: githubOutput } });
+    const shareUrl = first.stdout.trim().split('\n').at(-1)!;
+    expect(shareUrl).toMatch(/\/share\/[\w-]+$/);
+    expect(await readFile(githubOutput, 'utf8')).toBe(`share_url=${shareUrl}\n`);
+    const token = shareUrl.split('/').at(-1)!;
+    expect(await new BandClient({ baseUrl: server.url }).shares.get(token)).toMatchObject({ size: bytes.length, type: 'CUT' });
+
+    await run(process.execPath, args, { env });
+    const owner = new BandClient({ baseUrl: server.url });
+    await owner.auth.login({ email: env.BAND_EMAIL!, password: PASSWORD });
+    const [project, ...others] = await owner.projects.list();
+    expect(others).toEqual([]);
+    const detail = await owner.projects.get(project!.id);
+    expect(detail.vibes.map((v) => [v.name, v.cuts.map((c) => [c.name, c.files.length])])).toEqual([['Singles', [['final mix', 2]]]]);
+  });
+
+  it('app.mjs signs in, keeps its tokens in a file and prints the projects', async () => {
+    const first = await run(process.execPath, [path.join(examples, 'app.mjs')], { env });
+    expect(first.stdout).toContain('Album (ADMIN, 1 member)');
+    expect(first.stdout).toMatch(/- final mix: .*\[CUT, 97\.\d KiB\]/);
+    const saved = JSON.parse(await readFile(env.BAND_TOKEN_FILE!, 'utf8'));
+    expect(saved.refreshToken).toEqual(expect.any(String));
+
+    const again = await run(process.execPath, [path.join(examples, 'app.mjs')], { env: { ...env, BAND_PASSWORD: '' } });
+    expect(again.stdout).toContain('Album');
+  });
+
+  it('publish-mix.mjs fails with a clear message and exit code 1', async () => {
+    const error = await run(process.execPath, [path.join(examples, 'publish-mix.mjs'), path.join(dir, 'notes.txt'), '--project', 'X'], { env }).catch((e) => e);
+    expect(error.code).toBe(1);
+    expect(error.stderr).toMatch(/publish failed/);
+  });
+});
