@@ -98,4 +98,31 @@ describe('band watch', () => {
     watch.child.kill('SIGINT');
     await watch.exited;
   });
+
+  it('keeps watching across a reconnection that finds the stored access token expired', async () => {
+    const shortLived = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    const user = await cliUser(shortLived.url);
+    try {
+      await registerWithCli(user, 'cleo@example.com', 'correct horse battery', 'Cleo');
+      const watch = startWatch(user, ['--json']);
+      await watch.until(() => /watching 0 projects/.test(watch.stderr()), 'hello');
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // the access token expires
+      // Dropping the server's LISTEN connection makes it ask every socket to reconnect (1012).
+      await shortLived.sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen%'`;
+      await watch.until(() => (watch.stderr().match(/watching 0 projects/g) ?? []).length === 2, 'second hello');
+      expect(watch.stderr()).toMatch(/connection lost \(1012\)/);
+
+      const other = client(shortLived.url);
+      const dan = await other.register({ name: 'Dan' });
+      const project = await other.request('POST', '/api/projects', { token: dan.accessToken, json: { name: 'Late' } });
+      await other.request('POST', `/api/projects/${project.body.id}/invite`, { token: dan.accessToken, json: { email: 'cleo@example.com', role: 'MEMBER' } });
+      await watch.until(() => watch.stdout().includes('member.added'), 'event after the reconnection');
+      expect(JSON.parse(watch.stdout().trimEnd().split('\n').at(-1)!)).toMatchObject({ type: 'member.added', projectId: project.body.id });
+      watch.child.kill('SIGINT');
+      await watch.exited;
+    } finally {
+      await user.cleanup();
+      await shortLived.close();
+    }
+  });
 });
