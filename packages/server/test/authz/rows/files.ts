@@ -1,0 +1,95 @@
+import { sampleBytes, upload } from '../../support/files.js';
+import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
+
+/** A file the project's ADMIN uploaded to the shared project, made once per fixture. */
+const sharedFiles = new WeakMap<Fixture, Promise<{ id: string; url: string }>>();
+const sharedFile = (fx: Fixture) => {
+  if (!sharedFiles.has(fx)) sharedFiles.set(fx, newFile(fx));
+  return sharedFiles.get(fx)!;
+};
+
+/** A fresh file uploaded by the project's ADMIN: for rows that delete it. */
+const newFile = (fx: Fixture) =>
+  expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201);
+
+/** A share link of the shared file, made once per fixture. */
+const shareTokens = new WeakMap<Fixture, Promise<string>>();
+const shareToken = (fx: Fixture) => {
+  if (!shareTokens.has(fx)) {
+    shareTokens.set(
+      fx,
+      sharedFile(fx).then(async (file) => {
+        const link = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token: fx.actors.projectAdmin.token }), 201);
+        return link.token as string;
+      }),
+    );
+  }
+  return shareTokens.get(fx)!;
+};
+
+const uploadForm = (fx: Fixture) => {
+  const form = new FormData();
+  form.append('cutId', fx.project.cutId);
+  form.append('file', new Blob([new Uint8Array(sampleBytes('wav', 256))]), 'take.wav');
+  return form;
+};
+
+export const rows: MatrixRow[] = [
+  {
+    endpoint: 'POST /api/files/upload',
+    path: () => '/api/files/upload',
+    body: (fx) => uploadForm(fx),
+    expect: anyMember(201),
+  },
+  {
+    endpoint: 'GET /api/files/storage',
+    path: () => '/api/files/storage',
+    expect: { ...everyone(200), anonymous: 401 },
+  },
+  {
+    endpoint: 'GET /api/files/:id',
+    path: async (fx) => `/api/files/${(await sharedFile(fx)).id}`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/files/:id/download',
+    path: async (fx) => `/api/files/${(await sharedFile(fx)).id}/download`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'HEAD /api/files/:id/download',
+    path: async (fx) => `/api/files/${(await sharedFile(fx)).id}/download`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /uploads/files/:id.:ext',
+    path: async (fx) => (await sharedFile(fx)).url,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'POST /api/files/:id/share',
+    path: async (fx) => `/api/files/${(await sharedFile(fx)).id}/share`,
+    body: () => ({ expiresIn: 3600 }),
+    expect: anyMember(201),
+  },
+  {
+    endpoint: 'DELETE /api/files/:id/share',
+    path: async (fx) => `/api/files/${(await newFile(fx)).id}/share`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/share/:token',
+    path: async (fx) => `/api/share/${await shareToken(fx)}`,
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'GET /share/:token',
+    path: async (fx) => `/share/${await shareToken(fx)}`,
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'DELETE /api/files/:id',
+    path: async (fx) => `/api/files/${(await newFile(fx)).id}`,
+    expect: adminOnly(),
+  },
+];
