@@ -189,6 +189,12 @@ describe('validation (API.md §1)', () => {
     }
   });
 
+  it('answers a JSON body over 1 MiB with 413 PAYLOAD_TOO_LARGE', async () => {
+    const response = await createProject(owner.accessToken, { name: 'Big', description: 'd'.repeat(1024 * 1024) });
+    expect(response.status).toBe(413);
+    expect(response.body.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
   it('answers malformed JSON with 400 INVALID_JSON and another content type with 415', async () => {
     const malformed = await api.request('POST', '/api/projects', {
       token: owner.accessToken,

@@ -8,7 +8,7 @@ import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
-import { Multipart } from '../core/multipart.js';
+import { Multipart, type ReceivedFile } from '../core/multipart.js';
 import type { StoredBytes } from '../files/transfer.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
@@ -36,17 +36,21 @@ export class Images {
   async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: string | null }> {
     if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
     const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'] });
-    const image = file && `${randomUUID()}.${file.rule.extension}`;
-    if (file && image) {
-      try {
-        await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(image));
-      } catch (error) {
-        await this.disk.removeQuietly(file.tempPath);
-        throw error;
-      }
-    }
+    const image = file ? await this.store(file) : null;
     const input = await this.keepIfRecorded(image, async () => validate(schema, fields));
     return { input, image };
+  }
+
+  /** Moves a received image into place under a new name, which it answers. */
+  private async store(file: ReceivedFile): Promise<string> {
+    const image = `${randomUUID()}.${file.rule.extension}`;
+    try {
+      await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(image));
+    } catch (error) {
+      await this.disk.removeQuietly(file.tempPath);
+      throw error;
+    }
+    return image;
   }
 
   /** Runs `work`, which records a newly stored image; when it fails, the image is removed again. */

@@ -69,9 +69,9 @@ export class ProjectsService {
     const newImage = changes.image ?? null;
     const { project, oldImage } = await this.images.keepIfRecorded(newImage, () =>
       this.sql.begin(async (tx) => {
-        await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
         const locked = await this.projects.lock(tx, projectId);
         if (!locked) throw notFound('Project');
+        await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
         await this.projects.update(tx, projectId, changes);
         const updated = toUpdatedProject((await this.projects.findForUser(tx, projectId, principal.userId))!);
         await this.events.publish(tx, projectEvent(principal, projectId, 'project.updated', { project: updated }));

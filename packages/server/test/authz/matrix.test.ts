@@ -30,16 +30,10 @@ import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow } from './fixtu
 /** Routes without a row, and why. */
 const NOT_IN_MATRIX: Record<string, string> = {
   'GET /api/events': 'a WebSocket upgrade: events.test.ts checks who may connect',
-  // Rows for these come with rows/files.ts (the files helper), which then removes these lines.
-  'GET /api/files/:id': 'rows/files.ts pending',
-  'GET /api/files/:id/download': 'rows/files.ts pending',
-  'GET /uploads/files/:name': 'rows/files.ts pending',
-  'POST /api/files/upload': 'rows/files.ts pending',
-  'DELETE /api/files/:id': 'rows/files.ts pending',
 };
 
-/** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`. */
-const shape = (route: string) => route.replace(/ \(.*\)$/, '').replace(/:[A-Za-z]+/g, '{}');
+/** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`, `/:id.:ext` too. */
+const shape = (route: string) => route.replace(/ \(.*\)$/, '').replace(/\/[^/]*:[^/]*/g, '/{}');
 
 const CODE_OF_STATUS: Record<number, string[]> = { 401: ['UNAUTHENTICATED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND', 'IDP_DISABLED'] };
 
