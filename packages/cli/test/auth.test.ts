@@ -1,8 +1,11 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, type CliUser, cliUser, registerWithCli } from './support/cli.js';
+
+// Each test spawns the binary many times; on a loaded machine that takes a while.
+vi.setConfig({ testTimeout: 90_000 });
 
 let server: TestServer;
 let ana: CliUser;
