@@ -31,8 +31,8 @@ describe('projects', () => {
     const renamed = await owner.projects.update(plain.id, { name: 'Renamed', description: 'Now described' });
     expect(renamed).toMatchObject({ id: plain.id, name: 'Renamed', description: 'Now described', updatedAt: expect.any(String) });
 
-    const withCover = await owner.projects.update(plain.id, { image: GIF });
-    expect(withCover.imageUrl).toMatch(/\.gif$/);
+    const withCover = await owner.projects.update(plain.id, { image: GIF, description: null });
+    expect(withCover).toMatchObject({ name: 'Renamed', description: null, imageUrl: expect.stringMatching(/\.gif$/) });
     expect((await owner.projects.update(plain.id, { image: null })).imageUrl).toBeNull();
 
     const detail = await owner.projects.get(plain.id);
