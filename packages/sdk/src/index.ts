@@ -6,6 +6,7 @@ export type { FileInput, Progress } from './multipart.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
 export type { UploadInput } from './resources/files.js';
 export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
+export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
 export { AuthResource } from './resources/auth.js';
 export { ProjectsResource } from './resources/projects.js';
 export { VibesResource } from './resources/vibes.js';

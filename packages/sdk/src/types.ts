@@ -98,6 +98,12 @@ export interface LogoutResult {
   ok: true;
 }
 
+/** `POST /api/auth/idp/exchange`: the one-time code of a command-line IdP sign-in and its loopback redirect. */
+export interface IdpExchangeRequest {
+  code: string;
+  redirectUri: string;
+}
+
 // ---- projects and members (§4)
 
 export interface UserRef {

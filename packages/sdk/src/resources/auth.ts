@@ -1,5 +1,5 @@
 import type { Transport } from '../transport.js';
-import type { AuthResult, LoginRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
+import type { AuthResult, IdpExchangeRequest, LoginRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
 
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
@@ -51,7 +51,7 @@ export class AuthResource {
   }
 
   /** Trades the one-time code of a command-line identity-provider sign-in for tokens. */
-  exchangeIdpCode(request: { code: string; redirectUri: string }): Promise<AuthResult> {
+  exchangeIdpCode(request: IdpExchangeRequest): Promise<AuthResult> {
     return this.signIn('/api/auth/idp/exchange', request);
   }
 

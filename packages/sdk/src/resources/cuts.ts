@@ -1,10 +1,10 @@
 import { segment, type Transport } from '../transport.js';
-import type { Cut, CutWithFiles, Deleted } from '../types.js';
+import type { CreateCutRequest, Cut, CutWithFiles, Deleted, MoveCutRequest, UpdateCutRequest } from '../types.js';
 
 export class CutsResource {
   constructor(private readonly transport: Transport) {}
 
-  create(vibeId: string, input: { name: string }): Promise<Cut> {
+  create(vibeId: string, input: CreateCutRequest): Promise<Cut> {
     return this.transport.json<Cut>({ method: 'POST', path: `/api/vibes/${segment(vibeId)}/cuts`, json: input });
   }
 
@@ -12,7 +12,7 @@ export class CutsResource {
     return this.transport.json<CutWithFiles>({ method: 'GET', path: `/api/cuts/${segment(id)}` });
   }
 
-  update(id: string, input: { name: string }): Promise<Cut> {
+  update(id: string, input: UpdateCutRequest): Promise<Cut> {
     return this.transport.json<Cut>({ method: 'PUT', path: `/api/cuts/${segment(id)}`, json: input });
   }
 
@@ -23,6 +23,6 @@ export class CutsResource {
 
   /** Moves the cut to another vibe of the same project. */
   move(id: string, targetVibeId: string): Promise<Cut> {
-    return this.transport.json<Cut>({ method: 'PUT', path: `/api/cuts/${segment(id)}/move`, json: { targetVibeId } });
+    return this.transport.json<Cut>({ method: 'PUT', path: `/api/cuts/${segment(id)}/move`, json: { targetVibeId } satisfies MoveCutRequest });
   }
 }

@@ -2,7 +2,7 @@ import { checkSize, type FileInput, fileSource, multipartBody, type Progress } f
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
 import { segment, type Transport } from '../transport.js';
-import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type StorageStats } from '../types.js';
+import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats } from '../types.js';
 
 export interface UploadInput {
   cutId: string;
@@ -52,7 +52,7 @@ export class FilesResource {
   }
 
   /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
-  share(id: string, options: { expiresIn?: number } = {}): Promise<ShareLink> {
+  share(id: string, options: ShareRequest = {}): Promise<ShareLink> {
     return this.transport.json<ShareLink>({ method: 'POST', path: `/api/files/${segment(id)}/share`, json: options });
   }
 

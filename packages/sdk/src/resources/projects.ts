@@ -1,26 +1,24 @@
 import { type FileInput, imageFormOrJson } from '../multipart.js';
 import { segment, type Transport } from '../transport.js';
 import type {
+  CreateProjectRequest,
   Deleted,
   InviteRequest,
   InviteResult,
   Member,
   Project,
   ProjectDetail,
-  Role,
   UpdatedProject,
+  UpdateMemberRequest,
+  UpdateProjectRequest,
 } from '../types.js';
 
-export interface CreateProjectInput {
-  name: string;
-  description?: string | null;
+export interface CreateProjectInput extends CreateProjectRequest {
   /** A cover image (JPEG, PNG, GIF or WebP, at most 5 MiB): the request becomes multipart. */
   image?: FileInput;
 }
 
-export interface UpdateProjectInput {
-  name?: string;
-  description?: string | null;
+export interface UpdateProjectInput extends Omit<UpdateProjectRequest, 'image'> {
   /** A new cover image, or null to remove the current one. */
   image?: FileInput | null;
 }
@@ -56,7 +54,7 @@ export class ProjectsResource {
     return this.transport.json<InviteResult>({ method: 'POST', path: `/api/projects/${segment(id)}/invite`, json: request });
   }
 
-  updateMember(id: string, userId: string, request: { role: Role }): Promise<Member> {
+  updateMember(id: string, userId: string, request: UpdateMemberRequest): Promise<Member> {
     return this.transport.json<Member>({
       method: 'PUT',
       path: `/api/projects/${segment(id)}/members/${segment(userId)}`,

@@ -1,12 +1,30 @@
 import { type FileInput, imageFormOrJson } from '../multipart.js';
 import { segment, type Transport } from '../transport.js';
-import type { Deleted, ReorderVibesResult, Vibe, VibeWithCuts } from '../types.js';
+import type {
+  CreateVibeRequest,
+  Deleted,
+  ReorderVibesRequest,
+  ReorderVibesResult,
+  UpdateVibeRequest,
+  Vibe,
+  VibeWithCuts,
+} from '../types.js';
+
+/** The JSON request, or multipart when an image comes along. */
+export interface CreateVibeInput extends CreateVibeRequest {
+  image?: FileInput;
+}
+
+export interface UpdateVibeInput extends Omit<UpdateVibeRequest, 'image'> {
+  /** A new image, or null to remove the current one. */
+  image?: FileInput | null;
+}
 
 export class VibesResource {
   constructor(private readonly transport: Transport) {}
 
   /** Adds a vibe at the end of the project's list. */
-  async create(projectId: string, input: { name: string; image?: FileInput }): Promise<Vibe> {
+  async create(projectId: string, input: CreateVibeInput): Promise<Vibe> {
     const body = await imageFormOrJson({ name: input.name }, input.image);
     return this.transport.json<Vibe>({ method: 'POST', path: `/api/projects/${segment(projectId)}/vibes`, ...body });
   }
@@ -16,7 +34,7 @@ export class VibesResource {
   }
 
   /** Renames, sets a new image, or removes the image with `image: null`. */
-  async update(id: string, input: { name?: string; image?: FileInput | null }): Promise<Vibe> {
+  async update(id: string, input: UpdateVibeInput): Promise<Vibe> {
     const body = await imageFormOrJson({ name: input.name }, input.image);
     return this.transport.json<Vibe>({ method: 'PUT', path: `/api/vibes/${segment(id)}`, ...body });
   }
@@ -27,6 +45,6 @@ export class VibesResource {
 
   /** Puts a project's vibes in this order: exactly its vibe ids, each once. */
   reorder(vibeIds: string[]): Promise<ReorderVibesResult> {
-    return this.transport.json<ReorderVibesResult>({ method: 'PUT', path: '/api/vibes/reorder', json: { vibeIds } });
+    return this.transport.json<ReorderVibesResult>({ method: 'PUT', path: '/api/vibes/reorder', json: { vibeIds } satisfies ReorderVibesRequest });
   }
 }
