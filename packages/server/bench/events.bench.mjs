@@ -1,6 +1,6 @@
 // Events WebSocket (API.md §7) against the built server, on an embedded PostgreSQL of its own:
-//  1. memory per idle socket: the server's RSS growth over 1,000 authenticated idle sockets, beside a bare
-//     node:http + ws server accepting the same number of sockets (events-bare-ws-server.mjs);
+//  1. memory per idle socket: the server's RSS growth over 1,000 authenticated idle sockets, then over
+//     1,000 more, beside a bare node:http + ws server accepting as many (events-bare-ws-server.mjs);
 //  2. delivery latency (p50/p99) at 100 events/s (vibe renames over HTTP) while those 1,000 sockets stay
 //     open and see none of it: from the event's `at`, stamped in the publishing transaction, to a member's
 //     socket, beside the same NOTIFYs reaching a bare LISTEN connection in this process (PostgreSQL's floor);
@@ -40,25 +40,31 @@ try {
   for (let i = 0; i < USERS; i += 1) users.push(await register(`idle${i}`));
   for (const user of users) await api('POST', '/api/projects', user.accessToken, { name: `Quiet ${user.user.name}` });
 
-  // 1. Memory per idle socket.
-  const bareSockets = [];
-  const ourGrowth = await rssGrowth(server.child.pid, async () => {
-    for (let i = 0; i < SOCKETS; i += 100) {
-      const batch = users.flatMap((user) => Array.from({ length: SOCKETS / USERS }, () => user)).slice(i, i + 100);
-      sockets.push(...(await Promise.all(batch.map((user) => openSocket(server.url, user)))));
-    }
-  });
-  const bareGrowth = await rssGrowth(bare.child.pid, async () => {
-    for (let i = 0; i < SOCKETS; i += 100) {
-      bareSockets.push(...(await Promise.all(Array.from({ length: Math.min(100, SOCKETS - i) }, () => openBare(bare.url)))));
-    }
-  });
-  for (const socket of bareSockets) socket.terminate();
+  // 1. Memory per idle socket. The first 1,000 also grow the heap to its working size; the next 1,000 show
+  //    what one more socket costs once it has. The first batch is closed again; the second stays for 2 and 3.
+  const openOurs = async () => {
+    const opened = [];
+    const owners = users.flatMap((user) => Array.from({ length: SOCKETS / USERS }, () => user));
+    for (let i = 0; i < SOCKETS; i += 100) opened.push(...(await Promise.all(owners.slice(i, i + 100).map((user) => openSocket(server.url, user)))));
+    return opened;
+  };
+  const openBares = async () => {
+    const opened = [];
+    for (let i = 0; i < SOCKETS; i += 100) opened.push(...(await Promise.all(Array.from({ length: Math.min(100, SOCKETS - i) }, () => openBare(bare.url)))));
+    return opened;
+  };
+  const ours = await perSocket(server.child.pid, openOurs);
+  const bares = await perSocket(bare.child.pid, openBares);
+  for (const socket of [...ours.first, ...bares.first, ...bares.next]) socket.terminate();
+  sockets.push(...ours.next);
   report('events: memory per idle socket', {
     sockets: SOCKETS,
-    serverKiBPerSocket: round(ourGrowth / SOCKETS / KiB),
-    bareWsKiBPerSocket: round(bareGrowth / SOCKETS / KiB),
-    ratioServerOverBare: round(ourGrowth / bareGrowth),
+    serverKiBPerSocketFirst: round(ours.firstBytes / SOCKETS / KiB),
+    serverKiBPerSocketNext: round(ours.nextBytes / SOCKETS / KiB),
+    bareWsKiBPerSocketFirst: round(bares.firstBytes / SOCKETS / KiB),
+    bareWsKiBPerSocketNext: round(bares.nextBytes / SOCKETS / KiB),
+    ratioServerOverBareFirst: round(ours.firstBytes / bares.firstBytes),
+    ratioServerOverBareNext: round(ours.nextBytes / bares.nextBytes),
   });
 
   // 2. Latency to members while the idle sockets see none of it.
@@ -166,13 +172,16 @@ async function api(method, urlPath, token, json) {
   return response.json();
 }
 
-/** RSS growth of a process across `work`, each side read after a moment to settle. */
-async function rssGrowth(pid, work) {
+/** RSS growth of a process over two batches of sockets, each side read after a moment to settle. */
+async function perSocket(pid, open) {
   await pause(1000);
-  const before = await rss(pid);
-  await work();
+  const start = await rss(pid);
+  const first = await open();
   await pause(2000);
-  return (await rss(pid)) - before;
+  const middle = await rss(pid);
+  const next = await open();
+  await pause(2000);
+  return { first, next, firstBytes: middle - start, nextBytes: (await rss(pid)) - middle };
 }
 
 async function rss(pid) {
