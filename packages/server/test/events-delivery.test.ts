@@ -151,7 +151,7 @@ describe('events of projects, members, vibes and cuts', () => {
   });
 });
 
-describe('events of files', () => {
+describe('events of files and shares', () => {
   it('reach the members and never anyone else', async () => {
     const owner = await userWithProject('Owner');
     const member = await userWithProject('Member');
@@ -168,15 +168,20 @@ describe('events of files', () => {
     form.set('file', new Blob([Buffer.from('fLaC'), Buffer.alloc(64)]), 'take.flac');
     const uploaded = await api.request('POST', '/api/files/upload', { token: owner.accessToken, body: form });
     expect(uploaded.status).toBe(201);
+    const share = await ok('POST', `/api/files/${uploaded.body.id}/share`, member.accessToken, { expiresIn: 3600 });
     await ok('DELETE', `/api/files/${uploaded.body.id}`, owner.accessToken);
 
     const memberSaw = (await endOfStream(member, memberSocket)).filter((e) => e.type.startsWith('file.'));
     expect(memberSaw.map((e) => [e.type, e.projectId])).toEqual([
       ['file.uploaded', owner.ownProjectId],
+      ['file.shared', owner.ownProjectId],
       ['file.deleted', owner.ownProjectId],
     ]);
     expect(memberSaw[0]!.data).toEqual({ file: uploaded.body });
-    expect(memberSaw[1]!.data).toEqual({ fileId: uploaded.body.id, cutId: cut.id });
+    // Never the token: whoever sees the event could otherwise download without being a member.
+    expect(memberSaw[1]!.data).toEqual({ fileId: uploaded.body.id, expiresAt: share.expiresAt });
+    expect(memberSaw[1]!.actor).toEqual({ id: member.user.id, name: 'Member' });
+    expect(memberSaw[2]!.data).toEqual({ fileId: uploaded.body.id, cutId: cut.id });
     expect(memberSaw[0]!.actor).toEqual({ id: owner.user.id, name: 'Owner' });
     expect(await endOfStream(outsider, outsiderSocket)).toEqual([]);
     memberSocket.close();
