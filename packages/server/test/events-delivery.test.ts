@@ -126,6 +126,23 @@ describe('events of projects, members, vibes and cuts', () => {
     for (const socket of [ownerSocket, memberSocket, outsiderSocket]) socket.close();
   });
 
+  it('include the member.added of an invitation redeemed when its email registers', async () => {
+    const owner = await userWithProject('Owner');
+    const socket = await openEventSocket(second.url, { token: owner.accessToken });
+    const email = `invitee-${Math.random().toString(36).slice(2)}@example.com`;
+    const invited = await ok('POST', `/api/projects/${owner.ownProjectId}/invite`, owner.accessToken, { email, role: 'MEMBER' });
+    expect(invited.status).toBe('invited');
+    const invitee = await api.register({ email, name: 'Invitee' });
+
+    const joined = await socket.waitFor((e) => e.type === 'member.added');
+    expect(joined).toMatchObject({
+      projectId: owner.ownProjectId,
+      actor: { id: invitee.user.id, name: 'Invitee' },
+      data: { member: { userId: invitee.user.id, email, role: 'MEMBER' } },
+    });
+    socket.close();
+  });
+
   it('come from committed work only: a refused change emits nothing', async () => {
     const owner = await userWithProject('Owner');
     const member = await api.register();

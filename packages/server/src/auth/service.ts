@@ -4,6 +4,7 @@ import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
+import { EventPublisher } from '../events/publisher.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
@@ -35,6 +36,7 @@ export class AuthService {
     @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
     @inject(Passwords) private readonly passwords: Passwords,
     @inject(AccessTokens) private readonly accessTokens: AccessTokens,
+    @inject(EventPublisher) private readonly events: EventPublisher,
   ) {}
 
   async register(input: { email: string; password: string; name: string }): Promise<SignedIn> {
@@ -43,7 +45,7 @@ export class AuthService {
       await this.repository.lockRegistrations(tx);
       const user = await this.repository.insertUser(tx, { email: input.email, name: input.name, passwordHash });
       if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
-      await this.projects.redeemInvitations(tx, user.id, user.email);
+      await this.redeemInvitations(tx, user);
       const issued = await this.startSession(tx, user.id, false);
       return { ...issued, body: { user: publicUser(user), ...issued.pair } };
     });
@@ -55,7 +57,7 @@ export class AuthService {
       await this.repository.lockRegistrations(tx);
       const user = await this.repository.insertUser(tx, { email, name, passwordHash: null });
       if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
-      await this.projects.redeemInvitations(tx, user.id, user.email);
+      await this.redeemInvitations(tx, user);
       return user;
     });
   }
@@ -146,6 +148,14 @@ export class AuthService {
 
   async setSiteRole(email: string, role: Role): Promise<UserRow | null> {
     return this.repository.setRole(email.trim().toLowerCase(), role);
+  }
+
+  /** The email's pending invitations become memberships; each project's members hear of it (member.added). */
+  private async redeemInvitations(tx: Queryable, user: UserRow): Promise<void> {
+    for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
+      const [member] = await this.projects.members(tx, projectId, user.id);
+      await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
+    }
   }
 
   private pair(userId: string, sessionId: string, refreshToken: string): TokenPair {
