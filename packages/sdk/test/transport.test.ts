@@ -57,6 +57,21 @@ describe('retries', () => {
     expect(await client.projects.list()).toEqual([]);
   });
 
+  it('never resends an upload whose connection was reset, and says the server probably refused it', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const { client } = await registeredClient(gateway.url, { dispatcher });
+    const project = await client.projects.create({ name: 'Reset' });
+    const vibe = await client.vibes.create(project.id, { name: 'V' });
+    const cut = await client.cuts.create(vibe.id, { name: 'C' });
+    gateway.failNext('reset');
+    const file = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(8 * 1024 * 1024)]);
+    const error = await client.files.upload({ cutId: cut.id, file, filename: 'a.mp3' }).catch((e) => e);
+    expect(error).toBeInstanceOf(BandNetworkError);
+    expect(error.message).toMatch(/server probably refused it/);
+    expect(requests.filter((r) => r === 'POST /api/files/upload')).toHaveLength(1);
+    expect((await client.cuts.get(cut.id)).files).toEqual([]);
+  });
+
   it('reports 429 RATE_LIMITED on login with retryAfter, without retrying it', async () => {
     const client = new BandClient({ baseUrl: server.url });
     const { email } = await registeredClient(server.url);
@@ -94,7 +109,7 @@ describe('timeouts and failures', () => {
   });
 });
 
-type Fault = number | 'hang' | { status: number; retryAfter?: string; body?: string };
+type Fault = number | 'hang' | 'reset' | { status: number; retryAfter?: string; body?: string };
 
 interface Gateway {
   url: string;
@@ -113,6 +128,10 @@ async function startGateway(target: URL): Promise<Gateway> {
     const fault = planned.shift();
     if (fault === 'hang') {
       hanging.add(res);
+      return;
+    }
+    if (fault === 'reset') {
+      req.socket.resetAndDestroy();
       return;
     }
     if (fault !== undefined) {
