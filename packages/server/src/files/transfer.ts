@@ -20,7 +20,6 @@ export type Disposition = 'inline' | 'attachment';
 
 /** File responses are never rendered as a document of this origin (API.md §6). */
 export const FILE_CSP = "default-src 'none'; sandbox";
-const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Answers a GET or HEAD for stored bytes: validators (ETag, Last-Modified, If-None-Match → 304), one byte
@@ -59,7 +58,7 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
     return;
   }
   try {
-    await pipeline(handle.createReadStream({ start, end, highWaterMark: CHUNK_BYTES }), res);
+    await pipeline(handle.createReadStream({ start, end }), res);
   } catch (error) {
     // A client that stops reading (a seeking audio element does it all the time) is not an error.
     if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;

@@ -1,0 +1,263 @@
+// Transfer benchmark of the built server (run `pnpm build` first; the root `pnpm bench` does), side by side
+// in one run with bare node:http servers (transfer-bare-server.mjs) fed the same request bodies over loopback:
+//  1. upload of a ZIP (500 MiB) as multipart: bandcollab vs a bare server piping the body to disk, with and
+//     without sha256 (bandcollab hashes, so pipe+sha256 is the fair baseline; the raw pipe is shown beside it);
+//  2. download of the stored file: bandcollab's download endpoint vs createReadStream().pipe(res);
+//  3. 8 concurrent 100 MiB uploads to bandcollab.
+// Throughput is the median of alternating rounds, in MB/s (10^6 bytes per second). Server memory is the
+// peak RSS growth of the server process during a transfer: VmHWM after, minus VmRSS before, with the
+// high-water mark reset (clear_refs) just before the transfer.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const serverMain = path.resolve(here, '../dist/main.js');
+const MiB = 1024 * 1024;
+const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const CONCURRENT = 8;
+const CONCURRENT_MIB = Number(process.env.BENCH_CONCURRENT_MIB ?? 100);
+const TARGETS = { throughputRatio: 0.8, uploadGrowthMiB: 64 };
+
+const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-server-bench-'));
+await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
+const children = [];
+try {
+  const bandcollab = await start(serverMain, [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'error' });
+  const barePipe = await start(path.join(here, 'transfer-bare-server.mjs'), ['pipe', await dir('pipe')]);
+  const bareHash = await start(path.join(here, 'transfer-bare-server.mjs'), ['pipe+sha256', await dir('hash')]);
+  const { token, cutId } = await seed(bandcollab.url);
+
+  const big = await zipFile('stems.zip', UPLOAD_MIB);
+  const body = multipart(cutId, 'stems.zip');
+  const upload = (server, file) => {
+    const target = server === bandcollab ? `${server.url}/api/files/upload` : server.url;
+    return measure(server, () => send(target, token, body, file));
+  };
+
+  const rounds = { ours: [], pipe: [], hash: [], oursDown: [], bareDown: [] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // The order rotates so that no server always runs first (or last) after the others' writes.
+    const order = [
+      ['ours', bandcollab],
+      ['hash', bareHash],
+      ['pipe', barePipe],
+    ];
+    for (const [name, server] of [...order.slice(round % 3), ...order.slice(0, round % 3)]) rounds[name].push(await upload(server, big));
+    const ours = rounds.ours.at(-1);
+    if (ours.result.status !== 201) throw new Error(`upload failed: ${ours.result.status} ${ours.result.body}`);
+    const record = JSON.parse(ours.result.body);
+
+    const stored = path.join(work, 'data', 'files', `${record.id}.zip`);
+    const downloads = [
+      ['oursDown', () => measure(bandcollab, () => fetchAll(`${bandcollab.url}/api/files/${record.id}/download`, { authorization: `Bearer ${token}` }))],
+      ['bareDown', () => measure(barePipe, () => fetchAll(barePipe.url, { 'x-file': stored }))],
+    ];
+    if (round % 2 === 1) downloads.reverse();
+    for (const [name, download] of downloads) rounds[name].push(await download());
+    await call(bandcollab.url, 'DELETE', `/api/files/${record.id}`, token);
+  }
+
+  // Wall-clock rates swing with whatever else the machine runs; the servers' own CPU time per byte is
+  // reported beside them (as MB per CPU-second), and is the steadier comparison on a shared machine.
+  const rate = (runs, size) => median(runs.map((run) => size / run.seconds / 1e6));
+  const cpuRate = (runs, size) => median(runs.map((run) => size / run.cpu / 1e6));
+  const growth = (runs) => Math.max(...runs.map((run) => run.growthMiB));
+  const uploadSize = big.size + body.overhead;
+  const uploadRatio = rate(rounds.ours, uploadSize) / rate(rounds.hash, uploadSize);
+  const downloadRatio = rate(rounds.oursDown, big.size) / rate(rounds.bareDown, big.size);
+  report('upload', {
+    sizeMiB: UPLOAD_MIB,
+    rounds: ROUNDS,
+    bandcollabMBps: round(rate(rounds.ours, uploadSize)),
+    barePipeSha256MBps: round(rate(rounds.hash, uploadSize)),
+    barePipeMBps: round(rate(rounds.pipe, uploadSize)),
+    ratioOverPipeSha256: round(uploadRatio),
+    ratioOverPipe: round(rate(rounds.ours, uploadSize) / rate(rounds.pipe, uploadSize)),
+    bandcollabMBperCpuSecond: round(cpuRate(rounds.ours, uploadSize)),
+    barePipeSha256MBperCpuSecond: round(cpuRate(rounds.hash, uploadSize)),
+    cpuRatioOverPipeSha256: round(cpuRate(rounds.ours, uploadSize) / cpuRate(rounds.hash, uploadSize)),
+    bandcollabRssGrowthMiB: growth(rounds.ours),
+    barePipeSha256RssGrowthMiB: growth(rounds.hash),
+    target: `ratio >= ${TARGETS.throughputRatio}, growth < ${TARGETS.uploadGrowthMiB} MiB`,
+    met: uploadRatio >= TARGETS.throughputRatio && growth(rounds.ours) < TARGETS.uploadGrowthMiB,
+  });
+  report('download', {
+    sizeMiB: UPLOAD_MIB,
+    rounds: ROUNDS,
+    bandcollabMBps: round(rate(rounds.oursDown, big.size)),
+    bareMBps: round(rate(rounds.bareDown, big.size)),
+    ratio: round(downloadRatio),
+    bandcollabMBperCpuSecond: round(cpuRate(rounds.oursDown, big.size)),
+    bareMBperCpuSecond: round(cpuRate(rounds.bareDown, big.size)),
+    cpuRatio: round(cpuRate(rounds.oursDown, big.size) / cpuRate(rounds.bareDown, big.size)),
+    bandcollabRssGrowthMiB: growth(rounds.oursDown),
+    bareRssGrowthMiB: growth(rounds.bareDown),
+    target: `ratio >= ${TARGETS.throughputRatio}`,
+    met: downloadRatio >= TARGETS.throughputRatio,
+  });
+
+  const medium = await zipFile('medium.zip', CONCURRENT_MIB);
+  const mediumBody = multipart(cutId, 'medium.zip');
+  const concurrent = await measure(bandcollab, () =>
+    Promise.all(Array.from({ length: CONCURRENT }, () => send(`${bandcollab.url}/api/files/upload`, token, mediumBody, medium))),
+  );
+  if (concurrent.result.some((result) => result.status !== 201)) throw new Error('a concurrent upload failed');
+  report('concurrent uploads', {
+    uploads: CONCURRENT,
+    sizeMiB: CONCURRENT_MIB,
+    totalMBps: round((CONCURRENT * medium.size) / concurrent.seconds / 1e6),
+    bandcollabRssGrowthMiB: concurrent.growthMiB,
+    target: `growth < ${TARGETS.uploadGrowthMiB} MiB`,
+    met: concurrent.growthMiB < TARGETS.uploadGrowthMiB,
+  });
+} finally {
+  for (const child of children) {
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+  await rm(work, { recursive: true, force: true });
+}
+
+async function dir(name) {
+  const target = path.join(work, name);
+  await import('node:fs/promises').then((fs) => fs.mkdir(target));
+  return target;
+}
+
+/** A sparse file that starts like a ZIP: reading it costs no disk, so the servers are what is measured. */
+async function zipFile(name, sizeMiB) {
+  const file = path.join(work, name);
+  await writeFile(file, Buffer.from('PK\x03\x04', 'latin1'));
+  await truncate(file, sizeMiB * MiB);
+  return { path: file, size: sizeMiB * MiB };
+}
+
+function multipart(cutId, fileName) {
+  const boundary = '----bandcollab-bench-boundary';
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="cutId"\r\n\r\n${cutId}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\n` +
+      'Content-Type: application/zip\r\n\r\n',
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return { contentType: `multipart/form-data; boundary=${boundary}`, head, tail, overhead: head.length + tail.length };
+}
+
+/** Streams head + file + tail as one request with a Content-Length; resolves with the response. */
+function send(url, token, body, file) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': body.contentType,
+        'content-length': body.overhead + file.size,
+      },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode, body: text }));
+    });
+    req.on('error', reject);
+    req.write(body.head);
+    const stream = createReadStream(file.path, { highWaterMark: MiB });
+    stream.pipe(req, { end: false });
+    stream.on('end', () => req.end(body.tail));
+  });
+}
+
+/** GETs a URL and counts the bytes without keeping them. */
+function fetchAll(url, headers) {
+  return new Promise((resolve, reject) => {
+    request(url, { agent: false, headers }, (res) => {
+      let size = 0;
+      res.on('data', (chunk) => (size += chunk.length));
+      res.on('end', () => (res.statusCode === 200 ? resolve({ size }) : reject(new Error(`download: ${res.statusCode}`))));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/**
+ * Times `work` and the server's peak RSS growth during it. Dirty pages of earlier writes are flushed first,
+ * so no transfer pays for another's writeback.
+ */
+async function measure(server, work) {
+  execFileSync('sync');
+  const rssBefore = await memory(server.process.pid, 'VmRSS');
+  await writeFile(`/proc/${server.process.pid}/clear_refs`, '5');
+  const cpuBefore = await cpuSeconds(server.process.pid);
+  const started = performance.now();
+  const result = await work();
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = (await cpuSeconds(server.process.pid)) - cpuBefore;
+  const peak = await memory(server.process.pid, 'VmHWM');
+  return { result, seconds, cpu, growthMiB: round((peak - rssBefore) / MiB) };
+}
+
+/** User + system CPU time of a process (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms). */
+async function cpuSeconds(pid) {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function memory(pid, field) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) * 1024;
+}
+
+async function seed(baseUrl) {
+  const auth = await call(baseUrl, 'POST', '/api/auth/register', null, { email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
+  const token = auth.accessToken;
+  const project = await call(baseUrl, 'POST', '/api/projects', token, { name: 'Bench' });
+  const vibe = await call(baseUrl, 'POST', `/api/projects/${project.id}/vibes`, token, { name: 'Bench' });
+  const cut = await call(baseUrl, 'POST', `/api/vibes/${vibe.id}/cuts`, token, { name: 'Bench' });
+  return { token, cutId: cut.id };
+}
+
+async function call(baseUrl, method, pathname, token, json) {
+  const headers = token ? { authorization: `Bearer ${token}` } : {};
+  if (json) headers['content-type'] = 'application/json';
+  const response = await fetch(`${baseUrl}${pathname}`, { method, headers, body: json ? JSON.stringify(json) : undefined });
+  if (!response.ok) throw new Error(`${method} ${pathname}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+async function start(script, args, env = {}) {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', () => reject(new Error(`${script} exited before listening:\n${output}`)));
+  });
+  return { url, process: child };
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function report(name, figures) {
+  console.log(JSON.stringify({ bench: name, ...figures }));
+}
+
+function round(value) {
+  return Math.round(value * 100) / 100;
+}
