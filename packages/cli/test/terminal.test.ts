@@ -5,9 +5,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
+
+vi.setConfig({ testTimeout: 90_000 });
 
 const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
 if (!hasTmux) console.warn('[cli terminal test] SKIPPED: tmux is not installed');
@@ -34,27 +36,50 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     await server?.close();
   });
 
-  it('shows a progress bar per file and one overall, then the summary', async () => {
-    const log = path.join(user.home, 'pane.log');
+  /** Types `band <args>` into a fresh pane; returns the pane and what it shows once `until` appears. */
+  const typeInPane = async (pane: string, args: string, until: RegExp) => {
     const env = Object.entries(user.env).map(([key, value]) => `${key}='${value}'`).join(' ');
-    await tmux('new-session', '-d', '-s', 'band', '-x', '120', '-y', '40', 'sh');
-    await tmux('pipe-pane', '-t', 'band', '-o', `cat >> ${log}`);
-    const command = `cd ${user.home} && env -i ${env} TERM=xterm-256color node ${BAND} file upload 'takes/*.wav' --cut One --vibe Takes --project Live --jobs 2; echo "EXIT=$?"`;
-    await tmux('send-keys', '-t', 'band', command, 'Enter');
-
+    await tmux('new-session', '-d', '-s', pane, '-x', '120', '-y', '40', 'sh');
+    await tmux('pipe-pane', '-t', pane, '-o', `cat >> ${path.join(user.home, `${pane}.log`)}`);
+    await tmux('send-keys', '-t', pane, `cd ${user.home} && env -i ${env} TERM=xterm-256color node ${BAND} ${args}; echo "EXIT=$?"`, 'Enter');
+    return waitForScreen(pane, until);
+  };
+  const waitForScreen = async (pane: string, until: RegExp) => {
     let screen = '';
-    for (let i = 0; i < 200 && !/EXIT=\d+/.test(screen); i += 1) {
+    for (let i = 0; i < 200 && !until.test(screen); i += 1) {
       await sleep(100);
-      screen = (await tmux('capture-pane', '-p', '-t', 'band')).stdout;
+      screen = (await tmux('capture-pane', '-p', '-t', pane)).stdout;
     }
+    return screen;
+  };
+
+  it('shows a progress bar per file and one overall, then the summary', async () => {
+    const screen = await typeInPane('upload', "file upload 'takes/*.wav' --cut One --vibe Takes --project Live --jobs 2", /EXIT=\d+/);
     expect(screen).toContain('EXIT=0');
     expect(screen).toMatch(/100% \| 4\/4 uploading \| 64\.0 MiB\/64\.0 MiB/);
     for (let i = 0; i < 4; i += 1) expect(screen).toMatch(new RegExp(`^done {2}t${i}\\.wav$`, 'm'));
     expect(screen).toContain('Uploaded 4 files (64.0 MiB)');
 
-    const drawn = await readFile(log, 'utf8');
+    const drawn = await readFile(path.join(user.home, 'upload.log'), 'utf8');
     expect(drawn).toMatch(ANSI);
     // A file's own bar: "<bar> NN% | <done>/<size> <name>", drawn while it was in flight.
     expect(drawn).toMatch(/[█░]+ \d+% \| [\d.]+ (B|KiB|MiB)\/16\.0 MiB t\d\.wav/);
+  });
+
+  it('asks for email and password (not echoed) and confirms a delete with y', async () => {
+    await typeInPane('login', 'auth login', /Email:$/m);
+    await tmux('send-keys', '-t', 'login', 'tia@example.com', 'Enter');
+    await waitForScreen('login', /Password:$/m);
+    await tmux('send-keys', '-t', 'login', 'correct horse battery', 'Enter');
+    const loggedIn = await waitForScreen('login', /EXIT=\d+/);
+    expect(loggedIn).toContain('EXIT=0');
+    expect(loggedIn).toContain('Logged in to');
+    expect(loggedIn).not.toContain('correct horse battery');
+
+    await typeInPane('delete', 'project delete Live', /\[y\/N\]$/m);
+    await tmux('send-keys', '-t', 'delete', 'y', 'Enter');
+    const deleted = await waitForScreen('delete', /EXIT=\d+/);
+    expect(deleted).toContain('Deleted project Live');
+    expect(deleted).toContain('EXIT=0');
   });
 });
