@@ -175,7 +175,8 @@ describe('unhealthy peers', () => {
       from generate_series(1, ${total}) as n`;
     await heardAll;
     await listener.unlisten();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The server has had them too; a moment more lets it pass its cap before the reader wakes up.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     slow.socket.resume();
     const closed = await slow.closed;
     expect(closed.code).toBe(1013);
