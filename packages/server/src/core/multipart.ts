@@ -96,9 +96,11 @@ export class Multipart {
       let fileStream: Readable | null = null;
       let storing: Promise<ReceivedFile> | null = null;
       let failure: unknown = null;
+      let received = false;
 
       const fail = (error: unknown): void => {
-        if (failure !== null) return;
+        // Once the upload is handed over, its file belongs to the caller: nothing here removes it any more.
+        if (failure !== null || received) return;
         failure = error;
         req.unpipe(parser);
         fileStream?.destroy();
@@ -152,7 +154,9 @@ export class Multipart {
           try {
             await fieldChecks;
             const file = storing === null ? null : await storing;
-            if (failure === null) resolve({ fields, file });
+            if (failure !== null) return;
+            received = true;
+            resolve({ fields, file });
           } catch (error) {
             fail(error);
           }
