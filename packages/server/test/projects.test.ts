@@ -334,3 +334,27 @@ describe('members and invitations', () => {
     expect(await server.sql`select 1 from invitations where email = ${json.email}`).toHaveLength(0);
   });
 });
+
+describe('access before the body', () => {
+  it('answers a stranger 404 and a MEMBER 403 whatever body they send', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    const invalid = { name: '', role: 'nobody', email: 'nope', targetVibeId: 'x' };
+    const insideProject: [string, string][] = [
+      ['PUT', `/api/projects/${seeded.id}`],
+      ['POST', `/api/projects/${seeded.id}/invite`],
+      ['PUT', `/api/projects/${seeded.id}/members/${member.user.id}`],
+      ['POST', `/api/projects/${seeded.id}/vibes`],
+      ['PUT', `/api/vibes/${seeded.vibeId}`],
+      ['POST', `/api/vibes/${seeded.vibeId}/cuts`],
+      ['PUT', `/api/cuts/${seeded.cutId}`],
+      ['PUT', `/api/cuts/${seeded.cutId}/move`],
+    ];
+    for (const [method, path] of insideProject) {
+      expect((await api.request(method, path, { token: stranger.accessToken, json: invalid })).status, `${method} ${path}`).toBe(404);
+    }
+    for (const [method, path] of insideProject.slice(0, 3)) {
+      expect((await api.request(method, path, { token: member.accessToken, json: invalid })).status, `${method} ${path}`).toBe(403);
+    }
+  });
+});

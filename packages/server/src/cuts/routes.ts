@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { ProjectAccess } from '../core/project-access.js';
 import { nameSchema, uuidSchema } from '../core/validation.js';
 import { CutsService } from './service.js';
 
@@ -15,6 +16,7 @@ const moveSchema = z.object({ targetVibeId: uuidSchema.transform((id) => id.toLo
 export class CutsRoutes implements Feature {
   constructor(
     @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(CutsService) private readonly cuts: CutsService,
   ) {}
 
@@ -22,6 +24,8 @@ export class CutsRoutes implements Feature {
     app.post('/api/vibes/:vibeId/cuts', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const vibeId = idParam(req, 'vibeId', 'Vibe');
+      // Access before the body, as in ProjectsRoutes.
+      await this.access.require(principal, 'vibe', vibeId);
       const { name } = await jsonBody(req, res, nameBody);
       const cut = await this.cuts.create(principal, vibeId, name);
       sendCreated(res, `/api/cuts/${cut.id}`, cut);
@@ -35,6 +39,7 @@ export class CutsRoutes implements Feature {
     app.put('/api/cuts/:id', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const cutId = idParam(req, 'id', 'Cut');
+      await this.access.require(principal, 'cut', cutId);
       const { name } = await jsonBody(req, res, nameBody);
       sendJson(res, 200, await this.cuts.rename(principal, cutId, name));
     });
@@ -42,6 +47,7 @@ export class CutsRoutes implements Feature {
     app.put('/api/cuts/:id/move', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const cutId = idParam(req, 'id', 'Cut');
+      await this.access.require(principal, 'cut', cutId);
       const { targetVibeId } = await jsonBody(req, res, moveSchema);
       sendJson(res, 200, await this.cuts.move(principal, cutId, targetVibeId));
     });

@@ -33,6 +33,10 @@ export class ProjectsRoutes implements Feature {
     @inject(Images) private readonly images: Images,
   ) {}
 
+  /**
+   * Routes with a body check access before reading it, so a stranger gets 404 and a MEMBER 403 whatever
+   * they send, and no image is stored for them; the services check again inside their transactions.
+   */
   register(app: App): void {
     app.get('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
@@ -54,7 +58,6 @@ export class ProjectsRoutes implements Feature {
     app.put('/api/projects/:id', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');
-      // Checked before a form's image is stored; the service checks again inside its transaction.
       await this.access.require(principal, 'project', projectId, 'ADMIN');
       const { input, image } = await this.images.readBody(req, res, updateSchema);
       const changes = image === null ? input : { ...input, image };
@@ -71,6 +74,7 @@ export class ProjectsRoutes implements Feature {
     app.post('/api/projects/:id/invite', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');
+      await this.access.require(principal, 'project', projectId, 'ADMIN');
       const input = await jsonBody(req, res, inviteSchema);
       sendCreated(res, `/api/projects/${projectId}`, await this.projects.invite(principal, projectId, input));
     });
@@ -79,6 +83,7 @@ export class ProjectsRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');
       const userId = idParam(req, 'userId', 'Member');
+      await this.access.require(principal, 'project', projectId, 'ADMIN');
       const { role } = await jsonBody(req, res, memberSchema);
       sendJson(res, 200, await this.projects.setRole(principal, projectId, userId, role));
     });

@@ -35,7 +35,7 @@ export class VibesRoutes implements Feature {
     app.post('/api/projects/:projectId/vibes', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'projectId', 'Project');
-      // Checked before a form's image is stored; the service checks again inside its transaction.
+      // Access before the body, as in ProjectsRoutes.
       await this.access.require(principal, 'project', projectId);
       const { input, image } = await this.images.readBody(req, res, createSchema);
       const vibe = await this.vibes.create(principal, projectId, { name: input.name, image });
