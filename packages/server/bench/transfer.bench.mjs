@@ -7,14 +7,15 @@
 // Throughput is the median of alternating rounds, in MB/s (10^6 bytes per second). Server memory is the
 // peak RSS growth of the server process during a transfer: VmHWM after, minus VmRSS before, with the
 // high-water mark reset (clear_refs) just before the transfer.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { call, memory, report, round, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
@@ -27,11 +28,16 @@ const TARGETS = { throughputRatio: 0.8, uploadGrowthMiB: 64 };
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-server-bench-'));
 await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
-const children = [];
+const servers = [];
 try {
-  const bandcollab = await start(serverMain, [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'error' });
-  const barePipe = await start(path.join(here, 'transfer-bare-server.mjs'), ['pipe', await dir('pipe')]);
-  const bareHash = await start(path.join(here, 'transfer-bare-server.mjs'), ['pipe+sha256', await dir('hash')]);
+  const started = async (script, args, env) => {
+    const server = await start(script, args, env);
+    servers.push(server);
+    return server;
+  };
+  const bandcollab = await started(serverMain, [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'error' });
+  const barePipe = await started(path.join(here, 'transfer-bare-server.mjs'), ['pipe', await dir('pipe')]);
+  const bareHash = await started(path.join(here, 'transfer-bare-server.mjs'), ['pipe+sha256', await dir('hash')]);
   const { token, cutId } = await seed(bandcollab.url);
 
   const big = await zipFile('stems.zip', UPLOAD_MIB);
@@ -118,16 +124,16 @@ try {
     met: concurrent.growthMiB < TARGETS.uploadGrowthMiB,
   });
 } finally {
-  for (const child of children) {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+  for (const server of servers) {
+    server.process.kill('SIGTERM');
+    await once(server.process, 'exit');
   }
   await rm(work, { recursive: true, force: true });
 }
 
 async function dir(name) {
   const target = path.join(work, name);
-  await import('node:fs/promises').then((fs) => fs.mkdir(target));
+  await mkdir(target);
   return target;
 }
 
@@ -212,11 +218,6 @@ async function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function memory(pid, field) {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) * 1024;
-}
-
 async function seed(baseUrl) {
   const auth = await call(baseUrl, 'POST', '/api/auth/register', null, { email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
   const token = auth.accessToken;
@@ -226,38 +227,7 @@ async function seed(baseUrl) {
   return { token, cutId: cut.id };
 }
 
-async function call(baseUrl, method, pathname, token, json) {
-  const headers = token ? { authorization: `Bearer ${token}` } : {};
-  if (json) headers['content-type'] = 'application/json';
-  const response = await fetch(`${baseUrl}${pathname}`, { method, headers, body: json ? JSON.stringify(json) : undefined });
-  if (!response.ok) throw new Error(`${method} ${pathname}: ${response.status} ${await response.text()}`);
-  return response.json();
-}
-
-async function start(script, args, env = {}) {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', () => reject(new Error(`${script} exited before listening:\n${output}`)));
-  });
-  return { url, process: child };
-}
-
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
-}
-
-function report(name, figures) {
-  console.log(JSON.stringify({ bench: name, ...figures }));
-}
-
-function round(value) {
-  return Math.round(value * 100) / 100;
 }
