@@ -132,6 +132,21 @@ describe('upload', () => {
     await expectNoResidue(() => upload(api, owner.token, '00000000-0000-4000-8000-000000000000', 'a.mp3', bytes), 404);
   });
 
+  it('leaves neither bytes nor a row when the commit fails after the bytes were renamed into place', async () => {
+    // A deferred trigger fails at commit: the last moment, after the rename inside the transaction.
+    await server.sql.unsafe(`
+      create function refuse_files() returns trigger language plpgsql as $$ begin raise exception 'disk full'; end $$;
+      create constraint trigger refuse_files after insert on files deferrable initially deferred
+        for each row execute function refuse_files();`);
+    try {
+      const response = await expectNoResidue(() => upload(api, owner.token, owner.cutId, 'doomed.mp3', sampleBytes('mp3', 500)), 500);
+      expect(response.body.code).toBe('INTERNAL');
+      expect(response.text).not.toContain('disk full');
+    } finally {
+      await server.sql.unsafe('drop trigger refuse_files on files; drop function refuse_files();');
+    }
+  });
+
   it('keeps only the base name of a client file name, without control characters', async () => {
     for (const [sent, kept] of [
       ['../../etc/passwd.mp3', 'passwd.mp3'],
