@@ -72,6 +72,8 @@ describe('creating links', () => {
     const file = await uploaded();
     const stranger = await api.register();
     expect((await api.request('POST', `/api/files/${file.id}/share`, { token: stranger.accessToken })).status).toBe(404);
+    const invalidBody = { token: stranger.accessToken, json: { expiresIn: 1 } };
+    expect((await api.request('POST', `/api/files/${file.id}/share`, invalidBody)).status).toBe(404);
     expect((await api.request('DELETE', `/api/files/${file.id}/share`, { token: stranger.accessToken })).status).toBe(404);
   });
 

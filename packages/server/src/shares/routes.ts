@@ -6,6 +6,7 @@ import { AuthGuard } from '../core/auth-guard.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { ProjectAccess } from '../core/project-access.js';
 import { FilesService } from '../files/service.js';
 import { sendStoredBytes } from '../files/transfer.js';
 import { renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
@@ -26,6 +27,7 @@ const shareSchema = z.object({
 export class SharesRoutes implements Feature {
   constructor(
     @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(SharesService) private readonly shares: SharesService,
     @inject(FilesService) private readonly files: FilesService,
   ) {}
@@ -63,6 +65,8 @@ export class SharesRoutes implements Feature {
     app.post('/api/files/:id/share', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const fileId = idParam(req, 'id', 'File');
+      // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
+      await this.access.require(principal, 'file', fileId);
       const { expiresIn } = await jsonBody(req, res, shareSchema);
       const link = await this.shares.create(principal, fileId, expiresIn ?? null);
       sendCreated(res, `/api/share/${link.token}`, link);
