@@ -21,6 +21,7 @@ describe('opening GET /api/events', () => {
     const user = await api.register();
     const events = await openEventSocket(server.url, { token: user.accessToken });
     expect(events.hello).toEqual({ type: 'hello', userId: user.user.id, projectIds: [] });
+    expect(events.requestId).toMatch(/^[0-9a-f-]{36}$/);
     events.close();
   });
 

@@ -9,6 +9,8 @@ export interface Closed {
 /** A test client of GET /api/events that records everything the server sends. */
 export interface EventSocket {
   socket: WebSocket;
+  /** The X-Request-Id of the 101 answer. */
+  requestId: string | undefined;
   hello: HelloMessage;
   /** Every event received so far, in order. */
   events: ProjectEvent[];
@@ -54,13 +56,17 @@ export function openEventSocket(baseUrl: string, options: OpenOptions): Promise<
     socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
   });
 
+  let requestId: string | undefined;
+  socket.once('upgrade', (res) => {
+    requestId = res.headers['x-request-id'] as string | undefined;
+  });
   return new Promise((resolve, reject) => {
     socket.once('error', reject);
     socket.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
     socket.on('message', (data) => {
       const message = JSON.parse(data.toString()) as HelloMessage | ProjectEvent;
       if (message.type === 'hello') {
-        resolve({ socket, hello: message as HelloMessage, events, waitFor, closed, close: () => socket.close() });
+        resolve({ socket, requestId, hello: message as HelloMessage, events, waitFor, closed, close: () => socket.close() });
         return;
       }
       const event = message as ProjectEvent;
