@@ -92,7 +92,8 @@ export class Output {
   async transfers(verb: string, fileCount: number, totalBytes: number): Promise<TransferProgress> {
     if (!this.progressEnabled) return new SilentProgress();
     if (this.liveTerminal) {
-      const { MultiBar, Presets } = await import('cli-progress');
+      // A CommonJS package: in the bundle, its exports are only the default export.
+      const { MultiBar, Presets } = (await import('cli-progress')).default;
       const bars = new MultiBar(
         {
           stream: process.stderr,
