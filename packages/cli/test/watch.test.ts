@@ -99,6 +99,20 @@ describe('band watch', () => {
     await watch.exited;
   });
 
+  it('ends with exit code 4 when the session is logged out', async () => {
+    const user = await cliUser(server.url);
+    try {
+      await registerWithCli(user, 'eve@example.com', 'correct horse battery', 'Eve');
+      const watch = startWatch(user, []);
+      await watch.until(() => /watching 0 projects/.test(watch.stderr()), 'hello');
+      expect((await user.band(['auth', 'logout'])).code).toBe(0);
+      expect(await watch.exited).toBe(4);
+      expect(watch.stderr()).toMatch(/error: The session has ended; sign in again/);
+    } finally {
+      await user.cleanup();
+    }
+  });
+
   it('keeps watching across a reconnection that finds the stored access token expired', async () => {
     const shortLived = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
     const user = await cliUser(shortLived.url);
