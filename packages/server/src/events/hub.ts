@@ -20,6 +20,7 @@ const CLOSE_SERVICE_RESTART = 1012;
 const CLOSE_TOO_SLOW = 1013;
 const CLOSE_SESSION_ENDED = 4401;
 const SESSION_ENDED_REASON = 'The session has ended';
+const SHUTTING_DOWN_REASON = 'The server is shutting down';
 
 /** How long `stop` waits for peers to answer the closing handshake before cutting them off. */
 const CLOSE_GRACE_MS = 2000;
@@ -55,6 +56,7 @@ export class EventHub {
   /** Notices are handled one at a time, so reading a stored payload never lets a later event overtake it. */
   private pending: Promise<void> = Promise.resolve();
   private listenedBefore = false;
+  private stopped = false;
 
   constructor(
     @inject(CONFIG) private readonly config: Config,
@@ -74,11 +76,12 @@ export class EventHub {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.heartbeat);
     await Promise.all(this.listeners.map((listener) => listener.unlisten()));
     await this.pending;
     const closed = [...this.subscribers].map((s) => new Promise((resolve) => s.socket.once('close', resolve)));
-    for (const subscriber of this.subscribers) subscriber.socket.close(CLOSE_GOING_AWAY, 'The server is shutting down');
+    for (const subscriber of this.subscribers) subscriber.socket.close(CLOSE_GOING_AWAY, SHUTTING_DOWN_REASON);
     const cutOff = setTimeout(() => {
       for (const subscriber of this.subscribers) subscriber.socket.terminate();
     }, CLOSE_GRACE_MS);
@@ -88,6 +91,11 @@ export class EventHub {
 
   /** Takes an authenticated socket: says hello with the user's projects, then streams their events. */
   async add(socket: WebSocket, principal: Principal): Promise<void> {
+    // An upgrade on a kept-alive connection can still arrive while the server drains.
+    if (this.stopped) {
+      socket.close(CLOSE_GOING_AWAY, SHUTTING_DOWN_REASON);
+      return;
+    }
     const subscriber: Subscriber = {
       socket,
       userId: principal.userId,

@@ -50,7 +50,7 @@ export class EventsRoutes implements Feature {
     socket.on('error', () => socket.destroy());
     try {
       if (new URL(req.url ?? '/', 'http://host').pathname !== EVENTS_PATH) throw notFound('WebSocket endpoint');
-      // Browsers send cookies with cross-site WebSocket requests: only the server's own pages may connect.
+      // Browsers send cookies with cross-site WebSocket requests: only the server's own and configured origins may connect.
       if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
       const principal = await this.guard.authenticate(req, { allowCookie: true });
       this.sockets.handleUpgrade(req, socket, head, (webSocket) => {
