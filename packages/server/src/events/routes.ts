@@ -18,8 +18,8 @@ const EVENTS_PATH = '/api/events';
 /** Real-time project events over WebSocket (API.md §7): the upgrade of `GET /api/events`. */
 @injectable()
 export class EventsRoutes implements Feature {
-  /** Clients only answer pings; anything they send is small or a mistake. */
-  private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: 4096 });
+  /** Clients only answer pings; anything they send is small or a mistake. The hub keeps the open sockets. */
+  private readonly sockets = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: 4096 });
   private readonly allowedOrigins: Set<string>;
 
   constructor(
