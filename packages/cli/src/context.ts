@@ -15,8 +15,8 @@ import {
 } from './credentials.js';
 import { CliError, EXIT, exitCodeForStatus } from './exit-codes.js';
 import { Output } from './render.js';
+import packageJson from '../package.json' with { type: 'json' };
 
-export const VERSION = '0.1.0';
 const DEFAULT_API_URL = 'http://localhost:3000';
 /** Refresh before a command when the access token has less than this left. */
 const REFRESH_MARGIN_MS = 30_000;
@@ -48,16 +48,6 @@ export interface ProfileSettings {
 /** Where the signed-in identity of this run comes from. */
 export type TokenSource = 'BAND_TOKEN' | 'BAND_EMAIL' | 'stored';
 
-export function outputFor(options: GlobalOptions): Output {
-  return new Output({
-    json: options.json,
-    quiet: options.quiet,
-    color: options.color,
-    progress: options.progress,
-    debug: options.debug,
-  });
-}
-
 export class Context {
   readonly out: Output;
   readonly profile: string;
@@ -71,7 +61,7 @@ export class Context {
   source: TokenSource | undefined;
 
   constructor(readonly options: GlobalOptions) {
-    this.out = outputFor(options);
+    this.out = new Output(options);
     this.profile = options.profile ?? process.env.BAND_PROFILE ?? 'default';
     this.configDir = configDirectory();
     this.config = new Conf<Record<string, ProfileSettings>>({
@@ -96,13 +86,9 @@ export class Context {
     this.config.set(this.profile, settings);
   }
 
-  forgetSettings(): void {
-    this.config.delete(this.profile);
-  }
-
   /** A client that sends no credentials (register, login). */
   anonymousClient(): BandClient {
-    return new BandClient({ baseUrl: this.apiUrl, userAgent: `band/${VERSION}` });
+    return this.newClient({});
   }
 
   /** A signed-in client; exit 4 with a hint when there is nobody to sign in as. */
@@ -111,7 +97,7 @@ export class Context {
     const envToken = process.env.BAND_TOKEN;
     if (envToken) {
       this.source = 'BAND_TOKEN';
-      this.client = new BandClient({ baseUrl: this.apiUrl, accessToken: envToken, userAgent: `band/${VERSION}` });
+      this.client = this.newClient({ accessToken: envToken });
       return this.client;
     }
     const email = process.env.BAND_EMAIL;
@@ -131,7 +117,7 @@ export class Context {
     this.store = store;
     this.stored = tokens;
     // The SDK gets no refresh token: refreshing goes through refreshStoredTokens, under the profile's lock.
-    this.client = new BandClient({ baseUrl: this.apiUrl, accessToken: tokens.accessToken, userAgent: `band/${VERSION}` });
+    this.client = this.newClient({ accessToken: tokens.accessToken });
     if (!isFresh(tokens)) await this.refreshStoredTokens();
     return this.client;
   }
@@ -179,6 +165,10 @@ export class Context {
     if (this.source === 'BAND_EMAIL' && this.client) await this.client.auth.logout().catch(() => undefined);
   }
 
+  private newClient(tokens: { accessToken?: string; refreshToken?: string }): BandClient {
+    return new BandClient({ baseUrl: this.apiUrl, userAgent: `band/${packageJson.version}`, ...tokens });
+  }
+
   private async chooseStore(): Promise<CredentialStore> {
     const file = new FileStore(this.configDir, this.profile);
     if (this.options.insecureStorage) {
@@ -204,7 +194,7 @@ export class Context {
     let latest: StoredTokens | null;
     try {
       latest = await refreshLocked(store, lockPath, this.stored!, async (refreshToken) => {
-        const refresher = new BandClient({ baseUrl: this.apiUrl, refreshToken, userAgent: `band/${VERSION}` });
+        const refresher = this.newClient({ refreshToken });
         return toStored(await refresher.auth.refresh());
       }, isFresh);
     } catch (error) {
@@ -228,7 +218,7 @@ function toStored(pair: TokenPair): StoredTokens {
 }
 
 /** BAND_CONFIG_DIR, else $XDG_CONFIG_HOME/band, else ~/.config/band. */
-export function configDirectory(): string {
+function configDirectory(): string {
   if (process.env.BAND_CONFIG_DIR) return path.resolve(process.env.BAND_CONFIG_DIR);
   const base = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
   return path.join(base, 'band');

@@ -38,16 +38,12 @@ interface Keytar {
   deletePassword(service: string, account: string): Promise<boolean>;
 }
 
-export function credentialsDir(configDir: string): string {
-  return path.join(configDir, 'credentials');
-}
-
 export class FileStore implements CredentialStore {
   readonly kind = 'file';
   readonly location: string;
 
   constructor(configDir: string, profile: string) {
-    this.location = path.join(credentialsDir(configDir), `${profile}.json`);
+    this.location = path.join(configDir, 'credentials', `${profile}.json`);
   }
 
   async read(): Promise<StoredTokens | null> {
@@ -72,7 +68,7 @@ export class FileStore implements CredentialStore {
   }
 }
 
-export class KeychainStore implements CredentialStore {
+class KeychainStore implements CredentialStore {
   readonly kind = 'keychain';
   readonly location = 'the OS keychain';
 

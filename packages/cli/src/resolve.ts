@@ -52,7 +52,7 @@ export async function resolveVibe(client: BandClient, ref: string, project: stri
   return vibeIn(await projectDetail(client, project), ref);
 }
 
-export function vibeIn(detail: ProjectDetail, ref: string): VibeWithCuts {
+function vibeIn(detail: ProjectDetail, ref: string): VibeWithCuts {
   return pick(detail.vibes, ref, 'vibe', `in project "${detail.name}"`);
 }
 
@@ -67,7 +67,7 @@ export async function resolveCut(client: BandClient, ref: CutRef): Promise<CutWi
   return cutIn(await projectDetail(client, ref.project), ref.cut, ref.vibe);
 }
 
-export function cutIn(detail: ProjectDetail, cut: string, vibe: string | undefined): CutWithFiles {
+function cutIn(detail: ProjectDetail, cut: string, vibe: string | undefined): CutWithFiles {
   if (vibe) {
     const found = vibeIn(detail, vibe);
     return pick(found.cuts, cut, 'cut', `in vibe "${found.name}"`);

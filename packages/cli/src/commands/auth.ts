@@ -90,11 +90,12 @@ export function register(program: Command): void {
       .action(
         run(async (ctx) => {
           const me = await (await ctx.signedIn()).auth.me();
+          const location = await credentialLocation(ctx);
           ctx.out.record(me, () =>
             [
               `Logged in to ${ctx.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
               `Profile:     ${ctx.profile}`,
-              `Credentials: ${credentialLocation(ctx)}`,
+              `Credentials: ${location}`,
             ].join('\n'),
           );
         }),
@@ -124,10 +125,11 @@ async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise
   ctx.out.record(result.user, () => `${verb} to ${ctx.apiUrl} as ${result.user.name} <${result.user.email}> (credentials in ${store.location})`);
 }
 
-function credentialLocation(ctx: Context): string {
+async function credentialLocation(ctx: Context): Promise<string> {
   if (ctx.source === 'BAND_TOKEN') return 'BAND_TOKEN environment variable (nothing stored)';
   if (ctx.source === 'BAND_EMAIL') return 'BAND_EMAIL and BAND_PASSWORD, for this run only (nothing stored)';
-  return ctx.settings.credentialStore === 'keychain' ? 'the OS keychain' : `${ctx.configDir}/credentials/${ctx.profile}.json (file, mode 0600)`;
+  const store = await ctx.credentialStore();
+  return store?.kind === 'file' ? `${store.location} (file, mode 0600)` : 'the OS keychain';
 }
 
 async function askOrFail(question: string, flag: string): Promise<string> {
