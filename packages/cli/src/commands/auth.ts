@@ -77,7 +77,7 @@ export function register(program: Command): void {
           }
           const { apiUrl } = ctx.settings;
           ctx.saveSettings(apiUrl ? { apiUrl } : {});
-          ctx.out.info(tokens ? `Logged out of ${ctx.apiUrl}` : `Not logged in to ${ctx.apiUrl}`);
+          ctx.out.record({ ok: true }, () => (tokens ? `Logged out of ${ctx.apiUrl}` : `Not logged in to ${ctx.apiUrl}`));
         }),
       ),
     'band auth logout',
