@@ -80,6 +80,15 @@ describe('band project', () => {
     expect(missingId.code).toBe(6);
   });
 
+  it('sets and removes a cover image', async () => {
+    const png = path.join(work, 'cover.png');
+    await writeFile(png, Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(64)]));
+    const created = await json<Project>(ana, ['project', 'create', 'Covered', '--image', png]);
+    expect(created.imageUrl).toMatch(/^\/uploads\/images\/.+\.png$/);
+    expect((await json<Project>(ana, ['project', 'update', 'Covered', '--remove-image'])).imageUrl).toBeNull();
+    expect(plain(await ana.band(['project', 'update', 'Covered'])).code).toBe(2);
+  });
+
   it('refuses an ambiguous name and lists the candidates', async () => {
     const first = await json<Project>(ana, ['project', 'create', 'Twin']);
     const second = await json<Project>(ana, ['project', 'create', 'twin']);
