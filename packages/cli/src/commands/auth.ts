@@ -17,7 +17,11 @@ interface CredentialOptions {
 }
 
 export function register(program: Command): void {
-  const auth = program.command('auth').description('register, log in and out, show who you are');
+  const auth = withExamples(
+    program.command('auth').description('register, log in and out, show who you are'),
+    'band auth login',
+    'band auth status',
+  );
 
   withExamples(
     auth

@@ -25,7 +25,11 @@ export interface LocalFile {
 }
 
 export function register(program: Command): void {
-  const file = program.command('file').description('upload, list, download, share and delete files');
+  const file = withExamples(
+    program.command('file').description('upload, list, download, share and delete files'),
+    'band file upload "takes/*.wav" --cut "Take 1" --vibe Verse --project Demo',
+    'band file list --cut "Take 1" --vibe Verse --project Demo',
+  );
 
   withExamples(
     withWhere(file.command('upload').description('upload files (paths or globs) to a cut, several at a time'), true)

@@ -7,7 +7,10 @@ import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId } from '../resolve.js';
 
 export function register(program: Command): void {
-  const member = program.command('member').description('invite members, change their role, remove them');
+  const member = withExamples(
+    program.command('member').description('invite members, change their role, remove them'),
+    'band member invite ana@example.com --project Demo',
+  );
 
   withExamples(
     member

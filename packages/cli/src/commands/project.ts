@@ -12,7 +12,11 @@ interface ProjectFields {
 }
 
 export function register(program: Command): void {
-  const project = program.command('project').description('list, create, show, update and delete projects');
+  const project = withExamples(
+    program.command('project').description('list, create, show, update and delete projects'),
+    'band project list',
+    'band project show Demo',
+  );
 
   withExamples(
     project

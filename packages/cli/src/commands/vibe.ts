@@ -5,7 +5,10 @@ import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
 
 export function register(program: Command): void {
-  const vibe = program.command('vibe').description('create, rename, delete and reorder vibes');
+  const vibe = withExamples(
+    program.command('vibe').description('create, rename, delete and reorder vibes'),
+    'band vibe create Verse --project Demo',
+  );
 
   withExamples(
     vibe
