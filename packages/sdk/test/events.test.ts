@@ -69,7 +69,8 @@ describe('client.events.subscribe', () => {
     try {
       await seen.until(() => seen.hellos.length === 2);
       expect(disconnects[0]).toBe(1001);
-      expect(pairs).toHaveLength(2); // registration, then the refresh before reconnecting
+      // Registration, then at least the refresh before reconnecting (a slow machine may need another one).
+      expect(pairs.length).toBeGreaterThanOrEqual(2);
       const project = await client.projects.create({ name: 'After the restart' });
       await seen.until(() => seen.events.some((e) => e.projectId === project.id));
     } finally {

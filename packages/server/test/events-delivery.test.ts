@@ -134,7 +134,10 @@ describe('events of projects, members, vibes and cuts', () => {
     expect(invited.status).toBe('invited');
     const invitee = await api.register({ email, name: 'Invitee' });
 
-    const joined = await socket.waitFor((e) => e.type === 'member.added');
+    // The owner's own member.added (project creation) may still be on its way from the other instance.
+    const joined = await socket.waitFor(
+      (e) => e.type === 'member.added' && (e.data.member as { userId: string }).userId === invitee.user.id,
+    );
     expect(joined).toMatchObject({
       projectId: owner.ownProjectId,
       actor: { id: invitee.user.id, name: 'Invitee' },
