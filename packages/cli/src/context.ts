@@ -13,7 +13,7 @@ import {
   type StoreKind,
   type StoredTokens,
 } from './credentials.js';
-import { CliError, EXIT, exitCodeForStatus } from './exit-codes.js';
+import { CliError, EXIT, exitCodeForStatus, usageError } from './exit-codes.js';
 import { Output } from './render.js';
 import packageJson from '../package.json' with { type: 'json' };
 
@@ -63,6 +63,10 @@ export class Context {
   constructor(readonly options: GlobalOptions) {
     this.out = new Output(options);
     this.profile = options.profile ?? process.env.BAND_PROFILE ?? 'default';
+    // The name becomes part of file names (credentials, lock).
+    if (!/^[\w.-]{1,64}$/.test(this.profile) || this.profile.startsWith('.')) {
+      throw usageError(`profile names are letters, digits, ".", "-" and "_" (not "${this.profile}")`);
+    }
     this.configDir = configDirectory();
     this.config = new Conf<Record<string, ProfileSettings>>({
       projectName: 'band',

@@ -143,6 +143,7 @@ describe('band auth', () => {
     for (const code of ['0', '1', '2', '3', '4', '5', '6', '130']) expect(help.stdout).toMatch(new RegExp(`^  ${code} +\\S`, 'm'));
     expect((await ana.band(['project', 'frobnicate'])).code).toBe(2);
     expect((await ana.band(['--no-such-flag'])).code).toBe(2);
+    expect((await ana.band(['auth', 'status', '--profile', '../elsewhere'])).code).toBe(2);
     const version = await ana.band(['--version']);
     expect(version).toMatchObject({ code: 0, stdout: '0.1.0\n' });
   });
