@@ -19,7 +19,7 @@ export const forbidden = (detail = 'You do not have the role this action needs')
   new ApiError(403, 'FORBIDDEN', detail);
 
 export const unauthenticated = (detail = 'Authentication required'): ApiError =>
-  new ApiError(401, 'UNAUTHENTICATED', detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
+  new ApiError(401, 'UNAUTHENTICATED', detail);
 
 export const validationFailed = (errors: FieldError[]): ApiError =>
   new ApiError(400, 'VALIDATION_FAILED', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });

@@ -53,6 +53,8 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Ap
   if (error.extra.errors) problem.errors = error.extra.errors;
   const payload = JSON.stringify(problem);
   res.writeHead(error.status, {
+    // RFC 9110 §15.5.2: every 401 names the scheme that would work; a more specific header replaces it.
+    ...(error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
     ...error.extra.headers,
     'Content-Type': 'application/problem+json; charset=utf-8',
     'Content-Length': Buffer.byteLength(payload),

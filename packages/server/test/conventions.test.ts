@@ -1,0 +1,136 @@
+/**
+ * API.md §1 conventions, checked on every route the server registers (not a sample): a path id that is
+ * not a UUID is 404, a JSON body that is malformed, too large or of another type is 400/413/415, every
+ * error is problem details carrying the request id, and every 401 names the Bearer scheme.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFixture, expectStatus, type Fixture } from './authz/fixture.js';
+import { sampleBytes, upload } from './support/files.js';
+import type { TestResponse } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+let fx: Fixture;
+let fileId: string;
+let memberId: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  fx = await buildFixture(server);
+  fileId = (await expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201)).id;
+  memberId = await fx.newMember();
+});
+afterAll(() => server?.close());
+
+/** Every registered route but HEAD twins and the WebSocket upgrade (events.test.ts checks its refusals). */
+const routes = () =>
+  server.routes
+    .filter((route) => !route.startsWith('HEAD ') && route !== 'GET /api/events')
+    .map((route) => {
+      const [method, path] = route.split(' ') as [string, string];
+      return { method, path };
+    });
+
+/** A route's path with every parameter filled by `value(segmentBefore, param)`. */
+const fill = (path: string, value: (owner: string, param: string) => string) =>
+  path.replace(/\/([^/]+)\/:(\w+)/g, (_match, owner: string, param: string) => `/${owner}/${value(owner, param)}`);
+
+/** Real ids of the shared project, so only the body decides the answer (the caller is the project's ADMIN). */
+const realId = (owner: string, param: string): string => {
+  if (param === 'userId') return memberId;
+  if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
+  const id = ids[owner];
+  if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
+  return id;
+};
+
+/** The problem-details shape of API.md §1, with the request id also in the header. */
+function expectProblem(response: TestResponse, status: number, code: string) {
+  expect(response.status, response.text).toBe(status);
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const requestId = response.headers.get('x-request-id');
+  expect(requestId).toBeTruthy();
+  expect(response.body).toMatchObject({ type: 'about:blank', status, code, requestId });
+  expect(typeof response.body.title).toBe('string');
+  expect(typeof response.body.detail).toBe('string');
+  expect('errors' in response.body).toBe(code === 'VALIDATION_FAILED');
+}
+
+describe('a path id that is not a UUID', () => {
+  it('answers 404 NOT_FOUND on every route with an id, for each id of the path (never 500)', async () => {
+    const withIds = routes().filter(({ path }) => /:(id|projectId|vibeId|userId)\b/.test(path));
+    expect(withIds.length).toBeGreaterThan(10);
+    for (const { method, path } of withIds) {
+      for (const broken of path.match(/:\w+/g)!) {
+        const response = await fx.api.request(method, fill(path, (owner, param) => (`:${param}` === broken ? 'not-a-uuid' : realId(owner, param))), {
+          token: fx.actors.projectAdmin.token,
+          ...(method === 'POST' || method === 'PUT' ? { json: {} } : {}),
+        });
+        expectProblem(response, 404, 'NOT_FOUND');
+      }
+    }
+  });
+
+  it('answers 404 on the media paths for names that are not <uuid>.<ext>', async () => {
+    for (const path of ['/uploads/files/not-a-uuid.mp3', '/uploads/files/..%2F..%2Fetc%2Fpasswd', '/uploads/images/not-a-uuid.png', '/api/share/not-a-token']) {
+      expectProblem(await fx.api.request('GET', path, { token: fx.actors.projectAdmin.token }), 404, 'NOT_FOUND');
+    }
+  });
+});
+
+describe('JSON bodies', () => {
+  /** Routes that read a JSON body; the upload is multipart only and the IdP exchange answers 404 IDP_DISABLED here. */
+  const jsonRoutes = () =>
+    routes().filter(({ method, path }) => (method === 'POST' || method === 'PUT') && path !== '/api/files/upload' && path !== '/api/auth/idp/exchange');
+  const send = (method: string, path: string, body: string, contentType: string) =>
+    fx.api.request(method, fill(path, realId), { token: fx.actors.projectAdmin.token, body, headers: { 'content-type': contentType } });
+
+  it('answer malformed JSON with 400 INVALID_JSON on every JSON endpoint', async () => {
+    expect(jsonRoutes().length).toBeGreaterThan(10);
+    for (const { method, path } of jsonRoutes()) {
+      expectProblem(await send(method, path, '{"name": "x",', 'application/json'), 400, 'INVALID_JSON');
+    }
+  });
+
+  it('answer a body over 1 MiB with 413 PAYLOAD_TOO_LARGE on every JSON endpoint', async () => {
+    const huge = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
+    for (const { method, path } of jsonRoutes()) {
+      expectProblem(await send(method, path, huge, 'application/json'), 413, 'PAYLOAD_TOO_LARGE');
+    }
+  });
+
+  it('answer another content type with 415 UNSUPPORTED_MEDIA_TYPE on every JSON endpoint', async () => {
+    for (const { method, path } of jsonRoutes()) {
+      expectProblem(await send(method, path, 'name=x', 'text/plain'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('answer a body that is JSON but not an object with 400 VALIDATION_FAILED', async () => {
+    for (const body of ['[]', '"text"', '42']) {
+      expectProblem(await send('POST', '/api/projects', body, 'application/json'), 400, 'VALIDATION_FAILED');
+    }
+  });
+});
+
+describe('authentication failures', () => {
+  it('answer every protected route without credentials with 401 UNAUTHENTICATED and WWW-Authenticate: Bearer', async () => {
+    const open = new Set(['POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/refresh', 'POST /api/auth/logout', 'GET /api/health', 'GET /api/openapi.json']);
+    const protectedRoutes = routes().filter(({ method, path }) => !open.has(`${method} ${path}`) && !path.includes('/idp') && !path.includes('share/:token'));
+    expect(protectedRoutes.length).toBeGreaterThan(20);
+    for (const { method, path } of protectedRoutes) {
+      const response = await fx.api.request(method, fill(path, realId));
+      expectProblem(response, 401, 'UNAUTHENTICATED');
+      expect(response.headers.get('www-authenticate'), `${method} ${path}`).toMatch(/^Bearer\b/);
+    }
+  });
+
+  it('carry WWW-Authenticate: Bearer on every other 401 too', async () => {
+    const wrongPassword = await fx.api.request('POST', '/api/auth/login', { json: { email: 'nobody@example.com', password: 'wrong password' } });
+    expectProblem(wrongPassword, 401, 'INVALID_CREDENTIALS');
+    expect(wrongPassword.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+    const unknownRefresh = await fx.api.request('POST', '/api/auth/refresh', { json: { refreshToken: 'not-a-token' } });
+    expectProblem(unknownRefresh, 401, 'INVALID_REFRESH_TOKEN');
+    expect(unknownRefresh.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+  });
+});
