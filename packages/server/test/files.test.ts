@@ -94,6 +94,44 @@ describe('upload', () => {
     expect(response.body.code).toBe('UNSUPPORTED_FILE_TYPE');
   });
 
+  /** 64 bytes that begin with `head`. */
+  const startingWith = (head: string | number[]) => {
+    const bytes = Buffer.alloc(64, 0x11);
+    (typeof head === 'string' ? Buffer.from(head, 'latin1') : Buffer.from(head)).copy(bytes);
+    return bytes;
+  };
+
+  it.each([
+    ['mp3', 'an MPEG-1 layer III frame sync', [0xff, 0xfb, 0x90]],
+    ['mp3', 'an MPEG-2.5 frame sync', [0xff, 0xe3]],
+    ['mp3', 'the bare 11-bit frame sync', [0xff, 0xe0]],
+    ['aac', 'an ADTS frame sync', [0xff, 0xf1]],
+    ['aac', 'an ADTS frame sync with CRC', [0xff, 0xf0]],
+    ['aac', 'ADIF', 'ADIF'],
+    ['m4a', 'ftyp at offset 4', '\x00\x00\x00\x18ftypmp42'],
+    ['wav', 'RIFF…WAVE', 'RIFF\x24\x00\x00\x00WAVE'],
+    ['zip', 'an empty archive (PK\\x05\\x06)', 'PK\x05\x06'],
+    ['jpeg', 'FF D8 FF', [0xff, 0xd8, 0xff, 0xe1]],
+    ['gif', 'GIF87a', 'GIF87a'],
+  ])('takes a .%s that starts with %s', async (extension, _label, head) => {
+    const response = await upload(api, owner.token, owner.cutId, `lead.${extension}`, startingWith(head));
+    expect(response.status).toBe(201);
+    expect(response.body.mimeType).toBe(FILE_TYPES[extension]!.mimeType);
+  });
+
+  it.each([
+    ['mp3', 'no frame sync', [0xff, 0xd8]],
+    ['aac', 'an 11-bit sync only', [0xff, 0xe1]],
+    ['m4a', 'ftyp at offset 0', 'ftypM4A \x00\x00\x00\x18'],
+    ['wav', 'RIFF…WEBP', 'RIFF\x24\x00\x00\x00WEBP'],
+    ['webp', 'RIFF…WAVE', 'RIFF\x24\x00\x00\x00WAVE'],
+    ['zip', 'a spanned-archive marker (PK\\x07\\x08)', 'PK\x07\x08'],
+    ['png', 'a JPEG signature', [0xff, 0xd8, 0xff, 0xe0]],
+  ])('refuses a .%s that starts with %s with 415', async (extension, _label, head) => {
+    const response = await expectNoResidue(() => upload(api, owner.token, owner.cutId, `lead.${extension}`, startingWith(head)), 415);
+    expect(response.body.code).toBe('UNSUPPORTED_FILE_TYPE');
+  });
+
   it('refuses a file shorter than its signature with 415', async () => {
     await expectNoResidue(() => upload(api, owner.token, owner.cutId, 'tiny.png', Buffer.from([0x89, 0x50])), 415);
   });

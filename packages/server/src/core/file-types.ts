@@ -42,12 +42,11 @@ export function extensionOf(fileName: string): string {
 const ascii = (head: Buffer, offset: number, text: string): boolean =>
   head.length >= offset + text.length && head.toString('latin1', offset, offset + text.length) === text;
 
-/** 11 set bits of an MPEG audio frame header whose layer is 1, 2 or 3. */
-const mpegFrameSync = (head: Buffer): boolean =>
-  head.length >= 2 && head[0] === 0xff && (head[1]! & 0xe0) === 0xe0 && (head[1]! & 0x06) !== 0;
+/** The frame sync of an MPEG audio frame header: its first 11 bits set (the contract asks no more of it). */
+const mpegFrameSync = (head: Buffer): boolean => head.length >= 2 && head[0] === 0xff && (head[1]! & 0xe0) === 0xe0;
 
-/** 12 set bits and layer 0: an AAC ADTS frame header. */
-const adtsFrameSync = (head: Buffer): boolean => head.length >= 2 && head[0] === 0xff && (head[1]! & 0xf6) === 0xf0;
+/** The syncword of an AAC ADTS frame header: its first 12 bits set. */
+const adtsFrameSync = (head: Buffer): boolean => head.length >= 2 && head[0] === 0xff && (head[1]! & 0xf0) === 0xf0;
 
 const SIGNATURES: Record<string, (head: Buffer) => boolean> = {
   mp3: (head) => ascii(head, 0, 'ID3') || mpegFrameSync(head),
