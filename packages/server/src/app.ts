@@ -8,7 +8,7 @@ import { AuthRoutes } from './auth/routes.js';
 import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
-import { ApiError } from './core/errors.js';
+import { ApiError, notFound } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem } from './core/http.js';
 import { Logger } from './core/logger.js';
@@ -80,6 +80,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
         requestId: id,
       });
     });
+    // tinyhttp answers a path it cannot percent-decode with a plain-text 400; such a path names nothing.
+    if (!isDecodable(req.url)) {
+      sendProblem(req, res, notFound());
+      return;
+    }
     next?.();
   });
 
@@ -145,6 +150,15 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
   }
   log.error('unhandled error', { requestId: requestId(req), method: req.method, url: req.url, error });
   sendProblem(req, res, new ApiError(500, 'INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
+}
+
+function isDecodable(url: string): boolean {
+  try {
+    decodeURIComponent(url.split('?')[0]!);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03']);

@@ -72,6 +72,12 @@ describe('a path id that is not a UUID', () => {
     }
   });
 
+  it('answers 404 problem details for an id that is not even valid percent-encoding', async () => {
+    for (const path of ['/api/projects/%zz', '/api/vibes/%E0%A4%A', '/uploads/files/%zz.mp3', '/api/share/%']) {
+      expectProblem(await fx.api.request('GET', path, { token: fx.actors.projectAdmin.token }), 404, 'NOT_FOUND');
+    }
+  });
+
   it('answers 404 on the media paths for names that are not <uuid>.<ext>', async () => {
     for (const path of ['/uploads/files/not-a-uuid.mp3', '/uploads/files/..%2F..%2Fetc%2Fpasswd', '/uploads/images/not-a-uuid.png', '/api/share/not-a-token']) {
       expectProblem(await fx.api.request('GET', path, { token: fx.actors.projectAdmin.token }), 404, 'NOT_FOUND');
