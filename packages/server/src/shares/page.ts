@@ -38,7 +38,7 @@ export const SHARE_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const TYPE_LABELS: Record<FileType, string> = { CUT: 'Audio', STEM: 'Stems (ZIP)', IMAGE: 'Image' };
+const TYPE_LABELS: Record<FileType, string> = { CUT: 'Audio', STEM: 'Stems', IMAGE: 'Image' };
 
 export function renderSharePage(view: SharePageView): string {
   const name = escapeHtml(view.name);
@@ -52,7 +52,7 @@ export function renderSharePage(view: SharePageView): string {
   return page(
     `${name} · bandcollab`,
     `<h1>${name}</h1>
-<p class="meta">${TYPE_LABELS[view.type]} · ${formatSize(view.size)}</p>
+<p class="meta">${TYPE_LABELS[view.type]} (${view.type}) · ${formatSize(view.size)}</p>
 ${preview}
 <a class="download" href="${escapeHtml(view.downloadPath)}" download>Download</a>
 ${expiry}`,
@@ -90,8 +90,8 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** 1,536 → "1.5 KiB"; sizes under 1 KiB in bytes. */
-export function formatSize(bytes: number): string {
+/** 1,536 → "1.5 KiB (1536 bytes)": readable, and exact as the API gives it; sizes under 1 KiB in bytes only. */
+function formatSize(bytes: number): string {
   const units = ['bytes', 'KiB', 'MiB', 'GiB'];
   let value = bytes;
   let unit = 0;
@@ -99,5 +99,5 @@ export function formatSize(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]} (${bytes} bytes)`;
 }
