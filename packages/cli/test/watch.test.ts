@@ -40,7 +40,7 @@ async function sharedCut(projectName: string): Promise<{ projectId: string; cutI
 async function benUploads(cutId: string, name: string): Promise<void> {
   const form = new FormData();
   form.set('cutId', cutId);
-  form.set('file', new Blob([wavBytes(7)]), name);
+  form.set('file', new Blob([new Uint8Array(wavBytes(7))]), name);
   const response = await api.request('POST', '/api/files/upload', { token: ben.accessToken, body: form });
   if (response.status !== 201) throw new Error(`upload: ${response.status} ${response.text}`);
 }

@@ -2,14 +2,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import type {} from './provided-context.js';
 import { freePort, importWithoutExitHooks } from '../../src/core/database.js';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** A superuser URL of the one embedded PostgreSQL cluster the whole run shares (no database part). */
-    postgresUrl: string;
-  }
-}
 
 /** One real PostgreSQL for the whole run; every test server gets a database of its own in it. */
 export default async function setup(project: TestProject) {

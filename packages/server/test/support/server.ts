@@ -8,6 +8,7 @@ import { inject } from 'vitest';
 import { startServer } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/core/config.js';
 import type { Sql } from '../../src/core/database.js';
+import type {} from './provided-context.js';
 
 export interface TestServer {
   url: string;
