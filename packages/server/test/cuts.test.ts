@@ -97,6 +97,17 @@ describe('move', () => {
     expect(vibe.cuts.map((c: { id: string; files: unknown[] }) => [c.id, c.files.length])).toEqual([[seeded.cutId, 1]]);
   });
 
+  it('lists a moved cut among the target vibe’s cuts by creation, oldest first', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const target = await newVibe(seeded.id);
+    const newer = await expectStatus(api.request('POST', `/api/vibes/${target}/cuts`, { token: owner.accessToken, json: { name: 'Newer' } }), 201);
+    await expectStatus(api.request('PUT', `/api/cuts/${seeded.cutId}/move`, { token: owner.accessToken, json: { targetVibeId: target } }), 200);
+    const vibe = await expectStatus(api.request('GET', `/api/vibes/${target}`, { token: owner.accessToken }), 200);
+    expect(vibe.cuts.map((c: { id: string }) => c.id)).toEqual([seeded.cutId, newer.id]);
+    const detail = await expectStatus(api.request('GET', `/api/projects/${seeded.id}`, { token: owner.accessToken }), 200);
+    expect(detail.vibes.map((v: { cuts: { id: string }[] }) => v.cuts.map((c) => c.id))).toEqual([[], [seeded.cutId, newer.id]]);
+  });
+
   it('refuses a vibe of another of the caller’s projects with 400 CROSS_PROJECT_MOVE', async () => {
     const seeded = await seedProject(api, owner.accessToken);
     const other = await seedProject(api, owner.accessToken);

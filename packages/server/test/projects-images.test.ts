@@ -65,6 +65,34 @@ describe('project covers', () => {
     expect(viaCookie.status).toBe(200);
   });
 
+  it('serves a cover as /uploads/files serves files: inline, Last-Modified, single ranges (206, 416)', async () => {
+    const created = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Ranged' }, { bytes: PNG, name: 'r.png' }) }),
+      201,
+    );
+    const image = await api.request('GET', created.imageUrl, { token: owner.accessToken });
+    expect(image.headers.get('content-disposition')).toMatch(/^inline/);
+    expect(image.headers.get('accept-ranges')).toBe('bytes');
+    expect(image.headers.get('last-modified')).toBeTruthy();
+    const range = await api.request('GET', created.imageUrl, { token: owner.accessToken, headers: { range: 'bytes=0-7' } });
+    expect(range.status).toBe(206);
+    expect(range.headers.get('content-range')).toBe(`bytes 0-7/${PNG.length}`);
+    expect(range.headers.get('content-length')).toBe('8');
+    const outside = await api.request('GET', created.imageUrl, { token: owner.accessToken, headers: { range: `bytes=${PNG.length}-` } });
+    expect(outside.status).toBe(416);
+    expect((await api.request('HEAD', created.imageUrl)).status).toBe(401);
+  });
+
+  it('creates from a form without an image (imageUrl null) and clears the description with an empty form field', async () => {
+    const created = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Plain form', description: 'Words' }) }),
+      201,
+    );
+    expect(created).toMatchObject({ name: 'Plain form', description: 'Words', imageUrl: null, role: 'ADMIN', memberCount: 1 });
+    const cleared = await expectStatus(api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, body: form({ description: '' }) }), 200);
+    expect(cleared).toMatchObject({ name: 'Plain form', description: null, imageUrl: null });
+  });
+
   it('hides a cover from strangers (404) and anonymous callers (401), and unknown names are 404', async () => {
     const created = await expectStatus(
       api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Private' }, { bytes: GIF, name: 'c.gif' }) }),
@@ -133,7 +161,50 @@ describe('project covers', () => {
   });
 });
 
+describe('image size limit (413 FILE_TOO_LARGE)', () => {
+  const ofSize = (size: number) => Buffer.concat([PNG, Buffer.alloc(size - PNG.length, 1)]);
+
+  it('takes a cover or vibe image of exactly the limit and refuses one byte more, keeping nothing', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const atLimit = await api.request('POST', '/api/projects', {
+      token: owner.accessToken,
+      body: form({ name: 'At limit' }, { bytes: ofSize(MAX_IMAGE_BYTES), name: 'full.png' }),
+    });
+    expect(atLimit.status).toBe(201);
+    expect(atLimit.body.imageUrl).toMatch(IMAGE_URL);
+    const vibeAtLimit = await api.request('POST', `/api/projects/${seeded.id}/vibes`, {
+      token: owner.accessToken,
+      body: form({ name: 'At limit' }, { bytes: ofSize(MAX_IMAGE_BYTES), name: 'full.png' }),
+    });
+    expect(vibeAtLimit.status).toBe(201);
+
+    const before = await storedImages();
+    const overLimit = () => form({ name: 'Over' }, { bytes: ofSize(MAX_IMAGE_BYTES + 1), name: 'over.png' });
+    for (const [method, path] of [
+      ['POST', '/api/projects'],
+      ['PUT', `/api/projects/${seeded.id}`],
+      ['POST', `/api/projects/${seeded.id}/vibes`],
+      ['PUT', `/api/vibes/${seeded.vibeId}`],
+    ] as const) {
+      const response = await api.request(method, path, { token: owner.accessToken, body: overLimit() });
+      expect(response.status, `${method} ${path}`).toBe(413);
+      expect(response.body.code).toBe('FILE_TOO_LARGE');
+    }
+    expect(await storedImages()).toEqual(before);
+    const [project] = await server.sql`select name, image from projects where id = ${seeded.id}`;
+    expect(project).toEqual({ name: 'Project', image: null });
+  });
+});
+
 describe('vibe images', () => {
+  it('creates a vibe from a form without an image: imageUrl null', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const created = await api.request('POST', `/api/projects/${seeded.id}/vibes`, { token: owner.accessToken, body: form({ name: ' Form vibe ' }) });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/api/vibes/${created.body.id}`);
+    expect(created.body).toMatchObject({ name: 'Form vibe', imageUrl: null, position: 1, projectId: seeded.id });
+  });
+
   it('creates, replaces and clears a vibe image; another project’s member cannot see it', async () => {
     const seeded = await seedProject(api, owner.accessToken);
     const created = await api.request('POST', `/api/projects/${seeded.id}/vibes`, {

@@ -87,6 +87,10 @@ describe('detail', () => {
       files: [],
     });
     expect(detail.invitations).toEqual([invited.invitation]);
+    expect(Object.keys(detail).sort()).toEqual(
+      ['createdAt', 'description', 'id', 'imageUrl', 'invitations', 'memberCount', 'members', 'name', 'role', 'updatedAt', 'vibes'],
+    );
+    expect(Object.keys(detail.vibes[0]).sort()).toEqual(['createdAt', 'cuts', 'id', 'imageUrl', 'name', 'position', 'projectId', 'updatedAt']);
 
     const asMember = await expectStatus(api.request('GET', `/api/projects/${seeded.id}`, { token: member.accessToken }), 200);
     expect(asMember.role).toBe('MEMBER');
@@ -205,6 +209,36 @@ describe('validation (API.md §1)', () => {
     expect(malformed.body.code).toBe('INVALID_JSON');
     const text = await api.request('POST', '/api/projects', { token: owner.accessToken, body: 'name=x', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
+  });
+});
+
+describe('JSON bodies of every §4 and §5 endpoint (API.md §1)', () => {
+  it('answers malformed JSON 400 INVALID_JSON, another content type 415, over 1 MiB 413, changing nothing', async () => {
+    const seeded = await seedProject(api, owner.accessToken, 'Bodies');
+    const endpoints: [string, string][] = [
+      ['POST', '/api/projects'],
+      ['PUT', `/api/projects/${seeded.id}`],
+      ['POST', `/api/projects/${seeded.id}/invite`],
+      ['PUT', `/api/projects/${seeded.id}/members/${owner.user.id}`],
+      ['POST', `/api/projects/${seeded.id}/vibes`],
+      ['PUT', `/api/vibes/${seeded.vibeId}`],
+      ['PUT', '/api/vibes/reorder'],
+      ['POST', `/api/vibes/${seeded.vibeId}/cuts`],
+      ['PUT', `/api/cuts/${seeded.cutId}`],
+      ['PUT', `/api/cuts/${seeded.cutId}/move`],
+    ];
+    const json = { 'content-type': 'application/json' };
+    for (const [method, path] of endpoints) {
+      const label = `${method} ${path}`;
+      const malformed = await api.request(method, path, { token: owner.accessToken, body: '{"name": "x"', headers: json });
+      expect([malformed.status, malformed.body.code], label).toEqual([400, 'INVALID_JSON']);
+      const text = await api.request(method, path, { token: owner.accessToken, body: 'name=x', headers: { 'content-type': 'text/plain' } });
+      expect([text.status, text.body.code], label).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      const large = await api.request(method, path, { token: owner.accessToken, json: { name: 'x'.repeat(1024 * 1024) } });
+      expect([large.status, large.body.code], label).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    }
+    const [project] = await server.sql`select name from projects where id = ${seeded.id}`;
+    expect(project!.name).toBe('Bodies');
   });
 });
 

@@ -99,7 +99,9 @@ describe('create, read, update', () => {
       expect((await api.request('DELETE', `/api/vibes/${id}`, { token: owner.accessToken })).status).toBe(404);
       expect((await api.request('POST', `/api/vibes/${id}/cuts`, { token: owner.accessToken, json: { name: 'X' } })).status).toBe(404);
     }
-    expect((await api.request('POST', `/api/projects/${randomUUID()}/vibes`, { token: owner.accessToken, json: { name: 'X' } })).status).toBe(404);
+    for (const projectId of [randomUUID(), 'not-a-uuid']) {
+      expect((await api.request('POST', `/api/projects/${projectId}/vibes`, { token: owner.accessToken, json: { name: 'X' } })).status).toBe(404);
+    }
   });
 });
 
@@ -117,6 +119,25 @@ describe('reorder', () => {
       [b, 2],
     ]);
     expect(await positions(projectId)).toEqual([c, a, b]);
+  });
+
+  it('takes ids in any letter case, and a repeat in another case is still a duplicate', async () => {
+    const { projectId, vibeIds } = await projectWithVibes(2);
+    const [a, b] = vibeIds as [string, string];
+    const response = await reorder([b.toUpperCase(), a]);
+    expect(response.status).toBe(200);
+    expect(response.body.vibes.map((v: { id: string }) => v.id)).toEqual([b, a]);
+    expect(await positions(projectId)).toEqual([b, a]);
+    expect((await reorder([a, a.toUpperCase(), b])).status).toBe(400);
+  });
+
+  it('answers 404 for a list that still names a vibe deleted meanwhile', async () => {
+    const { projectId, vibeIds } = await projectWithVibes(3);
+    await expectStatus(api.request('DELETE', `/api/vibes/${vibeIds[1]}`, { token: owner.accessToken }), 200);
+    const stale = await reorder([...vibeIds].reverse());
+    expect(stale.status).toBe(404);
+    expect(stale.body.code).toBe('NOT_FOUND');
+    expect(await positions(projectId)).toEqual([vibeIds[0], vibeIds[2]]);
   });
 
   it('refuses an empty list, duplicates and non-UUIDs with 400', async () => {
