@@ -68,8 +68,13 @@ const byteResponses = (disposition: string) => ({
   '200': fileBytes(disposition),
   '206': { description: 'Partial content for a single byte range' },
   '304': { description: 'If-None-Match matched the ETag' },
-  '416': { description: 'Range not satisfiable (Content-Range: bytes */size)' },
+  '416': {
+    description: 'Range not satisfiable',
+    headers: { 'Content-Range': { schema: { type: 'string' }, description: 'bytes */<size>' } },
+    content: { 'application/problem+json': { schema: ref('Problem') } },
+  },
 });
+const sharedBytes = byteResponses('inline; filename="…"; filename*=UTF-8\'\'…, or attachment with ?download=1');
 
 const schemas: Record<string, Schema> = {
   Problem: {
@@ -499,7 +504,10 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['shares'],
       security: bearer,
       summary: 'Make a new share link (each call makes another)',
-      requestBody: { required: false, ...json(object({ expiresIn: { type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Seconds' } }, [])) },
+      requestBody: {
+        required: false,
+        ...json(object({ expiresIn: nullable({ type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Seconds; absent or null: the link does not expire' }) }, [])),
+      },
       responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404) },
     },
     delete: {
@@ -516,7 +524,15 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'A shared file, no authentication: JSON metadata when Accept names application/json, else the bytes (also HEAD)',
       description: 'The bytes are inline, or an attachment with ?download=1; ranges and ETag as the download endpoint. Unknown, revoked, expired links and links of deleted files: 404, all alike.',
       parameters: [{ name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } }],
-      responses: { '200': { description: 'SharedFile as JSON, or the bytes', ...json(ref('SharedFile')) }, '206': { description: 'Partial content' }, '404': problem('NOT_FOUND') },
+      responses: {
+        ...sharedBytes,
+        '200': {
+          ...sharedBytes['200'],
+          description: 'SharedFile as JSON when Accept names application/json, else the bytes',
+          content: { ...json(ref('SharedFile')).content, ...sharedBytes['200'].content },
+        },
+        '404': problem('NOT_FOUND'),
+      },
     },
   },
   '/share/{token}': {
