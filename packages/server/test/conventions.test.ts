@@ -140,3 +140,70 @@ describe('authentication failures', () => {
     expect(unknownRefresh.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
   });
 });
+
+describe('names and descriptions', () => {
+  /** Every request field that is a name or a description, as a JSON body (or multipart form) that changes only it. */
+  const nameFields = () => {
+    const admin = fx.actors.projectAdmin.token!;
+    const form = (fields: Record<string, string>) => {
+      const body = new FormData();
+      for (const [key, value] of Object.entries(fields)) body.append(key, value);
+      return body;
+    };
+    const upload = (name: string) => {
+      const body = form({ cutId: fx.project.cutId, name });
+      body.append('file', new Blob([new Uint8Array(sampleBytes('mp3', 64))]), 'take.mp3');
+      return body;
+    };
+    return [
+      { label: 'register name', send: (name: string) => fx.api.request('POST', '/api/auth/register', { json: { email: `n-${Math.random()}@example.com`, password: 'password-1', name } }), read: (body: any) => body.user.name },
+      { label: 'project name (JSON)', send: (name: string) => fx.api.request('POST', '/api/projects', { token: admin, json: { name } }), read: (body: any) => body.name },
+      { label: 'project name (multipart)', send: (name: string) => fx.api.request('POST', '/api/projects', { token: admin, body: form({ name }) }), read: (body: any) => body.name },
+      { label: 'project rename', send: (name: string) => fx.api.request('PUT', `/api/projects/${fx.project.id}`, { token: admin, json: { name } }), read: (body: any) => body.name },
+      { label: 'vibe name', send: (name: string) => fx.api.request('POST', `/api/projects/${fx.project.id}/vibes`, { token: admin, json: { name } }), read: (body: any) => body.name },
+      { label: 'vibe rename (multipart)', send: (name: string) => fx.api.request('PUT', `/api/vibes/${fx.project.vibeId}`, { token: admin, body: form({ name }) }), read: (body: any) => body.name },
+      { label: 'cut name', send: (name: string) => fx.api.request('POST', `/api/vibes/${fx.project.vibeId}/cuts`, { token: admin, json: { name } }), read: (body: any) => body.name },
+      { label: 'cut rename', send: (name: string) => fx.api.request('PUT', `/api/cuts/${fx.project.cutId}`, { token: admin, json: { name } }), read: (body: any) => body.name },
+      { label: 'file display name', send: (name: string) => fx.api.request('POST', '/api/files/upload', { token: admin, body: upload(name) }), read: (body: any) => body.name },
+    ];
+  };
+
+  it('trims names and takes 1–200 characters without control characters, on every name field', async () => {
+    for (const field of nameFields()) {
+      for (const bad of ['', '   ', 'x'.repeat(201), 'tab\there', 'nul\u0000', 'del\u007f']) {
+        const response = await field.send(bad);
+        expect(response.status, `${field.label} ${JSON.stringify(bad)}`).toBe(400);
+        expectProblem(response, 400, 'VALIDATION_FAILED');
+        expect(response.body.errors.map((error: { field: string }) => error.field)).toContain('name');
+      }
+      const longest = await field.send(` ${'é'.repeat(200)} `);
+      expect(longest.status, `${field.label}: ${longest.text}`).toBeLessThan(300);
+      expect(field.read(longest.body)).toBe('é'.repeat(200));
+    }
+  });
+
+  it('takes descriptions of at most 2000 characters, on create and update, JSON and multipart', async () => {
+    const admin = fx.actors.projectAdmin.token!;
+    const sends = [
+      (description: string) => fx.api.request('POST', '/api/projects', { token: admin, json: { name: 'P', description } }),
+      (description: string) => fx.api.request('PUT', `/api/projects/${fx.project.id}`, { token: admin, json: { description } }),
+      (description: string) => {
+        const body = new FormData();
+        body.append('name', 'P');
+        body.append('description', description);
+        return fx.api.request('POST', '/api/projects', { token: admin, body });
+      },
+    ];
+    for (const send of sends) {
+      for (const bad of ['x'.repeat(2001), 'nul\u0000inside']) {
+        const response = await send(bad);
+        expectProblem(response, 400, 'VALIDATION_FAILED');
+        expect(response.body.errors[0].field).toBe('description');
+      }
+      // CRLF, since a form sends every line break as CRLF and would otherwise lengthen the value.
+      const longest = await send('line one\r\nline two\t'.padEnd(2000, 'x'));
+      expect(longest.status, longest.text).toBeLessThan(300);
+      expect(longest.body.description).toHaveLength(2000);
+    }
+  });
+});

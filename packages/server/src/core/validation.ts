@@ -13,6 +13,8 @@ export const nameSchema = z
 export const descriptionSchema = z
   .string({ error: 'must be a string or null' })
   .max(2000, 'must be at most 2000 characters')
+  // PostgreSQL text cannot hold NUL; other control characters (line breaks, tabs) are fine in a description.
+  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters')
   .nullable();
 
 export const emailSchema = z
