@@ -10,7 +10,8 @@ const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }
 const uuid: Schema = { type: 'string', format: 'uuid' };
 const timestamp: Schema = { type: 'string', format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] };
 const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; no control characters.' };
-const description: Schema = nullable({ type: 'string', maxLength: 2000 });
+const description: Schema = nullable({ type: 'string', maxLength: 2000, description: 'An empty string is stored as null.' });
+const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'An empty value clears the description (null).' };
 const role: Schema = { type: 'string', enum: ['MEMBER', 'ADMIN'] };
 const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
   type: 'object',
@@ -51,12 +52,12 @@ const multipart = (properties: Record<string, Schema>, required: string[]) => ({
 });
 const imagePart: Schema = { type: 'string', format: 'binary', description: 'JPEG, PNG, GIF or WebP (checked by leading bytes), at most 5 MiB' };
 
-const fileBytes = (disposition: string) => ({
+const fileBytes = (disposition: string, etag: string) => ({
   description: 'The bytes (206 with Content-Range for a single satisfiable Range)',
   headers: {
     'Content-Type': { schema: { type: 'string' }, description: 'The file type table MIME type' },
     'Content-Disposition': { schema: { type: 'string' }, description: disposition },
-    ETag: { schema: { type: 'string' }, description: 'The quoted sha256' },
+    ETag: { schema: { type: 'string' }, description: etag },
     'Last-Modified': { schema: { type: 'string' } },
     'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } },
     'X-Content-Type-Options': { schema: { type: 'string', const: 'nosniff' } },
@@ -64,8 +65,8 @@ const fileBytes = (disposition: string) => ({
   },
   content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
 });
-const byteResponses = (disposition: string) => ({
-  '200': fileBytes(disposition),
+const byteResponses = (disposition: string, etag = 'The quoted sha256') => ({
+  '200': fileBytes(disposition, etag),
   '206': { description: 'Partial content for a single byte range' },
   '304': { description: 'If-None-Match matched the ETag' },
   '416': {
@@ -337,7 +338,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: {
           ...json(object({ name, description }, ['name'])).content,
-          ...multipart({ name, description: { type: 'string' }, image: imagePart }, ['name']),
+          ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
         },
       },
       responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415) },
@@ -354,7 +355,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: {
           ...json(object({ name, description, image: { type: 'null' } }, [])).content,
-          ...multipart({ name, description: { type: 'string' }, image: imagePart }, []),
+          ...multipart({ name, description: formDescription, image: imagePart }, []),
         },
       },
       responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415) },
@@ -373,7 +374,11 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Invite by email (ADMIN): a registered email is added, an unknown one gets a 30-day invitation',
       requestBody: { required: true, ...json(object({ email: { type: 'string', format: 'email' }, role })) },
-      responses: { '201': created(ref('InviteResult')), ...errors(400, 401, 403, 404), '409': problem('ALREADY_MEMBER') },
+      responses: {
+        '201': { ...created(ref('InviteResult')), headers: { Location: { schema: { type: 'string' }, description: "The project's path" } } },
+        ...errors(400, 401, 403, 404, 413, 415),
+        '409': problem('ALREADY_MEMBER'),
+      },
     },
   },
   '/api/projects/{id}/members/{userId}': {
@@ -383,13 +388,13 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: "Change a member's role (ADMIN); the last ADMIN cannot be demoted",
       requestBody: { required: true, ...json(object({ role })) },
-      responses: { '200': ok(ref('Member')), ...errors(400, 401, 403, 404), '409': problem('LAST_ADMIN') },
+      responses: { '200': ok(ref('Member')), ...errors(400, 401, 403, 404, 413, 415), '409': problem('LAST_ADMIN') },
     },
     delete: {
       tags: ['members'],
       security: bearer,
       summary: 'Remove a member (ADMIN), or leave (the member themselves); the last ADMIN cannot be removed',
-      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404), '409': problem('LAST_ADMIN') },
+      responses: { '200': ok(ref('Deleted'), 'Removed; id is the user id'), ...errors(401, 403, 404), '409': problem('LAST_ADMIN') },
     },
   },
   '/api/projects/{projectId}/vibes': {
@@ -411,7 +416,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'Unknown or invisible ids: 404. Duplicates, an empty list, or ids of several projects: 400. A set that differs from ' +
         "the project's current vibes: 409 ORDER_CONFLICT. Positions run 0…n-1 afterwards.",
       requestBody: { required: true, ...json(object({ vibeIds: { type: 'array', items: uuid, minItems: 1 } })) },
-      responses: { '200': ok(ref('ReorderVibesResult')), ...errors(400, 401, 404), '409': problem('ORDER_CONFLICT') },
+      responses: { '200': ok(ref('ReorderVibesResult')), ...errors(400, 401, 404, 413, 415), '409': problem('ORDER_CONFLICT') },
     },
   },
   '/api/vibes/{id}': {
@@ -436,13 +441,19 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a cut',
       requestBody: { required: true, ...json(object({ name })) },
-      responses: { '201': created(ref('Cut')), ...errors(400, 401, 404) },
+      responses: { '201': created(ref('Cut')), ...errors(400, 401, 404, 413, 415) },
     },
   },
   '/api/cuts/{id}': {
     parameters: [idParam('id', 'Cut id')],
     get: { tags: ['cuts'], security: bearer, summary: 'A cut with its files', responses: { '200': ok(ref('CutWithFiles')), ...errors(401, 404) } },
-    put: { tags: ['cuts'], security: bearer, summary: 'Rename', requestBody: { required: true, ...json(object({ name })) }, responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404) } },
+    put: {
+      tags: ['cuts'],
+      security: bearer,
+      summary: 'Rename',
+      requestBody: { required: true, ...json(object({ name })) },
+      responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404, 413, 415) },
+    },
     delete: { tags: ['cuts'], security: bearer, summary: 'Delete the cut and its files, on disk too', responses: { '200': ok(ref('Deleted')), ...errors(401, 404) } },
   },
   '/api/cuts/{id}/move': {
@@ -452,7 +463,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Move the cut to another vibe of the same project',
       requestBody: { required: true, ...json(object({ targetVibeId: uuid })) },
-      responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404), '400': problem('VALIDATION_FAILED, or CROSS_PROJECT_MOVE') },
+      responses: { '200': ok(ref('Cut')), ...errors(401, 404, 413, 415), '400': problem('VALIDATION_FAILED, INVALID_JSON, or CROSS_PROJECT_MOVE') },
     },
   },
   '/api/files/upload': {
@@ -549,7 +560,12 @@ const paths: Record<string, Record<string, unknown>> = {
   },
   '/uploads/images/{name}': {
     parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', examples: ['<uuid>.png'] } }],
-    get: { tags: ['media'], security: mediaAuth, summary: 'A project cover or vibe image, for members (also HEAD)', responses: { '200': { description: 'The image' }, ...errors(401, 404) } },
+    get: {
+      tags: ['media'],
+      security: mediaAuth,
+      summary: 'A project cover or vibe image, for members (also HEAD)',
+      responses: { ...byteResponses('inline; filename="<uuid>.<ext>"', 'The quoted image name (an image is never rewritten in place)'), ...errors(401, 404) },
+    },
   },
   '/api/events': {
     get: {
