@@ -63,8 +63,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
   const app = new App({
     settings: { xPoweredBy: false },
-    noMatchHandler: (req: Request, res: Response) =>
-      sendProblem(req, res, new ApiError(404, 'NOT_FOUND', `No route for ${req.method} ${req.path ?? req.url}`)),
+    noMatchHandler: (req: Request, res: Response) => sendProblem(req, res, noRoute(req)),
     onError: (error: unknown, req: Request, res: Response) => handleError(log, error, req, res),
   });
   app.use((req, res, next) => {
@@ -83,6 +82,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // tinyhttp answers a path it cannot percent-decode with a plain-text 400; such a path names nothing.
     if (!isDecodable(req.url)) {
       sendProblem(req, res, notFound());
+      return;
+    }
+    // tinyhttp runs HEAD through the first route of the path whatever its method (a HEAD of
+    // /api/auth/logout would log out): only a GET route may answer it.
+    if (req.method === 'HEAD' && firstRouteOf(app, req.url)?.method !== 'GET') {
+      sendProblem(req, res, noRoute(req));
       return;
     }
     next?.();
@@ -150,6 +155,13 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
   }
   log.error('unhandled error', { requestId: requestId(req), method: req.method, url: req.url, error });
   sendProblem(req, res, new ApiError(500, 'INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
+}
+
+const noRoute = (req: IncomingMessage): ApiError => new ApiError(404, 'NOT_FOUND', `No route for ${req.method} ${req.url?.split('?')[0]}`);
+
+function firstRouteOf(app: App, url: string) {
+  const path = url.split('?')[0]!;
+  return app.middleware.find((route) => route.type === 'route' && route.regex?.pattern.test(path));
 }
 
 function isDecodable(url: string): boolean {

@@ -38,6 +38,7 @@ const fill = (path: string, value: (owner: string, param: string) => string) =>
 /** Real ids of the shared project, so only the body decides the answer (the caller is the project's ADMIN). */
 const realId = (owner: string, param: string): string => {
   if (param === 'userId') return memberId;
+  if (param === 'token') return 'unknown-token';
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
   const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
   const id = ids[owner];
@@ -205,5 +206,30 @@ describe('names and descriptions', () => {
       expect(longest.status, longest.text).toBeLessThan(300);
       expect(longest.body.description).toHaveLength(2000);
     }
+  });
+});
+
+describe('HEAD', () => {
+  it('answers as GET does, without a body, on every GET route', async () => {
+    const token = fx.actors.projectAdmin.token;
+    for (const { path } of routes().filter(({ method, path }) => method === 'GET' && !path.includes('/idp'))) {
+      const concrete = fill(path, realId);
+      const [get, head] = [await fx.api.request('GET', concrete, { token }), await fx.api.request('HEAD', concrete, { token })];
+      expect(head.status, `HEAD ${concrete}`).toBe(get.status);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.text).toBe('');
+    }
+  });
+
+  it('is 404 on a path without a GET route, and runs no other method (a HEAD never logs out)', async () => {
+    const user = await fx.api.register();
+    const getPaths = new Set(routes().filter(({ method }) => method === 'GET').map(({ path }) => path));
+    const others = routes().filter(({ path }) => !getPaths.has(path));
+    expect(others.map(({ path }) => path)).toContain('/api/auth/logout');
+    for (const { path } of others) {
+      const response = await fx.api.request('HEAD', fill(path, realId), { token: user.accessToken });
+      expect(response.status, `HEAD ${path}`).toBe(404);
+    }
+    expect((await fx.api.request('GET', '/api/auth/me', { token: user.accessToken })).status).toBe(200);
   });
 });
