@@ -150,6 +150,35 @@ describe('project covers', () => {
     expect(await server.sql`select 1 from projects where name in ('Fake', 'Svg', 'Huge')`).toHaveLength(0);
   });
 
+  it('types an image sent without a file name extension by its leading bytes (API.md §4)', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const asBlob = new FormData();
+    asBlob.append('name', 'Blob cover');
+    asBlob.append('image', new Blob([new Uint8Array(PNG)], { type: 'image/png' }));
+    const cover = await api.request('POST', '/api/projects', { token: owner.accessToken, body: asBlob });
+    expect(cover.status).toBe(201);
+    expect(cover.body.imageUrl).toMatch(/^\/uploads\/images\/[0-9a-f-]{36}\.png$/);
+    const served = await api.request('GET', cover.body.imageUrl, { token: owner.accessToken });
+    expect(served.headers.get('content-type')).toBe('image/png');
+
+    const vibe = await api.request('POST', `/api/projects/${seeded.id}/vibes`, { token: owner.accessToken, body: form({ name: 'Unnamed' }, { bytes: GIF, name: 'image' }) });
+    expect(vibe.status).toBe(201);
+    expect(vibe.body.imageUrl).toMatch(/\.gif$/);
+
+    const before = await storedImages();
+    for (const bytes of [Buffer.from('just some text, not an image'), Buffer.from('GIF')]) {
+      const refused = await api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Not an image' }, { bytes, name: 'blob' }) });
+      expect(refused.status).toBe(415);
+      expect(refused.body.code).toBe('UNSUPPORTED_FILE_TYPE');
+    }
+    const tooLarge = await api.request('PUT', `/api/vibes/${seeded.vibeId}`, {
+      token: owner.accessToken,
+      body: form({}, { bytes: Buffer.concat([PNG, Buffer.alloc(MAX_IMAGE_BYTES)]), name: 'blob' }),
+    });
+    expect(tooLarge.status).toBe(413);
+    expect(await storedImages()).toEqual(before);
+  });
+
   it('stores no image for a MEMBER or a stranger trying to change the cover', async () => {
     const seeded = await seedProject(api, owner.accessToken);
     await addMember(api, owner.accessToken, seeded.id, member.user.email);

@@ -21,6 +21,12 @@ export interface ReceiveOptions {
    * it has passed, so access is checked before any byte is stored; a throw ends the upload with that error.
    */
   onField?: (name: string, value: string) => Promise<void>;
+  /**
+   * A file whose name has no extension (a Blob arrives as "blob") is typed by its leading bytes instead of
+   * being refused: images, which API.md §4 checks by their leading bytes. A name with an extension is still
+   * typed by it.
+   */
+  typeUnnamedByContent?: boolean;
 }
 
 export interface ReceivedFile {
@@ -48,8 +54,9 @@ const malformed = (detail: string): ApiError => invalidField('body', detail);
 
 /**
  * Streams one multipart/form-data upload straight to a temporary file, never holding it in memory:
- * the type is decided by the extension before the first byte is written, the leading bytes are checked
- * as soon as they arrive, the size limit is enforced while streaming (413 the moment it is crossed),
+ * the type is decided by the extension before the first byte is written (or by the leading bytes, see
+ * `typeUnnamedByContent`), the leading bytes are checked as soon as they arrive, the size limit is
+ * enforced while streaming (413 the moment it is crossed),
  * and the sha256 is computed on the way. Any failure (refusal, limit, client abort) removes the partial
  * file before the promise rejects, and marks the connection for closing so an unread body is not kept.
  *
@@ -132,8 +139,9 @@ export class Multipart {
           await fieldChecks;
           if (failure !== null) throw failure;
           const originalName = cleanFileName(info.filename ?? '');
-          const rule = rules.find((candidate) => candidate.extension === extensionOf(originalName));
-          if (!rule) throw unsupportedType(rules);
+          const extension = extensionOf(originalName);
+          const rule = rules.find((candidate) => candidate.extension === extension) ?? null;
+          if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);
           return this.store(name, stream, rule, rules, originalName);
         })();
         storing.catch(fail);
@@ -168,19 +176,29 @@ export class Multipart {
     });
   }
 
-  /** Streams one file part to tmp/, hashing, counting and checking it; removes the partial file on failure. */
-  private async store(field: string, stream: Readable, rule: FileRule, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
+  /**
+   * Streams one file part to tmp/, hashing, counting and checking it; removes the partial file on failure.
+   * Without a `named` rule, the first rule whose signature the leading bytes match types the file; until
+   * they have arrived, the largest limit of `rules` applies.
+   */
+  private async store(field: string, stream: Readable, named: FileRule | null, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
     const tempPath = this.disk.newTempPath();
     // Created before streaming, so a failure can never race the file's creation and leave it behind.
     const sink = (await open(tempPath, 'wx')).createWriteStream();
     const hash = createHash('sha256');
     let size = 0;
     let head = Buffer.alloc(0);
-    const checkHead = (): Error | null => (hasExpectedSignature(rule.extension, head) ? null : unsupportedType(rules));
+    let rule = named;
+    const largest = rules.reduce((a, b) => (b.maxBytes > a.maxBytes ? b : a));
+    const checkHead = (): Error | null => {
+      rule ??= rules.find((candidate) => hasExpectedSignature(candidate.extension, head)) ?? null;
+      return rule !== null && hasExpectedSignature(rule.extension, head) ? null : unsupportedType(rules);
+    };
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         size += chunk.length;
-        if (size > rule.maxBytes) return callback(fileTooLarge(rule));
+        const limit = rule ?? largest;
+        if (size > limit.maxBytes) return callback(fileTooLarge(limit));
         if (head.length < SIGNATURE_LENGTH) {
           head = Buffer.concat([head, chunk.subarray(0, SIGNATURE_LENGTH - head.length)]);
           const mismatch = head.length === SIGNATURE_LENGTH ? checkHead() : null;
@@ -202,7 +220,7 @@ export class Multipart {
       await this.disk.removeQuietly(tempPath);
       throw error;
     }
-    return { tempPath, originalName, rule, size, sha256: hash.digest('hex') };
+    return { tempPath, originalName, rule: rule!, size, sha256: hash.digest('hex') };
   }
 }
 

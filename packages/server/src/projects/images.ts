@@ -35,7 +35,7 @@ export class Images {
    */
   async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: string | null }> {
     if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
-    const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'] });
+    const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true });
     const image = file ? await this.store(file) : null;
     const input = await this.keepIfRecorded(image, async () => validate(schema, fields));
     return { input, image };
