@@ -3,7 +3,7 @@ import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 let server: TestServer;
-let document: { openapi: string; paths: Record<string, Record<string, unknown>> };
+let document: { openapi: string; paths: Record<string, Record<string, any>>; components: { schemas: Record<string, any> } };
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -38,4 +38,40 @@ it('describes only routes the server has', () => {
   const routes = registered();
   // The WebSocket endpoint is served by the HTTP server's upgrade handler, not by a route.
   expect([...documented()].filter((route) => route !== 'GET /api/events' && !routes.has(route))).toEqual([]);
+});
+
+/** Every operation of the document, with the parameters of its path item. */
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([key]) => METHODS.includes(key))
+      .map(([method, operation]) => ({ label: `${method.toUpperCase()} ${path}`, path, operation, parameters: [...(item.parameters ?? []), ...(operation.parameters ?? [])] })),
+  );
+
+it('gives every JSON body its 400 (INVALID_JSON, VALIDATION_FAILED), 413 and 415, as the server answers them', () => {
+  for (const { label, operation } of operations()) {
+    if (!operation.requestBody?.content?.['application/json']) continue;
+    expect(Object.keys(operation.responses), label).toEqual(expect.arrayContaining(['400', '413', '415']));
+  }
+});
+
+it('gives every authenticated operation a 401 and every 401 its WWW-Authenticate header', () => {
+  for (const { label, operation } of operations()) {
+    const authenticated = Array.isArray(operation.security) && operation.security.length > 0 && !operation.security.some((s: object) => Object.keys(s).length === 0);
+    if (authenticated) expect(operation.responses['401'], label).toBeDefined();
+    if (operation.responses['401']) expect(operation.responses['401'].headers?.['WWW-Authenticate'], label).toBeDefined();
+  }
+});
+
+it('gives every operation with a path id a 404, every 201 a Location, every error the Problem schema', () => {
+  for (const { label, operation, parameters } of operations()) {
+    if (parameters.some((parameter: { in: string }) => parameter.in === 'path')) expect(operation.responses['404'], label).toBeDefined();
+    if (operation.responses['201']) expect(operation.responses['201'].headers?.Location, label).toBeDefined();
+    for (const [status, response] of Object.entries<any>(operation.responses)) {
+      if (Number(status) >= 400 && response.content?.['application/problem+json']) {
+        expect(response.content['application/problem+json'].schema, `${label} ${status}`).toEqual({ $ref: '#/components/schemas/Problem' });
+      }
+    }
+  }
+  expect(document.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'detail', 'code', 'requestId']);
 });

@@ -9,9 +9,9 @@ const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` })
 const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 const uuid: Schema = { type: 'string', format: 'uuid' };
 const timestamp: Schema = { type: 'string', format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] };
-const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; no control characters.' };
-const description: Schema = nullable({ type: 'string', maxLength: 2000, description: 'An empty string is stored as null.' });
-const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'An empty value clears the description (null).' };
+const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed, then 1–200 characters; no control characters.' };
+const description: Schema = nullable({ type: 'string', maxLength: 2000, description: 'No NUL character. An empty string is stored as null.' });
+const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'No NUL character. An empty value clears the description (null).' };
 const role: Schema = { type: 'string', enum: ['MEMBER', 'ADMIN'] };
 const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
   type: 'object',
@@ -27,7 +27,20 @@ const created = (schema: Schema) => ({
   headers: { Location: { schema: { type: 'string' }, description: 'Path of the created record' } },
   ...json(schema),
 });
-const problem = (text: string) => ({ description: text, content: { 'application/problem+json': { schema: ref('Problem') } } });
+const problem = (text: string, headers?: Record<string, Schema>) => ({
+  description: text,
+  ...(headers ? { headers } : {}),
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+});
+const RETRY_AFTER = { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } };
+/** Every 401 names the Bearer scheme. */
+const unauthorized = (text: string) =>
+  problem(text, {
+    'WWW-Authenticate': {
+      schema: { type: 'string' },
+      description: 'Bearer; for TOKEN_EXPIRED: Bearer error="invalid_token", error_description="expired"',
+    },
+  });
 
 const COMMON_ERRORS: Record<string, string> = {
   '400': 'VALIDATION_FAILED, INVALID_JSON',
@@ -41,7 +54,28 @@ const COMMON_ERRORS: Record<string, string> = {
   '503': 'UNAVAILABLE: the database is unreachable, with Retry-After',
 };
 const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((status) => [String(status), problem(COMMON_ERRORS[String(status)]!)]));
+  Object.fromEntries(
+    statuses.map((status) => {
+      const text = COMMON_ERRORS[String(status)]!;
+      if (status === 401) return [String(status), unauthorized(text)];
+      return [String(status), problem(text, status === 429 || status === 503 ? RETRY_AFTER : undefined)];
+    }),
+  );
+
+/** The auth cookies of API.md §3, set by register, login, refresh and the IdP flows. */
+const AUTH_COOKIES = {
+  'Set-Cookie': {
+    schema: { type: 'string' },
+    description:
+      'access_token (HttpOnly; SameSite=Lax; Path=/; Max-Age=900) and refresh_token (HttpOnly; SameSite=Strict; ' +
+      'Path=/api/auth; Max-Age = seconds left in the session with rememberMe, else a session cookie); both Secure when ' +
+      'PUBLIC_URL is https or COOKIE_SECURE=true.',
+  },
+};
+const withCookies = (response: Record<string, unknown>) => ({
+  ...response,
+  headers: { ...(response.headers as Record<string, unknown> | undefined), ...AUTH_COOKIES },
+});
 
 const bearer = [{ bearer: [] }];
 const mediaAuth = [{ bearer: [] }, { accessCookie: [] }];
@@ -244,7 +278,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         ...json(object({ email: { type: 'string', format: 'email' }, password: { type: 'string', minLength: 8, maxLength: 1024 }, name })),
       },
-      responses: { '201': created(ref('AuthResult')), ...errors(400, 409, 413, 415), '409': problem('EMAIL_TAKEN') },
+      responses: { '201': withCookies(created(ref('AuthResult'))), ...errors(400, 413, 415), '409': problem('EMAIL_TAKEN') },
     },
   },
   '/api/auth/login': {
@@ -256,9 +290,18 @@ const paths: Record<string, Record<string, unknown>> = {
         'RATE_LIMITED with Retry-After, even for the right password, until the window passes. A successful login clears the count.',
       requestBody: {
         required: true,
-        ...json(object({ email: { type: 'string' }, password: { type: 'string' }, rememberMe: { type: 'boolean', default: false } }, ['email', 'password'])),
+        ...json(
+          object(
+            { email: { type: 'string', format: 'email', description: 'Case-insensitive' }, password: { type: 'string', maxLength: 1024 }, rememberMe: { type: 'boolean', default: false } },
+            ['email', 'password'],
+          ),
+        ),
       },
-      responses: { '200': ok(ref('AuthResult')), ...errors(400, 429), '401': problem('INVALID_CREDENTIALS') },
+      responses: {
+        '200': withCookies(ok(ref('AuthResult'))),
+        ...errors(400, 413, 415, 429),
+        '401': unauthorized('INVALID_CREDENTIALS: unknown email or wrong password, alike'),
+      },
     },
   },
   '/api/auth/refresh': {
@@ -267,7 +310,11 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Rotate the refresh token (body, else the refresh_token cookie); the session keeps its expiry',
       description: 'Presenting an already-rotated refresh token revokes its whole session.',
       requestBody: { required: false, ...json(object({ refreshToken: { type: 'string' } }, [])) },
-      responses: { '200': ok(ref('TokenPair')), ...errors(400), '401': problem('INVALID_REFRESH_TOKEN') },
+      responses: {
+        '200': withCookies(ok(ref('TokenPair'))),
+        ...errors(400, 413, 415),
+        '401': unauthorized('INVALID_REFRESH_TOKEN: missing, unknown, expired, revoked or already rotated'),
+      },
     },
   },
   '/api/auth/logout': {
@@ -276,7 +323,14 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Revoke the session named by refreshToken, else the cookie, else the Bearer token; clears both cookies',
       description: 'Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
       requestBody: { required: false, ...json(object({ refreshToken: { type: 'string' } }, [])) },
-      responses: { '200': ok(object({ ok: { type: 'boolean', const: true } })) },
+      security: [{}, { bearer: [] }],
+      responses: {
+        '200': {
+          ...ok(object({ ok: { type: 'boolean', const: true } })),
+          headers: { 'Set-Cookie': { schema: { type: 'string' }, description: 'Both auth cookies cleared (Max-Age=0)' } },
+        },
+        ...errors(400, 413, 415),
+      },
     },
   },
   '/api/auth/me': {
@@ -321,9 +375,9 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Exchange the one-time code of a command-line sign-in for tokens (a 1-day session)',
       requestBody: { required: true, ...json(object({ code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' } })) },
       responses: {
-        '200': ok(ref('AuthResult')),
-        ...errors(400),
-        '401': problem('INVALID_CREDENTIALS: unknown, used or expired code, or another redirectUri'),
+        '200': withCookies(ok(ref('AuthResult'))),
+        ...errors(400, 413, 415),
+        '401': unauthorized('INVALID_CREDENTIALS: unknown, used or expired code, or another redirectUri'),
         '404': problem('IDP_DISABLED'),
       },
     },
@@ -519,7 +573,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: false,
         ...json(object({ expiresIn: nullable({ type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Seconds; absent or null: the link does not expire' }) }, [])),
       },
-      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404) },
+      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
     },
     delete: {
       tags: ['shares'],
@@ -596,7 +650,10 @@ export const openApiDocument = {
       'Projects hold vibes, vibes hold cuts, files hang on cuts. Errors are RFC 9457 problem details (application/problem+json). ' +
       'Ids are UUIDs; a path id that is not a UUID answers 404. Timestamps are ISO 8601 UTC with milliseconds; absent optional ' +
       'values are null. Create answers 201 with Location; update 200 with the whole record; delete 200 {id, deleted: true}. ' +
-      'Every response carries X-Request-Id.',
+      'Every response carries X-Request-Id (a sane incoming one is echoed). JSON bodies: malformed 400 INVALID_JSON, over ' +
+      '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
+      '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
+      'unreachable. HEAD is answered on GET routes only.',
   },
   servers: [{ url: '/' }],
   components: {
