@@ -84,7 +84,13 @@ const idParam = (paramName: string, text: string) => ({ name: paramName, in: 'pa
 const multipart = (properties: Record<string, Schema>, required: string[]) => ({
   'multipart/form-data': { schema: { type: 'object', properties, required } },
 });
-const imagePart: Schema = { type: 'string', format: 'binary', description: 'JPEG, PNG, GIF or WebP (checked by leading bytes), at most 5 MiB' };
+const imagePart: Schema = {
+  type: 'string',
+  format: 'binary',
+  description:
+    'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
+    "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
+};
 
 const fileBytes = (disposition: string, etag: string) => ({
   description: 'The bytes (206 with Content-Range for a single satisfiable Range)',
