@@ -92,12 +92,12 @@ const imagePart: Schema = {
     "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
 };
 
-const fileBytes = (disposition: string, etag: string) => ({
+const fileBytes = (disposition: string) => ({
   description: 'The bytes (206 with Content-Range for a single satisfiable Range)',
   headers: {
     'Content-Type': { schema: { type: 'string' }, description: 'The file type table MIME type' },
     'Content-Disposition': { schema: { type: 'string' }, description: disposition },
-    ETag: { schema: { type: 'string' }, description: etag },
+    ETag: { schema: { type: 'string' }, description: 'The quoted sha256' },
     'Last-Modified': { schema: { type: 'string' } },
     'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } },
     'X-Content-Type-Options': { schema: { type: 'string', const: 'nosniff' } },
@@ -105,8 +105,8 @@ const fileBytes = (disposition: string, etag: string) => ({
   },
   content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
 });
-const byteResponses = (disposition: string, etag = 'The quoted sha256') => ({
-  '200': fileBytes(disposition, etag),
+const byteResponses = (disposition: string) => ({
+  '200': fileBytes(disposition),
   '206': { description: 'Partial content for a single byte range' },
   '304': { description: 'If-None-Match matched the ETag' },
   '416': {
@@ -624,7 +624,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['media'],
       security: mediaAuth,
       summary: 'A project cover or vibe image, for members (also HEAD)',
-      responses: { ...byteResponses('inline; filename="<uuid>.<ext>"', 'The quoted image name (an image is never rewritten in place)'), ...errors(401, 404) },
+      responses: { ...byteResponses('inline; filename="<uuid>.<ext>"'), ...errors(401, 404) },
     },
   },
   '/api/events': {

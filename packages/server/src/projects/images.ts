@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { FILE_TYPES } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
@@ -71,10 +72,11 @@ export class Images {
   async stored(image: string): Promise<StoredBytes> {
     const path = this.disk.imagePath(image);
     const info = await stat(path).catch(() => null);
-    if (!info) throw notFound('Image');
+    // The ETag is the quoted sha256, as for files (API.md §6); an image is at most 5 MiB, so it is hashed here.
+    const sha256 = info && (await sha256Of(path).catch(() => null));
+    if (!info || !sha256) throw notFound('Image');
     const extension = image.slice(image.lastIndexOf('.') + 1);
-    // An image is never rewritten in place (a new one gets a new name), so its name is a strong validator.
-    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${image}"`, modifiedAt: info.mtime, downloadName: image };
+    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: image };
   }
 
   /** The project whose cover or vibe uses the image; null when none does. */
@@ -86,4 +88,10 @@ export class Images {
       limit 1`;
     return row?.project_id ?? null;
   }
+}
+
+async function sha256Of(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
