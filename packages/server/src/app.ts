@@ -129,8 +129,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
         // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
         for (const feature of features.reverse()) await feature.stop?.();
         const timer = setTimeout(() => server.closeAllConnections(), 10_000);
+        // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
+        const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         await drained;
         clearTimeout(timer);
+        clearInterval(idleSweep);
         await database.close();
       })();
       return closing;

@@ -1,9 +1,11 @@
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './support/http.js';
 import { runServerCommand, spawnServer } from './support/process.js';
+import { createTestDatabase } from './support/server.js';
 
 // The built server on its embedded default: its own PostgreSQL under DATA_DIR, as `pnpm start` runs it.
 describe('the server process on the embedded database', () => {
@@ -80,5 +82,32 @@ describe('the server process on the embedded database', () => {
       server.child.kill('SIGKILL');
       await server.exited;
     }
+  });
+});
+
+describe('the server process on DATABASE_URL', () => {
+  it('finishes a request in flight when SIGTERM arrives, then exits 0 without waiting out keep-alive connections', async () => {
+    const server = await spawnServer({ DATABASE_URL: await createTestDatabase(), JWT_SECRET: 'x'.repeat(32) });
+    const body = JSON.stringify({ email: 'drain@example.com', password: 'password-123', name: 'Drain' });
+    const url = new URL('/api/auth/register', server.url);
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      });
+      req.on('error', reject);
+      // Half the body now, SIGTERM, the rest a moment later: the server must wait for it.
+      req.write(body.slice(0, 10), () => {
+        server.child.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(10)), 300);
+      });
+    });
+    const response = await answered;
+    const answeredAt = Date.now();
+    expect(response.status, response.text).toBe(201);
+    expect(await server.exited).toBe(0);
+    // The client keeps its connection alive: the server closes it once idle rather than wait for the 5 s keep-alive timeout.
+    expect(Date.now() - answeredAt).toBeLessThan(3000);
   });
 });
