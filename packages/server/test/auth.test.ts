@@ -120,6 +120,18 @@ describe('login', () => {
     expect(maxAge).toBeLessThanOrEqual(30 * 86_400);
   });
 
+  it('gives a session 1 day, or 30 days with rememberMe, from login', async () => {
+    const user = await api.register();
+    const lifetime = async (rememberMe: boolean) => {
+      const login = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password, rememberMe } });
+      const [session] = await server.sql`select extract(epoch from expires_at - created_at)::int as seconds from sessions where id = (
+        select session_id from refresh_tokens where token_hash = encode(sha256(${login.body.refreshToken}::bytea), 'hex'))`;
+      return session!.seconds as number;
+    };
+    expect(await lifetime(false)).toBe(86_400);
+    expect(await lifetime(true)).toBe(30 * 86_400);
+  });
+
   it('answers unknown email and wrong password alike with 401 INVALID_CREDENTIALS', async () => {
     const user = await api.register();
     const wrong = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: 'wrong-password' } });
@@ -179,6 +191,16 @@ describe('access tokens', () => {
       expect(response.status, token).toBe(401);
       expect(response.body.code).toBe('UNAUTHENTICATED');
     }
+  });
+
+  it('rejects a token signed with the right secret but another algorithm (HS512)', async () => {
+    const user = await api.register();
+    const [, payload] = user.accessToken.split('.') as [string, string];
+    const header = b64url({ alg: 'HS512', typ: 'JWT' });
+    const signature = createHmac('sha512', server.config.jwtSecret!).update(`${header}.${payload}`).digest('base64url');
+    const response = await api.request('GET', '/api/auth/me', { token: `${header}.${payload}.${signature}` });
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe('UNAUTHENTICATED');
   });
 
   it('answers an expired access token with 401 TOKEN_EXPIRED', async () => {
@@ -272,6 +294,25 @@ describe('operations', () => {
     const health = await api.request('GET', '/api/health');
     expect(health.status).toBe(200);
     expect(health.body).toEqual({ status: 'ok', db: 'ok', version: expect.any(String) });
+  });
+});
+
+describe('secure cookies', () => {
+  it('marks both cookies Secure when PUBLIC_URL is https, or with COOKIE_SECURE=true', async () => {
+    for (const env of [{ PUBLIC_URL: 'https://band.example.com' }, { COOKIE_SECURE: 'true' }]) {
+      const secureServer = await startTestServer(env);
+      try {
+        const registered = await client(secureServer.url).request('POST', '/api/auth/register', {
+          json: { email: 'secure@example.com', password: 'password-1', name: 'Secure' },
+        });
+        expect(registered.status).toBe(201);
+        for (const name of ['access_token', 'refresh_token']) expect(cookieNamed(registered.headers, name), JSON.stringify(env)).toMatch(/; Secure(;|$)/);
+        const loggedOut = await client(secureServer.url).request('POST', '/api/auth/logout', { token: registered.body.accessToken });
+        for (const name of ['access_token', 'refresh_token']) expect(cookieNamed(loggedOut.headers, name)).toMatch(/; Secure(;|$)/);
+      } finally {
+        await secureServer.close();
+      }
+    }
   });
 });
 
