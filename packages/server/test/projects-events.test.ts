@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import type { ProjectEvent } from '@bandcollab/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EVENTS_CHANNEL } from '../src/events/publisher.js';
@@ -10,22 +11,34 @@ let api: Api;
 let owner: User;
 let member: User;
 const events: ProjectEvent[] = [];
+const markers = new Map<string, () => void>();
 let unlisten: () => Promise<void>;
 
 beforeAll(async () => {
   ({ server, api, users: [owner, member] } = await startWithUsers('Owner', 'Member'));
-  ({ unlisten } = await server.sql.listen(EVENTS_CHANNEL, (payload) => events.push(JSON.parse(payload) as ProjectEvent)));
+  ({ unlisten } = await server.sql.listen(EVENTS_CHANNEL, (payload) => {
+    const message = JSON.parse(payload) as ProjectEvent | { type: 'marker'; id: string };
+    if (message.type === 'marker') markers.get(message.id)?.();
+    else events.push(message);
+  }));
 });
 afterAll(async () => {
   await unlisten?.();
   await server?.close();
 });
 
-/** Runs `action` and answers the events it published (NOTIFY arrives after the commit, so wait a little). */
+/**
+ * Runs `action` and answers the events it published. PostgreSQL delivers notifications in commit order, so
+ * once a marker sent after the action arrives, every event the action committed has arrived before it.
+ */
 async function eventsOf(action: () => Promise<unknown>): Promise<ProjectEvent[]> {
   const before = events.length;
   await action();
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  const id = randomUUID();
+  const arrived = new Promise<void>((resolve) => markers.set(id, resolve));
+  await server.sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify({ type: 'marker', id })})`;
+  await arrived;
+  markers.delete(id);
   return events.slice(before);
 }
 
