@@ -299,7 +299,8 @@ describe('operations', () => {
 
 describe('secure cookies', () => {
   it('marks both cookies Secure when PUBLIC_URL is https, or with COOKIE_SECURE=true', async () => {
-    for (const env of [{ PUBLIC_URL: 'https://band.example.com' }, { COOKIE_SECURE: 'true' }]) {
+    const settings: Record<string, string>[] = [{ PUBLIC_URL: 'https://band.example.com' }, { COOKIE_SECURE: 'true' }];
+    for (const env of settings) {
       const secureServer = await startTestServer(env);
       try {
         const registered = await client(secureServer.url).request('POST', '/api/auth/register', {
