@@ -73,8 +73,11 @@ describe('the server process on the embedded database', () => {
       // Stop the embedded PostgreSQL under the running server.
       const pid = Number((await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
       process.kill(pid, 'SIGINT');
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      const health = await api.request('GET', '/api/health');
+      let health = await api.request('GET', '/api/health');
+      for (let waited = 0; health.status === 200 && waited < 15_000; waited += 200) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        health = await api.request('GET', '/api/health');
+      }
       expect(health.status).toBe(503);
       expect(health.body.code).toBe('UNAVAILABLE');
       expect(health.headers.get('retry-after')).toBeTruthy();
