@@ -2,12 +2,13 @@
 //  1. cold start of `band --version` and of `band project list` (stored credentials, a real request),
 //     each as a ratio over `node -e 0` measured in the same run (target for --version: at most 2x);
 //  2. a bulk upload of 200 files of 1 MiB with --jobs 8 against --jobs 1 (the speed-up, as a ratio).
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { report, round, start } from '../../server/bench/support.mjs';
 import { promisify } from 'node:util';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -20,7 +21,7 @@ const FILES = Number(process.env.BENCH_FILES ?? 200);
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-cli-bench-'));
 await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
-const server = await startServer(path.join(work, 'data'));
+const server = await start(serverMain, [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'error' });
 const env = { PATH: process.env.PATH, HOME: path.join(work, 'home'), BAND_API_URL: server.url };
 const bandRun = (args, input) =>
   new Promise((resolve, reject) => {
@@ -93,29 +94,4 @@ async function medianMs(tasks) {
     }
   }
   return times.map((list) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)]);
-}
-
-async function startServer(dataDir) {
-  const child = spawn(process.execPath, [serverMain], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', () => reject(new Error(`the server exited before listening:\n${output}`)));
-  });
-  return { url, process: child };
-}
-
-function report(name, figures) {
-  console.log(JSON.stringify({ bench: name, ...figures }));
-}
-
-function round(value) {
-  return Math.round(value * 100) / 100;
 }

@@ -1,12 +1,13 @@
 // SDK benchmarks against the built server (run `pnpm build` first; the root `pnpm bench` does):
 //  1. client peak RSS during a 500 MiB upload, beside a bare form-data + undici upload of the same file;
 //  2. the SDK's time for a small authenticated GET over a bare undici request, as a ratio.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { report, round, start } from '../../server/bench/support.mjs';
 import { promisify } from 'node:util';
 import { BandClient } from '@bandcollab/sdk';
 import { Agent, request } from 'undici';
@@ -21,7 +22,7 @@ const GETS_PER_ROUND = Number(process.env.BENCH_GETS_PER_ROUND ?? 500);
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-sdk-bench-'));
 await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
-const server = await startServer(path.join(work, 'data'));
+const server = await start(serverMain, [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'error' });
 try {
   const client = new BandClient({ baseUrl: server.url, timeoutMs: 120_000 });
   await client.auth.register({ email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
@@ -100,31 +101,6 @@ function median(values) {
   return round(sorted[Math.floor(sorted.length / 2)]);
 }
 
-async function startServer(dataDir) {
-  const child = spawn(process.execPath, [serverMain], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', () => reject(new Error(`the server exited before listening:\n${output}`)));
-  });
-  return { url, process: child };
-}
-
-function report(name, figures) {
-  console.log(JSON.stringify({ bench: name, ...figures }));
-}
-
 function mib(bytes) {
   return round(bytes / MiB);
-}
-
-function round(value) {
-  return Math.round(value * 100) / 100;
 }
