@@ -114,6 +114,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server.listen(config.port, config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  // PORT=0 binds a free port; the default PUBLIC_URL (and APP_URL), http://localhost:0, means that port.
+  config.publicUrl = withBoundPort(config.publicUrl, port);
+  config.appUrl = withBoundPort(config.appUrl, port);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
   let closing: Promise<void> | null = null;
@@ -165,6 +168,13 @@ const noRoute = (req: IncomingMessage): ApiError => new ApiError(404, 'NOT_FOUND
 function firstRouteOf(app: App, url: string) {
   const path = url.split('?')[0]!;
   return app.middleware.find((route) => route.type === 'route' && route.regex?.pattern.test(path));
+}
+
+function withBoundPort(url: string, port: number): string {
+  const parsed = new URL(url);
+  if (parsed.port !== '0') return url;
+  parsed.port = String(port);
+  return parsed.href.replace(/\/+$/, '');
 }
 
 function isDecodable(url: string): boolean {

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture, expectStatus, type Fixture } from './authz/fixture.js';
+import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestResponse } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
@@ -231,5 +232,16 @@ describe('HEAD', () => {
       expect(response.status, `HEAD ${path}`).toBe(404);
     }
     expect((await fx.api.request('GET', '/api/auth/me', { token: user.accessToken })).status).toBe(200);
+  });
+});
+
+describe('settings', () => {
+  it('reads the default PUBLIC_URL, http://localhost:<PORT>, with the port PORT=0 bound', async () => {
+    const port = new URL(server.url).port;
+    expect(server.config.publicUrl).toBe(`http://localhost:${port}`);
+    const link = await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token }), 201);
+    expect(link.shareUrl).toBe(`http://localhost:${port}/share/${link.token}`);
+    const events = await openEventSocket(server.url, { token: fx.actors.projectAdmin.token, origin: `http://localhost:${port}` });
+    events.close();
   });
 });

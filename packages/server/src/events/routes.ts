@@ -20,15 +20,12 @@ const EVENTS_PATH = '/api/events';
 export class EventsRoutes implements Feature {
   /** Clients only answer pings; anything they send is small or a mistake. The hub keeps the open sockets. */
   private readonly sockets = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: 4096 });
-  private readonly allowedOrigins: Set<string>;
-
   constructor(
-    @inject(CONFIG) config: Config,
+    @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(EventHub) private readonly hub: EventHub,
   ) {
-    this.allowedOrigins = new Set([config.publicUrl, ...config.corsOrigins].map((url) => new URL(url).origin));
     this.sockets.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestId(req)}`));
   }
 
@@ -66,7 +63,9 @@ export class EventsRoutes implements Feature {
   private isAllowedOrigin(origin: string | undefined): boolean {
     if (origin === undefined) return true;
     try {
-      return this.allowedOrigins.has(new URL(origin).origin);
+      // Read per request: with PORT=0 the server learns its own URL only once it listens.
+      const allowed = [this.config.publicUrl, ...this.config.corsOrigins].map((url) => new URL(url).origin);
+      return allowed.includes(new URL(origin).origin);
     } catch {
       return false;
     }
