@@ -1,6 +1,7 @@
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from './support/http.js';
@@ -41,6 +42,8 @@ describe('the server process on the embedded database', () => {
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
     expect(second.output()).toMatch(/SIGTERM received/);
+    // The embedded PostgreSQL was stopped, not left running: it removes its pid file on a clean shutdown.
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 
     const promoted = await runServerCommand(['set-role', 'SECOND@example.com', 'ADMIN'], env);
     expect(promoted.stdout).toContain('second@example.com is now ADMIN');
