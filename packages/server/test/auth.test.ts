@@ -157,6 +157,31 @@ describe('login', () => {
   });
 });
 
+describe('client address', () => {
+  const failLogin = (target: ReturnType<typeof client>, email: string, forwardedFor: string) =>
+    target.request('POST', '/api/auth/login', { json: { email, password: 'wrong-password' }, headers: { 'x-forwarded-for': forwardedFor } });
+
+  it('ignores X-Forwarded-For without TRUST_PROXY', async () => {
+    const user = await api.register();
+    for (let i = 0; i < 10; i++) expect((await failLogin(api, user.user.email, `10.0.0.${i}`)).status).toBe(401);
+    expect((await failLogin(api, user.user.email, '10.0.1.1')).status).toBe(429);
+  });
+
+  it('with TRUST_PROXY counts failures per the hop the proxy added, whatever the client put before it', async () => {
+    const proxied = await startTestServer({ TRUST_PROXY: 'true', LOGIN_MAX_FAILURES: '2' });
+    try {
+      const proxiedApi = client(proxied.url);
+      const user = await proxiedApi.register();
+      expect((await failLogin(proxiedApi, user.user.email, 'spoofed-1, 203.0.113.7')).status).toBe(401);
+      expect((await failLogin(proxiedApi, user.user.email, 'spoofed-2, 203.0.113.7')).status).toBe(401);
+      expect((await failLogin(proxiedApi, user.user.email, 'spoofed-3, 203.0.113.7')).status).toBe(429);
+      expect((await failLogin(proxiedApi, user.user.email, '203.0.113.8')).status).toBe(401);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
+
 describe('access tokens', () => {
   it('serves /api/auth/me with the bearer token', async () => {
     const user = await api.register({ name: 'Me Myself' });

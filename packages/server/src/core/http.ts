@@ -129,9 +129,12 @@ export function appendCookie(res: ServerResponse, name: string, value: string, o
   res.setHeader('Set-Cookie', [...list, serialize(name, value, options)]);
 }
 
-/** The client's address: the socket's, or with TRUST_PROXY the first `X-Forwarded-For` hop. */
+/**
+ * The client's address: the socket's, or with TRUST_PROXY the last `X-Forwarded-For` hop, the one our proxy
+ * added; earlier hops are whatever the client sent, so trusting them would let it dodge the login rate limit.
+ */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
   const forwarded = req.headers['x-forwarded-for'];
-  if (trustProxy && typeof forwarded === 'string') return forwarded.split(',')[0]!.trim();
+  if (trustProxy && typeof forwarded === 'string') return forwarded.split(',').pop()!.trim();
   return req.socket.remoteAddress ?? 'unknown';
 }
