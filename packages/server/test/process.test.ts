@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
@@ -28,6 +28,7 @@ describe('the server process on the embedded database', () => {
     expect(member.user.role).toBe('MEMBER');
     const secret = await readFile(path.join(dataDir, 'jwt-secret'), 'utf8');
     expect(secret.length).toBeGreaterThanOrEqual(32);
+    expect((await stat(path.join(dataDir, 'jwt-secret'))).mode & 0o777).toBe(0o600);
 
     first.child.kill('SIGKILL');
     await first.exited;
