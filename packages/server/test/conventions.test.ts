@@ -114,6 +114,20 @@ describe('JSON bodies', () => {
     }
   });
 
+  it('never answer 500, whatever the values: wrong types, NUL, huge strings, deep nesting', async () => {
+    const FIELDS = ['name', 'description', 'image', 'email', 'password', 'rememberMe', 'refreshToken', 'role', 'vibeIds', 'targetVibeId', 'expiresIn', 'code', 'redirectUri'];
+    const values: unknown[] = [null, 0, -1, 1.5, 1e308, true, 'x', '', '\u0000', 'x'.repeat(100_000), [], ['\u0000'], [[[]]], {}, { $gt: '' }];
+    for (const { method, path } of jsonRoutes()) {
+      for (const value of values) {
+        const body = JSON.stringify(Object.fromEntries(FIELDS.map((field) => [field, value])));
+        const response = await send(method, path, body, 'application/json');
+        expect(response.status, `${method} ${path} with ${JSON.stringify(value).slice(0, 20)}: ${response.text}`).toBeLessThan(500);
+      }
+      const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+      expect((await send(method, path, deep, 'application/json')).status).toBeLessThan(500);
+    }
+  });
+
   it('answer a body that is JSON but not an object with 400 VALIDATION_FAILED', async () => {
     for (const body of ['[]', '"text"', '42']) {
       expectProblem(await send('POST', '/api/projects', body, 'application/json'), 400, 'VALIDATION_FAILED');
