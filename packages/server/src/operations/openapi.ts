@@ -315,7 +315,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['auth'],
       summary: 'Rotate the refresh token (body, else the refresh_token cookie); the session keeps its expiry',
       description: 'Presenting an already-rotated refresh token revokes its whole session.',
-      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string' } }, [])) },
+      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string', minLength: 1 } }, [])) },
       responses: {
         '200': withCookies(ok(ref('TokenPair'))),
         ...errors(400, 413, 415),
@@ -327,8 +327,10 @@ const paths: Record<string, Record<string, unknown>> = {
     post: {
       tags: ['auth'],
       summary: 'Revoke the session named by refreshToken, else the cookie, else the Bearer token; clears both cookies',
-      description: 'Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
-      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string' } }, [])) },
+      description:
+        'The first of these that is present decides (an unknown refresh token revokes nothing). Access tokens of the session ' +
+        'stop working at once. Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
+      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string', minLength: 1 } }, [])) },
       security: [{}, { bearer: [] }],
       responses: {
         '200': {
