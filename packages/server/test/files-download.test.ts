@@ -89,6 +89,9 @@ describe('download', () => {
     const response = await download({ range });
     expect(response.status).toBe(416);
     expect(response.headers.get('content-range')).toBe('bytes */1000');
+    // Problem details: VALIDATION_FAILED always names its fields (API.md §1).
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.body).toMatchObject({ status: 416, code: 'VALIDATION_FAILED', errors: [{ field: 'Range' }] });
   });
 
   it.each(['bytes=0-1,5-6', 'bytes=9-2', 'items=0-5', 'bytes=abc', 'bytes=-'])('ignores the Range %s it does not serve: 200 with everything', async (range) => {

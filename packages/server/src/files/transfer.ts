@@ -43,7 +43,9 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
   }
   const range = rangeOf(req, bytes);
   if (range === 'unsatisfiable') {
-    throw new ApiError(416, 'VALIDATION_FAILED', `The requested range lies outside the file (${bytes.size} bytes)`, {
+    const message = `lies outside the file (${bytes.size} bytes)`;
+    throw new ApiError(416, 'VALIDATION_FAILED', `Range: ${message}`, {
+      errors: [{ field: 'Range', message }],
       headers: { 'Content-Range': `bytes */${bytes.size}` },
     });
   }
