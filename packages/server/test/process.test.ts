@@ -74,6 +74,7 @@ describe('the server process on the embedded database', () => {
     try {
       const api = client(server.url);
       expect((await api.request('GET', '/api/health')).status).toBe(200);
+      const user = await api.register();
       // Stop the embedded PostgreSQL under the running server.
       const pid = Number((await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
       process.kill(pid, 'SIGINT');
@@ -85,6 +86,13 @@ describe('the server process on the embedded database', () => {
       expect(health.status).toBe(503);
       expect(health.body.code).toBe('UNAVAILABLE');
       expect(health.headers.get('retry-after')).toBeTruthy();
+      // Any endpoint that needs the database says the same, without internals.
+      for (const path of ['/api/projects', '/api/auth/me']) {
+        const response = await api.request('GET', path, { token: user.accessToken });
+        expect(response.status, `${path}: ${response.text}`).toBe(503);
+        expect(response.body).toMatchObject({ code: 'UNAVAILABLE', detail: 'The service is temporarily unavailable' });
+        expect(response.headers.get('retry-after')).toBeTruthy();
+      }
     } finally {
       server.child.kill('SIGKILL');
       await server.exited;
