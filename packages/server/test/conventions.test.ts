@@ -225,12 +225,14 @@ describe('names and descriptions', () => {
 });
 
 describe('HEAD', () => {
-  it('answers as GET does, without a body, on every GET route', async () => {
+  it('answers as GET does, without a body, on every GET route; both carry X-Request-Id', async () => {
     const token = fx.actors.projectAdmin.token;
     for (const { path } of routes().filter(({ method, path }) => method === 'GET' && !path.includes('/idp'))) {
       const concrete = fill(path, realId);
       const [get, head] = [await fx.api.request('GET', concrete, { token }), await fx.api.request('HEAD', concrete, { token })];
       expect(head.status, `HEAD ${concrete}`).toBe(get.status);
+      expect(get.headers.get('x-request-id'), concrete).toMatch(/^[0-9a-f-]{36}$/);
+      expect(head.headers.get('x-request-id'), concrete).toMatch(/^[0-9a-f-]{36}$/);
       expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
       expect(head.text).toBe('');
     }
