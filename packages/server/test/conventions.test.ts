@@ -261,3 +261,40 @@ describe('settings', () => {
     events.close();
   });
 });
+
+describe('creates and deletes', () => {
+  it('answer every create with 201, the record and a Location; every delete with {id, deleted: true}', async () => {
+    const admin = fx.actors.projectAdmin.token!;
+    const project = await fx.api.request('POST', '/api/projects', { token: admin, json: { name: 'Created' } });
+    const vibe = await fx.api.request('POST', `/api/projects/${project.body.id}/vibes`, { token: admin, json: { name: 'V' } });
+    const cut = await fx.api.request('POST', `/api/vibes/${vibe.body.id}/cuts`, { token: admin, json: { name: 'C' } });
+    const file = await upload(fx.api, admin, cut.body.id, 'take.mp3', sampleBytes('mp3', 64));
+    const invitee = await fx.api.register();
+    const added = await fx.api.request('POST', `/api/projects/${project.body.id}/invite`, { token: admin, json: { email: invitee.user.email, role: 'MEMBER' } });
+    const invited = await fx.api.request('POST', `/api/projects/${project.body.id}/invite`, { token: admin, json: { email: 'later@example.com', role: 'MEMBER' } });
+    const share = await fx.api.request('POST', `/api/files/${file.body.id}/share`, { token: admin });
+    const created = { project, vibe, cut, file, added, invited, share };
+    for (const [label, response] of Object.entries(created)) {
+      expect(response.status, `${label}: ${response.text}`).toBe(201);
+      expect(response.headers.get('location'), label).toMatch(/^\/api\//);
+    }
+    for (const record of [project, vibe, cut, file]) {
+      const located = await fx.api.request('GET', record.headers.get('location')!, { token: admin });
+      expect(located.status).toBe(200);
+      expect(located.body.id).toBe(record.body.id);
+    }
+
+    const deletes: [string, string][] = [
+      [`/api/projects/${project.body.id}/members/${invitee.user.id}`, invitee.user.id],
+      [`/api/files/${file.body.id}`, file.body.id],
+      [`/api/cuts/${cut.body.id}`, cut.body.id],
+      [`/api/vibes/${vibe.body.id}`, vibe.body.id],
+      [`/api/projects/${project.body.id}`, project.body.id],
+    ];
+    for (const [path, id] of deletes) {
+      const response = await fx.api.request('DELETE', path, { token: admin });
+      expect(response.status, path).toBe(200);
+      expect(response.body).toEqual({ id, deleted: true });
+    }
+  });
+});
