@@ -4,7 +4,7 @@
  * error is problem details carrying the request id, and every 401 names the Bearer scheme.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, expectStatus, type Fixture } from './authz/fixture.js';
+import { buildFixture, expectStatus, type Fixture, ISO_TIMESTAMP } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestResponse } from './support/http.js';
@@ -296,5 +296,38 @@ describe('creates and deletes', () => {
       expect(response.status, path).toBe(200);
       expect(response.body).toEqual({ id, deleted: true });
     }
+  });
+});
+
+describe('records', () => {
+  /** Every `…At` field anywhere in a body, with its path. */
+  const timestamps = (value: unknown, path = ''): [string, unknown][] => {
+    if (Array.isArray(value)) return value.flatMap((item, index) => timestamps(item, `${path}[${index}]`));
+    if (value === null || typeof value !== 'object') return [];
+    return Object.entries(value).flatMap(([key, inner]) =>
+      key.endsWith('At') ? [[`${path}.${key}`, inner] as [string, unknown]] : timestamps(inner, `${path}.${key}`),
+    );
+  };
+
+  it('write every timestamp as ISO 8601 UTC with milliseconds, and absent optional values as null', async () => {
+    const admin = fx.actors.projectAdmin.token!;
+    await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: admin, json: { email: 'pending@example.com', role: 'MEMBER' } }), 201);
+    const link = await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: admin, json: { expiresIn: 3600 } }), 201);
+    const bodies = await Promise.all(
+      [`/api/projects/${fx.project.id}`, '/api/projects', '/api/auth/me', `/api/files/${fileId}`, `/api/cuts/${fx.project.cutId}`, `/api/vibes/${fx.project.vibeId}`].map(
+        async (path) => (await expectStatus(fx.api.request('GET', path, { token: admin }), 200)) as unknown,
+      ),
+    );
+    const shared = await fx.api.request('GET', `/api/share/${link.token}`, { headers: { accept: 'application/json' } });
+    const found = timestamps([...bodies, link, shared.body]);
+    expect(found.map(([path]) => path)).toEqual(expect.arrayContaining(['[0].createdAt', '[0].updatedAt', '[0].members[0].joinedAt', '[0].invitations[0].expiresAt']));
+    for (const [path, value] of found) expect(value, path).toMatch(ISO_TIMESTAMP);
+
+    const bare = await expectStatus(fx.api.request('POST', '/api/projects', { token: admin, json: { name: 'Bare' } }), 201);
+    expect(bare).toMatchObject({ description: null, imageUrl: null });
+    const me = await expectStatus(fx.api.request('GET', '/api/auth/me', { token: admin }), 200);
+    expect(me.avatarUrl).toBeNull();
+    const forever = await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: admin }), 201);
+    expect(forever.expiresAt).toBeNull();
   });
 });
