@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
@@ -25,8 +26,11 @@ const registered = () =>
     }),
   );
 
-it('is OpenAPI 3.1', () => {
+it('is a valid OpenAPI 3.1 document whose references all resolve', async () => {
   expect(document.openapi).toBe('3.1.0');
+  const result = await new Validator().validate(structuredClone(document) as Record<string, unknown>);
+  expect(result.errors ?? []).toEqual([]);
+  expect(result.valid).toBe(true);
 });
 
 it('describes every route the server registers', () => {
