@@ -3,6 +3,7 @@
  * not a UUID is 404, a JSON body that is malformed, too large or of another type is 400/413/415, every
  * error is problem details carrying the request id, and every 401 names the Bearer scheme.
  */
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture, expectStatus, type Fixture, ISO_TIMESTAMP } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
@@ -329,5 +330,88 @@ describe('records', () => {
     expect(me.avatarUrl).toBeNull();
     const forever = await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: admin }), 201);
     expect(forever.expiresAt).toBeNull();
+  });
+});
+
+describe('the OpenAPI document', () => {
+  /** The schema /api/openapi.json gives an operation's answer, compiled; fails when the document has none. */
+  const schemaOf = (ajv: Ajv2020, method: string, route: string, status: number, contentType: string) => {
+    const template = route.replace(/:(\w+)/g, '{$1}');
+    const pointer = ['paths', template, method.toLowerCase(), 'responses', String(status), 'content', contentType, 'schema']
+      .map((segment) => encodeURIComponent(segment.replace(/~/g, '~0').replace(/\//g, '~1')))
+      .join('/');
+    const validate = ajv.getSchema(`openapi#/${pointer}`);
+    if (!validate) throw new Error(`no documented schema for ${method} ${template} ${status} ${contentType}`);
+    return validate;
+  };
+
+  it('describes every record the server answers, field for field', async () => {
+    const document = (await fx.api.request('GET', '/api/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+    ajv.addSchema({ ...document, $id: 'openapi' });
+    const admin = fx.actors.projectAdmin.token!;
+    const member = fx.actors.member.token!;
+    const user = await fx.api.register();
+    const project = await expectStatus(fx.api.request('POST', '/api/projects', { token: admin, json: { name: 'Documented' } }), 201);
+    const vibe = await expectStatus(fx.api.request('POST', `/api/projects/${project.id}/vibes`, { token: admin, json: { name: 'V' } }), 201);
+    const otherVibe = await expectStatus(fx.api.request('POST', `/api/projects/${project.id}/vibes`, { token: admin, json: { name: 'W' } }), 201);
+    const cut = await expectStatus(fx.api.request('POST', `/api/vibes/${vibe.id}/cuts`, { token: admin, json: { name: 'C' } }), 201);
+    const file = await expectStatus(upload(fx.api, admin, cut.id, 'take.mp3', sampleBytes('mp3', 64)), 201);
+    const share = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token: admin, json: { expiresIn: 600 } }), 201);
+    const added = await fx.api.register();
+    await expectStatus(fx.api.request('POST', `/api/projects/${project.id}/invite`, { token: admin, json: { email: added.user.email, role: 'MEMBER' } }), 201);
+
+    type Call = [method: string, route: string, path: string, options?: Parameters<typeof fx.api.request>[2]];
+    const calls: Call[] = [
+      ['GET', '/api/health', '/api/health'],
+      ['POST', '/api/auth/register', '/api/auth/register', { json: { email: `doc-${Date.now()}@example.com`, password: 'password-1', name: 'Doc' } }],
+      ['POST', '/api/auth/login', '/api/auth/login', { json: { email: user.user.email, password: user.password } }],
+      ['POST', '/api/auth/login', '/api/auth/login', { json: { email: user.user.email, password: 'wrong-password' } }],
+      ['POST', '/api/auth/refresh', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } }],
+      ['GET', '/api/auth/me', '/api/auth/me', { token: admin }],
+      ['GET', '/api/auth/me', '/api/auth/me'],
+      ['GET', '/api/projects', '/api/projects', { token: admin }],
+      ['GET', '/api/projects/:id', `/api/projects/${project.id}`, { token: admin }],
+      ['GET', '/api/projects/:id', `/api/projects/${fx.project.id}`, { token: member }],
+      ['PUT', '/api/projects/:id', `/api/projects/${project.id}`, { token: admin, json: { description: 'Now described' } }],
+      ['POST', '/api/projects/:id/invite', `/api/projects/${project.id}/invite`, { token: admin, json: { email: 'doc-later@example.com', role: 'ADMIN' } }],
+      ['PUT', '/api/projects/:id/members/:userId', `/api/projects/${project.id}/members/${added.user.id}`, { token: admin, json: { role: 'ADMIN' } }],
+      ['GET', '/api/vibes/:id', `/api/vibes/${vibe.id}`, { token: admin }],
+      ['PUT', '/api/vibes/:id', `/api/vibes/${vibe.id}`, { token: admin, json: { name: 'Renamed' } }],
+      ['PUT', '/api/vibes/reorder', '/api/vibes/reorder', { token: admin, json: { vibeIds: [otherVibe.id, vibe.id] } }],
+      ['GET', '/api/cuts/:id', `/api/cuts/${cut.id}`, { token: admin }],
+      ['PUT', '/api/cuts/:id', `/api/cuts/${cut.id}`, { token: admin, json: { name: 'Renamed' } }],
+      ['PUT', '/api/cuts/:id/move', `/api/cuts/${cut.id}/move`, { token: admin, json: { targetVibeId: otherVibe.id } }],
+      ['PUT', '/api/cuts/:id/move', `/api/cuts/${cut.id}/move`, { token: admin, json: { targetVibeId: 'nope' } }],
+      ['GET', '/api/files/:id', `/api/files/${file.id}`, { token: admin }],
+      ['GET', '/api/files/storage', '/api/files/storage', { token: member }],
+      ['GET', '/api/files/storage', '/api/files/storage', { token: fx.actors.siteAdminNonMember.token }],
+      ['GET', '/api/share/:token', `/api/share/${share.token}`, { headers: { accept: 'application/json' } }],
+      ['GET', '/api/share/:token', '/api/share/unknown', { headers: { accept: 'application/json' } }],
+      ['DELETE', '/api/files/:id/share', `/api/files/${file.id}/share`, { token: admin }],
+      ['DELETE', '/api/files/:id', `/api/files/${file.id}`, { token: admin }],
+      ['DELETE', '/api/cuts/:id', `/api/cuts/${cut.id}`, { token: admin }],
+      ['DELETE', '/api/vibes/:id', `/api/vibes/${vibe.id}`, { token: admin }],
+      ['DELETE', '/api/projects/:id/members/:userId', `/api/projects/${project.id}/members/${added.user.id}`, { token: admin }],
+      ['DELETE', '/api/projects/:id', `/api/projects/${project.id}`, { token: admin }],
+      ['POST', '/api/auth/logout', '/api/auth/logout', { json: { refreshToken: user.refreshToken } }],
+    ];
+    const answered = [
+      ['POST', '/api/projects', project, 201],
+      ['POST', '/api/projects/:projectId/vibes', vibe, 201],
+      ['POST', '/api/vibes/:vibeId/cuts', cut, 201],
+      ['POST', '/api/files/upload', file, 201],
+      ['POST', '/api/files/:id/share', share, 201],
+    ] as const;
+    for (const [method, route, body, status] of answered) {
+      const validate = schemaOf(ajv, method, route, status, 'application/json');
+      expect(validate(body), `${method} ${route}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+    for (const [method, route, path, options] of calls) {
+      const response = await fx.api.request(method, path, options);
+      const contentType = response.headers.get('content-type')!.split(';')[0]!;
+      const validate = schemaOf(ajv, method, route, response.status, contentType);
+      expect(validate(response.body), `${method} ${path} ${response.status}: ${JSON.stringify(validate.errors)} ${response.text.slice(0, 300)}`).toBe(true);
+    }
   });
 });

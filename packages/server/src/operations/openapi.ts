@@ -117,6 +117,28 @@ const byteResponses = (disposition: string) => ({
 });
 const sharedBytes = byteResponses('inline; filename="…"; filename*=UTF-8\'\'…, or attachment with ?download=1');
 
+// Records that extend another repeat its fields rather than use allOf: every part of an allOf would forbid the
+// other part's fields (additionalProperties: false), so no answer could match.
+const projectFields: Record<string, Schema> = {
+  id: uuid,
+  name: { type: 'string' },
+  description: nullable({ type: 'string' }),
+  imageUrl: nullable({ type: 'string', examples: ['/uploads/images/3f0c….png'] }),
+  createdAt: timestamp,
+  memberCount: { type: 'integer' },
+  role: { ...role, description: "The caller's membership role" },
+};
+const vibeFields: Record<string, Schema> = {
+  id: uuid,
+  projectId: uuid,
+  name: { type: 'string' },
+  imageUrl: nullable({ type: 'string' }),
+  position: { type: 'integer', minimum: 0 },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+};
+const cutFields: Record<string, Schema> = { id: uuid, vibeId: uuid, projectId: uuid, name: { type: 'string' }, createdAt: timestamp, updatedAt: timestamp };
+
 const schemas: Record<string, Schema> = {
   Problem: {
     type: 'object',
@@ -153,26 +175,15 @@ const schemas: Record<string, Schema> = {
   TokenPair: object({ accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer', examples: [900] } }),
   AuthResult: object({ user: ref('User'), accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer' } }),
   UserRef: object({ id: uuid, name: { type: 'string' } }),
-  Project: object({
-    id: uuid,
-    name: { type: 'string' },
-    description: nullable({ type: 'string' }),
-    imageUrl: nullable({ type: 'string', examples: ['/uploads/images/3f0c….png'] }),
-    createdAt: timestamp,
-    memberCount: { type: 'integer' },
-    role: { ...role, description: "The caller's membership role" },
+  Project: object(projectFields),
+  UpdatedProject: object({ ...projectFields, updatedAt: timestamp }),
+  ProjectDetail: object({
+    ...projectFields,
+    updatedAt: timestamp,
+    members: { type: 'array', items: ref('Member') },
+    vibes: { type: 'array', items: ref('VibeWithCuts'), description: 'By position' },
+    invitations: { type: 'array', items: ref('Invitation'), description: 'Pending ones; empty for non-ADMIN callers' },
   }),
-  UpdatedProject: { allOf: [ref('Project'), object({ updatedAt: timestamp })] },
-  ProjectDetail: {
-    allOf: [
-      ref('UpdatedProject'),
-      object({
-        members: { type: 'array', items: ref('Member') },
-        vibes: { type: 'array', items: ref('VibeWithCuts'), description: 'By position' },
-        invitations: { type: 'array', items: ref('Invitation'), description: 'Pending ones; empty for non-ADMIN callers' },
-      }),
-    ],
-  },
   Member: object({
     userId: uuid,
     email: { type: 'string' },
@@ -188,18 +199,10 @@ const schemas: Record<string, Schema> = {
       object({ status: { type: 'string', const: 'invited' }, invitation: ref('Invitation') }),
     ],
   },
-  Vibe: object({
-    id: uuid,
-    projectId: uuid,
-    name: { type: 'string' },
-    imageUrl: nullable({ type: 'string' }),
-    position: { type: 'integer', minimum: 0 },
-    createdAt: timestamp,
-    updatedAt: timestamp,
-  }),
-  VibeWithCuts: { allOf: [ref('Vibe'), object({ cuts: { type: 'array', items: ref('CutWithFiles'), description: 'Oldest first' } })] },
-  Cut: object({ id: uuid, vibeId: uuid, projectId: uuid, name: { type: 'string' }, createdAt: timestamp, updatedAt: timestamp }),
-  CutWithFiles: { allOf: [ref('Cut'), object({ files: { type: 'array', items: ref('File') } })] },
+  Vibe: object(vibeFields),
+  VibeWithCuts: object({ ...vibeFields, cuts: { type: 'array', items: ref('CutWithFiles'), description: 'Oldest first' } }),
+  Cut: object(cutFields),
+  CutWithFiles: object({ ...cutFields, files: { type: 'array', items: ref('File') } }),
   ReorderVibesResult: object({ projectId: uuid, vibes: { type: 'array', items: ref('Vibe') } }),
   File: object({
     id: uuid,
