@@ -25,6 +25,7 @@ describe('register', () => {
     expect(first.headers.get('location')).toBe('/api/auth/me');
     expect(first.body.user).toEqual({ id: expect.any(String), email: 'first@example.com', name: 'First', role: 'ADMIN' });
     expect(first.body.expiresIn).toBe(900);
+    expect(first.headers.get('cache-control')).toBe('no-store');
     expect(first.body.refreshToken.length).toBeGreaterThanOrEqual(43);
     expect(cookieNamed(first.headers, 'access_token')).toMatch(/^access_token=[^;]+; Max-Age=900; Path=\/; HttpOnly; SameSite=Lax$/);
     const refreshCookie = cookieNamed(first.headers, 'refresh_token')!;
@@ -254,6 +255,8 @@ describe('refresh and logout', () => {
     const refreshed = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: login.body.refreshToken } });
     expect(refreshed.status).toBe(200);
     expect(Object.keys(refreshed.body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken']);
+    expect(login.headers.get('cache-control')).toBe('no-store');
+    expect(refreshed.headers.get('cache-control')).toBe('no-store');
     expect(refreshed.body.refreshToken).not.toBe(login.body.refreshToken);
     const [after] = await server.sql`select expires_at from sessions where id = (
       select session_id from refresh_tokens where token_hash = encode(sha256(${refreshed.body.refreshToken}::bytea), 'hex'))`;

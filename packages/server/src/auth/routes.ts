@@ -69,8 +69,9 @@ export class AuthRoutes {
     });
   }
 
-  /** Sets both cookies of API.md §3 for a freshly issued pair. */
+  /** Sets both cookies of API.md §3 for a freshly issued pair; no cache may keep a response that carries tokens. */
   setAuthCookies(res: ServerResponse, { pair, session }: IssuedTokens): void {
+    res.setHeader('Cache-Control', 'no-store');
     const secure = this.config.cookieSecure;
     appendCookie(res, ACCESS_COOKIE, pair.accessToken, {
       httpOnly: true,
