@@ -71,6 +71,7 @@ const AUTH_COOKIES = {
       'Path=/api/auth; Max-Age = seconds left in the session with rememberMe, else a session cookie); both Secure when ' +
       'PUBLIC_URL is https or COOKIE_SECURE=true.',
   },
+  'Cache-Control': { schema: { type: 'string', const: 'no-store' }, description: 'Responses that carry tokens are never cached' },
 };
 const withCookies = (response: Record<string, unknown>) => ({
   ...response,
