@@ -137,14 +137,25 @@ describe('JSON bodies', () => {
 });
 
 describe('authentication failures', () => {
+  /** Routes that need an access token: all but the open auth and operations routes, the IdP and public share routes. */
+  const OPEN = new Set(['POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/refresh', 'POST /api/auth/logout', 'GET /api/health', 'GET /api/openapi.json']);
+  const protectedRoutes = () => routes().filter(({ method, path }) => !OPEN.has(`${method} ${path}`) && !path.includes('/idp') && !path.includes('share/:token'));
+
   it('answer every protected route without credentials with 401 UNAUTHENTICATED and WWW-Authenticate: Bearer', async () => {
-    const open = new Set(['POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/refresh', 'POST /api/auth/logout', 'GET /api/health', 'GET /api/openapi.json']);
-    const protectedRoutes = routes().filter(({ method, path }) => !open.has(`${method} ${path}`) && !path.includes('/idp') && !path.includes('share/:token'));
-    expect(protectedRoutes.length).toBeGreaterThan(20);
-    for (const { method, path } of protectedRoutes) {
+    expect(protectedRoutes().length).toBeGreaterThan(20);
+    for (const { method, path } of protectedRoutes()) {
       const response = await fx.api.request(method, fill(path, realId));
       expectProblem(response, 401, 'UNAUTHENTICATED');
       expect(response.headers.get('www-authenticate'), `${method} ${path}`).toMatch(/^Bearer\b/);
+    }
+  });
+
+  it('take the access_token cookie only on media reads (download, /uploads/*), never on other API routes', async () => {
+    const cookie = `access_token=${fx.actors.projectAdmin.token}`;
+    for (const { method, path } of protectedRoutes()) {
+      const media = method === 'GET' && (path.startsWith('/uploads/') || path.endsWith('/download'));
+      const response = await fx.api.request(method, fill(path, realId), { headers: { cookie } });
+      expect(response.status, `${method} ${path}`).toBe(media ? 200 : 401);
     }
   });
 
