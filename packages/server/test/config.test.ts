@@ -1,0 +1,58 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/core/config.js';
+
+describe('settings (API.md §9)', () => {
+  it('defaults every setting as the contract says', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      publicUrl: 'http://localhost:3000',
+      appUrl: 'http://localhost:3000',
+      dataDir: path.resolve('./data'),
+      databaseUrl: null,
+      jwtSecret: null,
+      cookieSecure: false,
+      corsOrigins: [],
+      trustProxy: false,
+      logLevel: 'info',
+      oidc: null,
+      accessTokenTtlSeconds: 900,
+      loginMaxFailures: 10,
+      loginWindowSeconds: 900,
+    });
+  });
+
+  it('derives PUBLIC_URL from PORT, and Secure cookies from an https PUBLIC_URL unless COOKIE_SECURE says otherwise', () => {
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://band.example.com/' })).toMatchObject({ publicUrl: 'https://band.example.com', cookieSecure: true });
+    expect(loadConfig({ PUBLIC_URL: 'https://band.example.com', COOKIE_SECURE: 'false' }).cookieSecure).toBe(false);
+    expect(loadConfig({ COOKIE_SECURE: 'true' }).cookieSecure).toBe(true);
+  });
+
+  it('reads the lists and switches', () => {
+    const config = loadConfig({ CORS_ORIGINS: 'https://a.example.com, https://b.example.com/', TRUST_PROXY: 'true', LOG_LEVEL: 'WARN', APP_URL: 'https://app.example.com' });
+    expect(config).toMatchObject({ corsOrigins: ['https://a.example.com', 'https://b.example.com'], trustProxy: true, logLevel: 'warn', appUrl: 'https://app.example.com' });
+  });
+
+  it('turns the identity provider on only with issuer, client id and secret', () => {
+    expect(loadConfig({ OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'band' }).oidc).toBeNull();
+    expect(loadConfig({ OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'band', OIDC_CLIENT_SECRET: 's' }).oidc).toMatchObject({
+      issuer: 'https://id.example.com',
+      clientId: 'band',
+      clientSecret: 's',
+    });
+  });
+
+  it('reports every bad value at once', () => {
+    let thrown: unknown;
+    try {
+      loadConfig({ PORT: '70000', TRUST_PROXY: 'maybe', CORS_ORIGINS: 'not a url', DATABASE_URL: 'mysql://x' });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).problems).toHaveLength(4);
+  });
+});
