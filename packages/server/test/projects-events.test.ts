@@ -32,14 +32,21 @@ afterAll(async () => {
  * once a marker sent after the action arrives, every event the action committed has arrived before it.
  */
 async function eventsOf(action: () => Promise<unknown>): Promise<ProjectEvent[]> {
+  // Events of earlier set-up steps may still be on their way: they arrive before this first marker.
+  await flushNotifications();
   const before = events.length;
   await action();
+  await flushNotifications();
+  return events.slice(before);
+}
+
+/** Resolves once every notification committed so far has arrived. */
+async function flushNotifications(): Promise<void> {
   const id = randomUUID();
   const arrived = new Promise<void>((resolve) => markers.set(id, resolve));
   await server.sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify({ type: 'marker', id })})`;
   await arrived;
   markers.delete(id);
-  return events.slice(before);
 }
 
 it('publishes each change of projects, members, vibes and cuts with the agreed payload', async () => {
