@@ -106,17 +106,19 @@ describe('the server process on DATABASE_URL', () => {
     const body = JSON.stringify({ email: 'drain@example.com', password: 'password-123', name: 'Drain' });
     const url = new URL('/api/auth/register', server.url);
     const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' };
+      const req = request(url, { method: 'POST', headers }, (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
         res.on('end', () => resolve({ status: res.statusCode!, text }));
       });
       req.on('error', reject);
-      // Half the body now, SIGTERM, the rest a moment later: the server must wait for it.
-      req.write(body.slice(0, 10), () => {
+      // "100 Continue" says the server has the request; then SIGTERM, and the body a moment later: it must wait for it.
+      req.on('continue', () => {
         server.child.kill('SIGTERM');
-        setTimeout(() => req.end(body.slice(10)), 300);
+        setTimeout(() => req.end(body), 300);
       });
+      req.flushHeaders();
     });
     const response = await answered;
     const answeredAt = Date.now();
