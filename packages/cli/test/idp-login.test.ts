@@ -69,7 +69,10 @@ describe('band auth login --web', () => {
     const address = await printedAddress(login);
     expect(new URL(address).pathname).toBe('/api/auth/idp');
     const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
-    expect(cliRedirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    expect(cliRedirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\/[0-9a-f]{32}$/);
+    // Only the unguessable path takes a code: another local page cannot log the command in as someone else.
+    const guessed = await fetch(`${new URL(cliRedirect).origin}/callback?code=planted`);
+    expect(guessed.status).toBe(404);
 
     const { loopback, page } = await browser(address, 'cli-user');
     expect(`${loopback.origin}${loopback.pathname}`).toBe(cliRedirect);

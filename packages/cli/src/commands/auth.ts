@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -160,6 +161,8 @@ async function webLogin(ctx: Context): Promise<void> {
 }
 
 function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: string; redirectUri: string }> {
+  // An unguessable path, so another local page cannot hand this listener a code for someone else's account.
+  const callbackPath = `/callback/${randomBytes(16).toString('hex')}`;
   return new Promise((resolve, reject) => {
     let redirectUri = '';
     let spinner: Spinner | undefined;
@@ -167,7 +170,7 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
     const timer = setTimeout(() => finish(new CliError('no answer from the browser within 5 minutes', EXIT.auth)), WEB_LOGIN_TIMEOUT_MS);
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', redirectUri);
-      if (url.pathname !== '/callback') {
+      if (url.pathname !== callbackPath) {
         res.writeHead(404).end();
         return;
       }
@@ -188,7 +191,7 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
     };
     server.on('error', (error) => finish(error));
     server.listen(0, '127.0.0.1', async () => {
-      redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+      redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}${callbackPath}`;
       const address = client.auth.idpUrl({ cliRedirect: redirectUri });
       try {
         await checkIdpEnabled(address);
