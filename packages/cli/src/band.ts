@@ -33,7 +33,7 @@ Environment:
   BAND_TOKEN        an access token to use; nothing is stored
   BAND_EMAIL, BAND_PASSWORD
                     log in for this run only (CI); nothing is stored
-  BAND_CONFIG_DIR   settings and credential files (default ~/.config/band)
+  BAND_CONFIG_DIR   settings and credential files (default $XDG_CONFIG_HOME/band, else ~/.config/band)
   NO_COLOR          no colours;  CI  no progress bars or spinners
 
 Examples:
