@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { RevokeSharesResult, SharedFile, ShareLink } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
+import { hashToken, randomToken } from '../auth/tokens.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
@@ -12,11 +12,8 @@ import { findFileRows, type FileRow } from '../files/records.js';
 import { projectEvent } from '../projects/events.js';
 import { SharesRepository } from './repository.js';
 
-/** 32 random bytes, base64url: 256 bits, 43 characters. */
+/** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-
-/** Only the hash is stored: a database leak does not hand out working links. */
-const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 export interface SharedFileRow {
   file: FileRow;
@@ -35,7 +32,7 @@ export class SharesService {
 
   /** A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. */
   async create(principal: Principal, fileId: string, expiresIn: number | null): Promise<ShareLink> {
-    const token = randomBytes(32).toString('base64url');
+    const token = randomToken();
     const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
     await this.sql.begin(async (tx) => {
       const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
