@@ -238,8 +238,6 @@ export function toCliError(error: unknown): CliError {
   }
   if (error instanceof BandNetworkError) return new CliError(error.message, EXIT.unavailable);
   if (error instanceof Error && error.name === 'AbortError') return new CliError('interrupted', EXIT.interrupted);
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') return new CliError((error as Error).message, EXIT.error);
   return new CliError(error instanceof Error ? error.message : String(error), EXIT.error);
 }
 
