@@ -79,12 +79,8 @@ export class Output {
     return this.paint('dim', text, 'stdout');
   }
 
-  green(text: string): string {
-    return this.paint('green', text, 'stdout');
-  }
-
   /** Is stderr a real terminal that can show bars and spinners? */
-  get liveTerminal(): boolean {
+  private get liveTerminal(): boolean {
     return Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !isCI();
   }
 
@@ -145,7 +141,7 @@ export interface FileProgress {
   finish(ok: boolean): void;
 }
 
-const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39] } as const;
+const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39] } as const;
 
 class SilentProgress implements TransferProgress {
   start(): FileProgress {
