@@ -1,4 +1,3 @@
-import type { AuthResult } from '@bandcollab/sdk';
 import * as oidc from 'openid-client';
 import { inject, injectable } from 'tsyringe';
 import type { Config, OidcSettings } from '../core/config.js';
@@ -10,7 +9,7 @@ import { emailSchema, nameSchema } from '../core/validation.js';
 import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, withParam } from './idp-flow.js';
 import { IdpRepository } from './idp-repository.js';
 import { AuthRepository, type UserRow } from './repository.js';
-import { AuthService, publicUser, type SignedIn } from './service.js';
+import { AuthService, signedIn, type SignedIn } from './service.js';
 import { hashToken, randomToken } from './tokens.js';
 
 export const CALLBACK_PATH = '/api/auth/idp/callback';
@@ -144,9 +143,7 @@ export class IdpService {
   }
 
   private async signIn(user: UserRow): Promise<SignedIn> {
-    const issued = await this.sql.begin((tx) => this.auth.startSession(tx, user.id, false));
-    const body: AuthResult = { user: publicUser(user), ...issued.pair };
-    return { ...issued, body };
+    return signedIn(user, await this.sql.begin((tx) => this.auth.startSession(tx, user.id, false)));
   }
 
   private async profileFromCallback(search: string, flow: IdpFlow): Promise<ProviderProfile> {

@@ -1,9 +1,10 @@
-import type { AuthResult, Me, Role, TokenPair } from '@bandcollab/sdk';
+import type { AuthResult, Me, TokenPair, User } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
+import { isUuid } from '../core/http.js';
 import { EventPublisher } from '../events/publisher.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { Passwords } from './passwords.js';
@@ -42,24 +43,14 @@ export class AuthService {
   async register(input: { email: string; password: string; name: string }): Promise<SignedIn> {
     const passwordHash = await this.passwords.hash(input.password);
     return this.sql.begin(async (tx) => {
-      await this.repository.lockRegistrations(tx);
-      const user = await this.repository.insertUser(tx, { email: input.email, name: input.name, passwordHash });
-      if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
-      await this.redeemInvitations(tx, user);
-      const issued = await this.startSession(tx, user.id, false);
-      return { ...issued, body: { user: publicUser(user), ...issued.pair } };
+      const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
+      return signedIn(user, await this.startSession(tx, user.id, false));
     });
   }
 
   /** Creates an account for an identity-provider sign-in (no password), redeeming its invitations. */
   async createPasswordlessUser(email: string, name: string): Promise<UserRow> {
-    return this.sql.begin(async (tx) => {
-      await this.repository.lockRegistrations(tx);
-      const user = await this.repository.insertUser(tx, { email, name, passwordHash: null });
-      if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
-      await this.redeemInvitations(tx, user);
-      return user;
-    });
+    return this.sql.begin((tx) => this.createUser(tx, { email, name, passwordHash: null }));
   }
 
   async login(
@@ -82,8 +73,7 @@ export class AuthService {
       throw new ApiError(401, 'INVALID_CREDENTIALS', 'The email or password is wrong');
     }
     await this.repository.clearFailures(input.email, clientIp);
-    const issued = await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe));
-    return { ...issued, body: { user: publicUser(user), ...issued.pair } };
+    return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
   }
 
   /** A new session for a user already identified (password login, identity provider, CLI code). */
@@ -125,7 +115,7 @@ export class AuthService {
   }
 
   /** Revokes the session named by a refresh token, else by an access token (even an expired one). */
-  async logout(refreshToken: string | undefined, accessToken: string | undefined): Promise<string | null> {
+  async logout(refreshToken: string | undefined, accessToken: string | undefined): Promise<void> {
     let sessionId: string | null = null;
     if (refreshToken) {
       sessionId = (await this.repository.findRefreshToken(hashToken(refreshToken)))?.session_id ?? null;
@@ -136,8 +126,7 @@ export class AuthService {
         sessionId = null;
       }
     }
-    if (sessionId === null || !/^[0-9a-f-]{36}$/i.test(sessionId)) return null;
-    return (await this.repository.revokeSession(sessionId)) ? sessionId : null;
+    if (isUuid(sessionId)) await this.repository.revokeSession(sessionId);
   }
 
   async me(userId: string): Promise<Me> {
@@ -146,16 +135,19 @@ export class AuthService {
     return toMe(user);
   }
 
-  async setSiteRole(email: string, role: Role): Promise<UserRow | null> {
-    return this.repository.setRole(email.trim().toLowerCase(), role);
-  }
-
-  /** The email's pending invitations become memberships; each project's members hear of it (member.added). */
-  private async redeemInvitations(tx: Queryable, user: UserRow): Promise<void> {
+  /**
+   * Inserts the account (the first one is the site ADMIN, so registrations take turns), then its email's
+   * pending invitations become memberships and each project's members hear of it (member.added).
+   */
+  private async createUser(tx: Queryable, input: { email: string; name: string; passwordHash: string | null }): Promise<UserRow> {
+    await this.repository.lockRegistrations(tx);
+    const user = await this.repository.insertUser(tx, input);
+    if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
     for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
       const [member] = await this.projects.members(tx, projectId, user.id);
       await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
     }
+    return user;
   }
 
   private pair(userId: string, sessionId: string, refreshToken: string): TokenPair {
@@ -167,4 +159,7 @@ export class AuthService {
   }
 }
 
-export const publicUser = (row: UserRow) => ({ id: row.id, email: row.email, name: row.name, role: row.role });
+const publicUser = (row: UserRow): User => ({ id: row.id, email: row.email, name: row.name, role: row.role });
+
+/** A new session's tokens with the answer that hands them to `user`. */
+export const signedIn = (user: UserRow, issued: IssuedTokens): SignedIn => ({ ...issued, body: { user: publicUser(user), ...issued.pair } });
