@@ -40,7 +40,9 @@ export class FilesRoutes implements Feature {
 
     app.delete('/api/files/:id', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.files.delete(principal, idParam(req, 'id', 'File')));
+      const fileId = idParam(req, 'id', 'File');
+      await this.files.delete(principal, fileId);
+      sendJson(res, 200, { id: fileId, deleted: true });
     });
   }
 

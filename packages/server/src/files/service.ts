@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Deleted, FileRecord } from '@bandcollab/sdk';
+import type { FileRecord } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
@@ -122,7 +122,7 @@ export class FilesService {
   }
 
   /** The uploader or a project ADMIN; the bytes go once the row's deletion has committed. */
-  async delete(principal: Principal, id: string): Promise<Deleted> {
+  async delete(principal: Principal, id: string): Promise<void> {
     const removed = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const file = await this.repository.lockForDelete(tx, id);
@@ -135,7 +135,6 @@ export class FilesService {
       return file;
     });
     await this.disk.removeQuietly(this.disk.filePath(id, removed.extension));
-    return { id, deleted: true };
   }
 
   /**
