@@ -2,7 +2,9 @@ import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
-import { idParam, sendCreated, sendJson } from '../core/http.js';
+import { idParam, isUuid, sendCreated, sendJson } from '../core/http.js';
+import { Multipart } from '../core/multipart.js';
+import { ProjectAccess } from '../core/project-access.js';
 import { FilesService } from './service.js';
 import { sendStoredBytes } from './transfer.js';
 
@@ -11,6 +13,8 @@ import { sendStoredBytes } from './transfer.js';
 export class FilesRoutes implements Feature {
   constructor(
     @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(Multipart) private readonly multipart: Multipart,
     @inject(FilesService) private readonly files: FilesService,
   ) {}
 
@@ -34,7 +38,15 @@ export class FilesRoutes implements Feature {
 
     app.post('/api/files/upload', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      const file = await this.files.upload(principal, req, res);
+      // Access before the bytes, as in ProjectsRoutes: a cutId sent before the file is checked before any byte is stored.
+      const upload = await this.multipart.receive(req, res, {
+        fileField: 'file',
+        types: ['CUT', 'STEM', 'IMAGE'],
+        onField: async (name, value) => {
+          if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
+        },
+      });
+      const file = await this.files.upload(principal, upload);
       sendCreated(res, `/api/files/${file.id}`, file);
     });
 

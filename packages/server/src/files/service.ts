@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FileRecord } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
@@ -8,9 +7,9 @@ import type { Sql } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { forbidden, invalidField, notFound } from '../core/errors.js';
-import { isUuid, validate } from '../core/http.js';
+import { validate } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
-import { Multipart, type ReceivedFile } from '../core/multipart.js';
+import type { ReceivedFile, ReceivedUpload } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { nameSchema, uuidSchema } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
@@ -30,25 +29,16 @@ export class FilesService {
     @inject(SQL) private readonly sql: Sql,
     @inject(LOGGER) private readonly log: Logger,
     @inject(Disk) private readonly disk: Disk,
-    @inject(Multipart) private readonly multipart: Multipart,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(FilesRepository) private readonly repository: FilesRepository,
   ) {}
 
   /**
-   * Streams the upload to a temporary file (checking the cut first when `cutId` comes before the file),
-   * then, in one transaction that locks the cut, writes the row, publishes the event and renames the bytes
-   * into place. Whatever fails, neither the bytes nor the row stay behind.
+   * Records a received upload: in one transaction that locks the cut, writes the row, publishes the event
+   * and renames the bytes into place. Whatever fails, neither the bytes nor the row stay behind.
    */
-  async upload(principal: Principal, req: IncomingMessage, res: ServerResponse): Promise<FileRecord> {
-    const { fields, file } = await this.multipart.receive(req, res, {
-      fileField: 'file',
-      types: ['CUT', 'STEM', 'IMAGE'],
-      onField: async (name, value) => {
-        if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
-      },
-    });
+  async upload(principal: Principal, { fields, file }: ReceivedUpload): Promise<FileRecord> {
     const id = randomUUID();
     const finalPath = file ? this.disk.filePath(id, file.rule.extension) : null;
     try {
