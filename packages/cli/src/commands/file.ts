@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { type Context, run, toCliError } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
-import { formatBytes, formatTime, withExamples } from '../render.js';
+import { fileTable, fileView, formatBytes, formatTime, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
@@ -56,16 +56,7 @@ export function register(program: Command): void {
     withWhere(file.command('list').description("a cut's files"), true).action(
       run(async (ctx, options: Where & { cut: string }) => {
         const cut = await resolveCut(await ctx.signedIn(), options);
-        ctx.out.record(cut.files, () =>
-          ctx.out.table(cut.files, [
-            { header: 'NAME', value: (f) => f.name },
-            { header: 'TYPE', value: (f) => f.type },
-            { header: 'SIZE', value: (f) => formatBytes(f.size) },
-            { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
-            { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
-            { header: 'ID', value: (f) => f.id },
-          ]),
-        );
+        ctx.out.record(cut.files, () => fileTable(ctx.out, cut.files));
       }),
     ),
     'band file list --cut "Take 1" --vibe Verse --project Demo',
@@ -76,17 +67,7 @@ export function register(program: Command): void {
     withWhere(file.command('info').description("a file's details").argument('<file>', 'file id, or name with --cut')).action(
       run(async (ctx, ref: string, options: Where) => {
         const found = await resolveFile(await ctx.signedIn(), ref, options);
-        ctx.out.record(found, () =>
-          [
-            `${ctx.out.bold(found.name)}  ${ctx.out.dim(found.id)}`,
-            `Type:        ${found.type} (${found.mimeType})`,
-            `Size:        ${formatBytes(found.size)} (${found.size} bytes)`,
-            `SHA-256:     ${found.sha256}`,
-            `Uploaded by: ${found.uploadedBy.name}, ${formatTime(found.createdAt)}`,
-            `Cut:         ${found.cutId}`,
-            `Path:        ${found.url}`,
-          ].join('\n'),
-        );
+        ctx.out.record(found, () => fileView(ctx.out, found));
       }),
     ),
     'band file info 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',

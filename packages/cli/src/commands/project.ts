@@ -1,9 +1,8 @@
-import type { Project, ProjectDetail } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, run } from '../context.js';
+import { run } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
-import { formatBytes, formatTime, withExamples } from '../render.js';
+import { projectTable, projectView, withExamples } from '../render.js';
 import { projectDetail, projectId } from '../resolve.js';
 
 interface ProjectFields {
@@ -25,7 +24,7 @@ export function register(program: Command): void {
       .action(
         run(async (ctx) => {
           const projects = await (await ctx.signedIn()).projects.list();
-          ctx.out.record(projects, () => projectTable(ctx, projects));
+          ctx.out.record(projects, () => projectTable(ctx.out, projects));
         }),
       ),
     'band project list',
@@ -58,7 +57,7 @@ export function register(program: Command): void {
       .action(
         run(async (ctx, ref: string) => {
           const detail = await projectDetail(await ctx.signedIn(), ref);
-          ctx.out.record(detail, () => describeProject(ctx, detail));
+          ctx.out.record(detail, () => projectView(ctx.out, detail));
         }),
       ),
     'band project show Demo',
@@ -111,36 +110,4 @@ export function register(program: Command): void {
     'band project delete Demo',
     'band project delete Demo --yes',
   );
-}
-
-function projectTable(ctx: Context, projects: Project[]): string {
-  return ctx.out.table(
-    projects,
-    [
-      { header: 'NAME', value: (p) => p.name },
-      { header: 'ROLE', value: (p) => p.role },
-      { header: 'MEMBERS', value: (p) => String(p.memberCount) },
-      { header: 'CREATED', value: (p) => formatTime(p.createdAt) },
-      { header: 'ID', value: (p) => p.id },
-    ],
-    'No projects yet: band project create <name>',
-  );
-}
-
-function describeProject(ctx: Context, detail: ProjectDetail): string {
-  const lines = [`${ctx.out.bold(detail.name)}  ${ctx.out.dim(detail.id)}`];
-  if (detail.description) lines.push(detail.description);
-  lines.push(`Your role: ${detail.role}   created ${formatTime(detail.createdAt)}   updated ${formatTime(detail.updatedAt)}`, '', ctx.out.bold('Members'));
-  for (const member of detail.members) lines.push(`  ${member.name} <${member.email}>  ${member.role}`);
-  for (const invitation of detail.invitations) lines.push(`  ${invitation.email}  ${invitation.role}  (invited, expires ${formatTime(invitation.expiresAt)})`);
-  lines.push('', ctx.out.bold('Vibes'));
-  if (detail.vibes.length === 0) lines.push('  (none)');
-  for (const vibe of detail.vibes) {
-    lines.push(`  ${vibe.name}  ${ctx.out.dim(vibe.id)}`);
-    for (const cut of vibe.cuts) {
-      lines.push(`    ${cut.name}  ${ctx.out.dim(cut.id)}`);
-      for (const file of cut.files) lines.push(`      ${file.name}  ${file.type}  ${formatBytes(file.size)}  ${ctx.out.dim(file.id)}`);
-    }
-  }
-  return lines.join('\n');
 }

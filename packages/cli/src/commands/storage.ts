@@ -1,7 +1,6 @@
-import type { StorageBreakdown } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, run } from '../context.js';
-import { formatBytes, withExamples } from '../render.js';
+import { run } from '../context.js';
+import { storageView, withExamples } from '../render.js';
 
 export function register(program: Command): void {
   withExamples(
@@ -11,31 +10,10 @@ export function register(program: Command): void {
       .action(
         run(async (ctx) => {
           const stats = await (await ctx.signedIn()).files.storage();
-          ctx.out.record(stats, () => {
-            const lines = [ctx.out.bold('Your uploads'), breakdownTable(ctx, stats.breakdown, stats.totalSize, stats.fileCount)];
-            if (stats.site) {
-              lines.push('', ctx.out.bold(`Whole site: ${stats.site.userCount} users, ${stats.site.projectCount} projects`));
-              lines.push(breakdownTable(ctx, stats.site.breakdown, stats.site.totalSize, stats.site.fileCount));
-            }
-            return lines.join('\n');
-          });
+          ctx.out.record(stats, () => storageView(ctx.out, stats));
         }),
       ),
     'band storage',
     'band storage --json',
   );
-}
-
-function breakdownTable(ctx: Context, breakdown: StorageBreakdown, totalSize: number, fileCount: number): string {
-  const rows = [
-    { type: 'audio', ...breakdown.audio },
-    { type: 'stems', ...breakdown.stems },
-    { type: 'images', ...breakdown.images },
-    { type: 'total', size: totalSize, count: fileCount },
-  ];
-  return ctx.out.table(rows, [
-    { header: 'TYPE', value: (row) => row.type },
-    { header: 'SIZE', value: (row) => formatBytes(row.size) },
-    { header: 'FILES', value: (row) => String(row.count) },
-  ]);
 }

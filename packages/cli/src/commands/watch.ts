@@ -1,7 +1,7 @@
-import { BandApiError, type FileRecord, type Member, type ProjectEvent } from '@bandcollab/sdk';
+import { BandApiError } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
-import { formatBytes, withExamples } from '../render.js';
+import { eventLine, withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
 
 interface WatchOptions {
@@ -47,9 +47,7 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
               // A project joined meanwhile: its name is there for the events after this one.
               if (!names.has(event.projectId)) void loadNames().catch(() => undefined);
               if (event.type === 'project.updated') names.set(event.projectId, (event.data.project as { name: string }).name);
-              // One compact object per line, so the stream pipes into jq and line-based tools.
-              if (ctx.out.json) process.stdout.write(`${JSON.stringify(event)}\n`);
-              else ctx.out.record(event, () => eventLine(ctx, event, names.get(event.projectId) ?? event.projectId));
+              ctx.out.recordLine(event, () => eventLine(ctx.out, event, names.get(event.projectId) ?? event.projectId));
             },
             onDisconnect: ({ code, retryInMs }) => {
               ctx.out.info(`connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`);
@@ -61,52 +59,5 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
       const expired = error instanceof BandApiError && error.code === 'TOKEN_EXPIRED';
       if (!expired || ctx.source !== 'stored') throw error;
     }
-  }
-}
-
-function eventLine(ctx: Context, event: ProjectEvent, projectName: string): string {
-  const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)}`;
-  return `${ctx.out.dim(time)}  ${ctx.out.bold(projectName)}  ${event.type}  ${event.actor.name} ${describe(event)}`;
-}
-
-/** What the actor did, in words. */
-function describe(event: ProjectEvent): string {
-  const { data } = event;
-  const named = (key: string) => `"${(data[key] as { name: string }).name}"`;
-  switch (event.type) {
-    case 'project.updated':
-      return `updated the project (now ${named('project')})`;
-    case 'project.deleted':
-      return 'deleted the project';
-    case 'member.added':
-      return `added ${(data.member as Member).name} as ${(data.member as Member).role}`;
-    case 'member.removed':
-      return data.userId === event.actor.id ? 'left the project' : `removed member ${String(data.userId)}`;
-    case 'member.role_changed':
-      return `made ${(data.member as Member).name} ${(data.member as Member).role}`;
-    case 'vibe.created':
-      return `created vibe ${named('vibe')}`;
-    case 'vibe.updated':
-      return `updated vibe ${named('vibe')}`;
-    case 'vibe.deleted':
-      return `deleted vibe ${String(data.vibeId)}`;
-    case 'vibes.reordered':
-      return 'reordered the vibes';
-    case 'cut.created':
-      return `created cut ${named('cut')}`;
-    case 'cut.updated':
-      return `updated cut ${named('cut')}`;
-    case 'cut.moved':
-      return `moved cut ${named('cut')} to another vibe`;
-    case 'cut.deleted':
-      return `deleted cut ${String(data.cutId)}`;
-    case 'file.uploaded': {
-      const file = data.file as FileRecord;
-      return `uploaded "${file.name}" (${file.type}, ${formatBytes(file.size)})`;
-    }
-    case 'file.deleted':
-      return `deleted file ${String(data.fileId)}`;
-    case 'file.shared':
-      return `shared file ${String(data.fileId)}${data.expiresAt ? ` until ${String(data.expiresAt)}` : ''}`;
   }
 }
