@@ -25,4 +25,5 @@ export const emailSchema = z
 
 export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER or ADMIN' });
 
-export const uuidSchema = z.uuid({ error: 'must be a UUID' });
+/** Lower-cased, as `idParam` answers path ids, so ids compare equal whichever case a client sent. */
+export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase());

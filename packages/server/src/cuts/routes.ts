@@ -9,7 +9,7 @@ import { nameSchema, uuidSchema } from '../core/validation.js';
 import { CutsService } from './service.js';
 
 const nameBody = z.object({ name: nameSchema });
-const moveSchema = z.object({ targetVibeId: uuidSchema.transform((id) => id.toLowerCase()) });
+const moveSchema = z.object({ targetVibeId: uuidSchema });
 
 /** Cuts (API.md §5). */
 @injectable()

@@ -44,8 +44,7 @@ export class FilesService {
     try {
       const input = validate(uploadFieldsSchema, fields);
       if (!file || !finalPath) throw invalidField('file', 'is required');
-      const cutId = input.cutId.toLowerCase();
-      return await this.record(principal, { id, cutId, name: input.name ?? file.originalName, file, finalPath });
+      return await this.record(principal, { id, cutId: input.cutId, name: input.name ?? file.originalName, file, finalPath });
     } catch (error) {
       if (file) await this.disk.removeQuietly(file.tempPath);
       if (finalPath) await this.disk.removeQuietly(finalPath);

@@ -16,7 +16,7 @@ const updateSchema = z.object({
 });
 const reorderSchema = z.object({
   vibeIds: z
-    .array(uuidSchema.transform((id) => id.toLowerCase()), { error: 'must be an array of vibe ids' })
+    .array(uuidSchema, { error: 'must be an array of vibe ids' })
     .min(1, 'must not be empty')
     .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an id'),
 });
