@@ -4,8 +4,6 @@ import { stat } from 'node:fs/promises';
 import { FILE_TYPES } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
-import type { Sql } from '../core/database.js';
-import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
@@ -25,7 +23,6 @@ export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 @injectable()
 export class Images {
   constructor(
-    @inject(SQL) private readonly sql: Sql,
     @inject(Disk) private readonly disk: Disk,
     @inject(Multipart) private readonly multipart: Multipart,
   ) {}
@@ -77,16 +74,6 @@ export class Images {
     if (!info || !sha256) throw notFound('Image');
     const extension = image.slice(image.lastIndexOf('.') + 1);
     return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: image };
-  }
-
-  /** The project whose cover or vibe uses the image; null when none does. */
-  async projectOf(image: string): Promise<string | null> {
-    const [row] = await this.sql<{ project_id: string }[]>`
-      select id as project_id from projects where image = ${image}
-      union all
-      select project_id from vibes where image = ${image}
-      limit 1`;
-    return row?.project_id ?? null;
   }
 }
 

@@ -167,6 +167,16 @@ export class ProjectsRepository {
     return row!.count;
   }
 
+  /** The project whose cover or one of whose vibes uses the image; null when none does. */
+  async projectOfImage(image: string): Promise<string | null> {
+    const [row] = await this.sql<{ project_id: string }[]>`
+      select id as project_id from projects where image = ${image}
+      union all
+      select project_id from vibes where image = ${image}
+      limit 1`;
+    return row?.project_id ?? null;
+  }
+
   async findUserIdByEmail(tx: Queryable, email: string): Promise<string | null> {
     const [row] = await tx<{ id: string }[]>`select id from users where email = ${email}`;
     return row?.id ?? null;

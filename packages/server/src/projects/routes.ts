@@ -2,12 +2,11 @@ import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
-import { notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { descriptionSchema, emailSchema, nameSchema, roleSchema } from '../core/validation.js';
-import { clearImageField, IMAGE_NAME, Images } from './images.js';
+import { clearImageField, Images } from './images.js';
 import { sendStoredBytes } from '../files/transfer.js';
 import { ProjectsService } from './service.js';
 
@@ -99,11 +98,7 @@ export class ProjectsRoutes implements Feature {
     // Also answers HEAD: tinyhttp runs a path's GET route for it.
     app.get('/uploads/images/:name', async (req, res) => {
       const principal = await this.guard.authenticate(req, { allowCookie: true });
-      const name = req.params.name ?? '';
-      const projectId = IMAGE_NAME.test(name) ? await this.images.projectOf(name) : null;
-      if (projectId === null) throw notFound('Image');
-      await this.access.require(principal, 'project', projectId);
-      await sendStoredBytes(req, res, await this.images.stored(name), 'inline');
+      await sendStoredBytes(req, res, await this.projects.image(principal, req.params.name ?? ''), 'inline');
     });
   }
 }

@@ -9,10 +9,11 @@ import { ApiError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher } from '../events/publisher.js';
+import type { StoredBytes } from '../files/transfer.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
 import { deleteProjectContent, removeFromDisk } from './cascade.js';
 import { projectEvent } from './events.js';
-import { Images } from './images.js';
+import { IMAGE_NAME, Images } from './images.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
 const lastAdmin = () => new ApiError(409, 'LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
@@ -62,6 +63,14 @@ export class ProjectsService {
       ]);
       return { ...toUpdatedProject(project), members, vibes: withCuts(vibes, cuts), invitations };
     });
+  }
+
+  /** A project cover or vibe image, to members of its project; a name this server never gave is 404. */
+  async image(principal: Principal, name: string): Promise<StoredBytes> {
+    const projectId = IMAGE_NAME.test(name) ? await this.projects.projectOfImage(name) : null;
+    if (projectId === null) throw notFound('Image');
+    await this.access.require(principal, 'project', projectId);
+    return this.images.stored(name);
   }
 
   /** ADMIN. A replaced or cleared image is removed from disk after the change commits. */

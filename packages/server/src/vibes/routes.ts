@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
-import { idParam, jsonBody, type Request, type Response, sendCreated, sendJson } from '../core/http.js';
+import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { nameSchema, uuidSchema } from '../core/validation.js';
 import { clearImageField, Images } from '../projects/images.js';
