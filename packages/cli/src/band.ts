@@ -6,8 +6,10 @@ import { CliError, EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { Output } from './render.js';
 
 interface CommandGroup {
+  /** The group's description, in `band --help` and its own help (storage, publish and watch give a longer one there). */
   summary: string;
-  load: () => Promise<{ register(program: Command): void }>;
+  /** Adds the group's subcommands (or its own arguments and action) to its command. */
+  load: () => Promise<{ register(command: Command): void }>;
 }
 
 const GROUPS: Record<string, CommandGroup> = {
@@ -84,9 +86,8 @@ async function main(): Promise<void> {
   const program = buildProgram();
   const target = targetGroup(args);
   for (const [name, group] of Object.entries(GROUPS)) {
-    const full = name === target || target === 'completion';
-    if (full) (await group.load()).register(program);
-    else program.command(name).description(group.summary);
+    const command = program.command(name).description(group.summary);
+    if (name === target || target === 'completion') (await group.load()).register(command);
   }
   // `band project list | head -1`: a reader that went away is not an error.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {

@@ -17,12 +17,8 @@ interface CredentialOptions {
   passwordStdin?: boolean;
 }
 
-export function register(program: Command): void {
-  const auth = withExamples(
-    program.command('auth').description('register, log in and out, show who you are'),
-    'band auth login',
-    'band auth status',
-  );
+export function register(auth: Command): void {
+  withExamples(auth, 'band auth login', 'band auth status');
 
   withExamples(
     auth

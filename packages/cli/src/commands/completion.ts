@@ -10,14 +10,12 @@ interface Node {
   words: string[];
 }
 
-export function register(program: Command): void {
+export function register(completion: Command): void {
   withExamples(
-    program
-      .command('completion')
-      .description('print a shell completion script')
+    completion
       .argument('<shell>', 'bash, zsh or fish')
       .action((shell: string) => {
-        const nodes = tree(program);
+        const nodes = tree(completion.parent!);
         const scripts: Record<string, (nodes: Node[]) => string> = { bash, zsh, fish };
         const script = scripts[shell];
         if (!script) throw usageError(`no completion for "${shell}": use bash, zsh or fish`);

@@ -6,11 +6,8 @@ import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
 
 type Where = Omit<CutRef, 'cut'>;
 
-export function register(program: Command): void {
-  const cut = withExamples(
-    program.command('cut').description('create, rename, move and delete cuts'),
-    'band cut create "Take 1" --vibe Verse --project Demo',
-  );
+export function register(cut: Command): void {
+  withExamples(cut, 'band cut create "Take 1" --vibe Verse --project Demo');
 
   withExamples(
     cut

@@ -24,9 +24,9 @@ export interface LocalFile {
   size: number;
 }
 
-export function register(program: Command): void {
-  const file = withExamples(
-    program.command('file').description('upload, list, download, share and delete files'),
+export function register(file: Command): void {
+  withExamples(
+    file,
     'band file upload "takes/*.wav" --cut "Take 1" --vibe Verse --project Demo',
     'band file list --cut "Take 1" --vibe Verse --project Demo',
   );

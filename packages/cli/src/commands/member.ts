@@ -6,11 +6,8 @@ import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId } from '../resolve.js';
 
-export function register(program: Command): void {
-  const member = withExamples(
-    program.command('member').description('invite members, change their role, remove them'),
-    'band member invite ana@example.com --project Demo',
-  );
+export function register(member: Command): void {
+  withExamples(member, 'band member invite ana@example.com --project Demo');
 
   withExamples(
     member

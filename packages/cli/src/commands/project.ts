@@ -10,12 +10,8 @@ interface ProjectFields {
   image?: string;
 }
 
-export function register(program: Command): void {
-  const project = withExamples(
-    program.command('project').description('list, create, show, update and delete projects'),
-    'band project list',
-    'band project show Demo',
-  );
+export function register(project: Command): void {
+  withExamples(project, 'band project list', 'band project show Demo');
 
   withExamples(
     project

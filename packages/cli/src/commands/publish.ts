@@ -15,10 +15,9 @@ interface PublishOptions {
   expires?: string;
 }
 
-export function register(program: Command): void {
+export function register(publish: Command): void {
   withExamples(
-    program
-      .command('publish')
+    publish
       .description('upload one file to project / vibe / cut, creating them with --create, and optionally share it')
       .argument('<file>', 'the file to upload')
       .requiredOption('--project <project>', 'project id or name')

@@ -2,10 +2,9 @@ import type { Command } from 'commander';
 import { run } from '../context.js';
 import { storageView, withExamples } from '../render.js';
 
-export function register(program: Command): void {
+export function register(storage: Command): void {
   withExamples(
-    program
-      .command('storage')
+    storage
       .description('how much you store, by type (and the whole site, for site admins)')
       .action(
         run(async (ctx) => {

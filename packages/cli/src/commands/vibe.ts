@@ -4,11 +4,8 @@ import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
 
-export function register(program: Command): void {
-  const vibe = withExamples(
-    program.command('vibe').description('create, rename, delete and reorder vibes'),
-    'band vibe create Verse --project Demo',
-  );
+export function register(vibe: Command): void {
+  withExamples(vibe, 'band vibe create Verse --project Demo');
 
   withExamples(
     vibe

@@ -8,10 +8,9 @@ interface WatchOptions {
   project?: string;
 }
 
-export function register(program: Command): void {
+export function register(command: Command): void {
   withExamples(
-    program
-      .command('watch')
+    command
       .description('print the events of your projects as they happen, one line each (--json: one JSON object per line)')
       .option('--project <project>', 'only this project (id or name)')
       .action(run(watch)),
