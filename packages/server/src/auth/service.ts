@@ -12,8 +12,8 @@ import { AuthRepository, type SessionRow, toMe, type UserRow } from './repositor
 import { AccessTokens, hashToken, randomToken } from './tokens.js';
 
 const DAY = 86_400;
-export const SESSION_SECONDS = DAY;
-export const REMEMBERED_SESSION_SECONDS = 30 * DAY;
+const SESSION_SECONDS = DAY;
+const REMEMBERED_SESSION_SECONDS = 30 * DAY;
 
 /** What the routes need to set the cookies of a new token pair. */
 export interface IssuedTokens {

@@ -57,7 +57,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
  * Applies the versioned SQL files in `migrations/` in order, once. One transaction holds an advisory lock,
  * so two instances starting at once apply each file exactly once, and a failing file applies nothing.
  */
-export async function migrate(sql: Sql, log: Logger): Promise<void> {
+async function migrate(sql: Sql, log: Logger): Promise<void> {
   const dir = findMigrationsDir();
   const files = (await readdir(dir)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
   await sql.begin(async (tx) => {

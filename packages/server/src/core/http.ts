@@ -88,7 +88,7 @@ const readJsonBuffer = bodyReader<unknown>(
 );
 
 /** Reads a JSON body (≤ 1 MiB). No body reads as `{}`; another content type is 415. */
-export async function readJson(req: Request, res: Response): Promise<unknown> {
+async function readJson(req: Request, res: Response): Promise<unknown> {
   if (!hasBody(req)) return {};
   if (contentType(req) !== 'application/json') {
     throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes application/json');

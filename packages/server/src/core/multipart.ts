@@ -225,7 +225,7 @@ export class Multipart {
 }
 
 /** The base name a client sent (either separator), without control characters, at most 200 characters. */
-export function cleanFileName(raw: string): string {
+function cleanFileName(raw: string): string {
   const base = raw.split(/[/\\]/).pop() ?? '';
   const clean = base.replace(/\p{Cc}/gu, '').trim();
   if (clean.length <= 200) return clean;

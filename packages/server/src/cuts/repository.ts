@@ -12,7 +12,7 @@ interface CutRow {
   updated_at: Date;
 }
 
-export const toCut = (row: CutRow): Cut => ({
+const toCut = (row: CutRow): Cut => ({
   id: row.id,
   vibeId: row.vibe_id,
   projectId: row.project_id,

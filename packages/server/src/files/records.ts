@@ -19,7 +19,7 @@ export interface FileRow {
   uploader_avatar_url: string | null;
 }
 
-export const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
+const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
 
 /** The one mapping of a file row to the API's File record (API.md §6). */
 export function toFileRecord(row: FileRow): FileRecord {

@@ -4,7 +4,7 @@ import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { imageUrl } from './images.js';
 
-export const INVITATION_DAYS = 30;
+const INVITATION_DAYS = 30;
 
 export interface ProjectRow {
   id: string;
