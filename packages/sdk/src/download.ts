@@ -31,7 +31,7 @@ export interface DownloadResult {
  */
 export async function download(
   transport: Transport,
-  request: Pick<RequestSpec, 'path' | 'auth' | 'headers'>,
+  request: Pick<RequestSpec, 'path' | 'auth'>,
   options: DownloadOptions,
 ): Promise<DownloadResult> {
   let target: Sink | undefined;
@@ -45,7 +45,7 @@ export async function download(
   try {
     for (let attempt = 0; ; attempt += 1) {
       const ranged = written > 0 || options.range !== undefined;
-      const headers: Record<string, string> = { ...request.headers, accept: '*/*' };
+      const headers: Record<string, string> = { accept: '*/*' };
       if (ranged) headers.range = `bytes=${start + written}-${end ?? ''}`;
       const response = await transport.send({ ...request, method: 'GET', headers, signal: options.signal });
       if (ranged && contentStart(response) !== start + written) {
