@@ -46,7 +46,7 @@ interface Connection {
  * tokens. Lost connections are reopened with backoff, after refreshing the access token when it is due.
  */
 export class EventsResource {
-  constructor(protected readonly transport: Transport) {}
+  constructor(private readonly transport: Transport) {}
 
   subscribe(options: SubscribeOptions): Subscription {
     const stopper = new AbortController();
