@@ -2,6 +2,7 @@ import type { FileType } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { findFileRows, type FileRow } from './records.js';
 
 export interface NewFile {
   id: string;
@@ -34,6 +35,12 @@ export class FilesRepository {
   async lockCut(tx: Queryable, cutId: string): Promise<boolean> {
     const rows = await tx`select 1 from cuts where id = ${cutId} for key share`;
     return rows.length > 0;
+  }
+
+  /** One file with its uploader; null when it is gone. */
+  async find(tx: Queryable, id: string): Promise<FileRow | null> {
+    const [row] = await findFileRows(tx, { id });
+    return row ?? null;
   }
 
   async insert(tx: Queryable, file: NewFile): Promise<void> {

@@ -14,7 +14,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { nameSchema, uuidSchema } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
 import { projectEvent } from '../projects/events.js';
-import { findFileRows, type FileRow, toFileRecord } from './records.js';
+import { type FileRow, toFileRecord } from './records.js';
 import { FilesRepository } from './repository.js';
 import type { StoredBytes } from './transfer.js';
 
@@ -72,7 +72,7 @@ export class FilesService {
         sha256: file.sha256,
         uploadedBy: principal.userId,
       });
-      const record = toFileRecord((await findFileRows(tx, { id }))[0]!);
+      const record = toFileRecord((await this.repository.find(tx, id))!);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
       await this.disk.moveIntoPlace(file.tempPath, upload.finalPath);
       return record;
@@ -141,7 +141,7 @@ export class FilesService {
 
   private async row(principal: Principal, id: string): Promise<FileRow> {
     await this.access.require(principal, 'file', id);
-    const [row] = await findFileRows(this.sql, { id });
+    const row = await this.repository.find(this.sql, id);
     if (!row) throw notFound('File');
     return row;
   }

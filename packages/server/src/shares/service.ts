@@ -8,7 +8,8 @@ import { CONFIG, SQL } from '../core/di.js';
 import { notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher } from '../events/publisher.js';
-import { findFileRows, type FileRow } from '../files/records.js';
+import type { FileRow } from '../files/records.js';
+import { FilesRepository } from '../files/repository.js';
 import { projectEvent } from '../projects/events.js';
 import { SharesRepository } from './repository.js';
 
@@ -28,6 +29,7 @@ export class SharesService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(SharesRepository) private readonly repository: SharesRepository,
+    @inject(FilesRepository) private readonly files: FilesRepository,
   ) {}
 
   /** A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. */
@@ -52,7 +54,7 @@ export class SharesService {
   /** The file behind a working token; unknown, revoked and expired tokens are all the same 404. */
   async resolve(token: string): Promise<SharedFileRow> {
     const share = TOKEN_SHAPE.test(token) ? await this.repository.findActive(hashToken(token)) : null;
-    const [file] = share ? await findFileRows(this.sql, { id: share.fileId }) : [];
+    const file = share ? await this.files.find(this.sql, share.fileId) : null;
     if (!share || !file) throw notFound('Share link');
     return { file, expiresAt: share.expiresAt };
   }
