@@ -1,7 +1,8 @@
 // Everything band prints goes through here (raw payloads aside: a downloaded file's bytes, `auth token`'s
-// token, completion scripts): records and tables on stdout, messages, progress and errors on stderr. With --json, stdout carries only the API's records, as JSON. Colour, spinners and progress bars
-// appear only on a terminal; cli-progress and ora are imported only when a bar or spinner is shown.
-// The human views of the larger records (a project, a file, storage, an event) are at the end.
+// token, completion scripts): records and tables on stdout, messages, progress and errors on stderr. With
+// --json, stdout carries only the API's records, as JSON. Colour, spinners and progress bars appear only on
+// a terminal; cli-progress and ora are imported only when a bar or spinner is shown. The human views of the
+// larger records (a project, a file, storage, an event) are at the end.
 import type { FileRecord, Member, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageStats } from '@bandcollab/sdk';
 import type { MultiBar, SingleBar } from 'cli-progress';
 
