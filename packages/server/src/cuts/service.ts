@@ -6,9 +6,8 @@ import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { EventPublisher } from '../events/publisher.js';
+import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { deleteCutContent, removeFromDisk } from '../projects/cascade.js';
-import { projectEvent } from '../projects/events.js';
 import { CutsRepository } from './repository.js';
 
 /** Cuts (API.md §5): any member may create, rename, move and delete them. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType, ProjectEvent, UserRef } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
 import type { Queryable } from '../core/database.js';
 import { EventsRepository } from './repository.js';
 
@@ -18,6 +19,14 @@ export interface NewEvent {
   actor: UserRef;
   data: Record<string, unknown>;
 }
+
+/** An event of a change `principal` made in a project; each type's `data` is listed in the OpenAPI ProjectEvent schema. */
+export const projectEvent = (principal: Principal, projectId: string, type: EventType, data: Record<string, unknown>): NewEvent => ({
+  type,
+  projectId,
+  actor: { id: principal.userId, name: principal.name },
+  data,
+});
 
 /**
  * Services call `publish` inside the transaction that does the work: PostgreSQL delivers a NOTIFY only when

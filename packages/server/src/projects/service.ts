@@ -8,11 +8,10 @@ import { Disk } from '../core/disk.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
-import { EventPublisher } from '../events/publisher.js';
+import { EventPublisher, projectEvent } from '../events/publisher.js';
 import type { StoredBytes } from '../files/transfer.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
 import { deleteProjectContent, removeFromDisk } from './cascade.js';
-import { projectEvent } from './events.js';
 import { IMAGE_NAME, Images } from './images.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 

@@ -7,10 +7,9 @@ import type { Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
 import { notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { EventPublisher } from '../events/publisher.js';
+import { EventPublisher, projectEvent } from '../events/publisher.js';
 import type { FileRow } from '../files/records.js';
 import { FilesRepository } from '../files/repository.js';
-import { projectEvent } from '../projects/events.js';
 import { SharesRepository } from './repository.js';
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
