@@ -170,7 +170,7 @@ function parseTokens(text: string): StoredTokens | null {
 function withTimeout<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('the OS keychain did not answer within 3 s')), KEYCHAIN_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`the OS keychain did not answer within ${KEYCHAIN_TIMEOUT_MS / 1000} s`)), KEYCHAIN_TIMEOUT_MS);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

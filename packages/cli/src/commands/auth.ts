@@ -163,7 +163,7 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
     let redirectUri = '';
     let spinner: Spinner | undefined;
     let finished = false;
-    const timer = setTimeout(() => finish(new CliError('no answer from the browser within 5 minutes', EXIT.auth)), WEB_LOGIN_TIMEOUT_MS);
+    const timer = setTimeout(() => finish(new CliError(`no answer from the browser within ${WEB_LOGIN_TIMEOUT_MS / 60_000} minutes`, EXIT.auth)), WEB_LOGIN_TIMEOUT_MS);
     const server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', redirectUri);
       if (url.pathname !== callbackPath) {
