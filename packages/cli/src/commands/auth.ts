@@ -205,7 +205,11 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
 
 /** The server answers 404 IDP_DISABLED when it has no identity provider: say so instead of waiting. */
 async function checkIdpEnabled(address: string): Promise<void> {
-  const response = await fetch(address, { redirect: 'manual' });
+  const response = await fetch(address, { redirect: 'manual' }).catch((error: Error) => {
+    // Unreachable is exit 5, as for every other command (fetch's own message is only "fetch failed").
+    const reason = error.cause instanceof Error ? error.cause.message : error.message;
+    throw new CliError(`GET ${new URL(address).pathname} failed: ${reason}`, EXIT.unavailable);
+  });
   await response.body?.cancel();
   if (response.status === 404) throw new CliError('this server has no identity provider configured (IDP_DISABLED)', EXIT.notFound);
   if (response.status >= 400) throw new CliError(`the server refused to start a browser login (HTTP ${response.status})`, EXIT.error);
