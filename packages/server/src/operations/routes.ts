@@ -1,21 +1,21 @@
 import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
-import type { Sql } from '../core/database.js';
-import { SQL } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendJson } from '../core/http.js';
 import { SERVER_VERSION } from '../version.js';
 import { openApiDocument } from './openapi.js';
+import { OperationsRepository } from './repository.js';
 
+/** Health check and the OpenAPI document: no authentication. */
 @injectable()
 export class OperationsRoutes implements Feature {
-  constructor(@inject(SQL) private readonly sql: Sql) {}
+  constructor(@inject(OperationsRepository) private readonly repository: OperationsRepository) {}
 
   register(app: App): void {
     app.get('/api/health', async (_req, res) => {
       try {
-        await this.sql`select 1`;
+        await this.repository.ping();
       } catch {
         throw new ApiError(503, 'UNAVAILABLE', 'The database is unreachable', { headers: { 'Retry-After': '5' } });
       }
