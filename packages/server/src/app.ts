@@ -33,8 +33,8 @@ export interface RunningServer {
 }
 
 /**
- * Registration order matters where paths overlap: a feature registers its fixed paths
- * (`/api/vibes/reorder`, `/api/files/storage`) before its `/:id` routes.
+ * Registration order matters where paths overlap: a fixed path comes before the `/:id` route that would
+ * take it for an id (`/api/vibes/reorder` inside VibesRoutes; StorageRoutes' `/api/files/storage` before FilesRoutes).
  */
 const FEATURES: InjectionToken<Feature>[] = [
   OperationsRoutes,

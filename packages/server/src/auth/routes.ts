@@ -6,6 +6,7 @@ import { ACCESS_COOKIE, AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/a
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
+import type { Feature } from '../core/feature.js';
 import { appendCookie, clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { emailSchema, nameSchema } from '../core/validation.js';
 import { AuthService, type IssuedTokens } from './service.js';
@@ -25,7 +26,7 @@ const loginSchema = z.object({
 const refreshSchema = z.object({ refreshToken: z.string({ error: 'must be a string' }).min(1).optional() });
 
 @injectable()
-export class AuthRoutes {
+export class AuthRoutes implements Feature {
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(AuthService) private readonly auth: AuthService,
