@@ -7,9 +7,9 @@ import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
+import { AuthCookies } from './cookies.js';
 import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, sameOriginPath } from './idp-flow.js';
 import { CALLBACK_PATH, IdpService } from './idp-service.js';
-import { AuthRoutes } from './routes.js';
 
 const exchangeSchema = z.object({
   code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
@@ -22,7 +22,7 @@ export class IdpRoutes implements Feature {
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(IdpService) private readonly idp: IdpService,
-    @inject(AuthRoutes) private readonly authRoutes: AuthRoutes,
+    @inject(AuthCookies) private readonly authCookies: AuthCookies,
   ) {}
 
   register(app: App): void {
@@ -42,7 +42,7 @@ export class IdpRoutes implements Feature {
       const search = new URL(req.originalUrl ?? req.url, 'http://callback').search;
       const outcome = await this.idp.complete(search, cookies(req)[FLOW_COOKIE]);
       this.setFlowCookie(res, '', 0);
-      if (outcome.signedIn) this.authRoutes.setAuthCookies(res, outcome.signedIn);
+      if (outcome.signedIn) this.authCookies.set(res, outcome.signedIn);
       redirectTo(res, outcome.location);
     });
 
@@ -50,7 +50,7 @@ export class IdpRoutes implements Feature {
       this.idp.requireEnabled();
       const input = await jsonBody(req, res, exchangeSchema);
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri);
-      this.authRoutes.setAuthCookies(res, signedIn);
+      this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
     });
   }

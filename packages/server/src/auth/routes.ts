@@ -1,15 +1,15 @@
 import type { App } from '@tinyhttp/app';
-import type { ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
-import { ACCESS_COOKIE, AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/auth-guard.js';
+import { AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
-import { appendCookie, clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { emailSchema, nameSchema } from '../core/validation.js';
-import { AuthService, type IssuedTokens } from './service.js';
+import { AuthCookies } from './cookies.js';
+import { AuthService } from './service.js';
 
 const registerSchema = z.object({
   email: emailSchema,
@@ -25,26 +25,28 @@ const loginSchema = z.object({
 
 const refreshSchema = z.object({ refreshToken: z.string({ error: 'must be a string' }).min(1).optional() });
 
+/** Accounts, sessions and tokens (API.md §3). */
 @injectable()
 export class AuthRoutes implements Feature {
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(AuthService) private readonly auth: AuthService,
     @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(AuthCookies) private readonly authCookies: AuthCookies,
   ) {}
 
   register(app: App): void {
     app.post('/api/auth/register', async (req, res) => {
       const input = await jsonBody(req, res, registerSchema);
       const signedIn = await this.auth.register(input);
-      this.setAuthCookies(res, signedIn);
+      this.authCookies.set(res, signedIn);
       sendCreated(res, '/api/auth/me', signedIn.body);
     });
 
     app.post('/api/auth/login', async (req, res) => {
       const input = await jsonBody(req, res, loginSchema);
       const signedIn = await this.auth.login(input, clientAddress(req, this.config.trustProxy));
-      this.setAuthCookies(res, signedIn);
+      this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
     });
 
@@ -53,14 +55,14 @@ export class AuthRoutes implements Feature {
       const token = input.refreshToken ?? cookies(req)[REFRESH_COOKIE];
       if (!token) throw refreshMissing();
       const issued = await this.auth.refresh(token);
-      this.setAuthCookies(res, issued);
+      this.authCookies.set(res, issued);
       sendJson(res, 200, issued.pair);
     });
 
     app.post('/api/auth/logout', async (req, res) => {
       const input = await jsonBody(req, res, refreshSchema);
       await this.auth.logout(input.refreshToken ?? cookies(req)[REFRESH_COOKIE], bearerToken(req));
-      this.clearAuthCookies(res);
+      this.authCookies.clear(res);
       sendJson(res, 200, { ok: true });
     });
 
@@ -68,33 +70,6 @@ export class AuthRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.auth.me(principal.userId));
     });
-  }
-
-  /** Sets both cookies of API.md §3 for a freshly issued pair; no cache may keep a response that carries tokens. */
-  setAuthCookies(res: ServerResponse, { pair, session }: IssuedTokens): void {
-    res.setHeader('Cache-Control', 'no-store');
-    const secure = this.config.cookieSecure;
-    appendCookie(res, ACCESS_COOKIE, pair.accessToken, {
-      httpOnly: true,
-      sameSite: 'Lax',
-      path: '/',
-      maxAge: pair.expiresIn,
-      secure,
-    });
-    const secondsLeft = Math.floor((session.expires_at.getTime() - Date.now()) / 1000);
-    appendCookie(res, REFRESH_COOKIE, pair.refreshToken, {
-      httpOnly: true,
-      sameSite: 'Strict',
-      path: '/api/auth',
-      secure,
-      ...(session.remember_me ? { maxAge: Math.max(0, secondsLeft) } : {}),
-    });
-  }
-
-  private clearAuthCookies(res: ServerResponse): void {
-    const secure = this.config.cookieSecure;
-    appendCookie(res, ACCESS_COOKIE, '', { httpOnly: true, sameSite: 'Lax', path: '/', maxAge: 0, secure });
-    appendCookie(res, REFRESH_COOKIE, '', { httpOnly: true, sameSite: 'Strict', path: '/api/auth', maxAge: 0, secure });
   }
 }
 
