@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -187,6 +187,21 @@ describe('band file and band storage', () => {
 
     expect(await json(ana, ['file', 'delete', uploaded!.id, '--yes'])).toEqual({ id: uploaded!.id, deleted: true });
     expect(plain(await ana.band(['file', 'info', uploaded!.id])).code).toBe(6);
+  });
+
+  it('downloads into a directory under the display name, adding the stored extension only when the name lacks it', async () => {
+    const local = path.join(work, 'take.wav');
+    await writeFile(local, wavBytes(2, 5_000));
+    const where = ['--cut', 'Final', '--vibe', 'Mixes', '--project', 'Files'];
+    const [named] = await json<FileRecord[]>(ana, ['file', 'upload', local, ...where]);
+    const [renamed] = await json<FileRecord[]>(ana, ['file', 'upload', local, ...where, '--name', 'Take two']);
+    expect(named!.name).toBe('take.wav');
+    const into = await mkdtemp(path.join(work, 'downloads-'));
+    await ok(ana, ['file', 'download', named!.id, '-o', into]);
+    await ok(ana, ['file', 'download', renamed!.id, '-o', into]);
+    expect((await readdir(into)).sort()).toEqual(['Take two.wav', 'take.wav']);
+    expect(await readFile(path.join(into, 'take.wav'))).toEqual(await readFile(local));
+    for (const file of [named!, renamed!]) await ok(ana, ['file', 'delete', file.id, '--yes']);
   });
 
   it('shows storage in human sizes, with the site block for a site admin only', async () => {

@@ -253,7 +253,7 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
-  const filename = `${file.name.replace(/[/\\]/g, '_')}${path.extname(file.url)}`;
+  const filename = localName(file);
   if (output === '-') {
     await client.files.download(file.id, { to: process.stdout });
     return;
@@ -272,6 +272,13 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
     progress.stop();
   }
   ctx.out.record(file, () => `Saved ${file.name} to ${target} (${formatBytes(file.size)})`);
+}
+
+/** The display name as a file name here: no path separators, and the stored extension unless it already ends with it. */
+function localName(file: FileRecord): string {
+  const name = file.name.replace(/[/\\]/g, '_');
+  const extension = path.extname(file.url);
+  return name.toLowerCase().endsWith(extension.toLowerCase()) ? name : `${name}${extension}`;
 }
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
