@@ -14,6 +14,8 @@ export interface Access {
   role: Role;
 }
 
+type AccessRow = { project_id: string; role: Role | null };
+
 const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'Cut', file: 'File' };
 
 /**
@@ -25,39 +27,37 @@ const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'C
 export class ProjectAccess {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  /** Pass `tx` to take the check inside a transaction (the row is then locked against concurrent deletes). */
+  /** Pass `tx` to check inside the transaction that does the work, after the locks it took; the check itself locks nothing. */
   async require(principal: Principal, scope: Scope, id: string, need: Role = 'MEMBER', tx: Queryable = this.sql): Promise<Access> {
-    const row = await this.lookup(tx, scope, id, principal.userId);
+    const [row] = await this.lookup(tx, scope, id, principal.userId);
     if (!row || row.role === null) throw notFound(LABEL[scope]);
     if (need === 'ADMIN' && row.role !== 'ADMIN') throw forbidden();
     return { projectId: row.project_id, role: row.role };
   }
 
-  private async lookup(tx: Queryable, scope: Scope, id: string, userId: string): Promise<{ project_id: string; role: Role | null } | undefined> {
-    const rows = await (() => {
-      switch (scope) {
-        case 'project':
-          return tx<{ project_id: string; role: Role | null }[]>`
-            select p.id as project_id, m.role from projects p
-            left join project_members m on m.project_id = p.id and m.user_id = ${userId}
-            where p.id = ${id}`;
-        case 'vibe':
-          return tx<{ project_id: string; role: Role | null }[]>`
-            select v.project_id, m.role from vibes v
-            left join project_members m on m.project_id = v.project_id and m.user_id = ${userId}
-            where v.id = ${id}`;
-        case 'cut':
-          return tx<{ project_id: string; role: Role | null }[]>`
-            select c.project_id, m.role from cuts c
-            left join project_members m on m.project_id = c.project_id and m.user_id = ${userId}
-            where c.id = ${id}`;
-        case 'file':
-          return tx<{ project_id: string; role: Role | null }[]>`
-            select f.project_id, m.role from files f
-            left join project_members m on m.project_id = f.project_id and m.user_id = ${userId}
-            where f.id = ${id}`;
-      }
-    })();
-    return rows[0];
+  /** The project of the row `id` names, with the user's role in it (null for a non-member); no row when `id` names nothing. */
+  private lookup(tx: Queryable, scope: Scope, id: string, userId: string): Promise<AccessRow[]> {
+    switch (scope) {
+      case 'project':
+        return tx<AccessRow[]>`
+          select p.id as project_id, m.role from projects p
+          left join project_members m on m.project_id = p.id and m.user_id = ${userId}
+          where p.id = ${id}`;
+      case 'vibe':
+        return tx<AccessRow[]>`
+          select v.project_id, m.role from vibes v
+          left join project_members m on m.project_id = v.project_id and m.user_id = ${userId}
+          where v.id = ${id}`;
+      case 'cut':
+        return tx<AccessRow[]>`
+          select c.project_id, m.role from cuts c
+          left join project_members m on m.project_id = c.project_id and m.user_id = ${userId}
+          where c.id = ${id}`;
+      case 'file':
+        return tx<AccessRow[]>`
+          select f.project_id, m.role from files f
+          left join project_members m on m.project_id = f.project_id and m.user_id = ${userId}
+          where f.id = ${id}`;
+    }
   }
 }
