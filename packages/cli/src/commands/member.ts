@@ -78,8 +78,8 @@ function role(value: string): Role {
 
 function memberIn(detail: ProjectDetail, ref: string): Member {
   const email = ref.trim().toLowerCase();
-  const byEmail = detail.members.find((m) => m.email.toLowerCase() === email || m.userId === ref);
-  if (byEmail) return byEmail;
+  const byEmailOrId = detail.members.find((m) => m.email.toLowerCase() === email || m.userId === ref);
+  if (byEmailOrId) return byEmailOrId;
   const named = detail.members.map((m) => ({ id: m.userId, name: m.name, member: m }));
   return pick(named, ref, 'member', `in project "${detail.name}"`, (entry) => `${entry.name} <${entry.member.email}>`).member;
 }
