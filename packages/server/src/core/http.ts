@@ -15,7 +15,7 @@ const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 const requestIds = new WeakMap<IncomingMessage, string>();
 
-/** The request id: a sane incoming `X-Request-Id`, else a new one. Set on the response the first time. */
+/** The request id: a sane incoming `X-Request-Id`, else a new one; remembered, so logs and the response header agree. */
 export function requestId(req: IncomingMessage): string {
   let id = requestIds.get(req);
   if (id === undefined) {
