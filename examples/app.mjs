@@ -1,5 +1,6 @@
-// An application built on the SDK: signs in once, keeps its tokens in a file (refreshed pairs included),
-// and prints the projects you belong to with their vibes, cuts and files, then your storage use.
+// An application built on the SDK: signs in once, keeps its tokens in a file (BAND_TOKEN_FILE, default
+// bandcollab-example-tokens.json in the temporary directory; refreshed pairs included), and prints the
+// projects you belong to with their vibes, cuts and files, then your storage use.
 //
 //   BAND_API_URL=http://localhost:3000 BAND_EMAIL=ada@example.com BAND_PASSWORD=… node app.mjs
 import { chmod, readFile, writeFile } from 'node:fs/promises';
@@ -20,6 +21,7 @@ async function savedTokens() {
 
 async function saveTokens({ accessToken, refreshToken }) {
   await writeFile(tokenFile, JSON.stringify({ accessToken, refreshToken }), { mode: 0o600 });
+  // The mode above applies only when the file is created.
   await chmod(tokenFile, 0o600);
 }
 
