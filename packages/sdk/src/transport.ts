@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
 import { BandApiError, BandNetworkError, localProblem } from './errors.js';
-import type { ErrorCode, Problem, TokenPair } from './types.js';
+import type { ErrorCode, Problem, RefreshRequest, TokenPair } from './types.js';
 
 export interface Tokens {
   accessToken: string | undefined;
@@ -155,7 +155,7 @@ export class Transport {
       const pair = await this.json<TokenPair>({
         method: 'POST',
         path: '/api/auth/refresh',
-        json: { refreshToken },
+        json: { refreshToken } satisfies RefreshRequest,
         auth: false,
       });
       await this.storeTokens(pair);

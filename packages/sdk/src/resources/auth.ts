@@ -1,5 +1,5 @@
 import type { Transport } from '../transport.js';
-import type { AuthResult, IdpExchangeRequest, LoginRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
+import type { AuthResult, IdpExchangeRequest, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
 
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
@@ -26,7 +26,7 @@ export class AuthResource {
       return await this.transport.json<LogoutResult>({
         method: 'POST',
         path: '/api/auth/logout',
-        json: refreshToken ? { refreshToken } : {},
+        json: (refreshToken ? { refreshToken } : {}) satisfies LogoutRequest,
         auth: refreshToken === undefined,
       });
     } finally {
