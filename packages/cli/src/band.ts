@@ -42,7 +42,7 @@ Environment:
 Examples:
   $ band auth login
   $ band project list
-  $ band file upload takes/*.wav --project "Demo" --vibe Verse --cut "Take 3" --jobs 8
+  $ band file upload "takes/*.wav" --project Demo --vibe Verse --cut "Take 3" --jobs 8
   $ band publish mix.mp3 --project Demo --vibe Mixes --cut Final --create --share --expires 7d
 
 Exit codes: band help exit-codes`;
