@@ -2,7 +2,7 @@ import type { Me, Role } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { signalSessionRevoked } from '../events/session-signals.js';
+import { SESSIONS_CHANNEL } from '../events/publisher.js';
 
 export interface UserRow {
   id: string;
@@ -126,13 +126,16 @@ export class AuthRepository {
     return rows.length === 1;
   }
 
-  /** Every revocation (logout, refresh-token reuse) passes here, so every instance closes the session's sockets. */
+  /**
+   * Every revocation (logout, refresh-token reuse) passes here, so every instance closes the session's event
+   * sockets: the signal goes out in the revoking transaction, when and only if it commits.
+   */
   async revokeSession(sessionId: string): Promise<boolean> {
     return this.sql.begin(async (tx) => {
       const rows = await tx`
         update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
       if (rows.length === 0) return false;
-      await signalSessionRevoked(tx, sessionId);
+      await tx`select pg_notify(${SESSIONS_CHANNEL}, ${sessionId})`;
       return true;
     });
   }

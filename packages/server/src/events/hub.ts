@@ -7,9 +7,8 @@ import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
 import type { Logger } from '../core/logger.js';
-import { EVENTS_CHANNEL, type EventNotice } from './publisher.js';
+import { EVENTS_CHANNEL, type EventNotice, SESSIONS_CHANNEL } from './publisher.js';
 import { type ActiveSession, EventsRepository } from './repository.js';
-import { SESSIONS_CHANNEL } from './session-signals.js';
 
 /** Unsent bytes beyond this mark a reader too slow to keep up: it is closed rather than buffered for. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
