@@ -91,13 +91,12 @@ export function register(file: Command): void {
 
   withExamples(
     withWhere(file.command('share').description('make a public link to a file').argument('<file>', 'file id, or name with --cut'))
-      .option('--expires <duration>', 'link lifetime: 90s, 30m, 12h, 7d, 52w (60 s to 365 d); default: no expiry')
+      .option('--expires <duration>', 'link lifetime: 90s, 30m, 12h, 7d, 52w (60 s to 365 d); default: no expiry', parseDuration)
       .action(
-        run(async (ctx, ref: string, options: Where & { expires?: string }) => {
-          const expiresIn = options.expires === undefined ? undefined : parseDuration(options.expires);
+        run(async (ctx, ref: string, options: Where & { expires?: number }) => {
           const client = await ctx.signedIn();
           const found = await resolveFile(client, ref, options);
-          const link = await client.files.share(found.id, expiresIn === undefined ? {} : { expiresIn });
+          const link = await client.files.share(found.id, { expiresIn: options.expires });
           ctx.out.record(link, () => `${link.shareUrl}${link.expiresAt ? `  (expires ${formatTime(link.expiresAt)} UTC)` : ''}`);
         }),
       ),

@@ -12,7 +12,8 @@ interface PublishOptions {
   cut: string;
   create?: boolean;
   share?: boolean;
-  expires?: string;
+  /** Seconds. */
+  expires?: number;
 }
 
 export function register(publish: Command): void {
@@ -25,7 +26,7 @@ export function register(publish: Command): void {
       .requiredOption('--cut <cut>', 'cut id or name')
       .option('--create', 'create the project, vibe and cut when they do not exist')
       .option('--share', 'make a public link and print its URL')
-      .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w); default: no expiry')
+      .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w); default: no expiry', parseDuration)
       .addHelpText(
         'after',
         '\nOutput: with --share, the share URL (with --json, the share link record); without, the file record with --json.',
@@ -33,7 +34,6 @@ export function register(publish: Command): void {
       .action(
         run(async (ctx, filePattern: string, options: PublishOptions) => {
           if (options.expires !== undefined && !options.share) throw usageError('--expires needs --share');
-          const expiresIn = options.expires === undefined ? undefined : parseDuration(options.expires);
           const files = await expand([filePattern]);
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
           const client = await ctx.signedIn();
@@ -46,7 +46,7 @@ export function register(publish: Command): void {
             ctx.out.record(file, () => `Published ${file.name} (${file.id})`);
             return;
           }
-          const link = await client.files.share(file.id, expiresIn === undefined ? {} : { expiresIn });
+          const link = await client.files.share(file.id, { expiresIn: options.expires });
           ctx.out.info(`Published ${file.name} (${file.id})`);
           ctx.out.record(link, () => link.shareUrl);
         }),
