@@ -17,6 +17,8 @@ export interface Access {
 type AccessRow = { project_id: string; role: Role | null };
 
 const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'Cut', file: 'File' };
+/** The tables whose rows carry their project in a `project_id` column. */
+const TABLE: Record<Exclude<Scope, 'project'>, string> = { vibe: 'vibes', cut: 'cuts', file: 'files' };
 
 /**
  * The one place that decides access inside projects (API.md §2): non-members get 404 for everything
@@ -37,27 +39,15 @@ export class ProjectAccess {
 
   /** The project of the row `id` names, with the user's role in it (null for a non-member); no row when `id` names nothing. */
   private lookup(tx: Queryable, scope: Scope, id: string, userId: string): Promise<AccessRow[]> {
-    switch (scope) {
-      case 'project':
-        return tx<AccessRow[]>`
-          select p.id as project_id, m.role from projects p
-          left join project_members m on m.project_id = p.id and m.user_id = ${userId}
-          where p.id = ${id}`;
-      case 'vibe':
-        return tx<AccessRow[]>`
-          select v.project_id, m.role from vibes v
-          left join project_members m on m.project_id = v.project_id and m.user_id = ${userId}
-          where v.id = ${id}`;
-      case 'cut':
-        return tx<AccessRow[]>`
-          select c.project_id, m.role from cuts c
-          left join project_members m on m.project_id = c.project_id and m.user_id = ${userId}
-          where c.id = ${id}`;
-      case 'file':
-        return tx<AccessRow[]>`
-          select f.project_id, m.role from files f
-          left join project_members m on m.project_id = f.project_id and m.user_id = ${userId}
-          where f.id = ${id}`;
+    if (scope === 'project') {
+      return tx<AccessRow[]>`
+        select p.id as project_id, m.role from projects p
+        left join project_members m on m.project_id = p.id and m.user_id = ${userId}
+        where p.id = ${id}`;
     }
+    return tx<AccessRow[]>`
+      select t.project_id, m.role from ${tx(TABLE[scope])} t
+      left join project_members m on m.project_id = t.project_id and m.user_id = ${userId}
+      where t.id = ${id}`;
   }
 }
