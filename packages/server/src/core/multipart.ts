@@ -56,8 +56,9 @@ const malformed = (detail: string): ApiError => invalidField('body', detail);
  * Streams one multipart/form-data upload straight to a temporary file, never holding it in memory:
  * the type is decided by the extension before the first byte is written (or by the leading bytes, see
  * `typeUnnamedByContent`), the leading bytes are checked as soon as they arrive, the size limit is
- * enforced while streaming (413 the moment it is crossed), and the sha256 is computed on the way. Any failure (refusal, limit, client abort) removes the partial
- * file before the promise rejects, and marks the connection for closing so an unread body is not kept.
+ * enforced while streaming (413 the moment it is crossed), and the sha256 is computed on the way. Any
+ * failure (refusal, limit, client abort) removes the partial file before the promise rejects, and marks the
+ * connection for closing so an unread body is not kept.
  *
  * Used by FilesRoutes (uploads) and Images.readBody (project covers, vibe images); each moves the received
  * file into place or removes it.
