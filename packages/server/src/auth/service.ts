@@ -4,7 +4,7 @@ import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
-import { isUuid } from '../core/http.js';
+import { isUuid } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { Passwords } from './passwords.js';

@@ -3,7 +3,8 @@ import { inject, injectable } from 'tsyringe';
 import { AuthRepository, type Principal } from '../auth/repository.js';
 import { AccessTokens } from '../auth/tokens.js';
 import { unauthenticated } from './errors.js';
-import { cookies, isUuid } from './http.js';
+import { cookies } from './http.js';
+import { isUuid } from './validation.js';
 
 export type { Principal };
 

@@ -6,11 +6,11 @@ import type { FieldError, Problem } from '@bandcollab/sdk';
 import { p as bodyReader } from 'milliparsec';
 import type { z } from 'zod';
 import { ApiError, notFound, validationFailed } from './errors.js';
+import { isUuid } from './validation.js';
 
 export type { Request, Response };
 
 const MAX_JSON_BYTES = 1024 * 1024;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SANE_REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 const requestIds = new WeakMap<IncomingMessage, string>();
@@ -65,11 +65,9 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Ap
 /** A path id that is not a UUID names nothing: 404, as API.md §1 says. */
 export function idParam(req: Request, name: string, what: string): string {
   const value = req.params[name];
-  if (value === undefined || !UUID.test(value)) throw notFound(what);
+  if (!isUuid(value)) throw notFound(what);
   return value.toLowerCase();
 }
-
-export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
 export function contentType(req: IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 const CONTROL_CHARACTERS = /\p{Cc}/u;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Project, vibe, cut and display names (API.md §1): trimmed, 1–200 characters, no control characters. */
 export const nameSchema = z
@@ -24,6 +25,9 @@ export const emailSchema = z
   .pipe(z.email('must be an email address').max(320, 'must be at most 320 characters'));
 
 export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER or ADMIN' });
+
+/** Any 8-4-4-4-12 hex id, for paths and token claims (uuidSchema, for bodies, also checks version and variant). */
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
 /** Lower-cased, as `idParam` answers path ids, so ids compare equal whichever case a client sent. */
 export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase());

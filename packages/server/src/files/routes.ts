@@ -2,9 +2,10 @@ import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
-import { idParam, isUuid, sendCreated, sendJson } from '../core/http.js';
+import { idParam, sendCreated, sendJson } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { isUuid } from '../core/validation.js';
 import { FilesService } from './service.js';
 import { sendStoredBytes } from './transfer.js';
 
