@@ -58,6 +58,7 @@ export class Context {
   private store: CredentialStore | undefined;
   private stored: StoredTokens | undefined;
   private refreshing: Promise<void> | undefined;
+  private sessionKept = false;
   source: TokenSource | undefined;
 
   constructor(readonly options: GlobalOptions) {
@@ -164,9 +165,17 @@ export class Context {
     return null;
   }
 
+  /**
+   * Keeps a BAND_EMAIL session open after this run, for a command whose output is a credential meant to be
+   * used afterwards (`band auth token`). The session still ends on its own, a day after the sign-in.
+   */
+  keepSession(): void {
+    this.sessionKept = true;
+  }
+
   /** Ends what this run started: a BAND_EMAIL sign-in is a session of its own, so it is closed. */
   async close(): Promise<void> {
-    if (this.source === 'BAND_EMAIL' && this.client) await this.client.auth.logout().catch(() => undefined);
+    if (this.source === 'BAND_EMAIL' && this.client && !this.sessionKept) await this.client.auth.logout().catch(() => undefined);
   }
 
   private newClient(tokens: { accessToken?: string; refreshToken?: string }): BandClient {

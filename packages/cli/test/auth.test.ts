@@ -111,6 +111,11 @@ describe('band auth', () => {
       await expect(stat(path.join(ci.home, '.config/band/credentials'))).rejects.toThrow();
       const failing = await ci.band(['project', 'list'], { env: { BAND_PASSWORD: 'wrong password' } });
       expect(failing.code).toBe(4);
+      // The token printed for a script outlives the run that signed in for it.
+      const token = await ci.band(['auth', 'token']);
+      expect(token.code).toBe(0);
+      const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });
+      expect(me.status).toBe(200);
     } finally {
       await ci.cleanup();
     }

@@ -114,6 +114,8 @@ export function register(auth: Command): void {
           const client = await ctx.signedIn();
           const token = client.tokens.accessToken;
           if (!token) throw new CliError('not logged in: run band auth login', EXIT.auth);
+          // The token is for use after this run: a BAND_EMAIL sign-in must not be logged out at its end.
+          ctx.keepSession();
           process.stdout.write(`${token}\n`);
         }),
       ),
