@@ -144,7 +144,7 @@ export class AuthService {
     const user = await this.repository.insertUser(tx, input);
     if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
     for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
-      const [member] = await this.projects.members(tx, projectId, user.id);
+      const member = await this.projects.findMember(tx, projectId, user.id);
       await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
     }
     return user;
