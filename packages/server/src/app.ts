@@ -8,7 +8,7 @@ import { AuthRoutes } from './auth/routes.js';
 import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
-import { ApiError, notFound } from './core/errors.js';
+import { ApiError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem } from './core/http.js';
 import { Logger } from './core/logger.js';
@@ -153,7 +153,7 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
   }
   if (isDatabaseUnreachable(error)) {
     log.error('database unreachable', { requestId: requestId(req), error });
-    sendProblem(req, res, new ApiError(503, 'UNAVAILABLE', 'The service is temporarily unavailable', { headers: { 'Retry-After': '5' } }));
+    sendProblem(req, res, unavailable('The service is temporarily unavailable'));
     return;
   }
   log.error('unhandled error', { requestId: requestId(req), method: req.method, url: req.url, error });

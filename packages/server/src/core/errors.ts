@@ -21,6 +21,10 @@ export const forbidden = (detail = 'You do not have the role this action needs')
 export const unauthenticated = (detail = 'Authentication required'): ApiError =>
   new ApiError(401, 'UNAUTHENTICATED', detail);
 
+/** The database cannot be reached: the client may retry shortly. */
+export const unavailable = (detail: string): ApiError =>
+  new ApiError(503, 'UNAVAILABLE', detail, { headers: { 'Retry-After': '5' } });
+
 export const validationFailed = (errors: FieldError[]): ApiError =>
   new ApiError(400, 'VALIDATION_FAILED', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
 

@@ -1,6 +1,6 @@
 import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
-import { ApiError } from '../core/errors.js';
+import { unavailable } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendJson } from '../core/http.js';
 import { SERVER_VERSION } from '../version.js';
@@ -17,7 +17,7 @@ export class OperationsRoutes implements Feature {
       try {
         await this.repository.ping();
       } catch {
-        throw new ApiError(503, 'UNAVAILABLE', 'The database is unreachable', { headers: { 'Retry-After': '5' } });
+        throw unavailable('The database is unreachable');
       }
       sendJson(res, 200, { status: 'ok', db: 'ok', version: SERVER_VERSION });
     });
