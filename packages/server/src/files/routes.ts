@@ -5,9 +5,9 @@ import type { Feature } from '../core/feature.js';
 import { idParam, sendCreated, sendJson } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { sendStoredBytes } from '../core/transfer.js';
 import { isUuid } from '../core/validation.js';
 import { FilesService } from './service.js';
-import { sendStoredBytes } from './transfer.js';
 
 /** File upload, read, download, media paths and delete (API.md §6). */
 @injectable()

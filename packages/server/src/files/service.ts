@@ -11,11 +11,11 @@ import { validate } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile, ReceivedUpload } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
+import type { StoredBytes } from '../core/transfer.js';
 import { nameSchema, uuidSchema } from '../core/validation.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, toFileRecord } from './records.js';
 import { FilesRepository } from './repository.js';
-import type { StoredBytes } from './transfer.js';
 
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;

@@ -8,7 +8,7 @@ import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
 import { Multipart, type ReceivedFile } from '../core/multipart.js';
-import type { StoredBytes } from '../files/transfer.js';
+import type { StoredBytes } from '../core/transfer.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);

@@ -5,9 +5,9 @@ import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { sendStoredBytes } from '../core/transfer.js';
 import { descriptionSchema, emailSchema, nameSchema, roleSchema } from '../core/validation.js';
 import { clearImageField, Images } from './images.js';
-import { sendStoredBytes } from '../files/transfer.js';
 import { ProjectsService } from './service.js';
 
 /** An empty description (as a form sends it) is no description. */

@@ -7,8 +7,8 @@ import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { sendStoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
-import { sendStoredBytes } from '../files/transfer.js';
 import { renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
 import { SharesService } from './service.js';
 

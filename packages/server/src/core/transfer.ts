@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, notFound } from '../core/errors.js';
+import { ApiError, notFound } from './errors.js';
 
 /** Stored bytes and what their response headers say about them. */
 export interface StoredBytes {
