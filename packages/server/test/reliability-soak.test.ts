@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { seedProject } from './authz/fixture.js';
+import { sampleBytes, upload } from './support/files.js';
+import { client } from './support/http.js';
+import { type ServerProcess, spawnServer } from './support/process.js';
+import { createTestDatabase } from './support/server.js';
+
+/**
+ * 200 concurrent clients for 60 s of mixed reads, uploads and downloads against the built server: not one
+ * 5xx, every answer complete, the server's memory flat, and nothing left in tmp/.
+ */
+const CLIENTS = 200;
+const DURATION_MS = 60_000;
+const WARM_UP_MS = 20_000;
+const USERS = 8;
+
+let server: ServerProcess;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-soak-'));
+  server = await spawnServer({ DATA_DIR: dataDir, DATABASE_URL: await createTestDatabase(), LOG_LEVEL: 'error' });
+});
+afterAll(async () => {
+  server?.child.kill('SIGTERM');
+  await server?.exited;
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function residentBytes(pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/status`, 'utf8').then((status) => Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024);
+}
+
+it('serves 200 concurrent clients for 60 s of mixed traffic with no 5xx and flat memory', { timeout: DURATION_MS + 60_000 }, async () => {
+  const api = client(server.url);
+  const stored = sampleBytes('wav', 512 * 1024);
+  const storedSha = createHash('sha256').update(stored).digest('hex');
+  const small = sampleBytes('mp3', 64 * 1024);
+  const users = [];
+  for (let i = 0; i < USERS; i++) {
+    const user = await api.register();
+    const project = await seedProject(api, user.accessToken, `Soak ${i}`);
+    const file = await upload(api, user.accessToken, project.cutId, 'take.wav', stored);
+    expect(file.status).toBe(201);
+    users.push({ token: user.accessToken, projectId: project.id, cutId: project.cutId, fileId: file.body.id as string });
+  }
+
+  const statuses = new Map<number, number>();
+  const failures: string[] = [];
+  let requests = 0;
+  const count = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
+
+  async function oneRequest(worker: number, round: number): Promise<void> {
+    const user = users[(worker + round) % USERS]!;
+    const headers = { authorization: `Bearer ${user.token}` };
+    const kind = (worker + round) % 10;
+    if (kind < 4) {
+      const response = await fetch(`${server.url}/api/projects/${user.projectId}`, { headers });
+      count(response.status);
+      const body = (await response.json()) as { id?: string };
+      if (response.status === 200 && body.id !== user.projectId) failures.push(`project detail: ${JSON.stringify(body)}`);
+    } else if (kind < 7) {
+      const response = await fetch(`${server.url}/api/files/${user.fileId}/download`, { headers });
+      count(response.status);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      if (response.status === 200 && createHash('sha256').update(bytes).digest('hex') !== storedSha) failures.push('download: wrong bytes');
+    } else if (kind < 9) {
+      const response = await fetch(`${server.url}/api/projects`, { headers });
+      count(response.status);
+      await response.arrayBuffer();
+    } else {
+      const form = new FormData();
+      form.append('cutId', user.cutId);
+      form.append('file', new Blob([new Uint8Array(small)]), `w${worker}-r${round}.mp3`);
+      const response = await fetch(`${server.url}/api/files/upload`, { method: 'POST', headers, body: form });
+      count(response.status);
+      const body = (await response.json()) as { size?: number };
+      if (response.status === 201 && body.size !== small.length) failures.push(`upload: ${JSON.stringify(body)}`);
+    }
+    requests += 1;
+  }
+
+  const started = Date.now();
+  let rssAfterWarmUp = 0;
+  const warmUp = setTimeout(() => {
+    void residentBytes(server.child.pid!).then((rss) => (rssAfterWarmUp = rss));
+  }, WARM_UP_MS);
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, worker) => {
+      for (let round = 0; Date.now() - started < DURATION_MS; round++) {
+        try {
+          await oneRequest(worker, round);
+        } catch (error) {
+          failures.push(`client ${worker}: ${String(error)}`);
+        }
+      }
+    }),
+  );
+  clearTimeout(warmUp);
+  const rssAtEnd = await residentBytes(server.child.pid!);
+
+  const report = { requests, statuses: Object.fromEntries(statuses), rssAfterWarmUpMiB: rssAfterWarmUp / 2 ** 20, rssAtEndMiB: rssAtEnd / 2 ** 20 };
+  process.stdout.write(`soak: ${JSON.stringify(report)}\n`);
+  expect(failures.slice(0, 5)).toEqual([]);
+  expect([...statuses.keys()].filter((status) => status >= 500), server.output().slice(-4000)).toEqual([]);
+  expect([...statuses.keys()].sort()).toEqual([200, 201]);
+  expect(requests).toBeGreaterThan(CLIENTS * 10);
+  // Flat: what the server holds after warming up does not keep growing with the requests it answers.
+  expect(rssAfterWarmUp).toBeGreaterThan(0);
+  expect(rssAtEnd - rssAfterWarmUp).toBeLessThan(64 * 2 ** 20);
+  expect(await readdir(path.join(dataDir, 'tmp'))).toEqual([]);
+});
