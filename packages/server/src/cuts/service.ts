@@ -10,7 +10,7 @@ import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { deleteCutContent, removeFromDisk } from '../projects/cascade.js';
 import { CutsRepository } from './repository.js';
 
-/** Cuts (API.md §5): any member may create, rename, move and delete them. */
+/** Cuts (API.md §5): any member may create, rename, move and delete them (a delete of others' files needs an ADMIN). */
 @injectable()
 export class CutsService {
   constructor(
@@ -67,11 +67,14 @@ export class CutsService {
     });
   }
 
-  /** Deletes the cut and its files; the bytes go once the rows are gone for good. */
+  /**
+   * Deletes the cut and its files; the bytes go once the rows are gone for good. A cut holding files
+   * uploaded by someone else needs a project ADMIN (API.md §2).
+   */
   async delete(principal: Principal, cutId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
-      const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
-      const deleted = await deleteCutContent(tx, cutId);
+      const { projectId, role } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const deleted = await deleteCutContent(tx, cutId, role === 'ADMIN' ? null : principal.userId);
       if (!deleted) throw notFound('Cut');
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId: deleted.vibeId }));
       return deleted;

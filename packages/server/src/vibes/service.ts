@@ -13,7 +13,7 @@ import { Images } from '../projects/images.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { toVibe, type VibeChanges, VibesRepository } from './repository.js';
 
-/** Vibes (API.md §5): any member may create, change, reorder and delete them. */
+/** Vibes (API.md §5): any member may create, change, reorder and delete them (a delete of others' files needs an ADMIN). */
 @injectable()
 export class VibesService {
   constructor(
@@ -65,12 +65,15 @@ export class VibesService {
     return vibe;
   }
 
-  /** Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). */
+  /**
+   * Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). A vibe holding
+   * files uploaded by someone else needs a project ADMIN (API.md §2).
+   */
   async delete(principal: Principal, vibeId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
-      const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+      const { projectId, role } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
       if (!(await this.projects.lock(tx, projectId))) throw notFound('Vibe');
-      const deleted = await deleteVibeContent(tx, vibeId);
+      const deleted = await deleteVibeContent(tx, vibeId, role === 'ADMIN' ? null : principal.userId);
       if (!deleted) throw notFound('Vibe');
       await this.vibes.compactPositions(tx, projectId);
       await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.deleted', { vibeId }));
