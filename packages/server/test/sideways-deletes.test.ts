@@ -1,5 +1,5 @@
 /**
- * A MEMBER cannot destroy another member's work sideways (API.md §2): a MEMBER refused the delete of an
+ * A MEMBER cannot destroy another member’s work sideways: a MEMBER refused the delete of an
  * ADMIN's file must not remove it by deleting its cut or its vibe, nor revoke the links the ADMIN sent out.
  */
 import { randomUUID } from 'node:crypto';

@@ -83,7 +83,7 @@ export class CutsService {
 
   /**
    * Deletes the cut and its files; the bytes go once the rows are gone for good. A cut holding files
-   * uploaded by someone else needs a project ADMIN (API.md §2).
+   * uploaded by someone else needs a project ADMIN.
    */
   async delete(principal: Principal, cutId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {

@@ -19,7 +19,7 @@ export interface DeletedContent {
  * Then every level is deleted with RETURNING, so the names removed on disk are the latest committed ones.
  * Each function answers null when the row is already gone.
  *
- * `onlyFilesOf` is whose files a delete may take with it (API.md §2): null for anyone's (a project ADMIN),
+ * `onlyFilesOf` is whose files a delete may take with it: null for anyone's (a project ADMIN),
  * else a user id: a file of anyone else refuses the whole delete with 403. It is checked after the locks,
  * so an upload that committed while the delete waited for them is seen.
  */

@@ -43,7 +43,7 @@ export class SharesService {
     return { token, shareUrl: this.shareUrl(token), expiresAt: expiresAt?.toISOString() ?? null };
   }
 
-  /** Every link of a file: its uploader or a project ADMIN (API.md §2), so nobody cuts off links others sent out. */
+  /** Every link of a file: its uploader or a project ADMIN, so nobody cuts off links others sent out. */
   async revokeAll(principal: Principal, fileId: string): Promise<RevokeSharesResult> {
     return this.sql.begin(async (tx) => {
       const { role } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);

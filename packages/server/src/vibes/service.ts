@@ -78,7 +78,7 @@ export class VibesService {
 
   /**
    * Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). A vibe holding
-   * files uploaded by someone else needs a project ADMIN (API.md §2).
+   * files uploaded by someone else needs a project ADMIN.
    */
   async delete(principal: Principal, vibeId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
