@@ -153,6 +153,29 @@ describe('band member, vibe, cut', () => {
   });
 });
 
+describe('band vibe and cut: names taken', () => {
+  it('prints the server’s refusal of a vibe or cut name already taken and exits 1', async () => {
+    await json(ana, ['project', 'create', 'Names']);
+    await json(ana, ['vibe', 'create', 'Intro', '--project', 'Names']);
+    const vibeTaken = plain(await ana.band(['vibe', 'create', 'intro', '--project', 'Names']));
+    expect(vibeTaken.code).toBe(1);
+    expect(vibeTaken.stderr.trim()).toBe('error: A vibe named "intro" already exists in this project');
+
+    await json(ana, ['vibe', 'create', 'Outro', '--project', 'Names']);
+    await json(ana, ['cut', 'create', 'Take', '--vibe', 'Intro', '--project', 'Names']);
+    await json(ana, ['cut', 'create', 'TAKE', '--vibe', 'Outro', '--project', 'Names']);
+    const moveTaken = plain(await ana.band(['cut', 'move', 'Take', '--vibe', 'Intro', '--to', 'Outro', '--project', 'Names']));
+    expect(moveTaken.code).toBe(1);
+    expect(moveTaken.stderr.trim()).toBe('error: The target vibe already has a cut of this name; rename one of them first');
+
+    await json(ana, ['cut', 'create', 'Other', '--vibe', 'Outro', '--project', 'Names']);
+    const renameTaken = plain(await ana.band(['cut', 'rename', 'Other', 'take', '--vibe', 'Outro', '--project', 'Names']));
+    expect(renameTaken.code).toBe(1);
+    expect(renameTaken.stderr.trim()).toBe('error: A cut named "take" already exists in this vibe');
+    await ok(ana, ['cut', 'rename', 'TAKE', 'Take', '--vibe', 'Outro', '--project', 'Names']);
+  });
+});
+
 describe('band file and band storage', () => {
   let cut: CutWithFiles;
 

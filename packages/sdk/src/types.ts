@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'ALREADY_MEMBER'
   | 'LAST_ADMIN'
   | 'ORDER_CONFLICT'
+  | 'NAME_TAKEN'
   | 'FILE_TOO_LARGE'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_FILE_TYPE'

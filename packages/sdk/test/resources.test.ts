@@ -75,6 +75,11 @@ describe('vibes and cuts', () => {
     const first = await owner.vibes.create(project.id, { name: 'First' });
     const second = await owner.vibes.create(project.id, { name: 'Second', image: PNG });
     expect([first.position, second.position]).toEqual([0, 1]);
+    await expect(owner.vibes.create(project.id, { name: ' FIRST ' })).rejects.toMatchObject({
+      status: 409,
+      code: 'NAME_TAKEN',
+      detail: 'A vibe named "FIRST" already exists in this project',
+    });
     expect(second.imageUrl).toMatch(/\.png$/);
 
     expect(await owner.vibes.update(first.id, { name: 'Opening', image: GIF })).toMatchObject({ name: 'Opening', imageUrl: expect.stringMatching(/\.gif$/) });
@@ -99,6 +104,8 @@ describe('vibes and cuts', () => {
     expect(await owner.cuts.get(cut.id)).toMatchObject({ id: cut.id, files: [] });
     expect(await owner.cuts.update(cut.id, { name: 'Take 2' })).toMatchObject({ name: 'Take 2' });
     expect(await owner.cuts.move(cut.id, target.id)).toMatchObject({ vibeId: target.id });
+    const again = await owner.cuts.create(target.id, { name: 'Take 3' });
+    await expect(owner.cuts.update(again.id, { name: 'take 2' })).rejects.toMatchObject({ status: 409, code: 'NAME_TAKEN' });
 
     const elsewhere = await owner.vibes.create((await owner.projects.create({ name: 'Other' })).id, { name: 'X' });
     await expect(owner.cuts.move(cut.id, elsewhere.id)).rejects.toMatchObject({ status: 400, code: 'CROSS_PROJECT_MOVE' });

@@ -188,9 +188,10 @@ describe('names and descriptions', () => {
       { label: 'project name (JSON)', send: (name: string) => fx.api.request('POST', '/api/projects', { token: admin, json: { name } }), read: (body: any) => body.name },
       { label: 'project name (multipart)', send: (name: string) => fx.api.request('POST', '/api/projects', { token: admin, body: form({ name }) }), read: (body: any) => body.name },
       { label: 'project rename', send: (name: string) => fx.api.request('PUT', `/api/projects/${fx.project.id}`, { token: admin, json: { name } }), read: (body: any) => body.name },
-      { label: 'vibe name', send: (name: string) => fx.api.request('POST', `/api/projects/${fx.project.id}/vibes`, { token: admin, json: { name } }), read: (body: any) => body.name },
+      // Vibe and cut names are unique in their parent: the new ones go where the renamed ones are not.
+      { label: 'vibe name', send: async (name: string) => fx.api.request('POST', `/api/projects/${(await fx.newProject()).id}/vibes`, { token: admin, json: { name } }), read: (body: any) => body.name },
       { label: 'vibe rename (multipart)', send: (name: string) => fx.api.request('PUT', `/api/vibes/${fx.project.vibeId}`, { token: admin, body: form({ name }) }), read: (body: any) => body.name },
-      { label: 'cut name', send: (name: string) => fx.api.request('POST', `/api/vibes/${fx.project.vibeId}/cuts`, { token: admin, json: { name } }), read: (body: any) => body.name },
+      { label: 'cut name', send: async (name: string) => fx.api.request('POST', `/api/vibes/${(await fx.newVibe()).vibeId}/cuts`, { token: admin, json: { name } }), read: (body: any) => body.name },
       { label: 'cut rename', send: (name: string) => fx.api.request('PUT', `/api/cuts/${fx.project.cutId}`, { token: admin, json: { name } }), read: (body: any) => body.name },
       { label: 'file display name', send: (name: string) => fx.api.request('POST', '/api/files/upload', { token: admin, body: upload(name) }), read: (body: any) => body.name },
     ];

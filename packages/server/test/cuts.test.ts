@@ -85,6 +85,54 @@ describe('cuts', () => {
   });
 });
 
+describe('unique names', () => {
+  const create = (vibeId: string, name: string) => api.request('POST', `/api/vibes/${vibeId}/cuts`, { token: owner.accessToken, json: { name } });
+  const names = async (vibeId: string) =>
+    (await server.sql<{ name: string }[]>`select name from cuts where vibe_id = ${vibeId} order by created_at, id`).map((row) => row.name);
+
+  function expectNameTaken(response: { status: number; body: { code: string; detail: string } }, detail: string) {
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('NAME_TAKEN');
+    expect(response.body.detail).toBe(detail);
+  }
+
+  it('refuses a second cut of the same name in a vibe, whatever its case and spaces; another vibe may have one', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    for (const name of ['Cut', 'cut', ' CUT  ']) {
+      expectNameTaken(await create(seeded.vibeId, name), `A cut named "${name.trim()}" already exists in this vibe`);
+    }
+    expect(await names(seeded.vibeId)).toEqual(['Cut']);
+    await expectStatus(create(await newVibe(seeded.id), 'Cut'), 201);
+  });
+
+  it('refuses renaming a cut to another cut’s name, and lets a cut change the case of its own', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const second = await expectStatus(create(seeded.vibeId, 'Second'), 201);
+    const response = await api.request('PUT', `/api/cuts/${second.id}`, { token: owner.accessToken, json: { name: 'cut ' } });
+    expectNameTaken(response, 'A cut named "cut" already exists in this vibe');
+    expect(await names(seeded.vibeId)).toEqual(['Cut', 'Second']);
+    await expectStatus(api.request('PUT', `/api/cuts/${second.id}`, { token: owner.accessToken, json: { name: 'SECOND' } }), 200);
+  });
+
+  it('refuses moving a cut into a vibe that has a cut of its name; the cut stays where it was', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const target = await newVibe(seeded.id);
+    await expectStatus(create(target, 'CUT'), 201);
+    const response = await api.request('PUT', `/api/cuts/${seeded.cutId}/move`, { token: owner.accessToken, json: { targetVibeId: target } });
+    expectNameTaken(response, 'The target vibe already has a cut of this name; rename one of them first');
+    expect(await names(seeded.vibeId)).toEqual(['Cut']);
+    expect(await names(target)).toEqual(['CUT']);
+  });
+
+  it('lets one of several parallel creates of a name through and answers the rest 409', async () => {
+    const seeded = await seedProject(api, owner.accessToken);
+    const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => create(seeded.vibeId, i % 2 === 0 ? 'Take' : 'TAKE')));
+    expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    for (const response of responses.filter((r) => r.status === 409)) expect(response.body.code).toBe('NAME_TAKEN');
+    expect(await names(seeded.vibeId)).toHaveLength(2);
+  });
+});
+
 describe('move', () => {
   it('moves a cut to another vibe of its project, files and all', async () => {
     const seeded = await seedProject(api, owner.accessToken);
@@ -139,6 +187,7 @@ describe('move', () => {
   it('cannot put a cut under another project’s vibe even past the service: the database refuses it', async () => {
     const seeded = await seedProject(api, owner.accessToken);
     const other = await seedProject(api, owner.accessToken);
-    await expect(server.sql`update cuts set vibe_id = ${other.vibeId} where id = ${seeded.cutId}`).rejects.toThrow(/foreign key/);
+    // A name the target vibe does not have, so only the project rule can refuse the move.
+    await expect(server.sql`update cuts set vibe_id = ${other.vibeId}, name = 'Moved' where id = ${seeded.cutId}`).rejects.toThrow(/foreign key/);
   });
 });

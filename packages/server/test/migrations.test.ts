@@ -1,5 +1,7 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
 import { expect, it } from 'vitest';
 import { createTestDatabase, startTestServer } from './support/server.js';
 
@@ -12,5 +14,61 @@ it('applies every migration exactly once when two instances start on one databas
     expect(rows.map((r) => r.version)).toEqual(files.sort());
   } finally {
     await Promise.all(servers.map((s) => s.close()));
+  }
+});
+
+it('009 renames duplicate vibe and cut names already stored, then keeps names unique', async () => {
+  const databaseUrl = await createTestDatabase();
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+  try {
+    // The database as the migrations before 009 leave it, with the duplicates they allowed.
+    const dir = fileURLToPath(new URL('../migrations', import.meta.url));
+    const earlier = (await readdir(dir)).filter((f) => /^\d{3}_.+\.sql$/.test(f) && f < '009').sort();
+    await sql`create table schema_migrations (version text primary key, applied_at timestamptz not null default now())`;
+    for (const file of earlier) {
+      await sql.unsafe(await readFile(path.join(dir, file), 'utf8'));
+      await sql`insert into schema_migrations (version) values (${file})`;
+    }
+    const [project] = await sql`insert into projects (name) values ('Band') returning id`;
+    const [other] = await sql`insert into projects (name) values ('Other') returning id`;
+    const vibe = async (projectId: string, name: string, position: number, age: number) =>
+      (await sql`insert into vibes (project_id, name, position, created_at)
+                 values (${projectId}, ${name}, ${position}, now() - make_interval(mins => ${age})) returning id`)[0]!.id as string;
+    const intro = await vibe(project!.id, 'Intro', 0, 50);
+    const introLower = await vibe(project!.id, 'intro', 1, 40);
+    const taken = await vibe(project!.id, 'Intro (2)', 2, 30);
+    const introUpper = await vibe(project!.id, 'INTRO', 3, 20);
+    const long = 'L'.repeat(200);
+    const longFirst = await vibe(project!.id, long, 4, 10);
+    const longSecond = await vibe(project!.id, long, 5, 5);
+    const elsewhere = await vibe(other!.id, 'Intro', 0, 1);
+    const cut = async (vibeId: string, name: string, age: number) =>
+      (await sql`insert into cuts (vibe_id, project_id, name, created_at)
+                 select id, project_id, ${name}, now() - make_interval(mins => ${age}) from vibes where id = ${vibeId} returning id`)[0]!.id as string;
+    const take = await cut(intro, 'Take', 3);
+    const takeAgain = await cut(intro, 'take', 2);
+    const otherVibesTake = await cut(introLower, 'Take', 1);
+
+    const server = await startTestServer({ DATABASE_URL: databaseUrl });
+    try {
+      const names = async (table: 'vibes' | 'cuts') =>
+        Object.fromEntries((await sql<{ id: string; name: string }[]>`select id, name from ${sql(table)}`).map((r) => [r.id, r.name]));
+      expect(await names('vibes')).toEqual({
+        [intro]: 'Intro',
+        [introLower]: 'intro (3)',
+        [taken]: 'Intro (2)',
+        [introUpper]: 'INTRO (4)',
+        [longFirst]: long,
+        [longSecond]: `${'L'.repeat(196)} (2)`,
+        [elsewhere]: 'Intro',
+      });
+      expect(await names('cuts')).toEqual({ [take]: 'Take', [takeAgain]: 'take (2)', [otherVibesTake]: 'Take' });
+      await expect(sql`insert into vibes (project_id, name, position) values (${project!.id}, 'iNtRo', 6)`).rejects.toThrow(/vibes_project_name_key/);
+      await expect(sql`insert into cuts (vibe_id, project_id, name) values (${intro}, ${project!.id}, 'TAKE')`).rejects.toThrow(/cuts_vibe_name_key/);
+    } finally {
+      await server.close();
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
   }
 });

@@ -105,6 +105,49 @@ describe('create, read, update', () => {
   });
 });
 
+describe('unique names', () => {
+  const create = (projectId: string, name: string) =>
+    api.request('POST', `/api/projects/${projectId}/vibes`, { token: owner.accessToken, json: { name } });
+  const rename = (vibeId: string, name: string) => api.request('PUT', `/api/vibes/${vibeId}`, { token: owner.accessToken, json: { name } });
+  const names = async (projectId: string) =>
+    (await server.sql<{ name: string }[]>`select name from vibes where project_id = ${projectId} order by position`).map((row) => row.name);
+
+  function expectNameTaken(response: { status: number; body: { code: string; detail: string } }, detail: string) {
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('NAME_TAKEN');
+    expect(response.body.detail).toBe(detail);
+  }
+
+  it('refuses a second vibe of the same name in a project, whatever its case and spaces, with 409 NAME_TAKEN', async () => {
+    const { projectId } = await projectWithVibes(0);
+    await expectStatus(create(projectId, 'Intro'), 201);
+    for (const name of ['Intro', 'intro', '  INTRO ']) {
+      expectNameTaken(await create(projectId, name), `A vibe named "${name.trim()}" already exists in this project`);
+    }
+    expect(await names(projectId)).toEqual(['Intro']);
+    const other = await projectWithVibes(0);
+    await expectStatus(create(other.projectId, 'Intro'), 201);
+  });
+
+  it('refuses renaming a vibe to another vibe’s name, and lets a vibe change the case of its own', async () => {
+    const { projectId, vibeIds } = await projectWithVibes(2);
+    expectNameTaken(await rename(vibeIds[1]!, ' vibe 0'), 'A vibe named "vibe 0" already exists in this project');
+    const form = new FormData();
+    form.append('name', 'VIBE 0');
+    expectNameTaken(await api.request('PUT', `/api/vibes/${vibeIds[1]}`, { token: owner.accessToken, body: form }), 'A vibe named "VIBE 0" already exists in this project');
+    expect(await names(projectId)).toEqual(['Vibe 0', 'Vibe 1']);
+    expect((await expectStatus(rename(vibeIds[0]!, 'VIBE 0'), 200)).name).toBe('VIBE 0');
+  });
+
+  it('lets one of several parallel creates of a name through and answers the rest 409', async () => {
+    const { projectId } = await projectWithVibes(0);
+    const responses = await Promise.all(Array.from({ length: 6 }, (_, i) => create(projectId, i % 2 === 0 ? 'Chorus' : 'chorus')));
+    expect(responses.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    for (const response of responses.filter((r) => r.status === 409)) expect(response.body.code).toBe('NAME_TAKEN');
+    expect(await names(projectId)).toHaveLength(1);
+  });
+});
+
 describe('reorder', () => {
   it('puts the vibes in the given order, positions 0…n-1, and is not taken for PUT /api/vibes/:id', async () => {
     const { projectId, vibeIds } = await projectWithVibes(3);

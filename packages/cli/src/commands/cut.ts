@@ -12,7 +12,7 @@ export function register(cut: Command): void {
   withExamples(
     cut
       .command('create')
-      .description('add a cut to a vibe')
+      .description('add a cut to a vibe (names are unique in a vibe, ignoring case)')
       .argument('<name>', 'the cut name')
       .requiredOption('--vibe <vibe>', 'vibe id or name')
       .option('--project <project>', 'project id or name (to find the vibe by name)')
@@ -55,7 +55,7 @@ export function register(cut: Command): void {
   );
 
   withExamples(
-    withWhere(cut.command('delete').description('delete a cut with its files').argument('<cut>', 'cut id or name')).action(
+    withWhere(cut.command('delete').description("delete a cut with its files (holding others' files: a project ADMIN only)").argument('<cut>', 'cut id or name')).action(
       run(async (ctx, ref: string, options: Where) => {
         const client = await ctx.signedIn();
         const found = await resolveCut(client, { ...options, cut: ref });

@@ -105,7 +105,7 @@ export function register(file: Command): void {
   );
 
   withExamples(
-    withWhere(file.command('unshare').description('revoke every public link of a file').argument('<file>', 'file id, or name with --cut')).action(
+    withWhere(file.command('unshare').description('revoke every public link of a file (its uploader or a project ADMIN)').argument('<file>', 'file id, or name with --cut')).action(
       run(async (ctx, ref: string, options: Where) => {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);

@@ -10,7 +10,7 @@ export function register(vibe: Command): void {
   withExamples(
     vibe
       .command('create')
-      .description('add a vibe at the end of a project')
+      .description('add a vibe at the end of a project (names are unique in a project, ignoring case)')
       .argument('<name>', 'the vibe name')
       .requiredOption('--project <project>', 'project id or name')
       .option('--image <path>', 'an image (JPEG, PNG, GIF or WebP, at most 5 MiB)')
@@ -46,7 +46,7 @@ export function register(vibe: Command): void {
   withExamples(
     vibe
       .command('delete')
-      .description('delete a vibe with its cuts and their files')
+      .description("delete a vibe with its cuts and their files (holding others' files: a project ADMIN only)")
       .argument('<vibe>', 'vibe id or name')
       .option('--project <project>', 'project id or name (to find the vibe by name)')
       .action(

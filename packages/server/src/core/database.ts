@@ -20,6 +20,11 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** Whether `error` is PostgreSQL refusing a row that would repeat a key of the unique index `index`. */
+export function violatesUniqueIndex(error: unknown, index: string): boolean {
+  return error instanceof postgres.PostgresError && error.code === '23505' && error.constraint_name === index;
+}
+
 const EMBEDDED_DB_NAME = 'bandcollab';
 const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
 

@@ -18,6 +18,8 @@ export const notFound = (what = 'Resource'): ApiError => new ApiError(404, 'NOT_
 export const forbidden = (detail = 'You do not have the role this action needs'): ApiError =>
   new ApiError(403, 'FORBIDDEN', detail);
 
+export const nameTaken = (detail: string): ApiError => new ApiError(409, 'NAME_TAKEN', detail);
+
 export const unauthenticated = (detail = 'Authentication required'): ApiError =>
   new ApiError(401, 'UNAUTHENTICATED', detail);
 

@@ -21,6 +21,9 @@ const toCut = (row: CutRow): Cut => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** The unique index on a vibe's cut names, compared case-insensitively. */
+export const CUT_NAME_INDEX = 'cuts_vibe_name_key';
+
 /** Which cuts to read with their files. */
 export type CutFilter = { id: string } | { vibeId: string } | { projectId: string };
 

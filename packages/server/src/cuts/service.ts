@@ -1,16 +1,28 @@
 import type { Cut, CutWithFiles } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
-import type { Sql } from '../core/database.js';
+import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { ApiError, notFound } from '../core/errors.js';
+import { ApiError, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { deleteCutContent, removeFromDisk } from '../projects/cascade.js';
-import { CutsRepository } from './repository.js';
+import { CUT_NAME_INDEX, CutsRepository } from './repository.js';
 
-/** Cuts (API.md §5): any member may create, rename, move and delete them. */
+/** Turns the database's refusal of a second cut of one name in a vibe into 409 NAME_TAKEN with `detail`. */
+const refuseTakenName =
+  (detail: string) =>
+  (error: unknown): never => {
+    if (violatesUniqueIndex(error, CUT_NAME_INDEX)) throw nameTaken(detail);
+    throw error;
+  };
+const nameTakenInVibe = (name: string) => refuseTakenName(`A cut named "${name}" already exists in this vibe`);
+
+/**
+ * Cuts (API.md §5): any member may create, rename, move and delete them (a delete of others' files needs
+ * an ADMIN). Names are unique within a vibe, case-insensitively: a unique index decides.
+ */
 @injectable()
 export class CutsService {
   constructor(
@@ -24,7 +36,7 @@ export class CutsService {
   async create(principal: Principal, vibeId: string, name: string): Promise<Cut> {
     return this.sql.begin(async (tx) => {
       const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
-      const cut = await this.cuts.insert(tx, { vibeId, projectId, name });
+      const cut = await this.cuts.insert(tx, { vibeId, projectId, name }).catch(nameTakenInVibe(name));
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.created', { cut }));
       return cut;
     });
@@ -42,7 +54,7 @@ export class CutsService {
   async rename(principal: Principal, cutId: string, name: string): Promise<Cut> {
     return this.sql.begin(async (tx) => {
       const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
-      const cut = await this.cuts.rename(tx, cutId, name);
+      const cut = await this.cuts.rename(tx, cutId, name).catch(nameTakenInVibe(name));
       if (!cut) throw notFound('Cut');
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.updated', { cut }));
       return cut;
@@ -60,18 +72,23 @@ export class CutsService {
       if (target.projectId !== projectId) {
         throw new ApiError(400, 'CROSS_PROJECT_MOVE', 'A cut can only move to a vibe of its own project');
       }
-      const moved = await this.cuts.move(tx, cutId, targetVibeId);
+      const moved = await this.cuts
+        .move(tx, cutId, targetVibeId)
+        .catch(refuseTakenName('The target vibe already has a cut of this name; rename one of them first'));
       if (!moved) throw notFound('Cut');
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.moved', moved));
       return moved.cut;
     });
   }
 
-  /** Deletes the cut and its files; the bytes go once the rows are gone for good. */
+  /**
+   * Deletes the cut and its files; the bytes go once the rows are gone for good. A cut holding files
+   * uploaded by someone else needs a project ADMIN.
+   */
   async delete(principal: Principal, cutId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
-      const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
-      const deleted = await deleteCutContent(tx, cutId);
+      const { projectId, role } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const deleted = await deleteCutContent(tx, cutId, role === 'ADMIN' ? null : principal.userId);
       if (!deleted) throw notFound('Cut');
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId: deleted.vibeId }));
       return deleted;

@@ -53,6 +53,11 @@ const COMMON_ERRORS: Record<string, string> = {
   '429': 'RATE_LIMITED, with Retry-After',
   '503': 'UNAVAILABLE: the database is unreachable, with Retry-After',
 };
+const VIBE_NAME_RULE = "A vibe's name is unique within its project, compared case-insensitively after trimming.";
+const VIBE_NAME_TAKEN = 'NAME_TAKEN: the project already has a vibe of this name';
+const CUT_NAME_RULE = "A cut's name is unique within its vibe, compared case-insensitively after trimming.";
+const CUT_NAME_TAKEN = 'NAME_TAKEN: the vibe already has a cut of this name';
+
 const errors = (...statuses: number[]) =>
   Object.fromEntries(
     statuses.map((status) => {
@@ -156,6 +161,7 @@ const schemas: Record<string, Schema> = {
           'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
           'ALREADY_MEMBER', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
           'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
+          'NAME_TAKEN',
         ],
       },
       requestId: { type: 'string' },
@@ -469,8 +475,9 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['vibes'],
       security: bearer,
       summary: 'Create a vibe; it goes last',
+      description: VIBE_NAME_RULE,
       requestBody: { required: true, content: { ...json(object({ name })).content, ...multipart({ name, image: imagePart }, ['name']) } },
-      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415), '409': problem(VIBE_NAME_TAKEN) },
     },
   },
   '/api/vibes/reorder': {
@@ -492,13 +499,20 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['vibes'],
       security: bearer,
       summary: 'Rename, or set or clear (JSON image: null) the image',
+      description: VIBE_NAME_RULE,
       requestBody: {
         required: true,
         content: { ...json(object({ name, image: { type: 'null' } }, [])).content, ...multipart({ name, image: imagePart }, []) },
       },
-      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415), '409': problem(VIBE_NAME_TAKEN) },
     },
-    delete: { tags: ['vibes'], security: bearer, summary: 'Delete the vibe, its cuts and their files, on disk too', responses: { '200': ok(ref('Deleted')), ...errors(401, 404) } },
+    delete: {
+      tags: ['vibes'],
+      security: bearer,
+      summary: 'Delete the vibe, its cuts and their files, on disk too',
+      description: 'Any member may delete a vibe that is empty or holds only their own files; one holding files uploaded by someone else needs a project ADMIN (403, nothing deleted).',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
   },
   '/api/vibes/{vibeId}/cuts': {
     parameters: [idParam('vibeId', 'Vibe id')],
@@ -506,8 +520,9 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['cuts'],
       security: bearer,
       summary: 'Create a cut',
+      description: CUT_NAME_RULE,
       requestBody: { required: true, ...json(object({ name })) },
-      responses: { '201': created(ref('Cut')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '201': created(ref('Cut')), ...errors(400, 401, 404, 413, 415), '409': problem(CUT_NAME_TAKEN) },
     },
   },
   '/api/cuts/{id}': {
@@ -517,10 +532,17 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['cuts'],
       security: bearer,
       summary: 'Rename',
+      description: CUT_NAME_RULE,
       requestBody: { required: true, ...json(object({ name })) },
-      responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404, 413, 415), '409': problem(CUT_NAME_TAKEN) },
     },
-    delete: { tags: ['cuts'], security: bearer, summary: 'Delete the cut and its files, on disk too', responses: { '200': ok(ref('Deleted')), ...errors(401, 404) } },
+    delete: {
+      tags: ['cuts'],
+      security: bearer,
+      summary: 'Delete the cut and its files, on disk too',
+      description: 'Any member may delete a cut that is empty or holds only their own files; one holding files uploaded by someone else needs a project ADMIN (403, nothing deleted).',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
   },
   '/api/cuts/{id}/move': {
     parameters: [idParam('id', 'Cut id')],
@@ -528,8 +550,14 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['cuts'],
       security: bearer,
       summary: 'Move the cut to another vibe of the same project',
+      description: CUT_NAME_RULE,
       requestBody: { required: true, ...json(object({ targetVibeId: uuid })) },
-      responses: { '200': ok(ref('Cut')), ...errors(401, 404, 413, 415), '400': problem('VALIDATION_FAILED, INVALID_JSON, or CROSS_PROJECT_MOVE') },
+      responses: {
+        '200': ok(ref('Cut')),
+        ...errors(401, 404, 413, 415),
+        '400': problem('VALIDATION_FAILED, INVALID_JSON, or CROSS_PROJECT_MOVE'),
+        '409': problem('NAME_TAKEN: the target vibe already has a cut of this name'),
+      },
     },
   },
   '/api/files/upload': {
@@ -590,8 +618,8 @@ const paths: Record<string, Record<string, unknown>> = {
     delete: {
       tags: ['shares'],
       security: bearer,
-      summary: 'Revoke every link of the file',
-      responses: { '200': ok(object({ revoked: { type: 'integer' } })), ...errors(401, 404) },
+      summary: 'Revoke every link of the file (its uploader or a project ADMIN)',
+      responses: { '200': ok(object({ revoked: { type: 'integer' } })), ...errors(401, 403, 404) },
     },
   },
   '/api/share/{token}': {

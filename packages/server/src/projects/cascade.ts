@@ -1,5 +1,6 @@
 import type { Disk } from '../core/disk.js';
 import type { Queryable } from '../core/database.js';
+import { forbidden } from '../core/errors.js';
 
 /** What a delete leaves to remove on disk once its transaction has committed. */
 export interface DeletedContent {
@@ -17,12 +18,24 @@ export interface DeletedContent {
  * which uploads' key-share locks pass, so the two never wait on each other in opposite orders.
  * Then every level is deleted with RETURNING, so the names removed on disk are the latest committed ones.
  * Each function answers null when the row is already gone.
+ *
+ * `onlyFilesOf` is whose files a delete may take with it: null for anyone's (a project ADMIN),
+ * else a user id: a file of anyone else refuses the whole delete with 403. It is checked after the locks,
+ * so an upload that committed while the delete waited for them is seen.
  */
 
 /** Also answers the vibe the cut was in when it went. */
-export async function deleteCutContent(tx: Queryable, cutId: string): Promise<(DeletedContent & { vibeId: string }) | null> {
+export async function deleteCutContent(
+  tx: Queryable,
+  cutId: string,
+  onlyFilesOf: string | null,
+): Promise<(DeletedContent & { vibeId: string }) | null> {
   const [cut] = await tx<{ vibe_id: string }[]>`select vibe_id from cuts where id = ${cutId} for update`;
   if (!cut) return null;
+  if (onlyFilesOf !== null) {
+    const [other] = await tx`select 1 from files where cut_id = ${cutId} and uploaded_by <> ${onlyFilesOf} limit 1`;
+    if (other) throw forbidden('Only a project ADMIN can delete a cut holding files uploaded by someone else');
+  }
   const files = await tx<{ id: string; extension: string }[]>`
     delete from files where cut_id = ${cutId} returning id, extension`;
   await tx`delete from cuts where id = ${cutId}`;
@@ -30,10 +43,15 @@ export async function deleteCutContent(tx: Queryable, cutId: string): Promise<(D
 }
 
 /** The caller holds the project lock (ProjectsRepository.lock): no vibe is created meanwhile. */
-export async function deleteVibeContent(tx: Queryable, vibeId: string): Promise<DeletedContent | null> {
+export async function deleteVibeContent(tx: Queryable, vibeId: string, onlyFilesOf: string | null): Promise<DeletedContent | null> {
   const [vibe] = await tx`select id from vibes where id = ${vibeId} for update`;
   if (!vibe) return null;
   await tx`select id from cuts where vibe_id = ${vibeId} for update`;
+  if (onlyFilesOf !== null) {
+    const [other] = await tx`
+      select 1 from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) and uploaded_by <> ${onlyFilesOf} limit 1`;
+    if (other) throw forbidden('Only a project ADMIN can delete a vibe holding files uploaded by someone else');
+  }
   const files = await tx<{ id: string; extension: string }[]>`
     delete from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) returning id, extension`;
   const [deleted] = await tx<{ image: string | null }[]>`delete from vibes where id = ${vibeId} returning image`;

@@ -5,7 +5,7 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
-import { notFound } from '../core/errors.js';
+import { forbidden, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import type { FileRow } from '../files/records.js';
@@ -43,9 +43,15 @@ export class SharesService {
     return { token, shareUrl: this.shareUrl(token), expiresAt: expiresAt?.toISOString() ?? null };
   }
 
+  /** Every link of a file: its uploader or a project ADMIN, so nobody cuts off links others sent out. */
   async revokeAll(principal: Principal, fileId: string): Promise<RevokeSharesResult> {
     return this.sql.begin(async (tx) => {
-      await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      const { role } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      const file = await this.files.find(tx, fileId);
+      if (!file) throw notFound('File');
+      if (file.uploader_id !== principal.userId && role !== 'ADMIN') {
+        throw forbidden('Only the uploader or a project ADMIN can revoke the links of this file');
+      }
       return { revoked: await this.repository.revokeAll(tx, fileId) };
     });
   }

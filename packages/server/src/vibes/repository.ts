@@ -33,6 +33,9 @@ export interface VibeChanges {
   image?: string | null;
 }
 
+/** The unique index on a project's vibe names, compared case-insensitively. */
+export const VIBE_NAME_INDEX = 'vibes_project_name_key';
+
 /** Callers hold the project lock (ProjectsRepository.lock) around anything that assigns positions. */
 @injectable()
 export class VibesRepository {

@@ -1,19 +1,30 @@
 import type { ReorderVibesResult, Vibe, VibeWithCuts } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
-import type { Sql } from '../core/database.js';
+import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { ApiError, invalidField, notFound } from '../core/errors.js';
+import { ApiError, invalidField, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { deleteVibeContent, removeFromDisk } from '../projects/cascade.js';
 import { Images } from '../projects/images.js';
 import { ProjectsRepository } from '../projects/repository.js';
-import { toVibe, type VibeChanges, VibesRepository } from './repository.js';
+import { toVibe, VIBE_NAME_INDEX, type VibeChanges, VibesRepository } from './repository.js';
 
-/** Vibes (API.md §5): any member may create, change, reorder and delete them. */
+/** Turns the database's refusal of a second vibe named `name` in a project into 409 NAME_TAKEN. */
+const refuseTakenName =
+  (name: string | undefined) =>
+  (error: unknown): never => {
+    if (violatesUniqueIndex(error, VIBE_NAME_INDEX)) throw nameTaken(`A vibe named "${name}" already exists in this project`);
+    throw error;
+  };
+
+/**
+ * Vibes (API.md §5): any member may create, change, reorder and delete them (a delete of others' files
+ * needs an ADMIN). Names are unique within a project, case-insensitively: a unique index decides.
+ */
 @injectable()
 export class VibesService {
   constructor(
@@ -34,7 +45,7 @@ export class VibesService {
         await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
         // Positions are assigned under the project lock, so concurrent creates never share one.
         if (!(await this.projects.lock(tx, projectId))) throw notFound('Project');
-        const vibe = await this.vibes.insert(tx, { projectId, name: input.name, image: input.image });
+        const vibe = await this.vibes.insert(tx, { projectId, name: input.name, image: input.image }).catch(refuseTakenName(input.name));
         await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.created', { vibe }));
         return vibe;
       }),
@@ -55,7 +66,7 @@ export class VibesService {
     const { vibe, oldImage } = await this.images.keepIfRecorded(changes.image ?? null, () =>
       this.sql.begin(async (tx) => {
         const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
-        const updated = await this.vibes.update(tx, vibeId, changes);
+        const updated = await this.vibes.update(tx, vibeId, changes).catch(refuseTakenName(changes.name));
         if (!updated) throw notFound('Vibe');
         await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.updated', { vibe: updated.vibe }));
         return { vibe: updated.vibe, oldImage: changes.image === undefined ? null : updated.previousImage };
@@ -65,12 +76,15 @@ export class VibesService {
     return vibe;
   }
 
-  /** Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). */
+  /**
+   * Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). A vibe holding
+   * files uploaded by someone else needs a project ADMIN.
+   */
   async delete(principal: Principal, vibeId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
-      const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+      const { projectId, role } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
       if (!(await this.projects.lock(tx, projectId))) throw notFound('Vibe');
-      const deleted = await deleteVibeContent(tx, vibeId);
+      const deleted = await deleteVibeContent(tx, vibeId, role === 'ADMIN' ? null : principal.userId);
       if (!deleted) throw notFound('Vibe');
       await this.vibes.compactPositions(tx, projectId);
       await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.deleted', { vibeId }));

@@ -46,6 +46,10 @@ export interface Fixture {
   newCut(): Promise<string>;
   /** A fresh user added to `project` with `role`. */
   newMember(role?: 'MEMBER' | 'ADMIN'): Promise<string>;
+  /** A file id in `cutId` uploaded by `actor` when it is a member of `project`, else by its ADMIN. */
+  ownFileIn(cutId: string, actor: Actor): Promise<string>;
+  /** A file id in `cutId` uploaded by someone other than `actor`: the MEMBER's for the ADMIN, else the ADMIN's. */
+  othersFileIn(cutId: string, actor: Actor): Promise<string>;
 }
 
 /** One endpoint of the authorization matrix; the format is described at the top of matrix.test.ts. */
@@ -121,8 +125,11 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
   const cover = await expectStatus(api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, body: withImage('cover.png') }), 200);
   const vibeImage = await expectStatus(api.request('PUT', `/api/vibes/${project.vibeId}`, { token: owner.accessToken, body: withImage('vibe.png') }), 200);
 
+  // Names are unique within their parent (a project's vibes, a vibe's cuts), and a cut may move anywhere.
+  let fresh = 0;
   const newCut = async (vibeId = project.vibeId): Promise<string> =>
-    (await expectStatus(api.request('POST', `/api/vibes/${vibeId}/cuts`, { token: owner.accessToken, json: { name: 'Fresh cut' } }), 201)).id;
+    (await expectStatus(api.request('POST', `/api/vibes/${vibeId}/cuts`, { token: owner.accessToken, json: { name: `Fresh cut ${++fresh}` } }), 201)).id;
+  const storedBy = async (cutId: string, userId: string) => (await storeFileDirectly(server, cutId, userId)).id;
 
   return {
     server,
@@ -136,7 +143,7 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
     newProject,
     async newVibe() {
       const vibe = await expectStatus(
-        api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, json: { name: 'Fresh vibe' } }),
+        api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, json: { name: `Fresh vibe ${++fresh}` } }),
         201,
       );
       return { vibeId: vibe.id, cutId: await newCut(vibe.id) };
@@ -147,6 +154,9 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
       await addMember(api, owner.accessToken, project.id, user.user.email, role);
       return user.user.id;
     },
+    ownFileIn: (cutId, actor) =>
+      storedBy(cutId, actor.name === 'member' || actor.name === 'projectAdmin' ? actor.userId! : owner.user.id),
+    othersFileIn: (cutId, actor) => storedBy(cutId, actor.name === 'projectAdmin' ? member.user.id : owner.user.id),
   };
 }
 

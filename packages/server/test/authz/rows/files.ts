@@ -73,8 +73,13 @@ export const rows: MatrixRow[] = [
     expect: anyMember(201),
   },
   {
-    endpoint: 'DELETE /api/files/:id/share',
+    endpoint: "DELETE /api/files/:id/share (another's file)",
     path: async (fx) => `/api/files/${(await newFile(fx)).id}/share`,
+    expect: adminOnly(),
+  },
+  {
+    endpoint: "DELETE /api/files/:id/share (the caller's own file)",
+    path: async (fx, actor) => `/api/files/${await fx.ownFileIn(fx.project.cutId, actor)}/share`,
     expect: anyMember(),
   },
   {

@@ -1,10 +1,10 @@
-import { anyMember, type MatrixRow } from '../fixture.js';
+import { adminOnly, anyMember, type MatrixRow } from '../fixture.js';
 
 export const rows: MatrixRow[] = [
   {
     endpoint: 'POST /api/projects/:projectId/vibes',
     path: (fx) => `/api/projects/${fx.project.id}/vibes`,
-    body: () => ({ name: 'New vibe' }),
+    body: (_fx, actor) => ({ name: `New vibe by ${actor.name}` }),
     expect: anyMember(201),
   },
   {
@@ -22,6 +22,24 @@ export const rows: MatrixRow[] = [
     endpoint: 'DELETE /api/vibes/:id',
     path: async (fx) => `/api/vibes/${(await fx.newVibe()).vibeId}`,
     expect: anyMember(),
+  },
+  {
+    endpoint: "DELETE /api/vibes/:id (holding the caller's own file)",
+    path: async (fx, actor) => {
+      const { vibeId, cutId } = await fx.newVibe();
+      await fx.ownFileIn(cutId, actor);
+      return `/api/vibes/${vibeId}`;
+    },
+    expect: anyMember(),
+  },
+  {
+    endpoint: "DELETE /api/vibes/:id (holding another's file)",
+    path: async (fx, actor) => {
+      const { vibeId, cutId } = await fx.newVibe();
+      await fx.othersFileIn(cutId, actor);
+      return `/api/vibes/${vibeId}`;
+    },
+    expect: adminOnly(),
   },
   {
     endpoint: 'PUT /api/vibes/reorder',
