@@ -221,7 +221,7 @@ export class Context {
       const legacy =
         kind === 'file'
           ? new FileStore(path.join(this.configDir, 'credentials', `${this.profile}.json`))
-          : await this.openStore(kind, settings.apiUrl);
+          : await this.openStore(kind, settings.apiUrl); // the account named the API URL, not its origin
       const tokens = await legacy.read();
       // Removed before writing: for a keychain, the old account is often the new one.
       await legacy.remove();
