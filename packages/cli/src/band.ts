@@ -62,7 +62,7 @@ function buildProgram(): Command {
   return new Command('band')
     .description('bandcollab from the command line: projects, vibes, cuts and their files')
     .version(packageJson.version, '-V, --version')
-    .option('--api-url <url>', 'server address (env BAND_API_URL)')
+    .option('--api-url <url>', 'server address (env BAND_API_URL); stored credentials are used only for the server that issued them')
     .option('--profile <name>', 'settings and credentials profile (env BAND_PROFILE)')
     .option('--json', 'print only the API records, as JSON, on stdout')
     .option('-q, --quiet', 'print only what was asked for: no messages, no progress')

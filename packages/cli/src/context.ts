@@ -1,11 +1,13 @@
 // What every command starts from: the global flags, the profile's settings (conf), the server address and
-// an SDK client signed in from, in this order, BAND_TOKEN, BAND_EMAIL + BAND_PASSWORD, or the stored tokens.
+// an SDK client signed in from, in this order, BAND_TOKEN, BAND_EMAIL + BAND_PASSWORD, or the tokens stored
+// for that server's origin (never those another server issued).
 import os from 'node:os';
 import path from 'node:path';
 import { BandApiError, BandClient, BandNetworkError, type TokenPair } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import Conf from 'conf';
 import {
+  credentialFile,
   type CredentialStore,
   FileStore,
   openKeychain,
@@ -39,8 +41,21 @@ export interface ProfileUser {
   name: string;
 }
 
+/** A login on one server: who, and where its tokens are. */
+export interface Login {
+  credentialStore: StoreKind;
+  user: ProfileUser;
+}
+
 export interface ProfileSettings {
+  /** The server commands go to when neither --api-url nor BAND_API_URL names one: the last one logged in to. */
   apiUrl?: string;
+  /** By server origin. */
+  logins?: Record<string, Login>;
+}
+
+/** How band before per-server logins kept the one login of a profile, beside `apiUrl`. */
+interface LegacySettings extends ProfileSettings {
   credentialStore?: StoreKind;
   user?: ProfileUser;
 }
@@ -53,6 +68,8 @@ export class Context {
   readonly profile: string;
   readonly configDir: string;
   readonly apiUrl: string;
+  /** What stored credentials are bound to. */
+  readonly origin: string;
   private readonly config: Conf<Record<string, ProfileSettings>>;
   private client: BandClient | undefined;
   private store: CredentialStore | undefined;
@@ -77,6 +94,7 @@ export class Context {
       accessPropertiesByDotNotation: false,
     });
     this.apiUrl = (options.apiUrl ?? process.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
+    this.origin = originOf(this.apiUrl);
   }
 
   static of(command: Command): Context {
@@ -142,27 +160,33 @@ export class Context {
     }
   }
 
-  /** Stores a fresh sign-in (login, register, web login) for this profile. */
+  /**
+   * Stores a fresh sign-in (login, register, web login) for this profile on this server; logins on other
+   * servers stay. This server becomes the profile's default.
+   */
   async saveSignIn(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
-    // The pair of an earlier login goes, wherever it was (a keychain that is gone now is no reason to fail).
+    // The pair of an earlier login here goes, wherever it was (a keychain that is gone now is no reason to fail).
     const previous = await this.credentialStore().catch(() => null);
     await previous?.remove().catch(() => undefined);
     const store = await this.chooseStore();
     await store.write(toStored(pair));
-    this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, credentialStore: store.kind, user });
+    const { logins } = this.settings;
+    this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, logins: { ...logins, [this.origin]: { credentialStore: store.kind, user } } });
     return store;
   }
 
-  /** The store this profile's tokens were saved in, or null when it never signed in. */
+  /** Forgets this profile's login on this server (its tokens must be removed first). */
+  forgetSignIn(): void {
+    const logins = { ...this.settings.logins };
+    delete logins[this.origin];
+    this.saveSettings({ ...this.settings, logins });
+  }
+
+  /** The store of this profile's tokens for this server, or null when it never signed in here. */
   async credentialStore(): Promise<CredentialStore | null> {
-    const kind = this.settings.credentialStore;
-    if (kind === 'file') return new FileStore(this.configDir, this.profile);
-    if (kind === 'keychain') {
-      const keychain = await openKeychain(this.profile, this.settings.apiUrl ?? this.apiUrl);
-      if ('unavailable' in keychain) throw new CliError(`the OS keychain holding your credentials is unavailable: ${keychain.unavailable}`, EXIT.auth);
-      return keychain;
-    }
-    return null;
+    await this.adoptLegacyLogin();
+    const kind = this.settings.logins?.[this.origin]?.credentialStore;
+    return kind ? this.openStore(kind, this.origin) : null;
   }
 
   /**
@@ -178,17 +202,49 @@ export class Context {
     if (this.source === 'BAND_EMAIL' && this.client && !this.sessionKept) await this.client.auth.logout().catch(() => undefined);
   }
 
+  private async openStore(kind: StoreKind, origin: string): Promise<CredentialStore> {
+    if (kind === 'file') return new FileStore(credentialFile(this.configDir, this.profile, origin));
+    const keychain = await openKeychain(this.profile, origin);
+    if ('unavailable' in keychain) throw new CliError(`the OS keychain holding your credentials is unavailable: ${keychain.unavailable}`, EXIT.auth);
+    return keychain;
+  }
+
+  /**
+   * A login stored by an earlier band (one per profile: `credentials/<profile>.json` or the keychain account
+   * `<profile>@<apiUrl>`) was issued by the server saved with it: it becomes that server's login.
+   */
+  private async adoptLegacyLogin(): Promise<void> {
+    const { credentialStore: kind, user, ...settings } = this.settings as LegacySettings;
+    if (!kind) return;
+    let logins = settings.logins;
+    if (user && settings.apiUrl) {
+      const legacy =
+        kind === 'file'
+          ? new FileStore(path.join(this.configDir, 'credentials', `${this.profile}.json`))
+          : await this.openStore(kind, settings.apiUrl); // the account named the API URL, not its origin
+      const tokens = await legacy.read();
+      // Removed before writing: for a keychain, the old account is often the new one.
+      await legacy.remove();
+      if (tokens) {
+        const origin = originOf(settings.apiUrl);
+        await (await this.openStore(kind, origin)).write(tokens);
+        logins = { ...logins, [origin]: { credentialStore: kind, user } };
+      }
+    }
+    this.saveSettings({ ...settings, logins });
+  }
+
   private newClient(tokens: { accessToken?: string; refreshToken?: string }): BandClient {
     return new BandClient({ baseUrl: this.apiUrl, userAgent: `band/${packageJson.version}`, ...tokens });
   }
 
   private async chooseStore(): Promise<CredentialStore> {
-    const file = new FileStore(this.configDir, this.profile);
+    const file = new FileStore(credentialFile(this.configDir, this.profile, this.origin));
     if (this.options.insecureStorage) {
       this.out.notice(`storing credentials in ${file.location} (--insecure-storage)`);
       return file;
     }
-    const keychain = await openKeychain(this.profile, this.apiUrl);
+    const keychain = await openKeychain(this.profile, this.origin);
     if (!('unavailable' in keychain)) return keychain;
     this.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
     return file;
@@ -220,6 +276,13 @@ export class Context {
     this.stored = latest;
     this.client!.setTokens({ accessToken: latest.accessToken });
   }
+}
+
+/** scheme://host[:port] of an http(s) address, as URL normalises it: lower case, no default port. */
+function originOf(apiUrl: string): string {
+  const url = URL.canParse(apiUrl) ? new URL(apiUrl) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw usageError(`the server address must be an http or https URL, not "${apiUrl}"`);
+  return url.origin;
 }
 
 function isFresh(tokens: StoredTokens): boolean {

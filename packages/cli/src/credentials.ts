@@ -1,7 +1,8 @@
 // Where a profile's tokens live: the OS keychain through keytar when it works, else a 0600 file in a 0700
-// directory. Refreshing is serialised across band processes (lock, re-read, compare): the server revokes a
-// whole session when an already-rotated refresh token is presented, so two processes must never both
-// rotate the same one.
+// directory. There is one pair per profile and server origin, so a token only ever goes back to the server
+// that issued it. Refreshing is serialised across band processes (lock, re-read, compare): the server
+// revokes a whole session when an already-rotated refresh token is presented, so two processes must never
+// both rotate the same one.
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -38,13 +39,19 @@ interface Keytar {
   deletePassword(service: string, account: string): Promise<boolean>;
 }
 
+/**
+ * The file of a profile's login on one server: `<profile>@<origin>.json`, the origin percent-encoded (every
+ * character but letters, digits, "." and "-"), so the name is valid everywhere and no two origins share one.
+ */
+export function credentialFile(configDir: string, profile: string, origin: string): string {
+  const encoded = origin.replace(/[^A-Za-z0-9.-]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  return path.join(configDir, 'credentials', `${profile}@${encoded}.json`);
+}
+
 export class FileStore implements CredentialStore {
   readonly kind = 'file';
-  readonly location: string;
 
-  constructor(configDir: string, profile: string) {
-    this.location = path.join(configDir, 'credentials', `${profile}.json`);
-  }
+  constructor(readonly location: string) {}
 
   async read(): Promise<StoredTokens | null> {
     try {
@@ -91,8 +98,11 @@ class KeychainStore implements CredentialStore {
   }
 }
 
-/** The keychain store when keytar loads and answers within the timeout; else why not. */
-export async function openKeychain(profile: string, apiUrl: string): Promise<KeychainStore | { unavailable: string }> {
+/**
+ * The keychain store of a profile's login on one server (account `<profile>@<origin>`) when keytar loads and
+ * answers within the timeout; else why not.
+ */
+export async function openKeychain(profile: string, origin: string): Promise<KeychainStore | { unavailable: string }> {
   let keytar: Keytar;
   try {
     const module = (await import('keytar')) as { default?: Keytar } & Keytar;
@@ -100,7 +110,7 @@ export async function openKeychain(profile: string, apiUrl: string): Promise<Key
   } catch {
     return { unavailable: 'keytar is not installed or could not load' };
   }
-  const store = new KeychainStore(keytar, `${profile}@${apiUrl}`);
+  const store = new KeychainStore(keytar, `${profile}@${origin}`);
   try {
     await store.read();
     return store;

@@ -2,6 +2,7 @@
 // callers turn that into a usage error that names the flag to use instead.
 import { createInterface } from 'node:readline/promises';
 import { CliError, EXIT, usageError } from './exit-codes.js';
+import { printable } from './render.js';
 
 export function isInteractive(): boolean {
   return Boolean(process.stdin.isTTY && process.stderr.isTTY);
@@ -10,7 +11,8 @@ export function isInteractive(): boolean {
 export async function ask(question: string): Promise<string> {
   const lines = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    return (await lines.question(question)).trim();
+    // Questions name things from the server ("Delete vibe <name>?").
+    return (await lines.question(printable(question))).trim();
   } finally {
     lines.close();
   }

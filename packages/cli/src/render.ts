@@ -3,6 +3,12 @@
 // --json, stdout carries only the API's records, as JSON. Colour, spinners and progress bars appear only on
 // a terminal; cli-progress and ora are imported only when a bar or spinner is shown. The human views of the
 // larger records (a project, a file, storage, an event) are at the end.
+//
+// Strings from the server (names, emails, descriptions, event data, error details) may hold terminal control
+// sequences: another member's description could write the clipboard (OSC 52), retitle the window or erase
+// lines. Human output passes through printable() on its way out (writeLines), so none reaches the terminal;
+// --json output is JSON, whose string escapes cover every control character (see jsonText).
+import { randomBytes } from 'node:crypto';
 import type { FileRecord, Member, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageStats } from '@bandcollab/sdk';
 import type { MultiBar, SingleBar } from 'cli-progress';
 
@@ -41,13 +47,13 @@ export class Output {
 
   /** A record (or list of records): JSON with --json, else the human rendering. */
   record(value: unknown, human: () => string): void {
-    if (this.json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    if (this.json) process.stdout.write(`${jsonText(value, 2)}\n`);
     else writeLines(process.stdout, human());
   }
 
   /** One record of a stream (watch): compact JSON on one line with --json, so it pipes into jq and line tools. */
   recordLine(value: unknown, human: () => string): void {
-    if (this.json) process.stdout.write(`${JSON.stringify(value)}\n`);
+    if (this.json) process.stdout.write(`${jsonText(value)}\n`);
     else writeLines(process.stdout, human());
   }
 
@@ -125,11 +131,12 @@ export class Output {
     return { stop: () => void spinner.stop() };
   }
 
+  /** Marks `text` for a style; writeLines turns the marks into the terminal's codes. */
   private paint(style: keyof typeof STYLES, text: string, stream: 'stdout' | 'stderr'): string {
     const enabled = stream === 'stdout' ? this.stdoutColor : this.stderrColor;
     if (!enabled) return text;
     const [open, close] = STYLES[style];
-    return `\u001b[${open}m${text}\u001b[${close}m`;
+    return `${STYLE_MARK}${open}m${text}${STYLE_MARK}${close}m`;
   }
 }
 
@@ -151,6 +158,33 @@ export interface FileProgress {
 }
 
 const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39] } as const;
+
+/**
+ * Stands for ESC + "[" in styled text until printable() has run: random per process, so no server string
+ * can hold one and have it turned into an escape sequence.
+ */
+const STYLE_MARK = `\uE000${randomBytes(8).toString('hex')}`;
+const STYLE_MARKS = new RegExp(`${STYLE_MARK}(\\d+)m`, 'g');
+
+/** Control characters a terminal acts on: C0 but newline and tab, DEL, and C1 (U+0080–U+009F). */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` with every control character but newline and tab shown as `\xHH` (ESC as `\x1b`, CSI as `\x9b`),
+ * so it cannot move the cursor, erase, retitle the window or write the clipboard. A CR before a newline
+ * (Windows line ends) is dropped.
+ */
+export function printable(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(CONTROL_CHARACTERS, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/**
+ * JSON.stringify escapes C0 characters but leaves DEL and C1 as they are, and some terminals act on C1 in
+ * UTF-8: those get \u escapes too. Outside strings JSON has none of them, so the JSON means the same.
+ */
+function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
 
 class SilentProgress implements TransferProgress {
   start(): FileProgress {
@@ -202,9 +236,11 @@ class BarProgress implements TransferProgress {
     this.overall = bars.create(Math.max(totalBytes, 1), 0, { name: verb, filesDone: 0, fileCount });
   }
 
+  // cli-progress writes to the terminal itself: names (a download's comes from the server) are made printable here.
   start(name: string, size: number): FileProgress {
+    const label = printable(name);
     const id = this.totals.open();
-    const bar = this.bars.create(Math.max(size, 1), 0, { name }, { format: '{bar} {percentage}% | {value}/{total} {name}' });
+    const bar = this.bars.create(Math.max(size, 1), 0, { name: label }, { format: '{bar} {percentage}% | {value}/{total} {name}' });
     return {
       update: (loaded) => {
         this.totals.update(id, loaded);
@@ -214,7 +250,7 @@ class BarProgress implements TransferProgress {
       finish: (ok) => {
         this.totals.close(id, ok ? size : 0);
         this.bars.remove(bar);
-        this.bars.log(`${ok ? 'done' : 'FAILED'}  ${name}\n`);
+        this.bars.log(`${ok ? 'done' : 'FAILED'}  ${label}\n`);
         this.refreshOverall();
       },
     };
@@ -222,7 +258,7 @@ class BarProgress implements TransferProgress {
 
   skip(name: string, size: number): void {
     this.totals.close(this.totals.open(), size);
-    this.bars.log(`skipped  ${name} (already on the cut)\n`);
+    this.bars.log(`skipped  ${printable(name)} (already on the cut)\n`);
     this.refreshOverall();
   }
 
@@ -277,8 +313,10 @@ class PlainProgress implements TransferProgress {
   }
 }
 
+/** The one way human output reaches a terminal: made printable, then styled. */
 function writeLines(stream: NodeJS.WriteStream, text: string): void {
-  stream.write(text.endsWith('\n') ? text : `${text}\n`);
+  const shown = printable(text).replace(STYLE_MARKS, '\u001b[$1m');
+  stream.write(shown.endsWith('\n') ? shown : `${shown}\n`);
 }
 
 function colorSupported(stream: NodeJS.WriteStream): boolean {

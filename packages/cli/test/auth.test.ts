@@ -2,7 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { ANSI, type CliUser, cliUser, registerWithCli } from './support/cli.js';
+import { ANSI, type CliUser, cliUser, credentialFile, registerWithCli } from './support/cli.js';
 
 // Each test spawns the binary many times; on a loaded machine that takes a while.
 vi.setConfig({ testTimeout: 90_000 });
@@ -25,10 +25,10 @@ describe('band auth', () => {
       input: 'correct horse battery\n',
     });
     expect(registered.code).toBe(0);
-    expect(registered.stderr).toMatch(/no OS keychain .*; storing credentials in .*credentials\/default\.json \(mode 0600\)/);
+    expect(registered.stderr).toMatch(/no OS keychain .*; storing credentials in .*credentials\/default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)/);
     expect(registered.stdout).toContain('as Ana <ana@example.com>');
 
-    const file = path.join(ana.home, '.config/band/credentials/default.json');
+    const file = credentialFile(ana, server.url);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
     const stored = JSON.parse(await readFile(file, 'utf8'));
@@ -54,7 +54,7 @@ describe('band auth', () => {
   });
 
   it('logs out (the session ends on the server too) and in again with --password-stdin', async () => {
-    const file = path.join(ana.home, '.config/band/credentials/default.json');
+    const file = credentialFile(ana, server.url);
     const { refreshToken } = JSON.parse(await readFile(file, 'utf8'));
     const out = await ana.band(['auth', 'logout']);
     expect(out.code).toBe(0);
@@ -137,7 +137,10 @@ describe('band auth', () => {
   });
 
   it('exits 5 when the server cannot be reached, with one line', async () => {
-    const result = await ana.band(['auth', 'status', '--api-url', 'http://127.0.0.1:9']);
+    // A login: no stored credentials are needed (and those of this profile are not for that address).
+    const result = await ana.band(['auth', 'login', '--email', 'ana@example.com', '--password-stdin', '--api-url', 'http://127.0.0.1:9'], {
+      input: 'correct horse battery\n',
+    });
     expect(result.code).toBe(5);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
@@ -185,7 +188,7 @@ describe('band processes refreshing the same expired credentials at the same mom
   });
 
   it('rotate once and share the result: the others re-read the new pair instead of rotating again', async () => {
-    const file = path.join(ana.home, '.config/band/credentials/default.json');
+    const file = credentialFile(ana, server.url);
     const before = JSON.parse(await readFile(file, 'utf8'));
     await writeFile(file, JSON.stringify({ ...before, accessTokenExpiresAt: 0 }), { mode: 0o600 });
     await statusOfFour(ana, 'ana@example.com');

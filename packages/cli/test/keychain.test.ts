@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { BAND, type CliUser, cliUser } from './support/cli.js';
+import { BAND, type CliUser, cliUser, credentialFile } from './support/cli.js';
 
 const cliDir = path.dirname(path.dirname(BAND));
 
@@ -49,6 +49,8 @@ describe.skipIf(skipReason !== null)('credentials in the OS keychain (dbus-run-s
         'printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
         `printf 'correct horse battery\\n' | node ${BAND} auth register --email kim@example.com --name Kim --password-stdin`,
         `node ${BAND} auth status`,
+        // Another origin (the same server under another name) has no login: its keychain account is another.
+        `node ${BAND} --api-url ${server.url.replace('127.0.0.1', 'localhost')} project list || echo "OTHER_ORIGIN_EXIT=$?"`,
         `node ${BAND} project create Keys --json >/dev/null`,
         `(cd ${cliDir} && ${readSecret})`,
         `node ${BAND} auth logout`,
@@ -62,6 +64,7 @@ describe.skipIf(skipReason !== null)('credentials in the OS keychain (dbus-run-s
     expect(stderr).not.toContain('no OS keychain');
     expect(stdout).toContain('(credentials in the OS keychain)');
     expect(stdout).toContain('Credentials: the OS keychain');
+    expect(stdout).toContain('OTHER_ORIGIN_EXIT=4');
     const secrets = [...stdout.matchAll(/^SECRET=(.*)$/gm)].map((match) => match[1]);
     expect(secrets[0]).toMatch(/^\{"accessToken":/);
     expect(secrets[1]).toBe('none');
@@ -75,7 +78,7 @@ describe.skipIf(skipReason !== null)('credentials in the OS keychain (dbus-run-s
     });
     expect(result.code).toBe(0);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default\.json \(mode 0600\)$/m);
-    expect((await stat(path.join(user.home, '.config/band/credentials/default.json'))).mode & 0o777).toBe(0o600);
+    expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)$/m);
+    expect((await stat(credentialFile(user, server.url))).mode & 0o777).toBe(0o600);
   });
 });

@@ -66,6 +66,16 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     expect(drawn).toMatch(/[█░]+ \d+% \| [\d.]+ (B|KiB|MiB)\/16\.0 MiB t\d\.wav/);
   });
 
+  it('styles its own labels, and shows the escapes in a description as text', async () => {
+    await user.band(['project', 'create', 'Lit', '--description', 'retitled\u001b]0;pwned\u0007 erased\u001b[2K end']);
+    const screen = await typeInPane('show', 'project show Lit', /EXIT=\d+/);
+    expect(screen).toContain('EXIT=0');
+    expect(screen).toContain('retitled\\x1b]0;pwned\\x07 erased\\x1b[2K end');
+    const drawn = await readFile(path.join(user.home, 'show.log'), 'utf8');
+    expect(drawn).toContain('\u001b[1mLit\u001b[22m');
+    expect(drawn).not.toContain('\u001b]0;pwned');
+  });
+
   it('asks for email and password (not echoed) and confirms a delete with y', async () => {
     await typeInPane('login', 'auth login', /Email:$/m);
     await tmux('send-keys', '-t', 'login', 'tia@example.com', 'Enter');

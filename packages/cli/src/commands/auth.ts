@@ -65,7 +65,7 @@ export function register(auth: Command): void {
   withExamples(
     auth
       .command('logout')
-      .description('end the session on the server and forget the stored credentials')
+      .description("end the session on the server and forget the credentials stored for it (other servers' stay)")
       .action(
         run(async (ctx) => {
           const store = await ctx.credentialStore();
@@ -76,8 +76,7 @@ export function register(auth: Command): void {
             await client.auth.logout().catch((error: unknown) => ctx.out.debugLine(`server logout failed: ${String(error)}`));
             await store.remove();
           }
-          const { apiUrl } = ctx.settings;
-          ctx.saveSettings(apiUrl ? { apiUrl } : {});
+          ctx.forgetSignIn();
           ctx.out.record({ ok: true }, () => (tokens ? `Logged out of ${ctx.apiUrl}` : `Not logged in to ${ctx.apiUrl}`));
         }),
       ),

@@ -58,6 +58,11 @@ export function runBand(args: string[], options: RunOptions = {}): Promise<RunRe
   });
 }
 
+/** The file holding a user's login on a server when there is no keychain: one per profile and server origin. */
+export function credentialFile(user: CliUser, apiUrl: string, profile = 'default'): string {
+  return path.join(user.home, '.config/band/credentials', `${profile}@${encodeURIComponent(new URL(apiUrl).origin)}.json`);
+}
+
 /** Registers through the CLI itself and leaves the user logged in. */
 export async function registerWithCli(user: CliUser, email: string, password = 'correct horse battery', name = email.split('@')[0]!): Promise<void> {
   const result = await user.band(['auth', 'register', '--email', email, '--name', name, '--password-stdin'], { input: `${password}\n` });
