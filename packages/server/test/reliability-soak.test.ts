@@ -40,7 +40,7 @@ it('serves 200 concurrent clients for 60 s of mixed traffic with no 5xx and flat
   const stored = sampleBytes('wav', 512 * 1024);
   const storedSha = createHash('sha256').update(stored).digest('hex');
   const small = sampleBytes('mp3', 64 * 1024);
-  const users = [];
+  const users: { token: string; projectId: string; cutId: string; fileId: string }[] = [];
   for (let i = 0; i < USERS; i++) {
     const user = await api.register();
     const project = await seedProject(api, user.accessToken, `Soak ${i}`);
