@@ -124,7 +124,7 @@ describe('band member, vibe, cut', () => {
     const pending = await json<InviteResult>(ana, ['member', 'invite', 'cleo@example.com', '--project', 'Band Room', '--role', 'admin']);
     expect(pending).toMatchObject({ status: 'invited', invitation: { email: 'cleo@example.com', role: 'ADMIN' }, inviteUrl: expect.stringContaining('/invite/') });
     const notCleo = plain(await ben.band(['invitation', 'accept', pending.inviteUrl]));
-    expect(notCleo.code).not.toBe(0);
+    expect(notCleo.code).toBe(1);
     expect(notCleo.stderr).toMatch(/another email/);
     expect(await json(ana, ['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).toEqual({ id: pending.invitation.id, deleted: true });
     expect(plain(await ana.band(['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).code).toBe(6);
