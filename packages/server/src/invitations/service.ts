@@ -79,7 +79,8 @@ export class InvitationsService {
   async acceptAs(tx: Queryable, invitee: Invitee, token: string): Promise<AcceptedInvitation | 'already-member'> {
     const invitation = await this.projects.findInvitationByToken(tx, hashToken(token), { forUpdate: true });
     if (!invitation) throw invitationNotFound();
-    if (invitation.email !== invitee.email.toLowerCase()) {
+    // Both emails are stored lower-cased: equal here means equal case-insensitively.
+    if (invitation.email !== invitee.email) {
       throw new ApiError(403, 'INVITATION_EMAIL_MISMATCH', 'This invitation was sent to another email address; sign in with that one');
     }
     await this.projects.deleteInvitation(tx, invitation.id);
