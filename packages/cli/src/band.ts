@@ -17,6 +17,7 @@ const GROUPS: Record<string, CommandGroup> = {
   auth: { summary: 'register, log in and out, show who you are', load: () => import('./commands/auth.js') },
   project: { summary: 'list, create, show, update and delete projects', load: () => import('./commands/project.js') },
   member: { summary: 'invite members, change their role, remove them', load: () => import('./commands/member.js') },
+  invitation: { summary: 'accept an invitation link, or see what it offers', load: () => import('./commands/invitation.js') },
   vibe: { summary: 'create, rename, delete and reorder vibes', load: () => import('./commands/vibe.js') },
   cut: { summary: 'create, rename, move and delete cuts', load: () => import('./commands/cut.js') },
   file: { summary: 'upload, list, download, share and delete files', load: () => import('./commands/file.js') },

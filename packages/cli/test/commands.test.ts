@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { CutWithFiles, FileRecord, Project, ProjectDetail, ShareLink, StorageStats, Vibe } from '@bandcollab/sdk';
+import type { CutWithFiles, FileRecord, InviteResult, Project, ProjectDetail, ShareLink, StorageStats, Vibe } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, apiGet, type CliUser, cliUser, type RunResult, registerWithCli, wavBytes } from './support/cli.js';
@@ -108,11 +108,26 @@ describe('band member, vibe, cut', () => {
     project = await json<Project>(ana, ['project', 'create', 'Band Room']);
   });
 
-  it('invites a member, changes the role, and removes them', async () => {
-    const invited = await json<{ status: string; member: { email: string; role: string } }>(ana, ['member', 'invite', 'ben@example.com', '--project', 'Band Room']);
-    expect(invited).toMatchObject({ status: 'added', member: { email: 'ben@example.com', role: 'MEMBER' } });
-    const pending = await json<{ status: string }>(ana, ['member', 'invite', 'cleo@example.com', '--project', 'Band Room', '--role', 'admin']);
-    expect(pending.status).toBe('invited');
+  it('invites a member by a link they accept, changes the role, and removes them', async () => {
+    const human = await ok(ana, ['member', 'invite', 'ben@example.com', '--project', 'Band Room']);
+    const [sendLine, link] = human.stdout.trimEnd().split('\n');
+    expect(sendLine).toMatch(/^Send this link to ben@example\.com; it lets them join as MEMBER until \d{4}-\d\d-\d\d \d\d:\d\d UTC:$/);
+    expect(link).toMatch(new RegExp(`^${server.config.publicUrl}/invite/[\\w-]{43}$`));
+    expect(plain(await ben.band(['project', 'show', 'Band Room'])).code).toBe(6);
+
+    const offer = await json<{ projectName: string; role: string }>(ben, ['invitation', 'show', link!]);
+    expect(offer).toMatchObject({ projectName: 'Band Room', invitedBy: { name: 'Ana' }, role: 'MEMBER' });
+    expect((await ok(ben, ['invitation', 'accept', link!])).stdout).toBe('Joined Band Room as MEMBER\n');
+    const usedUp = plain(await ben.band(['invitation', 'accept', link!]));
+    expect(usedUp.code).toBe(6);
+
+    const pending = await json<InviteResult>(ana, ['member', 'invite', 'cleo@example.com', '--project', 'Band Room', '--role', 'admin']);
+    expect(pending).toMatchObject({ status: 'invited', invitation: { email: 'cleo@example.com', role: 'ADMIN' }, inviteUrl: expect.stringContaining('/invite/') });
+    const notCleo = plain(await ben.band(['invitation', 'accept', pending.inviteUrl]));
+    expect(notCleo.code).toBe(1);
+    expect(notCleo.stderr).toMatch(/another email/);
+    expect(await json(ana, ['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).toEqual({ id: pending.invitation.id, deleted: true });
+    expect(plain(await ana.band(['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).code).toBe(6);
 
     expect(await json(ana, ['member', 'role', 'Ben', 'ADMIN', '--project', 'Band Room'])).toMatchObject({ email: 'ben@example.com', role: 'ADMIN' });
     expect((await json<Project[]>(ben, ['project', 'list'])).map((p) => p.name)).toContain('Band Room');
@@ -120,6 +135,21 @@ describe('band member, vibe, cut', () => {
     expect((await ana.band(['member', 'remove', 'ben@example.com', '--project', 'Band Room'])).code).toBe(2);
     await ok(ana, ['member', 'remove', 'ben@example.com', '--project', 'Band Room', '--yes']);
     expect(plain(await ben.band(['project', 'show', 'Band Room'])).code).toBe(6);
+  });
+
+  it('registers with --invite and joins the project in the same step', async () => {
+    const { inviteUrl } = await json<InviteResult>(ana, ['member', 'invite', 'dora@example.com', '--project', 'Band Room']);
+    const dora = await cliUser(server.url);
+    try {
+      const registered = plain(
+        await dora.band(['auth', 'register', '--email', 'dora@example.com', '--name', 'Dora', '--password-stdin', '--invite', inviteUrl], { input: 'correct horse battery\n' }),
+      );
+      expect(registered.code, registered.stderr).toBe(0);
+      expect(registered.stdout).toMatch(/^Registered \(and accepted the invitation\) and logged in to /);
+      expect((await json<Project[]>(dora, ['project', 'list'])).map((p) => p.name)).toEqual(['Band Room']);
+    } finally {
+      await dora.cleanup();
+    }
   });
 
   it('creates, renames, reorders and deletes vibes and cuts by name', async () => {
@@ -265,7 +295,8 @@ describe('band completion and help', () => {
     const groups: Record<string, string[]> = {
       auth: ['register', 'login', 'logout', 'status', 'token'],
       project: ['list', 'create', 'show', 'update', 'delete'],
-      member: ['invite', 'role', 'remove'],
+      member: ['invite', 'revoke-invite', 'role', 'remove'],
+      invitation: ['accept', 'show'],
       vibe: ['create', 'rename', 'delete', 'reorder'],
       cut: ['create', 'rename', 'move', 'delete'],
       file: ['upload', 'list', 'info', 'download', 'share', 'unshare', 'delete'],

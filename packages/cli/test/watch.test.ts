@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { ProjectEvent } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inviteToken } from '../../server/test/authz/fixture.js';
 import { client } from '../../server/test/support/http.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
@@ -28,10 +29,22 @@ async function asBen<T = any>(method: string, path: string, json?: unknown): Pro
   return response.body;
 }
 
+/**
+ * `email` accepts an invitation link in a session of its own (as from another device), so the CLI's stored
+ * session is left alone.
+ */
+async function acceptAs(baseUrl: string, email: string, inviteUrl: string): Promise<void> {
+  const other = client(baseUrl);
+  const session = await other.request('POST', '/api/auth/login', { json: { email, password: 'correct horse battery' } });
+  const accepted = await other.request('POST', '/api/invitations/accept', { token: session.body.accessToken, json: { token: inviteToken(inviteUrl) } });
+  if (accepted.status !== 200) throw new Error(`accept: ${accepted.status} ${accepted.text}`);
+}
+
 /** A project of Ben's with Ana in it, and a cut to upload to. */
 async function sharedCut(projectName: string): Promise<{ projectId: string; cutId: string }> {
   const project = await asBen('POST', '/api/projects', { name: projectName });
-  await asBen('POST', `/api/projects/${project.id}/invite`, { email: 'ana@example.com', role: 'MEMBER' });
+  const { inviteUrl } = await asBen('POST', `/api/projects/${project.id}/invite`, { email: 'ana@example.com', role: 'MEMBER' });
+  await acceptAs(server.url, 'ana@example.com', inviteUrl);
   const vibe = await asBen('POST', `/api/projects/${project.id}/vibes`, { name: 'Verse' });
   const cut = await asBen('POST', `/api/vibes/${vibe.id}/cuts`, { name: 'Take 1' });
   return { projectId: project.id, cutId: cut.id };
@@ -129,7 +142,8 @@ describe('band watch', () => {
       const other = client(shortLived.url);
       const dan = await other.register({ name: 'Dan' });
       const project = await other.request('POST', '/api/projects', { token: dan.accessToken, json: { name: 'Late' } });
-      await other.request('POST', `/api/projects/${project.body.id}/invite`, { token: dan.accessToken, json: { email: 'cleo@example.com', role: 'MEMBER' } });
+      const invited = await other.request('POST', `/api/projects/${project.body.id}/invite`, { token: dan.accessToken, json: { email: 'cleo@example.com', role: 'MEMBER' } });
+      await acceptAs(shortLived.url, 'cleo@example.com', invited.body.inviteUrl);
       await watch.until(() => watch.stdout().includes('member.added'), 'event after the reconnection');
       expect(JSON.parse(watch.stdout().trimEnd().split('\n').at(-1)!)).toMatchObject({ type: 'member.added', projectId: project.body.id });
       watch.child.kill('SIGINT');

@@ -2,6 +2,7 @@ import { AuthResource } from './resources/auth.js';
 import { CutsResource } from './resources/cuts.js';
 import { EventsResource } from './resources/events.js';
 import { FilesResource } from './resources/files.js';
+import { InvitationsResource } from './resources/invitations.js';
 import { ProjectsResource } from './resources/projects.js';
 import { SharesResource } from './resources/shares.js';
 import { VibesResource } from './resources/vibes.js';
@@ -17,6 +18,7 @@ export type BandClientOptions = TransportOptions;
 export class BandClient {
   readonly auth: AuthResource;
   readonly projects: ProjectsResource;
+  readonly invitations: InvitationsResource;
   readonly vibes: VibesResource;
   readonly cuts: CutsResource;
   readonly files: FilesResource;
@@ -28,6 +30,7 @@ export class BandClient {
     this.transport = new Transport(options);
     this.auth = new AuthResource(this.transport);
     this.projects = new ProjectsResource(this.transport);
+    this.invitations = new InvitationsResource(this.transport);
     this.vibes = new VibesResource(this.transport);
     this.cuts = new CutsResource(this.transport);
     this.files = new FilesResource(this.transport);

@@ -9,6 +9,7 @@ export type { CreateProjectInput, UpdateProjectInput } from './resources/project
 export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
 export { AuthResource } from './resources/auth.js';
 export { ProjectsResource } from './resources/projects.js';
+export { InvitationsResource, invitationToken } from './resources/invitations.js';
 export { VibesResource } from './resources/vibes.js';
 export { CutsResource } from './resources/cuts.js';
 export { FilesResource } from './resources/files.js';

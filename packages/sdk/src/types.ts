@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'IDP_DISABLED'
   | 'EMAIL_TAKEN'
   | 'ALREADY_MEMBER'
+  | 'INVITATION_EMAIL_MISMATCH'
   | 'LAST_ADMIN'
   | 'ORDER_CONFLICT'
   | 'NAME_TAKEN'
@@ -69,6 +70,8 @@ export interface RegisterRequest {
   email: string;
   password: string;
   name: string;
+  /** The token of an invitation to the same email: registers and accepts it in one step. */
+  inviteToken?: string;
 }
 
 export interface LoginRequest {
@@ -167,9 +170,30 @@ export interface InviteRequest {
   role: Role;
 }
 
-export type InviteResult =
-  | { status: 'added'; member: Member }
-  | { status: 'invited'; invitation: Invitation };
+/** The same answer whether or not the email has an account. */
+export interface InviteResult {
+  status: 'invited';
+  invitation: Invitation;
+  /** The link to send to the invitee; its token appears only here. */
+  inviteUrl: string;
+}
+
+/** What an invitation link offers, shown to whoever holds it. */
+export interface InvitationView {
+  projectName: string;
+  invitedBy: { name: string };
+  role: Role;
+  expiresAt: Timestamp;
+}
+
+export interface AcceptInvitationRequest {
+  token: string;
+}
+
+export interface AcceptedInvitation {
+  projectId: string;
+  member: Member;
+}
 
 export interface UpdateMemberRequest {
   role: Role;

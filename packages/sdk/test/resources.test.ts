@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BandApiError, type BandClient } from '../src/index.js';
-import { registeredClient, startTestServer, type TestServer } from './support.js';
+import { BandApiError, BandClient, invitationToken } from '../src/index.js';
+import { PASSWORD, registeredClient, startTestServer, type TestServer } from './support.js';
 
 let server: TestServer;
 let owner: BandClient;
@@ -49,15 +49,28 @@ describe('projects', () => {
     expect(error).toMatchObject({ status: 413, code: 'FILE_TOO_LARGE', requestId: null });
   });
 
-  it('invite, updateMember, removeMember (and leaving)', async () => {
+  it('invite, invitations.get and accept (token or URL), revokeInvitation, updateMember, removeMember (and leaving)', async () => {
     const project = await owner.projects.create({ name: 'Band' });
     const { client: guest, user: guestUser, email } = await registeredClient(server.url);
 
-    const added = await owner.projects.invite(project.id, { email, role: 'MEMBER' });
-    expect(added).toMatchObject({ status: 'added', member: { userId: guestUser.id, role: 'MEMBER' } });
-    const invited = await owner.projects.invite(project.id, { email: 'later@example.com', role: 'ADMIN' });
-    expect(invited).toMatchObject({ status: 'invited', invitation: { email: 'later@example.com', role: 'ADMIN' } });
+    const forGuest = await owner.projects.invite(project.id, { email, role: 'MEMBER' });
+    expect(forGuest).toMatchObject({ status: 'invited', invitation: { email, role: 'MEMBER' }, inviteUrl: expect.stringMatching(/\/invite\/[\w-]{43}$/) });
+    expect(await guest.invitations.get(forGuest.inviteUrl)).toEqual({
+      projectName: 'Band',
+      invitedBy: { name: expect.any(String) },
+      role: 'MEMBER',
+      expiresAt: forGuest.invitation.expiresAt,
+    });
+    const accepted = await guest.invitations.accept(forGuest.inviteUrl);
+    expect(accepted).toMatchObject({ projectId: project.id, member: { userId: guestUser.id, role: 'MEMBER' } });
     await expect(owner.projects.invite(project.id, { email, role: 'MEMBER' })).rejects.toMatchObject({ code: 'ALREADY_MEMBER' });
+
+    const later = await owner.projects.invite(project.id, { email: 'later@example.com', role: 'ADMIN' });
+    const token = later.inviteUrl.slice(later.inviteUrl.lastIndexOf('/') + 1);
+    await expect(guest.invitations.accept(token)).rejects.toMatchObject({ status: 403, code: 'INVITATION_EMAIL_MISMATCH' });
+    expect(await owner.projects.revokeInvitation(project.id, later.invitation.id)).toEqual({ id: later.invitation.id, deleted: true });
+    await expect(owner.invitations.get(token)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    expect((await owner.projects.get(project.id)).invitations).toEqual([]);
 
     expect(await owner.projects.updateMember(project.id, guestUser.id, { role: 'ADMIN' })).toMatchObject({ role: 'ADMIN' });
     expect((await guest.projects.list()).map((p) => p.role)).toEqual(['ADMIN']);
@@ -66,6 +79,23 @@ describe('projects', () => {
 
     expect(await guest.projects.removeMember(project.id, ownerId)).toMatchObject({ deleted: true });
     await expect(owner.projects.get(project.id)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('invitations', () => {
+  it('auth.register with inviteToken registers and joins in one step', async () => {
+    const project = await owner.projects.create({ name: 'Joined at sign-up' });
+    const email = `sdk-invitee-${Date.now()}@example.com`;
+    const { inviteUrl } = await owner.projects.invite(project.id, { email, role: 'ADMIN' });
+    const invitee = new BandClient({ baseUrl: server.url });
+    await invitee.auth.register({ email, password: PASSWORD, name: 'Invitee', inviteToken: invitationToken(inviteUrl) });
+    expect(await invitee.projects.list()).toEqual([expect.objectContaining({ id: project.id, role: 'ADMIN' })]);
+  });
+
+  it('takes the token from a whole invite URL, with or without a trailing slash or query', () => {
+    for (const input of ['abc_-1', ' https://band.example.com/invite/abc_-1 ', 'https://band.example.com/base/invite/abc_-1/', 'http://h/invite/abc_-1?from=mail#x']) {
+      expect(invitationToken(input)).toBe('abc_-1');
+    }
   });
 });
 

@@ -96,7 +96,10 @@ try {
   });
 
   // 3. Every socket a member: each event fanned out 1,000 times.
-  for (const user of users) await call(server.url, 'POST', `/api/projects/${busy.id}/invite`, owner.accessToken, { email: user.user.email, role: 'MEMBER' });
+  for (const user of users) {
+    const { inviteUrl } = await call(server.url, 'POST', `/api/projects/${busy.id}/invite`, owner.accessToken, { email: user.user.email, role: 'MEMBER' });
+    await call(server.url, 'POST', '/api/invitations/accept', user.accessToken, { token: inviteUrl.slice(inviteUrl.lastIndexOf('/') + 1) });
+  }
   await waitUntil(() => sockets.every((socket) => socket.memberAdds >= 1));
   floor.length = 0;
   const everyone = [...sockets, ...observers];

@@ -17,6 +17,7 @@ import { CutsRoutes } from './cuts/routes.js';
 import { EventsRoutes } from './events/routes.js';
 import { FilesRoutes } from './files/routes.js';
 import { IdpRoutes } from './auth/idp-routes.js';
+import { InvitationsRoutes } from './invitations/routes.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { SharesRoutes } from './shares/routes.js';
@@ -40,6 +41,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   AuthRoutes,
   IdpRoutes,
   ProjectsRoutes,
+  InvitationsRoutes,
   VibesRoutes,
   CutsRoutes,
   StorageRoutes,

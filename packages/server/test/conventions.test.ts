@@ -5,7 +5,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixture, expectStatus, type Fixture, ISO_TIMESTAMP } from './authz/fixture.js';
+import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestResponse } from './support/http.js';
@@ -15,12 +15,16 @@ let server: TestServer;
 let fx: Fixture;
 let fileId: string;
 let memberId: string;
+let invitationId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   fx = await buildFixture(server);
   fileId = (await expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201)).id;
   memberId = await fx.newMember();
+  invitationId = (
+    await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
+  ).invitation.id;
 });
 afterAll(() => server?.close());
 
@@ -40,6 +44,7 @@ const fill = (path: string, value: (owner: string, param: string) => string) =>
 /** Real ids of the shared project, so only the body decides the answer (the caller is the project's ADMIN). */
 const realId = (owner: string, param: string): string => {
   if (param === 'userId') return memberId;
+  if (param === 'invitationId') return invitationId;
   if (param === 'token') return 'unknown-token';
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
   const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
@@ -116,7 +121,7 @@ describe('JSON bodies', () => {
   });
 
   it('never answer 500, whatever the values: wrong types, NUL, huge strings, deep nesting', async () => {
-    const FIELDS = ['name', 'description', 'image', 'email', 'password', 'rememberMe', 'refreshToken', 'role', 'vibeIds', 'targetVibeId', 'expiresIn', 'code', 'redirectUri'];
+    const FIELDS = ['name', 'description', 'image', 'email', 'password', 'rememberMe', 'refreshToken', 'role', 'vibeIds', 'targetVibeId', 'expiresIn', 'code', 'redirectUri', 'token', 'inviteToken'];
     const values: unknown[] = [null, 0, -1, 1.5, 1e308, true, 'x', '', '\u0000', 'x'.repeat(100_000), [], ['\u0000'], [[[]]], {}, { $gt: '' }];
     for (const { method, path } of jsonRoutes()) {
       for (const value of values) {
@@ -138,7 +143,16 @@ describe('JSON bodies', () => {
 
 describe('authentication failures', () => {
   /** Routes that need an access token: all but the open auth and operations routes, the IdP and public share routes. */
-  const OPEN = new Set(['POST /api/auth/register', 'POST /api/auth/login', 'POST /api/auth/refresh', 'POST /api/auth/logout', 'GET /api/health', 'GET /api/openapi.json']);
+  const OPEN = new Set([
+    'POST /api/auth/register',
+    'POST /api/auth/login',
+    'POST /api/auth/refresh',
+    'POST /api/auth/logout',
+    'GET /api/health',
+    'GET /api/openapi.json',
+    'GET /api/invitations/:token',
+    'GET /invite/:token',
+  ]);
   const protectedRoutes = () => routes().filter(({ method, path }) => !OPEN.has(`${method} ${path}`) && !path.includes('/idp') && !path.includes('share/:token'));
 
   it('answer every protected route without credentials with 401 UNAUTHENTICATED and WWW-Authenticate: Bearer', async () => {
@@ -283,10 +297,10 @@ describe('creates and deletes', () => {
     const cut = await fx.api.request('POST', `/api/vibes/${vibe.body.id}/cuts`, { token: admin, json: { name: 'C' } });
     const file = await upload(fx.api, admin, cut.body.id, 'take.mp3', sampleBytes('mp3', 64));
     const invitee = await fx.api.register();
-    const added = await fx.api.request('POST', `/api/projects/${project.body.id}/invite`, { token: admin, json: { email: invitee.user.email, role: 'MEMBER' } });
+    await addMember(fx.api, admin, project.body.id, invitee);
     const invited = await fx.api.request('POST', `/api/projects/${project.body.id}/invite`, { token: admin, json: { email: 'later@example.com', role: 'MEMBER' } });
     const share = await fx.api.request('POST', `/api/files/${file.body.id}/share`, { token: admin });
-    const created = { project, vibe, cut, file, added, invited, share };
+    const created = { project, vibe, cut, file, invited, share };
     for (const [label, response] of Object.entries(created)) {
       expect(response.status, `${label}: ${response.text}`).toBe(201);
       expect(response.headers.get('location'), label).toMatch(/^\/api\//);
@@ -298,6 +312,7 @@ describe('creates and deletes', () => {
     }
 
     const deletes: [string, string][] = [
+      [`/api/projects/${project.body.id}/invitations/${invited.body.invitation.id}`, invited.body.invitation.id],
       [`/api/projects/${project.body.id}/members/${invitee.user.id}`, invitee.user.id],
       [`/api/files/${file.body.id}`, file.body.id],
       [`/api/cuts/${cut.body.id}`, cut.body.id],
@@ -371,7 +386,19 @@ describe('the OpenAPI document', () => {
     const file = await expectStatus(upload(fx.api, admin, cut.id, 'take.mp3', sampleBytes('mp3', 64)), 201);
     const share = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token: admin, json: { expiresIn: 600 } }), 201);
     const added = await fx.api.register();
-    await expectStatus(fx.api.request('POST', `/api/projects/${project.id}/invite`, { token: admin, json: { email: added.user.email, role: 'MEMBER' } }), 201);
+    const addedInvitation = await expectStatus(
+      fx.api.request('POST', `/api/projects/${project.id}/invite`, { token: admin, json: { email: added.user.email, role: 'MEMBER' } }),
+      201,
+    );
+    const joinerEmail = `doc-joiner-${Date.now()}@example.com`;
+    const joinerInvitation = await expectStatus(
+      fx.api.request('POST', `/api/projects/${project.id}/invite`, { token: admin, json: { email: joinerEmail, role: 'MEMBER' } }),
+      201,
+    );
+    const revoked = await expectStatus(
+      fx.api.request('POST', `/api/projects/${project.id}/invite`, { token: admin, json: { email: 'doc-revoked@example.com', role: 'MEMBER' } }),
+      201,
+    );
 
     type Call = [method: string, route: string, path: string, options?: Parameters<typeof fx.api.request>[2]];
     const calls: Call[] = [
@@ -387,6 +414,14 @@ describe('the OpenAPI document', () => {
       ['GET', '/api/projects/:id', `/api/projects/${fx.project.id}`, { token: member }],
       ['PUT', '/api/projects/:id', `/api/projects/${project.id}`, { token: admin, json: { description: 'Now described' } }],
       ['POST', '/api/projects/:id/invite', `/api/projects/${project.id}/invite`, { token: admin, json: { email: 'doc-later@example.com', role: 'ADMIN' } }],
+      ['POST', '/api/projects/:id/invite', `/api/projects/${project.id}/invite`, { token: admin, json: { email: user.user.email, role: 'ADMIN' } }],
+      ['GET', '/api/invitations/:token', `/api/invitations/${inviteToken(addedInvitation.inviteUrl)}`],
+      ['GET', '/api/invitations/:token', '/api/invitations/unknown'],
+      ['POST', '/api/invitations/accept', '/api/invitations/accept', { token: member, json: { token: inviteToken(addedInvitation.inviteUrl) } }],
+      ['POST', '/api/invitations/accept', '/api/invitations/accept', { token: added.accessToken, json: { token: inviteToken(addedInvitation.inviteUrl) } }],
+      ['POST', '/api/invitations/accept', '/api/invitations/accept', { token: added.accessToken, json: { token: inviteToken(addedInvitation.inviteUrl) } }],
+      ['POST', '/api/auth/register', '/api/auth/register', { json: { email: joinerEmail, password: 'password-1', name: 'Joiner', inviteToken: inviteToken(joinerInvitation.inviteUrl) } }],
+      ['DELETE', '/api/projects/:id/invitations/:invitationId', `/api/projects/${project.id}/invitations/${revoked.invitation.id}`, { token: admin }],
       ['PUT', '/api/projects/:id/members/:userId', `/api/projects/${project.id}/members/${added.user.id}`, { token: admin, json: { role: 'ADMIN' } }],
       ['GET', '/api/vibes/:id', `/api/vibes/${vibe.id}`, { token: admin }],
       ['PUT', '/api/vibes/:id', `/api/vibes/${vibe.id}`, { token: admin, json: { name: 'Renamed' } }],

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { EventType, ProjectEvent } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inviteToken } from './authz/fixture.js';
 import { type EventSocket, openEventSocket } from './support/event-socket.js';
 import { client } from './support/http.js';
 import { spawnServer } from './support/process.js';
@@ -32,6 +33,12 @@ async function ok<T = any>(method: string, path: string, token: string, json?: u
   return response.body;
 }
 
+/** Adds `user` to the project at `projectPath` as users do it: invited by `admin`, accepted through the link. */
+async function join(projectPath: string, admin: User, user: User): Promise<void> {
+  const { inviteUrl } = await ok<{ inviteUrl: string }>('POST', `${projectPath}/invite`, admin.accessToken, { email: user.user.email, role: 'MEMBER' });
+  await ok('POST', '/api/invitations/accept', user.accessToken, { token: inviteToken(inviteUrl) });
+}
+
 /** A user with a project of their own, whose rename later serves as the end-of-stream marker. */
 async function userWithProject(name: string) {
   const user = await api.register({ name });
@@ -58,7 +65,7 @@ describe('events of projects, members, vibes and cuts', () => {
 
     const project = await ok('POST', '/api/projects', owner.accessToken, { name: 'Band' });
     const p = `/api/projects/${project.id}`;
-    await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+    await join(p, owner, member);
     await ok('PUT', p, owner.accessToken, { name: 'Band, renamed' });
     await ok('PUT', `${p}/members/${member.user.id}`, owner.accessToken, { role: 'ADMIN' });
     const verse = await ok('POST', `${p}/vibes`, member.accessToken, { name: 'Verse' });
@@ -109,7 +116,8 @@ describe('events of projects, members, vibes and cuts', () => {
     }
     const byType = (type: EventType) => ownerSaw.filter((e) => e.type === type);
     expect(byType('member.added')[1]!.data).toEqual({ member: expect.objectContaining({ userId: member.user.id, role: 'MEMBER' }) });
-    expect(byType('member.added')[1]!.actor).toEqual({ id: owner.user.id, name: 'Owner' });
+    // The member joined by accepting the link: the change is theirs.
+    expect(byType('member.added')[1]!.actor).toEqual({ id: member.user.id, name: 'Member' });
     expect(byType('project.updated')[0]!.data.project).toMatchObject({ id: project.id, name: 'Band, renamed' });
     expect(byType('member.role_changed')[0]!.data).toEqual({ member: expect.objectContaining({ userId: member.user.id, role: 'ADMIN' }) });
     expect(byType('vibe.created')[0]!.data.vibe).toMatchObject({ id: verse.id, name: 'Verse' });
@@ -126,13 +134,16 @@ describe('events of projects, members, vibes and cuts', () => {
     for (const socket of [ownerSocket, memberSocket, outsiderSocket]) socket.close();
   });
 
-  it('include the member.added of an invitation redeemed when its email registers', async () => {
+  it('include the member.added of an invitation accepted by registering with its link', async () => {
     const owner = await userWithProject('Owner');
     const socket = await openEventSocket(second.url, { token: owner.accessToken });
     const email = `invitee-${Math.random().toString(36).slice(2)}@example.com`;
     const invited = await ok('POST', `/api/projects/${owner.ownProjectId}/invite`, owner.accessToken, { email, role: 'MEMBER' });
-    expect(invited.status).toBe('invited');
-    const invitee = await api.register({ email, name: 'Invitee' });
+    const registered = await api.request('POST', '/api/auth/register', {
+      json: { email, password: 'correct horse battery', name: 'Invitee', inviteToken: inviteToken(invited.inviteUrl) },
+    });
+    expect(registered.status).toBe(201);
+    const invitee = registered.body;
 
     // The owner's own member.added (project creation) may still be on its way from the other instance.
     const joined = await socket.waitFor(
@@ -151,7 +162,7 @@ describe('events of projects, members, vibes and cuts', () => {
     const member = await api.register();
     const socket = await openEventSocket(second.url, { token: owner.accessToken });
     const p = `/api/projects/${owner.ownProjectId}`;
-    await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+    await join(p, owner, member);
     expect((await api.request('POST', `${p}/invite`, { token: owner.accessToken, json: { email: member.user.email, role: 'MEMBER' } })).status).toBe(409);
     expect((await api.request('PUT', `${p}/members/${owner.user.id}`, { token: owner.accessToken, json: { role: 'MEMBER' } })).status).toBe(409);
     await endOfStream(owner, socket);
@@ -179,7 +190,7 @@ describe('events of files and shares', () => {
     const member = await userWithProject('Member');
     const outsider = await userWithProject('Outsider');
     const p = `/api/projects/${owner.ownProjectId}`;
-    await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+    await join(p, owner, member);
     const vibe = await ok('POST', `${p}/vibes`, owner.accessToken, { name: 'Verse' });
     const cut = await ok('POST', `/api/vibes/${vibe.id}/cuts`, owner.accessToken, { name: 'Take' });
     const memberSocket = await openEventSocket(second.url, { token: member.accessToken });
@@ -219,7 +230,7 @@ describe('two server processes on one database', () => {
       const owner = await userWithProject('Owner');
       const member = await userWithProject('Member');
       const p = `/api/projects/${owner.ownProjectId}`;
-      await ok('POST', `${p}/invite`, owner.accessToken, { email: member.user.email, role: 'MEMBER' });
+      await join(p, owner, member);
       const vibe = await ok('POST', `${p}/vibes`, owner.accessToken, { name: 'Verse' });
       const onOther = await openEventSocket(other.url, { token: member.accessToken });
       expect(onOther.hello.projectIds.sort()).toEqual([owner.ownProjectId, member.ownProjectId].sort());

@@ -43,7 +43,7 @@ async function expectNoResidue<R extends { status: number }>(run: () => Promise<
 
 async function addMember(role: 'MEMBER' | 'ADMIN') {
   const user = await api.register();
-  await addProjectMember(api, owner.token, owner.projectId, user.user.email, role);
+  await addProjectMember(api, owner.token, owner.projectId, user, role);
   return user;
 }
 

@@ -32,7 +32,7 @@ async function rowsOfProject(projectId: string) {
 describe('delete cascades', () => {
   it('deleting a project leaves no rows and no stored files', async () => {
     const seeded = await seedProject(api, owner.accessToken);
-    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    await addMember(api, owner.accessToken, seeded.id, member);
     await expectStatus(api.request('POST', `/api/projects/${seeded.id}/invite`, { token: owner.accessToken, json: { email: 'soon@example.com', role: 'MEMBER' } }), 201);
     const second = await expectStatus(api.request('POST', `/api/projects/${seeded.id}/vibes`, { token: owner.accessToken, json: { name: 'Second' } }), 201);
     const secondCut = await expectStatus(api.request('POST', `/api/vibes/${second.id}/cuts`, { token: member.accessToken, json: { name: 'Cut' } }), 201);
@@ -81,7 +81,7 @@ describe('delete cascades', () => {
 
   it('a MEMBER cannot delete the project: 403, and everything stays', async () => {
     const seeded = await seedProject(api, owner.accessToken);
-    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    await addMember(api, owner.accessToken, seeded.id, member);
     const file = await storeFileDirectly(server, seeded.cutId, member.user.id);
     expect((await api.request('DELETE', `/api/projects/${seeded.id}`, { token: member.accessToken })).status).toBe(403);
     expect(await rowsOfProject(seeded.id)).toMatchObject({ projects: 1, vibes: 1, cuts: 1, files: 1 });

@@ -54,8 +54,14 @@ it('publishes each change of projects, members, vibes and cuts with the agreed p
   const actor = { id: owner.user.id, name: 'Owner' };
   const call = (method: string, path: string, json?: unknown) => expectStatus(api.request(method, path, { token: owner.accessToken, json }), method === 'POST' ? 201 : 200);
 
-  const [added] = await eventsOf(() => addMember(api, owner.accessToken, seeded.id, member.user.email));
-  expect(added).toMatchObject({ type: 'member.added', projectId: seeded.id, actor, data: { member: { userId: member.user.id, role: 'MEMBER' } } });
+  // The member joins by accepting the invitation link: the change is theirs.
+  const [added] = await eventsOf(() => addMember(api, owner.accessToken, seeded.id, member));
+  expect(added).toMatchObject({
+    type: 'member.added',
+    projectId: seeded.id,
+    actor: { id: member.user.id, name: member.user.name },
+    data: { member: { userId: member.user.id, role: 'MEMBER' } },
+  });
   expect(added!.at).toMatch(/Z$/);
 
   const [roleChanged] = await eventsOf(() => call('PUT', `/api/projects/${seeded.id}/members/${member.user.id}`, { role: 'ADMIN' }));
@@ -89,7 +95,7 @@ it('publishes each change of projects, members, vibes and cuts with the agreed p
 
 it('publishes nothing for refused or failed changes', async () => {
   const seeded = await seedProject(api, owner.accessToken);
-  await addMember(api, owner.accessToken, seeded.id, member.user.email);
+  await addMember(api, owner.accessToken, seeded.id, member);
   const published = await eventsOf(async () => {
     await api.request('PUT', `/api/projects/${seeded.id}`, { token: member.accessToken, json: { name: 'Nope' } });
     await api.request('PUT', `/api/projects/${seeded.id}/members/${owner.user.id}`, { token: owner.accessToken, json: { role: 'MEMBER' } });

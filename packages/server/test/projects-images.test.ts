@@ -182,7 +182,7 @@ describe('project covers', () => {
 
   it('stores no image for a MEMBER or a stranger trying to change the cover', async () => {
     const seeded = await seedProject(api, owner.accessToken);
-    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    await addMember(api, owner.accessToken, seeded.id, member);
     const before = await storedImages();
     const body = () => form({ name: 'Hijack' }, { bytes: PNG, name: 'x.png' });
     expect((await api.request('PUT', `/api/projects/${seeded.id}`, { token: member.accessToken, body: body() })).status).toBe(403);

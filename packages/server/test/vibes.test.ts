@@ -152,7 +152,7 @@ describe('reorder', () => {
   it('puts the vibes in the given order, positions 0…n-1, and is not taken for PUT /api/vibes/:id', async () => {
     const { projectId, vibeIds } = await projectWithVibes(3);
     const [a, b, c] = vibeIds as [string, string, string];
-    await addMember(api, owner.accessToken, projectId, member.user.email);
+    await addMember(api, owner.accessToken, projectId, member);
     const response = await reorder([c, a, b], member.accessToken);
     expect(response.status).toBe(200);
     expect(response.body.projectId).toBe(projectId);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuthResult, BandClient } from '@bandcollab/sdk';
+import { type AuthResult, type BandClient, invitationToken } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
@@ -27,16 +27,20 @@ export function register(auth: Command): void {
       .option('--email <email>', 'your email (asked on a terminal when missing)')
       .option('--name <name>', 'your display name (asked on a terminal when missing)')
       .option('--password-stdin', 'read the password from stdin')
+      .option('--invite <link>', 'an invitation link (or its token) to your email: join its project too')
       .action(
-        run(async (ctx, options: CredentialOptions & { name?: string }) => {
+        run(async (ctx, options: CredentialOptions & { name?: string; invite?: string }) => {
           const email = options.email ?? (await askOrFail('Email: ', '--email'));
           const name = options.name ?? (await askOrFail('Name: ', '--name'));
           const password = await readPassword(options);
           const client = ctx.anonymousClient();
-          await signedIn(ctx, await client.auth.register({ email, password, name }), 'Registered and logged in');
+          const inviteToken = options.invite === undefined ? undefined : invitationToken(options.invite);
+          const registered = await client.auth.register({ email, password, name, ...(inviteToken === undefined ? {} : { inviteToken }) });
+          await signedIn(ctx, registered, inviteToken === undefined ? 'Registered and logged in' : 'Registered (and accepted the invitation) and logged in');
         }),
       ),
     'band auth register',
+    'band auth register --invite https://band.example.com/invite/2bX…',
     'printf %s "$PASSWORD" | band auth register --email ana@example.com --name Ana --password-stdin',
   );
 

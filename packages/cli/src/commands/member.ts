@@ -1,9 +1,9 @@
 import type { Member, ProjectDetail, Role } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { run } from '../context.js';
-import { usageError } from '../exit-codes.js';
+import { notFoundError, usageError } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
-import { withExamples } from '../render.js';
+import { formatTime, withExamples } from '../render.js';
 import { pick, projectDetail, projectId } from '../resolve.js';
 
 export function register(member: Command): void {
@@ -12,7 +12,7 @@ export function register(member: Command): void {
   withExamples(
     member
       .command('invite')
-      .description('add a registered user, or invite an email until it registers (project ADMIN)')
+      .description('invite an email and print the link to send them: signed in with that email, they accept it (project ADMIN)')
       .argument('<email>', 'who to invite')
       .requiredOption('--project <project>', 'project id or name')
       .option('--role <role>', 'MEMBER or ADMIN', 'MEMBER')
@@ -20,15 +20,37 @@ export function register(member: Command): void {
         run(async (ctx, email: string, options: { project: string; role: string }) => {
           const client = await ctx.signedIn();
           const result = await client.projects.invite(await projectId(client, options.project), { email, role: role(options.role) });
-          ctx.out.record(result, () =>
-            result.status === 'added'
-              ? `Added ${result.member.name} <${result.member.email}> as ${result.member.role}`
-              : `Invited ${result.invitation.email} as ${result.invitation.role} (until ${result.invitation.expiresAt.slice(0, 10)})`,
+          const { invitation } = result;
+          ctx.out.record(
+            result,
+            () =>
+              `Send this link to ${invitation.email}; it lets them join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC:\n` +
+              result.inviteUrl,
           );
         }),
       ),
     'band member invite ana@example.com --project Demo',
     'band member invite ben@example.com --project Demo --role ADMIN',
+  );
+
+  withExamples(
+    member
+      .command('revoke-invite')
+      .description('revoke a pending invitation: its link stops working (project ADMIN)')
+      .argument('<invitation>', 'the invited email, or the invitation id')
+      .requiredOption('--project <project>', 'project id or name')
+      .action(
+        run(async (ctx, ref: string, options: { project: string }) => {
+          const client = await ctx.signedIn();
+          const detail = await projectDetail(client, options.project);
+          const email = ref.trim().toLowerCase();
+          const found = detail.invitations.find((i) => i.id === ref || i.email === email);
+          if (!found) throw notFoundError(`no pending invitation for "${ref}" in project "${detail.name}"`);
+          const revoked = await client.projects.revokeInvitation(detail.id, found.id);
+          ctx.out.record(revoked, () => `Revoked the invitation of ${found.email} to ${detail.name}`);
+        }),
+      ),
+    'band member revoke-invite ana@example.com --project Demo',
   );
 
   withExamples(

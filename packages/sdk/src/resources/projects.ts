@@ -49,9 +49,17 @@ export class ProjectsResource {
     return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}` });
   }
 
-  /** Adds a registered user at once, or invites an unknown email until it registers. */
+  /**
+   * Invites an email (project ADMIN): answers the invitation and its `inviteUrl`, the link to send to the
+   * invitee, who joins by accepting it signed in with that email. Nobody is added before that.
+   */
   invite(id: string, request: InviteRequest): Promise<InviteResult> {
     return this.transport.json<InviteResult>({ method: 'POST', path: `/api/projects/${segment(id)}/invite`, json: request });
+  }
+
+  /** Revokes a pending invitation (project ADMIN): its link stops working. */
+  revokeInvitation(id: string, invitationId: string): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/invitations/${segment(invitationId)}` });
   }
 
   updateMember(id: string, userId: string, request: UpdateMemberRequest): Promise<Member> {

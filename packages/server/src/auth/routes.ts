@@ -7,7 +7,7 @@ import { CONFIG } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
-import { emailSchema, nameSchema } from '../core/validation.js';
+import { emailSchema, inviteTokenSchema, nameSchema } from '../core/validation.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService } from './service.js';
 
@@ -15,6 +15,7 @@ const registerSchema = z.object({
   email: emailSchema,
   password: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters'),
   name: nameSchema,
+  inviteToken: inviteTokenSchema.optional(),
 });
 
 const loginSchema = z.object({

@@ -6,6 +6,7 @@ import { CONFIG, SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { isUuid } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
+import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
@@ -38,19 +39,32 @@ export class AuthService {
     @inject(Passwords) private readonly passwords: Passwords,
     @inject(AccessTokens) private readonly accessTokens: AccessTokens,
     @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(InvitationsService) private readonly invitations: InvitationsService,
   ) {}
 
-  async register(input: { email: string; password: string; name: string }): Promise<SignedIn> {
+  /**
+   * Registering joins nothing by itself. With `inviteToken` the new account accepts that invitation in the
+   * same transaction: an invitation it may not accept (another email, unknown link) creates nothing.
+   */
+  async register(input: { email: string; password: string; name: string; inviteToken?: string | undefined }): Promise<SignedIn> {
     const passwordHash = await this.passwords.hash(input.password);
     return this.sql.begin(async (tx) => {
       const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
+      if (input.inviteToken !== undefined) await this.invitations.acceptAs(tx, user, input.inviteToken);
       return signedIn(user, await this.startSession(tx, user.id, false));
     });
   }
 
   /** Creates an account for an identity-provider sign-in (no password), redeeming its invitations. */
   async createPasswordlessUser(email: string, name: string): Promise<UserRow> {
-    return this.sql.begin((tx) => this.createUser(tx, { email, name, passwordHash: null }));
+    return this.sql.begin(async (tx) => {
+      const user = await this.createUser(tx, { email, name, passwordHash: null });
+      for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
+        const member = await this.projects.findMember(tx, projectId, user.id);
+        await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
+      }
+      return user;
+    });
   }
 
   async login(
@@ -135,18 +149,11 @@ export class AuthService {
     return toMe(user);
   }
 
-  /**
-   * Inserts the account (the first one is the site ADMIN, so registrations take turns), then its email's
-   * pending invitations become memberships and each project's members hear of it (member.added).
-   */
+  /** Inserts the account; the first one is the site ADMIN, so registrations take turns. */
   private async createUser(tx: Queryable, input: { email: string; name: string; passwordHash: string | null }): Promise<UserRow> {
     await this.repository.lockRegistrations(tx);
     const user = await this.repository.insertUser(tx, input);
     if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
-    for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
-      const member = await this.projects.findMember(tx, projectId, user.id);
-      await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
-    }
     return user;
   }
 

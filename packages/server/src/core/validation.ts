@@ -31,3 +31,6 @@ export const isUuid = (value: unknown): value is string => typeof value === 'str
 
 /** Lower-cased, as `idParam` answers path ids, so ids compare equal whichever case a client sent. */
 export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase());
+
+/** The token of an invitation link, as a body field (the server's are 43 characters). */
+export const inviteTokenSchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters');

@@ -159,7 +159,7 @@ const schemas: Record<string, Schema> = {
         enum: [
           'VALIDATION_FAILED', 'INVALID_JSON', 'CROSS_PROJECT_MOVE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED',
           'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
-          'ALREADY_MEMBER', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
+          'ALREADY_MEMBER', 'INVITATION_EMAIL_MISMATCH', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
           'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
           'NAME_TAKEN',
         ],
@@ -200,12 +200,13 @@ const schemas: Record<string, Schema> = {
     joinedAt: timestamp,
   }),
   Invitation: object({ id: uuid, email: { type: 'string' }, role, invitedBy: ref('UserRef'), createdAt: timestamp, expiresAt: timestamp }),
-  InviteResult: {
-    oneOf: [
-      object({ status: { type: 'string', const: 'added' }, member: ref('Member') }),
-      object({ status: { type: 'string', const: 'invited' }, invitation: ref('Invitation') }),
-    ],
-  },
+  InviteResult: object({
+    status: { type: 'string', const: 'invited' },
+    invitation: ref('Invitation'),
+    inviteUrl: { type: 'string', description: 'PUBLIC_URL + "/invite/" + token; the token (256 random bits, base64url, stored only as its SHA-256) appears only here' },
+  }),
+  InvitationView: object({ projectName: { type: 'string' }, invitedBy: object({ name: { type: 'string' } }), role, expiresAt: timestamp }),
+  AcceptedInvitation: object({ projectId: uuid, member: ref('Member') }),
   Vibe: object(vibeFields),
   VibeWithCuts: object({ ...vibeFields, cuts: { type: 'array', items: ref('CutWithFiles'), description: 'Oldest first' } }),
   Cut: object(cutFields),
@@ -288,13 +289,32 @@ const paths: Record<string, Record<string, unknown>> = {
   '/api/auth/register': {
     post: {
       tags: ['auth'],
-      summary: 'Create an account (the first on an empty database is site ADMIN); redeems pending invitations',
-      description: 'Sets the access_token and refresh_token cookies as a login without rememberMe.',
+      summary: 'Create an account (the first on an empty database is site ADMIN); with inviteToken, accept that invitation too',
+      description:
+        'Sets the access_token and refresh_token cookies as a login without rememberMe. Registering never by itself redeems ' +
+        'invitations sent to the email: only inviteToken does, under the rules of POST /api/invitations/accept. An invitation ' +
+        'to another email (403 INVITATION_EMAIL_MISMATCH) or an unknown, revoked, used or expired one (404) creates nothing.',
       requestBody: {
         required: true,
-        ...json(object({ email: { type: 'string', format: 'email' }, password: { type: 'string', minLength: 8, maxLength: 1024 }, name })),
+        ...json(
+          object(
+            {
+              email: { type: 'string', format: 'email' },
+              password: { type: 'string', minLength: 8, maxLength: 1024 },
+              name,
+              inviteToken: { type: 'string', minLength: 1, maxLength: 200, description: 'The token of an invitation link (its last path segment)' },
+            },
+            ['email', 'password', 'name'],
+          ),
+        ),
       },
-      responses: { '201': withCookies(created(ref('AuthResult'))), ...errors(400, 413, 415), '409': problem('EMAIL_TAKEN') },
+      responses: {
+        '201': withCookies(created(ref('AuthResult'))),
+        ...errors(400, 413, 415),
+        '403': problem('INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email'),
+        '404': problem('NOT_FOUND: the inviteToken names no pending invitation'),
+        '409': problem('EMAIL_TAKEN'),
+      },
     },
   },
   '/api/auth/login': {
@@ -444,11 +464,50 @@ const paths: Record<string, Record<string, unknown>> = {
     post: {
       tags: ['members'],
       security: bearer,
-      summary: 'Invite by email (ADMIN): a registered email is added, an unknown one gets a 30-day invitation',
+      summary: 'Invite by email (ADMIN): a 30-day invitation link, to send to the invitee',
+      description:
+        'The same answer whether or not the email has an account; nobody is added until the invitee accepts the link. ' +
+        'Inviting a pending email again replaces its invitation (new link, role and 30 days; the old link stops working).',
       requestBody: { required: true, ...json(object({ email: { type: 'string', format: 'email' }, role })) },
       responses: {
         '201': { ...created(ref('InviteResult')), headers: { Location: { schema: { type: 'string' }, description: "The project's path" } } },
         ...errors(400, 401, 403, 404, 413, 415),
+        '409': problem('ALREADY_MEMBER: the email of a member'),
+      },
+    },
+  },
+  '/api/projects/{id}/invitations/{invitationId}': {
+    parameters: [idParam('id', 'Project id'), idParam('invitationId', 'Invitation id')],
+    delete: {
+      tags: ['members'],
+      security: bearer,
+      summary: 'Revoke a pending invitation (ADMIN): its link stops working',
+      responses: { '200': ok(ref('Deleted'), 'Revoked; id is the invitation id'), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/invitations/{token}': {
+    parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The last path segment of the invitation link' }],
+    get: {
+      tags: ['members'],
+      summary: 'What an invitation link offers, no authentication',
+      responses: { '200': ok(ref('InvitationView')), '404': problem('NOT_FOUND: unknown, revoked, used or expired') },
+    },
+  },
+  '/api/invitations/accept': {
+    post: {
+      tags: ['members'],
+      security: bearer,
+      summary: 'Accept an invitation link: the caller joins the project with the invitation\'s role',
+      description:
+        "The caller's email must equal the invitation's (case-insensitive), else 403 INVITATION_EMAIL_MISMATCH and the " +
+        'invitation stays pending. The invitation is used up, and the project hears member.added (the caller is its actor). ' +
+        'A caller who already is a member gets 409 ALREADY_MEMBER, and the invitation is used up all the same.',
+      requestBody: { required: true, ...json(object({ token: { type: 'string', minLength: 1, maxLength: 200 } })) },
+      responses: {
+        '200': ok(ref('AcceptedInvitation')),
+        ...errors(400, 401, 413, 415),
+        '403': problem('INVITATION_EMAIL_MISMATCH'),
+        '404': problem('NOT_FOUND: unknown, revoked, used or expired'),
         '409': problem('ALREADY_MEMBER'),
       },
     },
@@ -645,6 +704,14 @@ const paths: Record<string, Record<string, unknown>> = {
     get: {
       tags: ['shares'],
       summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
+      responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
+    },
+  },
+  '/invite/{token}': {
+    parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: ['members'],
+      summary: 'The HTML page of an invitation link: the project, who invited, the role, the expiry and how to accept',
       responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
     },
   },

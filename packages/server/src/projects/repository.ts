@@ -70,6 +70,17 @@ const toInvitation = (row: InvitationRow): Invitation => ({
   expiresAt: row.expires_at.toISOString(),
 });
 
+/** A pending invitation as its link finds it. */
+export interface LinkedInvitation {
+  id: string;
+  projectId: string;
+  projectName: string;
+  email: string;
+  role: Role;
+  inviterName: string;
+  expiresAt: Date;
+}
+
 export interface ProjectChanges {
   name?: string;
   description?: string | null;
@@ -177,9 +188,12 @@ export class ProjectsRepository {
     return row?.project_id ?? null;
   }
 
-  async findUserIdByEmail(tx: Queryable, email: string): Promise<string | null> {
-    const [row] = await tx<{ id: string }[]>`select id from users where email = ${email}`;
-    return row?.id ?? null;
+  /** Whether `email` belongs to a member of the project. */
+  async hasMemberWithEmail(tx: Queryable, projectId: string, email: string): Promise<boolean> {
+    const rows = await tx`
+      select 1 from project_members m join users u on u.id = m.user_id
+      where m.project_id = ${projectId} and u.email = ${email}`;
+    return rows.length > 0;
   }
 
   /** Pending (unexpired) invitations, oldest first; or just the one with `id`. */
@@ -192,18 +206,55 @@ export class ProjectsRepository {
     return rows.map(toInvitation);
   }
 
-  /** Invites an email; inviting it again replaces the role and inviter and restarts the 30 days. */
-  async upsertInvitation(tx: Queryable, projectId: string, email: string, role: Role, invitedBy: string): Promise<Invitation> {
+  /**
+   * Invites an email under the link whose token hashes to `tokenHash`; inviting it again replaces the
+   * link, role and inviter and restarts the 30 days.
+   */
+  async upsertInvitation(
+    tx: Queryable,
+    projectId: string,
+    invitation: { email: string; role: Role; invitedBy: string; tokenHash: string },
+  ): Promise<Invitation> {
     const [row] = await tx<{ id: string }[]>`
-      insert into invitations (project_id, email, role, invited_by, expires_at)
-      values (${projectId}, ${email}, ${role}, ${invitedBy}, now() + make_interval(days => ${INVITATION_DAYS}))
+      insert into invitations (project_id, email, role, invited_by, token_hash, expires_at)
+      values (${projectId}, ${invitation.email}, ${invitation.role}, ${invitation.invitedBy}, ${invitation.tokenHash},
+              now() + make_interval(days => ${INVITATION_DAYS}))
       on conflict (project_id, email) do update set
-        role = excluded.role, invited_by = excluded.invited_by, created_at = now(), expires_at = excluded.expires_at
+        role = excluded.role, invited_by = excluded.invited_by, token_hash = excluded.token_hash,
+        created_at = now(), expires_at = excluded.expires_at
       returning id`;
     return (await this.pendingInvitations(tx, projectId, row!.id))[0]!;
   }
 
-  /** Turns the unexpired invitations for `email` into memberships; returns the project ids joined. */
+  /** Revokes a pending invitation; false when the project has no such pending invitation. */
+  async deletePendingInvitation(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+    const deleted = await tx`delete from invitations where project_id = ${projectId} and id = ${id} and expires_at > now() returning id`;
+    return deleted.length > 0;
+  }
+
+  /**
+   * The pending invitation behind a link, with its project's name; null when unknown or expired. `forUpdate`
+   * locks it, so that of two acceptances of one link only the first finds it.
+   */
+  async findInvitationByToken(tx: Queryable, tokenHash: string, { forUpdate = false } = {}): Promise<LinkedInvitation | null> {
+    const [row] = await tx<LinkedInvitation[]>`
+      select i.id, i.project_id as "projectId", p.name as "projectName", i.email, i.role,
+             u.name as "inviterName", i.expires_at as "expiresAt"
+      from invitations i join projects p on p.id = i.project_id join users u on u.id = i.invited_by
+      where i.token_hash = ${tokenHash} and i.expires_at > now()
+      ${forUpdate ? tx`for update of i` : tx``}`;
+    return row ?? null;
+  }
+
+  /** Uses up an accepted invitation. */
+  async deleteInvitation(tx: Queryable, id: string): Promise<void> {
+    await tx`delete from invitations where id = ${id}`;
+  }
+
+  /**
+   * Turns the unexpired invitations for `email` into memberships; returns the project ids joined. Only for an
+   * email an identity provider vouches for: an email alone proves nothing (anyone can register any address).
+   */
   async redeemInvitations(tx: Queryable, userId: string, email: string): Promise<string[]> {
     const rows = await tx<{ project_id: string }[]>`
       with redeemed as (

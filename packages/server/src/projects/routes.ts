@@ -6,7 +6,7 @@ import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
-import { descriptionSchema, emailSchema, nameSchema, roleSchema } from '../core/validation.js';
+import { descriptionSchema, nameSchema, roleSchema } from '../core/validation.js';
 import { clearImageField, Images } from './images.js';
 import { ProjectsService } from './service.js';
 
@@ -19,10 +19,9 @@ const updateSchema = z.object({
   description: optionalDescription,
   image: clearImageField,
 });
-const inviteSchema = z.object({ email: emailSchema, role: roleSchema });
 const memberSchema = z.object({ role: roleSchema });
 
-/** Projects, members and invitations (API.md §4), and the images of projects and vibes. */
+/** Projects and members (API.md §4), and the images of projects and vibes. */
 @injectable()
 export class ProjectsRoutes implements Feature {
   constructor(
@@ -68,14 +67,6 @@ export class ProjectsRoutes implements Feature {
       const projectId = idParam(req, 'id', 'Project');
       await this.projects.delete(principal, projectId);
       sendJson(res, 200, { id: projectId, deleted: true });
-    });
-
-    app.post('/api/projects/:id/invite', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const projectId = idParam(req, 'id', 'Project');
-      await this.access.require(principal, 'project', projectId, 'ADMIN');
-      const input = await jsonBody(req, res, inviteSchema);
-      sendCreated(res, `/api/projects/${projectId}`, await this.projects.invite(principal, projectId, input));
     });
 
     app.put('/api/projects/:id/members/:userId', async (req, res) => {

@@ -1,6 +1,5 @@
-import type { InviteResult, Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk';
+import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
-import { AuthRepository } from '../auth/repository.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -17,7 +16,7 @@ import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } 
 
 const lastAdmin = () => new ApiError(409, 'LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
 
-/** Projects, members and invitations (API.md §2, §4). */
+/** Projects and members (API.md §2, §4); invitations are their own feature. */
 @injectable()
 export class ProjectsService {
   constructor(
@@ -25,7 +24,6 @@ export class ProjectsService {
     @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
     @inject(VibesRepository) private readonly vibes: VibesRepository,
     @inject(CutsRepository) private readonly cuts: CutsRepository,
-    @inject(AuthRepository) private readonly users: AuthRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Images) private readonly images: Images,
@@ -100,26 +98,6 @@ export class ProjectsService {
       return deleted;
     });
     await removeFromDisk(this.disk, content);
-  }
-
-  /**
-   * ADMIN. A registered email becomes a member at once; an unknown one a pending invitation (30 days),
-   * redeemed when that email registers. Registrations are locked meanwhile, so an invitation is never
-   * written for an email that registered a moment before.
-   */
-  async invite(principal: Principal, projectId: string, input: { email: string; role: Role }): Promise<InviteResult> {
-    return this.sql.begin(async (tx) => {
-      await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
-      await this.users.lockRegistrations(tx);
-      const userId = await this.projects.findUserIdByEmail(tx, input.email);
-      if (userId === null) {
-        return { status: 'invited', invitation: await this.projects.upsertInvitation(tx, projectId, input.email, input.role, principal.userId) };
-      }
-      const member = await this.projects.addMember(tx, projectId, userId, input.role);
-      if (!member) throw new ApiError(409, 'ALREADY_MEMBER', 'This user is already a member of the project');
-      await this.events.publish(tx, projectEvent(principal, projectId, 'member.added', { member }));
-      return { status: 'added', member };
-    });
   }
 
   /** ADMIN. The last ADMIN cannot be demoted. */

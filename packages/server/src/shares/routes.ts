@@ -1,10 +1,10 @@
 import type { App, Request } from '@tinyhttp/app';
-import type { ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -55,10 +55,10 @@ export class SharesRoutes implements Feature {
           expiresAt,
           bytesPath: `/api/share/${token}`,
           downloadPath: `/api/share/${token}?download=1`,
-        }));
+        }), SHARE_PAGE_CSP);
       } catch (error) {
         if (!(error instanceof ApiError && error.status === 404)) throw error;
-        sendHtml(req, res, 404, renderNotFoundPage());
+        sendHtml(req, res, 404, renderNotFoundPage(), SHARE_PAGE_CSP);
       }
     });
 
@@ -85,16 +85,4 @@ function acceptsJson(req: Request): boolean {
     const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
     return type === 'application/json' && !params.some((param) => /^q=0(\.0*)?$/.test(param));
   });
-}
-
-function sendHtml(req: Request, res: ServerResponse, status: number, html: string): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': Buffer.byteLength(html),
-    'Content-Security-Policy': SHARE_PAGE_CSP,
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
-    'Cache-Control': 'no-store',
-  });
-  res.end(req.method === 'HEAD' ? undefined : html);
 }

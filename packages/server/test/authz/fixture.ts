@@ -71,11 +71,20 @@ export async function seedProject(api: Api, token: string, name = 'Project'): Pr
   return { id: project.id, vibeId: vibe.id, cutId: cut.id };
 }
 
-/** Adds a registered user to a project. */
-export async function addMember(api: Api, adminToken: string, projectId: string, email: string, role: 'MEMBER' | 'ADMIN' = 'MEMBER') {
-  const invited = await expectStatus(api.request('POST', `/api/projects/${projectId}/invite`, { token: adminToken, json: { email, role } }), 201);
-  expect(invited.status).toBe('added');
-  return invited.member;
+/** The token at the end of an invitation link. */
+export const inviteToken = (inviteUrl: string): string => inviteUrl.slice(inviteUrl.lastIndexOf('/') + 1);
+
+/** Adds a registered user to a project the way users do it: invited by an ADMIN, accepted through the link. */
+export async function addMember(api: Api, adminToken: string, projectId: string, user: User, role: 'MEMBER' | 'ADMIN' = 'MEMBER') {
+  const invited = await expectStatus(
+    api.request('POST', `/api/projects/${projectId}/invite`, { token: adminToken, json: { email: user.user.email, role } }),
+    201,
+  );
+  const accepted = await expectStatus(
+    api.request('POST', '/api/invitations/accept', { token: user.accessToken, json: { token: inviteToken(invited.inviteUrl) } }),
+    200,
+  );
+  return accepted.member;
 }
 
 /** Awaits a response, fails with its body unless it has `status`, and answers its body. */
@@ -108,7 +117,7 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
 
   const newProject = async (): Promise<SeededProject> => {
     const seeded = await seedProject(api, owner.accessToken);
-    await addMember(api, owner.accessToken, seeded.id, member.user.email);
+    await addMember(api, owner.accessToken, seeded.id, member);
     return seeded;
   };
   const project = await newProject();
@@ -151,7 +160,7 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
     newCut: () => newCut(),
     async newMember(role = 'MEMBER') {
       const user = await api.register({ name: 'Fresh member' });
-      await addMember(api, owner.accessToken, project.id, user.user.email, role);
+      await addMember(api, owner.accessToken, project.id, user, role);
       return user.user.id;
     },
     ownFileIn: (cutId, actor) =>

@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { run } from '../context.js';
+import { formatTime, withExamples } from '../render.js';
+
+export function register(invitation: Command): void {
+  withExamples(invitation, 'band invitation accept https://band.example.com/invite/2bX…');
+
+  withExamples(
+    invitation
+      .command('accept')
+      .description('join a project through the invitation link someone sent you (signed in with the invited email)')
+      .argument('<link>', 'the invitation link, or its token')
+      .action(
+        run(async (ctx, link: string) => {
+          const client = await ctx.signedIn();
+          const offer = await client.invitations.get(link);
+          const accepted = await client.invitations.accept(link);
+          ctx.out.record(accepted, () => `Joined ${offer.projectName} as ${accepted.member.role}`);
+        }),
+      ),
+    'band invitation accept https://band.example.com/invite/2bX…',
+  );
+
+  withExamples(
+    invitation
+      .command('show')
+      .description('what an invitation link offers: the project, who invited, the role and the expiry (no account needed)')
+      .argument('<link>', 'the invitation link, or its token')
+      .action(
+        run(async (ctx, link: string) => {
+          const offer = await ctx.anonymousClient().invitations.get(link);
+          ctx.out.record(
+            offer,
+            () => `${offer.projectName}: ${offer.invitedBy.name} invites you as ${offer.role}, until ${formatTime(offer.expiresAt)} UTC`,
+          );
+        }),
+      ),
+    'band invitation show https://band.example.com/invite/2bX…',
+  );
+}

@@ -1,0 +1,27 @@
+import { segment, type Transport } from '../transport.js';
+import type { AcceptedInvitation, AcceptInvitationRequest, InvitationView } from '../types.js';
+
+/** Invitation links: what one offers, and accepting it as the signed-in user. */
+export class InvitationsResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** What a link offers; needs no account. Takes the token or the whole invite URL. */
+  get(tokenOrUrl: string): Promise<InvitationView> {
+    return this.transport.json<InvitationView>({ method: 'GET', path: `/api/invitations/${segment(invitationToken(tokenOrUrl))}`, auth: false });
+  }
+
+  /**
+   * Joins the project as the signed-in user, whose email must be the invited one. Takes the token or the
+   * whole invite URL; the token goes to this client's server only.
+   */
+  accept(tokenOrUrl: string): Promise<AcceptedInvitation> {
+    const json: AcceptInvitationRequest = { token: invitationToken(tokenOrUrl) };
+    return this.transport.json<AcceptedInvitation>({ method: 'POST', path: '/api/invitations/accept', json });
+  }
+}
+
+/** `https://host/invite/<token>` (or the bare token) → the token: the last path segment. */
+export function invitationToken(tokenOrUrl: string): string {
+  const path = tokenOrUrl.trim().split(/[?#]/)[0]!.replace(/\/+$/, '');
+  return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+}
