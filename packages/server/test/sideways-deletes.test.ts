@@ -24,7 +24,7 @@ afterAll(() => server?.close());
 /** A project of `admin` with `member` as its MEMBER: one vibe, one cut. */
 async function bandProject() {
   const project = await seedProject(api, admin.accessToken);
-  await addMember(api, admin.accessToken, project.id, member.user.email);
+  await addMember(api, admin.accessToken, project.id, member);
   return project;
 }
 
