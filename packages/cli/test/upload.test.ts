@@ -143,4 +143,24 @@ describe('band publish', () => {
       await ci.cleanup();
     }
   });
+
+  it('lets parallel runs publish to one new vibe and cut: the runs that lose the race to create them use the winner\'s', async () => {
+    const ci = await cliUser(server.url, { CI: 'true', BAND_EMAIL: 'ana@example.com', BAND_PASSWORD: 'correct horse battery' });
+    try {
+      await ci.band(['project', 'create', 'Parallel']);
+      const runs = await Promise.all(
+        [1, 2, 3, 4].map(async (n) => {
+          const stem = path.join(work, `parallel-${n}.wav`);
+          await writeFile(stem, wavBytes(n, 10_000));
+          return ci.band(['publish', stem, '--project', 'Parallel', '--vibe', 'Nightly', '--cut', 'Build 42', '--create']);
+        }),
+      );
+      expect(runs.map((run) => [run.code, run.stderr.includes('error')])).toEqual(Array(4).fill([0, false]));
+      const projects = await apiGet<{ id: string; name: string }[]>(server.url, '/api/projects', token);
+      const parallel = await apiGet<ProjectDetail>(server.url, `/api/projects/${projects.find((p) => p.name === 'Parallel')!.id}`, token);
+      expect(parallel.vibes.map((vibe) => [vibe.name, vibe.cuts.map((cut) => [cut.name, cut.files.length])])).toEqual([['Nightly', [['Build 42', 4]]]]);
+    } finally {
+      await ci.cleanup();
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import type { BandClient, CutWithFiles, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
+import { BandApiError, type BandClient, type CutWithFiles, type ProjectDetail, type VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
@@ -59,15 +59,36 @@ export function register(publish: Command): void {
 async function findOrCreateCut(ctx: Context, client: BandClient, options: PublishOptions): Promise<CutWithFiles> {
   const project = await findOrCreateProject(ctx, client, options);
   const vibe = await findOrCreate(project.vibes, options.vibe, 'vibe', `in project "${project.name}"`, options.create, async () => {
-    const created = await client.vibes.create(project.id, { name: options.vibe });
+    const created = await createdOrTaken(
+      () => client.vibes.create(project.id, { name: options.vibe }),
+      async () => pick((await client.projects.get(project.id)).vibes, options.vibe, 'vibe', `in project "${project.name}"`),
+    );
+    if ('cuts' in created) return created;
     ctx.out.info(`Created vibe ${created.name}`);
     return { ...created, cuts: [] } satisfies VibeWithCuts;
   });
   return findOrCreate(vibe.cuts, options.cut, 'cut', `in vibe "${vibe.name}"`, options.create, async () => {
-    const created = await client.cuts.create(vibe.id, { name: options.cut });
+    const created = await createdOrTaken(
+      () => client.cuts.create(vibe.id, { name: options.cut }),
+      async () => client.cuts.get(pick((await client.vibes.get(vibe.id)).cuts, options.cut, 'cut', `in vibe "${vibe.name}"`).id),
+    );
+    if ('files' in created) return created;
     ctx.out.info(`Created cut ${created.name}`);
     return { ...created, files: [] } satisfies CutWithFiles;
   });
+}
+
+/**
+ * A vibe or cut created by a run in parallel (two CI jobs publishing to one new cut) between our look-up and
+ * our create answers NAME_TAKEN: that one is the one we wanted, so it is read again instead of failing.
+ */
+async function createdOrTaken<Created, Existing>(create: () => Promise<Created>, existing: () => Promise<Existing>): Promise<Created | Existing> {
+  try {
+    return await create();
+  } catch (error) {
+    if (error instanceof BandApiError && error.code === 'NAME_TAKEN') return existing();
+    throw error;
+  }
 }
 
 async function findOrCreateProject(ctx: Context, client: BandClient, options: PublishOptions): Promise<ProjectDetail> {
