@@ -41,6 +41,7 @@ export class AuthService {
   ) {}
 
   async register(input: { email: string; password: string; name: string }, clientIp: string): Promise<SignedIn> {
+    this.passwords.refuseWhenSaturated();
     const passwordHash = await this.limits.registration(clientIp, () => this.passwords.hash(input.password));
     return this.sql.begin(async (tx) => {
       const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
@@ -57,6 +58,7 @@ export class AuthService {
     input: { email: string; password: string; rememberMe: boolean },
     clientIp: string,
   ): Promise<SignedIn> {
+    this.passwords.refuseWhenSaturated();
     const user = await this.limits.login(input.email, clientIp, async () => {
       const found = await this.repository.findUserByEmail(input.email);
       return (await this.passwords.verify(found?.password_hash ?? null, input.password)) ? found : null;
