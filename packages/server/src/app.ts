@@ -18,6 +18,7 @@ import { EventsRoutes } from './events/routes.js';
 import { FilesRoutes } from './files/routes.js';
 import { IdpRoutes } from './auth/idp-routes.js';
 import { InvitationsRoutes } from './invitations/routes.js';
+import { ExpiredRowsPurge } from './operations/purge.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { SharesRoutes } from './shares/routes.js';
@@ -110,6 +111,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
   const server = createServer({ requestTimeout: 0 }, (req, res) => app.attach(req as Request, res as Response));
   for (const feature of features) await feature.start?.(server);
+  const purge = container.resolve(ExpiredRowsPurge);
+  await purge.start();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -136,6 +139,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await drained;
         clearTimeout(timer);
         clearInterval(idleSweep);
+        await purge.stop();
         await database.close();
       })();
       return closing;

@@ -21,6 +21,10 @@ describe('settings (API.md §9)', () => {
       accessTokenTtlSeconds: 900,
       loginMaxFailures: 10,
       loginWindowSeconds: 900,
+      loginMaxFailuresPerAddress: 100,
+      registerMaxPerAddress: 20,
+      registerWindowSeconds: 3600,
+      purgeIntervalSeconds: 300,
     });
   });
 

@@ -148,20 +148,4 @@ export class AuthRepository {
       where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
     return row ?? null;
   }
-
-  async countRecentFailures(email: string, clientIp: string, windowSeconds: number): Promise<{ count: number; oldest: Date | null }> {
-    const [row] = await this.sql<{ count: number; oldest: Date | null }[]>`
-      select count(*)::int as count, min(failed_at) as oldest from login_failures
-      where email = ${email} and client_ip = ${clientIp}
-        and failed_at > now() - make_interval(secs => ${windowSeconds})`;
-    return row!;
-  }
-
-  async recordFailure(email: string, clientIp: string): Promise<void> {
-    await this.sql`insert into login_failures (email, client_ip) values (${email}, ${clientIp})`;
-  }
-
-  async clearFailures(email: string, clientIp: string): Promise<void> {
-    await this.sql`delete from login_failures where email = ${email} and client_ip = ${clientIp}`;
-  }
 }

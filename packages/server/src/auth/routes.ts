@@ -39,7 +39,7 @@ export class AuthRoutes implements Feature {
   register(app: App): void {
     app.post('/api/auth/register', async (req, res) => {
       const input = await jsonBody(req, res, registerSchema);
-      const signedIn = await this.auth.register(input);
+      const signedIn = await this.auth.register(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
       sendCreated(res, '/api/auth/me', signedIn.body);
     });

@@ -1,13 +1,13 @@
 import type { AuthResult, Me, TokenPair, User } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
-import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
-import { CONFIG, SQL } from '../core/di.js';
+import { SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
 import { isUuid } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
 import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
+import { AbuseLimits } from './limits.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
 import { AccessTokens, hashToken, randomToken } from './tokens.js';
@@ -32,11 +32,11 @@ const invalidRefreshToken = () =>
 @injectable()
 export class AuthService {
   constructor(
-    @inject(CONFIG) private readonly config: Config,
     @inject(SQL) private readonly sql: Sql,
     @inject(AuthRepository) private readonly repository: AuthRepository,
     @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
     @inject(Passwords) private readonly passwords: Passwords,
+    @inject(AbuseLimits) private readonly limits: AbuseLimits,
     @inject(AccessTokens) private readonly accessTokens: AccessTokens,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(InvitationsService) private readonly invitations: InvitationsService,
@@ -46,8 +46,9 @@ export class AuthService {
    * Registering joins nothing by itself. With `inviteToken` the new account accepts that invitation in the
    * same transaction: an invitation it may not accept (another email, unknown link) creates nothing.
    */
-  async register(input: { email: string; password: string; name: string; inviteToken?: string | undefined }): Promise<SignedIn> {
-    const passwordHash = await this.passwords.hash(input.password);
+  async register(input: { email: string; password: string; name: string; inviteToken?: string | undefined }, clientIp: string): Promise<SignedIn> {
+    this.passwords.refuseWhenSaturated();
+    const passwordHash = await this.limits.registration(clientIp, () => this.passwords.hash(input.password));
     return this.sql.begin(async (tx) => {
       const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
       if (input.inviteToken !== undefined) await this.invitations.acceptAs(tx, user, input.inviteToken);
@@ -71,22 +72,12 @@ export class AuthService {
     input: { email: string; password: string; rememberMe: boolean },
     clientIp: string,
   ): Promise<SignedIn> {
-    const { count, oldest } = await this.repository.countRecentFailures(input.email, clientIp, this.config.loginWindowSeconds);
-    if (count >= this.config.loginMaxFailures) {
-      const retryAfter = oldest
-        ? Math.max(1, Math.ceil((oldest.getTime() + this.config.loginWindowSeconds * 1000 - Date.now()) / 1000))
-        : this.config.loginWindowSeconds;
-      throw new ApiError(429, 'RATE_LIMITED', 'Too many failed logins; try again later', {
-        headers: { 'Retry-After': String(retryAfter) },
-      });
-    }
-    const user = await this.repository.findUserByEmail(input.email);
-    const ok = await this.passwords.verify(user?.password_hash ?? null, input.password);
-    if (!user || !ok) {
-      await this.repository.recordFailure(input.email, clientIp);
-      throw new ApiError(401, 'INVALID_CREDENTIALS', 'The email or password is wrong');
-    }
-    await this.repository.clearFailures(input.email, clientIp);
+    this.passwords.refuseWhenSaturated();
+    const user = await this.limits.login(input.email, clientIp, async () => {
+      const found = await this.repository.findUserByEmail(input.email);
+      return (await this.passwords.verify(found?.password_hash ?? null, input.password)) ? found : null;
+    });
+    if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'The email or password is wrong');
     return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
   }
 

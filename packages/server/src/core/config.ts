@@ -26,6 +26,10 @@ export interface Config {
   accessTokenTtlSeconds: number;
   loginMaxFailures: number;
   loginWindowSeconds: number;
+  /** Failed logins per client address over all emails in the login window. */
+  loginMaxFailuresPerAddress: number;
+  registerMaxPerAddress: number;
+  registerWindowSeconds: number;
   scryptLogN: number;
   /** Per-type upload limits override (bytes); null keeps the contract's limits. */
   maxAudioBytes: number | null;
@@ -33,6 +37,8 @@ export interface Config {
   maxImageBytes: number | null;
   /** How often the events WebSocket pings its peers; a peer that misses one pong is dropped. */
   eventsHeartbeatSeconds: number;
+  /** How often expired sessions, codes, invitations, links and old abuse-limit records are deleted. */
+  purgeIntervalSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -142,11 +148,15 @@ export function loadConfig(env: Env = process.env): Config {
     accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL_SECONDS', 900, 1, 86_400),
     loginMaxFailures: integer('LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
     loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 900, 1, 86_400),
+    loginMaxFailuresPerAddress: integer('LOGIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
+    registerMaxPerAddress: integer('REGISTER_MAX_PER_ADDRESS', 20, 1, 1_000_000),
+    registerWindowSeconds: integer('REGISTER_WINDOW_SECONDS', 3600, 1, 86_400),
     scryptLogN: integer('SCRYPT_LOG_N', 16, 1, 20),
     maxAudioBytes: optionalInteger('MAX_AUDIO_BYTES', 1, 100 * 1024 * 1024),
     maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, 500 * 1024 * 1024),
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, 5 * 1024 * 1024),
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
+    purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 300, 1, 86_400),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

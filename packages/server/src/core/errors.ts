@@ -23,9 +23,9 @@ export const nameTaken = (detail: string): ApiError => new ApiError(409, 'NAME_T
 export const unauthenticated = (detail = 'Authentication required'): ApiError =>
   new ApiError(401, 'UNAUTHENTICATED', detail);
 
-/** The database cannot be reached: the client may retry shortly. */
-export const unavailable = (detail: string): ApiError =>
-  new ApiError(503, 'UNAVAILABLE', detail, { headers: { 'Retry-After': '5' } });
+/** The database cannot be reached, or the server is saturated: the client may retry shortly. */
+export const unavailable = (detail: string, retryAfterSeconds = 5): ApiError =>
+  new ApiError(503, 'UNAVAILABLE', detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 
 export const validationFailed = (errors: FieldError[]): ApiError =>
   new ApiError(400, 'VALIDATION_FAILED', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });

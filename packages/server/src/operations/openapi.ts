@@ -33,6 +33,8 @@ const problem = (text: string, headers?: Record<string, Schema>) => ({
   content: { 'application/problem+json': { schema: ref('Problem') } },
 });
 const RETRY_AFTER = { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait' } };
+const PASSWORD_CHECKS_UNAVAILABLE =
+  'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)';
 /** Every 401 names the Bearer scheme. */
 const unauthorized = (text: string) =>
   problem(text, {
@@ -314,6 +316,8 @@ const paths: Record<string, Record<string, unknown>> = {
         '403': problem('INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email'),
         '404': problem('NOT_FOUND: the inviteToken names no pending invitation'),
         '409': problem('EMAIL_TAKEN'),
+        '429': problem('RATE_LIMITED: more than REGISTER_MAX_PER_ADDRESS (20) registrations from this client address within REGISTER_WINDOW_SECONDS (3600); Retry-After', RETRY_AFTER),
+        '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
   },
@@ -322,8 +326,12 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['auth'],
       summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
       description:
-        'More than LOGIN_MAX_FAILURES (10) failures per email and client address within LOGIN_WINDOW_SECONDS (900) answer 429 ' +
-        'RATE_LIMITED with Retry-After, even for the right password, until the window passes. A successful login clears the count.',
+        'Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: ' +
+        'LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client ' +
+        'address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds ' +
+        'until the window frees an attempt), even for the right password, and no password is checked. A successful login is ' +
+        'not counted and clears the failures of its email from its address. Password checks run a few at a time: past a ' +
+        'short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
       requestBody: {
         required: true,
         ...json(
@@ -337,6 +345,7 @@ const paths: Record<string, Record<string, unknown>> = {
         '200': withCookies(ok(ref('AuthResult'))),
         ...errors(400, 413, 415, 429),
         '401': unauthorized('INVALID_CREDENTIALS: unknown email or wrong password, alike'),
+        '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
   },

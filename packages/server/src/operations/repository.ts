@@ -2,6 +2,16 @@ import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 
+/** How many rows of each kind a purge deleted. */
+export interface PurgeCounts {
+  sessions: number;
+  loginFailures: number;
+  registrationAttempts: number;
+  cliLoginCodes: number;
+  invitations: number;
+  shareLinks: number;
+}
+
 @injectable()
 export class OperationsRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
@@ -9,5 +19,29 @@ export class OperationsRepository {
   /** A round trip to the database; rejects when it cannot be reached. */
   async ping(): Promise<void> {
     await this.sql`select 1`;
+  }
+
+  /**
+   * Deletes what can no longer be used: expired sessions (their refresh tokens go with them), abuse-limit
+   * records older than their window, and expired one-time codes, invitations and share links.
+   * Only `expires_at` decides for the last three, whatever else those tables come to hold.
+   */
+  async purgeExpired(windows: { loginSeconds: number; registrationSeconds: number }): Promise<PurgeCounts> {
+    const sessions = await this.sql`delete from sessions where expires_at < now()`;
+    const loginFailures = await this.sql`
+      delete from login_failures where failed_at < now() - make_interval(secs => ${windows.loginSeconds})`;
+    const registrationAttempts = await this.sql`
+      delete from registration_attempts where attempted_at < now() - make_interval(secs => ${windows.registrationSeconds})`;
+    const cliLoginCodes = await this.sql`delete from cli_login_codes where expires_at < now()`;
+    const invitations = await this.sql`delete from invitations where expires_at < now()`;
+    const shareLinks = await this.sql`delete from share_links where expires_at < now()`;
+    return {
+      sessions: sessions.count,
+      loginFailures: loginFailures.count,
+      registrationAttempts: registrationAttempts.count,
+      cliLoginCodes: cliLoginCodes.count,
+      invitations: invitations.count,
+      shareLinks: shareLinks.count,
+    };
   }
 }

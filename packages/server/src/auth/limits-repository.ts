@@ -1,0 +1,87 @@
+import { inject, injectable } from 'tsyringe';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+
+/** A counted attempt, or how long until the window frees one. */
+export type Reservation = { id: string } | { retryAfterSeconds: number };
+
+// Two-key advisory locks (their own key space, apart from the one-key locks elsewhere): one per client address,
+// so two attempts from one address are counted one after the other, on every server instance.
+const LOGIN_LOCK_CLASS = 0x6c6f6731; // "log1"
+const REGISTRATION_LOCK_CLASS = 0x72656732; // "reg2"
+
+/**
+ * The abuse-limit records. A login attempt is written before its password is checked and stays as a failure
+ * unless the password proves right; a registration attempt is written before its password is hashed.
+ * Counting and writing happen under the address's lock, so parallel attempts cannot pass the limit together.
+ */
+@injectable()
+export class LimitsRepository {
+  constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  /**
+   * Counts a login attempt unless `perEmail` attempts at `email`, or `perAddress` at any email, came from
+   * `clientIp` within the window. The attempt that must leave the window to free one is the limit-th newest.
+   */
+  async reserveLogin(email: string, clientIp: string, limits: { perEmail: number; perAddress: number; windowSeconds: number }): Promise<Reservation> {
+    return this.sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${LOGIN_LOCK_CLASS}, hashtext(${clientIp}))`;
+      const [row] = await tx<{ id: string | null; retryAfterSeconds: number | null }[]>`
+        with recent as (
+          select email, failed_at from login_failures
+          where client_ip = ${clientIp} and failed_at > now() - make_interval(secs => ${limits.windowSeconds})
+        ), blocking as (
+          select max(failed_at) as failed_at from (
+            (select failed_at from recent where email = ${email} order by failed_at desc offset ${limits.perEmail - 1} limit 1)
+            union all
+            (select failed_at from recent order by failed_at desc offset ${limits.perAddress - 1} limit 1)
+          ) limiting
+        ), inserted as (
+          insert into login_failures (email, client_ip)
+          select ${email}, ${clientIp} from blocking where failed_at is null
+          returning id
+        )
+        select (select id::text from inserted) as id,
+               ceil(extract(epoch from failed_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as "retryAfterSeconds"
+        from blocking`;
+      return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
+    });
+  }
+
+  /** Forgets one attempt: the server refused it before checking the password. */
+  async releaseLogin(id: string): Promise<void> {
+    await this.sql`delete from login_failures where id = ${id}`;
+  }
+
+  /** Forgets the failures of an email from an address, once the right password came from there. */
+  async clearLoginFailures(email: string, clientIp: string): Promise<void> {
+    await this.sql`delete from login_failures where email = ${email} and client_ip = ${clientIp}`;
+  }
+
+  /** Counts a registration attempt unless `perAddress` came from `clientIp` within the window. */
+  async reserveRegistration(clientIp: string, limits: { perAddress: number; windowSeconds: number }): Promise<Reservation> {
+    return this.sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${REGISTRATION_LOCK_CLASS}, hashtext(${clientIp}))`;
+      const [row] = await tx<{ id: string | null; retryAfterSeconds: number | null }[]>`
+        with blocking as (
+          select max(attempted_at) as attempted_at from (
+            select attempted_at from registration_attempts
+            where client_ip = ${clientIp} and attempted_at > now() - make_interval(secs => ${limits.windowSeconds})
+            order by attempted_at desc offset ${limits.perAddress - 1} limit 1
+          ) limiting
+        ), inserted as (
+          insert into registration_attempts (client_ip)
+          select ${clientIp} from blocking where attempted_at is null
+          returning id
+        )
+        select (select id::text from inserted) as id,
+               ceil(extract(epoch from attempted_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as "retryAfterSeconds"
+        from blocking`;
+      return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
+    });
+  }
+
+  async releaseRegistration(id: string): Promise<void> {
+    await this.sql`delete from registration_attempts where id = ${id}`;
+  }
+}

@@ -1,0 +1,54 @@
+import { inject, injectable } from 'tsyringe';
+import type { Config } from '../core/config.js';
+import { CONFIG, LOGGER } from '../core/di.js';
+import type { Logger } from '../core/logger.js';
+import { OperationsRepository } from './repository.js';
+
+/** Deletes expired rows once at start, then every PURGE_INTERVAL_SECONDS until stopped. */
+@injectable()
+export class ExpiredRowsPurge {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(OperationsRepository) private readonly repository: OperationsRepository,
+  ) {}
+
+  async start(): Promise<void> {
+    this.running = this.purge();
+    await this.running;
+    this.schedule();
+  }
+
+  /** Stops the schedule and waits for a purge in progress, so the database can close after it. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.purge().then(() => this.schedule());
+    }, this.config.purgeIntervalSeconds * 1000);
+    // A pending purge alone does not keep the process alive.
+    this.timer.unref();
+  }
+
+  private async purge(): Promise<void> {
+    try {
+      const deleted = await this.repository.purgeExpired({
+        loginSeconds: this.config.loginWindowSeconds,
+        registrationSeconds: this.config.registerWindowSeconds,
+      });
+      if (Object.values(deleted).some((count) => count > 0)) this.log.info('expired rows purged', { ...deleted });
+    } catch (error) {
+      // The database may be briefly away: the next round tries again.
+      this.log.warn('purge of expired rows failed', { error });
+    }
+  }
+}

@@ -1,0 +1,109 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { client, type TestResponse } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+// The abuse limits of API.md §3, each with small tunables so no test waits for the production windows.
+// Every server trusts X-Forwarded-For, so one test process can speak from several client addresses.
+
+const servers: TestServer[] = [];
+afterAll(() => Promise.all(servers.map((s) => s.close())));
+
+async function serverWith(env: Record<string, string>) {
+  const server = await startTestServer({ TRUST_PROXY: 'true', ...env });
+  servers.push(server);
+  return { server, api: client(server.url) };
+}
+
+type Api = ReturnType<typeof client>;
+
+const login = (api: Api, email: string, password: string, address = '198.51.100.1') =>
+  api.request('POST', '/api/auth/login', { json: { email, password }, headers: { 'x-forwarded-for': address } });
+
+const register = (api: Api, email: string, address = '198.51.100.1') =>
+  api.request('POST', '/api/auth/register', {
+    json: { email, password: 'correct horse battery', name: 'Someone' },
+    headers: { 'x-forwarded-for': address },
+  });
+
+const statuses = (responses: TestResponse[]) => responses.map((r) => r.status).sort();
+
+function expectRateLimited(response: TestResponse, windowSeconds: number): void {
+  expect(response.status).toBe(429);
+  expect(response.body.code).toBe('RATE_LIMITED');
+  const retryAfter = Number(response.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(windowSeconds);
+}
+
+describe('login failures', () => {
+  it('limits one client address to LOGIN_MAX_FAILURES_PER_ADDRESS failures over all emails', async () => {
+    const { api } = await serverWith({ LOGIN_MAX_FAILURES_PER_ADDRESS: '5' });
+    for (let i = 0; i < 5; i++) expect((await login(api, `guess${i}@example.com`, 'wrong-password')).status).toBe(401);
+    expectRateLimited(await login(api, 'guess5@example.com', 'wrong-password'), 900);
+    expect((await login(api, 'guess5@example.com', 'wrong-password', '198.51.100.2')).status).toBe(401);
+  });
+
+  it('holds the per-address limit under 20 simultaneous guesses at different emails', async () => {
+    const { api } = await serverWith({ LOGIN_MAX_FAILURES_PER_ADDRESS: '5' });
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => login(api, `parallel${i}@example.com`, 'wrong-password')));
+    expect(statuses(responses)).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+    for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 900);
+  });
+
+  it('keeps answering 429 to the right password until the window frees an attempt', async () => {
+    const { api } = await serverWith({ LOGIN_MAX_FAILURES: '2', LOGIN_WINDOW_SECONDS: '1' });
+    const user = await api.register();
+    expect((await login(api, user.user.email, 'wrong-password')).status).toBe(401);
+    expect((await login(api, user.user.email, 'wrong-password')).status).toBe(401);
+    expectRateLimited(await login(api, user.user.email, user.password), 1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await login(api, user.user.email, user.password)).status).toBe(200);
+  });
+
+  it('does not count a successful login, and a success clears that email and address', async () => {
+    const { server, api } = await serverWith({ LOGIN_MAX_FAILURES: '3' });
+    const user = await api.register();
+    expect((await login(api, user.user.email, 'wrong-password')).status).toBe(401);
+    expect((await login(api, user.user.email, 'wrong-password')).status).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await login(api, user.user.email, user.password)).status).toBe(200);
+    const [row] = await server.sql`select count(*)::int as n from login_failures where email = ${user.user.email}`;
+    expect(row!.n).toBe(0);
+    for (let i = 0; i < 3; i++) expect((await login(api, user.user.email, 'wrong-password')).status).toBe(401);
+    expectRateLimited(await login(api, user.user.email, 'wrong-password'), 900);
+  });
+});
+
+describe('registrations', () => {
+  it('allows REGISTER_MAX_PER_ADDRESS per client address in the window, counted before hashing, also in parallel', async () => {
+    const { server, api } = await serverWith({ REGISTER_MAX_PER_ADDRESS: '3' });
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => register(api, `new${i}@example.com`)));
+    expect(statuses(responses)).toEqual([201, 201, 201, ...Array(7).fill(429)]);
+    for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 3600);
+    const [row] = await server.sql`select count(*)::int as n from users`;
+    expect(row!.n).toBe(3);
+
+    expectRateLimited(await register(api, 'later@example.com'), 3600);
+    expect((await register(api, 'elsewhere@example.com', '198.51.100.2')).status).toBe(201);
+  });
+});
+
+describe('password hashing', () => {
+  it('refuses password checks past the hashing bound and its queue with 503 UNAVAILABLE and Retry-After: 1, uncounted', async () => {
+    // The production cost (2^16), slow enough that the first ones are still hashing when the rest arrive.
+    const { server, api } = await serverWith({ SCRYPT_LOG_N: '16' });
+    const responses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => login(api, `flood${i}@example.com`, 'wrong-password', `203.0.113.${i}`)),
+    );
+    const refused = responses.filter((r) => r.status === 503);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const response of refused) {
+      expect(response.body.code).toBe('UNAVAILABLE');
+      expect(response.headers.get('retry-after')).toBe('1');
+    }
+    expect(responses.filter((r) => r.status !== 503).every((r) => r.status === 401)).toBe(true);
+
+    // A refused attempt was never checked, so only the ones answered 401 count as failures.
+    const [row] = await server.sql`select count(*)::int as n from login_failures`;
+    expect(row!.n).toBe(responses.filter((r) => r.status === 401).length);
+  }, 90_000);
+});

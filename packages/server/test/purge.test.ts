@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, expect, it } from 'vitest';
+import { expectStatus } from './authz/fixture.js';
+import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+// Expired rows of every kind API.md §3 names are deleted at start and then every PURGE_INTERVAL_SECONDS.
+
+const servers: TestServer[] = [];
+afterAll(() => Promise.all(servers.map((s) => s.close())));
+
+async function serverWith(env: Record<string, string>): Promise<TestServer> {
+  const server = await startTestServer(env);
+  servers.push(server);
+  return server;
+}
+
+/** One expired and one live row of each kind; answers a function that counts each kind as it stands. */
+async function seedExpiredAndLive(server: TestServer) {
+  const api = client(server.url);
+  const owner = await userWithCut(api);
+  const userId = owner.user.user.id;
+  const tag = randomBytes(4).toString('hex');
+
+  const [expiredSession] = await server.sql`
+    insert into sessions (user_id, remember_me, expires_at) values (${userId}, false, now() - interval '1 minute') returning id`;
+  await server.sql`insert into refresh_tokens (token_hash, session_id) values (${`expired-${tag}`}, ${expiredSession!.id})`;
+
+  await server.sql`insert into login_failures (email, client_ip, failed_at) values
+    (${`old-${tag}@example.com`}, '192.0.2.1', now() - interval '16 minutes'),
+    (${`new-${tag}@example.com`}, '192.0.2.1', now())`;
+  await server.sql`insert into registration_attempts (client_ip, attempted_at) values
+    (${`old-${tag}`}, now() - interval '61 minutes'), (${`new-${tag}`}, now())`;
+
+  await server.sql`insert into cli_login_codes (code_hash, user_id, redirect_uri, expires_at) values
+    (${`old-${tag}`}, ${userId}, 'http://127.0.0.1:1/callback', now() - interval '1 minute'),
+    (${`new-${tag}`}, ${userId}, 'http://127.0.0.1:1/callback', now() + interval '1 minute')`;
+
+  for (const who of ['old', 'new']) {
+    await expectStatus(
+      api.request('POST', `/api/projects/${owner.projectId}/invite`, { token: owner.token, json: { email: `${who}-${tag}@example.com`, role: 'MEMBER' } }),
+      201,
+    );
+  }
+  await server.sql`update invitations set expires_at = now() - interval '1 minute' where email = ${`old-${tag}@example.com`}`;
+
+  const file = await expectStatus(upload(api, owner.token, owner.cutId, 'take.wav', sampleBytes('wav')), 201);
+  const share = (json: object) => expectStatus(api.request('POST', `/api/files/${file.id}/share`, { token: owner.token, json }), 201);
+  await share({ expiresIn: 3600 });
+  await share({ expiresIn: 3600 });
+  await share({});
+  await server.sql`update share_links set expires_at = now() - interval '1 minute'
+    where token_hash = (select token_hash from share_links where file_id = ${file.id} and expires_at is not null limit 1)`;
+
+  return async () => {
+    const [counts] = await server.sql`select
+      (select count(*)::int from sessions where user_id = ${userId}) as sessions,
+      (select count(*)::int from refresh_tokens where token_hash = ${`expired-${tag}`}) as "expiredRefreshTokens",
+      (select count(*)::int from login_failures where email like ${`%-${tag}@example.com`}) as "loginFailures",
+      (select count(*)::int from registration_attempts where client_ip like ${`%-${tag}`}) as "registrationAttempts",
+      (select count(*)::int from cli_login_codes where code_hash like ${`%-${tag}`}) as "cliLoginCodes",
+      (select count(*)::int from invitations where email like ${`%-${tag}@example.com`}) as invitations,
+      (select count(*)::int from share_links where file_id = ${file.id}) as "shareLinks"`;
+    return counts!;
+  };
+}
+
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; !(await check()); waited += 50) {
+    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// The live ones stay: the owner's session from registering, the recent failure and registration, the unexpired
+// code and invitation, the unexpired and the never-expiring share link.
+const AFTER_PURGE = {
+  sessions: 1,
+  expiredRefreshTokens: 0,
+  loginFailures: 1,
+  registrationAttempts: 1,
+  cliLoginCodes: 1,
+  invitations: 1,
+  shareLinks: 2,
+};
+
+it('deletes expired sessions with their refresh tokens, old failure and registration records, codes, invitations and links, periodically', async () => {
+  const server = await serverWith({ PURGE_INTERVAL_SECONDS: '1' });
+  const counts = await seedExpiredAndLive(server);
+  expect(await counts()).toEqual({
+    sessions: 2,
+    expiredRefreshTokens: 1,
+    loginFailures: 2,
+    registrationAttempts: 2,
+    cliLoginCodes: 2,
+    invitations: 2,
+    shareLinks: 3,
+  });
+  await eventually(async () => JSON.stringify(await counts()) === JSON.stringify(AFTER_PURGE), 'the periodic purge');
+});
+
+it('purges at start', async () => {
+  // The first server purged at its own start, before the rows existed, and not again for minutes.
+  const first = await serverWith({});
+  const counts = await seedExpiredAndLive(first);
+  await serverWith({ DATABASE_URL: first.env.DATABASE_URL! });
+  expect(await counts()).toEqual(AFTER_PURGE);
+});
