@@ -33,6 +33,8 @@ export interface Config {
   maxImageBytes: number | null;
   /** How often the events WebSocket pings its peers; a peer that misses one pong is dropped. */
   eventsHeartbeatSeconds: number;
+  /** On SIGINT/SIGTERM, how long requests in flight (uploads) get to finish before they are cut. */
+  shutdownGraceSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, 500 * 1024 * 1024),
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, 5 * 1024 * 1024),
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
+    shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
