@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { client } from './support/http.js';
 import { multipartPieces, rawUpload, sampleBytes, userWithCut } from './support/files.js';
 import { runServerCommand, type ServerProcess, spawnServer } from './support/process.js';
+import { freePort, importWithoutExitHooks } from '../src/core/database.js';
 
 // The built server on its embedded PostgreSQL, as `pnpm start` runs it: admin commands beside it, Ctrl-C with
 // uploads in flight, and its database dying under load.
@@ -240,5 +241,51 @@ describe('the embedded PostgreSQL killed under load', () => {
     running.child.kill('SIGTERM');
     expect(await running.exited).toBe(0);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  }, 120_000);
+});
+
+describe('an external database (DATABASE_URL) that goes away', () => {
+  it('answers 503 UNAVAILABLE with Retry-After while it is down, and serves again once it is back', async () => {
+    // A PostgreSQL of this test's own, so it can be stopped and started again on the same port.
+    const EmbeddedPostgres = await importWithoutExitHooks();
+    const port = await freePort();
+    const pg = new EmbeddedPostgres({
+      databaseDir: path.join(dataDir, 'external'),
+      port,
+      user: 'postgres',
+      password: 'external-password',
+      // Kept across stop and start; the whole DATA_DIR goes after the test.
+      persistent: true,
+      createPostgresUser: process.getuid?.() === 0,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      onLog: () => undefined,
+      onError: () => undefined,
+    });
+    await pg.initialise();
+    await pg.start();
+    try {
+      running = await spawnServer({ DATA_DIR: dataDir, DATABASE_URL: `postgres://postgres:external-password@127.0.0.1:${port}/postgres` });
+      const api = client(running.url);
+      const user = await api.register();
+      expect((await api.request('GET', '/api/projects', { token: user.accessToken })).status).toBe(200);
+
+      await pg.stop();
+      for (const route of ['/api/health', '/api/projects', '/api/auth/me']) {
+        const response = await api.request('GET', route, { token: user.accessToken });
+        expect(response.status, `${route}: ${response.text}`).toBe(503);
+        expect(response.body.code).toBe('UNAVAILABLE');
+        expect(response.headers.get('retry-after')).toBeTruthy();
+        expect(response.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/i);
+      }
+
+      await pg.start();
+      await eventually(async () => (await api.request('GET', '/api/projects', { token: user.accessToken })).status === 200, 'the pool to reconnect');
+      expect((await api.request('GET', '/api/health')).status).toBe(200);
+      expect(running.child.exitCode).toBeNull();
+    } finally {
+      running?.child.kill('SIGKILL');
+      await running?.exited;
+      await pg.stop();
+    }
   }, 120_000);
 });
