@@ -167,6 +167,29 @@ describe('Ctrl-C', () => {
     expect(isAlive(postgresPid)).toBe(false);
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
+  it('ends the grace period at a second Ctrl-C', async () => {
+    // A grace period far longer than the test may run: only the second signal can end it in time.
+    running = await spawnServer({ DATA_DIR: dataDir, SHUTDOWN_GRACE_SECONDS: '3600' }, { detached: true });
+    const server = running;
+    const owner = await userWithCut(client(server.url));
+    const endless = multipartPieces(owner.cutId, 'endless.wav');
+    let trickle: NodeJS.Timeout | undefined;
+    const cut = rawUpload(server.url, owner.token, { 'content-type': endless.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(Buffer.concat([endless.head, sampleBytes('wav', 20_000)]));
+      trickle = setInterval(() => request.write(Buffer.alloc(1000, 1)), 100);
+    });
+    await eventually(async () => (await tempFiles()).length === 1, 'the upload to be streaming');
+    process.kill(-server.child.pid!, 'SIGINT');
+    await eventually(() => /SIGINT received, shutting down/.test(server.output()), 'the shutdown to begin');
+    process.kill(-server.child.pid!, 'SIGINT');
+
+    const refused = await cut;
+    clearInterval(trickle);
+    expect(refused?.status).toBe(503);
+    expect(await server.exited).toBe(0);
+    expect(server.output()).toMatch(/SIGINT received again/);
+    expect(await tempFiles()).toEqual([]);
+  });
 });
 
 async function* endlessWav(): AsyncGenerator<Buffer> {
