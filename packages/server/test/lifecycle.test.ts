@@ -88,6 +88,16 @@ describe('admin commands beside a running server', () => {
     expect(isAlive(postgresPid)).toBe(false);
   });
 
+  it('a second server on the same DATA_DIR refuses to start and leaves the first one serving', async () => {
+    running = await spawnServer({ DATA_DIR: dataDir });
+    const postgresPid = await postmasterPid();
+    const second = await runServerCommand([], { DATA_DIR: dataDir, PORT: '0' });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`Another bandcollab server or command (pid ${running.child.pid}) runs the embedded database of ${dataDir}`);
+    expect(isAlive(postgresPid)).toBe(true);
+    expect((await client(running.url).request('GET', '/api/health')).status).toBe(200);
+  });
+
   it('set-role without its arguments, or with a role that does not exist, prints its usage and exits 2', async () => {
     for (const args of [['set-role'], ['set-role', 'someone@example.com'], ['set-role', 'someone@example.com', 'OWNER']]) {
       const result = await runServerCommand(args, { DATA_DIR: dataDir });

@@ -60,7 +60,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger, use: E
     throw new Error(
       use.kind === 'command'
         ? `The server (pid ${owner.pid}) running on ${dataDir} is restarting its database: try again in a moment.`
-        : `Another bandcollab server (pid ${owner.pid}) runs on ${dataDir}: stop it first, or give this one another DATA_DIR.`,
+        : `Another bandcollab server or command (pid ${owner.pid}) runs the embedded database of ${dataDir}: stop it first, or give this server another DATA_DIR.`,
     );
   }
 
@@ -117,7 +117,8 @@ class PostgresProcess {
     const ids = this.runsAsRoot ? await postgresUserIds() : {};
     // stop() may have run meanwhile: it found no process to stop, so none may be started now.
     if (this.stopping) throw new Error('the embedded PostgreSQL is being stopped');
-    const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='];
+    // Untranslated messages: readiness is read from them.
+    const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'];
     // After a crash PostgreSQL first fsyncs every file of its data directory, one by one (seconds of 503s here);
     // syncfs (Linux only) flushes the file system in one call, with the same guarantee.
     if (os.platform() === 'linux') flags.push('-c', 'recovery_init_sync_method=syncfs');
@@ -125,8 +126,6 @@ class PostgresProcess {
       ...ids,
       detached: true,
       stdio: ['ignore', 'ignore', 'pipe'],
-      // Untranslated messages: readiness is read from them.
-      env: { ...process.env, LC_ALL: 'C' },
     });
     this.child = child;
     let output = '';
