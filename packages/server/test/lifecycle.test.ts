@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { client } from './support/http.js';
 import { multipartPieces, rawUpload, sampleBytes, userWithCut } from './support/files.js';
 import { runServerCommand, type ServerProcess, spawnServer } from './support/process.js';
+import { ConfigError, loadConfig } from '../src/core/config.js';
 import { freePort, importWithoutExitHooks } from '../src/core/database.js';
 
 // The built server on its embedded PostgreSQL, as `pnpm start` runs it: admin commands beside it, Ctrl-C with
@@ -111,6 +112,13 @@ describe('admin commands beside a running server', () => {
 });
 
 describe('Ctrl-C', () => {
+  it('SHUTDOWN_GRACE_SECONDS defaults to 30 and takes 0 to 3600', () => {
+    expect(loadConfig({}).shutdownGraceSeconds).toBe(30);
+    expect(loadConfig({ SHUTDOWN_GRACE_SECONDS: '0' }).shutdownGraceSeconds).toBe(0);
+    expect(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: '-1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: 'soon' })).toThrow(/SHUTDOWN_GRACE_SECONDS must be a whole number from 0 to 3600/);
+  });
+
   it('lets an upload in flight finish, cuts the one that outlasts the grace period with a 503, stops the database, exits 0', async () => {
     running = await spawnServer({ DATA_DIR: dataDir, SHUTDOWN_GRACE_SECONDS: '2' }, { detached: true });
     const server = running;

@@ -59,7 +59,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger, use: E
     }
     throw new Error(
       use.kind === 'command'
-        ? `The server (pid ${owner.pid}) running on ${dataDir} is restarting its database: try again in a moment.`
+        ? `The server (pid ${owner.pid}) running on ${dataDir} is starting or restarting its database: try again in a moment.`
         : `Another bandcollab server or command (pid ${owner.pid}) runs the embedded database of ${dataDir}: stop it first, or give this server another DATA_DIR.`,
     );
   }
