@@ -37,6 +37,9 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
   }
   const sql = postgres(url, {
     max: 10,
+    // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
+    // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => undefined,
     connection: { application_name: 'bandcollab' },
   });
