@@ -243,7 +243,7 @@ function networkError(cause: unknown, spec: RequestSpec): BandNetworkError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   if (spec.stream && RESET_CODES.has(code)) {
     return new BandNetworkError(
-      `The connection was closed during the upload: the server probably refused it (for example, over its size limit) (${reason})`,
+      `The connection was closed during the upload, before the server answered: it may have refused the file or be restarting; try again (${reason})`,
       { cause },
     );
   }

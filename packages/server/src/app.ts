@@ -1,5 +1,7 @@
 import 'reflect-metadata';
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
@@ -13,6 +15,7 @@ import type { Feature } from './core/feature.js';
 import { requestId, sendProblem } from './core/http.js';
 import { Logger } from './core/logger.js';
 import { loadOrCreateSecret } from './core/secrets.js';
+import { Shutdown } from './core/shutdown.js';
 import { CutsRoutes } from './cuts/routes.js';
 import { EventsRoutes } from './events/routes.js';
 import { FilesRoutes } from './files/routes.js';
@@ -29,9 +32,21 @@ export interface RunningServer {
   url: string;
   /** Its routes are listed by the tests that check every route is documented. */
   app: App;
-  /** Stops taking requests, drains those in flight, stops features, closes the database. */
+  /**
+   * Stops taking requests, lets those in flight finish within the grace period (SHUTDOWN_GRACE_SECONDS), then
+   * cuts uploads still running (503, partial file removed) and closes the rest, stops features, closes the
+   * database. Called again while closing, it ends the grace period at once (a second Ctrl-C).
+   */
   close(): Promise<void>;
 }
+
+export interface ServerHooks {
+  /** The embedded database died and could not be restarted: the server cannot serve any more. */
+  onDatabaseLost?: (error: Error) => void;
+}
+
+/** After the cut, how long answers get to reach clients that are still sending before their connections close. */
+const CUT_ANSWER_MS = 1000;
 
 /**
  * Registration order matters where paths overlap: a fixed path comes before the `/:id` route that would
@@ -52,9 +67,13 @@ const FEATURES: InjectionToken<Feature>[] = [
 ];
 
 /** The composition root: builds every piece once and wires them together. */
-export async function startServer(config: Config): Promise<RunningServer> {
+export async function startServer(config: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
   const log = new Logger(config.logLevel);
-  const database = await openDatabase(config, log);
+  const database = await openDatabase(config, log, {
+    kind: 'server',
+    onLost: (error) => (hooks.onDatabaseLost ? hooks.onDatabaseLost(error) : log.error('the database is lost', { error })),
+  });
+  const shutdown = new Shutdown();
   const signingSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, 'jwt-secret'));
 
   const container = rootContainer.createChildContainer();
@@ -62,6 +81,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   container.register(LOGGER, { useValue: log });
   container.register(SQL, { useValue: database.sql });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
+  container.register(Shutdown, { useValue: shutdown });
 
   const app = new App({
     settings: { xPoweredBy: false },
@@ -128,16 +148,25 @@ export async function startServer(config: Config): Promise<RunningServer> {
     url: `http://${host}:${port}`,
     app,
     close() {
-      closing ??= (async () => {
+      if (closing) {
+        shutdown.cut();
+        return closing;
+      }
+      closing = (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
         for (const feature of features.reverse()) await feature.stop?.();
-        const timer = setTimeout(() => server.closeAllConnections(), 10_000);
         // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+        const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
+        await Promise.race([drained, once(graceOver, 'abort'), once(shutdown.signal, 'abort')]);
+        shutdown.cut();
+        // Cut uploads answer 503 once their partial files are gone; the answers get a moment to reach clients.
+        await shutdown.settled();
+        await Promise.race([drained, delay(CUT_ANSWER_MS)]);
+        server.closeAllConnections();
         await drained;
-        clearTimeout(timer);
         clearInterval(idleSweep);
         await purge.stop();
         await database.close();

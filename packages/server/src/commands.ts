@@ -7,9 +7,12 @@ import { Logger } from './core/logger.js';
 
 const USAGE = `Usage: bandcollab-server [command]
 
-Without a command, starts the server (settings from the environment, see README).
+Without a command, starts the server (settings from the environment, see README). SIGINT or SIGTERM stops
+it: requests in flight get SHUTDOWN_GRACE_SECONDS (default 30) to finish, uploads still running then
+answer 503, and the embedded database is stopped; a second signal ends the grace period at once.
 
-Commands:
+Commands (on the database the same settings select; beside a running server they use its embedded
+database, and never stop it):
   set-role <email> <ADMIN|MEMBER>   set a user's site role
   help                              show this help`;
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { startServer } from './app.js';
+import { type RunningServer, startServer } from './app.js';
 import { runCommand } from './commands.js';
 import { ConfigError, loadConfig } from './core/config.js';
 
@@ -21,12 +21,27 @@ async function main(): Promise<void> {
     return;
   }
 
-  const running = await startServer(config);
-  process.stdout.write(`listening on ${running.url}\n`);
+  let running: RunningServer | undefined = undefined;
+  running = await startServer(config, {
+    // Restarting the embedded database failed: exit non-zero, so a supervisor (systemd, Docker) restarts the server.
+    onDatabaseLost: (error) => {
+      process.stderr.write(`the database is lost, exiting: ${error.message}\n`);
+      void (running?.close() ?? Promise.resolve()).finally(() => process.exit(1));
+    },
+  });
+  const server = running;
+  process.stdout.write(`listening on ${server.url}\n`);
 
+  let signals = 0;
   const shutdown = (signal: string) => {
-    process.stdout.write(`${signal} received, shutting down\n`);
-    running.close().then(
+    signals += 1;
+    if (signals > 1) {
+      process.stdout.write(`${signal} received again: cutting the requests still in flight\n`);
+      void server.close();
+      return;
+    }
+    process.stdout.write(`${signal} received, shutting down (up to ${config.shutdownGraceSeconds} s for requests in flight)\n`);
+    server.close().then(
       () => process.exit(0),
       (error: unknown) => {
         process.stderr.write(`shutdown failed: ${String(error)}\n`);
@@ -34,8 +49,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -39,6 +39,8 @@ export interface Config {
   eventsHeartbeatSeconds: number;
   /** How often expired sessions, codes, invitations, links and old abuse-limit records are deleted. */
   purgeIntervalSeconds: number;
+  /** On SIGINT/SIGTERM, how long requests in flight (uploads) get to finish before they are cut. */
+  shutdownGraceSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, 5 * 1024 * 1024),
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
     purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 300, 1, 86_400),
+    shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

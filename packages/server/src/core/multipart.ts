@@ -10,6 +10,7 @@ import { Disk } from './disk.js';
 import { ApiError, invalidField } from './errors.js';
 import { extensionOf, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 import { isMultipart } from './http.js';
+import { Shutdown, shuttingDown } from './shutdown.js';
 
 export interface ReceiveOptions {
   /** The name of the part that carries the file: `file`, `image`. */
@@ -68,6 +69,7 @@ export class Multipart {
   constructor(
     @inject(Disk) private readonly disk: Disk,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
+    @inject(Shutdown) private readonly shutdown: Shutdown,
   ) {}
 
   async receive(req: IncomingMessage, res: ServerResponse, options: ReceiveOptions): Promise<ReceivedUpload> {
@@ -80,9 +82,12 @@ export class Multipart {
       throw new ApiError(413, 'FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
     }
     try {
-      return await this.parse(req, rules, options);
+      return await this.shutdown.track(this.parse(req, rules, options));
     } catch (error) {
-      closeAfterResponse(res);
+      // Cut by the shutdown: the rest of the body is read and dropped, so the client, still sending, gets the
+      // 503 instead of a reset connection; the shutdown closes the connection once the answer is out.
+      if (this.shutdown.signal.aborted) req.resume();
+      else closeAfterResponse(res);
       throw error;
     }
   }
@@ -169,7 +174,12 @@ export class Multipart {
         })();
       });
 
+      const cut = () => fail(shuttingDown());
+      this.shutdown.signal.addEventListener('abort', cut, { once: true });
+      parser.once('close', () => this.shutdown.signal.removeEventListener('abort', cut));
+
       if (req.destroyed && !req.complete) fail(malformed('was interrupted'));
+      else if (this.shutdown.signal.aborted) fail(shuttingDown());
       else req.pipe(parser);
     });
   }

@@ -641,7 +641,11 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: multipart({ cutId: uuid, name: { ...name, description: 'Display name; default the file name without path' }, file: { type: 'string', format: 'binary' } }, ['cutId', 'file']),
       },
-      responses: { '201': created(ref('File')), ...errors(400, 401, 404, 413, 415) },
+      responses: {
+        '201': created(ref('File')),
+        ...errors(400, 401, 404, 413, 415),
+        '503': problem('UNAVAILABLE, with Retry-After: the database is unreachable, or the server is shutting down and cut the upload after its grace period (nothing stored)', RETRY_AFTER),
+      },
     },
   },
   '/api/files/storage': {

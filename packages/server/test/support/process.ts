@@ -11,11 +11,21 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
+export interface SpawnOptions {
+  /**
+   * In a process group of its own, as a shell runs a foreground job: `process.kill(-child.pid, 'SIGINT')`
+   * then reaches every process of the group, as a terminal's Ctrl-C does.
+   */
+  detached?: boolean;
+  timeoutMs?: number;
+}
+
 /** Spawns the built server as a user would run it, and waits for its `listening on` line. */
-export async function spawnServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+export async function spawnServer(env: Record<string, string>, { detached = false, timeoutMs = 60_000 }: SpawnOptions = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [SERVER_BIN], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', SCRYPT_LOG_N: '4', REGISTER_MAX_PER_ADDRESS: '1000000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
