@@ -22,6 +22,10 @@ export interface Config {
   trustProxy: boolean;
   logLevel: LogLevel;
   oidc: OidcSettings | null;
+  /** A request body (or a response its reader no longer takes) that moves no byte for this long is cut. */
+  idleTimeoutSeconds: number;
+  /** Open connections beyond this are closed as they arrive. */
+  maxConnections: number;
   /** Tunables with production defaults; tests lower them so nothing waits for minutes. */
   accessTokenTtlSeconds: number;
   loginMaxFailures: number;
@@ -33,6 +37,8 @@ export interface Config {
   maxImageBytes: number | null;
   /** How often the events WebSocket pings its peers; a peer that misses one pong is dropped. */
   eventsHeartbeatSeconds: number;
+  /** How long a client may take to send a request's headers. */
+  headersTimeoutSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -139,6 +145,8 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean('TRUST_PROXY', false),
     logLevel: logLevel ?? 'info',
     oidc,
+    idleTimeoutSeconds: integer('IDLE_TIMEOUT_SECONDS', 60, 1, 86_400),
+    maxConnections: integer('MAX_CONNECTIONS', 2000, 1, 1_000_000),
     accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL_SECONDS', 900, 1, 86_400),
     loginMaxFailures: integer('LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
     loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 900, 1, 86_400),
@@ -147,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, 500 * 1024 * 1024),
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, 5 * 1024 * 1024),
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
+    headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 60, 1, 3600),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -9,7 +9,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
 import { ApiError, forbidden, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
-import { requestId, sendProblem } from '../core/http.js';
+import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { EventHub } from './hub.js';
 
@@ -81,6 +81,6 @@ function refuse(req: IncomingMessage, socket: Duplex, error: ApiError): void {
     res.detachSocket(socket as Socket);
     socket.end();
   });
-  res.setHeader('X-Request-Id', requestId(req));
+  setCommonHeaders(req, res);
   sendProblem(req, res, error);
 }
