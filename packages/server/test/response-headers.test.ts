@@ -7,6 +7,7 @@ import { seedProject } from './authz/fixture.js';
 import { refusedUpgrade } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import { client, type TestResponse } from './support/http.js';
+import { openSocket, requestHead, whenClosed } from './support/raw-http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 let server: TestServer;
@@ -48,10 +49,19 @@ describe('every response', () => {
     for (const [label, answer] of answers) expectCommonHeaders(await answer, label);
   });
 
-  it('includes a refused WebSocket upgrade', async () => {
+  it('includes a refused WebSocket upgrade, and a malformed handshake', async () => {
     const refusal = await refusedUpgrade(server.url, {});
     expect(refusal.status).toBe(401);
     expect(refusal.headers['x-content-type-options']).toBe('nosniff');
+
+    const socket = await openSocket(server.url);
+    const answer = whenClosed(socket);
+    socket.write(requestHead('GET', '/api/events', { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Version': '13', Authorization: `Bearer ${token}` }));
+    const [head, body] = (await answer).split('\r\n\r\n') as [string, string];
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+    expect(head).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+    expect(JSON.parse(body)).toMatchObject({ status: 400, code: 'VALIDATION_FAILED', errors: [{ field: 'handshake', message: 'Missing or invalid Sec-WebSocket-Key header' }] });
   });
 });
 

@@ -647,8 +647,8 @@ const paths: Record<string, Record<string, unknown>> = {
         'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
         'lifetime; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
         '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
-        'backoff on every code but 4401.',
-      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(401, 403) },
+        'backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake".',
+      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(400, 401, 403) },
     },
   },
 };
