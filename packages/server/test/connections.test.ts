@@ -1,5 +1,5 @@
 /**
- * API.md §9 connections, against the built server in its own process: slow or idle clients are cut by the
+ * Connection limits, against the built server in its own process: slow or idle clients are cut by the
  * header, body-idle and keep-alive timeouts (and their partial uploads removed), while clients that keep
  * sending or reading are served however long they take; a client that goes away mid-request is logged at
  * `info`, never as a database failure.

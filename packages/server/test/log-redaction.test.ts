@@ -1,5 +1,5 @@
 /**
- * API.md §9: logs never hold a secret. The built server logs at `info` while it is sent every kind of secret a
+ * Logs never hold a secret. The built server logs at `info` while it is sent every kind of secret a
  * request can carry; its whole output is then searched for them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';

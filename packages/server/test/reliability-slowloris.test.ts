@@ -1,5 +1,5 @@
 /**
- * Reliability: slow clients cost a timeout, never the service (API.md §9). Against the built server in its own
+ * Reliability: slow clients cost a timeout, never the service. Against the built server in its own
  * process, with the timeouts made small through their settings:
  * - 500 connections trickle (half their headers, a line every 500 ms; half a login body, a byte every 3 s)
  *   while 50 normal clients, each on new connections, get every answer within 1 s; the header timeout closes

@@ -1,5 +1,5 @@
 /**
- * API.md §9 response headers: `nosniff` on every response, `Referrer-Policy: no-referrer` on pages (on every
+ * The headers every response carries: `nosniff` on every response, `Referrer-Policy: no-referrer` on pages (on every
  * response, in fact), `Cache-Control: no-store` on every JSON answer, while file bytes keep their validators.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

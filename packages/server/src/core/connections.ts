@@ -10,8 +10,8 @@ const HEADER_CHECK_INTERVAL_MS = 1_000;
 const DROP_WARNING_INTERVAL_MS = 60_000;
 
 /**
- * The HTTP server with the connection limits of API.md §9, so a slow or idle client never holds a connection
- * that others need:
+ * The HTTP server with its connection limits, so a slow or idle client never holds a connection that others
+ * need:
  * - headers must arrive within `headersTimeoutSeconds`, however slowly they trickle (408, closed);
  * - a connection on which no byte moves for `idleTimeoutSeconds` while a request is in flight is closed: a body
  *   that stops sending (the upload code then removes its partial file), a reader that stops reading. Bytes

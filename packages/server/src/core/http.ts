@@ -27,7 +27,7 @@ export function requestId(req: IncomingMessage): string {
 }
 
 /**
- * What every response carries (API.md §1, §9): its request id; `nosniff`, so no body is ever read as another
+ * What every response carries: its request id; `nosniff`, so no body is ever read as another
  * type than it says; `Referrer-Policy: no-referrer`, so a page's links (a share or invitation page, whose URL is
  * the secret) never pass its address on. Set on every response, not only pages: no page can then miss it.
  */

@@ -1,13 +1,13 @@
 /**
  * Paths whose next segment is a bearer secret: share links, and invitation links (whose `accept` is an
- * action, not a token). Repeated slashes are allowed for, as the router treats them alike.
+ * action, not a token). Repeated slashes are allowed for, so an odd spelling cannot slip a token past.
  */
 const TOKEN_IN_PATH = /^(\/+(?:api\/+)?share\/+|\/+invite\/+|\/+api\/+invitations\/+(?!accept(?:[/?#]|$)))[^/?#]+/;
 
 export const REDACTED = '[redacted]';
 
 /**
- * A request URL fit for the log (API.md §9: logs never hold a secret): the token of a share or invitation
+ * A request URL fit for the log, which never holds a secret: the token of a share or invitation
  * path and the value of every query parameter (one-time codes, OAuth state, redirect targets) are replaced;
  * the parameter names stay, so a line still says which flow it was. Every logged path or URL goes through here.
  */

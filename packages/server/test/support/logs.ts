@@ -1,4 +1,4 @@
-/** One line of the server's JSON log (API.md §9: one object per line on stdout). */
+/** One line of the server's JSON log: one object per line on stdout. */
 export interface LogLine {
   time: string;
   level: 'debug' | 'info' | 'warn' | 'error';
