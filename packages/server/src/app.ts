@@ -1,19 +1,22 @@
 import 'reflect-metadata';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
+import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AuthRoutes } from './auth/routes.js';
 import type { Config } from './core/config.js';
+import { createHttpServer } from './core/connections.js';
 import { openDatabase } from './core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { ApiError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
-import { requestId, sendProblem } from './core/http.js';
+import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
 import { Logger } from './core/logger.js';
+import { redactUrl } from './core/redact.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
 import { CutsRoutes } from './cuts/routes.js';
@@ -89,17 +92,24 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     onError: (error: unknown, req: Request, res: Response) => handleError(log, error, req, res),
   });
   app.use((req, res, next) => {
-    const id = requestId(req);
-    res.setHeader('X-Request-Id', id);
+    setCommonHeaders(req, res);
     const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      log.info('request', {
-        method: req.method,
-        path: req.originalUrl?.split('?')[0] ?? req.url,
-        status: res.statusCode,
-        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-        requestId: id,
-      });
+    const logged = () => ({
+      method: req.method,
+      path: redactUrl((req.originalUrl ?? req.url).split('?')[0]!),
+      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      requestId: requestId(req),
+    });
+    res.once('finish', () => log.info('request', { ...logged(), status: res.statusCode }));
+    // Closed before the answer was complete: the client went away, or was cut for idling (below).
+    let idled = false;
+    res.once('close', () => {
+      if (!res.writableFinished) log.info(idled ? 'connection idle too long: closed' : 'client went away', logged());
+    });
+    // IDLE_TIMEOUT_SECONDS without a byte moving (see core/connections.ts); handled here, so it is logged.
+    res.once('timeout', () => {
+      idled = true;
+      req.socket.destroy();
     });
     // tinyhttp answers a path it cannot percent-decode with a plain-text 400; such a path names nothing.
     if (!isDecodable(req.url)) {
@@ -129,7 +139,7 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   const features = FEATURES.map((token) => container.resolve(token));
   for (const feature of features) feature.register(app);
 
-  const server = createServer({ requestTimeout: 0 }, (req, res) => app.attach(req as Request, res as Response));
+  const server = createHttpServer(config, log, (req, res) => app.attach(req as Request, res as Response));
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
   await purge.start();
@@ -177,6 +187,11 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
 }
 
 function handleError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
+  if (isHangUp(error)) {
+    // Nobody is left to answer; the request log notes it at info when the connection closes.
+    res.destroy();
+    return;
+  }
   if (res.headersSent) {
     log.error('error after the response started', { requestId: requestId(req), error });
     res.destroy();
@@ -191,7 +206,7 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
     sendProblem(req, res, unavailable('The service is temporarily unavailable'));
     return;
   }
-  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: req.url, error });
+  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: redactUrl(req.url ?? ''), error });
   sendProblem(req, res, new ApiError(500, 'INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
 }
 
@@ -218,9 +233,29 @@ function isDecodable(url: string): boolean {
   }
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03']);
+/** Failures postgres.js names itself: no socket or server error carries these codes. */
+const POSTGRES_JS_CODES = new Set(['CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED']);
+
+/**
+ * Whether an error came from the database client. postgres.js marks every error it rejects a query with (its
+ * `query` and `parameters`), raises PostgresError for what the server reports, and names its own connection
+ * failures; anything else carrying a socket code (ECONNRESET…) came from the client's connection.
+ */
+function isFromDatabase(error: unknown): boolean {
+  if (error instanceof postgres.PostgresError) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  return ('query' in error && 'parameters' in error) || POSTGRES_JS_CODES.has(String((error as { code?: unknown }).code));
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', ...POSTGRES_JS_CODES, '57P01', '57P03']);
 
 function isDatabaseUnreachable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && UNREACHABLE_CODES.has(code);
+  return isFromDatabase(error) && UNREACHABLE_CODES.has(String((error as { code?: unknown }).code));
+}
+
+/** The client's connection broke (reset, abort, broken pipe) while its request was read or answered. */
+const HANG_UP_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+function isHangUp(error: unknown): boolean {
+  return !isFromDatabase(error) && HANG_UP_CODES.has(String((error as { code?: unknown } | null)?.code));
 }

@@ -59,4 +59,15 @@ describe('settings (API.md §9)', () => {
     expect(thrown).toBeInstanceOf(ConfigError);
     expect((thrown as ConfigError).problems).toHaveLength(4);
   });
+
+  it('reads the connection limits: idle timeout, connection limit and the header timeout tunable', () => {
+    expect(loadConfig({})).toMatchObject({ idleTimeoutSeconds: 60, maxConnections: 2000, headersTimeoutSeconds: 60 });
+    expect(loadConfig({ IDLE_TIMEOUT_SECONDS: '5', MAX_CONNECTIONS: '10', HEADERS_TIMEOUT_SECONDS: '2' })).toMatchObject({
+      idleTimeoutSeconds: 5,
+      maxConnections: 10,
+      headersTimeoutSeconds: 2,
+    });
+    expect(() => loadConfig({ IDLE_TIMEOUT_SECONDS: '0' })).toThrow(/IDLE_TIMEOUT_SECONDS must be a whole number/);
+    expect(() => loadConfig({ MAX_CONNECTIONS: 'many' })).toThrow(/MAX_CONNECTIONS must be a whole number/);
+  });
 });

@@ -22,6 +22,10 @@ export interface Config {
   trustProxy: boolean;
   logLevel: LogLevel;
   oidc: OidcSettings | null;
+  /** A request body (or a response its reader no longer takes) that moves no byte for this long is cut. */
+  idleTimeoutSeconds: number;
+  /** Open connections beyond this are closed as they arrive. */
+  maxConnections: number;
   /** Tunables with production defaults; tests lower them so nothing waits for minutes. */
   accessTokenTtlSeconds: number;
   loginMaxFailures: number;
@@ -41,6 +45,8 @@ export interface Config {
   purgeIntervalSeconds: number;
   /** On SIGINT/SIGTERM, how long requests in flight (uploads) get to finish before they are cut. */
   shutdownGraceSeconds: number;
+  /** How long a client may take to send a request's headers. */
+  headersTimeoutSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -147,6 +153,8 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean('TRUST_PROXY', false),
     logLevel: logLevel ?? 'info',
     oidc,
+    idleTimeoutSeconds: integer('IDLE_TIMEOUT_SECONDS', 60, 1, 86_400),
+    maxConnections: integer('MAX_CONNECTIONS', 2000, 1, 1_000_000),
     accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL_SECONDS', 900, 1, 86_400),
     loginMaxFailures: integer('LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
     loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 900, 1, 86_400),
@@ -160,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
     purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 300, 1, 86_400),
     shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+    headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 60, 1, 3600),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -26,9 +26,28 @@ export function requestId(req: IncomingMessage): string {
   return id;
 }
 
+/**
+ * What every response carries: its request id; `nosniff`, so no body is ever read as another
+ * type than it says; `Referrer-Policy: no-referrer`, so a page's links (a share or invitation page, whose URL is
+ * the secret) never pass its address on. Set on every response, not only pages: no page can then miss it.
+ */
+export function setCommonHeaders(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('X-Request-Id', requestId(req));
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+}
+
+/**
+ * JSON answers are never stored by a cache (`no-store`): most are one user's data, and keying that on
+ * credentials is easy to get wrong; the public few (health, the OpenAPI document) are cheap to send again.
+ * File bytes (transfer.ts) keep their own validators.
+ */
+const JSON_CACHE_CONTROL = { 'Cache-Control': 'no-store' };
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, {
+    ...JSON_CACHE_CONTROL,
     ...headers,
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(payload),
@@ -55,6 +74,7 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Ap
   res.writeHead(error.status, {
     // RFC 9110 §15.5.2: every 401 names the scheme that would work; a more specific header replaces it.
     ...(error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+    ...JSON_CACHE_CONTROL,
     ...error.extra.headers,
     'Content-Type': 'application/problem+json; charset=utf-8',
     'Content-Length': Buffer.byteLength(payload),

@@ -1,4 +1,5 @@
 import type { LogLevel } from './config.js';
+import { REDACTED, SECRET_HEADERS } from './redact.js';
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
@@ -23,12 +24,14 @@ export class Logger {
 
   private write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void {
     if (ORDER[level] < ORDER[this.level]) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, errorReplacer);
+    const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, loggable);
     process.stdout.write(`${line}\n`);
   }
 }
 
-function errorReplacer(_key: string, value: unknown): unknown {
+/** Errors as their name, message and stack; credentials never, whatever object carries them. */
+function loggable(key: string, value: unknown): unknown {
+  if (SECRET_HEADERS.has(key.toLowerCase())) return REDACTED;
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
   return value;
 }

@@ -7,9 +7,9 @@ import { WebSocketServer } from 'ws';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
-import { ApiError, forbidden, notFound } from '../core/errors.js';
+import { ApiError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
-import { requestId, sendProblem } from '../core/http.js';
+import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { EventHub } from './hub.js';
 
@@ -27,6 +27,8 @@ export class EventsRoutes implements Feature {
     @inject(EventHub) private readonly hub: EventHub,
   ) {
     this.sockets.on('headers', (headers, req) => headers.push(`X-Request-Id: ${requestId(req)}`));
+    // A malformed handshake: ws would answer with a bare text/html of its own; ours is problem details as any refusal.
+    this.sockets.on('wsClientError', (error, socket, req) => refuse(req, socket, invalidField('handshake', error.message)));
   }
 
   register(_app: App): void {}
@@ -81,6 +83,6 @@ function refuse(req: IncomingMessage, socket: Duplex, error: ApiError): void {
     res.detachSocket(socket as Socket);
     socket.end();
   });
-  res.setHeader('X-Request-Id', requestId(req));
+  setCommonHeaders(req, res);
   sendProblem(req, res, error);
 }

@@ -755,8 +755,8 @@ const paths: Record<string, Record<string, unknown>> = {
         'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
         'lifetime; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
         '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
-        'backoff on every code but 4401.',
-      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(401, 403) },
+        'backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake".',
+      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(400, 401, 403) },
     },
   },
 };
@@ -773,7 +773,11 @@ export const openApiDocument = {
       'Every response carries X-Request-Id (a sane incoming one is echoed). JSON bodies: malformed 400 INVALID_JSON, over ' +
       '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
       '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
-      'unreachable. HEAD is answered on GET routes only.',
+      'unreachable. HEAD is answered on GET routes only. ' +
+      'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
+      '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
+      'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
+      'is cut; idle keep-alive connections close after 5 s; at most MAX_CONNECTIONS (2000) are open at once.',
   },
   servers: [{ url: '/' }],
   components: {

@@ -1,0 +1,192 @@
+/**
+ * Connection limits, against the built server in its own process: slow or idle clients are cut by the
+ * header, body-idle and keep-alive timeouts (and their partial uploads removed), while clients that keep
+ * sending or reading are served however long they take; a client that goes away mid-request is logged at
+ * `info`, never as a database failure.
+ */
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedProject } from './authz/fixture.js';
+import { openEventSocket } from './support/event-socket.js';
+import { sampleBytes, upload } from './support/files.js';
+import { client } from './support/http.js';
+import { type LoggedServer, startLoggedServer } from './support/logged-server.js';
+import { logLines, waitForLog } from './support/logs.js';
+import { multipartUpload, openSocket, requestHead, sleep, whenClosed } from './support/raw-http.js';
+
+const LARGE_FILE_BYTES = 16 * 1024 * 1024;
+
+let server: LoggedServer;
+let token: string;
+let cutId: string;
+let largeFileId: string;
+
+beforeAll(async () => {
+  server = await startLoggedServer({ HEADERS_TIMEOUT_SECONDS: '1', IDLE_TIMEOUT_SECONDS: '1' });
+  const api = client(server.url);
+  const user = await api.register();
+  token = user.accessToken;
+  cutId = (await seedProject(api, token)).cutId;
+  const uploaded = await upload(api, token, cutId, 'long-take.wav', sampleBytes('wav', LARGE_FILE_BYTES));
+  expect(uploaded.status, uploaded.text).toBe(201);
+  largeFileId = uploaded.body.id;
+}, 120_000);
+afterAll(() => server?.stop());
+
+const tempFiles = () => readdir(path.join(server.dataDir, 'tmp'));
+
+async function waitUntil(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await sleep(50);
+}
+
+/** Sends the head and the first bytes of an upload of `fileSize` bytes; resolves once its file is being stored. */
+async function startUpload(requestId: string, fileSize: number): Promise<{ socket: Socket; form: ReturnType<typeof multipartUpload> }> {
+  const socket = await openSocket(server.url);
+  const form = multipartUpload({ cutId }, 'take.mp3', fileSize);
+  socket.write(
+    requestHead('POST', '/api/files/upload', {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': form.contentType,
+      'Content-Length': form.contentLength,
+      'X-Request-Id': requestId,
+      Connection: 'close',
+    }),
+  );
+  socket.write(form.head);
+  socket.write(sampleBytes('mp3', 64 * 1024));
+  await waitUntil(async () => (await tempFiles()).length > 0);
+  return { socket, form };
+}
+
+const errorLines = () => logLines(server.output()).filter((line) => line.level === 'error');
+
+describe('slow and idle clients', () => {
+  it('closes a connection whose request headers keep trickling past the header timeout', async () => {
+    const socket = await openSocket(server.url);
+    const closed = whenClosed(socket);
+    socket.write('GET /api/health HTTP/1.1\r\nHost: localhost\r\n');
+    // A header line every 200 ms: never idle, so only the header timeout can end it.
+    let open = true;
+    void closed.then(() => (open = false));
+    for (let i = 0; open; i++) {
+      socket.write(`X-Trickle-${i}: y\r\n`);
+      await sleep(200);
+    }
+    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('cuts a JSON body that stops sending, and logs it at info', async () => {
+    const requestId = `stalled-json-${randomUUID()}`;
+    const socket = await openSocket(server.url);
+    const closed = whenClosed(socket);
+    socket.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100, 'X-Request-Id': requestId }));
+    socket.write('{');
+    await closed;
+    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    expect(logged.level).toBe('info');
+    expect(errorLines()).toEqual([]);
+  });
+
+  it('cuts an upload that stops sending and removes its partial file', async () => {
+    const requestId = `stalled-upload-${randomUUID()}`;
+    const { socket } = await startUpload(requestId, 1024 * 1024);
+    await whenClosed(socket);
+    await waitUntil(async () => (await tempFiles()).length === 0);
+    expect((await waitForLog(server.output, (line) => line.requestId === requestId)).level).toBe('info');
+    expect(errorLines()).toEqual([]);
+  });
+
+  it('keeps an upload that sends slowly but never stops, however long it takes', async () => {
+    const fileSize = 16 * 64 * 1024;
+    const { socket, form } = await startUpload(`steady-upload-${randomUUID()}`, fileSize);
+    const answer = whenClosed(socket);
+    // 15 more chunks, 250 ms apart: about 4 s in all, four times the idle timeout.
+    const bytes = sampleBytes('mp3', fileSize);
+    for (let offset = 64 * 1024; offset < fileSize; offset += 64 * 1024) {
+      await sleep(250);
+      socket.write(bytes.subarray(offset, offset + 64 * 1024));
+    }
+    socket.write(form.tail);
+    expect(await answer).toMatch(/^HTTP\/1\.1 201 /);
+  });
+
+  it('keeps a slow download whose reader keeps reading', async () => {
+    const started = Date.now();
+    const received = await new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}/api/files/${largeFileId}/download`, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+        let total = 0;
+        res.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+          // About 4 MiB/s: the 16 MiB take needs some 4 s, longer than the kernel buffers hold.
+          res.pause();
+          setTimeout(() => res.resume(), chunk.length / 4096);
+        });
+        res.on('end', () => resolve(total));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(received).toBe(LARGE_FILE_BYTES);
+    expect(Date.now() - started).toBeGreaterThan(2000);
+  });
+
+  it('leaves an events WebSocket open past the idle timeout (it has its own heartbeat)', async () => {
+    const events = await openEventSocket(server.url, { token });
+    await sleep(2500);
+    expect(events.socket.readyState).toBe(events.socket.OPEN);
+    events.close();
+    await events.closed;
+  });
+
+  it('closes an idle keep-alive connection after 5 s', async () => {
+    const socket = await openSocket(server.url);
+    const closed = whenClosed(socket);
+    let answeredAt = 0;
+    socket.once('data', () => (answeredAt = Date.now()));
+    socket.write(requestHead('GET', '/api/health', {}));
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/\r\nKeep-Alive: timeout=5\r\n/i);
+    expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(5000);
+  });
+});
+
+describe('a client that goes away mid-request', () => {
+  it('resetting in the middle of a JSON body is logged at info, not as a database failure', async () => {
+    const requestId = `reset-json-${randomUUID()}`;
+    const socket = await openSocket(server.url);
+    socket.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100, 'X-Request-Id': requestId }));
+    socket.write('{"email": "someone@example.com"');
+    await sleep(200);
+    socket.resetAndDestroy();
+    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    expect(logged.level).toBe('info');
+    expect(errorLines()).toEqual([]);
+  });
+
+  it('resetting in the middle of an upload is logged at info and its partial file is removed', async () => {
+    const requestId = `reset-upload-${randomUUID()}`;
+    const { socket } = await startUpload(requestId, 1024 * 1024);
+    socket.resetAndDestroy();
+    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    expect(logged.level).toBe('info');
+    await waitUntil(async () => (await tempFiles()).length === 0);
+    expect(errorLines()).toEqual([]);
+  });
+
+  it('resetting in the middle of a download is logged at info', async () => {
+    const requestId = `reset-download-${randomUUID()}`;
+    const socket = await openSocket(server.url);
+    socket.write(requestHead('GET', `/api/files/${largeFileId}/download`, { Authorization: `Bearer ${token}`, 'X-Request-Id': requestId }));
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.resetAndDestroy();
+    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    expect(logged.level).toBe('info');
+    expect(errorLines()).toEqual([]);
+  });
+});

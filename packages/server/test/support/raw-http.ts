@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+
+/** A plain TCP connection to a test server, for requests that no HTTP client would send (half-sent, trickled, reset). */
+export function openSocket(baseUrl: string): Promise<Socket> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Resolves once the server has closed the connection, with everything it sent before. */
+export function whenClosed(socket: Socket): Promise<string> {
+  let received = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => (received += chunk));
+  socket.on('error', () => undefined);
+  return new Promise((resolve) => {
+    if (socket.destroyed) resolve(received);
+    else socket.once('close', () => resolve(received));
+  });
+}
+
+/** The head of a request, ready to write on a raw socket. */
+export function requestHead(method: string, path: string, headers: Record<string, string | number>): string {
+  const lines = Object.entries({ Host: 'localhost', ...headers }).map(([name, value]) => `${name}: ${value}`);
+  return `${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`;
+}
+
+/** A multipart upload body split around its file bytes, so a test can send them at its own pace. */
+export function multipartUpload(fields: Record<string, string>, fileName: string, fileSize: number) {
+  const boundary = `----raw${randomBytes(8).toString('hex')}`;
+  const head =
+    Object.entries(fields)
+      .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
+      .join('') +
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const tail = `\r\n--${boundary}--\r\n`;
+  return {
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    contentLength: Buffer.byteLength(head) + fileSize + Buffer.byteLength(tail),
+    head,
+    tail,
+  };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
