@@ -2,18 +2,21 @@ import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
+import { AuthGuard, bearerToken } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
-import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, sameOriginPath } from './idp-flow.js';
-import { CALLBACK_PATH, IdpService } from './idp-service.js';
+import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, isS256Challenge, sameOriginPath } from './idp-flow.js';
+import { CALLBACK_PATH, IdpService, START_PATH, type StartedFlow } from './idp-service.js';
 
 const exchangeSchema = z.object({
   code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
   redirectUri: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters'),
+  // Optional here so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
+  codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
 });
 
 /** Sign-in through an external OpenID Connect provider (API.md §8). */
@@ -23,18 +26,31 @@ export class IdpRoutes implements Feature {
     @inject(CONFIG) private readonly config: Config,
     @inject(IdpService) private readonly idp: IdpService,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
+    @inject(AuthGuard) private readonly guard: AuthGuard,
   ) {}
 
   register(app: App): void {
-    app.get('/api/auth/idp', async (req, res) => {
+    app.get(START_PATH, async (req, res) => {
       this.idp.requireEnabled();
-      const { redirect, cliRedirect } = req.query;
+      const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
+      if (typeof flow === 'string') return this.startFlow(res, await this.idp.resume(flow));
       if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
         throw invalidField('cliRedirect', 'must be an http URL on 127.0.0.1, [::1] or localhost with an explicit port');
       }
-      const started = await this.idp.begin({ redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null });
-      if (started.flowCookie !== null) this.setFlowCookie(res, started.flowCookie, FLOW_SECONDS);
-      redirectTo(res, started.location);
+      const linking = link === '1';
+      // A command-line sign-in's code goes to the process that holds the verifier of this challenge, only.
+      if (cliRedirect !== undefined && !linking && !isS256Challenge(codeChallenge)) {
+        throw invalidField('code_challenge', 'must be the S256 challenge (43 base64url characters) of a command-line sign-in');
+      }
+      const target = {
+        redirect: sameOriginPath(redirect),
+        cliRedirect: cliRedirect ?? null,
+        codeChallenge: isS256Challenge(codeChallenge) ? codeChallenge : null,
+        linkUserId: linking ? (await this.guard.authenticate(req, { allowCookie: true })).userId : null,
+      };
+      // A Bearer token comes from a program, not the browser that must carry the flow cookie to the callback.
+      if (linking && bearerToken(req) !== undefined) return redirectTo(res, this.idp.handOff(target));
+      return this.startFlow(res, await this.idp.begin(target));
     });
 
     app.get(CALLBACK_PATH, async (req, res) => {
@@ -49,10 +65,15 @@ export class IdpRoutes implements Feature {
     app.post('/api/auth/idp/exchange', async (req, res) => {
       this.idp.requireEnabled();
       const input = await jsonBody(req, res, exchangeSchema);
-      const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri);
+      const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
       this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
     });
+  }
+
+  private startFlow(res: ServerResponse, started: StartedFlow): void {
+    if (started.flowCookie !== null) this.setFlowCookie(res, started.flowCookie, FLOW_SECONDS);
+    redirectTo(res, started.location);
   }
 
   /** Lax, not Strict: the provider's redirect back to the callback is a cross-site navigation. */

@@ -6,12 +6,13 @@ import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { emailSchema, nameSchema } from '../core/validation.js';
-import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, withParam } from './idp-flow.js';
+import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifierMatches, withParam } from './idp-flow.js';
 import { IdpRepository } from './idp-repository.js';
 import { AuthRepository, type UserRow } from './repository.js';
 import { AuthService, signedIn, type SignedIn } from './service.js';
 import { hashToken, randomToken } from './tokens.js';
 
+export const START_PATH = '/api/auth/idp';
 export const CALLBACK_PATH = '/api/auth/idp/callback';
 const CLI_CODE_SECONDS = 60;
 const PROVIDER_TIMEOUT_SECONDS = 10;
@@ -25,13 +26,28 @@ export type IdpError =
   | 'provider_unavailable'
   | 'exchange_failed'
   | 'email_missing'
-  | 'email_not_verified'
+  | 'account_exists'
+  | 'identity_in_use'
   | 'server_error';
 
 class SignInFailure extends Error {
   constructor(readonly code: IdpError) {
     super(code);
   }
+}
+
+/** Where a flow starts (the provider, or a failure landing) and the sealed flow cookie to set, if any. */
+export interface StartedFlow {
+  location: string;
+  flowCookie: string | null;
+}
+
+/** What `GET /api/auth/idp` asked for, checked by the route. */
+export interface FlowRequest {
+  redirect: string | null;
+  cliRedirect: string | null;
+  codeChallenge: string | null;
+  linkUserId: string | null;
 }
 
 /** Where the callback sends the browser, and the session to set cookies for (browser sign-ins only). */
@@ -43,7 +59,8 @@ export interface CallbackOutcome {
 interface ProviderProfile {
   issuer: string;
   subject: string;
-  email: string;
+  /** Null when the provider gave none usable: a sign-in then fails, a link does not need it. */
+  email: string | null;
   emailVerified: boolean;
   name: string;
 }
@@ -77,22 +94,37 @@ export class IdpService {
    * The provider's authorization URL (code flow, PKCE S256, state, nonce) and the sealed flow cookie.
    * When the provider cannot be reached, the URL is the failure landing instead and there is no cookie.
    */
-  async begin(target: { redirect: string | null; cliRedirect: string | null }): Promise<{ location: string; flowCookie: string | null }> {
+  async begin(target: FlowRequest): Promise<StartedFlow> {
+    return this.toProvider(newFlow(target));
+  }
+
+  /**
+   * For a caller that is not the browser (a Bearer token: the command line linking its account): the address
+   * that starts the same flow in the browser, which receives the flow cookie there. Whoever opens it within
+   * the flow's 10 minutes links their provider account to the caller's, so it goes only to the caller.
+   */
+  handOff(target: FlowRequest): string {
+    return withParam(`${this.config.publicUrl}${START_PATH}`, 'flow', sealFlow(this.secret, newFlow(target)));
+  }
+
+  /** Opens a handed-off flow in the browser: sets it as the flow cookie and goes on to the provider. */
+  async resume(sealed: string): Promise<StartedFlow> {
+    const opened = openFlow(this.secret, sealed);
+    if (!opened.ok && opened.reason === 'tampered') return { location: this.failureLocation(null, 'invalid_state'), flowCookie: null };
+    if (!opened.ok) return { location: this.failureLocation(opened.flow.cliRedirect, 'expired_flow'), flowCookie: null };
+    return this.toProvider(opened.flow);
+  }
+
+  /** The provider's authorization URL for `flow`; the failure landing when the provider cannot be reached. */
+  private async toProvider(flow: IdpFlow): Promise<StartedFlow> {
     const settings = this.requireEnabled();
     let configuration: oidc.Configuration;
     try {
       configuration = await this.provider();
     } catch (error) {
       this.log.warn('identity provider discovery failed', { issuer: settings.issuer, error });
-      return { location: this.failureLocation(target.cliRedirect, 'provider_unavailable'), flowCookie: null };
+      return { location: this.failureLocation(flow.cliRedirect, 'provider_unavailable'), flowCookie: null };
     }
-    const flow: IdpFlow = {
-      state: oidc.randomState(),
-      nonce: oidc.randomNonce(),
-      codeVerifier: oidc.randomPKCECodeVerifier(),
-      ...target,
-      expiresAt: Date.now() + FLOW_SECONDS * 1000,
-    };
     const url = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: this.callbackUrl(),
       response_type: 'code',
@@ -106,8 +138,9 @@ export class IdpService {
   }
 
   /**
-   * Finishes a sign-in: checks the flow cookie and state, exchanges the code, validates the ID token, finds
-   * or creates the account. Never throws for a failed sign-in: the outcome then carries `?authError=`.
+   * Finishes a sign-in or a link: checks the flow cookie and state, exchanges the code, validates the ID
+   * token, then links the subject or finds or creates the account. Never throws for a failed sign-in: the
+   * outcome then carries `?authError=`. A link sets no cookies: the caller stays signed in as they were.
    */
   async complete(search: string, flowCookie: string | undefined): Promise<CallbackOutcome> {
     // A browser drops the cookie when it expires: a missing cookie is most likely an expired flow.
@@ -118,10 +151,20 @@ export class IdpService {
     const { flow } = opened;
     try {
       const profile = await this.profileFromCallback(search, flow);
+      if (flow.linkUserId !== null) {
+        await this.link(flow.linkUserId, profile);
+        const location = flow.cliRedirect === null ? `${this.config.appUrl}${flow.redirect ?? ''}` : withParam(flow.cliRedirect, 'linked', '1');
+        return { location, signedIn: null };
+      }
       const user = await this.findOrCreateUser(profile);
       if (flow.cliRedirect !== null) {
+        // The route requires a challenge for every command-line sign-in; a flow without one was not made here.
+        if (flow.codeChallenge === null) throw new SignInFailure('invalid_state');
         const code = randomToken();
-        await this.repository.insertCliCode(hashToken(code), user.id, flow.cliRedirect, CLI_CODE_SECONDS);
+        await this.repository.insertCliCode(
+          { hash: hashToken(code), userId: user.id, redirectUri: flow.cliRedirect, codeChallenge: flow.codeChallenge },
+          CLI_CODE_SECONDS,
+        );
         return { location: withParam(flow.cliRedirect, 'code', code), signedIn: null };
       }
       const signedIn = await this.signIn(user);
@@ -133,10 +176,13 @@ export class IdpService {
     }
   }
 
-  /** Redeems a command-line code once, for the loopback redirect it was issued to: a new 1-day session. */
-  async exchangeCliCode(code: string, redirectUri: string): Promise<SignedIn> {
+  /**
+   * Redeems a command-line code once, for the loopback redirect it was issued to and only with the verifier
+   * of the challenge its flow started with: a new 1-day session. Any failed attempt uses the code up.
+   */
+  async exchangeCliCode(code: string, redirectUri: string, codeVerifier: string | undefined): Promise<SignedIn> {
     const issued = await this.repository.consumeCliCode(hashToken(code));
-    if (!issued || issued.redirect_uri !== redirectUri) throw invalidCliCode();
+    if (!issued || issued.redirect_uri !== redirectUri || !verifierMatches(issued.code_challenge, codeVerifier)) throw invalidCliCode();
     const user = await this.users.findUserById(issued.user_id);
     if (!user) throw invalidCliCode();
     return this.signIn(user);
@@ -180,25 +226,45 @@ export class IdpService {
     }
 
     const email = emailSchema.safeParse(claims.email);
-    if (!email.success) throw new SignInFailure('email_missing');
     return {
       issuer: configuration.serverMetadata().issuer,
       subject: String(claims.sub),
-      email: email.data,
+      email: email.success ? email.data : null,
       emailVerified: claims.email_verified === true,
-      name: displayName(claims, email.data),
+      name: email.success ? displayName(claims, email.data) : '',
     };
   }
 
-  /** Linked subject first; else the same email, only when the provider vouches for it; else a new account. */
+  /**
+   * The account linked to the subject; else a new one with the provider's email. An existing account with
+   * that email is never taken over (whoever registered the address first may not own it): account_exists,
+   * and its owner links the provider explicitly while signed in.
+   */
   private async findOrCreateUser(profile: ProviderProfile): Promise<UserRow> {
     const linked = await this.repository.findLinkedUser(profile.issuer, profile.subject);
     if (linked) return linked;
-    const existing = await this.users.findUserByEmail(profile.email);
-    if (existing && !profile.emailVerified) throw new SignInFailure('email_not_verified');
-    const user = existing ?? (await this.auth.createPasswordlessUser(profile.email, profile.name));
-    await this.repository.link(profile.issuer, profile.subject, user.id);
-    return user;
+    const { email } = profile;
+    if (email === null) throw new SignInFailure('email_missing');
+    if (await this.users.findUserByEmail(email)) throw new SignInFailure('account_exists');
+    try {
+      return await this.sql.begin(async (tx) => {
+        const user = await this.auth.createIdpUser(tx, { email, name: profile.name, emailVerified: profile.emailVerified });
+        await this.repository.linkNew(tx, profile.issuer, profile.subject, user.id);
+        return user;
+      });
+    } catch (error) {
+      // The email was registered a moment ago (or this subject signed in twice at once).
+      if (error instanceof ApiError && error.code === 'EMAIL_TAKEN') throw new SignInFailure('account_exists');
+      throw error;
+    }
+  }
+
+  /** Links the subject to the account that asked, whatever the provider's email; a subject has one account. */
+  private async link(userId: string, profile: ProviderProfile): Promise<void> {
+    const owner = await this.repository.linkExisting(profile.issuer, profile.subject, userId);
+    // The account that asked was deleted meanwhile: its request lapsed with it.
+    if (owner === null) throw new SignInFailure('expired_flow');
+    if (owner !== userId) throw new SignInFailure('identity_in_use');
   }
 
   private failure(cliRedirect: string | null, code: IdpError): CallbackOutcome {
@@ -222,6 +288,16 @@ export class IdpService {
     });
     return this.configuration;
   }
+}
+
+function newFlow(target: FlowRequest): IdpFlow {
+  return {
+    state: oidc.randomState(),
+    nonce: oidc.randomNonce(),
+    codeVerifier: oidc.randomPKCECodeVerifier(),
+    ...target,
+    expiresAt: Date.now() + FLOW_SECONDS * 1000,
+  };
 }
 
 async function discover(settings: OidcSettings): Promise<oidc.Configuration> {

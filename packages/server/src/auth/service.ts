@@ -44,13 +44,19 @@ export class AuthService {
     const passwordHash = await this.passwords.hash(input.password);
     return this.sql.begin(async (tx) => {
       const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
+      await this.redeemInvitations(tx, user);
       return signedIn(user, await this.startSession(tx, user.id, false));
     });
   }
 
-  /** Creates an account for an identity-provider sign-in (no password), redeeming its invitations. */
-  async createPasswordlessUser(email: string, name: string): Promise<UserRow> {
-    return this.sql.begin((tx) => this.createUser(tx, { email, name, passwordHash: null }));
+  /**
+   * Creates an account for an identity-provider sign-in (no password). Its email's invitations are redeemed
+   * only when the provider vouches for the email: anyone can claim an address at a provider that does not.
+   */
+  async createIdpUser(tx: Queryable, profile: { email: string; name: string; emailVerified: boolean }): Promise<UserRow> {
+    const user = await this.createUser(tx, { email: profile.email, name: profile.name, passwordHash: null });
+    if (profile.emailVerified) await this.redeemInvitations(tx, user);
+    return user;
   }
 
   async login(
@@ -135,19 +141,20 @@ export class AuthService {
     return toMe(user);
   }
 
-  /**
-   * Inserts the account (the first one is the site ADMIN, so registrations take turns), then its email's
-   * pending invitations become memberships and each project's members hear of it (member.added).
-   */
+  /** Inserts the account; the first one is the site ADMIN, so registrations take turns. */
   private async createUser(tx: Queryable, input: { email: string; name: string; passwordHash: string | null }): Promise<UserRow> {
     await this.repository.lockRegistrations(tx);
     const user = await this.repository.insertUser(tx, input);
     if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
+    return user;
+  }
+
+  /** The email's pending invitations become memberships, and each project's members hear of it (member.added). */
+  private async redeemInvitations(tx: Queryable, user: UserRow): Promise<void> {
     for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
       const member = await this.projects.findMember(tx, projectId, user.id);
       await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
     }
-    return user;
   }
 
   private pair(userId: string, sessionId: string, refreshToken: string): TokenPair {
