@@ -102,6 +102,8 @@ export interface LogoutResult {
 export interface IdpExchangeRequest {
   code: string;
   redirectUri: string;
+  /** The random verifier whose S256 challenge started the sign-in; a code exchanged without it is used up. */
+  codeVerifier: string;
 }
 
 // ---- projects and members (§4)

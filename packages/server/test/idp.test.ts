@@ -250,7 +250,7 @@ describe('explicit linking (?link=1)', () => {
   });
 
   it('answers link=1 without a signed-in caller with 401, and starts nothing', async () => {
-    for (const headers of [{}, { cookie: 'access_token=not-a-token' }]) {
+    for (const headers of [{}, { cookie: 'access_token=not-a-token' }] as Record<string, string>[]) {
       const response = await api.request('GET', '/api/auth/idp?link=1', { headers });
       expect(response.status).toBe(401);
       expect(response.body.code).toBe('UNAUTHENTICATED');
