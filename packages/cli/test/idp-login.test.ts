@@ -159,12 +159,14 @@ describe('band auth link --web', () => {
       provider.accounts.set('link-subject', { email: 'linker-elsewhere@idp.example.com', email_verified: false });
       const link = webLogin(linker, 'link');
       const { loopback, page } = await browser(await printedAddress(link), 'link-subject');
-      expect(loopback.searchParams.get('linked')).toBe('1');
-      expect(page).toContain('linked');
+      expect(loopback.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
+      expect(page).toContain('Back to band');
       const result = await link.finished;
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain('Linked your identity-provider account to');
       expect(result.stdout).toContain('linker@band.example.com');
+      const [linkedTo] = await server.sql`select u.email from identities i join users u on u.id = i.user_id where i.subject = 'link-subject'`;
+      expect(linkedTo).toEqual({ email: 'linker@band.example.com' });
       const status = await linker.band(['--json', 'auth', 'status']);
       expect(JSON.parse(status.stdout)).toMatchObject({ email: 'linker@band.example.com' });
 

@@ -41,23 +41,29 @@ describe('command-line sign-in through the identity provider', () => {
 });
 
 describe('linking the identity provider to a signed-in account', () => {
-  it('idpLinkUrl() hands back the address that links, in the browser, the provider account to the caller', async () => {
+  it('idpLinkUrl() hands back the address for the browser; linkIdp() redeems the code that comes back, with the verifier', async () => {
     const cliRedirect = 'http://127.0.0.1:53682/callback';
+    const codeVerifier = randomBytes(32).toString('base64url');
+    const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
     provider.accounts.set('sdk-link-subject', { email: 'elsewhere@idp.example.com', email_verified: true });
     const band = new BandClient({ baseUrl: server.url });
     const { user } = await band.auth.register({ email: 'sdk-linker@example.com', password: 'correct horse battery', name: 'Linker' });
 
-    const address = await band.auth.idpLinkUrl({ cliRedirect });
+    const address = await band.auth.idpLinkUrl({ cliRedirect, codeChallenge });
     expect(address.startsWith(`${server.url}/api/auth/idp?flow=`)).toBe(true);
     const started = await fetch(address, { redirect: 'manual' });
     const flowCookie = started.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
     const callbackUrl = await provider.signIn(started.headers.get('location')!, 'sdk-link-subject');
     const landed = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: flowCookie } });
-    expect(landed.headers.get('location')).toBe(`${cliRedirect}?linked=1`);
+    const loopback = new URL(landed.headers.get('location')!);
+    expect(`${loopback.origin}${loopback.pathname}`).toBe(cliRedirect);
+
+    expect(await band.auth.linkIdp({ code: loopback.searchParams.get('code')!, redirectUri: cliRedirect, codeVerifier })).toEqual({ ok: true });
     expect(await server.sql`select user_id from identities where subject = 'sdk-link-subject'`).toEqual([{ user_id: user.id }]);
   });
 
   it('idpLinkUrl() without credentials is refused with 401', async () => {
-    await expect(new BandClient({ baseUrl: server.url }).auth.idpLinkUrl()).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+    const options = { cliRedirect: 'http://127.0.0.1:53682/callback', codeChallenge: 'x'.repeat(43) };
+    await expect(new BandClient({ baseUrl: server.url }).auth.idpLinkUrl(options)).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
   });
 });

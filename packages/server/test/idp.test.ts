@@ -258,21 +258,100 @@ describe('explicit linking (?link=1)', () => {
     }
   });
 
-  it('with a Bearer token (the command line) hands back an address that starts the same flow in the browser', async () => {
-    const owner = await api.register();
-    const { subject } = providerAccount();
+  describe('from the command line (a Bearer token)', () => {
     const cliRedirect = 'http://127.0.0.1:53682/callback';
-    const started = await api.request('GET', `/api/auth/idp?link=1&cliRedirect=${encodeURIComponent(cliRedirect)}`, { token: owner.accessToken });
-    expect(started.status).toBe(302);
-    expect(setCookies(started.headers)).toEqual([]);
-    const inBrowser = await start(`?${new URL(started.headers.get('location')!).searchParams}`);
-    expect(new URL(inBrowser.authorizationUrl).origin).toBe(provider.issuer);
+    const codeVerifier = randomBytes(32).toString('base64url');
+    const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+    const linkQuery = `?link=1&cliRedirect=${encodeURIComponent(cliRedirect)}&code_challenge=${codeChallenge}`;
 
-    const callbackUrl = await provider.signIn(inBrowser.authorizationUrl, subject);
-    const { location, headers } = await callback(callbackUrl, inBrowser.flowCookie);
-    expect(location).toBe(`${cliRedirect}?linked=1`);
-    expectNoAuthCookies(headers);
-    expect(await server.sql`select user_id from identities where subject = ${subject}`).toEqual([{ user_id: owner.user.id }]);
+    /** The hand-off address, opened in the browser, through the provider as `subject`: the loopback landing. */
+    async function cliLink(accessToken: string, subject: string) {
+      const started = await api.request('GET', `/api/auth/idp${linkQuery}`, { token: accessToken });
+      expect(started.status).toBe(302);
+      expect(setCookies(started.headers)).toEqual([]);
+      const handOff = new URL(started.headers.get('location')!);
+      expect(`${handOff.origin}${handOff.pathname}`).toBe(`${server.config.publicUrl}/api/auth/idp`);
+      const inBrowser = await start(handOff.search);
+      expect(new URL(inBrowser.authorizationUrl).origin).toBe(provider.issuer);
+      const callbackUrl = await provider.signIn(inBrowser.authorizationUrl, subject);
+      return callback(callbackUrl, inBrowser.flowCookie);
+    }
+    const redeem = (accessToken: string, json: Record<string, string>) =>
+      api.request('POST', '/api/auth/idp/link', { token: accessToken, json: { redirectUri: cliRedirect, codeVerifier, ...json } });
+
+    it('hands back an address for the browser; the link is made only when the command line redeems its code with verifier and token', async () => {
+      const owner = await api.register();
+      const { subject } = providerAccount({ email: 'cli-link-elsewhere@idp.example.com' });
+      const { location, headers } = await cliLink(owner.accessToken, subject);
+      expectNoAuthCookies(headers);
+      const landing = new URL(location);
+      expect(`${landing.origin}${landing.pathname}`).toBe(cliRedirect);
+      const code = landing.searchParams.get('code')!;
+      expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+
+      const linked = await redeem(owner.accessToken, { code });
+      expect(linked.status).toBe(200);
+      expect(linked.body).toEqual({ ok: true });
+      expect(await server.sql`select user_id from identities where subject = ${subject}`).toEqual([{ user_id: owner.user.id }]);
+      expect((await redeem(owner.accessToken, { code })).status).toBe(401);
+      const later = await signIn(subject);
+      expect((await api.request('GET', '/api/auth/me', { token: cookieValue(later.headers, 'access_token') })).body.id).toBe(owner.user.id);
+    });
+
+    it('links nothing for whoever else completes the address: the code is refused without the verifier, for another account, and as a sign-in', async () => {
+      const owner = await api.register();
+      const other = await api.register();
+      for (const attempt of [
+        (code: string) => redeem(owner.accessToken, { code, codeVerifier: randomBytes(32).toString('base64url') }),
+        (code: string) => api.request('POST', '/api/auth/idp/link', { token: owner.accessToken, json: { code, redirectUri: cliRedirect } }),
+        (code: string) => redeem(other.accessToken, { code }),
+        (code: string) => api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect, codeVerifier } }),
+      ]) {
+        const { subject } = providerAccount();
+        const code = new URL((await cliLink(owner.accessToken, subject)).location).searchParams.get('code')!;
+        const refused = await attempt(code);
+        expect(refused.status).toBe(401);
+        expect(refused.body.code).toBe('INVALID_CREDENTIALS');
+        expect((await redeem(owner.accessToken, { code })).status).toBe(401);
+        expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+      }
+    });
+
+    it('answers identity_in_use at the loopback, and 409 IDENTITY_IN_USE when another account took the subject before the redeeming', async () => {
+      const owner = await api.register();
+      const { subject } = providerAccount();
+      await signIn(subject);
+      expect((await cliLink(owner.accessToken, subject)).location).toBe(`${cliRedirect}?authError=identity_in_use`);
+
+      const free = providerAccount();
+      const code = new URL((await cliLink(owner.accessToken, free.subject)).location).searchParams.get('code')!;
+      await signIn(free.subject);
+      const late = await redeem(owner.accessToken, { code });
+      expect(late.status).toBe(409);
+      expect(late.body.code).toBe('IDENTITY_IN_USE');
+    });
+
+    it('refuses a Bearer link without a loopback redirect and challenge, and POST /api/auth/idp/link without a token', async () => {
+      const owner = await api.register();
+      const bare = await api.request('GET', '/api/auth/idp?link=1', { token: owner.accessToken });
+      expect(bare.status).toBe(400);
+      expect(bare.body.errors[0].field).toBe('cliRedirect');
+      const anonymous = await api.request('POST', '/api/auth/idp/link', { json: { code: 'x', redirectUri: cliRedirect, codeVerifier } });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.code).toBe('UNAUTHENTICATED');
+    });
+
+    it('resumes only a handed-off command-line link: a sign-in or browser-link flow planted through ?flow= is refused', async () => {
+      const owner = await api.register();
+      const signInFlow = (await start(`?cliRedirect=${encodeURIComponent(cliRedirect)}&code_challenge=${codeChallenge}`)).flowCookie;
+      const browserLink = await api.request('GET', '/api/auth/idp?link=1', { headers: { cookie: `access_token=${owner.accessToken}` } });
+      for (const planted of [signInFlow, cookieValue(browserLink.headers, FLOW_COOKIE)!]) {
+        const response = await api.request('GET', `/api/auth/idp?flow=${encodeURIComponent(planted)}`);
+        expect(response.status).toBe(302);
+        expect(response.headers.get('location')).toBe(`${TEST_APP_URL}/?authError=invalid_state`);
+        expect(setCookies(response.headers)).toEqual([]);
+      }
+    });
   });
 });
 
@@ -490,6 +569,7 @@ describe('without OIDC settings', () => {
         ['GET', '/api/auth/idp?link=1', undefined],
         ['GET', '/api/auth/idp/callback?code=x&state=y', undefined],
         ['POST', '/api/auth/idp/exchange', { code: 'x', redirectUri: 'http://127.0.0.1:4000/', codeVerifier: 'x' }],
+        ['POST', '/api/auth/idp/link', { code: 'x', redirectUri: 'http://127.0.0.1:4000/', codeVerifier: 'x' }],
       ] as const) {
         const response = await plainApi.request(method, path, { json });
         expect(response.status, path).toBe(404);

@@ -170,9 +170,8 @@ async function readPassword(options: CredentialOptions): Promise<string> {
  */
 async function webLogin(ctx: Context): Promise<void> {
   const client = ctx.anonymousClient();
-  const codeVerifier = randomBytes(32).toString('base64url');
-  const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
-  const { value: code, redirectUri } = await awaitBrowser(ctx, {
+  const { codeVerifier, codeChallenge } = pkcePair();
+  const { code, redirectUri } = await awaitBrowser(ctx, {
     start: async (cliRedirect) => {
       const address = client.auth.idpUrl({ cliRedirect, codeChallenge });
       await checkIdpEnabled(address);
@@ -180,7 +179,6 @@ async function webLogin(ctx: Context): Promise<void> {
     },
     purpose: 'log in',
     what: 'login',
-    result: 'code',
     success: 'You are logged in to band.',
   });
   await signedIn(ctx, await client.auth.exchangeIdpCode({ code, redirectUri, codeVerifier }), 'Logged in');
@@ -188,18 +186,20 @@ async function webLogin(ctx: Context): Promise<void> {
 
 /**
  * Links the identity provider to the signed-in account: the server, asked with the stored credentials,
- * answers the address that starts the link in the browser; the provider comes back with `linked=1`.
+ * answers the address that starts the link in the browser; the provider comes back with a one-time code
+ * that this process redeems with its verifier and credentials, so the link is made for this process only.
  */
 async function webLink(ctx: Context): Promise<void> {
   const client = await ctx.signedIn();
   const me = await client.auth.me();
-  await awaitBrowser(ctx, {
-    start: (cliRedirect) => client.auth.idpLinkUrl({ cliRedirect }),
+  const { codeVerifier, codeChallenge } = pkcePair();
+  const { code, redirectUri } = await awaitBrowser(ctx, {
+    start: (cliRedirect) => client.auth.idpLinkUrl({ cliRedirect, codeChallenge }),
     purpose: 'link your account',
     what: 'linking',
-    result: 'linked',
-    success: `Your account is linked to ${me.email} on band.`,
+    success: 'Back to band, which links your account.',
   });
+  await client.auth.linkIdp({ code, redirectUri, codeVerifier });
   ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () =>
     `Linked your identity-provider account to ${me.name} <${me.email}> on ${ctx.apiUrl}: band auth login --web now signs in to it`,
   );
@@ -212,14 +212,18 @@ interface BrowserStep {
   purpose: string;
   /** What fails, when it does. */
   what: 'login' | 'linking';
-  /** The query parameter that carries a success back. */
-  result: 'code' | 'linked';
   /** The page shown in the browser on success. */
   success: string;
 }
 
-/** Opens `step.start`'s address in the browser and waits for the provider to come back to a loopback listener. */
-function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ value: string; redirectUri: string }> {
+/** A random verifier, kept in memory, and its S256 challenge (RFC 7636). */
+function pkcePair(): { codeVerifier: string; codeChallenge: string } {
+  const codeVerifier = randomBytes(32).toString('base64url');
+  return { codeVerifier, codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url') };
+}
+
+/** Opens `step.start`'s address in the browser and waits for the provider's one-time code at a loopback listener. */
+function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ code: string; redirectUri: string }> {
   // An unguessable path, so another local page cannot hand this listener a code for someone else's account.
   const callbackPath = `/callback/${randomBytes(16).toString('hex')}`;
   return new Promise((resolve, reject) => {
@@ -233,20 +237,20 @@ function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ value: string;
         res.writeHead(404).end();
         return;
       }
-      const value = url.searchParams.get(step.result);
-      const failure = url.searchParams.get('authError') ?? `no ${step.result} came back`;
+      const code = url.searchParams.get('code');
+      const failure = url.searchParams.get('authError') ?? 'no code came back';
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
-      res.end(callbackPage(value ? `${step.success} You can close this tab.` : `The ${step.what} failed (${failure}). You can close this tab.`));
-      finish(value ? undefined : new CliError(`${step.what} in the browser failed: ${failure}`, EXIT.auth), value ?? undefined);
+      res.end(callbackPage(code ? `${step.success} You can close this tab.` : `The ${step.what} failed (${failure}). You can close this tab.`));
+      finish(code ? undefined : new CliError(`${step.what} in the browser failed: ${failure}`, EXIT.auth), code ?? undefined);
     });
-    const finish = (error?: Error, value?: string) => {
+    const finish = (error?: Error, code?: string) => {
       finished = true;
       clearTimeout(timer);
       spinner?.stop();
       server.close();
       server.closeAllConnections();
       if (error) reject(error);
-      else resolve({ value: value!, redirectUri });
+      else resolve({ code: code!, redirectUri });
     };
     server.on('error', (error) => finish(error));
     server.listen(0, '127.0.0.1', async () => {

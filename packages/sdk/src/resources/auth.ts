@@ -1,6 +1,6 @@
 import { localProblem } from '../errors.js';
 import type { Transport } from '../transport.js';
-import type { AuthResult, IdpExchangeRequest, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
+import type { AuthResult, IdpExchangeRequest, IdpLinkResult, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
 
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
@@ -56,13 +56,11 @@ export class AuthResource {
 
   /**
    * With the caller's credentials: the address to open in a browser to link the account the user signs in
-   * to at the identity provider to this one. The provider then comes back to `cliRedirect` with `?linked=1`
-   * (or `?authError=`), else the browser lands on the server's app. Anyone who opens the address within
-   * 10 minutes links their provider account to the caller's: hand it only to the caller's browser.
+   * to at the identity provider to this one. The provider comes back to the loopback `cliRedirect` with
+   * `?code=` (or `?authError=`); `linkIdp` with that code and the verifier of `codeChallenge` makes the link.
    */
-  async idpLinkUrl(options: { cliRedirect?: string } = {}): Promise<string> {
-    const query = new URLSearchParams({ link: '1' });
-    if (options.cliRedirect) query.set('cliRedirect', options.cliRedirect);
+  async idpLinkUrl(options: { cliRedirect: string; codeChallenge: string }): Promise<string> {
+    const query = new URLSearchParams({ link: '1', cliRedirect: options.cliRedirect, code_challenge: options.codeChallenge });
     const response = await this.transport.send({ method: 'GET', path: `/api/auth/idp?${query}` });
     await response.body.dump();
     const location = response.headers.location;
@@ -70,6 +68,11 @@ export class AuthResource {
       throw localProblem(502, 'INTERNAL', 'Bad Gateway', `expected a redirect to the linking address, got HTTP ${response.status}`);
     }
     return location;
+  }
+
+  /** Links the identity-provider account behind a code from `idpLinkUrl`'s flow to the caller's account. */
+  linkIdp(request: IdpExchangeRequest): Promise<IdpLinkResult> {
+    return this.transport.json<IdpLinkResult>({ method: 'POST', path: '/api/auth/idp/link', json: request });
   }
 
   /** Trades the one-time code of a command-line identity-provider sign-in, with its verifier, for tokens. */

@@ -3,10 +3,19 @@ import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import type { UserRow } from './repository.js';
 
+/** A provider account: its issuer and its subject there. */
+export interface Identity {
+  issuer: string;
+  subject: string;
+}
+
 export interface IssuedCliCode {
   user_id: string;
   redirect_uri: string;
   code_challenge: string;
+  /** Set for a code that links this identity to `user_id` instead of signing in. */
+  link_issuer: string | null;
+  link_subject: string | null;
 }
 
 @injectable()
@@ -38,12 +47,16 @@ export class IdpRepository {
   }
 
   /** Stores a new code (its hash) and drops codes already past their expiry. */
-  async insertCliCode(code: { hash: string; userId: string; redirectUri: string; codeChallenge: string }, lifetimeSeconds: number): Promise<void> {
+  async insertCliCode(
+    code: { hash: string; userId: string; redirectUri: string; codeChallenge: string; link: Identity | null },
+    lifetimeSeconds: number,
+  ): Promise<void> {
     await this.sql.begin(async (tx) => {
       await tx`delete from cli_login_codes where expires_at < now()`;
       await tx`
-        insert into cli_login_codes (code_hash, user_id, redirect_uri, code_challenge, expires_at)
-        values (${code.hash}, ${code.userId}, ${code.redirectUri}, ${code.codeChallenge}, now() + make_interval(secs => ${lifetimeSeconds}))`;
+        insert into cli_login_codes (code_hash, user_id, redirect_uri, code_challenge, link_issuer, link_subject, expires_at)
+        values (${code.hash}, ${code.userId}, ${code.redirectUri}, ${code.codeChallenge}, ${code.link?.issuer ?? null},
+                ${code.link?.subject ?? null}, now() + make_interval(secs => ${lifetimeSeconds}))`;
     });
   }
 
@@ -52,7 +65,7 @@ export class IdpRepository {
     const [row] = await this.sql<IssuedCliCode[]>`
       update cli_login_codes set used_at = now()
       where code_hash = ${codeHash} and used_at is null and expires_at > now()
-      returning user_id, redirect_uri, code_challenge`;
+      returning user_id, redirect_uri, code_challenge, link_issuer, link_subject`;
     return row ?? null;
   }
 }

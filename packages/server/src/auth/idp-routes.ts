@@ -37,20 +37,21 @@ export class IdpRoutes implements Feature {
       if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
         throw invalidField('cliRedirect', 'must be an http URL on 127.0.0.1, [::1] or localhost with an explicit port');
       }
-      const linking = link === '1';
-      // A command-line sign-in's code goes to the process that holds the verifier of this challenge, only.
-      if (cliRedirect !== undefined && !linking && !isS256Challenge(codeChallenge)) {
-        throw invalidField('code_challenge', 'must be the S256 challenge (43 base64url characters) of a command-line sign-in');
+      // A command-line flow's code goes to the process that holds the verifier of this challenge, only.
+      if (cliRedirect !== undefined && !isS256Challenge(codeChallenge)) {
+        throw invalidField('code_challenge', 'must be the S256 challenge (43 base64url characters) of a command-line flow');
       }
-      const target = {
-        redirect: sameOriginPath(redirect),
-        cliRedirect: cliRedirect ?? null,
-        codeChallenge: isS256Challenge(codeChallenge) ? codeChallenge : null,
-        linkUserId: linking ? (await this.guard.authenticate(req, { allowCookie: true })).userId : null,
-      };
-      // A Bearer token comes from a program, not the browser that must carry the flow cookie to the callback.
-      if (linking && bearerToken(req) !== undefined) return redirectTo(res, this.idp.handOff(target));
-      return this.startFlow(res, await this.idp.begin(target));
+      const target = { redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null, codeChallenge: codeChallenge ?? null };
+      if (link !== '1') return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: null }));
+
+      const { userId } = await this.guard.authenticate(req, { allowCookie: true });
+      if (bearerToken(req) === undefined) return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: userId }));
+      // A Bearer token comes from a program, not from the browser that must carry the flow cookie to the
+      // callback: it gets the address to open there, and redeems the outcome at its loopback listener.
+      if (cliRedirect === undefined || !isS256Challenge(codeChallenge)) {
+        throw invalidField('cliRedirect', 'a program links through its loopback redirect, with code_challenge');
+      }
+      redirectTo(res, this.idp.handOff({ ...target, cliRedirect, codeChallenge, linkUserId: userId }));
     });
 
     app.get(CALLBACK_PATH, async (req, res) => {
@@ -68,6 +69,14 @@ export class IdpRoutes implements Feature {
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
       this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
+    });
+
+    app.post('/api/auth/idp/link', async (req, res) => {
+      this.idp.requireEnabled();
+      const { userId } = await this.guard.authenticate(req);
+      const input = await jsonBody(req, res, exchangeSchema);
+      await this.idp.linkWithCliCode(userId, input.code, input.redirectUri, input.codeVerifier);
+      sendJson(res, 200, { ok: true });
     });
   }
 

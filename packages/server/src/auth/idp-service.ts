@@ -7,7 +7,7 @@ import { ApiError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { emailSchema, nameSchema } from '../core/validation.js';
 import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifierMatches, withParam } from './idp-flow.js';
-import { IdpRepository } from './idp-repository.js';
+import { type Identity, IdpRepository } from './idp-repository.js';
 import { AuthRepository, type UserRow } from './repository.js';
 import { AuthService, signedIn, type SignedIn } from './service.js';
 import { hashToken, randomToken } from './tokens.js';
@@ -57,18 +57,15 @@ export interface CallbackOutcome {
 }
 
 interface ProviderProfile {
-  issuer: string;
-  subject: string;
-  /** Null when the provider gave none usable: a sign-in then fails, a link does not need it. */
-  email: string | null;
-  emailVerified: boolean;
-  name: string;
+  identity: Identity;
+  /** What a new account would get; null when the provider gave no usable email (a link does not need one). */
+  account: { email: string; emailVerified: boolean; name: string } | null;
 }
 
 const idpDisabled = () =>
   new ApiError(404, 'IDP_DISABLED', 'Sign-in through an identity provider is not configured on this server');
 const invalidCliCode = () =>
-  new ApiError(401, 'INVALID_CREDENTIALS', 'The sign-in code is unknown, expired, already used or meant for another redirect');
+  new ApiError(401, 'INVALID_CREDENTIALS', 'The code is unknown, expired, already used, or not meant for this redirect, verifier or account');
 
 @injectable()
 export class IdpService {
@@ -99,19 +96,23 @@ export class IdpService {
   }
 
   /**
-   * For a caller that is not the browser (a Bearer token: the command line linking its account): the address
-   * that starts the same flow in the browser, which receives the flow cookie there. Whoever opens it within
-   * the flow's 10 minutes links their provider account to the caller's, so it goes only to the caller.
+   * For a command line linking its account (a Bearer token, not the browser): the address that starts the
+   * flow in the browser, which receives the flow cookie there. The provider account that completes it is
+   * linked only when the command line redeems the code that comes back to its loopback listener, with its
+   * verifier and its token (`linkWithCliCode`): an address passed on to someone else links nothing.
    */
-  handOff(target: FlowRequest): string {
+  handOff(target: FlowRequest & { linkUserId: string; cliRedirect: string; codeChallenge: string }): string {
     return withParam(`${this.config.publicUrl}${START_PATH}`, 'flow', sealFlow(this.secret, newFlow(target)));
   }
 
-  /** Opens a handed-off flow in the browser: sets it as the flow cookie and goes on to the provider. */
+  /**
+   * Opens a handed-off flow in the browser: sets it as the flow cookie and goes on to the provider. Only a
+   * command-line link resumes so: any other flow planted in someone's browser would act on its result there.
+   */
   async resume(sealed: string): Promise<StartedFlow> {
     const opened = openFlow(this.secret, sealed);
-    if (!opened.ok && opened.reason === 'tampered') return { location: this.failureLocation(null, 'invalid_state'), flowCookie: null };
-    if (!opened.ok) return { location: this.failureLocation(opened.flow.cliRedirect, 'expired_flow'), flowCookie: null };
+    if (!opened.ok && opened.reason === 'expired') return { location: this.failureLocation(opened.flow.cliRedirect, 'expired_flow'), flowCookie: null };
+    if (!opened.ok || !isHandOff(opened.flow)) return { location: this.failureLocation(null, 'invalid_state'), flowCookie: null };
     return this.toProvider(opened.flow);
   }
 
@@ -150,23 +151,17 @@ export class IdpService {
     if (!opened.ok) return this.failure(opened.flow.cliRedirect, 'expired_flow');
     const { flow } = opened;
     try {
-      const profile = await this.profileFromCallback(search, flow);
+      const { identity, account } = await this.profileFromCallback(search, flow);
       if (flow.linkUserId !== null) {
-        await this.link(flow.linkUserId, profile);
-        const location = flow.cliRedirect === null ? `${this.config.appUrl}${flow.redirect ?? ''}` : withParam(flow.cliRedirect, 'linked', '1');
-        return { location, signedIn: null };
+        if (flow.cliRedirect !== null) {
+          await this.requireLinkable(flow.linkUserId, identity);
+          return { location: await this.issueCliCode(flow, flow.linkUserId, identity), signedIn: null };
+        }
+        await this.link(flow.linkUserId, identity);
+        return { location: `${this.config.appUrl}${flow.redirect ?? ''}`, signedIn: null };
       }
-      const user = await this.findOrCreateUser(profile);
-      if (flow.cliRedirect !== null) {
-        // The route requires a challenge for every command-line sign-in; a flow without one was not made here.
-        if (flow.codeChallenge === null) throw new SignInFailure('invalid_state');
-        const code = randomToken();
-        await this.repository.insertCliCode(
-          { hash: hashToken(code), userId: user.id, redirectUri: flow.cliRedirect, codeChallenge: flow.codeChallenge },
-          CLI_CODE_SECONDS,
-        );
-        return { location: withParam(flow.cliRedirect, 'code', code), signedIn: null };
-      }
+      const user = await this.findOrCreateUser(identity, account);
+      if (flow.cliRedirect !== null) return { location: await this.issueCliCode(flow, user.id, null), signedIn: null };
       const signedIn = await this.signIn(user);
       return { location: `${this.config.appUrl}${flow.redirect ?? ''}`, signedIn };
     } catch (error) {
@@ -181,11 +176,44 @@ export class IdpService {
    * of the challenge its flow started with: a new 1-day session. Any failed attempt uses the code up.
    */
   async exchangeCliCode(code: string, redirectUri: string, codeVerifier: string | undefined): Promise<SignedIn> {
-    const issued = await this.repository.consumeCliCode(hashToken(code));
-    if (!issued || issued.redirect_uri !== redirectUri || !verifierMatches(issued.code_challenge, codeVerifier)) throw invalidCliCode();
+    const issued = await this.redeemCliCode(code, redirectUri, codeVerifier);
+    if (issued.link !== null) throw invalidCliCode();
     const user = await this.users.findUserById(issued.user_id);
     if (!user) throw invalidCliCode();
     return this.signIn(user);
+  }
+
+  /**
+   * Redeems a command-line link code, like `exchangeCliCode`, for the account that started the link only:
+   * links its provider identity to `userId`. 409 IDENTITY_IN_USE when another account took it meanwhile.
+   */
+  async linkWithCliCode(userId: string, code: string, redirectUri: string, codeVerifier: string | undefined): Promise<void> {
+    const issued = await this.redeemCliCode(code, redirectUri, codeVerifier);
+    if (issued.link === null || issued.user_id !== userId) throw invalidCliCode();
+    const owner = await this.repository.linkExisting(issued.link.issuer, issued.link.subject, userId);
+    if (owner !== userId) {
+      throw new ApiError(409, 'IDENTITY_IN_USE', 'This identity-provider account is already linked to another account');
+    }
+  }
+
+  /** Uses the code up, then checks it: its redirect, and the verifier of its challenge. */
+  private async redeemCliCode(code: string, redirectUri: string, codeVerifier: string | undefined): Promise<{ user_id: string; link: Identity | null }> {
+    const issued = await this.repository.consumeCliCode(hashToken(code));
+    if (!issued || issued.redirect_uri !== redirectUri || !verifierMatches(issued.code_challenge, codeVerifier)) throw invalidCliCode();
+    const link = issued.link_issuer !== null && issued.link_subject !== null ? { issuer: issued.link_issuer, subject: issued.link_subject } : null;
+    return { user_id: issued.user_id, link };
+  }
+
+  /** A one-time code for the command line's loopback listener, redeemable only with its verifier; the landing. */
+  private async issueCliCode(flow: IdpFlow, userId: string, link: Identity | null): Promise<string> {
+    // The route requires a challenge for every command-line flow: a flow without one was not made here.
+    if (flow.cliRedirect === null || flow.codeChallenge === null) throw new SignInFailure('invalid_state');
+    const code = randomToken();
+    await this.repository.insertCliCode(
+      { hash: hashToken(code), userId, redirectUri: flow.cliRedirect, codeChallenge: flow.codeChallenge, link },
+      CLI_CODE_SECONDS,
+    );
+    return withParam(flow.cliRedirect, 'code', code);
   }
 
   private async signIn(user: UserRow): Promise<SignedIn> {
@@ -227,11 +255,8 @@ export class IdpService {
 
     const email = emailSchema.safeParse(claims.email);
     return {
-      issuer: configuration.serverMetadata().issuer,
-      subject: String(claims.sub),
-      email: email.success ? email.data : null,
-      emailVerified: claims.email_verified === true,
-      name: email.success ? displayName(claims, email.data) : '',
+      identity: { issuer: configuration.serverMetadata().issuer, subject: String(claims.sub) },
+      account: email.success ? { email: email.data, emailVerified: claims.email_verified === true, name: displayName(claims, email.data) } : null,
     };
   }
 
@@ -240,16 +265,15 @@ export class IdpService {
    * that email is never taken over (whoever registered the address first may not own it): account_exists,
    * and its owner links the provider explicitly while signed in.
    */
-  private async findOrCreateUser(profile: ProviderProfile): Promise<UserRow> {
-    const linked = await this.repository.findLinkedUser(profile.issuer, profile.subject);
+  private async findOrCreateUser(identity: Identity, account: ProviderProfile['account']): Promise<UserRow> {
+    const linked = await this.repository.findLinkedUser(identity.issuer, identity.subject);
     if (linked) return linked;
-    const { email } = profile;
-    if (email === null) throw new SignInFailure('email_missing');
-    if (await this.users.findUserByEmail(email)) throw new SignInFailure('account_exists');
+    if (account === null) throw new SignInFailure('email_missing');
+    if (await this.users.findUserByEmail(account.email)) throw new SignInFailure('account_exists');
     try {
       return await this.sql.begin(async (tx) => {
-        const user = await this.auth.createIdpUser(tx, { email, name: profile.name, emailVerified: profile.emailVerified });
-        await this.repository.linkNew(tx, profile.issuer, profile.subject, user.id);
+        const user = await this.auth.createIdpUser(tx, account);
+        await this.repository.linkNew(tx, identity.issuer, identity.subject, user.id);
         return user;
       });
     } catch (error) {
@@ -260,11 +284,17 @@ export class IdpService {
   }
 
   /** Links the subject to the account that asked, whatever the provider's email; a subject has one account. */
-  private async link(userId: string, profile: ProviderProfile): Promise<void> {
-    const owner = await this.repository.linkExisting(profile.issuer, profile.subject, userId);
+  private async link(userId: string, identity: Identity): Promise<void> {
+    const owner = await this.repository.linkExisting(identity.issuer, identity.subject, userId);
     // The account that asked was deleted meanwhile: its request lapsed with it.
     if (owner === null) throw new SignInFailure('expired_flow');
     if (owner !== userId) throw new SignInFailure('identity_in_use');
+  }
+
+  /** Before a command line is handed a link code: the subject is free, or already this account's. */
+  private async requireLinkable(userId: string, identity: Identity): Promise<void> {
+    const owner = await this.repository.findLinkedUser(identity.issuer, identity.subject);
+    if (owner !== null && owner.id !== userId) throw new SignInFailure('identity_in_use');
   }
 
   private failure(cliRedirect: string | null, code: IdpError): CallbackOutcome {
@@ -289,6 +319,9 @@ export class IdpService {
     return this.configuration;
   }
 }
+
+/** A flow made by `handOff`: a command-line link, which links nothing until the command line redeems its code. */
+const isHandOff = (flow: IdpFlow): boolean => flow.linkUserId !== null && flow.cliRedirect !== null && flow.codeChallenge !== null;
 
 function newFlow(target: FlowRequest): IdpFlow {
   return {

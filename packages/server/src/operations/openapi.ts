@@ -156,6 +156,7 @@ const schemas: Record<string, Schema> = {
           'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
           'ALREADY_MEMBER', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
           'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
+          'IDENTITY_IN_USE',
         ],
       },
       requestId: { type: 'string' },
@@ -355,14 +356,15 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Keeps the flow in a signed, HttpOnly, 10-minute cookie. `redirect` is honoured only as a same-origin path. ' +
         '`cliRedirect` (a loopback http URL with a port) makes the callback hand a one-time code to the command-line client ' +
-        'instead of setting cookies; a command-line sign-in must send `code_challenge`, base64url(SHA-256(verifier)) of a ' +
-        'random verifier it keeps, and present that verifier to the exchange. ' +
+        'instead of setting cookies; every command-line flow must send `code_challenge`, base64url(SHA-256(verifier)) of a ' +
+        'random verifier it keeps, and present that verifier to redeem the code. ' +
         '`link=1` links instead of signing in: the caller must be signed in (the access_token cookie, or a Bearer token); ' +
         'the callback links the provider subject that comes back to the caller\'s account, whatever the provider\'s email, ' +
-        'and sets no cookies (the caller stays signed in as they were). With a Bearer token (a program, not the browser) ' +
-        'the 302 goes instead to this endpoint with `flow=<sealed flow>`: the address to open in the browser, which sets ' +
-        'the flow cookie there and goes on to the provider; whoever opens it within 10 minutes links their provider ' +
-        'account to the caller\'s.',
+        'and sets no cookies (the caller stays signed in as they were). With a Bearer token (a program, not the browser), ' +
+        'cliRedirect and code_challenge are required and the 302 goes to this endpoint with `flow=<sealed flow>`: the ' +
+        'address to open in the browser, which sets the flow cookie there and goes on to the provider. The callback then ' +
+        'hands the loopback a one-time code, and the link is made only by POST /api/auth/idp/link with the caller\'s token ' +
+        'and the verifier. `flow=` resumes only such command-line links.',
       security: [{}, { bearer: [] }],
       parameters: [
         { name: 'redirect', in: 'query', required: false, schema: { type: 'string' } },
@@ -375,14 +377,14 @@ const paths: Record<string, Record<string, unknown>> = {
           schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
         },
         { name: 'link', in: 'query', required: false, description: '1: link the provider to the signed-in caller', schema: { type: 'string', enum: ['1'] } },
-        { name: 'flow', in: 'query', required: false, description: 'A flow handed off by a Bearer-authenticated link=1', schema: { type: 'string' } },
+        { name: 'flow', in: 'query', required: false, description: 'A command-line link flow handed off by a Bearer-authenticated link=1', schema: { type: 'string' } },
       ],
       responses: {
         '302': {
           description:
             'To the provider (or, for link=1 with a Bearer token, to this endpoint with flow=); to APP_URL (or cliRedirect) with ' +
-            '?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a handed-off flow ' +
-            'past its 10 minutes or tampered with',
+            '?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a flow= past its ' +
+            '10 minutes, tampered with, or not a command-line link',
         },
         ...errors(400),
         '401': unauthorized('UNAUTHENTICATED / TOKEN_EXPIRED: link=1 without a signed-in caller'),
@@ -398,8 +400,9 @@ const paths: Record<string, Record<string, unknown>> = {
         'Finds the account linked to the provider subject. Else, when an account has the provider\'s email, it is not linked ' +
         '(whoever registered the address may not own it): authError=account_exists, and the owner links explicitly with ' +
         'link=1. Else it creates the account, and redeems the pending invitations of its email only when the provider says ' +
-        'email_verified: true. A link=1 flow links the subject to the account that started it and sets no cookies: it lands ' +
-        'on APP_URL (plus the redirect path), or on the loopback cliRedirect with ?linked=1. Failures redirect to APP_URL ' +
+        'email_verified: true. A browser link=1 flow links the subject to the account that started it and sets no cookies: ' +
+        'it lands on APP_URL (plus the redirect path). A command-line link=1 flow lands on the loopback cliRedirect with ' +
+        '?code=<one-time code> for POST /api/auth/idp/link, linking nothing by itself. Failures redirect to APP_URL ' +
         'with ?authError=<code> and set nothing. For command-line sign-ins it redirects to the loopback cliRedirect with ' +
         '?code=<one-time code> (60 s, single use, exchanged only with the verifier of the flow\'s code_challenge), and failures ' +
         'go there too. authError is one of expired_flow (flow cookie missing or past its 10 minutes, or the linking account ' +
@@ -429,8 +432,37 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: {
         '200': withCookies(ok(ref('AuthResult'))),
         ...errors(400, 413, 415),
-        '401': unauthorized('INVALID_CREDENTIALS: unknown, used or expired code, another redirectUri, or a missing or wrong codeVerifier'),
+        '401': unauthorized('INVALID_CREDENTIALS: unknown, used or expired code, another redirectUri, a missing or wrong codeVerifier, or a link code'),
         '404': problem('IDP_DISABLED'),
+      },
+    },
+  },
+  '/api/auth/idp/link': {
+    post: {
+      tags: ['identity provider'],
+      security: bearer,
+      summary: "Redeem the one-time code of a command-line link=1 flow, with its verifier: links the provider account to the caller's",
+      description:
+        'Only the account that started the link, with the verifier of its code_challenge, for the loopback redirect the ' +
+        'code was sent to. Any refused attempt uses the code up. The caller\'s session is unchanged.',
+      requestBody: {
+        required: true,
+        ...json(
+          object(
+            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
+            ['code', 'redirectUri'],
+          ),
+        ),
+      },
+      responses: {
+        '200': ok(object({ ok: { type: 'boolean', const: true } })),
+        ...errors(400, 413, 415),
+        '401': unauthorized(
+          'UNAUTHENTICATED / TOKEN_EXPIRED: no valid token; INVALID_CREDENTIALS: unknown, used or expired code, another ' +
+            'redirectUri or account, a missing or wrong codeVerifier, or a sign-in code',
+        ),
+        '404': problem('IDP_DISABLED'),
+        '409': problem('IDENTITY_IN_USE: another account linked this provider account after the code was issued'),
       },
     },
   },
