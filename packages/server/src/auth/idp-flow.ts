@@ -95,7 +95,7 @@ export function isLoopbackRedirect(value: string): boolean {
 }
 
 /** RFC 7636 S256: base64url(SHA-256(verifier)), 43 characters. */
-export const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
 
 export const isS256Challenge = (value: unknown): value is string => typeof value === 'string' && /^[\w-]{43}$/.test(value);
 

@@ -37,21 +37,22 @@ export class IdpRoutes implements Feature {
       if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
         throw invalidField('cliRedirect', 'must be an http URL on 127.0.0.1, [::1] or localhost with an explicit port');
       }
+      const challenge = isS256Challenge(codeChallenge) ? codeChallenge : null;
       // A command-line flow's code goes to the process that holds the verifier of this challenge, only.
-      if (cliRedirect !== undefined && !isS256Challenge(codeChallenge)) {
+      if (cliRedirect !== undefined && challenge === null) {
         throw invalidField('code_challenge', 'must be the S256 challenge (43 base64url characters) of a command-line flow');
       }
-      const target = { redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null, codeChallenge: codeChallenge ?? null };
+      const target = { redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null, codeChallenge: challenge };
       if (link !== '1') return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: null }));
 
       const { userId } = await this.guard.authenticate(req, { allowCookie: true });
       if (bearerToken(req) === undefined) return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: userId }));
       // A Bearer token comes from a program, not from the browser that must carry the flow cookie to the
       // callback: it gets the address to open there, and redeems the outcome at its loopback listener.
-      if (cliRedirect === undefined || !isS256Challenge(codeChallenge)) {
+      if (cliRedirect === undefined || challenge === null) {
         throw invalidField('cliRedirect', 'a program links through its loopback redirect, with code_challenge');
       }
-      redirectTo(res, this.idp.handOff({ ...target, cliRedirect, codeChallenge, linkUserId: userId }));
+      redirectTo(res, this.idp.handOff({ ...target, cliRedirect, codeChallenge: challenge, linkUserId: userId }));
     });
 
     app.get(CALLBACK_PATH, async (req, res) => {
