@@ -143,6 +143,10 @@ describe('band auth login --web', () => {
       const result = await plainUser.band(['auth', 'login', '--web']);
       expect(result.code).toBe(EXIT.notFound);
       expect(result.stderr).toContain('IDP_DISABLED');
+      await registerWithCli(plainUser, 'no-idp@band.example.com');
+      const link = await plainUser.band(['auth', 'link', '--web']);
+      expect(link.code).toBe(EXIT.notFound);
+      expect(link.stderr).toContain('identity provider');
     } finally {
       await plainUser.cleanup();
       await plain.close();
