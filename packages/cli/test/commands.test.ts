@@ -293,7 +293,7 @@ describe('band completion and help', () => {
 
   it('has --help with examples on every command', async () => {
     const groups: Record<string, string[]> = {
-      auth: ['register', 'login', 'logout', 'status', 'token'],
+      auth: ['register', 'login', 'link', 'logout', 'status', 'token'],
       project: ['list', 'create', 'show', 'update', 'delete'],
       member: ['invite', 'revoke-invite', 'role', 'remove'],
       invitation: ['accept', 'show'],

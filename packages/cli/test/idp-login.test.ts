@@ -5,7 +5,7 @@ import type {} from '../../server/test/support/global-setup.js';
 import { startServerWithProvider, type TestProvider } from '../../server/test/support/oidc-provider.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { EXIT } from '../src/exit-codes.js';
-import { BAND, type CliUser, cliUser, type RunResult } from './support/cli.js';
+import { BAND, type CliUser, cliUser, registerWithCli, type RunResult } from './support/cli.js';
 
 let server: TestServer;
 let provider: TestProvider;
@@ -22,11 +22,11 @@ afterAll(async () => {
 });
 
 /**
- * Starts `band auth login --web` for `who`, which keeps running until the browser comes back. No display and
- * CI set: it opens no browser and prints the address instead.
+ * Starts `band auth login --web` (or `link --web`) for `who`, which keeps running until the browser comes back.
+ * No display and CI set: it opens no browser and prints the address instead.
  */
-function webLogin(who: CliUser): { child: ChildProcessWithoutNullStreams; output: () => string; finished: Promise<RunResult> } {
-  const child = spawn(process.execPath, [BAND, '--insecure-storage', 'auth', 'login', '--web'], { env: { ...who.env, CI: 'true' } });
+function webLogin(who: CliUser, command: 'login' | 'link' = 'login'): { child: ChildProcessWithoutNullStreams; output: () => string; finished: Promise<RunResult> } {
+  const child = spawn(process.execPath, [BAND, '--insecure-storage', 'auth', command, '--web'], { env: { ...who.env, CI: 'true' } });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -35,10 +35,10 @@ function webLogin(who: CliUser): { child: ChildProcessWithoutNullStreams; output
   return { child, output: () => stdout + stderr, finished };
 }
 
-/** The address `band auth login --web` prints for the user to open. */
+/** The address `band auth login --web` (or `link --web`) prints for the user to open. */
 async function printedAddress(run: ReturnType<typeof webLogin>): Promise<string> {
   for (let waited = 0; waited < 20_000; waited += 50) {
-    const found = /open this address in a browser to log in: (\S+)/.exec(run.output());
+    const found = /open this address in a browser to [\w ]+: (\S+)/.exec(run.output());
     if (found) return found[1]!;
     if (run.child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -50,7 +50,7 @@ async function printedAddress(run: ReturnType<typeof webLogin>): Promise<string>
  * Plays the browser: opens the printed address on our server, signs in at the provider, follows the
  * callback, and delivers its redirect to the command's loopback listener. Returns that listener's page.
  */
-async function browser(address: string, subject: string): Promise<{ loopback: URL; page: string }> {
+async function browser(address: string, subject: string, intercept?: (loopback: URL) => Promise<void>): Promise<{ loopback: URL; page: string }> {
   const start = await fetch(address, { redirect: 'manual' });
   expect(start.status).toBe(302);
   const flowCookie = start.headers.getSetCookie().find((cookie) => cookie.startsWith('idp_flow='))!.split(';')[0]!;
@@ -58,6 +58,7 @@ async function browser(address: string, subject: string): Promise<{ loopback: UR
   const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: flowCookie } });
   expect(callback.status).toBe(302);
   const loopback = new URL(callback.headers.get('location')!);
+  await intercept?.(loopback);
   const page = await (await fetch(loopback)).text();
   return { loopback, page };
 }
@@ -68,6 +69,7 @@ describe('band auth login --web', () => {
     const login = webLogin(user);
     const address = await printedAddress(login);
     expect(new URL(address).pathname).toBe('/api/auth/idp');
+    expect(new URL(address).searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
     const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
     expect(cliRedirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\/[0-9a-f]{32}$/);
     // Only the unguessable path takes a code: another local page cannot log the command in as someone else.
@@ -96,19 +98,42 @@ describe('band auth login --web', () => {
     expect(replay.status).toBe(401);
   });
 
+  it('binds the one-time code to the process: a code caught on its way to the listener is refused without the verifier, and burnt', async () => {
+    provider.accounts.set('caught-user', { email: 'caught.user@idp.example.com', email_verified: true });
+    const other = await cliUser(server.url);
+    try {
+      const login = webLogin(other);
+      const address = await printedAddress(login);
+      const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
+      await browser(address, 'caught-user', async (loopback) => {
+        const caught = await fetch(`${server.url}/api/auth/idp/exchange`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ code: loopback.searchParams.get('code'), redirectUri: cliRedirect }),
+        });
+        expect(caught.status).toBe(401);
+      });
+      const result = await login.finished;
+      expect(result.code).toBe(EXIT.auth);
+      expect((await other.band(['auth', 'status'])).code).toBe(EXIT.auth);
+    } finally {
+      await other.cleanup();
+    }
+  });
+
   it('fails with the provider-side reason when the sign-in is refused', async () => {
     await fetch(`${server.url}/api/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'taken@idp.example.com', password: 'password-1', name: 'Taken' }),
     });
-    provider.accounts.set('unverified', { email: 'taken@idp.example.com', email_verified: false });
+    provider.accounts.set('same-email', { email: 'taken@idp.example.com', email_verified: true });
     const login = webLogin(user);
-    const { page } = await browser(await printedAddress(login), 'unverified');
-    expect(page).toContain('email_not_verified');
+    const { page } = await browser(await printedAddress(login), 'same-email');
+    expect(page).toContain('account_exists');
     const result = await login.finished;
     expect(result.code).toBe(EXIT.auth);
-    expect(result.stderr).toContain('email_not_verified');
+    expect(result.stderr).toContain('account_exists');
   });
 
   it('says the server has no identity provider instead of waiting', async () => {
@@ -118,9 +143,56 @@ describe('band auth login --web', () => {
       const result = await plainUser.band(['auth', 'login', '--web']);
       expect(result.code).toBe(EXIT.notFound);
       expect(result.stderr).toContain('IDP_DISABLED');
+      await registerWithCli(plainUser, 'no-idp@band.example.com');
+      const link = await plainUser.band(['auth', 'link', '--web']);
+      expect(link.code).toBe(EXIT.notFound);
+      expect(link.stderr).toContain('identity provider');
     } finally {
       await plainUser.cleanup();
       await plain.close();
+    }
+  });
+});
+
+describe('band auth link --web', () => {
+  it('links the provider account to the signed-in account, which a later login --web then signs in to', async () => {
+    const linker = await cliUser(server.url);
+    const later = await cliUser(server.url);
+    try {
+      await registerWithCli(linker, 'linker@band.example.com');
+      provider.accounts.set('link-subject', { email: 'linker-elsewhere@idp.example.com', email_verified: false });
+      const link = webLogin(linker, 'link');
+      const { loopback, page } = await browser(await printedAddress(link), 'link-subject');
+      expect(loopback.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
+      expect(page).toContain('Back to band');
+      const result = await link.finished;
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('Linked your identity-provider account to');
+      expect(result.stdout).toContain('linker@band.example.com');
+      const [linkedTo] = await server.sql`select u.email from identities i join users u on u.id = i.user_id where i.subject = 'link-subject'`;
+      expect(linkedTo).toEqual({ email: 'linker@band.example.com' });
+      const status = await linker.band(['--json', 'auth', 'status']);
+      expect(JSON.parse(status.stdout)).toMatchObject({ email: 'linker@band.example.com' });
+
+      const login = webLogin(later);
+      await browser(await printedAddress(login), 'link-subject');
+      expect((await login.finished).code).toBe(0);
+      const laterStatus = await later.band(['--json', 'auth', 'status']);
+      expect(JSON.parse(laterStatus.stdout)).toMatchObject({ email: 'linker@band.example.com' });
+    } finally {
+      await linker.cleanup();
+      await later.cleanup();
+    }
+  });
+
+  it('needs --web and a login', async () => {
+    const stranger = await cliUser(server.url);
+    try {
+      expect((await stranger.band(['auth', 'link'])).code).toBe(EXIT.usage);
+      const result = await stranger.band(['auth', 'link', '--web']);
+      expect(result.code).toBe(EXIT.auth);
+    } finally {
+      await stranger.cleanup();
     }
   });
 });

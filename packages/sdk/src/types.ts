@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'IDP_DISABLED'
   | 'EMAIL_TAKEN'
+  | 'IDENTITY_IN_USE'
   | 'ALREADY_MEMBER'
   | 'INVITATION_EMAIL_MISMATCH'
   | 'LAST_ADMIN'
@@ -102,10 +103,17 @@ export interface LogoutResult {
   ok: true;
 }
 
-/** `POST /api/auth/idp/exchange`: the one-time code of a command-line IdP sign-in and its loopback redirect. */
+/** `POST /api/auth/idp/exchange` and `/link`: the one-time code of a command-line IdP flow and its loopback redirect. */
 export interface IdpExchangeRequest {
   code: string;
   redirectUri: string;
+  /** The random verifier whose S256 challenge started the sign-in; a code exchanged without it is used up. */
+  codeVerifier: string;
+}
+
+/** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
+export interface IdpLinkResult {
+  ok: true;
 }
 
 // ---- projects and members (§4)

@@ -126,11 +126,11 @@ describe('auth', () => {
 
   it('builds the identity-provider address and reports IDP_DISABLED when it is off', async () => {
     const client = new BandClient({ baseUrl: `${server.url}/` });
-    expect(client.auth.idpUrl({ cliRedirect: 'http://127.0.0.1:5000/cb' })).toBe(
-      `${server.url}/api/auth/idp?cliRedirect=${encodeURIComponent('http://127.0.0.1:5000/cb')}`,
+    expect(client.auth.idpUrl({ cliRedirect: 'http://127.0.0.1:5000/cb', codeChallenge: 'challenge' })).toBe(
+      `${server.url}/api/auth/idp?cliRedirect=${encodeURIComponent('http://127.0.0.1:5000/cb')}&code_challenge=challenge`,
     );
     expect(client.auth.idpUrl()).toBe(`${server.url}/api/auth/idp`);
-    await expect(client.auth.exchangeIdpCode({ code: 'x', redirectUri: 'http://127.0.0.1:5000/cb' })).rejects.toMatchObject({
+    await expect(client.auth.exchangeIdpCode({ code: 'x', redirectUri: 'http://127.0.0.1:5000/cb', codeVerifier: 'x' })).rejects.toMatchObject({
       status: 404,
       code: 'IDP_DISABLED',
     });

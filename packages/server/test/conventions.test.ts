@@ -94,9 +94,12 @@ describe('a path id that is not a UUID', () => {
 });
 
 describe('JSON bodies', () => {
-  /** Routes that read a JSON body; the upload is multipart only and the IdP exchange answers 404 IDP_DISABLED here. */
+  /** Routes that read a JSON body; the upload is multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
   const jsonRoutes = () =>
-    routes().filter(({ method, path }) => (method === 'POST' || method === 'PUT') && path !== '/api/files/upload' && path !== '/api/auth/idp/exchange');
+    routes().filter(
+      ({ method, path }) =>
+        (method === 'POST' || method === 'PUT') && path !== '/api/files/upload' && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
+    );
   const send = (method: string, path: string, body: string, contentType: string) =>
     fx.api.request(method, fill(path, realId), { token: fx.actors.projectAdmin.token, body, headers: { 'content-type': contentType } });
 

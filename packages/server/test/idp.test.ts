@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_COOKIE, sealFlow } from '../src/auth/idp-flow.js';
 import { client } from './support/http.js';
@@ -136,26 +137,44 @@ describe('browser sign-in', () => {
     expect(login.body.code).toBe('INVALID_CREDENTIALS');
   });
 
-  it('links an existing account by email when the provider says the email is verified', async () => {
-    const existing = await api.register();
-    const { subject } = providerAccount({ email: existing.user.email.toUpperCase(), email_verified: true });
+  it('never puts a provider sign-in into an existing account with its email (pre-hijacking): account_exists, nothing set', async () => {
+    const attacker = await api.register({ email: `victim-${subjects}@corp.test` });
+    const { subject } = providerAccount({ email: attacker.user.email.toUpperCase(), email_verified: true });
+    const sessionsBefore = await server.sql`select id from sessions where user_id = ${attacker.user.id}`;
+
     const { location, headers } = await signIn(subject);
-    expect(location).toBe(TEST_APP_URL);
-    const me = await api.request('GET', '/api/auth/me', { token: cookieValue(headers, 'access_token') });
-    expect(me.body.id).toBe(existing.user.id);
-    const links = await server.sql`select issuer from identities where subject = ${subject} and user_id = ${existing.user.id}`;
-    expect(links).toEqual([{ issuer: provider.issuer }]);
-    const login = await api.request('POST', '/api/auth/login', { json: { email: existing.user.email, password: existing.password } });
+    expect(location).toBe(`${TEST_APP_URL}/?authError=account_exists`);
+    expectNoAuthCookies(headers);
+    expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+    expect(await server.sql`select id from sessions where user_id = ${attacker.user.id}`).toEqual(sessionsBefore);
+    const login = await api.request('POST', '/api/auth/login', { json: { email: attacker.user.email, password: attacker.password } });
     expect(login.status).toBe(200);
   });
 
-  it('refuses to link an existing account to an unverified email, and sets nothing', async () => {
+  it('answers account_exists for an unverified email of an existing account too', async () => {
     const existing = await api.register();
     const { subject } = providerAccount({ email: existing.user.email, email_verified: false });
     const { location, headers } = await signIn(subject);
-    expect(location).toBe(`${TEST_APP_URL}/?authError=email_not_verified`);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=account_exists`);
     expectNoAuthCookies(headers);
     expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+  });
+
+  it('creates an account for an unverified email without redeeming the invitations sent to it', async () => {
+    const inviter = await api.register();
+    const { subject, email } = providerAccount({ email_verified: false });
+    const [project] = await server.sql<{ id: string }[]>`insert into projects (name) values ('Not for the unverified') returning id`;
+    await server.sql`insert into project_members (project_id, user_id, role) values (${project!.id}, ${inviter.user.id}, 'ADMIN')`;
+    await server.sql`
+      insert into invitations (project_id, email, role, invited_by, expires_at)
+      values (${project!.id}, ${email}, 'ADMIN', ${inviter.user.id}, now() + interval '1 day')`;
+
+    const { location, headers } = await signIn(subject);
+    expect(location).toBe(TEST_APP_URL);
+    const me = await api.request('GET', '/api/auth/me', { token: cookieValue(headers, 'access_token') });
+    expect(me.body.email).toBe(email);
+    expect(await server.sql`select 1 from project_members where user_id = ${me.body.id}`).toEqual([]);
+    expect(await server.sql`select 1 from invitations where project_id = ${project!.id}`).toHaveLength(1);
   });
 
   it('creates an account for an unverified email nobody has yet', async () => {
@@ -183,6 +202,156 @@ describe('browser sign-in', () => {
     const { subject } = providerAccount();
     const { location } = await signIn(subject, `?redirect=${encodeURIComponent(redirect)}`);
     expect(location).toBe(TEST_APP_URL);
+  });
+});
+
+describe('explicit linking (?link=1)', () => {
+  /** GET /api/auth/idp?link=1 as the browser of a signed-in user (its access_token cookie), through to the callback. */
+  async function linkInBrowser(accessToken: string, subject: string, query = '') {
+    const response = await api.request('GET', `/api/auth/idp?link=1${query}`, { headers: { cookie: `access_token=${accessToken}` } });
+    expect(response.status).toBe(302);
+    const callbackUrl = await provider.signIn(response.headers.get('location')!, subject);
+    return callback(callbackUrl, cookieValue(response.headers, FLOW_COOKIE));
+  }
+
+  it('links the provider subject to the signed-in account whatever its email, keeps the caller as they were, and later sign-ins land there', async () => {
+    const owner = await api.register();
+    const { subject } = providerAccount({ email: 'someone-else-entirely@idp.example.com', email_verified: false });
+    const { location, headers } = await linkInBrowser(owner.accessToken, subject, `&redirect=${encodeURIComponent('/settings')}`);
+    expect(location).toBe(`${TEST_APP_URL}/settings`);
+    expectNoAuthCookies(headers);
+    expect(await server.sql`select user_id from identities where subject = ${subject}`).toEqual([{ user_id: owner.user.id }]);
+    expect(await server.sql`select 1 from users where email = 'someone-else-entirely@idp.example.com'`).toEqual([]);
+    expect((await api.request('GET', '/api/auth/me', { token: owner.accessToken })).status).toBe(200);
+
+    const later = await signIn(subject);
+    expect(later.location).toBe(TEST_APP_URL);
+    const me = await api.request('GET', '/api/auth/me', { token: cookieValue(later.headers, 'access_token') });
+    expect(me.body.id).toBe(owner.user.id);
+  });
+
+  it('links the account whose email the provider shares, which a plain sign-in refuses', async () => {
+    const owner = await api.register();
+    const { subject } = providerAccount({ email: owner.user.email, email_verified: true });
+    expect((await signIn(subject)).location).toBe(`${TEST_APP_URL}/?authError=account_exists`);
+    expect((await linkInBrowser(owner.accessToken, subject)).location).toBe(TEST_APP_URL);
+    const me = await api.request('GET', '/api/auth/me', { token: cookieValue((await signIn(subject)).headers, 'access_token') });
+    expect(me.body.id).toBe(owner.user.id);
+  });
+
+  it('refuses a subject already linked to another account with identity_in_use, and sets nothing', async () => {
+    const { subject } = providerAccount();
+    await signIn(subject);
+    const other = await api.register();
+    const { location, headers } = await linkInBrowser(other.accessToken, subject);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=identity_in_use`);
+    expectNoAuthCookies(headers);
+    expect(await server.sql`select user_id from identities where subject = ${subject} and user_id = ${other.user.id}`).toEqual([]);
+  });
+
+  it('answers link=1 without a signed-in caller with 401, and starts nothing', async () => {
+    for (const headers of [{}, { cookie: 'access_token=not-a-token' }] as Record<string, string>[]) {
+      const response = await api.request('GET', '/api/auth/idp?link=1', { headers });
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('UNAUTHENTICATED');
+      expect(setCookies(response.headers)).toEqual([]);
+    }
+  });
+
+  describe('from the command line (a Bearer token)', () => {
+    const cliRedirect = 'http://127.0.0.1:53682/callback';
+    const codeVerifier = randomBytes(32).toString('base64url');
+    const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+    const linkQuery = `?link=1&cliRedirect=${encodeURIComponent(cliRedirect)}&code_challenge=${codeChallenge}`;
+
+    /** The hand-off address, opened in the browser, through the provider as `subject`: the loopback landing. */
+    async function cliLink(accessToken: string, subject: string) {
+      const started = await api.request('GET', `/api/auth/idp${linkQuery}`, { token: accessToken });
+      expect(started.status).toBe(302);
+      expect(setCookies(started.headers)).toEqual([]);
+      const handOff = new URL(started.headers.get('location')!);
+      expect(`${handOff.origin}${handOff.pathname}`).toBe(`${server.config.publicUrl}/api/auth/idp`);
+      const inBrowser = await start(handOff.search);
+      expect(new URL(inBrowser.authorizationUrl).origin).toBe(provider.issuer);
+      const callbackUrl = await provider.signIn(inBrowser.authorizationUrl, subject);
+      return callback(callbackUrl, inBrowser.flowCookie);
+    }
+    const redeem = (accessToken: string, json: Record<string, string>) =>
+      api.request('POST', '/api/auth/idp/link', { token: accessToken, json: { redirectUri: cliRedirect, codeVerifier, ...json } });
+
+    it('hands back an address for the browser; the link is made only when the command line redeems its code with verifier and token', async () => {
+      const owner = await api.register();
+      const { subject } = providerAccount({ email: 'cli-link-elsewhere@idp.example.com' });
+      const { location, headers } = await cliLink(owner.accessToken, subject);
+      expectNoAuthCookies(headers);
+      const landing = new URL(location);
+      expect(`${landing.origin}${landing.pathname}`).toBe(cliRedirect);
+      const code = landing.searchParams.get('code')!;
+      expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+
+      const linked = await redeem(owner.accessToken, { code });
+      expect(linked.status).toBe(200);
+      expect(linked.body).toEqual({ ok: true });
+      expect(await server.sql`select user_id from identities where subject = ${subject}`).toEqual([{ user_id: owner.user.id }]);
+      expect((await redeem(owner.accessToken, { code })).status).toBe(401);
+      const later = await signIn(subject);
+      expect((await api.request('GET', '/api/auth/me', { token: cookieValue(later.headers, 'access_token') })).body.id).toBe(owner.user.id);
+    });
+
+    it('links nothing for whoever else completes the address: the code is refused without the verifier, for another account, and as a sign-in', async () => {
+      const owner = await api.register();
+      const other = await api.register();
+      for (const attempt of [
+        (code: string) => redeem(owner.accessToken, { code, codeVerifier: randomBytes(32).toString('base64url') }),
+        (code: string) => api.request('POST', '/api/auth/idp/link', { token: owner.accessToken, json: { code, redirectUri: cliRedirect } }),
+        (code: string) => redeem(other.accessToken, { code }),
+        (code: string) => api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect, codeVerifier } }),
+      ]) {
+        const { subject } = providerAccount();
+        const code = new URL((await cliLink(owner.accessToken, subject)).location).searchParams.get('code')!;
+        const refused = await attempt(code);
+        expect(refused.status).toBe(401);
+        expect(refused.body.code).toBe('INVALID_CREDENTIALS');
+        expect((await redeem(owner.accessToken, { code })).status).toBe(401);
+        expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+      }
+    });
+
+    it('answers identity_in_use at the loopback, and 409 IDENTITY_IN_USE when another account took the subject before the redeeming', async () => {
+      const owner = await api.register();
+      const { subject } = providerAccount();
+      await signIn(subject);
+      expect((await cliLink(owner.accessToken, subject)).location).toBe(`${cliRedirect}?authError=identity_in_use`);
+
+      const free = providerAccount();
+      const code = new URL((await cliLink(owner.accessToken, free.subject)).location).searchParams.get('code')!;
+      await signIn(free.subject);
+      const late = await redeem(owner.accessToken, { code });
+      expect(late.status).toBe(409);
+      expect(late.body.code).toBe('IDENTITY_IN_USE');
+    });
+
+    it('refuses a Bearer link without a loopback redirect and challenge, and POST /api/auth/idp/link without a token', async () => {
+      const owner = await api.register();
+      const bare = await api.request('GET', '/api/auth/idp?link=1', { token: owner.accessToken });
+      expect(bare.status).toBe(400);
+      expect(bare.body.errors[0].field).toBe('cliRedirect');
+      const anonymous = await api.request('POST', '/api/auth/idp/link', { json: { code: 'x', redirectUri: cliRedirect, codeVerifier } });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.code).toBe('UNAUTHENTICATED');
+    });
+
+    it('resumes only a handed-off command-line link: a sign-in or browser-link flow planted through ?flow= is refused', async () => {
+      const owner = await api.register();
+      const signInFlow = (await start(`?cliRedirect=${encodeURIComponent(cliRedirect)}&code_challenge=${codeChallenge}`)).flowCookie;
+      const browserLink = await api.request('GET', '/api/auth/idp?link=1', { headers: { cookie: `access_token=${owner.accessToken}` } });
+      for (const planted of [signInFlow, cookieValue(browserLink.headers, FLOW_COOKIE)!]) {
+        const response = await api.request('GET', `/api/auth/idp?flow=${encodeURIComponent(planted)}`);
+        expect(response.status).toBe(302);
+        expect(response.headers.get('location')).toBe(`${TEST_APP_URL}/?authError=invalid_state`);
+        expect(setCookies(response.headers)).toEqual([]);
+      }
+    });
   });
 });
 
@@ -294,14 +463,17 @@ describe('ID token validation', () => {
 
 describe('command-line sign-in', () => {
   const cliRedirect = 'http://127.0.0.1:53682/callback';
+  const codeVerifier = randomBytes(32).toString('base64url');
+  const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
 
   async function cliSignIn(subject: string) {
-    const { authorizationUrl, flowCookie } = await start(`?cliRedirect=${encodeURIComponent(cliRedirect)}`);
+    const { authorizationUrl, flowCookie } = await start(`?cliRedirect=${encodeURIComponent(cliRedirect)}&code_challenge=${codeChallenge}`);
     const callbackUrl = await provider.signIn(authorizationUrl, subject);
     return callback(callbackUrl, flowCookie);
   }
+  const exchange = (json: Record<string, string>) => api.request('POST', '/api/auth/idp/exchange', { json });
 
-  it('hands the loopback a one-time code, stored hashed, that the exchange turns into a 1-day session once', async () => {
+  it('hands the loopback a one-time code, stored hashed, that the exchange with the verifier turns into a 1-day session once', async () => {
     const { subject, email } = providerAccount();
     const { location, headers } = await cliSignIn(subject);
     expectNoAuthCookies(headers);
@@ -311,7 +483,7 @@ describe('command-line sign-in', () => {
     expect(Buffer.from(code, 'base64url')).toHaveLength(32);
     expect(await server.sql`select 1 from cli_login_codes where code_hash = ${code}`).toEqual([]);
 
-    const exchanged = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    const exchanged = await exchange({ code, redirectUri: cliRedirect, codeVerifier });
     expect(exchanged.status).toBe(200);
     expect(exchanged.body).toEqual({
       user: { id: expect.any(String), email, name: expect.any(String), role: 'MEMBER' },
@@ -323,18 +495,44 @@ describe('command-line sign-in', () => {
     const me = await api.request('GET', '/api/auth/me', { token: exchanged.body.accessToken });
     expect(me.body.email).toBe(email);
 
-    const replayed = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    const replayed = await exchange({ code, redirectUri: cliRedirect, codeVerifier });
     expect(replayed.status).toBe(401);
     expect(replayed.body.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it.each([
+    ['without the verifier', {}],
+    ['with a wrong verifier', { codeVerifier: randomBytes(32).toString('base64url') }],
+    ['with the challenge instead of the verifier', { codeVerifier: codeChallenge }],
+  ])('refuses a caught code %s, and burns it', async (_, verifier: Record<string, string>) => {
+    const { subject } = providerAccount();
+    const code = new URL((await cliSignIn(subject)).location).searchParams.get('code')!;
+    const caught = await exchange({ code, redirectUri: cliRedirect, ...verifier });
+    expect(caught.status).toBe(401);
+    expect(caught.body.code).toBe('INVALID_CREDENTIALS');
+    expectNoAuthCookies(caught.headers);
+    const after = await exchange({ code, redirectUri: cliRedirect, codeVerifier });
+    expect(after.status).toBe(401);
+  });
+
+  it.each([
+    ['missing', ''],
+    ['not an S256 challenge', '&code_challenge=short'],
+  ])('refuses a command-line start whose code_challenge is %s with 400 VALIDATION_FAILED', async (_, query) => {
+    const response = await api.request('GET', `/api/auth/idp?cliRedirect=${encodeURIComponent(cliRedirect)}${query}`);
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_FAILED');
+    expect(response.body.errors[0].field).toBe('code_challenge');
+    expect(setCookies(response.headers)).toEqual([]);
   });
 
   it('refuses a code sent with another redirect URI, and burns it', async () => {
     const { subject } = providerAccount();
     const code = new URL((await cliSignIn(subject)).location).searchParams.get('code')!;
-    const elsewhere = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: 'http://127.0.0.1:9/callback' } });
+    const elsewhere = await exchange({ code, redirectUri: 'http://127.0.0.1:9/callback', codeVerifier });
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.body.code).toBe('INVALID_CREDENTIALS');
-    const after = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    const after = await exchange({ code, redirectUri: cliRedirect, codeVerifier });
     expect(after.status).toBe(401);
   });
 
@@ -342,21 +540,21 @@ describe('command-line sign-in', () => {
     const { subject } = providerAccount();
     const code = new URL((await cliSignIn(subject)).location).searchParams.get('code')!;
     await server.sql`update cli_login_codes set expires_at = now() - interval '1 second' where used_at is null`;
-    const expired = await api.request('POST', '/api/auth/idp/exchange', { json: { code, redirectUri: cliRedirect } });
+    const expired = await exchange({ code, redirectUri: cliRedirect, codeVerifier });
     expect(expired.status).toBe(401);
     expect(expired.body.code).toBe('INVALID_CREDENTIALS');
-    const unknown = await api.request('POST', '/api/auth/idp/exchange', { json: { code: 'made-up', redirectUri: cliRedirect } });
+    const unknown = await exchange({ code: 'made-up', redirectUri: cliRedirect, codeVerifier });
     expect(unknown.status).toBe(401);
-    const missing = await api.request('POST', '/api/auth/idp/exchange', { json: { code } });
+    const missing = await exchange({ code, codeVerifier });
     expect(missing.status).toBe(400);
     expect(missing.body.code).toBe('VALIDATION_FAILED');
   });
 
   it('sends a failure back to the loopback with ?authError=', async () => {
     const existing = await api.register();
-    const { subject } = providerAccount({ email: existing.user.email, email_verified: false });
+    const { subject } = providerAccount({ email: existing.user.email });
     const { location } = await cliSignIn(subject);
-    expect(location).toBe(`${cliRedirect}?authError=email_not_verified`);
+    expect(location).toBe(`${cliRedirect}?authError=account_exists`);
   });
 });
 
@@ -368,8 +566,10 @@ describe('without OIDC settings', () => {
       for (const [method, path, json] of [
         ['GET', '/api/auth/idp', undefined],
         ['GET', '/api/auth/idp?cliRedirect=http%3A%2F%2F127.0.0.1%3A4000%2F', undefined],
+        ['GET', '/api/auth/idp?link=1', undefined],
         ['GET', '/api/auth/idp/callback?code=x&state=y', undefined],
-        ['POST', '/api/auth/idp/exchange', { code: 'x', redirectUri: 'http://127.0.0.1:4000/' }],
+        ['POST', '/api/auth/idp/exchange', { code: 'x', redirectUri: 'http://127.0.0.1:4000/', codeVerifier: 'x' }],
+        ['POST', '/api/auth/idp/link', { code: 'x', redirectUri: 'http://127.0.0.1:4000/', codeVerifier: 'x' }],
       ] as const) {
         const response = await plainApi.request(method, path, { json });
         expect(response.status, path).toBe(404);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -64,6 +64,20 @@ export function register(auth: Command): void {
     'band auth login --email ana@example.com --password-stdin < password.txt',
     'band auth login --web',
     'band --profile staging --api-url https://band.staging.example.com auth login',
+  );
+
+  withExamples(
+    auth
+      .command('link')
+      .description("link your account to your account at the server's identity provider, so that login --web signs in to it")
+      .option('--web', 'in the browser (the only way to link)')
+      .action(
+        run(async (ctx, options: { web?: boolean }) => {
+          if (!options.web) throw usageError('linking happens in the browser: band auth link --web');
+          await webLink(ctx);
+        }),
+      ),
+    'band auth link --web',
   );
 
   withExamples(
@@ -153,15 +167,66 @@ async function readPassword(options: CredentialOptions): Promise<string> {
 
 /**
  * Sign-in through the identity provider: a one-shot HTTP listener on a loopback port receives the
- * provider's one-time code, which is traded for tokens.
+ * provider's one-time code, which is traded for tokens. The code is bound to this process: the sign-in starts
+ * with the S256 challenge of a verifier that only this process knows, and the exchange must present it, so a
+ * code caught on its way to the listener is worth nothing.
  */
 async function webLogin(ctx: Context): Promise<void> {
   const client = ctx.anonymousClient();
-  const { code, redirectUri } = await receiveIdpCode(ctx, client);
-  await signedIn(ctx, await client.auth.exchangeIdpCode({ code, redirectUri }), 'Logged in');
+  const { codeVerifier, codeChallenge } = pkcePair();
+  const { code, redirectUri } = await awaitBrowser(ctx, {
+    start: async (cliRedirect) => {
+      const address = client.auth.idpUrl({ cliRedirect, codeChallenge });
+      await checkIdpEnabled(address);
+      return address;
+    },
+    purpose: 'log in',
+    what: 'login',
+    success: 'You are logged in to band.',
+  });
+  await signedIn(ctx, await client.auth.exchangeIdpCode({ code, redirectUri, codeVerifier }), 'Logged in');
 }
 
-function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: string; redirectUri: string }> {
+/**
+ * Links the identity provider to the signed-in account: the server, asked with the stored credentials,
+ * answers the address that starts the link in the browser; the provider comes back with a one-time code
+ * that this process redeems with its verifier and credentials, so the link is made for this process only.
+ */
+async function webLink(ctx: Context): Promise<void> {
+  const client = await ctx.signedIn();
+  const me = await client.auth.me();
+  const { codeVerifier, codeChallenge } = pkcePair();
+  const { code, redirectUri } = await awaitBrowser(ctx, {
+    start: (cliRedirect) => client.auth.idpLinkUrl({ cliRedirect, codeChallenge }),
+    purpose: 'link your account',
+    what: 'linking',
+    success: 'Back to band, which links your account.',
+  });
+  await client.auth.linkIdp({ code, redirectUri, codeVerifier });
+  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () =>
+    `Linked your identity-provider account to ${me.name} <${me.email}> on ${ctx.apiUrl}: band auth login --web now signs in to it`,
+  );
+}
+
+interface BrowserStep {
+  /** The address to open, given the loopback URL the browser is to come back to. */
+  start(cliRedirect: string): Promise<string>;
+  /** What the user opens the address for ("log in"). */
+  purpose: string;
+  /** What fails, when it does. */
+  what: 'login' | 'linking';
+  /** The page shown in the browser on success. */
+  success: string;
+}
+
+/** A random verifier, kept in memory, and its S256 challenge (RFC 7636). */
+function pkcePair(): { codeVerifier: string; codeChallenge: string } {
+  const codeVerifier = randomBytes(32).toString('base64url');
+  return { codeVerifier, codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url') };
+}
+
+/** Opens `step.start`'s address in the browser and waits for the provider's one-time code at a loopback listener. */
+function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ code: string; redirectUri: string }> {
   // An unguessable path, so another local page cannot hand this listener a code for someone else's account.
   const callbackPath = `/callback/${randomBytes(16).toString('hex')}`;
   return new Promise((resolve, reject) => {
@@ -176,10 +241,10 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
         return;
       }
       const code = url.searchParams.get('code');
-      const failure = url.searchParams.get('authError');
+      const failure = url.searchParams.get('authError') ?? 'no code came back';
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
-      res.end(callbackPage(code ? 'You are logged in to band. You can close this tab.' : `Login failed (${failure ?? 'no code'}). You can close this tab.`));
-      finish(code ? undefined : new CliError(`login in the browser failed: ${failure ?? 'no code came back'}`, EXIT.auth), code ?? undefined);
+      res.end(callbackPage(code ? `${step.success} You can close this tab.` : `The ${step.what} failed (${failure}). You can close this tab.`));
+      finish(code ? undefined : new CliError(`${step.what} in the browser failed: ${failure}`, EXIT.auth), code ?? undefined);
     });
     const finish = (error?: Error, code?: string) => {
       finished = true;
@@ -193,14 +258,14 @@ function receiveIdpCode(ctx: Context, client: BandClient): Promise<{ code: strin
     server.on('error', (error) => finish(error));
     server.listen(0, '127.0.0.1', async () => {
       redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}${callbackPath}`;
-      const address = client.auth.idpUrl({ cliRedirect: redirectUri });
+      let address: string;
       try {
-        await checkIdpEnabled(address);
+        address = await step.start(redirectUri);
       } catch (error) {
         finish(error as Error);
         return;
       }
-      ctx.out.notice(`open this address in a browser to log in: ${address}`);
+      ctx.out.notice(`open this address in a browser to ${step.purpose}: ${address}`);
       openBrowser(address);
       spinner = await ctx.out.spinner('waiting for the browser');
       if (finished) spinner.stop();

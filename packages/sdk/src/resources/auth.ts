@@ -1,5 +1,6 @@
+import { localProblem } from '../errors.js';
 import type { Transport } from '../transport.js';
-import type { AuthResult, IdpExchangeRequest, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
+import type { AuthResult, IdpExchangeRequest, IdpLinkResult, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
 
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
@@ -40,17 +41,41 @@ export class AuthResource {
 
   /**
    * The address to open in a browser to sign in through the identity provider. `cliRedirect` is the
-   * loopback address a command-line client listens on for the one-time code; `redirect` a same-origin path.
+   * loopback address a command-line client listens on for the one-time code, with `codeChallenge` (required
+   * then): base64url(SHA-256(verifier)) of a random verifier the client keeps for `exchangeIdpCode`.
+   * `redirect` is a same-origin path.
    */
-  idpUrl(options: { cliRedirect?: string; redirect?: string } = {}): string {
+  idpUrl(options: { cliRedirect?: string; codeChallenge?: string; redirect?: string } = {}): string {
     const query = new URLSearchParams();
     if (options.cliRedirect) query.set('cliRedirect', options.cliRedirect);
+    if (options.codeChallenge) query.set('code_challenge', options.codeChallenge);
     if (options.redirect) query.set('redirect', options.redirect);
     const search = query.size > 0 ? `?${query}` : '';
     return `${this.transport.baseUrl}/api/auth/idp${search}`;
   }
 
-  /** Trades the one-time code of a command-line identity-provider sign-in for tokens. */
+  /**
+   * With the caller's credentials: the address to open in a browser to link the account the user signs in
+   * to at the identity provider to this one. The provider comes back to the loopback `cliRedirect` with
+   * `?code=` (or `?authError=`); `linkIdp` with that code and the verifier of `codeChallenge` makes the link.
+   */
+  async idpLinkUrl(options: { cliRedirect: string; codeChallenge: string }): Promise<string> {
+    const query = new URLSearchParams({ link: '1', cliRedirect: options.cliRedirect, code_challenge: options.codeChallenge });
+    const response = await this.transport.send({ method: 'GET', path: `/api/auth/idp?${query}` });
+    await response.body.dump();
+    const location = response.headers.location;
+    if (response.status !== 302 || typeof location !== 'string') {
+      throw localProblem(502, 'INTERNAL', 'Bad Gateway', `expected a redirect to the linking address, got HTTP ${response.status}`);
+    }
+    return location;
+  }
+
+  /** Links the identity-provider account behind a code from `idpLinkUrl`'s flow to the caller's account. */
+  linkIdp(request: IdpExchangeRequest): Promise<IdpLinkResult> {
+    return this.transport.json<IdpLinkResult>({ method: 'POST', path: '/api/auth/idp/link', json: request });
+  }
+
+  /** Trades the one-time code of a command-line identity-provider sign-in, with its verifier, for tokens. */
   exchangeIdpCode(request: IdpExchangeRequest): Promise<AuthResult> {
     return this.signIn('/api/auth/idp/exchange', request);
   }

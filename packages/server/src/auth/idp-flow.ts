@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
 /** What the callback needs to finish a sign-in it started, kept in a signed cookie between the two requests. */
@@ -8,8 +8,12 @@ export interface IdpFlow {
   codeVerifier: string;
   /** A same-origin path to land on after a browser sign-in, or null for APP_URL itself. */
   redirect: string | null;
-  /** The command line's loopback URL; set only for a command-line sign-in. */
+  /** The command line's loopback URL; set only for a command-line flow. */
   cliRedirect: string | null;
+  /** The command line's S256 challenge: its one-time code is exchanged only with the matching verifier. */
+  codeChallenge: string | null;
+  /** The signed-in account that asked to link the provider's subject (`?link=1`); null for a sign-in. */
+  linkUserId: string | null;
   /** Milliseconds since the epoch. */
   expiresAt: number;
 }
@@ -27,6 +31,8 @@ const flowSchema = z.object({
   codeVerifier: z.string(),
   redirect: z.string().nullable(),
   cliRedirect: z.string().nullable(),
+  codeChallenge: z.string().nullable(),
+  linkUserId: z.string().nullable(),
   expiresAt: z.number(),
 });
 
@@ -86,6 +92,19 @@ export function isLoopbackRedirect(value: string): boolean {
     url.password === '' &&
     url.hash === ''
   );
+}
+
+/** RFC 7636 S256: base64url(SHA-256(verifier)), 43 characters. */
+const s256 = (verifier: string): string => createHash('sha256').update(verifier).digest('base64url');
+
+export const isS256Challenge = (value: unknown): value is string => typeof value === 'string' && /^[\w-]{43}$/.test(value);
+
+/** Whether `verifier` is the one `challenge` was made from (constant time). */
+export function verifierMatches(challenge: string, verifier: string | undefined): boolean {
+  if (verifier === undefined) return false;
+  const expected = Buffer.from(challenge);
+  const given = Buffer.from(s256(verifier));
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /** `base` with one query parameter set, keeping its path and any query it had. */

@@ -1,7 +1,22 @@
 import { inject, injectable } from 'tsyringe';
-import type { Sql } from '../core/database.js';
+import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import type { UserRow } from './repository.js';
+
+/** A provider account: its issuer and its subject there. */
+export interface Identity {
+  issuer: string;
+  subject: string;
+}
+
+export interface IssuedCliCode {
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  /** Set for a code that links this identity to `user_id` instead of signing in. */
+  link_issuer: string | null;
+  link_subject: string | null;
+}
 
 @injectable()
 export class IdpRepository {
@@ -14,28 +29,43 @@ export class IdpRepository {
     return row ?? null;
   }
 
-  async link(issuer: string, subject: string, userId: string): Promise<void> {
+  /** Links a subject nobody has yet to a new account, in the transaction that creates it. */
+  async linkNew(tx: Queryable, issuer: string, subject: string, userId: string): Promise<void> {
+    await tx`insert into identities (issuer, subject, user_id) values (${issuer}, ${subject}, ${userId})`;
+  }
+
+  /**
+   * Links the subject to `userId` unless it is linked already; returns the account it is linked to now
+   * (`userId`, or whoever had it), or null when `userId` no longer exists.
+   */
+  async linkExisting(issuer: string, subject: string, userId: string): Promise<string | null> {
     await this.sql`
-      insert into identities (issuer, subject, user_id) values (${issuer}, ${subject}, ${userId})
+      insert into identities (issuer, subject, user_id) select ${issuer}, ${subject}, id from users where id = ${userId}
       on conflict (issuer, subject) do nothing`;
+    const [row] = await this.sql<{ user_id: string }[]>`select user_id from identities where issuer = ${issuer} and subject = ${subject}`;
+    return row?.user_id ?? null;
   }
 
   /** Stores a new code (its hash) and drops codes already past their expiry. */
-  async insertCliCode(codeHash: string, userId: string, redirectUri: string, lifetimeSeconds: number): Promise<void> {
+  async insertCliCode(
+    code: { hash: string; userId: string; redirectUri: string; codeChallenge: string; link: Identity | null },
+    lifetimeSeconds: number,
+  ): Promise<void> {
     await this.sql.begin(async (tx) => {
       await tx`delete from cli_login_codes where expires_at < now()`;
       await tx`
-        insert into cli_login_codes (code_hash, user_id, redirect_uri, expires_at)
-        values (${codeHash}, ${userId}, ${redirectUri}, now() + make_interval(secs => ${lifetimeSeconds}))`;
+        insert into cli_login_codes (code_hash, user_id, redirect_uri, code_challenge, link_issuer, link_subject, expires_at)
+        values (${code.hash}, ${code.userId}, ${code.redirectUri}, ${code.codeChallenge}, ${code.link?.issuer ?? null},
+                ${code.link?.subject ?? null}, now() + make_interval(secs => ${lifetimeSeconds}))`;
     });
   }
 
   /** Marks an unused, unexpired code used and returns it; null when it is unknown, used or expired. */
-  async consumeCliCode(codeHash: string): Promise<{ user_id: string; redirect_uri: string } | null> {
-    const [row] = await this.sql<{ user_id: string; redirect_uri: string }[]>`
+  async consumeCliCode(codeHash: string): Promise<IssuedCliCode | null> {
+    const [row] = await this.sql<IssuedCliCode[]>`
       update cli_login_codes set used_at = now()
       where code_hash = ${codeHash} and used_at is null and expires_at > now()
-      returning user_id, redirect_uri`;
+      returning user_id, redirect_uri, code_challenge, link_issuer, link_subject`;
     return row ?? null;
   }
 }

@@ -2,18 +2,21 @@ import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
+import { AuthGuard, bearerToken } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
-import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, sameOriginPath } from './idp-flow.js';
-import { CALLBACK_PATH, IdpService } from './idp-service.js';
+import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, isS256Challenge, sameOriginPath } from './idp-flow.js';
+import { CALLBACK_PATH, IdpService, START_PATH, type StartedFlow } from './idp-service.js';
 
 const exchangeSchema = z.object({
   code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
   redirectUri: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters'),
+  // Optional here so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
+  codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
 });
 
 /** Sign-in through an external OpenID Connect provider (API.md §8). */
@@ -23,18 +26,33 @@ export class IdpRoutes implements Feature {
     @inject(CONFIG) private readonly config: Config,
     @inject(IdpService) private readonly idp: IdpService,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
+    @inject(AuthGuard) private readonly guard: AuthGuard,
   ) {}
 
   register(app: App): void {
-    app.get('/api/auth/idp', async (req, res) => {
+    app.get(START_PATH, async (req, res) => {
       this.idp.requireEnabled();
-      const { redirect, cliRedirect } = req.query;
+      const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
+      if (typeof flow === 'string') return this.startFlow(res, await this.idp.resume(flow));
       if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
         throw invalidField('cliRedirect', 'must be an http URL on 127.0.0.1, [::1] or localhost with an explicit port');
       }
-      const started = await this.idp.begin({ redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null });
-      if (started.flowCookie !== null) this.setFlowCookie(res, started.flowCookie, FLOW_SECONDS);
-      redirectTo(res, started.location);
+      const challenge = isS256Challenge(codeChallenge) ? codeChallenge : null;
+      // A command-line flow's code goes to the process that holds the verifier of this challenge, only.
+      if (cliRedirect !== undefined && challenge === null) {
+        throw invalidField('code_challenge', 'must be the S256 challenge (43 base64url characters) of a command-line flow');
+      }
+      const target = { redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null, codeChallenge: challenge };
+      if (link !== '1') return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: null }));
+
+      const { userId } = await this.guard.authenticate(req, { allowCookie: true });
+      if (bearerToken(req) === undefined) return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: userId }));
+      // A Bearer token comes from a program, not from the browser that must carry the flow cookie to the
+      // callback: it gets the address to open there, and redeems the outcome at its loopback listener.
+      if (cliRedirect === undefined || challenge === null) {
+        throw invalidField('cliRedirect', 'a program links through its loopback redirect, with code_challenge');
+      }
+      redirectTo(res, this.idp.handOff({ ...target, cliRedirect, codeChallenge: challenge, linkUserId: userId }));
     });
 
     app.get(CALLBACK_PATH, async (req, res) => {
@@ -49,10 +67,23 @@ export class IdpRoutes implements Feature {
     app.post('/api/auth/idp/exchange', async (req, res) => {
       this.idp.requireEnabled();
       const input = await jsonBody(req, res, exchangeSchema);
-      const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri);
+      const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
       this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
     });
+
+    app.post('/api/auth/idp/link', async (req, res) => {
+      this.idp.requireEnabled();
+      const { userId } = await this.guard.authenticate(req);
+      const input = await jsonBody(req, res, exchangeSchema);
+      await this.idp.linkWithCliCode(userId, input.code, input.redirectUri, input.codeVerifier);
+      sendJson(res, 200, { ok: true });
+    });
+  }
+
+  private startFlow(res: ServerResponse, started: StartedFlow): void {
+    if (started.flowCookie !== null) this.setFlowCookie(res, started.flowCookie, FLOW_SECONDS);
+    redirectTo(res, started.location);
   }
 
   /** Lax, not Strict: the provider's redirect back to the callback is a cross-site navigation. */

@@ -56,16 +56,14 @@ export class AuthService {
     });
   }
 
-  /** Creates an account for an identity-provider sign-in (no password), redeeming its invitations. */
-  async createPasswordlessUser(email: string, name: string): Promise<UserRow> {
-    return this.sql.begin(async (tx) => {
-      const user = await this.createUser(tx, { email, name, passwordHash: null });
-      for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
-        const member = await this.projects.findMember(tx, projectId, user.id);
-        await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
-      }
-      return user;
-    });
+  /**
+   * Creates an account for an identity-provider sign-in (no password). Its email's invitations are redeemed
+   * only when the provider vouches for the email: anyone can claim an address at a provider that does not.
+   */
+  async createIdpUser(tx: Queryable, profile: { email: string; name: string; emailVerified: boolean }): Promise<UserRow> {
+    const user = await this.createUser(tx, { email: profile.email, name: profile.name, passwordHash: null });
+    if (profile.emailVerified) await this.redeemInvitations(tx, user);
+    return user;
   }
 
   async login(
@@ -146,6 +144,14 @@ export class AuthService {
     const user = await this.repository.insertUser(tx, input);
     if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
     return user;
+  }
+
+  /** The email's pending invitations become memberships, and each project's members hear of it (member.added). */
+  private async redeemInvitations(tx: Queryable, user: UserRow): Promise<void> {
+    for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
+      const member = await this.projects.findMember(tx, projectId, user.id);
+      await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
+    }
   }
 
   private pair(userId: string, sessionId: string, refreshToken: string): TokenPair {

@@ -164,6 +164,7 @@ const schemas: Record<string, Schema> = {
           'ALREADY_MEMBER', 'INVITATION_EMAIL_MISMATCH', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
           'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
           'NAME_TAKEN',
+          'IDENTITY_IN_USE',
         ],
       },
       requestId: { type: 'string' },
@@ -390,14 +391,38 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Keeps the flow in a signed, HttpOnly, 10-minute cookie. `redirect` is honoured only as a same-origin path. ' +
         '`cliRedirect` (a loopback http URL with a port) makes the callback hand a one-time code to the command-line client ' +
-        'instead of setting cookies.',
+        'instead of setting cookies; every command-line flow must send `code_challenge`, base64url(SHA-256(verifier)) of a ' +
+        'random verifier it keeps, and present that verifier to redeem the code. ' +
+        '`link=1` links instead of signing in: the caller must be signed in (the access_token cookie, or a Bearer token); ' +
+        'the callback links the provider subject that comes back to the caller\'s account, whatever the provider\'s email, ' +
+        'and sets no cookies (the caller stays signed in as they were). With a Bearer token (a program, not the browser), ' +
+        'cliRedirect and code_challenge are required and the 302 goes to this endpoint with `flow=<sealed flow>`: the ' +
+        'address to open in the browser, which sets the flow cookie there and goes on to the provider. The callback then ' +
+        'hands the loopback a one-time code, and the link is made only by POST /api/auth/idp/link with the caller\'s token ' +
+        'and the verifier. `flow=` resumes only such command-line links.',
+      security: [{}, { bearer: [] }],
       parameters: [
         { name: 'redirect', in: 'query', required: false, schema: { type: 'string' } },
         { name: 'cliRedirect', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+        {
+          name: 'code_challenge',
+          in: 'query',
+          required: false,
+          description: 'Required with cliRedirect for a sign-in: S256 of the verifier the exchange must present',
+          schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+        },
+        { name: 'link', in: 'query', required: false, description: '1: link the provider to the signed-in caller', schema: { type: 'string', enum: ['1'] } },
+        { name: 'flow', in: 'query', required: false, description: 'A command-line link flow handed off by a Bearer-authenticated link=1', schema: { type: 'string' } },
       ],
       responses: {
-        '302': { description: 'To the provider; to APP_URL (or cliRedirect) with ?authError=provider_unavailable when its discovery fails' },
+        '302': {
+          description:
+            'To the provider (or, for link=1 with a Bearer token, to this endpoint with flow=); to APP_URL (or cliRedirect) with ' +
+            '?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a flow= past its ' +
+            '10 minutes, tampered with, or not a command-line link',
+        },
         ...errors(400),
+        '401': unauthorized('UNAUTHENTICATED / TOKEN_EXPIRED: link=1 without a signed-in caller'),
         '404': problem('IDP_DISABLED'),
       },
     },
@@ -405,27 +430,74 @@ const paths: Record<string, Record<string, unknown>> = {
   '/api/auth/idp/callback': {
     get: {
       tags: ['identity provider'],
-      summary: 'The provider returns here; links or creates the account, sets the auth cookies (a 1-day session), redirects to APP_URL',
+      summary: 'The provider returns here; finds or creates the account, sets the auth cookies (a 1-day session), redirects to APP_URL',
       description:
-        'Links by provider subject, else by email when the provider says it is verified, else creates the account and redeems ' +
-        'its invitations. Failures redirect to APP_URL with ?authError=<code> and set nothing. For command-line flows it ' +
-        'redirects to the loopback cliRedirect with ?code=<one-time code> (60 s, single use), and failures go there too. ' +
-        'authError is one of expired_flow (flow cookie missing or past its 10 minutes), invalid_state, access_denied, ' +
-        'provider_error, provider_unavailable, exchange_failed (code refused, replayed, or ID token invalid), email_missing, ' +
-        'email_not_verified (an account has that email and the provider does not say it is verified), server_error.',
-      responses: { '302': { description: 'To APP_URL (or the loopback redirect of a command-line sign-in)' }, '404': problem('IDP_DISABLED') },
+        'Finds the account linked to the provider subject. Else, when an account has the provider\'s email, it is not linked ' +
+        '(whoever registered the address may not own it): authError=account_exists, and the owner links explicitly with ' +
+        'link=1. Else it creates the account, and redeems the pending invitations of its email only when the provider says ' +
+        'email_verified: true. A browser link=1 flow links the subject to the account that started it and sets no cookies: ' +
+        'it lands on APP_URL (plus the redirect path). A command-line link=1 flow lands on the loopback cliRedirect with ' +
+        '?code=<one-time code> for POST /api/auth/idp/link, linking nothing by itself. Failures redirect to APP_URL ' +
+        'with ?authError=<code> and set nothing. For command-line sign-ins it redirects to the loopback cliRedirect with ' +
+        '?code=<one-time code> (60 s, single use, exchanged only with the verifier of the flow\'s code_challenge), and failures ' +
+        'go there too. authError is one of expired_flow (flow cookie missing or past its 10 minutes, or the linking account ' +
+        'deleted meanwhile), invalid_state, access_denied, provider_error, provider_unavailable, exchange_failed (code refused, ' +
+        'replayed, or ID token invalid), email_missing, account_exists (an account has that email and is not linked to this ' +
+        'subject), identity_in_use (link=1 for a subject linked to another account), server_error.',
+      responses: { '302': { description: 'To APP_URL (or the loopback redirect of a command-line flow)' }, '404': problem('IDP_DISABLED') },
     },
   },
   '/api/auth/idp/exchange': {
     post: {
       tags: ['identity provider'],
-      summary: 'Exchange the one-time code of a command-line sign-in for tokens (a 1-day session)',
-      requestBody: { required: true, ...json(object({ code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' } })) },
+      summary: 'Exchange the one-time code of a command-line sign-in, with its verifier, for tokens (a 1-day session)',
+      description:
+        'codeVerifier is the random verifier whose S256 challenge started the sign-in (code_challenge): a code caught on its ' +
+        'way to the loopback listener is worth nothing without it. Any refused exchange, a missing or wrong verifier ' +
+        'included, uses the code up.',
+      requestBody: {
+        required: true,
+        ...json(
+          object(
+            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
+            ['code', 'redirectUri'],
+          ),
+        ),
+      },
       responses: {
         '200': withCookies(ok(ref('AuthResult'))),
         ...errors(400, 413, 415),
-        '401': unauthorized('INVALID_CREDENTIALS: unknown, used or expired code, or another redirectUri'),
+        '401': unauthorized('INVALID_CREDENTIALS: unknown, used or expired code, another redirectUri, a missing or wrong codeVerifier, or a link code'),
         '404': problem('IDP_DISABLED'),
+      },
+    },
+  },
+  '/api/auth/idp/link': {
+    post: {
+      tags: ['identity provider'],
+      security: bearer,
+      summary: "Redeem the one-time code of a command-line link=1 flow, with its verifier: links the provider account to the caller's",
+      description:
+        'Only the account that started the link, with the verifier of its code_challenge, for the loopback redirect the ' +
+        'code was sent to. Any refused attempt uses the code up. The caller\'s session is unchanged.',
+      requestBody: {
+        required: true,
+        ...json(
+          object(
+            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
+            ['code', 'redirectUri'],
+          ),
+        ),
+      },
+      responses: {
+        '200': ok(object({ ok: { type: 'boolean', const: true } })),
+        ...errors(400, 413, 415),
+        '401': unauthorized(
+          'UNAUTHENTICATED / TOKEN_EXPIRED: no valid token; INVALID_CREDENTIALS: unknown, used or expired code, another ' +
+            'redirectUri or account, a missing or wrong codeVerifier, or a sign-in code',
+        ),
+        '404': problem('IDP_DISABLED'),
+        '409': problem('IDENTITY_IN_USE: another account linked this provider account after the code was issued'),
       },
     },
   },

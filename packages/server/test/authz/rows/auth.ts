@@ -43,4 +43,10 @@ export const rows: MatrixRow[] = [
     body: () => ({ code: 'one-time', redirectUri: 'http://127.0.0.1:1/callback' }),
     expect: everyone(404),
   },
+  {
+    endpoint: 'POST /api/auth/idp/link',
+    path: () => '/api/auth/idp/link',
+    body: () => ({ code: 'one-time', redirectUri: 'http://127.0.0.1:1/callback', codeVerifier: 'verifier' }),
+    expect: everyone(404),
+  },
 ];
