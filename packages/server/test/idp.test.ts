@@ -166,8 +166,8 @@ describe('browser sign-in', () => {
     const [project] = await server.sql<{ id: string }[]>`insert into projects (name) values ('Not for the unverified') returning id`;
     await server.sql`insert into project_members (project_id, user_id, role) values (${project!.id}, ${inviter.user.id}, 'ADMIN')`;
     await server.sql`
-      insert into invitations (project_id, email, role, invited_by, expires_at)
-      values (${project!.id}, ${email}, 'ADMIN', ${inviter.user.id}, now() + interval '1 day')`;
+      insert into invitations (project_id, email, role, invited_by, token_hash, expires_at)
+      values (${project!.id}, ${email}, 'ADMIN', ${inviter.user.id}, gen_random_uuid()::text, now() + interval '1 day')`;
 
     const { location, headers } = await signIn(subject);
     expect(location).toBe(TEST_APP_URL);

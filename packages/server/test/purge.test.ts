@@ -33,9 +33,9 @@ async function seedExpiredAndLive(server: TestServer) {
   await server.sql`insert into registration_attempts (client_ip, attempted_at) values
     (${`old-${tag}`}, now() - interval '61 minutes'), (${`new-${tag}`}, now())`;
 
-  await server.sql`insert into cli_login_codes (code_hash, user_id, redirect_uri, expires_at) values
-    (${`old-${tag}`}, ${userId}, 'http://127.0.0.1:1/callback', now() - interval '1 minute'),
-    (${`new-${tag}`}, ${userId}, 'http://127.0.0.1:1/callback', now() + interval '1 minute')`;
+  await server.sql`insert into cli_login_codes (code_hash, user_id, redirect_uri, code_challenge, expires_at) values
+    (${`old-${tag}`}, ${userId}, 'http://127.0.0.1:1/callback', 'challenge', now() - interval '1 minute'),
+    (${`new-${tag}`}, ${userId}, 'http://127.0.0.1:1/callback', 'challenge', now() + interval '1 minute')`;
 
   for (const who of ['old', 'new']) {
     await expectStatus(
