@@ -9,6 +9,7 @@ import { EventPublisher } from '../events/publisher.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
+import { SessionCache } from './session-cache.js';
 import { AccessTokens, hashToken, randomToken } from './tokens.js';
 
 const DAY = 86_400;
@@ -38,6 +39,7 @@ export class AuthService {
     @inject(Passwords) private readonly passwords: Passwords,
     @inject(AccessTokens) private readonly accessTokens: AccessTokens,
     @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(SessionCache) private readonly sessions: SessionCache,
   ) {}
 
   async register(input: { email: string; password: string; name: string }): Promise<SignedIn> {
@@ -97,7 +99,7 @@ export class AuthService {
     const { session } = found;
     if (session.revoked_at !== null || session.expires_at.getTime() <= Date.now()) throw invalidRefreshToken();
     if (found.rotated_at !== null) {
-      await this.repository.revokeSession(session.id);
+      await this.sessions.revoke(session.id);
       throw invalidRefreshToken();
     }
     const next = randomToken();
@@ -108,7 +110,7 @@ export class AuthService {
     });
     if (!rotated) {
       // Another request rotated this token a moment ago: the same reuse, seen from the other side.
-      await this.repository.revokeSession(session.id);
+      await this.sessions.revoke(session.id);
       throw invalidRefreshToken();
     }
     return { session, pair: this.pair(session.user_id, session.id, next) };
@@ -126,7 +128,7 @@ export class AuthService {
         sessionId = null;
       }
     }
-    if (isUuid(sessionId)) await this.repository.revokeSession(sessionId);
+    if (isUuid(sessionId)) await this.sessions.revoke(sessionId);
   }
 
   async me(userId: string): Promise<Me> {
