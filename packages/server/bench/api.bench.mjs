@@ -3,9 +3,11 @@
 // side by side in one run with a bare @tinyhttp/app "hello" (api-bare-hello-server.mjs) driven by the same
 // client. The client is a small node:http load generator: each connection sends its next request as soon as
 // the previous answer ended. Prints throughput, their ratio, p50/p99 latency and errors (any non-200 or
-// failed request). BENCH_API_SECONDS and BENCH_API_CONNECTIONS change the run.
+// failed request). Wall-clock rates swing with whatever else the machine runs: the CPU time each side spends
+// per request is printed beside them (bandcollab's own process, and its PostgreSQL processes separately).
+// BENCH_API_SECONDS and BENCH_API_CONNECTIONS change the run.
 import { once } from 'node:events';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,8 +38,8 @@ try {
   // A short warm-up of each, so neither pays for its JIT inside the measured seconds.
   await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, 1);
   await load(hello.url, {}, 1);
-  const ours = await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, SECONDS);
-  const bare = await load(hello.url, {}, SECONDS);
+  const ours = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, SECONDS));
+  const bare = await measured([hello.process.pid], () => load(hello.url, {}, SECONDS));
 
   const ratio = ours.requestsPerSecond / bare.requestsPerSecond;
   report('api GET /api/projects', {
@@ -51,6 +53,9 @@ try {
     bandcollabP99Ms: round(ours.p99),
     bareHelloP50Ms: round(bare.p50),
     bareHelloP99Ms: round(bare.p99),
+    bandcollabCpuMsPerRequest: round3(ours.cpu[0] / ours.requests),
+    bandcollabPostgresCpuMsPerRequest: round3(ours.descendantsCpu / ours.requests),
+    bareHelloCpuMsPerRequest: round3(bare.cpu[0] / bare.requests),
     bandcollabErrors: ours.errors,
     bareHelloErrors: bare.errors,
     target: `ratio >= ${TARGETS.ratio}, p99 < ${TARGETS.p99Ms} ms, no errors`,
@@ -84,7 +89,48 @@ async function load(url, headers, seconds) {
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
-  return { requestsPerSecond: latencies.length / elapsed, p50: percentile(50), p99: percentile(99), errors };
+  return { requests: latencies.length, requestsPerSecond: latencies.length / elapsed, p50: percentile(50), p99: percentile(99), errors };
+}
+
+/** Runs `work` and adds the CPU milliseconds the processes `pids` and, apart, all their descendants spent meanwhile. */
+async function measured(pids, work) {
+  const before = await Promise.all(pids.map(cpuMs));
+  const descendantsBefore = await descendantsCpuMs(pids[0]);
+  const result = await work();
+  const after = await Promise.all(pids.map(cpuMs));
+  const descendantsCpu = (await descendantsCpuMs(pids[0])) - descendantsBefore;
+  return { ...result, cpu: after.map((ms, i) => ms - before[i]), descendantsCpu };
+}
+
+/** User + system CPU time of a process (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms), and its parent. */
+async function stat(pid) {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return { ppid: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 };
+}
+
+async function cpuMs(pid) {
+  return (await stat(pid)).cpuMs;
+}
+
+/** The CPU time of every live descendant of `root` (the embedded PostgreSQL's processes). */
+async function descendantsCpuMs(root) {
+  const all = new Map();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const info = await stat(entry).catch(() => null);
+    if (info) all.set(Number(entry), info);
+  }
+  const inTree = (pid) => {
+    for (let current = all.get(pid)?.ppid; current; current = all.get(current)?.ppid) if (current === root) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, info] of all) if (inTree(pid)) total += info.cpuMs;
+  return total;
+}
+
+function round3(value) {
+  return Math.round(value * 1000) / 1000;
 }
 
 /** One GET whose body is read and dropped; resolves true for a 200. */
