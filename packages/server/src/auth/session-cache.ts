@@ -60,7 +60,10 @@ export class SessionCache {
     if (cached && cached.principal.userId === userId && cached.expiresAt > Date.now()) return cached.principal;
     const dropsBefore = this.drops;
     const found = await this.repository.findActiveSession(userId, sessionId);
-    if (!found) return null;
+    if (!found) {
+      this.sessions.delete(sessionId);
+      return null;
+    }
     if (this.listening && this.drops === dropsBefore) this.remember(sessionId, { principal: found.principal, expiresAt: found.expiresAt.getTime() });
     return found.principal;
   }
