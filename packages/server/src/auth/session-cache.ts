@@ -42,15 +42,15 @@ export class SessionCache {
 
   async start(): Promise<void> {
     this.listeners = await Promise.all([
-      this.sql.listen(SESSIONS_CHANNEL, (sessionId) => this.drop((session, id) => id === sessionId), () => this.listened()),
-      this.sql.listen(USERS_CHANNEL, (userId) => this.drop((session) => session.principal.userId === userId), () => this.listened()),
+      this.sql.listen(SESSIONS_CHANNEL, (sessionId) => this.dropSession(sessionId), () => this.listened()),
+      this.sql.listen(USERS_CHANNEL, (userId) => this.dropUser(userId), () => this.listened()),
     ]);
     this.listening = true;
   }
 
   async stop(): Promise<void> {
     this.listening = false;
-    this.drop(() => true);
+    this.dropAll();
     await Promise.all(this.listeners.map((listener) => listener.unlisten()));
   }
 
@@ -71,7 +71,7 @@ export class SessionCache {
   /** Revokes a session: every instance drops it when the notice arrives, this one at once. */
   async revoke(sessionId: string): Promise<boolean> {
     const revoked = await this.repository.revokeSession(sessionId);
-    this.drop((session, id) => id === sessionId);
+    this.dropSession(sessionId);
     return revoked;
   }
 
@@ -81,15 +81,25 @@ export class SessionCache {
     this.sessions.set(sessionId, session);
   }
 
-  private drop(matches: (session: CachedSession, sessionId: string) => boolean): void {
+  private dropSession(sessionId: string): void {
+    this.drops += 1;
+    this.sessions.delete(sessionId);
+  }
+
+  private dropUser(userId: string): void {
     this.drops += 1;
     for (const [sessionId, session] of this.sessions) {
-      if (matches(session, sessionId)) this.sessions.delete(sessionId);
+      if (session.principal.userId === userId) this.sessions.delete(sessionId);
     }
+  }
+
+  private dropAll(): void {
+    this.drops += 1;
+    this.sessions.clear();
   }
 
   /** Called each time a LISTEN starts: after a dropped connection came back, notices may have been lost. */
   private listened(): void {
-    this.drop(() => true);
+    this.dropAll();
   }
 }
