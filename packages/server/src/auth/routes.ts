@@ -10,6 +10,7 @@ import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core
 import { emailSchema, inviteTokenSchema, nameSchema } from '../core/validation.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService } from './service.js';
+import { SessionCache } from './session-cache.js';
 
 const registerSchema = z.object({
   email: emailSchema,
@@ -34,7 +35,16 @@ export class AuthRoutes implements Feature {
     @inject(AuthService) private readonly auth: AuthService,
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
+    @inject(SessionCache) private readonly sessions: SessionCache,
   ) {}
+
+  async start(): Promise<void> {
+    await this.sessions.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sessions.stop();
+  }
 
   register(app: App): void {
     app.post('/api/auth/register', async (req, res) => {

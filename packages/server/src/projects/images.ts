@@ -13,6 +13,12 @@ import type { StoredBytes } from '../core/transfer.js';
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
 
+/** An image stored under DATA_DIR/images: its name (`<uuid>.<ext>`) and the sha256 of its bytes, its ETag. */
+export interface StoredImage {
+  name: string;
+  sha256: string;
+}
+
 /** In a JSON update, `image: null` clears the image; a new one comes as multipart/form-data. */
 export const clearImageField = z.null({ error: 'must be null (send a new image as multipart/form-data)' }).optional();
 
@@ -31,7 +37,7 @@ export class Images {
    * Reads a create or update body: JSON, or a multipart form whose optional `image` part must be an image
    * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name. Invalid fields remove it again.
    */
-  async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: string | null }> {
+  async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
     if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
     const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true });
     const image = file ? await this.store(file) : null;
@@ -39,24 +45,24 @@ export class Images {
     return { input, image };
   }
 
-  /** Moves a received image into place under a new name, which it answers. */
-  private async store(file: ReceivedFile): Promise<string> {
-    const image = `${randomUUID()}.${file.rule.extension}`;
+  /** Moves a received image into place under a new name; its sha256 was computed while it was received. */
+  private async store(file: ReceivedFile): Promise<StoredImage> {
+    const name = `${randomUUID()}.${file.rule.extension}`;
     try {
-      await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(image));
+      await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
     } catch (error) {
       await this.disk.removeQuietly(file.tempPath);
       throw error;
     }
-    return image;
+    return { name, sha256: file.sha256 };
   }
 
   /** Runs `work`, which records a newly stored image; when it fails, the image is removed again. */
-  async keepIfRecorded<T>(image: string | null, work: () => Promise<T>): Promise<T> {
+  async keepIfRecorded<T>(image: StoredImage | null, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (image !== null) await this.remove(image);
+      if (image !== null) await this.remove(image.name);
       throw error;
     }
   }
@@ -65,20 +71,23 @@ export class Images {
     await this.disk.removeQuietly(this.disk.imagePath(image));
   }
 
-  /** What a response needs to send a stored image; 404 when its bytes are gone. */
-  async stored(image: string): Promise<StoredBytes> {
-    const path = this.disk.imagePath(image);
+  /** What a response needs to send a stored image; its ETag is the quoted sha256, as for files. 404 when its bytes are gone. */
+  async stored({ name, sha256 }: StoredImage): Promise<StoredBytes> {
+    const path = this.disk.imagePath(name);
     const info = await stat(path).catch(() => null);
-    // The ETag is the quoted sha256, as for files (API.md §6); an image is at most 5 MiB, so it is hashed here.
-    const sha256 = info && (await sha256Of(path).catch(() => null));
-    if (!info || !sha256) throw notFound('Image');
-    const extension = image.slice(image.lastIndexOf('.') + 1);
-    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: image };
+    if (!info) throw notFound('Image');
+    const extension = name.slice(name.lastIndexOf('.') + 1);
+    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: name };
   }
-}
 
-async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  /** Hashes a stored image's bytes: for images stored before their sha256 was recorded. 404 when they are gone. */
+  async hash(name: string): Promise<string> {
+    const hash = createHash('sha256');
+    try {
+      for await (const chunk of createReadStream(this.disk.imagePath(name))) hash.update(chunk as Buffer);
+    } catch {
+      throw notFound('Image');
+    }
+    return hash.digest('hex');
+  }
 }
