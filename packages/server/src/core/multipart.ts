@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -10,8 +9,11 @@ import { Disk } from './disk.js';
 import { ApiError, invalidField } from './errors.js';
 import { extensionOf, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 import { isMultipart } from './http.js';
+import { insufficientStorage, type Reservation, Space } from './space.js';
 
 export interface ReceiveOptions {
+  /** The uploading user, whose quota the bytes count towards. */
+  owner: string;
   /** The name of the part that carries the file: `file`, `image`. */
   fileField: string;
   /** The accepted types; anything else is 415 UNSUPPORTED_FILE_TYPE naming the accepted extensions. */
@@ -68,6 +70,7 @@ export class Multipart {
   constructor(
     @inject(Disk) private readonly disk: Disk,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
+    @inject(Space) private readonly space: Space,
   ) {}
 
   async receive(req: IncomingMessage, res: ServerResponse, options: ReceiveOptions): Promise<ReceivedUpload> {
@@ -80,14 +83,17 @@ export class Multipart {
       throw new ApiError(413, 'FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
     }
     try {
-      return await this.parse(req, rules, options);
+      // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
+      const reservation = await this.space.reserve(options.owner, declared);
+      res.once('close', () => reservation.release());
+      return await this.parse(req, rules, options, reservation);
     } catch (error) {
       closeAfterResponse(res);
       throw error;
     }
   }
 
-  private parse(req: IncomingMessage, rules: FileRule[], options: ReceiveOptions): Promise<ReceivedUpload> {
+  private parse(req: IncomingMessage, rules: FileRule[], options: ReceiveOptions, reservation: Reservation): Promise<ReceivedUpload> {
     return new Promise((resolve, reject) => {
       let parser: busboy.Busboy;
       try {
@@ -140,7 +146,7 @@ export class Multipart {
           const extension = extensionOf(originalName);
           const rule = rules.find((candidate) => candidate.extension === extension) ?? null;
           if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);
-          return this.store(name, stream, rule, rules, originalName);
+          return this.store(name, stream, rule, rules, originalName, reservation);
         })();
         storing.catch(fail);
       });
@@ -179,10 +185,18 @@ export class Multipart {
    * Without a `named` rule, the first rule whose signature the leading bytes match types the file; until
    * they have arrived, the largest limit of `rules` applies.
    */
-  private async store(field: string, stream: Readable, named: FileRule | null, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
-    const tempPath = this.disk.newTempPath();
+  private async store(
+    field: string,
+    stream: Readable,
+    named: FileRule | null,
+    rules: FileRule[],
+    originalName: string,
+    reservation: Reservation,
+  ): Promise<ReceivedFile> {
     // Created before streaming, so a failure can never race the file's creation and leave it behind.
-    const sink = (await open(tempPath, 'wx')).createWriteStream();
+    const temp = await this.disk.createTemp();
+    const tempPath = temp.path;
+    const sink = temp.handle.createWriteStream();
     const hash = createHash('sha256');
     let size = 0;
     let head = Buffer.alloc(0);
@@ -203,7 +217,7 @@ export class Multipart {
           if (mismatch) return callback(mismatch);
         }
         hash.update(chunk);
-        callback(null, chunk);
+        reservation.add(chunk.length).then(() => callback(null, chunk), callback);
       },
     });
     try {
@@ -216,7 +230,9 @@ export class Multipart {
     } catch (error) {
       sink.destroy();
       await this.disk.removeQuietly(tempPath);
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      this.space.measureAgain();
+      throw insufficientStorage();
     }
     return { tempPath, originalName, rule: rule!, size, sha256: hash.digest('hex') };
   }

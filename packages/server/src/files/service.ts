@@ -11,6 +11,7 @@ import { validate } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile, ReceivedUpload } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { nameSchema, uuidSchema } from '../core/validation.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
@@ -31,6 +32,7 @@ export class FilesService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(FilesRepository) private readonly repository: FilesRepository,
+    @inject(Space) private readonly space: Space,
   ) {}
 
   /**
@@ -59,6 +61,7 @@ export class FilesService {
     return this.sql.begin(async (tx) => {
       if (!(await this.repository.lockCut(tx, cutId))) throw notFound('Cut');
       const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
       await this.repository.insert(tx, {
         id,
         cutId,
@@ -126,16 +129,25 @@ export class FilesService {
   }
 
   /**
-   * Start-up, before the server listens: removes uploads that never completed and stored bytes no row
-   * refers to (a crash between rename and commit, a failed unlink after a delete).
+   * Start-up, before the server listens: removes uploads that never completed, and moves stored bytes no
+   * row refers to (a crash between rename and commit, a failed unlink after a delete, but also a wrong
+   * DATABASE_URL or an older backup) to orphans/, never deleting them.
    */
   async sweep(): Promise<void> {
     await this.disk.prepare();
     const temporary = await this.disk.clearTemp();
     const stored = await this.repository.storedNames();
-    const files = await this.disk.removeUnlisted(this.disk.filesDir, stored.files);
-    const images = await this.disk.removeUnlisted(this.disk.imagesDir, stored.images);
-    if (temporary + files + images > 0) this.log.info('start-up sweep removed leftovers', { temporary, files, images });
+    const files = await this.disk.quarantineUnlisted(this.disk.filesDir, stored.files);
+    const images = await this.disk.quarantineUnlisted(this.disk.imagesDir, stored.images);
+    if (temporary > 0) this.log.info('start-up sweep removed unfinished uploads', { temporary });
+    if (files + images > 0) {
+      this.log.warn('stored bytes without a record moved to orphans (list or purge: bandcollab-server orphans)', {
+        count: files + images,
+        files,
+        images,
+        dir: this.disk.orphansDir,
+      });
+    }
   }
 
   private async row(principal: Principal, id: string): Promise<FileRow> {

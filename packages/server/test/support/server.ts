@@ -46,6 +46,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     LOG_LEVEL: 'silent',
     SCRYPT_LOG_N: '4',
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    // Machines here are sometimes short of disk: no free-disk floor unless a test sets one.
+    MIN_FREE_DISK_MB: '0',
     ...env,
     DATA_DIR: env.DATA_DIR ?? dataDir,
     DATABASE_URL: databaseUrl,
