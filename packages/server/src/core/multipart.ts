@@ -50,6 +50,8 @@ export interface ReceivedUpload {
 
 /** Room for the text fields and part headers around the file, for the early Content-Length check. */
 const MULTIPART_OVERHEAD = 1024 * 1024;
+/** Up to this size, the body of an upload refused before reading is read and discarded rather than cut off. */
+const DRAINED_REFUSAL_BYTES = 8 * 1024 * 1024;
 const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 
 const malformed = (detail: string): ApiError => invalidField('body', detail);
@@ -82,10 +84,18 @@ export class Multipart {
       closeAfterResponse(res);
       throw new ApiError(413, 'FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
     }
+    let reservation: Reservation;
     try {
-      // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
-      const reservation = await this.space.reserve(options.owner, declared);
-      res.once('close', () => reservation.release());
+      reservation = await this.space.reserve(options.owner, declared);
+    } catch (error) {
+      // Refused before reading. A small announced body is left for Node to read and discard after the answer,
+      // so the connection ends cleanly and the client sees the 507 (closing on unread bytes resets it).
+      if (declared === 0 || declared > DRAINED_REFUSAL_BYTES) closeAfterResponse(res);
+      throw error;
+    }
+    // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
+    res.once('close', () => reservation.release());
+    try {
       return await this.parse(req, rules, options, reservation);
     } catch (error) {
       closeAfterResponse(res);
