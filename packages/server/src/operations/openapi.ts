@@ -52,6 +52,7 @@ const COMMON_ERRORS: Record<string, string> = {
   '415': 'UNSUPPORTED_MEDIA_TYPE / UNSUPPORTED_FILE_TYPE',
   '429': 'RATE_LIMITED, with Retry-After',
   '503': 'UNAVAILABLE: the database is unreachable, with Retry-After',
+  '507': "INSUFFICIENT_STORAGE: the upload would leave less than MIN_FREE_DISK_MB free / QUOTA_EXCEEDED: it would take the uploader over USER_QUOTA_MB",
 };
 const errors = (...statuses: number[]) =>
   Object.fromEntries(
@@ -156,6 +157,7 @@ const schemas: Record<string, Schema> = {
           'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
           'ALREADY_MEMBER', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
           'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
+          'INSUFFICIENT_STORAGE', 'QUOTA_EXCEEDED',
         ],
       },
       requestId: { type: 'string' },
@@ -234,6 +236,10 @@ const schemas: Record<string, Schema> = {
       totalSize: { type: 'integer' },
       fileCount: { type: 'integer' },
       breakdown: ref('StorageBreakdown'),
+      quota: {
+        description: "The caller's quota (USER_QUOTA_MB) and the bytes their files and images hold; null without a quota",
+        ...nullable(object({ limitBytes: { type: 'integer' }, usedBytes: { type: 'integer' } })),
+      },
       site: {
         description: 'Only for site ADMINs: totals over all users',
         ...object({
@@ -245,7 +251,7 @@ const schemas: Record<string, Schema> = {
         }),
       },
     },
-    ['totalSize', 'fileCount', 'breakdown'],
+    ['totalSize', 'fileCount', 'breakdown', 'quota'],
   ),
   ProjectEvent: object({
     id: uuid,
@@ -407,7 +413,7 @@ const paths: Record<string, Record<string, unknown>> = {
           ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
         },
       },
-      responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415) },
+      responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415, 507) },
     },
   },
   '/api/projects/{id}': {
@@ -424,7 +430,7 @@ const paths: Record<string, Record<string, unknown>> = {
           ...multipart({ name, description: formDescription, image: imagePart }, []),
         },
       },
-      responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415) },
+      responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415, 507) },
     },
     delete: {
       tags: ['projects'],
@@ -470,7 +476,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a vibe; it goes last',
       requestBody: { required: true, content: { ...json(object({ name })).content, ...multipart({ name, image: imagePart }, ['name']) } },
-      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507) },
     },
   },
   '/api/vibes/reorder': {
@@ -496,7 +502,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: { ...json(object({ name, image: { type: 'null' } }, [])).content, ...multipart({ name, image: imagePart }, []) },
       },
-      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507) },
     },
     delete: { tags: ['vibes'], security: bearer, summary: 'Delete the vibe, its cuts and their files, on disk too', responses: { '200': ok(ref('Deleted')), ...errors(401, 404) } },
   },
@@ -540,19 +546,21 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Type from the extension, MIME type from the table, leading bytes verified. Limits: audio 100 MiB, ZIP stems 500 MiB, ' +
         'images 5 MiB; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any ' +
-        'byte is stored. A failed, refused or aborted upload leaves neither a file nor a row.',
+        'byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would ' +
+        "leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over " +
+        'USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.',
       requestBody: {
         required: true,
         content: multipart({ cutId: uuid, name: { ...name, description: 'Display name; default the file name without path' }, file: { type: 'string', format: 'binary' } }, ['cutId', 'file']),
       },
-      responses: { '201': created(ref('File')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '201': created(ref('File')), ...errors(400, 401, 404, 413, 415, 507) },
     },
   },
   '/api/files/storage': {
     get: {
       tags: ['storage'],
       security: bearer,
-      summary: "The caller's uploads by type; site ADMINs also get the site block",
+      summary: "The caller's uploads by type and quota; site ADMINs also get the site block",
       responses: { '200': ok(ref('StorageStats')), ...errors(401) },
     },
   },
