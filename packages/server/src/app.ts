@@ -19,6 +19,7 @@ import { FilesRoutes } from './files/routes.js';
 import { IdpRoutes } from './auth/idp-routes.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
+import { Space } from './core/space.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
@@ -59,6 +60,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   container.register(LOGGER, { useValue: log });
   container.register(SQL, { useValue: database.sql });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
+  // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
+  container.registerSingleton(Space);
 
   const app = new App({
     settings: { xPoweredBy: false },

@@ -343,6 +343,22 @@ describe('quota', () => {
     expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: size });
   });
 
+  it('counts a file upload in flight against an image upload of the same user', async () => {
+    const owner = await userWithCut(api);
+    const file = multipartPieces(owner.cutId, 'long.wav');
+    let finishFile = () => undefined as void;
+    const fileResponse = rawUpload(server.url, owner.token, { 'content-type': file.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(Buffer.concat([file.head, sampleBytes('wav', 600 * KiB)]));
+      finishFile = () => void request.end(file.tail);
+    });
+    await eventually(async () => (await tempFiles()).length === 1, 'the file upload to start');
+    const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Cover', sampleBytes('png', 500 * KiB)) });
+    expect(image.status).toBe(507);
+    expect(image.body.code).toBe('QUOTA_EXCEEDED');
+    finishFile();
+    expect((await fileResponse)?.status).toBe(201);
+  });
+
   it('frees quota when a file is deleted, and counts no one else', async () => {
     const owner = await userWithCut(api);
     const first = await upload(api, owner.token, owner.cutId, 'x.wav', sampleBytes('wav', 900 * KiB));
