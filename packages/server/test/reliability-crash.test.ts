@@ -46,6 +46,9 @@ it('loses no committed byte and leaves no residue when killed mid-uploads and mi
   for (let n = 0; n < 20; n++) {
     expect((await upload(api, doomed.token, doomed.cutId, `stem${n}.wav`, sampleBytes('wav', 64 * KiB + n))).status).toBe(201);
   }
+  const cover = new FormData();
+  cover.append('image', new Blob([new Uint8Array(sampleBytes('png', 2 * KiB))]), 'cover.png');
+  expect((await api.request('PUT', `/api/projects/${doomed.projectId}`, { token: doomed.token, body: cover })).status).toBe(200);
   for (let n = 0; n < 3; n++) {
     expect((await upload(api, owner.token, owner.cutId, `kept${n}.flac`, sampleBytes('flac', 200 * KiB + n))).status).toBe(201);
   }
@@ -75,7 +78,7 @@ it('loses no committed byte and leaves no residue when killed mid-uploads and mi
   const answered = (await Promise.all(uploads)).filter((response) => response?.status === 201).length;
   await deleting;
 
-  server = await spawnServer({ ...env, LOG_LEVEL: 'warn' });
+  server = await spawnServer({ ...env, LOG_LEVEL: 'info' });
   const rows = await sql<{ id: string; extension: string; size: string; sha256: string }[]>`select id, extension, size::text, sha256 from files`;
   for (const row of rows) {
     const bytes = await readFile(path.join(dataDir, 'files', `${row.id}.${row.extension}`));
@@ -83,19 +86,23 @@ it('loses no committed byte and leaves no residue when killed mid-uploads and mi
   }
   const listed = new Set(rows.map((row) => `${row.id}.${row.extension}`));
   expect((await readdir(path.join(dataDir, 'files'))).filter((name) => !listed.has(name))).toEqual([]);
+  const images = await sql<{ image: string }[]>`select image from projects where image is not null union all select image from vibes where image is not null`;
+  expect((await readdir(path.join(dataDir, 'images'))).sort()).toEqual(images.map((row) => row.image).sort());
   expect(await readdir(path.join(dataDir, 'tmp'))).toEqual([]);
-  const orphans = await readdir(path.join(dataDir, 'orphans', 'files'));
-  // An orphan can only be a file of the deleted project: its rows are gone, its bytes were not yet unlinked.
+  // The bytes of the committed delete are removed (after the commit, or by the sweep): none become orphans.
+  const orphans = [...(await readdir(path.join(dataDir, 'orphans', 'files'))), ...(await readdir(path.join(dataDir, 'orphans', 'images')))];
+  expect(orphans).toEqual([]);
   const projectGone = (await sql`select 1 from projects where id = ${doomed.projectId}`).length === 0;
-  if (!projectGone) expect(orphans).toEqual([]);
-  expect(orphans.length).toBeLessThanOrEqual(20);
+  expect(projectGone).toBe(true);
+  expect(await sql`select 1 from removed_bytes`).toHaveLength(0);
   // Every upload that was answered 201 is committed; the 3 earlier ones too.
   const ownerRows = await sql`select 1 from files where uploaded_by = ${owner.user.user.id}`;
   expect(ownerRows.length).toBeGreaterThanOrEqual(3 + answered);
 
+  const swept = /removed the bytes of deleted records","count":(\d+)/.exec(server.output())?.[1] ?? '0';
   console.log(
     `crash test: ${rows.length} files compared byte for byte (${ownerRows.length - 3} of 5 in-flight uploads committed, ` +
-      `${answered} answered), project delete ${projectGone ? 'committed' : 'not committed'}, ${orphans.length} orphans`,
+      `${answered} answered), project delete committed, ${swept} of its 21 stored files' bytes (20 files, 1 image) swept at restart, ${orphans.length} orphans`,
   );
 
   // Still serving after the restart.

@@ -94,6 +94,36 @@ describe('start-up on a database that does not list the stored bytes', () => {
   });
 });
 
+it('deletes at start-up, not quarantines, the bytes of a committed delete that were left on disk', async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-removed-'));
+  let server = await startTestServer({ DATA_DIR: dataDir });
+  try {
+    const api = client(server.url);
+    const owner = await userWithCut(api);
+    const kept = await upload(api, owner.token, owner.cutId, 'kept.wav', sampleBytes('wav', 1000));
+    const gone = await upload(api, owner.token, owner.cutId, 'gone.wav', sampleBytes('wav', 2000));
+    const project = await api.request('POST', '/api/projects', { token: owner.token, body: imageForm('Covered', sampleBytes('png', 300)) });
+    const goneFile = path.join(dataDir, 'files', (gone.body.url as string).split('/').pop()!);
+    const goneImage = path.join(dataDir, 'images', (project.body.imageUrl as string).split('/').pop()!);
+    const leftBehind = [[goneFile, await readFile(goneFile)], [goneImage, await readFile(goneImage)]] as const;
+    expect((await api.request('DELETE', `/api/files/${gone.body.id}`, { token: owner.token })).status).toBe(200);
+    expect((await api.request('DELETE', `/api/projects/${project.body.id}`, { token: owner.token })).status).toBe(200);
+    await server.close();
+    // As if the server had died between the commits and the removal of the bytes.
+    for (const [target, bytes] of leftBehind) await writeFile(target, bytes);
+
+    server = await startTestServer({ DATA_DIR: dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+    expect(await readdir(path.join(dataDir, 'files'))).toEqual([(kept.body.url as string).split('/').pop()!]);
+    expect(await readdir(path.join(dataDir, 'images'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'orphans', 'files'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'orphans', 'images'))).toEqual([]);
+    expect(await server.sql`select 1 from removed_bytes`).toHaveLength(0);
+  } finally {
+    await server.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
 describe('modes', () => {
   let server: TestServer | undefined;
   let dataDir: string;

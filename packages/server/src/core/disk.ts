@@ -95,13 +95,16 @@ export class Disk {
 
   /**
    * Deletes a file if it exists and never throws: used for cleanup after failures and for bytes whose row
-   * is already gone (after commit). A failure is logged; the start-up sweep removes what is left.
+   * is already gone (after commit). A failure is logged; the start-up sweep removes what is left. Answers
+   * whether there was a file to remove.
    */
-  async removeQuietly(filePath: string): Promise<void> {
+  async removeQuietly(filePath: string): Promise<boolean> {
     try {
       await unlink(filePath);
+      return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a stored file', { path: filePath, error });
+      return false;
     }
   }
 

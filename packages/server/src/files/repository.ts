@@ -75,4 +75,14 @@ export class FilesRepository {
       select image from vibes where image is not null`;
     return { files: new Set(files.map((r) => r.name)), images: new Set(images.map((r) => r.name)) };
   }
+
+  /** The bytes whose records committed deletes removed (the removed_bytes ledger), for the start-up sweep. */
+  async removedNames(): Promise<{ dir: 'files' | 'images'; name: string }[]> {
+    return [...(await this.sql<{ dir: 'files' | 'images'; name: string }[]>`select dir, name from removed_bytes`)];
+  }
+
+  /** Empties the ledger once the sweep has removed what it lists. */
+  async forgetRemoved(): Promise<void> {
+    await this.sql`truncate removed_bytes`;
+  }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FileRecord } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
@@ -129,14 +130,23 @@ export class FilesService {
   }
 
   /**
-   * Start-up, before the server listens: removes uploads that never completed, and moves stored bytes no
-   * row refers to (a crash between rename and commit, a failed unlink after a delete, but also a wrong
-   * DATABASE_URL or an older backup) to orphans/, never deleting them.
+   * Start-up, before the server listens: removes uploads that never completed and the bytes of records that
+   * committed deletes removed (a crash or a failed unlink after the commit), and moves any other stored bytes
+   * no row refers to (a crash between rename and commit, a wrong DATABASE_URL, an older backup) to orphans/,
+   * never deleting them.
    */
   async sweep(): Promise<void> {
     await this.disk.prepare();
     const temporary = await this.disk.clearTemp();
     const stored = await this.repository.storedNames();
+    let leftOver = 0;
+    for (const { dir, name } of await this.repository.removedNames()) {
+      if (stored[dir].has(name)) continue;
+      const target = dir === 'files' ? path.join(this.disk.filesDir, path.basename(name)) : this.disk.imagePath(name);
+      if (await this.disk.removeQuietly(target)) leftOver++;
+    }
+    await this.repository.forgetRemoved();
+    if (leftOver > 0) this.log.info('start-up sweep removed the bytes of deleted records', { count: leftOver });
     const files = await this.disk.quarantineUnlisted(this.disk.filesDir, stored.files);
     const images = await this.disk.quarantineUnlisted(this.disk.imagesDir, stored.images);
     if (temporary > 0) this.log.info('start-up sweep removed unfinished uploads', { temporary });
