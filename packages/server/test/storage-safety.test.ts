@@ -166,6 +166,10 @@ describe('modes', () => {
 // DATA_DIR on a 16 MiB tmpfs with a 10 MiB floor: about 6 MiB of room, whatever else the machine does.
 const floorDisk = await mountSmallDisk(16);
 if (typeof floorDisk === 'string') console.warn(`skipping the free-disk floor tests: ${floorDisk}`);
+// At the top level, so the disk is unmounted even when a filter skips its tests.
+afterAll(async () => {
+  if (typeof floorDisk !== 'string') await floorDisk.unmount();
+});
 
 describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
   let server: TestServer;
@@ -177,7 +181,6 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
   });
   afterAll(async () => {
     await server?.close();
-    if (typeof floorDisk !== 'string') await floorDisk.unmount();
   });
 
   const tempFiles = () => readdir(path.join(server.dataDir, 'tmp'));
@@ -270,6 +273,9 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
 // DATA_DIR on an 8 MiB tmpfs without a floor: the disk itself fills up.
 const fullDisk = await mountSmallDisk(8);
 if (typeof fullDisk === 'string') console.warn(`skipping the disk-full test: ${fullDisk}`);
+afterAll(async () => {
+  if (typeof fullDisk !== 'string') await fullDisk.unmount();
+});
 
 describe.skipIf(typeof fullDisk === 'string')('disk full', () => {
   let server: TestServer;
@@ -279,7 +285,6 @@ describe.skipIf(typeof fullDisk === 'string')('disk full', () => {
   });
   afterAll(async () => {
     await server?.close();
-    if (typeof fullDisk !== 'string') await fullDisk.unmount();
   });
 
   it('answers 507 on ENOSPC, removes the partial file, and keeps serving', async () => {
