@@ -44,6 +44,8 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_FILE_TYPE'
   | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'INSUFFICIENT_STORAGE'
+  | 'QUOTA_EXCEEDED'
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'UNAVAILABLE';
@@ -335,8 +337,15 @@ export interface StorageStats {
   totalSize: number;
   fileCount: number;
   breakdown: StorageBreakdown;
+  /** The caller's upload quota (files and images they uploaded); null when the server sets none. */
+  quota: StorageQuota | null;
   /** Present only for site ADMINs. */
   site?: SiteStorage;
+}
+
+export interface StorageQuota {
+  limitBytes: number;
+  usedBytes: number;
 }
 
 /** The accepted upload types (§6): extension → type, MIME type and size limit. */

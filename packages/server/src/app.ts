@@ -27,6 +27,7 @@ import { InvitationsRoutes } from './invitations/routes.js';
 import { ExpiredRowsPurge } from './operations/purge.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
+import { Space } from './core/space.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
@@ -85,6 +86,8 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   container.register(SQL, { useValue: database.sql });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
   container.register(Shutdown, { useValue: shutdown });
+  // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
+  container.registerSingleton(Space);
 
   const app = new App({
     settings: { xPoweredBy: false },

@@ -4,10 +4,14 @@ import { stat } from 'node:fs/promises';
 import { FILE_TYPES } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import { z } from 'zod';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
 import { Multipart, type ReceivedFile } from '../core/multipart.js';
+import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
@@ -31,27 +35,50 @@ export class Images {
   constructor(
     @inject(Disk) private readonly disk: Disk,
     @inject(Multipart) private readonly multipart: Multipart,
+    @inject(Space) private readonly space: Space,
+    @inject(SQL) private readonly sql: Sql,
   ) {}
 
   /**
    * Reads a create or update body: JSON, or a multipart form whose optional `image` part must be an image
-   * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name. Invalid fields remove it again.
+   * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name, counted towards the
+   * principal's quota. Invalid fields remove it again.
    */
-  async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
+  async readBody<S extends z.ZodType>(
+    principal: Principal,
+    req: Request,
+    res: Response,
+    schema: S,
+  ): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
     if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
-    const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true });
-    const image = file ? await this.store(file) : null;
+    const { fields, file } = await this.multipart.receive(req, res, {
+      owner: principal.userId,
+      fileField: 'image',
+      types: ['IMAGE'],
+      typeUnnamedByContent: true,
+    });
+    const image = file ? await this.store(principal, file) : null;
     const input = await this.keepIfRecorded(image, async () => validate(schema, fields));
     return { input, image };
   }
 
-  /** Moves a received image into place under a new name; its sha256 was computed while it was received. */
-  private async store(file: ReceivedFile): Promise<StoredImage> {
+  /**
+   * Records a received image (its size and uploader, within the quota) and moves it into place under a new
+   * name; its sha256 was computed while it was received. The project or vibe that takes it is written
+   * afterwards; a crash in between leaves a stored_images row that the start-up sweep drops, and bytes that it
+   * moves to orphans/.
+   */
+  private async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
     const name = `${randomUUID()}.${file.rule.extension}`;
     try {
-      await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
+      await this.sql.begin(async (tx) => {
+        await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
+        await tx`insert into stored_images (name, size, uploaded_by) values (${name}, ${file.size}, ${principal.userId})`;
+        await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
+      });
     } catch (error) {
       await this.disk.removeQuietly(file.tempPath);
+      await this.disk.removeQuietly(this.disk.imagePath(name));
       throw error;
     }
     return { name, sha256: file.sha256 };
@@ -67,7 +94,9 @@ export class Images {
     }
   }
 
+  /** Removes an image no project or vibe holds (any more), and its stored_images row if still there. */
   async remove(image: string): Promise<void> {
+    await this.sql`delete from stored_images where name = ${image}`;
     await this.disk.removeQuietly(this.disk.imagePath(image));
   }
 

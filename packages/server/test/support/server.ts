@@ -48,6 +48,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     // Every test user registers from loopback: only the tests of that limit set it low.
     REGISTER_MAX_PER_ADDRESS: '1000000',
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    // Machines here are sometimes short of disk: no free-disk floor unless a test sets one.
+    MIN_FREE_DISK_MB: '0',
     ...env,
     DATA_DIR: env.DATA_DIR ?? dataDir,
     DATABASE_URL: databaseUrl,
