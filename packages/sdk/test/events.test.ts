@@ -63,9 +63,9 @@ describe('client.events.subscribe', () => {
     const subscription = client.events.subscribe({ ...seen, onDisconnect: ({ code }) => void disconnects.push(code) });
     await seen.until(() => seen.hellos.length === 1);
 
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // the access token expires
+    own.clock.advance(2); // the access token expires
     await own.close();
-    const again = await startTestServer({ DATABASE_URL: own.env.DATABASE_URL!, ACCESS_TOKEN_TTL_SECONDS: '1', PORT: port });
+    const again = await startTestServer({ DATABASE_URL: own.env.DATABASE_URL!, ACCESS_TOKEN_TTL_SECONDS: '1', PORT: port }, own.clock);
     try {
       await seen.until(() => seen.hellos.length === 2);
       expect(disconnects[0]).toBe(1001);

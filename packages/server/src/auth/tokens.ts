@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import { CONFIG, SIGNING_SECRET } from '../core/di.js';
+import { CLOCK, CONFIG, SIGNING_SECRET } from '../core/di.js';
 import { ApiError, unauthenticated } from '../core/errors.js';
 
 export interface AccessClaims {
@@ -19,14 +20,19 @@ export class AccessTokens {
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(SIGNING_SECRET) private readonly secret: string,
+    @inject(CLOCK) private readonly clock: Clock,
   ) {}
+
+  private nowSeconds(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
 
   get ttlSeconds(): number {
     return this.config.accessTokenTtlSeconds;
   }
 
   sign(claims: AccessClaims): string {
-    return jwt.sign({ sid: claims.sid }, this.secret, {
+    return jwt.sign({ sid: claims.sid, iat: this.nowSeconds() }, this.secret, {
       algorithm: 'HS256',
       subject: claims.sub,
       expiresIn: this.config.accessTokenTtlSeconds,
@@ -37,7 +43,7 @@ export class AccessTokens {
   verify(token: string, { ignoreExpiration = false } = {}): AccessClaims {
     let payload: string | jwt.JwtPayload;
     try {
-      payload = jwt.verify(token, this.secret, { algorithms: ['HS256'], ignoreExpiration });
+      payload = jwt.verify(token, this.secret, { algorithms: ['HS256'], ignoreExpiration, clockTimestamp: this.nowSeconds() });
     } catch (error) {
       if (error instanceof jwt.TokenExpiredError) {
         throw new ApiError(401, 'TOKEN_EXPIRED', 'The access token has expired; refresh it', {
