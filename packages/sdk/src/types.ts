@@ -1,8 +1,30 @@
-// The wire types of the bandcollab API (../../shared/API.md). They are defined here once;
-// the server imports them as types so the two cannot drift apart.
+// The wire types of the bandcollab API. Request bodies and the upload rules are defined once in
+// `./contract` (zod schemas the server validates with); their types are re-exported here as types only,
+// so importing the SDK never loads zod.
+import type { FileType } from './contract/file-types.js';
+
+export { extensionOf, FILE_TYPES, fileTypeFor, MAX_UPLOAD_BYTES, type FileType, type FileTypeRule } from './contract/file-types.js';
+export type {
+  AcceptInvitationRequest,
+  CreateCutRequest,
+  CreateProjectRequest,
+  CreateVibeRequest,
+  IdpExchangeRequest,
+  InviteRequest,
+  LoginRequest,
+  LogoutRequest,
+  MoveCutRequest,
+  RefreshRequest,
+  RegisterRequest,
+  ReorderVibesRequest,
+  ShareRequest,
+  UpdateCutRequest,
+  UpdateMemberRequest,
+  UpdateProjectRequest,
+  UpdateVibeRequest,
+} from './contract/requests.js';
 
 export type Role = 'MEMBER' | 'ADMIN';
-export type FileType = 'CUT' | 'STEM' | 'IMAGE';
 /** ISO 8601 UTC timestamp with milliseconds. */
 export type Timestamp = string;
 
@@ -67,20 +89,6 @@ export interface Me extends User {
   createdAt: Timestamp;
 }
 
-export interface RegisterRequest {
-  email: string;
-  password: string;
-  name: string;
-  /** The token of an invitation to the same email: registers and accepts it in one step. */
-  inviteToken?: string;
-}
-
-export interface LoginRequest {
-  email: string;
-  password: string;
-  rememberMe?: boolean;
-}
-
 export interface TokenPair {
   accessToken: string;
   refreshToken: string;
@@ -91,24 +99,8 @@ export interface AuthResult extends TokenPair {
   user: User;
 }
 
-export interface RefreshRequest {
-  refreshToken?: string;
-}
-
-export interface LogoutRequest {
-  refreshToken?: string;
-}
-
 export interface LogoutResult {
   ok: true;
-}
-
-/** `POST /api/auth/idp/exchange` and `/link`: the one-time code of a command-line IdP flow and its loopback redirect. */
-export interface IdpExchangeRequest {
-  code: string;
-  redirectUri: string;
-  /** The random verifier whose S256 challenge started the sign-in; a code exchanged without it is used up. */
-  codeVerifier: string;
 }
 
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
@@ -161,23 +153,6 @@ export interface ProjectDetail extends UpdatedProject {
   invitations: Invitation[];
 }
 
-export interface CreateProjectRequest {
-  name: string;
-  description?: string | null;
-}
-
-export interface UpdateProjectRequest {
-  name?: string;
-  description?: string | null;
-  /** Only `null` is accepted in JSON: it clears the image. Send a new image as multipart. */
-  image?: null;
-}
-
-export interface InviteRequest {
-  email: string;
-  role: Role;
-}
-
 /** The same answer whether or not the email has an account. */
 export interface InviteResult {
   status: 'invited';
@@ -194,17 +169,9 @@ export interface InvitationView {
   expiresAt: Timestamp;
 }
 
-export interface AcceptInvitationRequest {
-  token: string;
-}
-
 export interface AcceptedInvitation {
   projectId: string;
   member: Member;
-}
-
-export interface UpdateMemberRequest {
-  role: Role;
 }
 
 // ---- vibes and cuts (§5)
@@ -236,34 +203,9 @@ export interface VibeWithCuts extends Vibe {
   cuts: CutWithFiles[];
 }
 
-export interface CreateVibeRequest {
-  name: string;
-}
-
-export interface UpdateVibeRequest {
-  name?: string;
-  image?: null;
-}
-
-export interface ReorderVibesRequest {
-  vibeIds: string[];
-}
-
 export interface ReorderVibesResult {
   projectId: string;
   vibes: Vibe[];
-}
-
-export interface CreateCutRequest {
-  name: string;
-}
-
-export interface UpdateCutRequest {
-  name: string;
-}
-
-export interface MoveCutRequest {
-  targetVibeId: string;
 }
 
 // ---- files, shares, storage (§6)
@@ -286,10 +228,6 @@ export interface FileRecord {
   sha256: string;
   uploadedBy: Uploader;
   createdAt: Timestamp;
-}
-
-export interface ShareRequest {
-  expiresIn?: number;
 }
 
 export interface ShareLink {
@@ -337,38 +275,6 @@ export interface StorageStats {
   breakdown: StorageBreakdown;
   /** Present only for site ADMINs. */
   site?: SiteStorage;
-}
-
-/** The accepted upload types (§6): extension → type, MIME type and size limit. */
-export interface FileTypeRule {
-  type: FileType;
-  mimeType: string;
-  maxBytes: number;
-}
-
-const MiB = 1024 * 1024;
-
-export const FILE_TYPES: Readonly<Record<string, FileTypeRule>> = {
-  mp3: { type: 'CUT', mimeType: 'audio/mpeg', maxBytes: 100 * MiB },
-  wav: { type: 'CUT', mimeType: 'audio/wav', maxBytes: 100 * MiB },
-  ogg: { type: 'CUT', mimeType: 'audio/ogg', maxBytes: 100 * MiB },
-  flac: { type: 'CUT', mimeType: 'audio/flac', maxBytes: 100 * MiB },
-  aac: { type: 'CUT', mimeType: 'audio/aac', maxBytes: 100 * MiB },
-  m4a: { type: 'CUT', mimeType: 'audio/mp4', maxBytes: 100 * MiB },
-  zip: { type: 'STEM', mimeType: 'application/zip', maxBytes: 500 * MiB },
-  jpg: { type: 'IMAGE', mimeType: 'image/jpeg', maxBytes: 5 * MiB },
-  jpeg: { type: 'IMAGE', mimeType: 'image/jpeg', maxBytes: 5 * MiB },
-  png: { type: 'IMAGE', mimeType: 'image/png', maxBytes: 5 * MiB },
-  gif: { type: 'IMAGE', mimeType: 'image/gif', maxBytes: 5 * MiB },
-  webp: { type: 'IMAGE', mimeType: 'image/webp', maxBytes: 5 * MiB },
-};
-
-/** The upload rule for a file name's extension (case-insensitive), or undefined when no type accepts it. */
-export function fileTypeFor(filename: string): FileTypeRule | undefined {
-  const dot = filename.lastIndexOf('.');
-  if (dot < 0) return undefined;
-  const extension = filename.slice(dot + 1).toLowerCase();
-  return Object.hasOwn(FILE_TYPES, extension) ? FILE_TYPES[extension] : undefined;
 }
 
 // ---- events (§7)

@@ -1,9 +1,9 @@
 import type { AuthResult, Me, TokenPair, User } from '@bandcollab/sdk';
+import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
-import { isUuid } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
 import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
+import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthRepository, type Principal } from '../auth/repository.js';
 import { AccessTokens } from '../auth/tokens.js';
 import { unauthenticated } from './errors.js';
 import { cookies } from './http.js';
-import { isUuid } from './validation.js';
 
 export type { Principal };
 

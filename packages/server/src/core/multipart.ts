@@ -4,11 +4,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FileType } from '@bandcollab/sdk';
+import { extensionOf } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import { Disk } from './disk.js';
 import { ApiError, invalidField } from './errors.js';
-import { extensionOf, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
+import { type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 import { isMultipart } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
 

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { FILE_TYPES } from '@bandcollab/sdk';
+import { FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
@@ -12,9 +12,6 @@ import type { StoredBytes } from '../core/transfer.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
-
-/** In a JSON update, `image: null` clears the image; a new one comes as multipart/form-data. */
-export const clearImageField = z.null({ error: 'must be null (send a new image as multipart/form-data)' }).optional();
 
 /** The names this server gives images; anything else names no image. */
 export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 const CONTROL_CHARACTERS = /\p{Cc}/u;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Project, vibe, cut and display names (API.md §1): trimmed, 1–200 characters, no control characters. */
+/** Project, vibe, cut and display names: trimmed, 1–200 characters, no control characters. */
 export const nameSchema = z
   .string({ error: 'must be a string' })
   .trim()
@@ -29,8 +29,14 @@ export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER o
 /** Any 8-4-4-4-12 hex id, for paths and token claims (uuidSchema, for bodies, also checks version and variant). */
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 
-/** Lower-cased, as `idParam` answers path ids, so ids compare equal whichever case a client sent. */
+/** Lower-cased, as the server answers path ids, so ids compare equal whichever case a client sent. */
 export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase());
 
 /** The token of an invitation link, as a body field (the server's are 43 characters). */
 export const inviteTokenSchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
+/** An image field in JSON: only `null` (clear it); a new image is sent as multipart/form-data. */
+export const clearImageField = z.null({ error: 'must be null (send a new image as multipart/form-data)' }).optional();
+
+/** An empty description (as a form sends it) is no description. */
+export const optionalDescription = descriptionSchema.optional().transform((value) => (value === '' ? null : value));
