@@ -31,7 +31,11 @@ export const refreshRequest = z.object({ refreshToken: z.string({ error: 'must b
 /** `POST /api/auth/idp/exchange` and `/link`: the one-time code of a command-line IdP flow and its loopback redirect. */
 export const idpExchangeRequest = z.object({
   code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
-  redirectUri: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters'),
+  redirectUri: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(2048, 'must be at most 2048 characters')
+    .meta({ format: 'uri' }),
   // Optional so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
   codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
 });
@@ -82,7 +86,8 @@ export const shareRequest = z.object({
     .min(60, 'must be at least 60 seconds')
     .max(31_536_000, 'must be at most 31,536,000 seconds (365 days)')
     .nullable()
-    .optional(),
+    .optional()
+    .meta({ description: 'Seconds; absent or null: the link does not expire' }),
 });
 
 // What a client sends (before the server's trimming, lower-casing and defaults).
@@ -103,3 +108,22 @@ export type CreateCutRequest = z.input<typeof cutNameRequest>;
 export type UpdateCutRequest = z.input<typeof cutNameRequest>;
 export type MoveCutRequest = z.input<typeof moveCutRequest>;
 export type ShareRequest = z.input<typeof shareRequest>;
+
+/** The request bodies by the name the API description gives them (`components.schemas`). */
+export const REQUEST_SCHEMAS = {
+  RegisterRequest: registerRequest,
+  LoginRequest: loginRequest,
+  RefreshRequest: refreshRequest,
+  IdpExchangeRequest: idpExchangeRequest,
+  CreateProjectRequest: createProjectRequest,
+  UpdateProjectRequest: updateProjectRequest,
+  UpdateMemberRequest: updateMemberRequest,
+  InviteRequest: inviteRequest,
+  AcceptInvitationRequest: acceptInvitationRequest,
+  CreateVibeRequest: createVibeRequest,
+  UpdateVibeRequest: updateVibeRequest,
+  ReorderVibesRequest: reorderVibesRequest,
+  CutNameRequest: cutNameRequest,
+  MoveCutRequest: moveCutRequest,
+  ShareRequest: shareRequest,
+} as const;

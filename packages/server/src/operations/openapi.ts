@@ -1,6 +1,9 @@
+import { REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
+import { z } from 'zod';
 import { SERVER_VERSION } from '../version.js';
 
-// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Records mirror packages/sdk/src/types.ts;
+// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Request bodies are generated from the
+// contract's zod schemas (@bandcollab/sdk/contract); records mirror packages/sdk/src/types.ts;
 // test/openapi.test.ts checks that every route the server registers is described here.
 
 type Schema = Record<string, unknown>;
@@ -10,7 +13,6 @@ const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }
 const uuid: Schema = { type: 'string', format: 'uuid' };
 const timestamp: Schema = { type: 'string', format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] };
 const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed, then 1–200 characters; no control characters.' };
-const description: Schema = nullable({ type: 'string', maxLength: 2000, description: 'No NUL character. An empty string is stored as null.' });
 const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'No NUL character. An empty value clears the description (null).' };
 const role: Schema = { type: 'string', enum: ['MEMBER', 'ADMIN'] };
 const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
@@ -147,7 +149,20 @@ const vibeFields: Record<string, Schema> = {
 };
 const cutFields: Record<string, Schema> = { id: uuid, vibeId: uuid, projectId: uuid, name: { type: 'string' }, createdAt: timestamp, updatedAt: timestamp };
 
+/**
+ * The request bodies, generated from the schemas the server validates them with, as a client may send them
+ * (`io: 'input'`: before trimming and defaults).
+ */
+function requestSchemas(): Record<string, Schema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(REQUEST_SCHEMAS)) registry.add(schema, { id });
+  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', uri: (id) => `#/components/schemas/${id}` });
+  // Each comes out as a standalone JSON Schema document; inside components.schemas it is a plain schema.
+  return Object.fromEntries(Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));
+}
+
 const schemas: Record<string, Schema> = {
+  ...requestSchemas(),
   Problem: {
     type: 'object',
     description: 'RFC 9457 problem details; every error response.',
@@ -299,17 +314,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'to another email (403 INVITATION_EMAIL_MISMATCH) or an unknown, revoked, used or expired one (404) creates nothing.',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            {
-              email: { type: 'string', format: 'email' },
-              password: { type: 'string', minLength: 8, maxLength: 1024 },
-              name,
-              inviteToken: { type: 'string', minLength: 1, maxLength: 200, description: 'The token of an invitation link (its last path segment)' },
-            },
-            ['email', 'password', 'name'],
-          ),
-        ),
+        ...json(ref('RegisterRequest')),
       },
       responses: {
         '201': withCookies(created(ref('AuthResult'))),
@@ -335,12 +340,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            { email: { type: 'string', format: 'email', description: 'Case-insensitive' }, password: { type: 'string', maxLength: 1024 }, rememberMe: { type: 'boolean', default: false } },
-            ['email', 'password'],
-          ),
-        ),
+        ...json(ref('LoginRequest')),
       },
       responses: {
         '200': withCookies(ok(ref('AuthResult'))),
@@ -355,7 +355,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['auth'],
       summary: 'Rotate the refresh token (body, else the refresh_token cookie); the session keeps its expiry',
       description: 'Presenting an already-rotated refresh token revokes its whole session.',
-      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string', minLength: 1 } }, [])) },
+      requestBody: { required: false, ...json(ref('RefreshRequest')) },
       responses: {
         '200': withCookies(ok(ref('TokenPair'))),
         ...errors(400, 413, 415),
@@ -370,7 +370,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'The first of these that is present decides (an unknown refresh token revokes nothing). Access tokens of the session ' +
         'stop working at once. Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
-      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string', minLength: 1 } }, [])) },
+      requestBody: { required: false, ...json(ref('RefreshRequest')) },
       security: [{}, { bearer: [] }],
       responses: {
         '200': {
@@ -457,12 +457,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'included, uses the code up.',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
-            ['code', 'redirectUri'],
-          ),
-        ),
+        ...json(ref('IdpExchangeRequest')),
       },
       responses: {
         '200': withCookies(ok(ref('AuthResult'))),
@@ -482,12 +477,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'code was sent to. Any refused attempt uses the code up. The caller\'s session is unchanged.',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
-            ['code', 'redirectUri'],
-          ),
-        ),
+        ...json(ref('IdpExchangeRequest')),
       },
       responses: {
         '200': ok(object({ ok: { type: 'boolean', const: true } })),
@@ -510,7 +500,7 @@ const paths: Record<string, Record<string, unknown>> = {
       requestBody: {
         required: true,
         content: {
-          ...json(object({ name, description }, ['name'])).content,
+          ...json(ref('CreateProjectRequest')).content,
           ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
         },
       },
@@ -527,7 +517,7 @@ const paths: Record<string, Record<string, unknown>> = {
       requestBody: {
         required: true,
         content: {
-          ...json(object({ name, description, image: { type: 'null' } }, [])).content,
+          ...json(ref('UpdateProjectRequest')).content,
           ...multipart({ name, description: formDescription, image: imagePart }, []),
         },
       },
@@ -549,7 +539,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'The same answer whether or not the email has an account; nobody is added until the invitee accepts the link. ' +
         'Inviting a pending email again replaces its invitation (new link, role and 30 days; the old link stops working).',
-      requestBody: { required: true, ...json(object({ email: { type: 'string', format: 'email' }, role })) },
+      requestBody: { required: true, ...json(ref('InviteRequest')) },
       responses: {
         '201': { ...created(ref('InviteResult')), headers: { Location: { schema: { type: 'string' }, description: "The project's path" } } },
         ...errors(400, 401, 403, 404, 413, 415),
@@ -583,7 +573,7 @@ const paths: Record<string, Record<string, unknown>> = {
         "The caller's email must equal the invitation's (case-insensitive), else 403 INVITATION_EMAIL_MISMATCH and the " +
         'invitation stays pending. The invitation is used up, and the project hears member.added (the caller is its actor). ' +
         'A caller who already is a member gets 409 ALREADY_MEMBER, and the invitation is used up all the same.',
-      requestBody: { required: true, ...json(object({ token: { type: 'string', minLength: 1, maxLength: 200 } })) },
+      requestBody: { required: true, ...json(ref('AcceptInvitationRequest')) },
       responses: {
         '200': ok(ref('AcceptedInvitation')),
         ...errors(400, 401, 413, 415),
@@ -599,7 +589,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['members'],
       security: bearer,
       summary: "Change a member's role (ADMIN); the last ADMIN cannot be demoted",
-      requestBody: { required: true, ...json(object({ role })) },
+      requestBody: { required: true, ...json(ref('UpdateMemberRequest')) },
       responses: { '200': ok(ref('Member')), ...errors(400, 401, 403, 404, 413, 415), '409': problem('LAST_ADMIN') },
     },
     delete: {
@@ -616,7 +606,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a vibe; it goes last',
       description: VIBE_NAME_RULE,
-      requestBody: { required: true, content: { ...json(object({ name })).content, ...multipart({ name, image: imagePart }, ['name']) } },
+      requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart({ name, image: imagePart }, ['name']) } },
       responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415), '409': problem(VIBE_NAME_TAKEN) },
     },
   },
@@ -628,7 +618,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Unknown or invisible ids: 404. Duplicates, an empty list, or ids of several projects: 400. A set that differs from ' +
         "the project's current vibes: 409 ORDER_CONFLICT. Positions run 0…n-1 afterwards.",
-      requestBody: { required: true, ...json(object({ vibeIds: { type: 'array', items: uuid, minItems: 1 } })) },
+      requestBody: { required: true, ...json(ref('ReorderVibesRequest')) },
       responses: { '200': ok(ref('ReorderVibesResult')), ...errors(400, 401, 404, 413, 415), '409': problem('ORDER_CONFLICT') },
     },
   },
@@ -642,7 +632,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description: VIBE_NAME_RULE,
       requestBody: {
         required: true,
-        content: { ...json(object({ name, image: { type: 'null' } }, [])).content, ...multipart({ name, image: imagePart }, []) },
+        content: { ...json(ref('UpdateVibeRequest')).content, ...multipart({ name, image: imagePart }, []) },
       },
       responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415), '409': problem(VIBE_NAME_TAKEN) },
     },
@@ -661,7 +651,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a cut',
       description: CUT_NAME_RULE,
-      requestBody: { required: true, ...json(object({ name })) },
+      requestBody: { required: true, ...json(ref('CutNameRequest')) },
       responses: { '201': created(ref('Cut')), ...errors(400, 401, 404, 413, 415), '409': problem(CUT_NAME_TAKEN) },
     },
   },
@@ -673,7 +663,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Rename',
       description: CUT_NAME_RULE,
-      requestBody: { required: true, ...json(object({ name })) },
+      requestBody: { required: true, ...json(ref('CutNameRequest')) },
       responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404, 413, 415), '409': problem(CUT_NAME_TAKEN) },
     },
     delete: {
@@ -691,7 +681,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Move the cut to another vibe of the same project',
       description: CUT_NAME_RULE,
-      requestBody: { required: true, ...json(object({ targetVibeId: uuid })) },
+      requestBody: { required: true, ...json(ref('MoveCutRequest')) },
       responses: {
         '200': ok(ref('Cut')),
         ...errors(401, 404, 413, 415),
@@ -755,7 +745,7 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Make a new share link (each call makes another)',
       requestBody: {
         required: false,
-        ...json(object({ expiresIn: nullable({ type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Seconds; absent or null: the link does not expire' }) }, [])),
+        ...json(ref('ShareRequest')),
       },
       responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
     },
