@@ -149,7 +149,7 @@ export class AuthService {
   /** The email's pending invitations become memberships, and each project's members hear of it (member.added). */
   private async redeemInvitations(tx: Queryable, user: UserRow): Promise<void> {
     for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
-      const member = await this.projects.findMember(tx, projectId, user.id);
+      const member = (await this.projects.findMember(tx, projectId, user.id))!;
       await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
     }
   }

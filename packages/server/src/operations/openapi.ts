@@ -1,26 +1,17 @@
-import { REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
+import { RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
 import { SERVER_VERSION } from '../version.js';
 
-// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Request bodies are generated from the
-// contract's zod schemas (@bandcollab/sdk/contract); records mirror packages/sdk/src/types.ts;
+// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Its schemas (records and request bodies)
+// are generated from the contract's zod schemas (@bandcollab/sdk/contract); paths and prose are written here;
 // test/openapi.test.ts checks that every route the server registers is described here.
 
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 const uuid: Schema = { type: 'string', format: 'uuid' };
-const timestamp: Schema = { type: 'string', format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] };
 const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed, then 1–200 characters; no control characters.' };
 const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'No NUL character. An empty value clears the description (null).' };
-const role: Schema = { type: 'string', enum: ['MEMBER', 'ADMIN'] };
-const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 const json = (schema: Schema) => ({ content: { 'application/json': { schema } } });
 const ok = (schema: Schema, text = 'OK') => ({ description: text, ...json(schema) });
@@ -127,175 +118,17 @@ const byteResponses = (disposition: string) => ({
 });
 const sharedBytes = byteResponses('inline; filename="…"; filename*=UTF-8\'\'…, or attachment with ?download=1');
 
-// Records that extend another repeat its fields rather than use allOf: every part of an allOf would forbid the
-// other part's fields (additionalProperties: false), so no answer could match.
-const projectFields: Record<string, Schema> = {
-  id: uuid,
-  name: { type: 'string' },
-  description: nullable({ type: 'string' }),
-  imageUrl: nullable({ type: 'string', examples: ['/uploads/images/3f0c….png'] }),
-  createdAt: timestamp,
-  memberCount: { type: 'integer' },
-  role: { ...role, description: "The caller's membership role" },
-};
-const vibeFields: Record<string, Schema> = {
-  id: uuid,
-  projectId: uuid,
-  name: { type: 'string' },
-  imageUrl: nullable({ type: 'string' }),
-  position: { type: 'integer', minimum: 0 },
-  createdAt: timestamp,
-  updatedAt: timestamp,
-};
-const cutFields: Record<string, Schema> = { id: uuid, vibeId: uuid, projectId: uuid, name: { type: 'string' }, createdAt: timestamp, updatedAt: timestamp };
-
-/**
- * The request bodies, generated from the schemas the server validates them with, as a client may send them
- * (`io: 'input'`: before trimming and defaults).
- */
-function requestSchemas(): Record<string, Schema> {
+/** Named schemas as `components.schemas` entries, generated from the contract; references between them become `$ref`s. */
+function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Schema> {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(REQUEST_SCHEMAS)) registry.add(schema, { id });
-  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', uri: (id) => `#/components/schemas/${id}` });
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', io, uri: (id) => `#/components/schemas/${id}` });
   // Each comes out as a standalone JSON Schema document; inside components.schemas it is a plain schema.
   return Object.fromEntries(Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));
 }
 
-const schemas: Record<string, Schema> = {
-  ...requestSchemas(),
-  Problem: {
-    type: 'object',
-    description: 'RFC 9457 problem details; every error response.',
-    properties: {
-      type: { type: 'string', const: 'about:blank' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      code: {
-        type: 'string',
-        enum: [
-          'VALIDATION_FAILED', 'INVALID_JSON', 'CROSS_PROJECT_MOVE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED',
-          'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
-          'ALREADY_MEMBER', 'INVITATION_EMAIL_MISMATCH', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
-          'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
-          'NAME_TAKEN',
-          'IDENTITY_IN_USE',
-        ],
-      },
-      requestId: { type: 'string' },
-      errors: { type: 'array', description: 'Only for VALIDATION_FAILED', items: object({ field: { type: 'string' }, message: { type: 'string' } }) },
-    },
-    required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
-  },
-  Deleted: object({ id: uuid, deleted: { type: 'boolean', const: true } }),
-  User: object({ id: uuid, email: { type: 'string', format: 'email' }, name: { type: 'string' }, role }),
-  Me: object({
-    id: uuid,
-    email: { type: 'string', format: 'email' },
-    name: { type: 'string' },
-    role,
-    avatarUrl: nullable({ type: 'string' }),
-    createdAt: timestamp,
-  }),
-  TokenPair: object({ accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer', examples: [900] } }),
-  AuthResult: object({ user: ref('User'), accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer' } }),
-  UserRef: object({ id: uuid, name: { type: 'string' } }),
-  Project: object(projectFields),
-  UpdatedProject: object({ ...projectFields, updatedAt: timestamp }),
-  ProjectDetail: object({
-    ...projectFields,
-    updatedAt: timestamp,
-    members: { type: 'array', items: ref('Member') },
-    vibes: { type: 'array', items: ref('VibeWithCuts'), description: 'By position' },
-    invitations: { type: 'array', items: ref('Invitation'), description: 'Pending ones; empty for non-ADMIN callers' },
-  }),
-  Member: object({
-    userId: uuid,
-    email: { type: 'string' },
-    name: { type: 'string' },
-    avatarUrl: nullable({ type: 'string' }),
-    role,
-    joinedAt: timestamp,
-  }),
-  Invitation: object({ id: uuid, email: { type: 'string' }, role, invitedBy: ref('UserRef'), createdAt: timestamp, expiresAt: timestamp }),
-  InviteResult: object({
-    status: { type: 'string', const: 'invited' },
-    invitation: ref('Invitation'),
-    inviteUrl: { type: 'string', description: 'PUBLIC_URL + "/invite/" + token; the token (256 random bits, base64url, stored only as its SHA-256) appears only here' },
-  }),
-  InvitationView: object({ projectName: { type: 'string' }, invitedBy: object({ name: { type: 'string' } }), role, expiresAt: timestamp }),
-  AcceptedInvitation: object({ projectId: uuid, member: ref('Member') }),
-  Vibe: object(vibeFields),
-  VibeWithCuts: object({ ...vibeFields, cuts: { type: 'array', items: ref('CutWithFiles'), description: 'Oldest first' } }),
-  Cut: object(cutFields),
-  CutWithFiles: object({ ...cutFields, files: { type: 'array', items: ref('File') } }),
-  ReorderVibesResult: object({ projectId: uuid, vibes: { type: 'array', items: ref('Vibe') } }),
-  File: object({
-    id: uuid,
-    cutId: uuid,
-    name: { type: 'string', description: 'Display name' },
-    type: { type: 'string', enum: ['CUT', 'STEM', 'IMAGE'] },
-    size: { type: 'integer' },
-    mimeType: { type: 'string' },
-    url: { type: 'string', examples: ['/uploads/files/<id>.mp3'] },
-    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-    uploadedBy: object({ id: uuid, name: { type: 'string' }, avatarUrl: nullable({ type: 'string' }) }),
-    createdAt: timestamp,
-  }),
-  ShareLink: object({ token: { type: 'string' }, shareUrl: { type: 'string', format: 'uri' }, expiresAt: nullable(timestamp) }),
-  SharedFile: object({
-    name: { type: 'string' },
-    type: { type: 'string', enum: ['CUT', 'STEM', 'IMAGE'] },
-    size: { type: 'integer' },
-    mimeType: { type: 'string' },
-    createdAt: timestamp,
-    expiresAt: nullable(timestamp),
-    downloadUrl: { type: 'string' },
-  }),
-  SizeCount: object({ size: { type: 'integer' }, count: { type: 'integer' } }),
-  StorageBreakdown: object({ audio: ref('SizeCount'), stems: ref('SizeCount'), images: ref('SizeCount') }),
-  StorageStats: object(
-    {
-      totalSize: { type: 'integer' },
-      fileCount: { type: 'integer' },
-      breakdown: ref('StorageBreakdown'),
-      site: {
-        description: 'Only for site ADMINs: totals over all users',
-        ...object({
-          totalSize: { type: 'integer' },
-          fileCount: { type: 'integer' },
-          breakdown: ref('StorageBreakdown'),
-          userCount: { type: 'integer' },
-          projectCount: { type: 'integer' },
-        }),
-      },
-    },
-    ['totalSize', 'fileCount', 'breakdown'],
-  ),
-  ProjectEvent: object({
-    id: uuid,
-    type: {
-      type: 'string',
-      enum: [
-        'project.updated', 'project.deleted', 'member.added', 'member.removed', 'member.role_changed',
-        'vibe.created', 'vibe.updated', 'vibe.deleted', 'vibes.reordered', 'cut.created', 'cut.updated',
-        'cut.moved', 'cut.deleted', 'file.uploaded', 'file.deleted', 'file.shared',
-      ],
-    },
-    projectId: uuid,
-    actor: ref('UserRef'),
-    at: timestamp,
-    data: {
-      type: 'object',
-      description:
-        'project.updated {project}; project.deleted {projectId}; member.added {member}; member.removed {userId}; ' +
-        'member.role_changed {member}; vibe.created/vibe.updated {vibe}; vibe.deleted {vibeId}; vibes.reordered {vibeIds}; ' +
-        'cut.created/cut.updated {cut}; cut.moved {cut, fromVibeId}; cut.deleted {cutId, vibeId}; file.uploaded {file}; ' +
-        'file.deleted {fileId, cutId}; file.shared {fileId, expiresAt} (never the token)',
-    },
-  }),
-  Health: object({ status: { type: 'string', const: 'ok' }, db: { type: 'string', const: 'ok' }, version: { type: 'string' } }),
-};
+// Records as the server sends them; request bodies as a client may send them (before trimming and defaults).
+const schemas: Record<string, Schema> = { ...generatedSchemas(RECORD_SCHEMAS, 'output'), ...generatedSchemas(REQUEST_SCHEMAS, 'input') };
 
 const paths: Record<string, Record<string, unknown>> = {
   '/api/health': {
@@ -374,7 +207,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: [{}, { bearer: [] }],
       responses: {
         '200': {
-          ...ok(object({ ok: { type: 'boolean', const: true } })),
+          ...ok(ref('OkResult')),
           headers: { 'Set-Cookie': { schema: { type: 'string' }, description: 'Both auth cookies cleared (Max-Age=0)' } },
         },
         ...errors(400, 413, 415),
@@ -480,7 +313,7 @@ const paths: Record<string, Record<string, unknown>> = {
         ...json(ref('IdpExchangeRequest')),
       },
       responses: {
-        '200': ok(object({ ok: { type: 'boolean', const: true } })),
+        '200': ok(ref('OkResult')),
         ...errors(400, 413, 415),
         '401': unauthorized(
           'UNAUTHENTICATED / TOKEN_EXPIRED: no valid token; INVALID_CREDENTIALS: unknown, used or expired code, another ' +
@@ -753,7 +586,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['shares'],
       security: bearer,
       summary: 'Revoke every link of the file (its uploader or a project ADMIN)',
-      responses: { '200': ok(object({ revoked: { type: 'integer' } })), ...errors(401, 403, 404) },
+      responses: { '200': ok(ref('RevokeSharesResult')), ...errors(401, 403, 404) },
     },
   },
   '/api/share/{token}': {
