@@ -228,7 +228,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('cut.deleted', { cutId: id, vibeId: id }),
   event('file.uploaded', { file: fileRecord }),
   event('file.deleted', { fileId: id, cutId: id }),
-  event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: 'Never the token' }) }),
+  event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
 ]);
 
 export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });
