@@ -22,11 +22,22 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts'],
-    globalSetup: ['packages/server/test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default', plainSummary],
+    // Pure logic runs without the PostgreSQL cluster the integration tests share; `vitest run` runs both.
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['packages/*/test/unit/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['packages/*/test/**/*.test.ts'],
+          exclude: ['packages/*/test/unit/**', '**/node_modules/**'],
+          globalSetup: ['packages/server/test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

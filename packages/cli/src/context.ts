@@ -3,9 +3,9 @@
 // for that server's origin (never those another server issued).
 import os from 'node:os';
 import path from 'node:path';
-import { BandApiError, BandClient, BandNetworkError, type TokenPair } from '@bandcollab/sdk';
+import type { BandClient, TokenPair } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import Conf from 'conf';
+import type Conf from 'conf';
 import {
   credentialFile,
   type CredentialStore,
@@ -22,6 +22,22 @@ import packageJson from '../package.json' with { type: 'json' };
 const DEFAULT_API_URL = 'http://localhost:3000';
 /** Refresh before a command when the access token has less than this left. */
 const REFRESH_MARGIN_MS = 30_000;
+
+/**
+ * The SDK (undici, form-data) and conf are most of the CLI's code: they are loaded when a command runs, not
+ * when its group is registered, so `--help` and usage errors do not pay for them.
+ */
+interface Libraries {
+  sdk: typeof import('@bandcollab/sdk');
+  Conf: typeof Conf;
+}
+let libraries: Libraries | undefined;
+
+async function loadLibraries(): Promise<Libraries> {
+  const [sdk, conf] = await Promise.all([import('@bandcollab/sdk'), import('conf')]);
+  libraries = { sdk, Conf: conf.default };
+  return libraries;
+}
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -78,7 +94,10 @@ export class Context {
   private sessionKept = false;
   source: TokenSource | undefined;
 
-  constructor(readonly options: GlobalOptions) {
+  constructor(
+    readonly options: GlobalOptions,
+    private readonly lib: Libraries,
+  ) {
     this.out = new Output(options);
     this.profile = options.profile ?? process.env.BAND_PROFILE ?? 'default';
     // The name becomes part of file names (credentials, lock).
@@ -86,7 +105,7 @@ export class Context {
       throw usageError(`profile names are letters, digits, ".", "-" and "_" (not "${this.profile}")`);
     }
     this.configDir = configDirectory();
-    this.config = new Conf<Record<string, ProfileSettings>>({
+    this.config = new lib.Conf<Record<string, ProfileSettings>>({
       projectName: 'band',
       cwd: this.configDir,
       configName: 'config',
@@ -97,8 +116,8 @@ export class Context {
     this.origin = originOf(this.apiUrl);
   }
 
-  static of(command: Command): Context {
-    return new Context(command.optsWithGlobals<GlobalOptions>());
+  static async of(command: Command): Promise<Context> {
+    return new Context(command.optsWithGlobals<GlobalOptions>(), libraries ?? (await loadLibraries()));
   }
 
   get settings(): ProfileSettings {
@@ -154,7 +173,7 @@ export class Context {
     try {
       return await work(client);
     } catch (error) {
-      if (!(error instanceof BandApiError) || error.code !== 'TOKEN_EXPIRED' || this.source !== 'stored') throw error;
+      if (!(error instanceof this.lib.sdk.BandApiError) || error.code !== 'TOKEN_EXPIRED' || this.source !== 'stored') throw error;
       await this.refreshStoredTokens();
       return work(client);
     }
@@ -235,7 +254,7 @@ export class Context {
   }
 
   private newClient(tokens: { accessToken?: string; refreshToken?: string }): BandClient {
-    return new BandClient({ baseUrl: this.apiUrl, userAgent: `band/${packageJson.version}`, ...tokens });
+    return new this.lib.sdk.BandClient({ baseUrl: this.apiUrl, userAgent: `band/${packageJson.version}`, ...tokens });
   }
 
   private async chooseStore(): Promise<CredentialStore> {
@@ -267,7 +286,7 @@ export class Context {
         return toStored(await refresher.auth.refresh());
       }, isFresh);
     } catch (error) {
-      if (error instanceof BandApiError && error.status === 401) {
+      if (error instanceof this.lib.sdk.BandApiError && error.status === 401) {
         throw new CliError(`your session has ended (${error.detail}): run band auth login`, EXIT.auth);
       }
       throw error;
@@ -303,12 +322,14 @@ function configDirectory(): string {
 /** Turns anything thrown by a command into the one line and exit code the user gets. */
 export function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error;
-  if (error instanceof BandApiError) {
+  // Without the SDK loaded, no SDK error can have been thrown.
+  const { BandApiError, BandNetworkError } = libraries?.sdk ?? {};
+  if (BandApiError && error instanceof BandApiError) {
     const fields = error.errors.map((field) => `${field.field}: ${field.message}`).join('; ');
     const wait = error.retryAfter ? ` (retry after ${error.retryAfter} s)` : '';
     return new CliError(`${error.detail}${fields ? ` (${fields})` : ''}${wait}`, exitCodeForStatus(error.status), error.requestId ?? undefined);
   }
-  if (error instanceof BandNetworkError) return new CliError(error.message, EXIT.unavailable);
+  if (BandNetworkError && error instanceof BandNetworkError) return new CliError(error.message, EXIT.unavailable);
   if (error instanceof Error && error.name === 'AbortError') return new CliError('interrupted', EXIT.interrupted);
   return new CliError(error instanceof Error ? error.message : String(error), EXIT.error);
 }
@@ -316,7 +337,7 @@ export function toCliError(error: unknown): CliError {
 /** Wraps a command action: builds the context from the flags and closes it afterwards. */
 export function run<A extends unknown[]>(work: (ctx: Context, ...args: A) => Promise<void>): (...args: unknown[]) => Promise<void> {
   return async (...args) => {
-    const ctx = Context.of(args[args.length - 1] as Command);
+    const ctx = await Context.of(args[args.length - 1] as Command);
     try {
       await work(ctx, ...(args.slice(0, -1) as A));
     } finally {

@@ -9,7 +9,7 @@
 // lines. Human output passes through printable() on its way out (writeLines), so none reaches the terminal;
 // --json output is JSON, whose string escapes cover every control character (see jsonText).
 import { randomBytes } from 'node:crypto';
-import type { FileRecord, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageStats } from '@bandcollab/sdk';
+import type { FileRecord, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
 import type { MultiBar, SingleBar } from 'cli-progress';
 
 export interface OutputOptions {
@@ -414,11 +414,18 @@ export function fileView(out: Output, file: FileRecord): string {
 /** The caller's storage by type, and the whole site's for a site ADMIN. */
 export function storageView(out: Output, stats: StorageStats): string {
   const lines = [out.bold('Your uploads'), breakdownTable(out, stats.breakdown, stats.totalSize, stats.fileCount)];
+  if (stats.quota) lines.push('', quotaLine(stats.quota));
   if (stats.site) {
     lines.push('', out.bold(`Whole site: ${stats.site.userCount} users, ${stats.site.projectCount} projects`));
     lines.push(breakdownTable(out, stats.site.breakdown, stats.site.totalSize, stats.site.fileCount));
   }
   return lines.join('\n');
+}
+
+/** "Quota: 1.2 GiB of 5.0 GiB used (24%)"; the server counts images as well as files. */
+function quotaLine(quota: StorageQuota): string {
+  const percent = Math.floor((quota.usedBytes / quota.limitBytes) * 100);
+  return `Quota: ${formatBytes(quota.usedBytes)} of ${formatBytes(quota.limitBytes)} used (${percent}%)`;
 }
 
 function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: number, fileCount: number): string {

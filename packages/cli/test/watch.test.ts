@@ -130,13 +130,13 @@ describe('band watch', () => {
   });
 
   it('keeps watching across a reconnection that finds the stored access token expired', async () => {
-    const shortLived = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    const shortLived = await startTestServer();
     const user = await cliUser(shortLived.url);
     try {
       await registerWithCli(user, 'cleo@example.com', 'correct horse battery', 'Cleo');
       const watch = startWatch(user, ['--json']);
       await watch.until(() => /watching 0 projects/.test(watch.stderr()), 'hello');
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // the access token expires
+      shortLived.clock.advance(shortLived.config.accessTokenTtlSeconds + 1); // the access token expires
       // Dropping the server's LISTEN connection makes it ask every socket to reconnect (1012).
       await shortLived.sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen%'`;
       await watch.until(() => (watch.stderr().match(/watching 0 projects/g) ?? []).length === 2, 'second hello');

@@ -40,6 +40,14 @@ export function isAuthError(error: unknown): error is BandApiError {
   return error instanceof BandApiError && error.status === 401;
 }
 
+/**
+ * A 507: storing the upload would cross the server's free-disk floor (code INSUFFICIENT_STORAGE: try again
+ * later, or tell the server's admin) or the caller's quota (QUOTA_EXCEEDED: delete some uploads first).
+ */
+export function isStorageFull(error: unknown): error is BandApiError {
+  return error instanceof BandApiError && error.status === 507;
+}
+
 /** An error the SDK raises itself, shaped like the server's answer to the same request. */
 export function localProblem(status: number, code: ErrorCode, title: string, detail: string): BandApiError {
   return new BandApiError({ type: 'about:blank', title, status, detail, code, requestId: '' });

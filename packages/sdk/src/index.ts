@@ -1,6 +1,6 @@
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
-export { BandApiError, BandNetworkError, isAuthError } from './errors.js';
+export { BandApiError, BandNetworkError, isAuthError, isStorageFull } from './errors.js';
 export type { Tokens, Transport, TransportOptions } from './transport.js';
 export type { FileInput, Progress } from './multipart.js';
 export type { DownloadOptions, DownloadResult } from './download.js';

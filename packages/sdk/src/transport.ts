@@ -243,7 +243,7 @@ function networkError(cause: unknown, spec: RequestSpec): BandNetworkError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   if (spec.stream && RESET_CODES.has(code)) {
     return new BandNetworkError(
-      `The connection was closed during the upload, before the server answered: it may have refused the file or be restarting; try again (${reason})`,
+      `The connection was closed during the upload, before the server answered: it may have refused the file or be restarting (a file over its size limit, a full disk or your quota is refused this way); try again (${reason})`,
       { cause },
     );
   }
@@ -262,6 +262,7 @@ function defaultCode(status: number): ErrorCode {
     502: 'UNAVAILABLE',
     503: 'UNAVAILABLE',
     504: 'UNAVAILABLE',
+    507: 'INSUFFICIENT_STORAGE',
   };
   return codes[status] ?? 'INTERNAL';
 }

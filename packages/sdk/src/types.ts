@@ -50,6 +50,7 @@ export type {
   SiteStorage,
   SizeCount,
   StorageBreakdown,
+  StorageQuota,
   StorageStats,
   TokenPair,
   UpdatedProject,

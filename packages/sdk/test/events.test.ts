@@ -54,7 +54,7 @@ describe('client.events.subscribe', () => {
   });
 
   it('reconnects after the server goes away and comes back, refreshing the expired access token first', async () => {
-    const own = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    const own = await startTestServer();
     const port = new URL(own.url).port;
     const pairs: TokenPair[] = [];
     const { client } = await registeredClient(own.url, { onTokens: (pair) => void pairs.push(pair) });
@@ -63,9 +63,9 @@ describe('client.events.subscribe', () => {
     const subscription = client.events.subscribe({ ...seen, onDisconnect: ({ code }) => void disconnects.push(code) });
     await seen.until(() => seen.hellos.length === 1);
 
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // the access token expires
+    own.clock.advance(own.config.accessTokenTtlSeconds + 1); // the access token expires
     await own.close();
-    const again = await startTestServer({ DATABASE_URL: own.env.DATABASE_URL!, ACCESS_TOKEN_TTL_SECONDS: '1', PORT: port });
+    const again = await startTestServer({ DATABASE_URL: own.env.DATABASE_URL!, PORT: port }, own.clock);
     try {
       await seen.until(() => seen.hellos.length === 2);
       expect(disconnects[0]).toBe(1001);

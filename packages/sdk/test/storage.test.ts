@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BandClient } from '../src/index.js';
+import { type BandClient, BandApiError, isStorageFull } from '../src/index.js';
 import { registeredClient, startTestServer, type TestServer } from './support.js';
 
 let server: TestServer;
@@ -32,5 +32,29 @@ describe('storage', () => {
     const own = await member.files.storage();
     expect(own).toMatchObject({ totalSize: 0, fileCount: 0 });
     expect(own.site).toBeUndefined();
+  });
+});
+
+describe('quota', () => {
+  let quotaServer: TestServer;
+  beforeAll(async () => {
+    quotaServer = await startTestServer({ USER_QUOTA_MB: '1' });
+  });
+  afterAll(() => quotaServer?.close());
+
+  it('reports the quota, and an upload over it as a 507 BandApiError that isStorageFull names', async () => {
+    const { client } = await registeredClient(quotaServer.url);
+    const project = await client.projects.create({ name: 'Quota' });
+    const vibe = await client.vibes.create(project.id, { name: 'Verse' });
+    const cut = await client.cuts.create(vibe.id, { name: 'Take' });
+    const take = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(600 * 1024)]);
+    await client.files.upload({ cutId: cut.id, file: take, filename: 'a.mp3' });
+    expect((await client.files.storage()).quota).toEqual({ limitBytes: MiB, usedBytes: take.length });
+
+    const refused = await client.files.upload({ cutId: cut.id, file: take, filename: 'b.mp3' }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BandApiError);
+    expect(isStorageFull(refused)).toBe(true);
+    expect(refused).toMatchObject({ status: 507, code: 'QUOTA_EXCEEDED', detail: expect.stringContaining('quota of 1 MiB') });
+    expect((await owner.files.storage()).quota).toBeNull();
   });
 });

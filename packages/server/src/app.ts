@@ -8,10 +8,11 @@ import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AuthRoutes } from './auth/routes.js';
+import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { openDatabase } from './core/database.js';
-import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
+import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { ApiError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
@@ -27,6 +28,7 @@ import { InvitationsRoutes } from './invitations/routes.js';
 import { ExpiredRowsPurge } from './operations/purge.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
+import { Space } from './core/space.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
@@ -46,6 +48,8 @@ export interface RunningServer {
 export interface ServerHooks {
   /** The embedded database died and could not be restarted: the server cannot serve any more. */
   onDatabaseLost?: (error: Error) => void;
+  /** What access tokens are signed and checked against; the system clock unless a test moves its own. */
+  clock?: Clock;
 }
 
 /** After the cut, how long answers get to reach clients that are still sending before their connections close. */
@@ -85,6 +89,9 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   container.register(SQL, { useValue: database.sql });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
   container.register(Shutdown, { useValue: shutdown });
+  // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
+  container.registerSingleton(Space);
+  container.register(CLOCK, { useValue: hooks.clock ?? systemClock });
 
   const app = new App({
     settings: { xPoweredBy: false },

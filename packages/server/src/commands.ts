@@ -3,6 +3,7 @@ import type { Role } from '@bandcollab/sdk';
 import { AuthRepository } from './auth/repository.js';
 import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';
+import { Disk } from './core/disk.js';
 import { Logger } from './core/logger.js';
 
 const USAGE = `Usage: bandcollab-server [command]
@@ -14,6 +15,9 @@ answer 503, and the embedded database is stopped; a second signal ends the grace
 Commands (on the database the same settings select; beside a running server they use its embedded
 database, and never stop it):
   set-role <email> <ADMIN|MEMBER>   set a user's site role
+  orphans                           list stored files no record refers to (moved to DATA_DIR/orphans
+                                    at start-up), with their sizes
+  orphans --purge                   delete them for good
   help                              show this help`;
 
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
@@ -22,6 +26,9 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return 0;
+  }
+  if (command === 'orphans' && (rest.length === 0 || (rest.length === 1 && rest[0] === '--purge'))) {
+    return orphans(config, rest.length === 1);
   }
   if (command !== 'set-role' || rest.length !== 2 || (rest[1] !== 'ADMIN' && rest[1] !== 'MEMBER')) {
     process.stderr.write(`${USAGE}\n`);
@@ -40,4 +47,19 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   } finally {
     await database.close();
   }
+}
+
+/** Reads DATA_DIR only: it needs no database, so it is safe beside a running server. */
+async function orphans(config: Config, purge: boolean): Promise<number> {
+  const disk = new Disk(config, new Logger('warn'));
+  if (purge) {
+    const { count, bytes } = await disk.purgeOrphans();
+    process.stdout.write(`deleted ${count} orphaned file(s), ${bytes} bytes\n`);
+    return 0;
+  }
+  const listed = await disk.listOrphans();
+  for (const orphan of listed) process.stdout.write(`${orphan.size}\t${orphan.path}\n`);
+  const bytes = listed.reduce((sum, orphan) => sum + orphan.size, 0);
+  process.stderr.write(`${listed.length} orphaned file(s), ${bytes} bytes, in ${disk.orphansDir}\n`);
+  return 0;
 }

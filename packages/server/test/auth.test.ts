@@ -235,7 +235,9 @@ describe('access tokens', () => {
       const shortApi = client(shortLived.url);
       const user = await shortApi.register();
       expect(user.expiresIn).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      const fresh = await shortApi.request('GET', '/api/auth/me', { token: user.accessToken });
+      expect(fresh.status).toBe(200);
+      shortLived.clock.advance(2);
       const response = await shortApi.request('GET', '/api/auth/me', { token: user.accessToken });
       expect(response.status).toBe(401);
       expect(response.body.code).toBe('TOKEN_EXPIRED');
@@ -251,7 +253,7 @@ describe('refresh and logout', () => {
     const login = await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password, rememberMe: true } });
     const [before] = await server.sql`select expires_at from sessions where id = (
       select session_id from refresh_tokens where token_hash = encode(sha256(${login.body.refreshToken}::bytea), 'hex'))`;
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    server.clock.advance(1);
     const refreshed = await api.request('POST', '/api/auth/refresh', { json: { refreshToken: login.body.refreshToken } });
     expect(refreshed.status).toBe(200);
     expect(Object.keys(refreshed.body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken']);

@@ -296,8 +296,12 @@ describe('an external database (DATABASE_URL) that goes away', () => {
     // A PostgreSQL of this test's own, so it can be stopped and started again on the same port.
     const EmbeddedPostgres = await importWithoutExitHooks();
     const port = await freePort();
+    // Beside DATA_DIR, not in it: the server makes DATA_DIR 0700 at start, and as root this PostgreSQL runs
+    // as the postgres user, who could then not reach its own directory to start again.
+    const externalDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-external-db-'));
+    await chmod(externalDir, 0o755);
     const pg = new EmbeddedPostgres({
-      databaseDir: path.join(dataDir, 'external'),
+      databaseDir: path.join(externalDir, 'data'),
       port,
       user: 'postgres',
       password: 'external-password',
@@ -333,6 +337,7 @@ describe('an external database (DATABASE_URL) that goes away', () => {
       running?.child.kill('SIGKILL');
       await running?.exited;
       await pg.stop();
+      await rm(externalDir, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
@@ -267,6 +267,69 @@ describe('vibe images', () => {
     const unnamed = await api.request('POST', `/api/projects/${seeded.id}/vibes`, { token: owner.accessToken, body: form({}, { bytes: PNG, name: 'v.png' }) });
     expect(unnamed.status).toBe(400);
     expect(await storedImages()).toEqual(before);
+  });
+});
+
+describe('image ETags (the sha256 recorded at upload)', () => {
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+  const nameOf = (url: string) => url.split('/').pop()!;
+
+  it('records the sha256 of covers and vibe images as they are stored, replaced and cleared, and serves it without hashing', async () => {
+    const project = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Hashed' }, { bytes: PNG, name: 'c.png' }) }),
+      201,
+    );
+    const vibe = await expectStatus(
+      api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, body: form({ name: 'Hashed' }, { bytes: GIF, name: 'v.gif' }) }),
+      201,
+    );
+    const [projectRow] = await server.sql`select image_sha256 from projects where id = ${project.id}`;
+    const [vibeRow] = await server.sql`select image_sha256 from vibes where id = ${vibe.id}`;
+    expect(projectRow!.image_sha256).toBe(sha256(PNG));
+    expect(vibeRow!.image_sha256).toBe(sha256(GIF));
+
+    // Bytes changed behind the server's back: the ETag is still the recorded one, so nothing hashed them per request.
+    await writeFile(imagePath(project.imageUrl), Buffer.alloc(PNG.length, 1));
+    const cover = await api.request('HEAD', project.imageUrl, { token: owner.accessToken });
+    expect(cover.headers.get('etag')).toBe(`"${sha256(PNG)}"`);
+    const image = await api.request('GET', vibe.imageUrl, { token: owner.accessToken });
+    expect(image.headers.get('etag')).toBe(`"${sha256(GIF)}"`);
+
+    const replaced = await expectStatus(
+      api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, body: form({}, { bytes: GIF, name: 'd.gif' }) }),
+      200,
+    );
+    expect((await server.sql`select image_sha256 from projects where id = ${project.id}`)[0]!.image_sha256).toBe(sha256(GIF));
+    expect((await api.request('GET', replaced.imageUrl, { token: owner.accessToken })).headers.get('etag')).toBe(`"${sha256(GIF)}"`);
+    await expectStatus(api.request('PUT', `/api/vibes/${vibe.id}`, { token: owner.accessToken, body: form({}, { bytes: PNG, name: 'w.png' }) }), 200);
+    expect((await server.sql`select image_sha256 from vibes where id = ${vibe.id}`)[0]!.image_sha256).toBe(sha256(PNG));
+
+    await expectStatus(api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, json: { image: null } }), 200);
+    await expectStatus(api.request('PUT', `/api/vibes/${vibe.id}`, { token: owner.accessToken, json: { image: null } }), 200);
+    expect((await server.sql`select image_sha256 from projects where id = ${project.id}`)[0]!.image_sha256).toBeNull();
+    expect((await server.sql`select image_sha256 from vibes where id = ${vibe.id}`)[0]!.image_sha256).toBeNull();
+  });
+
+  it('hashes an image stored before the sha256 was recorded once, on its first read, and records it', async () => {
+    const project = await expectStatus(
+      api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Older' }, { bytes: PNG, name: 'c.png' }) }),
+      201,
+    );
+    const vibe = await expectStatus(
+      api.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, body: form({ name: 'Older' }, { bytes: GIF, name: 'v.gif' }) }),
+      201,
+    );
+    await server.sql`update projects set image_sha256 = null where id = ${project.id}`;
+    await server.sql`update vibes set image_sha256 = null where id = ${vibe.id}`;
+
+    for (const [url, bytes] of [[project.imageUrl, PNG], [vibe.imageUrl, GIF]] as const) {
+      const first = await api.request('GET', url, { token: owner.accessToken });
+      expect(first.headers.get('etag')).toBe(`"${sha256(bytes)}"`);
+    }
+    const [projectRow] = await server.sql`select image_sha256 from projects where image = ${nameOf(project.imageUrl)}`;
+    const [vibeRow] = await server.sql`select image_sha256 from vibes where image = ${nameOf(vibe.imageUrl)}`;
+    expect(projectRow!.image_sha256).toBe(sha256(PNG));
+    expect(vibeRow!.image_sha256).toBe(sha256(GIF));
   });
 });
 

@@ -1,4 +1,3 @@
-import { execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -26,6 +25,10 @@ const CHROMIUM_FLAGS = [
 /** A real 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
+// Tests install nothing: .ci/run installs chromium; without it this file is skipped, saying why.
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) console.warn(`[share page browser test] SKIPPED: ${CHROMIUM} is not installed (apt-get install chromium)`);
+
 let server: TestServer;
 let api: ReturnType<typeof client>;
 let owner: Awaited<ReturnType<typeof userWithCut>>;
@@ -33,15 +36,13 @@ let profileDir: string;
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    execSync('apt-get update && apt-get install -y chromium', { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  }
+  if (!hasChromium) return;
   server = await startTestServer();
   api = client(server.url);
   owner = await userWithCut(api);
   profileDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-chromium-'));
   browser = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, acceptDownloads: true });
-}, 600_000);
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -74,7 +75,7 @@ async function open(pagePath: string) {
   return { page, response, requests, errors };
 }
 
-it('plays a shared CUT: the audio element loads the file, reports its duration and seeks', async () => {
+it.skipIf(!hasChromium)('plays a shared CUT: the audio element loads the file, reports its duration and seeks', async () => {
   const { page, response, requests, errors } = await open(await sharePath('tone.wav', toneWav(1.5), 'Tone'));
   try {
     expect(response?.status()).toBe(200);
@@ -100,7 +101,7 @@ it('plays a shared CUT: the audio element loads the file, reports its duration a
   }
 });
 
-it('shows a shared IMAGE and downloads it under its name', async () => {
+it.skipIf(!hasChromium)('shows a shared IMAGE and downloads it under its name', async () => {
   const { page, errors } = await open(await sharePath('dot.png', PNG, 'Dot'));
   try {
     await page.waitForFunction(() => (document.querySelector('img')?.naturalWidth ?? 0) > 0);
@@ -113,7 +114,7 @@ it('shows a shared IMAGE and downloads it under its name', async () => {
   }
 });
 
-it('shows the plain 404 page for a bad link', async () => {
+it.skipIf(!hasChromium)('shows the plain 404 page for a bad link', async () => {
   const { page, response } = await open(`/share/${'z'.repeat(43)}`);
   try {
     expect(response?.status()).toBe(404);

@@ -40,6 +40,7 @@ it("counts the caller's own uploads by type, with totals that add up, and no sit
     totalSize: 650,
     fileCount: 4,
     breakdown: { audio: { size: 300, count: 2 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 } },
+    quota: null,
   });
 });
 
@@ -49,6 +50,7 @@ it('gives a site ADMIN the site block over every user', async () => {
     totalSize: 10,
     fileCount: 1,
     breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 10, count: 1 } },
+    quota: null,
     site: {
       totalSize: 1060,
       fileCount: 6,
@@ -65,6 +67,7 @@ it('answers zeros for a user without uploads, forgets deleted files, and needs a
     totalSize: 0,
     fileCount: 0,
     breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 } },
+    quota: null,
   });
   const extra = (await upload(api, bob.token, bob.cutId, 'g.ogg', sampleBytes('ogg', 70))).body;
   expect((await stats(bob.token)).body.totalSize).toBe(470);

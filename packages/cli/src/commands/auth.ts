@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AuthResult, type BandClient, invitationToken } from '@bandcollab/sdk';
+import type { AuthResult, BandClient } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
@@ -34,7 +34,7 @@ export function register(auth: Command): void {
           const name = options.name ?? (await askOrFail('Name: ', '--name'));
           const password = await readPassword(options);
           const client = ctx.anonymousClient();
-          const inviteToken = options.invite === undefined ? undefined : invitationToken(options.invite);
+          const inviteToken = options.invite === undefined ? undefined : (await import('@bandcollab/sdk')).invitationToken(options.invite);
           const registered = await client.auth.register({ email, password, name, ...(inviteToken === undefined ? {} : { inviteToken }) });
           await signedIn(ctx, registered, inviteToken === undefined ? 'Registered and logged in' : 'Registered (and accepted the invitation) and logged in');
         }),

@@ -1,4 +1,4 @@
-import { BandApiError, type BandClient, type CutWithFiles, type ProjectDetail, type VibeWithCuts } from '@bandcollab/sdk';
+import type { BandClient, CutWithFiles, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
@@ -86,6 +86,7 @@ async function createdOrTaken<Created, Existing>(create: () => Promise<Created>,
   try {
     return await create();
   } catch (error) {
+    const { BandApiError } = await import('@bandcollab/sdk');
     if (error instanceof BandApiError && error.code === 'NAME_TAKEN') return existing();
     throw error;
   }

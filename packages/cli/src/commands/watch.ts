@@ -1,4 +1,3 @@
-import { BandApiError } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, run } from '../context.js';
 import { eventLine, withExamples } from '../render.js';
@@ -55,6 +54,8 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
       );
       return;
     } catch (error) {
+      // Loaded here, not at the top: `band watch --help` does not load the SDK (it is loaded by now).
+      const { BandApiError } = await import('@bandcollab/sdk');
       const expired = error instanceof BandApiError && error.code === 'TOKEN_EXPIRED';
       if (!expired || ctx.source !== 'stored') throw error;
     }

@@ -32,6 +32,8 @@ export const errorCode = z.enum([
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_FILE_TYPE',
   'UNSUPPORTED_MEDIA_TYPE',
+  'INSUFFICIENT_STORAGE',
+  'QUOTA_EXCEEDED',
   'RATE_LIMITED',
   'INTERNAL',
   'UNAVAILABLE',
@@ -156,10 +158,14 @@ export const sharedFile = z.object({
 export const sizeCount = z.object({ size: count, count });
 export const storageBreakdown = z.object({ audio: sizeCount, stems: sizeCount, images: sizeCount });
 export const siteStorage = z.object({ totalSize: count, fileCount: count, breakdown: storageBreakdown, userCount: count, projectCount: count });
+export const storageQuota = z.object({ limitBytes: count, usedBytes: count });
 export const storageStats = z.object({
   totalSize: count,
   fileCount: count,
   breakdown: storageBreakdown,
+  quota: storageQuota.nullable().meta({
+    description: "The caller's quota (USER_QUOTA_MB) and the bytes their files and images hold; null without a quota",
+  }),
   site: siteStorage.optional().meta({ description: 'Only for site ADMINs: totals over all users' }),
 });
 
@@ -203,6 +209,7 @@ export type SharedFile = z.output<typeof sharedFile>;
 export type SizeCount = z.output<typeof sizeCount>;
 export type StorageBreakdown = z.output<typeof storageBreakdown>;
 export type SiteStorage = z.output<typeof siteStorage>;
+export type StorageQuota = z.output<typeof storageQuota>;
 export type StorageStats = z.output<typeof storageStats>;
 export type Health = z.output<typeof health>;
 
@@ -268,6 +275,7 @@ export const RECORD_SCHEMAS = {
   SharedFile: sharedFile,
   SizeCount: sizeCount,
   StorageBreakdown: storageBreakdown,
+  StorageQuota: storageQuota,
   StorageStats: storageStats,
   ProjectEvent: projectEvent,
   HelloMessage: helloMessage,

@@ -140,12 +140,14 @@ export class AuthRepository {
     });
   }
 
-  /** The principal of an access token, only while its session is active and its user exists. */
-  async findActivePrincipal(userId: string, sessionId: string): Promise<Principal | null> {
-    const [row] = await this.sql<Principal[]>`
-      select u.id as "userId", s.id as "sessionId", u.name, u.email, u.role
+  /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
+  async findActiveSession(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
+    const [row] = await this.sql<(Principal & { expiresAt: Date })[]>`
+      select u.id as "userId", s.id as "sessionId", u.name, u.email, u.role, s.expires_at as "expiresAt"
       from sessions s join users u on u.id = s.user_id
       where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
-    return row ?? null;
+    if (!row) return null;
+    const { expiresAt, ...principal } = row;
+    return { principal, expiresAt };
   }
 }

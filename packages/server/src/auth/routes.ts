@@ -9,6 +9,7 @@ import type { Feature } from '../core/feature.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService } from './service.js';
+import { SessionCache } from './session-cache.js';
 
 /** Accounts, sessions and tokens (API.md §3). */
 @injectable()
@@ -18,7 +19,16 @@ export class AuthRoutes implements Feature {
     @inject(AuthService) private readonly auth: AuthService,
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
+    @inject(SessionCache) private readonly sessions: SessionCache,
   ) {}
+
+  async start(): Promise<void> {
+    await this.sessions.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sessions.stop();
+  }
 
   register(app: App): void {
     app.post('/api/auth/register', async (req, res) => {

@@ -10,6 +10,7 @@ import { ProjectsRepository } from '../projects/repository.js';
 import { AbuseLimits } from './limits.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
+import { SessionCache } from './session-cache.js';
 import { AccessTokens, hashToken, randomToken } from './tokens.js';
 
 const DAY = 86_400;
@@ -40,6 +41,7 @@ export class AuthService {
     @inject(AccessTokens) private readonly accessTokens: AccessTokens,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(InvitationsService) private readonly invitations: InvitationsService,
+    @inject(SessionCache) private readonly sessions: SessionCache,
   ) {}
 
   /**
@@ -100,7 +102,7 @@ export class AuthService {
     const { session } = found;
     if (session.revoked_at !== null || session.expires_at.getTime() <= Date.now()) throw invalidRefreshToken();
     if (found.rotated_at !== null) {
-      await this.repository.revokeSession(session.id);
+      await this.sessions.revoke(session.id);
       throw invalidRefreshToken();
     }
     const next = randomToken();
@@ -111,7 +113,7 @@ export class AuthService {
     });
     if (!rotated) {
       // Another request rotated this token a moment ago: the same reuse, seen from the other side.
-      await this.repository.revokeSession(session.id);
+      await this.sessions.revoke(session.id);
       throw invalidRefreshToken();
     }
     return { session, pair: this.pair(session.user_id, session.id, next) };
@@ -129,7 +131,7 @@ export class AuthService {
         sessionId = null;
       }
     }
-    if (isUuid(sessionId)) await this.repository.revokeSession(sessionId);
+    if (isUuid(sessionId)) await this.sessions.revoke(sessionId);
   }
 
   async me(userId: string): Promise<Me> {

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthRepository, type Principal } from '../auth/repository.js';
+import type { Principal } from '../auth/repository.js';
+import { SessionCache } from '../auth/session-cache.js';
 import { AccessTokens } from '../auth/tokens.js';
 import { unauthenticated } from './errors.js';
 import { cookies } from './http.js';
@@ -16,7 +17,7 @@ export const REFRESH_COOKIE = 'refresh_token';
 export class AuthGuard {
   constructor(
     @inject(AccessTokens) private readonly tokens: AccessTokens,
-    @inject(AuthRepository) private readonly repository: AuthRepository,
+    @inject(SessionCache) private readonly sessions: SessionCache,
   ) {}
 
   /**
@@ -28,7 +29,7 @@ export class AuthGuard {
     if (!token) throw unauthenticated();
     const claims = this.tokens.verify(token);
     if (!isUuid(claims.sub) || !isUuid(claims.sid)) throw unauthenticated('The access token is invalid');
-    const principal = await this.repository.findActivePrincipal(claims.sub, claims.sid);
+    const principal = await this.sessions.principal(claims.sub, claims.sid);
     if (!principal) throw unauthenticated('The session has ended; log in again');
     return principal;
   }

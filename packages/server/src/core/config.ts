@@ -40,6 +40,10 @@ export interface Config {
   maxAudioBytes: number | null;
   maxStemBytes: number | null;
   maxImageBytes: number | null;
+  /** Uploads are refused (507) when they would leave less free space than this on DATA_DIR's file system. */
+  minFreeDiskBytes: number;
+  /** Each user's uploads (files and images) may hold at most this many bytes; null: no quota. */
+  userQuotaBytes: number | null;
   /** How often the events WebSocket pings its peers; a peer that misses one pong is dropped. */
   eventsHeartbeatSeconds: number;
   /** How often expired sessions, codes, invitations, links and old abuse-limit records are deleted. */
@@ -49,6 +53,9 @@ export interface Config {
   /** How long a client may take to send a request's headers. */
   headersTimeoutSeconds: number;
 }
+
+const MiB = 1024 * 1024;
+const megabytes = (value: number | null): number | null => (value === null ? null : value * MiB);
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -170,6 +177,8 @@ export function loadConfig(env: Env = process.env): Config {
     purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 300, 1, 86_400),
     shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 60, 1, 3600),
+    minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 1024, 0, 1_048_576_000) * MiB,
+    userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -1,4 +1,5 @@
 import type { InjectionToken } from 'tsyringe';
+import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Sql } from './database.js';
 import type { Logger } from './logger.js';
@@ -9,3 +10,4 @@ export const SQL: InjectionToken<Sql> = Symbol('Sql');
 export const LOGGER: InjectionToken<Logger> = Symbol('Logger');
 /** The secret that signs access tokens and other short-lived signed values. */
 export const SIGNING_SECRET: InjectionToken<string> = Symbol('SigningSecret');
+export const CLOCK: InjectionToken<Clock> = Symbol('Clock');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
@@ -11,27 +12,65 @@ import type { Logger } from './logger.js';
  *   files/<id>.<ext>   uploaded files (the row in `files` names them)
  *   images/<name>      project and vibe images (the `image` column names them)
  *   tmp/               uploads in progress; renamed into place once complete, swept at start-up
+ *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there at start-up (never deleted:
+ *                      a wrong DATABASE_URL or an older backup must not destroy them); `orphans` lists and purges
  * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
- * holds a partial file.
+ * holds a partial file. Only the server's user can read any of it: files 0600, directories 0700.
  */
 @injectable()
 export class Disk {
   readonly filesDir: string;
   readonly imagesDir: string;
   readonly tempDir: string;
+  readonly orphansDir: string;
 
   constructor(
-    @inject(CONFIG) config: Config,
+    @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
   ) {
     this.filesDir = path.join(config.dataDir, 'files');
     this.imagesDir = path.join(config.dataDir, 'images');
     this.tempDir = path.join(config.dataDir, 'tmp');
+    this.orphansDir = path.join(config.dataDir, 'orphans');
   }
 
-  /** Creates the directories; runs at start-up, before the server listens. */
+  /**
+   * Creates the directories and tightens the modes of what is already there (files 0600, directories
+   * 0700), whatever the umask; runs at start-up, before the server listens.
+   */
   async prepare(): Promise<void> {
-    for (const dir of [this.filesDir, this.imagesDir, this.tempDir]) await mkdir(dir, { recursive: true });
+    await mkdir(this.config.dataDir, { recursive: true, mode: PRIVATE_DIR });
+    await chmod(this.config.dataDir, this.dataDirMode());
+    for (const dir of [this.filesDir, this.imagesDir, this.tempDir, this.orphansDir, ...this.orphanDirs()]) {
+      await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
+      await chmod(dir, PRIVATE_DIR);
+    }
+    for (const dir of [this.filesDir, this.imagesDir, ...this.orphanDirs()]) {
+      for (const name of await readdir(dir)) {
+        const entry = path.join(dir, name);
+        if ((await lstat(entry)).isFile()) await chmod(entry, PRIVATE_FILE);
+      }
+    }
+  }
+
+  /**
+   * 0700, except where the embedded PostgreSQL runs as the `postgres` user (the server runs as root): that
+   * user must traverse DATA_DIR to reach its database directory, so DATA_DIR is 0711 (no listing, no reading).
+   */
+  private dataDirMode(): number {
+    return this.config.databaseUrl === null && process.getuid?.() === 0 ? 0o711 : PRIVATE_DIR;
+  }
+
+  /** orphans/files and orphans/images: an orphan keeps the name it had, so it can be moved back. */
+  private orphanDirs(): string[] {
+    return [this.filesDir, this.imagesDir].map((dir) => path.join(this.orphansDir, path.basename(dir)));
+  }
+
+  /** Creates a new temporary file readable only by the server's user; the caller streams into it. */
+  async createTemp(): Promise<{ path: string; handle: FileHandle }> {
+    const tempPath = this.newTempPath();
+    // 'wx': a fresh name, never an existing file; the mode is masked by the umask, which can only tighten it.
+    return { path: tempPath, handle: await open(tempPath, 'wx', PRIVATE_FILE) };
   }
 
   /** A fresh path under tmp/ for an upload in progress. */
@@ -56,13 +95,16 @@ export class Disk {
 
   /**
    * Deletes a file if it exists and never throws: used for cleanup after failures and for bytes whose row
-   * is already gone (after commit). A failure is logged; the start-up sweep removes what is left.
+   * is already gone (after commit). A failure is logged; the start-up sweep removes what is left. Answers
+   * whether there was a file to remove.
    */
-  async removeQuietly(filePath: string): Promise<void> {
+  async removeQuietly(filePath: string): Promise<boolean> {
     try {
       await unlink(filePath);
+      return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a stored file', { path: filePath, error });
+      return false;
     }
   }
 
@@ -73,10 +115,48 @@ export class Disk {
     return names.length;
   }
 
-  /** Removes the files in `dir` whose names `keep` does not hold. Only safe before the server takes requests. */
-  async removeUnlisted(dir: string, keep: ReadonlySet<string>): Promise<number> {
-    const strays = (await readdir(dir)).filter((name) => !keep.has(name));
-    for (const name of strays) await this.removeQuietly(path.join(dir, name));
-    return strays.length;
+  /**
+   * Moves the files in `dir` (files/ or images/) whose names `keep` does not hold to orphans/, under the same
+   * name; a name already taken there gets a numbered suffix. Only safe before the server takes requests.
+   */
+  async quarantineUnlisted(dir: string, keep: ReadonlySet<string>): Promise<number> {
+    const target = path.join(this.orphansDir, path.basename(dir));
+    const taken = new Set(await readdir(target));
+    let moved = 0;
+    for (const name of await readdir(dir)) {
+      if (keep.has(name) || !(await lstat(path.join(dir, name))).isFile()) continue;
+      let free = name;
+      for (let n = 1; taken.has(free); n++) free = `${name}.${n}`;
+      await rename(path.join(dir, name), path.join(target, free));
+      taken.add(free);
+      moved++;
+    }
+    return moved;
+  }
+
+  /** What orphans/ holds: paths relative to it (`files/<id>.<ext>`, `images/<name>`) with their sizes. */
+  async listOrphans(): Promise<{ path: string; size: number }[]> {
+    const orphans: { path: string; size: number }[] = [];
+    for (const dir of this.orphanDirs()) {
+      const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return [];
+        throw error;
+      });
+      for (const name of names.sort()) {
+        const info = await lstat(path.join(dir, name));
+        if (info.isFile()) orphans.push({ path: `${path.basename(dir)}/${name}`, size: info.size });
+      }
+    }
+    return orphans;
+  }
+
+  /** Deletes what `listOrphans` lists; answers how many files and bytes went. */
+  async purgeOrphans(): Promise<{ count: number; bytes: number }> {
+    const orphans = await this.listOrphans();
+    for (const orphan of orphans) await unlink(path.join(this.orphansDir, orphan.path));
+    return { count: orphans.length, bytes: orphans.reduce((sum, orphan) => sum + orphan.size, 0) };
   }
 }
+
+const PRIVATE_FILE = 0o600;
+const PRIVATE_DIR = 0o700;

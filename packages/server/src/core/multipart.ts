@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,8 +11,11 @@ import { ApiError, invalidField } from './errors.js';
 import { type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 import { isMultipart } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
+import { insufficientStorage, type Reservation, Space } from './space.js';
 
 export interface ReceiveOptions {
+  /** The uploading user, whose quota the bytes count towards. */
+  owner: string;
   /** The name of the part that carries the file: `file`, `image`. */
   fileField: string;
   /** The accepted types; anything else is 415 UNSUPPORTED_FILE_TYPE naming the accepted extensions. */
@@ -50,6 +52,8 @@ export interface ReceivedUpload {
 
 /** Room for the text fields and part headers around the file, for the early Content-Length check. */
 const MULTIPART_OVERHEAD = 1024 * 1024;
+/** Up to this size, the body of an upload refused before reading is read and discarded rather than cut off. */
+const DRAINED_REFUSAL_BYTES = 8 * 1024 * 1024;
 const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 
 const malformed = (detail: string): ApiError => invalidField('body', detail);
@@ -71,6 +75,7 @@ export class Multipart {
     @inject(Disk) private readonly disk: Disk,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(Shutdown) private readonly shutdown: Shutdown,
+    @inject(Space) private readonly space: Space,
   ) {}
 
   async receive(req: IncomingMessage, res: ServerResponse, options: ReceiveOptions): Promise<ReceivedUpload> {
@@ -82,8 +87,19 @@ export class Multipart {
       closeAfterResponse(res);
       throw new ApiError(413, 'FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
     }
+    let reservation: Reservation;
     try {
-      return await this.shutdown.track(this.parse(req, rules, options));
+      reservation = await this.space.reserve(options.owner, declared);
+    } catch (error) {
+      // Refused before reading. A small announced body is left for Node to read and discard after the answer,
+      // so the connection ends cleanly and the client sees the 507 (closing on unread bytes resets it).
+      if (declared === 0 || declared > DRAINED_REFUSAL_BYTES) closeAfterResponse(res);
+      throw error;
+    }
+    // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
+    res.once('close', () => reservation.release());
+    try {
+      return await this.shutdown.track(this.parse(req, rules, options, reservation));
     } catch (error) {
       // Cut by the shutdown: the rest of the body is read and dropped, so the client, still sending, gets the
       // 503 instead of a reset connection; the shutdown closes the connection once the answer is out.
@@ -93,7 +109,7 @@ export class Multipart {
     }
   }
 
-  private parse(req: IncomingMessage, rules: FileRule[], options: ReceiveOptions): Promise<ReceivedUpload> {
+  private parse(req: IncomingMessage, rules: FileRule[], options: ReceiveOptions, reservation: Reservation): Promise<ReceivedUpload> {
     return new Promise((resolve, reject) => {
       let parser: busboy.Busboy;
       try {
@@ -146,7 +162,7 @@ export class Multipart {
           const extension = extensionOf(originalName);
           const rule = rules.find((candidate) => candidate.extension === extension) ?? null;
           if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);
-          return this.store(name, stream, rule, rules, originalName);
+          return this.store(name, stream, rule, rules, originalName, reservation);
         })();
         storing.catch(fail);
       });
@@ -190,10 +206,18 @@ export class Multipart {
    * Without a `named` rule, the first rule whose signature the leading bytes match types the file; until
    * they have arrived, the largest limit of `rules` applies.
    */
-  private async store(field: string, stream: Readable, named: FileRule | null, rules: FileRule[], originalName: string): Promise<ReceivedFile> {
-    const tempPath = this.disk.newTempPath();
+  private async store(
+    field: string,
+    stream: Readable,
+    named: FileRule | null,
+    rules: FileRule[],
+    originalName: string,
+    reservation: Reservation,
+  ): Promise<ReceivedFile> {
     // Created before streaming, so a failure can never race the file's creation and leave it behind.
-    const sink = (await open(tempPath, 'wx')).createWriteStream();
+    const temp = await this.disk.createTemp();
+    const tempPath = temp.path;
+    const sink = temp.handle.createWriteStream();
     const hash = createHash('sha256');
     let size = 0;
     let head = Buffer.alloc(0);
@@ -214,7 +238,7 @@ export class Multipart {
           if (mismatch) return callback(mismatch);
         }
         hash.update(chunk);
-        callback(null, chunk);
+        reservation.add(chunk.length).then(() => callback(null, chunk), callback);
       },
     });
     try {
@@ -227,7 +251,9 @@ export class Multipart {
     } catch (error) {
       sink.destroy();
       await this.disk.removeQuietly(tempPath);
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      this.space.measureAgain();
+      throw insufficientStorage();
     }
     return { tempPath, originalName, rule: rule!, size, sha256: hash.digest('hex') };
   }

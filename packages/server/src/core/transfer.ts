@@ -89,7 +89,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
  * The single byte range the request asks for, null for the whole file (no Range, a stale If-Range, a
  * syntax this server does not serve, several ranges), or 'unsatisfiable'.
  */
-function rangeOf(req: IncomingMessage, bytes: StoredBytes): { start: number; end: number } | 'unsatisfiable' | null {
+export function rangeOf(req: IncomingMessage, bytes: StoredBytes): { start: number; end: number } | 'unsatisfiable' | null {
   const header = req.headers.range;
   if (!header) return null;
   const ifRange = req.headers['if-range'];

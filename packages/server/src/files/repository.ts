@@ -59,13 +59,30 @@ export class FilesRepository {
     await tx`delete from files where id = ${id}`;
   }
 
-  /** Every name under DATA_DIR/files and DATA_DIR/images that a row refers to, for the start-up sweep. */
+  /**
+   * Every name under DATA_DIR/files and DATA_DIR/images that a row refers to, for the start-up sweep; first
+   * drops the stored_images rows of images no project or vibe took (a crash between storing and recording).
+   */
   async storedNames(): Promise<{ files: Set<string>; images: Set<string> }> {
+    await this.sql`
+      delete from stored_images s
+      where not exists (select 1 from projects where image = s.name)
+        and not exists (select 1 from vibes where image = s.name)`;
     const files = await this.sql<{ name: string }[]>`select id || '.' || extension as name from files`;
     const images = await this.sql<{ name: string }[]>`
       select image as name from projects where image is not null
       union all
       select image from vibes where image is not null`;
     return { files: new Set(files.map((r) => r.name)), images: new Set(images.map((r) => r.name)) };
+  }
+
+  /** The bytes whose records committed deletes removed (the removed_bytes ledger), for the start-up sweep. */
+  async removedNames(): Promise<{ dir: 'files' | 'images'; name: string }[]> {
+    return [...(await this.sql<{ dir: 'files' | 'images'; name: string }[]>`select dir, name from removed_bytes`)];
+  }
+
+  /** Empties the ledger once the sweep has removed what it lists. */
+  async forgetRemoved(): Promise<void> {
+    await this.sql`truncate removed_bytes`;
   }
 }

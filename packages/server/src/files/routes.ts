@@ -41,6 +41,7 @@ export class FilesRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       // Access before the bytes, as in ProjectsRoutes: a cutId sent before the file is checked before any byte is stored.
       const upload = await this.multipart.receive(req, res, {
+        owner: principal.userId,
         fileField: 'file',
         types: ['CUT', 'STEM', 'IMAGE'],
         onField: async (name, value) => {

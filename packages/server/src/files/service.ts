@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { FileRecord } from '@bandcollab/sdk';
 import { uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
@@ -11,6 +12,7 @@ import { validate } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile, ReceivedUpload } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, toFileRecord } from './records.js';
@@ -28,6 +30,7 @@ export class FilesService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(FilesRepository) private readonly repository: FilesRepository,
+    @inject(Space) private readonly space: Space,
   ) {}
 
   /**
@@ -56,6 +59,7 @@ export class FilesService {
     return this.sql.begin(async (tx) => {
       if (!(await this.repository.lockCut(tx, cutId))) throw notFound('Cut');
       const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
       await this.repository.insert(tx, {
         id,
         cutId,
@@ -123,16 +127,34 @@ export class FilesService {
   }
 
   /**
-   * Start-up, before the server listens: removes uploads that never completed and stored bytes no row
-   * refers to (a crash between rename and commit, a failed unlink after a delete).
+   * Start-up, before the server listens: removes uploads that never completed and the bytes of records that
+   * committed deletes removed (a crash or a failed unlink after the commit), and moves any other stored bytes
+   * no row refers to (a crash between rename and commit, a wrong DATABASE_URL, an older backup) to orphans/,
+   * never deleting them.
    */
   async sweep(): Promise<void> {
     await this.disk.prepare();
     const temporary = await this.disk.clearTemp();
     const stored = await this.repository.storedNames();
-    const files = await this.disk.removeUnlisted(this.disk.filesDir, stored.files);
-    const images = await this.disk.removeUnlisted(this.disk.imagesDir, stored.images);
-    if (temporary + files + images > 0) this.log.info('start-up sweep removed leftovers', { temporary, files, images });
+    let leftOver = 0;
+    for (const { dir, name } of await this.repository.removedNames()) {
+      if (stored[dir].has(name)) continue;
+      const target = dir === 'files' ? path.join(this.disk.filesDir, path.basename(name)) : this.disk.imagePath(name);
+      if (await this.disk.removeQuietly(target)) leftOver++;
+    }
+    await this.repository.forgetRemoved();
+    if (leftOver > 0) this.log.info('start-up sweep removed the bytes of deleted records', { count: leftOver });
+    const files = await this.disk.quarantineUnlisted(this.disk.filesDir, stored.files);
+    const images = await this.disk.quarantineUnlisted(this.disk.imagesDir, stored.images);
+    if (temporary > 0) this.log.info('start-up sweep removed unfinished uploads', { temporary });
+    if (files + images > 0) {
+      this.log.warn('stored bytes without a record moved to orphans (list or purge: bandcollab-server orphans)', {
+        count: files + images,
+        files,
+        images,
+        dir: this.disk.orphansDir,
+      });
+    }
   }
 
   private async row(principal: Principal, id: string): Promise<FileRow> {

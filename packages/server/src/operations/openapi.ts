@@ -47,6 +47,7 @@ const COMMON_ERRORS: Record<string, string> = {
   '415': 'UNSUPPORTED_MEDIA_TYPE / UNSUPPORTED_FILE_TYPE',
   '429': 'RATE_LIMITED, with Retry-After',
   '503': 'UNAVAILABLE: the database is unreachable, with Retry-After',
+  '507': "INSUFFICIENT_STORAGE: the upload would leave less than MIN_FREE_DISK_MB free / QUOTA_EXCEEDED: it would take the uploader over USER_QUOTA_MB",
 };
 const VIBE_NAME_RULE = "A vibe's name is unique within its project, compared case-insensitively after trimming.";
 const VIBE_NAME_TAKEN = 'NAME_TAKEN: the project already has a vibe of this name';
@@ -337,7 +338,7 @@ const paths: Record<string, Record<string, unknown>> = {
           ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
         },
       },
-      responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415) },
+      responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415, 507) },
     },
   },
   '/api/projects/{id}': {
@@ -354,7 +355,7 @@ const paths: Record<string, Record<string, unknown>> = {
           ...multipart({ name, description: formDescription, image: imagePart }, []),
         },
       },
-      responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415) },
+      responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415, 507) },
     },
     delete: {
       tags: ['projects'],
@@ -440,7 +441,7 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Create a vibe; it goes last',
       description: VIBE_NAME_RULE,
       requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart({ name, image: imagePart }, ['name']) } },
-      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415), '409': problem(VIBE_NAME_TAKEN) },
+      responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
   },
   '/api/vibes/reorder': {
@@ -467,7 +468,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: { ...json(ref('UpdateVibeRequest')).content, ...multipart({ name, image: imagePart }, []) },
       },
-      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415), '409': problem(VIBE_NAME_TAKEN) },
+      responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
     delete: {
       tags: ['vibes'],
@@ -531,14 +532,16 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Type from the extension, MIME type from the table, leading bytes verified. Limits: audio 100 MiB, ZIP stems 500 MiB, ' +
         'images 5 MiB; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any ' +
-        'byte is stored. A failed, refused or aborted upload leaves neither a file nor a row.',
+        'byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would ' +
+        "leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over " +
+        'USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.',
       requestBody: {
         required: true,
         content: multipart({ cutId: uuid, name: { ...name, description: 'Display name; default the file name without path' }, file: { type: 'string', format: 'binary' } }, ['cutId', 'file']),
       },
       responses: {
         '201': created(ref('File')),
-        ...errors(400, 401, 404, 413, 415),
+        ...errors(400, 401, 404, 413, 415, 507),
         '503': problem('UNAVAILABLE, with Retry-After: the database is unreachable, or the server is shutting down and cut the upload after its grace period (nothing stored)', RETRY_AFTER),
       },
     },
@@ -547,7 +550,7 @@ const paths: Record<string, Record<string, unknown>> = {
     get: {
       tags: ['storage'],
       security: bearer,
-      summary: "The caller's uploads by type; site ADMINs also get the site block",
+      summary: "The caller's uploads by type and quota; site ADMINs also get the site block",
       responses: { '200': ok(ref('StorageStats')), ...errors(401) },
     },
   },

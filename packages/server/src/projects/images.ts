@@ -4,14 +4,24 @@ import { stat } from 'node:fs/promises';
 import { FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
 import { Multipart, type ReceivedFile } from '../core/multipart.js';
+import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
+
+/** An image stored under DATA_DIR/images: its name (`<uuid>.<ext>`) and the sha256 of its bytes, its ETag. */
+export interface StoredImage {
+  name: string;
+  sha256: string;
+}
 
 /** The names this server gives images; anything else names no image. */
 export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;
@@ -22,60 +32,88 @@ export class Images {
   constructor(
     @inject(Disk) private readonly disk: Disk,
     @inject(Multipart) private readonly multipart: Multipart,
+    @inject(Space) private readonly space: Space,
+    @inject(SQL) private readonly sql: Sql,
   ) {}
 
   /**
    * Reads a create or update body: JSON, or a multipart form whose optional `image` part must be an image
-   * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name. Invalid fields remove it again.
+   * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name, counted towards the
+   * principal's quota. Invalid fields remove it again.
    */
-  async readBody<S extends z.ZodType>(req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: string | null }> {
+  async readBody<S extends z.ZodType>(
+    principal: Principal,
+    req: Request,
+    res: Response,
+    schema: S,
+  ): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
     if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
-    const { fields, file } = await this.multipart.receive(req, res, { fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true });
-    const image = file ? await this.store(file) : null;
+    const { fields, file } = await this.multipart.receive(req, res, {
+      owner: principal.userId,
+      fileField: 'image',
+      types: ['IMAGE'],
+      typeUnnamedByContent: true,
+    });
+    const image = file ? await this.store(principal, file) : null;
     const input = await this.keepIfRecorded(image, async () => validate(schema, fields));
     return { input, image };
   }
 
-  /** Moves a received image into place under a new name, which it answers. */
-  private async store(file: ReceivedFile): Promise<string> {
-    const image = `${randomUUID()}.${file.rule.extension}`;
+  /**
+   * Records a received image (its size and uploader, within the quota) and moves it into place under a new
+   * name; its sha256 was computed while it was received. The project or vibe that takes it is written
+   * afterwards; a crash in between leaves a stored_images row that the start-up sweep drops, and bytes that it
+   * moves to orphans/.
+   */
+  private async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
+    const name = `${randomUUID()}.${file.rule.extension}`;
     try {
-      await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(image));
+      await this.sql.begin(async (tx) => {
+        await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
+        await tx`insert into stored_images (name, size, uploaded_by) values (${name}, ${file.size}, ${principal.userId})`;
+        await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
+      });
     } catch (error) {
       await this.disk.removeQuietly(file.tempPath);
+      await this.disk.removeQuietly(this.disk.imagePath(name));
       throw error;
     }
-    return image;
+    return { name, sha256: file.sha256 };
   }
 
   /** Runs `work`, which records a newly stored image; when it fails, the image is removed again. */
-  async keepIfRecorded<T>(image: string | null, work: () => Promise<T>): Promise<T> {
+  async keepIfRecorded<T>(image: StoredImage | null, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (image !== null) await this.remove(image);
+      if (image !== null) await this.remove(image.name);
       throw error;
     }
   }
 
+  /** Removes an image no project or vibe holds (any more), and its stored_images row if still there. */
   async remove(image: string): Promise<void> {
+    await this.sql`delete from stored_images where name = ${image}`;
     await this.disk.removeQuietly(this.disk.imagePath(image));
   }
 
-  /** What a response needs to send a stored image; 404 when its bytes are gone. */
-  async stored(image: string): Promise<StoredBytes> {
-    const path = this.disk.imagePath(image);
+  /** What a response needs to send a stored image; its ETag is the quoted sha256, as for files. 404 when its bytes are gone. */
+  async stored({ name, sha256 }: StoredImage): Promise<StoredBytes> {
+    const path = this.disk.imagePath(name);
     const info = await stat(path).catch(() => null);
-    // The ETag is the quoted sha256, as for files (API.md §6); an image is at most 5 MiB, so it is hashed here.
-    const sha256 = info && (await sha256Of(path).catch(() => null));
-    if (!info || !sha256) throw notFound('Image');
-    const extension = image.slice(image.lastIndexOf('.') + 1);
-    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: image };
+    if (!info) throw notFound('Image');
+    const extension = name.slice(name.lastIndexOf('.') + 1);
+    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: name };
   }
-}
 
-async function sha256Of(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  /** Hashes a stored image's bytes: for images stored before their sha256 was recorded. 404 when they are gone. */
+  async hash(name: string): Promise<string> {
+    const hash = createHash('sha256');
+    try {
+      for await (const chunk of createReadStream(this.disk.imagePath(name))) hash.update(chunk as Buffer);
+    } catch {
+      throw notFound('Image');
+    }
+    return hash.digest('hex');
+  }
 }

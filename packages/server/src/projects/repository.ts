@@ -2,7 +2,7 @@ import type { Invitation, Member, Project, Role, UpdatedProject } from '@bandcol
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { imageUrl } from './images.js';
+import { imageUrl, type StoredImage } from './images.js';
 
 const INVITATION_DAYS = 30;
 
@@ -84,8 +84,8 @@ export interface LinkedInvitation {
 export interface ProjectChanges {
   name?: string;
   description?: string | null;
-  /** A new file name under DATA_DIR/images, or null to clear. */
-  image?: string | null;
+  /** A newly stored image, or null to clear. */
+  image?: StoredImage | null;
 }
 
 @injectable()
@@ -112,10 +112,10 @@ export class ProjectsRepository {
     return row ?? null;
   }
 
-  async insert(tx: Queryable, project: { name: string; description: string | null; image: string | null }, creatorId: string): Promise<string> {
+  async insert(tx: Queryable, project: { name: string; description: string | null; image: StoredImage | null }, creatorId: string): Promise<string> {
     const [row] = await tx<{ id: string }[]>`
-      insert into projects (name, description, image)
-      values (${project.name}, ${project.description}, ${project.image})
+      insert into projects (name, description, image, image_sha256)
+      values (${project.name}, ${project.description}, ${project.image?.name ?? null}, ${project.image?.sha256 ?? null})
       returning id`;
     await tx`insert into project_members (project_id, user_id, role) values (${row!.id}, ${creatorId}, 'ADMIN')`;
     return row!.id;
@@ -137,7 +137,8 @@ export class ProjectsRepository {
       update projects set
         name = ${changes.name === undefined ? tx`name` : changes.name},
         description = ${changes.description === undefined ? tx`description` : changes.description},
-        image = ${changes.image === undefined ? tx`image` : changes.image},
+        image = ${changes.image === undefined ? tx`image` : (changes.image?.name ?? null)},
+        image_sha256 = ${changes.image === undefined ? tx`image_sha256` : (changes.image?.sha256 ?? null)},
         updated_at = now()
       where id = ${projectId}`;
   }
@@ -178,14 +179,23 @@ export class ProjectsRepository {
     return row!.count;
   }
 
-  /** The project whose cover or one of whose vibes uses the image; null when none does. */
-  async projectOfImage(image: string): Promise<string | null> {
-    const [row] = await this.sql<{ project_id: string }[]>`
-      select id as project_id from projects where image = ${image}
+  /**
+   * The project whose cover or one of whose vibes uses the image, with the image's sha256 (null for an image
+   * stored before it was recorded); null when no project uses the image.
+   */
+  async findImage(image: string): Promise<{ projectId: string; sha256: string | null } | null> {
+    const [row] = await this.sql<{ project_id: string; image_sha256: string | null }[]>`
+      select id as project_id, image_sha256 from projects where image = ${image}
       union all
-      select project_id from vibes where image = ${image}
+      select project_id, image_sha256 from vibes where image = ${image}
       limit 1`;
-    return row?.project_id ?? null;
+    return row ? { projectId: row.project_id, sha256: row.image_sha256 } : null;
+  }
+
+  /** Records the sha256 of an image stored before the column existed, wherever it is used. */
+  async recordImageSha256(image: string, sha256: string): Promise<void> {
+    await this.sql`update projects set image_sha256 = ${sha256} where image = ${image} and image_sha256 is null`;
+    await this.sql`update vibes set image_sha256 = ${sha256} where image = ${image} and image_sha256 is null`;
   }
 
   /** Whether `email` belongs to a member of the project. */

@@ -31,7 +31,7 @@ export class ProjectsRoutes implements Feature {
 
     app.post('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      const { input, image } = await this.images.readBody(req, res, createProjectRequest);
+      const { input, image } = await this.images.readBody(principal, req, res, createProjectRequest);
       const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });
       sendCreated(res, `/api/projects/${project.id}`, project);
     });
@@ -45,7 +45,7 @@ export class ProjectsRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');
       await this.access.require(principal, 'project', projectId, 'ADMIN');
-      const { input, image } = await this.images.readBody(req, res, updateProjectRequest);
+      const { input, image } = await this.images.readBody(principal, req, res, updateProjectRequest);
       const changes = image === null ? input : { ...input, image };
       sendJson(res, 200, await this.projects.update(principal, projectId, changes));
     });

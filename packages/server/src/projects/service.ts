@@ -11,7 +11,7 @@ import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
 import { deleteProjectContent, removeFromDisk } from './cascade.js';
-import { IMAGE_NAME, Images } from './images.js';
+import { IMAGE_NAME, Images, type StoredImage } from './images.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
 const lastAdmin = () => new ApiError(409, 'LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
@@ -35,7 +35,7 @@ export class ProjectsService {
   }
 
   /** Creates a project with its creator as ADMIN; `image` is an image already stored (removed if this fails). */
-  async create(principal: Principal, input: { name: string; description: string | null; image: string | null }): Promise<Project> {
+  async create(principal: Principal, input: { name: string; description: string | null; image: StoredImage | null }): Promise<Project> {
     return this.images.keepIfRecorded(input.image, () =>
       this.sql.begin(async (tx) => {
         const id = await this.projects.insert(tx, input, principal.userId);
@@ -64,10 +64,14 @@ export class ProjectsService {
 
   /** A project cover or vibe image, to members of its project; a name this server never gave is 404. */
   async image(principal: Principal, name: string): Promise<StoredBytes> {
-    const projectId = IMAGE_NAME.test(name) ? await this.projects.projectOfImage(name) : null;
-    if (projectId === null) throw notFound('Image');
-    await this.access.require(principal, 'project', projectId);
-    return this.images.stored(name);
+    const found = IMAGE_NAME.test(name) ? await this.projects.findImage(name) : null;
+    if (found === null) throw notFound('Image');
+    await this.access.require(principal, 'project', found.projectId);
+    if (found.sha256 !== null) return this.images.stored({ name, sha256: found.sha256 });
+    // Stored before migration 010 recorded each image's sha256: hashed once, on its first read.
+    const sha256 = await this.images.hash(name);
+    await this.projects.recordImageSha256(name, sha256);
+    return this.images.stored({ name, sha256 });
   }
 
   /** ADMIN. A replaced or cleared image is removed from disk after the change commits. */

@@ -1,6 +1,7 @@
-import type { FileType, StorageBreakdown, StorageStats } from '@bandcollab/sdk';
+import type { FileType, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
+import { Space } from '../core/space.js';
 import { StorageRepository, type TypeUsage } from './repository.js';
 
 const BREAKDOWN_KEY: Record<FileType, keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images' };
@@ -19,13 +20,22 @@ function summarize(usage: TypeUsage[]): Pick<StorageStats, 'totalSize' | 'fileCo
 
 @injectable()
 export class StorageService {
-  constructor(@inject(StorageRepository) private readonly repository: StorageRepository) {}
+  constructor(
+    @inject(StorageRepository) private readonly repository: StorageRepository,
+    @inject(Space) private readonly space: Space,
+  ) {}
 
-  /** The caller's own uploads; a site ADMIN also gets the `site` block over every user. */
+  /** The caller's own uploads and quota; a site ADMIN also gets the `site` block over every user. */
   async stats(principal: Principal): Promise<StorageStats> {
-    const own = summarize(await this.repository.usageByType(principal.userId));
+    const own = { ...summarize(await this.repository.usageByType(principal.userId)), quota: await this.quota(principal) };
     if (principal.role !== 'ADMIN') return own;
     const site = summarize(await this.repository.usageByType(null));
     return { ...own, site: { ...site, ...(await this.repository.siteCounts()) } };
+  }
+
+  /** Counts images as well as files, so it can differ from `totalSize`. */
+  private async quota(principal: Principal): Promise<StorageQuota | null> {
+    const limitBytes = this.space.quotaBytes;
+    return limitBytes === null ? null : { limitBytes, usedBytes: await this.repository.usedBytes(principal.userId) };
   }
 }

@@ -1,7 +1,7 @@
 import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
-import { imageUrl } from '../projects/images.js';
+import { imageUrl, type StoredImage } from '../projects/images.js';
 
 export interface VibeRow {
   id: string;
@@ -29,8 +29,8 @@ export const withCuts = (vibes: Vibe[], cuts: CutWithFiles[]): VibeWithCuts[] =>
 
 export interface VibeChanges {
   name?: string;
-  /** A new file name under DATA_DIR/images, or null to clear. */
-  image?: string | null;
+  /** A newly stored image, or null to clear. */
+  image?: StoredImage | null;
 }
 
 /** The unique index on a project's vibe names, compared case-insensitively. */
@@ -57,10 +57,10 @@ export class VibesRepository {
   }
 
   /** A new vibe goes last. */
-  async insert(tx: Queryable, vibe: { projectId: string; name: string; image: string | null }): Promise<Vibe> {
+  async insert(tx: Queryable, vibe: { projectId: string; name: string; image: StoredImage | null }): Promise<Vibe> {
     const [row] = await tx<VibeRow[]>`
-      insert into vibes (project_id, name, image, position)
-      values (${vibe.projectId}, ${vibe.name}, ${vibe.image},
+      insert into vibes (project_id, name, image, image_sha256, position)
+      values (${vibe.projectId}, ${vibe.name}, ${vibe.image?.name ?? null}, ${vibe.image?.sha256 ?? null},
               (select coalesce(max(position) + 1, 0) from vibes where project_id = ${vibe.projectId}))
       returning *`;
     return toVibe(row!);
@@ -72,7 +72,8 @@ export class VibesRepository {
     const [row] = await tx<(VibeRow & { previous_image: string | null })[]>`
       update vibes set
         name = ${changes.name === undefined ? tx`vibes.name` : changes.name},
-        image = ${changes.image === undefined ? tx`vibes.image` : changes.image},
+        image = ${changes.image === undefined ? tx`vibes.image` : (changes.image?.name ?? null)},
+        image_sha256 = ${changes.image === undefined ? tx`vibes.image_sha256` : (changes.image?.sha256 ?? null)},
         updated_at = now()
       from (select id, image from vibes where id = ${id} for update) previous
       where vibes.id = previous.id

@@ -24,7 +24,7 @@ export class VibesRoutes implements Feature {
       const projectId = idParam(req, 'projectId', 'Project');
       // Access before the body, as in ProjectsRoutes.
       await this.access.require(principal, 'project', projectId);
-      const { input, image } = await this.images.readBody(req, res, createVibeRequest);
+      const { input, image } = await this.images.readBody(principal, req, res, createVibeRequest);
       const vibe = await this.vibes.create(principal, projectId, { name: input.name, image });
       sendCreated(res, `/api/vibes/${vibe.id}`, vibe);
     });
@@ -45,7 +45,7 @@ export class VibesRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const vibeId = idParam(req, 'id', 'Vibe');
       await this.access.require(principal, 'vibe', vibeId);
-      const { input, image } = await this.images.readBody(req, res, updateVibeRequest);
+      const { input, image } = await this.images.readBody(principal, req, res, updateVibeRequest);
       sendJson(res, 200, await this.vibes.update(principal, vibeId, image === null ? input : { ...input, image }));
     });
 

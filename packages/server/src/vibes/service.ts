@@ -9,7 +9,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { deleteVibeContent, removeFromDisk } from '../projects/cascade.js';
-import { Images } from '../projects/images.js';
+import { Images, type StoredImage } from '../projects/images.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { toVibe, VIBE_NAME_INDEX, type VibeChanges, VibesRepository } from './repository.js';
 
@@ -39,7 +39,7 @@ export class VibesService {
   ) {}
 
   /** A new vibe goes last; `image` is an image already stored (removed if this fails). */
-  async create(principal: Principal, projectId: string, input: { name: string; image: string | null }): Promise<Vibe> {
+  async create(principal: Principal, projectId: string, input: { name: string; image: StoredImage | null }): Promise<Vibe> {
     return this.images.keepIfRecorded(input.image, () =>
       this.sql.begin(async (tx) => {
         await this.access.require(principal, 'project', projectId, 'MEMBER', tx);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 import { startServer } from '../../src/app.js';
+import type { Clock } from '../../src/core/clock.js';
 import { type Config, loadConfig } from '../../src/core/config.js';
 import type { Sql } from '../../src/core/database.js';
 import type {} from './provided-context.js';
@@ -20,7 +21,22 @@ export interface TestServer {
   env: Record<string, string>;
   /** The routes the server registered, as `METHOD /path/:param`. */
   routes: string[];
+  /** The clock this server signs and checks access tokens against; tests move it instead of sleeping. */
+  clock: TestClock;
   close(): Promise<void>;
+}
+
+/** The real time plus however far a test has moved it on. */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+
+  now(): number {
+    return Date.now() + this.offsetMs;
+  }
+
+  advance(seconds: number): void {
+    this.offsetMs += seconds * 1000;
+  }
 }
 
 /** Creates an empty database in the shared test cluster and returns its URL. */
@@ -36,8 +52,9 @@ export async function createTestDatabase(): Promise<string> {
 /**
  * Starts the real server in this process on a loopback port, with its own database and DATA_DIR.
  * `env` overrides settings exactly as the environment would (e.g. `{ ACCESS_TOKEN_TTL_SECONDS: '2' }`).
+ * A server restarted on the same state takes the first one's `clock`, so tokens it signed stay as old.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, clock = new TestClock()): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-data-'));
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
   const settings: Record<string, string> = {
@@ -48,18 +65,21 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     // Every test user registers from loopback: only the tests of that limit set it low.
     REGISTER_MAX_PER_ADDRESS: '1000000',
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    // Machines here are sometimes short of disk: no free-disk floor unless a test sets one.
+    MIN_FREE_DISK_MB: '0',
     ...env,
     DATA_DIR: env.DATA_DIR ?? dataDir,
     DATABASE_URL: databaseUrl,
   };
   const config = loadConfig(settings);
-  const running = await startServer(config);
+  const running = await startServer(config, { clock });
   const sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
   return {
     url: running.url,
     config,
     sql,
     dataDir: settings.DATA_DIR!,
+    clock,
     env: settings,
     routes: running.app.middleware
       .filter((m) => m.type === 'route' && m.method !== undefined)

@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BAND } from './support/cli.js';
+
+const RECORD_MODULES = fileURLToPath(new URL('./fixtures/record-modules.mjs', import.meta.url));
+
+let work: string;
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'band-startup-'));
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+
+/** Runs band and answers which of the big libraries the files it loaded contain. */
+async function librariesLoaded(args: string[], env: Record<string, string> = {}): Promise<{ undici: boolean; conf: boolean }> {
+  const log = path.join(work, `${args.join('-')}.log`);
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', RECORD_MODULES, BAND, ...args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, MODULE_LOG: log, ...env },
+      stdio: 'ignore',
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve());
+  });
+  const files = (await readFile(log, 'utf8')).split('\n').filter((url) => url.startsWith('file:'));
+  const code = (await Promise.all(files.map((url) => readFile(fileURLToPath(url), 'utf8')))).join('\n');
+  // The bundle keeps each bundled file's path as a comment.
+  return { undici: /node_modules\/undici\/lib\//.test(code), conf: /node_modules\/conf\/dist\//.test(code) };
+}
+
+describe('start-up', () => {
+  it.each([['auth', 'login'], ['project', 'list'], ['member', 'list'], ['vibe', 'create'], ['cut', 'create'], ['file', 'upload'], ['storage'], ['publish'], ['watch'], ['completion']])(
+    '`band %s … --help` loads neither the SDK (undici) nor conf: a command loads them when it runs',
+    async (...command: string[]) => {
+      expect(await librariesLoaded([...command, '--help'])).toEqual({ undici: false, conf: false });
+    },
+  );
+
+  it('a command that runs loads both (so the check above can see them)', async () => {
+    const loaded = await librariesLoaded(['project', 'list'], { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' });
+    expect(loaded).toEqual({ undici: true, conf: true });
+  });
+});

@@ -1,0 +1,147 @@
+// API benchmark of the built server (run `pnpm build` first; the root `pnpm bench` does): one user with 20
+// projects, `GET /api/projects` with a bearer token over 50 concurrent keep-alive connections for 10 s,
+// side by side in one run with a bare @tinyhttp/app "hello" (api-bare-hello-server.mjs) driven by the same
+// client. The client is a small node:http load generator: each connection sends its next request as soon as
+// the previous answer ended. Prints throughput, their ratio, p50/p99 latency and errors (any non-200 or
+// failed request). Wall-clock rates swing with whatever else the machine runs: the CPU time each side spends
+// per request is printed beside them (bandcollab's own process, and its PostgreSQL processes separately).
+// BENCH_API_SECONDS and BENCH_API_CONNECTIONS change the run.
+import { once } from 'node:events';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { call, report, round, start } from './support.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const serverMain = path.resolve(here, '../dist/main.js');
+const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_API_CONNECTIONS ?? 50);
+const PROJECTS = 20;
+const TARGETS = { ratio: 0.5, p99Ms: 20 };
+
+const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-api-bench-'));
+await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
+const servers = [];
+try {
+  const bandcollab = await start(serverMain, [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'error' });
+  servers.push(bandcollab);
+  const hello = await start(path.join(here, 'api-bare-hello-server.mjs'));
+  servers.push(hello);
+
+  const auth = await call(bandcollab.url, 'POST', '/api/auth/register', null, { email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
+  for (let i = 0; i < PROJECTS; i += 1) await call(bandcollab.url, 'POST', '/api/projects', auth.accessToken, { name: `Bench ${i + 1}` });
+  const listed = await call(bandcollab.url, 'GET', '/api/projects', auth.accessToken);
+  if (listed.length !== PROJECTS) throw new Error(`expected ${PROJECTS} projects, got ${listed.length}`);
+
+  // A short warm-up of each, so neither pays for its JIT inside the measured seconds.
+  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, 1);
+  await load(hello.url, {}, 1);
+  const ours = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, SECONDS));
+  const bare = await measured([hello.process.pid], () => load(hello.url, {}, SECONDS));
+
+  const ratio = ours.requestsPerSecond / bare.requestsPerSecond;
+  report('api GET /api/projects', {
+    projects: PROJECTS,
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    bandcollabRps: Math.round(ours.requestsPerSecond),
+    bareHelloRps: Math.round(bare.requestsPerSecond),
+    ratio: round(ratio),
+    bandcollabP50Ms: round(ours.p50),
+    bandcollabP99Ms: round(ours.p99),
+    bareHelloP50Ms: round(bare.p50),
+    bareHelloP99Ms: round(bare.p99),
+    bandcollabCpuMsPerRequest: round3(ours.cpu[0] / ours.requests),
+    bandcollabPostgresCpuMsPerRequest: round3(ours.descendantsCpu / ours.requests),
+    bareHelloCpuMsPerRequest: round3(bare.cpu[0] / bare.requests),
+    bandcollabErrors: ours.errors,
+    bareHelloErrors: bare.errors,
+    target: `ratio >= ${TARGETS.ratio}, p99 < ${TARGETS.p99Ms} ms, no errors`,
+    met: ratio >= TARGETS.ratio && ours.p99 < TARGETS.p99Ms && ours.errors === 0,
+  });
+} finally {
+  for (const server of servers) {
+    server.process.kill('SIGTERM');
+    await once(server.process, 'exit');
+  }
+  await rm(work, { recursive: true, force: true });
+}
+
+/** CONNECTIONS keep-alive connections each sending GETs back to back for `seconds`. */
+async function load(url, headers, seconds) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const latencies = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const connection = async () => {
+    while (performance.now() < deadline) {
+      const sent = performance.now();
+      const ok = await get(url, headers, agent);
+      latencies.push(performance.now() - sent);
+      if (!ok) errors += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, connection));
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
+  return { requests: latencies.length, requestsPerSecond: latencies.length / elapsed, p50: percentile(50), p99: percentile(99), errors };
+}
+
+/** Runs `work` and adds the CPU milliseconds the processes `pids` and, apart, all their descendants spent meanwhile. */
+async function measured(pids, work) {
+  const before = await Promise.all(pids.map(cpuMs));
+  const descendantsBefore = await descendantsCpuMs(pids[0]);
+  const result = await work();
+  const after = await Promise.all(pids.map(cpuMs));
+  const descendantsCpu = (await descendantsCpuMs(pids[0])) - descendantsBefore;
+  return { ...result, cpu: after.map((ms, i) => ms - before[i]), descendantsCpu };
+}
+
+/** User + system CPU time of a process (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms), and its parent. */
+async function stat(pid) {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return { ppid: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 };
+}
+
+async function cpuMs(pid) {
+  return (await stat(pid)).cpuMs;
+}
+
+/** The CPU time of every live descendant of `root` (the embedded PostgreSQL's processes). */
+async function descendantsCpuMs(root) {
+  const all = new Map();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const info = await stat(entry).catch(() => null);
+    if (info) all.set(Number(entry), info);
+  }
+  const inTree = (pid) => {
+    for (let current = all.get(pid)?.ppid; current; current = all.get(current)?.ppid) if (current === root) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, info] of all) if (inTree(pid)) total += info.cpuMs;
+  return total;
+}
+
+function round3(value) {
+  return Math.round(value * 1000) / 1000;
+}
+
+/** One GET whose body is read and dropped; resolves true for a 200. */
+function get(url, headers, agent) {
+  return new Promise((resolve) => {
+    request(url, { agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', () => resolve(false));
+    })
+      .on('error', () => resolve(false))
+      .end();
+  });
+}

@@ -1,0 +1,151 @@
+import { statfs } from 'node:fs/promises';
+import { inject, injectable } from 'tsyringe';
+import type { Config } from './config.js';
+import type { Queryable, Sql } from './database.js';
+import { CONFIG, SQL } from './di.js';
+import { ApiError } from './errors.js';
+
+/** The bytes an upload in flight holds: what its Content-Length announced, or what has arrived, whichever is more. */
+class Upload {
+  received = 0;
+
+  constructor(
+    readonly owner: string,
+    readonly declared: number,
+  ) {}
+
+  get held(): number {
+    return Math.max(this.declared, this.received);
+  }
+
+  /** Announced and not yet arrived: still to come on disk. */
+  get outstanding(): number {
+    return Math.max(0, this.declared - this.received);
+  }
+}
+
+/** One upload's hold on disk space and quota, from before its first byte until its response has ended. */
+export interface Reservation {
+  /** Counts `bytes` more that arrived; rejects with 507 when they cross the free-disk floor or the quota. */
+  add(bytes: number): Promise<void>;
+  release(): void;
+}
+
+/** Re-measure the free space at least this often while bytes arrive (other processes write too). */
+const RESTAT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The free-disk floor and the per-user quota (API.md §6). Uploads in flight reserve their bytes in this
+ * process, so parallel uploads cannot slip past a limit together: each counts what the others announced
+ * (Content-Length) or received. Instances sharing a disk each keep their own reservations; the quota's
+ * final check (`checkQuota`) runs in the transaction that writes the row, so it holds across instances.
+ */
+@injectable()
+export class Space {
+  private readonly uploads = new Set<Upload>();
+  /** The free bytes the last statfs saw, and the bytes that arrived since. */
+  private measuredFree = 0;
+  private arrivedSinceMeasure = Number.POSITIVE_INFINITY;
+
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(SQL) private readonly sql: Sql,
+  ) {}
+
+  /**
+   * Reserves room for an upload of `owner` before its body is read; `declared` is its Content-Length (0 when
+   * unknown). Refuses with 507 when that alone would cross the floor or the quota.
+   */
+  async reserve(owner: string, declared: number): Promise<Reservation> {
+    const used = this.config.userQuotaBytes === null ? null : await usedBytes(this.sql, owner);
+    const upload = new Upload(owner, declared);
+    this.uploads.add(upload);
+    const reservation: Reservation = {
+      add: async (bytes) => {
+        upload.received += bytes;
+        this.arrivedSinceMeasure += bytes;
+        this.checkQuota(upload, used);
+        await this.checkFloor();
+      },
+      release: () => this.uploads.delete(upload),
+    };
+    try {
+      this.checkQuota(upload, used);
+      await this.checkFloor();
+    } catch (error) {
+      reservation.release();
+      throw error;
+    }
+    return reservation;
+  }
+
+  /** After the disk reported itself full: the next check measures instead of trusting the last figure. */
+  measureAgain(): void {
+    this.arrivedSinceMeasure = Number.POSITIVE_INFINITY;
+  }
+
+  get quotaBytes(): number | null {
+    return this.config.userQuotaBytes;
+  }
+
+  /**
+   * The quota's final word, inside the transaction that records `bytes` more for `owner`: serialised per
+   * user, so two transactions cannot both pass on the same remaining room.
+   */
+  async checkQuotaInTransaction(tx: Queryable, owner: string, bytes: number): Promise<void> {
+    const limit = this.config.userQuotaBytes;
+    if (limit === null) return;
+    await tx`select pg_advisory_xact_lock(hashtext(${`quota:${owner}`}))`;
+    if ((await usedBytes(tx, owner)) + bytes > limit) throw quotaExceeded(limit);
+  }
+
+  private checkQuota(upload: Upload, used: number | null): void {
+    const limit = this.config.userQuotaBytes;
+    if (limit === null || used === null) return;
+    let held = 0;
+    for (const other of this.uploads) if (other.owner === upload.owner) held += other.held;
+    if (used + held > limit) throw quotaExceeded(limit);
+  }
+
+  /** The free space left once every announced byte has arrived must stay at or above the floor. */
+  private async checkFloor(): Promise<void> {
+    const floor = this.config.minFreeDiskBytes;
+    const fits = () => {
+      let outstanding = 0;
+      for (const upload of this.uploads) outstanding += upload.outstanding;
+      return this.measuredFree - this.arrivedSinceMeasure - outstanding >= floor;
+    };
+    if (this.arrivedSinceMeasure < RESTAT_BYTES && fits()) return;
+    await this.measure();
+    if (!fits()) throw insufficientStorage();
+  }
+
+  private async measure(): Promise<void> {
+    const arrivedBefore = this.arrivedSinceMeasure;
+    const stats = await statfs(this.config.dataDir);
+    // Bytes that arrived while statfs ran may or may not be in its figure: count them as not yet written.
+    this.arrivedSinceMeasure = Number.isFinite(arrivedBefore) ? Math.max(0, this.arrivedSinceMeasure - arrivedBefore) : 0;
+    this.measuredFree = stats.bavail * stats.bsize;
+  }
+}
+
+/** The bytes `owner`'s uploads hold: files and images they uploaded. */
+export async function usedBytes(sql: Queryable, owner: string): Promise<number> {
+  const [row] = await sql<{ used: string }[]>`
+    select (select coalesce(sum(size), 0) from files where uploaded_by = ${owner})
+         + (select coalesce(sum(size), 0) from stored_images where uploaded_by = ${owner}) as used`;
+  return Number(row!.used);
+}
+
+export function insufficientStorage(): ApiError {
+  return new ApiError(507, 'INSUFFICIENT_STORAGE', 'The server is short of disk space; this upload cannot be stored now');
+}
+
+function quotaExceeded(limit: number): ApiError {
+  return new ApiError(507, 'QUOTA_EXCEEDED', `This upload would take your stored uploads over your quota of ${describe(limit)}`);
+}
+
+function describe(bytes: number): string {
+  const MiB = 1024 * 1024;
+  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;
+}

@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { multipartPieces, rawUpload, sampleBytes, upload, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { type ServerProcess, spawnServer } from './support/process.js';
+import { createTestDatabase } from './support/server.js';
+
+// `kill -9` of the built server while 5 uploads stream and a project is being deleted, then a restart on the
+// same DATA_DIR (API.md §6): every committed file is intact, no row lacks its bytes, bytes without a row are
+// only in orphans/, and no temporary residue stays.
+
+const KiB = 1024;
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+let dataDir: string;
+let env: Record<string, string>;
+let sql: postgres.Sql;
+let server: ServerProcess | null = null;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-crash-'));
+  const databaseUrl = await createTestDatabase();
+  env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, JWT_SECRET: 'crash-test-secret-crash-test-secret-0123456789' };
+  sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+});
+afterAll(async () => {
+  if (server?.child.exitCode === null) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+  await sql?.end({ timeout: 1 });
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it('loses no committed byte and leaves no residue when killed mid-uploads and mid-delete', async () => {
+  server = await spawnServer(env);
+  const api = client(server.url);
+  const owner = await userWithCut(api);
+  const doomed = await userWithCut(api);
+  for (let n = 0; n < 20; n++) {
+    expect((await upload(api, doomed.token, doomed.cutId, `stem${n}.wav`, sampleBytes('wav', 64 * KiB + n))).status).toBe(201);
+  }
+  const cover = new FormData();
+  cover.append('image', new Blob([new Uint8Array(sampleBytes('png', 2 * KiB))]), 'cover.png');
+  expect((await api.request('PUT', `/api/projects/${doomed.projectId}`, { token: doomed.token, body: cover })).status).toBe(200);
+  for (let n = 0; n < 3; n++) {
+    expect((await upload(api, owner.token, owner.cutId, `kept${n}.flac`, sampleBytes('flac', 200 * KiB + n))).status).toBe(201);
+  }
+
+  // Five uploads that keep sending, at different stages when the server dies, and a project delete.
+  const uploads = [1, 2, 3, 4, 5].map((n) => {
+    const { contentType, head, tail } = multipartPieces(owner.cutId, `take${n}.wav`);
+    return rawUpload(server!.url, owner.token, { 'content-type': contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.on('error', () => undefined);
+      void (async () => {
+        request.write(head);
+        const chunks = n * 8;
+        for (let i = 0; i < chunks && !request.destroyed; i++) {
+          request.write(sampleBytes('wav', 32 * KiB));
+          await sleep(5);
+        }
+        if (!request.destroyed) request.end(tail);
+      })();
+    });
+  });
+  await sleep(60);
+  const deleting = api.request('DELETE', `/api/projects/${doomed.projectId}`, { token: doomed.token }).catch(() => null);
+  // Killed the moment the delete has committed, while its bytes are being removed and uploads still stream.
+  while ((await sql`select 1 from projects where id = ${doomed.projectId}`).length > 0) await sleep(1);
+  server.child.kill('SIGKILL');
+  await server.exited;
+  const answered = (await Promise.all(uploads)).filter((response) => response?.status === 201).length;
+  await deleting;
+
+  server = await spawnServer({ ...env, LOG_LEVEL: 'info' });
+  const rows = await sql<{ id: string; extension: string; size: string; sha256: string }[]>`select id, extension, size::text, sha256 from files`;
+  for (const row of rows) {
+    const bytes = await readFile(path.join(dataDir, 'files', `${row.id}.${row.extension}`));
+    expect([row.id, bytes.length, sha256(bytes)]).toEqual([row.id, Number(row.size), row.sha256]);
+  }
+  const listed = new Set(rows.map((row) => `${row.id}.${row.extension}`));
+  expect((await readdir(path.join(dataDir, 'files'))).filter((name) => !listed.has(name))).toEqual([]);
+  const images = await sql<{ image: string }[]>`select image from projects where image is not null union all select image from vibes where image is not null`;
+  expect((await readdir(path.join(dataDir, 'images'))).sort()).toEqual(images.map((row) => row.image).sort());
+  expect(await readdir(path.join(dataDir, 'tmp'))).toEqual([]);
+  // The bytes of the committed delete are removed (after the commit, or by the sweep): none become orphans.
+  const orphans = [...(await readdir(path.join(dataDir, 'orphans', 'files'))), ...(await readdir(path.join(dataDir, 'orphans', 'images')))];
+  expect(orphans).toEqual([]);
+  const projectGone = (await sql`select 1 from projects where id = ${doomed.projectId}`).length === 0;
+  expect(projectGone).toBe(true);
+  expect(await sql`select 1 from removed_bytes`).toHaveLength(0);
+  // Every upload that was answered 201 is committed; the 3 earlier ones too.
+  const ownerRows = await sql`select 1 from files where uploaded_by = ${owner.user.user.id}`;
+  expect(ownerRows.length).toBeGreaterThanOrEqual(3 + answered);
+
+  const swept = /removed the bytes of deleted records","count":(\d+)/.exec(server.output())?.[1] ?? '0';
+  console.log(
+    `crash test: ${rows.length} files compared byte for byte (${ownerRows.length - 3} of 5 in-flight uploads committed, ` +
+      `${answered} answered), project delete committed, ${swept} of its 21 stored files' bytes (20 files, 1 image) swept at restart, ${orphans.length} orphans`,
+  );
+
+  // Still serving after the restart.
+  expect((await upload(client(server.url), owner.token, owner.cutId, 'after.wav', sampleBytes('wav', 10 * KiB))).status).toBe(201);
+  server.child.kill('SIGTERM');
+  await server.exited;
+});

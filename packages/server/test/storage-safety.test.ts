@@ -1,0 +1,405 @@
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { multipartPieces, rawUpload, sampleBytes, upload, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { runServerCommand, spawnServer } from './support/process.js';
+import { mountSmallDisk } from './support/small-disk.js';
+import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
+
+// API.md §6, storage safety: quarantine instead of deletion, private modes, the free-disk floor, the quota.
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const modeOf = async (target: string) => (await stat(target)).mode & 0o777;
+const problemCode = (response: { body: string } | null) => (response ? (JSON.parse(response.body) as { code: string }).code : 'no response');
+
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; !(await check()); waited += 20) {
+    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function imageForm(name: string, image: Buffer): FormData {
+  const form = new FormData();
+  form.append('name', name);
+  form.append('image', new Blob([new Uint8Array(image)]), 'cover.png');
+  return form;
+}
+
+describe('start-up on a database that does not list the stored bytes', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-orphans-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('moves every stored file and image to orphans/, deletes none, and the orphans command lists and purges them', async () => {
+    const first = await startTestServer({ DATA_DIR: dataDir });
+    const api = client(first.url);
+    const owner = await userWithCut(api);
+    const audio = sampleBytes('wav', 3000);
+    const stems = sampleBytes('zip', 5000);
+    const cover = sampleBytes('png', 700);
+    const uploaded = [await upload(api, owner.token, owner.cutId, 'take.wav', audio), await upload(api, owner.token, owner.cutId, 'stems.zip', stems)];
+    expect(uploaded.map((response) => response.status)).toEqual([201, 201]);
+    const project = await api.request('POST', '/api/projects', { token: owner.token, body: imageForm('Covered', cover) });
+    expect(project.status).toBe(201);
+    await first.close();
+    await writeFile(path.join(dataDir, 'tmp', 'leftover.part'), 'half an upload');
+
+    // The same DATA_DIR with another, empty database: a wrong DATABASE_URL.
+    const second = await spawnServer({ ...first.env, PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, DATABASE_URL: await createTestDatabase() });
+    second.child.kill('SIGTERM');
+    await second.exited;
+    const warning = second
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; msg: string; count?: number })
+      .filter((entry) => entry.level === 'warn' && /orphans/.test(entry.msg));
+    expect(warning).toHaveLength(1);
+    expect(warning[0]!.count).toBe(3);
+
+    expect(await readdir(path.join(dataDir, 'files'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'images'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'tmp'))).toEqual([]);
+    const orphanFiles = path.join(dataDir, 'orphans', 'files');
+    const kept = await Promise.all(uploaded.map((response) => readFile(path.join(orphanFiles, (response.body.url as string).split('/').pop()!))));
+    expect(kept.map(sha256)).toEqual([sha256(audio), sha256(stems)]);
+    const imageName = (project.body.imageUrl as string).split('/').pop()!;
+    expect(sha256(await readFile(path.join(dataDir, 'orphans', 'images', imageName)))).toBe(sha256(cover));
+
+    const listed = await runServerCommand(['orphans'], { DATA_DIR: dataDir });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n').sort()).toEqual(
+      [`3000\tfiles/${uploaded[0]!.body.id}.wav`, `5000\tfiles/${uploaded[1]!.body.id}.zip`, `700\timages/${imageName}`].sort(),
+    );
+    expect(listed.stderr).toContain('3 orphaned file(s), 8700 bytes');
+
+    const wrong = await runServerCommand(['orphans', '--delete'], { DATA_DIR: dataDir });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('orphans --purge');
+    expect(await readdir(orphanFiles)).toHaveLength(2);
+
+    const purged = await runServerCommand(['orphans', '--purge'], { DATA_DIR: dataDir });
+    expect(purged.code).toBe(0);
+    expect(purged.stdout).toContain('deleted 3 orphaned file(s), 8700 bytes');
+    expect(await readdir(orphanFiles)).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'orphans', 'images'))).toEqual([]);
+  });
+});
+
+it('deletes at start-up, not quarantines, the bytes of a committed delete that were left on disk', async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-removed-'));
+  let server = await startTestServer({ DATA_DIR: dataDir });
+  try {
+    const api = client(server.url);
+    const owner = await userWithCut(api);
+    const kept = await upload(api, owner.token, owner.cutId, 'kept.wav', sampleBytes('wav', 1000));
+    const gone = await upload(api, owner.token, owner.cutId, 'gone.wav', sampleBytes('wav', 2000));
+    const project = await api.request('POST', '/api/projects', { token: owner.token, body: imageForm('Covered', sampleBytes('png', 300)) });
+    const goneFile = path.join(dataDir, 'files', (gone.body.url as string).split('/').pop()!);
+    const goneImage = path.join(dataDir, 'images', (project.body.imageUrl as string).split('/').pop()!);
+    const leftBehind = [[goneFile, await readFile(goneFile)], [goneImage, await readFile(goneImage)]] as const;
+    expect((await api.request('DELETE', `/api/files/${gone.body.id}`, { token: owner.token })).status).toBe(200);
+    expect((await api.request('DELETE', `/api/projects/${project.body.id}`, { token: owner.token })).status).toBe(200);
+    await server.close();
+    // As if the server had died between the commits and the removal of the bytes.
+    for (const [target, bytes] of leftBehind) await writeFile(target, bytes);
+
+    server = await startTestServer({ DATA_DIR: dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+    expect(await readdir(path.join(dataDir, 'files'))).toEqual([(kept.body.url as string).split('/').pop()!]);
+    expect(await readdir(path.join(dataDir, 'images'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'orphans', 'files'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'orphans', 'images'))).toEqual([]);
+    expect(await server.sql`select 1 from removed_bytes`).toHaveLength(0);
+  } finally {
+    await server.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+describe('modes', () => {
+  let server: TestServer | undefined;
+  let dataDir: string;
+  const previousUmask = process.umask();
+  beforeAll(async () => {
+    dataDir = path.join(await mkdtemp(path.join(os.tmpdir(), 'bandcollab-modes-')), 'data');
+  });
+  afterAll(async () => {
+    process.umask(previousUmask);
+    await server?.close();
+    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  });
+
+  const directories = () => ['', 'files', 'images', 'tmp', 'orphans', 'orphans/files', 'orphans/images'].map((dir) => path.join(dataDir, dir));
+
+  it('stores files and images 0600 in 0700 directories even with umask 000, and tightens existing ones at start-up', async () => {
+    process.umask(0o000);
+    server = await startTestServer({ DATA_DIR: dataDir });
+    const api = client(server.url);
+    const owner = await userWithCut(api);
+    const file = await upload(api, owner.token, owner.cutId, 'open.wav', sampleBytes('wav', 2000));
+    const project = await api.request('POST', '/api/projects', { token: owner.token, body: imageForm('Private', sampleBytes('png', 300)) });
+    expect([file.status, project.status]).toEqual([201, 201]);
+    const stored = [
+      path.join(dataDir, 'files', (file.body.url as string).split('/').pop()!),
+      path.join(dataDir, 'images', (project.body.imageUrl as string).split('/').pop()!),
+    ];
+    for (const dir of directories()) expect([dir, await modeOf(dir)]).toEqual([dir, 0o700]);
+    for (const target of stored) expect([target, await modeOf(target)]).toEqual([target, 0o600]);
+
+    await server.close();
+    for (const dir of directories()) await chmod(dir, 0o777);
+    for (const target of stored) await chmod(target, 0o666);
+    server = await startTestServer({ DATA_DIR: dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+    for (const dir of directories()) expect([dir, await modeOf(dir)]).toEqual([dir, 0o700]);
+    for (const target of stored) expect([target, await modeOf(target)]).toEqual([target, 0o600]);
+  });
+});
+
+// DATA_DIR on a 16 MiB tmpfs with a 10 MiB floor: about 6 MiB of room, whatever else the machine does.
+const floorDisk = await mountSmallDisk(16);
+if (typeof floorDisk === 'string') console.warn(`skipping the free-disk floor tests: ${floorDisk}`);
+// At the top level, so the disk is unmounted even when a filter skips its tests.
+afterAll(async () => {
+  if (typeof floorDisk !== 'string') await floorDisk.unmount();
+});
+
+describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
+  let server: TestServer;
+  let owner: Awaited<ReturnType<typeof userWithCut>>;
+  beforeAll(async () => {
+    if (typeof floorDisk === 'string') return;
+    server = await startTestServer({ DATA_DIR: floorDisk.dir, MIN_FREE_DISK_MB: '10' });
+    owner = await userWithCut(client(server.url));
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const tempFiles = () => readdir(path.join(server.dataDir, 'tmp'));
+  const fileRows = async () => Number((await server.sql`select count(*)::int as n from files`)[0]!.n);
+  const tempBytes = async () => {
+    let total = 0;
+    for (const name of await tempFiles()) total += (await stat(path.join(server.dataDir, 'tmp', name)).catch(() => ({ size: 0 }))).size;
+    return total;
+  };
+
+  it('refuses before reading when Content-Length says the upload would cross the floor', async () => {
+    const { contentType, head } = multipartPieces(owner.cutId, 'big.zip');
+    const response = await rawUpload(server.url, owner.token, { 'content-type': contentType, 'content-length': 7 * MiB }, (request) => {
+      request.write(head);
+    });
+    expect(response?.status).toBe(507);
+    expect(problemCode(response)).toBe('INSUFFICIENT_STORAGE');
+    expect(response?.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(await tempFiles()).toEqual([]);
+  });
+
+  it('refuses a chunked upload as soon as it crosses the floor, leaving nothing behind', async () => {
+    const rowsBefore = await fileRows();
+    const { contentType, head } = multipartPieces(owner.cutId, 'long.zip');
+    const response = await rawUpload(server.url, owner.token, { 'content-type': contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(head);
+      request.write(sampleBytes('zip', 7 * MiB));
+    });
+    expect(response?.status).toBe(507);
+    expect(problemCode(response)).toBe('INSUFFICIENT_STORAGE');
+    await eventually(async () => (await tempFiles()).length === 0, 'the partial file to go');
+    expect(await fileRows()).toBe(rowsBefore);
+  });
+
+  it('lets only one of two parallel uploads that fit one at a time pass (announced sizes)', async () => {
+    const first = multipartPieces(owner.cutId, 'first.zip');
+    const size = 4 * MiB;
+    let finishFirst = () => undefined as void;
+    const firstResponse = rawUpload(
+      server.url,
+      owner.token,
+      { 'content-type': first.contentType, 'content-length': first.head.length + size + first.tail.length },
+      (request) => {
+        const bytes = sampleBytes('zip', size);
+        request.write(Buffer.concat([first.head, bytes.subarray(0, KiB)]));
+        finishFirst = () => void request.end(Buffer.concat([bytes.subarray(KiB), first.tail]));
+      },
+    );
+    await eventually(async () => (await tempFiles()).length === 1, 'the first upload to start');
+    const second = multipartPieces(owner.cutId, 'second.zip');
+    const secondResponse = await rawUpload(
+      server.url,
+      owner.token,
+      { 'content-type': second.contentType, 'content-length': second.head.length + size + second.tail.length },
+      (request) => request.end(Buffer.concat([second.head, sampleBytes('zip', size), second.tail])),
+    );
+    expect(secondResponse?.status).toBe(507);
+    expect(problemCode(secondResponse)).toBe('INSUFFICIENT_STORAGE');
+    finishFirst();
+    expect((await firstResponse)?.status).toBe(201);
+    await server.sql`delete from files`;
+    await rm(path.join(server.dataDir, 'files'), { recursive: true });
+    await mkdir(path.join(server.dataDir, 'files'), { mode: 0o700 });
+  });
+
+  it('lets only one of two parallel chunked uploads pass: bytes in flight count', async () => {
+    const size = 4 * MiB;
+    const first = multipartPieces(owner.cutId, 'first.zip');
+    let finishFirst = () => undefined as void;
+    const firstResponse = rawUpload(server.url, owner.token, { 'content-type': first.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(Buffer.concat([first.head, sampleBytes('zip', size)]));
+      finishFirst = () => void request.end(first.tail);
+    });
+    // busboy may hold back a few bytes that could start the boundary.
+    await eventually(async () => (await tempBytes()) >= size - KiB, 'the first upload to arrive');
+    const second = multipartPieces(owner.cutId, 'second.zip');
+    const secondResponse = await rawUpload(server.url, owner.token, { 'content-type': second.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.end(Buffer.concat([second.head, sampleBytes('zip', size), second.tail]));
+    });
+    expect(secondResponse?.status).toBe(507);
+    expect(problemCode(secondResponse)).toBe('INSUFFICIENT_STORAGE');
+    finishFirst();
+    expect((await firstResponse)?.status).toBe(201);
+    await eventually(async () => (await tempFiles()).length === 0, 'no temporary files');
+    // Still serving: a small upload fits.
+    expect((await upload(client(server.url), owner.token, owner.cutId, 'small.wav', sampleBytes('wav', 10 * KiB))).status).toBe(201);
+  });
+});
+
+// DATA_DIR on an 8 MiB tmpfs without a floor: the disk itself fills up.
+const fullDisk = await mountSmallDisk(8);
+if (typeof fullDisk === 'string') console.warn(`skipping the disk-full test: ${fullDisk}`);
+afterAll(async () => {
+  if (typeof fullDisk !== 'string') await fullDisk.unmount();
+});
+
+describe.skipIf(typeof fullDisk === 'string')('disk full', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    if (typeof fullDisk === 'string') return;
+    server = await startTestServer({ DATA_DIR: fullDisk.dir, MIN_FREE_DISK_MB: '0' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('answers 507 on ENOSPC, removes the partial file, and keeps serving', async () => {
+    const api = client(server.url);
+    const owner = await userWithCut(api);
+    const tempFiles = () => readdir(path.join(server.dataDir, 'tmp'));
+    const { contentType, head, tail } = multipartPieces(owner.cutId, 'fills.zip');
+    const filler = path.join(server.dataDir, 'filler');
+    const response = await rawUpload(server.url, owner.token, { 'content-type': contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(Buffer.concat([head, sampleBytes('zip', 256 * KiB)]));
+      void (async () => {
+        await eventually(async () => (await tempFiles()).length === 1, 'the upload to start');
+        // Another writer takes the space the server measured as free.
+        await writeFile(filler, Buffer.alloc(7 * MiB)).catch(() => undefined);
+        request.end(Buffer.concat([sampleBytes('zip', 2 * MiB), tail]));
+      })();
+    });
+    expect(response?.status).toBe(507);
+    expect(problemCode(response)).toBe('INSUFFICIENT_STORAGE');
+    await eventually(async () => (await tempFiles()).length === 0, 'the partial file to go');
+    expect(await readdir(path.join(server.dataDir, 'files'))).toEqual([]);
+    expect(Number((await server.sql`select count(*)::int as n from files`)[0]!.n)).toBe(0);
+
+    await rm(filler);
+    const after = await upload(api, owner.token, owner.cutId, 'after.wav', sampleBytes('wav', 100 * KiB));
+    expect(after.status).toBe(201);
+  });
+});
+
+describe('quota', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+  beforeAll(async () => {
+    server = await startTestServer({ USER_QUOTA_MB: '1' });
+    api = client(server.url);
+  });
+  afterAll(() => server?.close());
+
+  const tempFiles = () => readdir(path.join(server.dataDir, 'tmp'));
+  const quotaOf = async (token: string) => (await api.request('GET', '/api/files/storage', { token })).body.quota;
+
+  it('counts files and images, and refuses what would cross it: before reading, and while streaming', async () => {
+    const owner = await userWithCut(api);
+    expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: 0 });
+    expect((await upload(api, owner.token, owner.cutId, 'a.wav', sampleBytes('wav', 600 * KiB))).status).toBe(201);
+    const project = await api.request('POST', '/api/projects', { token: owner.token, body: imageForm('Cover', sampleBytes('png', 100 * KiB)) });
+    expect(project.status).toBe(201);
+    expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: 700 * KiB });
+
+    const announced = multipartPieces(owner.cutId, 'b.wav');
+    const early = await rawUpload(server.url, owner.token, { 'content-type': announced.contentType, 'content-length': 400 * KiB }, (request) => {
+      request.write(announced.head);
+    });
+    expect(early?.status).toBe(507);
+    expect(problemCode(early)).toBe('QUOTA_EXCEEDED');
+    expect(await tempFiles()).toEqual([]);
+
+    const streamed = multipartPieces(owner.cutId, 'c.wav');
+    const late = await rawUpload(server.url, owner.token, { 'content-type': streamed.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.end(Buffer.concat([streamed.head, sampleBytes('wav', 400 * KiB), streamed.tail]));
+    });
+    expect(late?.status).toBe(507);
+    expect(problemCode(late)).toBe('QUOTA_EXCEEDED');
+    await eventually(async () => (await tempFiles()).length === 0, 'the partial file to go');
+
+    const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Bigger', sampleBytes('png', 400 * KiB)) });
+    expect(image.status).toBe(507);
+    expect(image.body.code).toBe('QUOTA_EXCEEDED');
+    expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: 700 * KiB });
+    expect((await upload(api, owner.token, owner.cutId, 'fits.wav', sampleBytes('wav', 300 * KiB))).status).toBe(201);
+  });
+
+  it('lets only one of two parallel uploads of one user pass when both would not fit', async () => {
+    const owner = await userWithCut(api);
+    const size = 600 * KiB;
+    const first = multipartPieces(owner.cutId, 'first.wav');
+    let finishFirst = () => undefined as void;
+    const firstResponse = rawUpload(server.url, owner.token, { 'content-type': first.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(Buffer.concat([first.head, sampleBytes('wav', size)]));
+      finishFirst = () => void request.end(first.tail);
+    });
+    await eventually(async () => (await tempFiles()).length === 1, 'the first upload to start');
+    const second = multipartPieces(owner.cutId, 'second.wav');
+    const secondResponse = await rawUpload(server.url, owner.token, { 'content-type': second.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.end(Buffer.concat([second.head, sampleBytes('wav', size), second.tail]));
+    });
+    expect(secondResponse?.status).toBe(507);
+    expect(problemCode(secondResponse)).toBe('QUOTA_EXCEEDED');
+    finishFirst();
+    expect((await firstResponse)?.status).toBe(201);
+    expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: size });
+  });
+
+  it('counts a file upload in flight against an image upload of the same user', async () => {
+    const owner = await userWithCut(api);
+    const file = multipartPieces(owner.cutId, 'long.wav');
+    let finishFile = () => undefined as void;
+    const fileResponse = rawUpload(server.url, owner.token, { 'content-type': file.contentType, 'transfer-encoding': 'chunked' }, (request) => {
+      request.write(Buffer.concat([file.head, sampleBytes('wav', 600 * KiB)]));
+      finishFile = () => void request.end(file.tail);
+    });
+    await eventually(async () => (await tempFiles()).length === 1, 'the file upload to start');
+    const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Cover', sampleBytes('png', 500 * KiB)) });
+    expect(image.status).toBe(507);
+    expect(image.body.code).toBe('QUOTA_EXCEEDED');
+    finishFile();
+    expect((await fileResponse)?.status).toBe(201);
+  });
+
+  it('frees quota when a file is deleted, and counts no one else', async () => {
+    const owner = await userWithCut(api);
+    const first = await upload(api, owner.token, owner.cutId, 'x.wav', sampleBytes('wav', 900 * KiB));
+    expect(first.status).toBe(201);
+    expect((await api.request('DELETE', `/api/files/${first.body.id}`, { token: owner.token })).status).toBe(200);
+    expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: 0 });
+    expect((await upload(api, owner.token, owner.cutId, 'y.wav', sampleBytes('wav', 900 * KiB))).status).toBe(201);
+  });
+});
