@@ -16,7 +16,10 @@ const plainSummary: Reporter = {
 
 export default defineConfig({
   resolve: {
-    alias: { '@bandcollab/sdk': fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) },
+    alias: [
+      { find: /^@bandcollab\/sdk\/contract$/, replacement: fileURLToPath(new URL('./packages/sdk/src/contract/index.ts', import.meta.url)) },
+      { find: /^@bandcollab\/sdk$/, replacement: fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     testTimeout: 30_000,

@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: { index: 'src/index.ts', 'contract/index': 'src/contract/index.ts' },
   format: ['esm', 'cjs'],
   target: 'node20',
   dts: true,

@@ -7,6 +7,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   // Dependencies stay external (tsup's default); the SDK is one too, so the server loads the contract's
-  // values (FILE_TYPES) from the built SDK instead of bundling a second copy of it and its HTTP client.
+  // schemas from the built SDK's `@bandcollab/sdk/contract` subpath, and never the client (undici) itself.
   external: ['@bandcollab/sdk'],
 });

@@ -9,7 +9,7 @@
 // lines. Human output passes through printable() on its way out (writeLines), so none reaches the terminal;
 // --json output is JSON, whose string escapes cover every control character (see jsonText).
 import { randomBytes } from 'node:crypto';
-import type { FileRecord, Member, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
+import type { FileRecord, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
 import type { MultiBar, SingleBar } from 'cli-progress';
 
 export interface OutputOptions {
@@ -449,42 +449,40 @@ export function eventLine(out: Output, event: ProjectEvent, projectName: string)
 
 /** What the actor did, in words. */
 function describeEvent(event: ProjectEvent): string {
-  const { data } = event;
-  const named = (key: string) => `"${(data[key] as { name: string }).name}"`;
   switch (event.type) {
     case 'project.updated':
-      return `updated the project (now ${named('project')})`;
+      return `updated the project (now "${event.data.project.name}")`;
     case 'project.deleted':
       return 'deleted the project';
     case 'member.added':
-      return `added ${(data.member as Member).name} as ${(data.member as Member).role}`;
+      return `added ${event.data.member.name} as ${event.data.member.role}`;
     case 'member.removed':
-      return data.userId === event.actor.id ? 'left the project' : `removed member ${String(data.userId)}`;
+      return event.data.userId === event.actor.id ? 'left the project' : `removed member ${event.data.userId}`;
     case 'member.role_changed':
-      return `made ${(data.member as Member).name} ${(data.member as Member).role}`;
+      return `made ${event.data.member.name} ${event.data.member.role}`;
     case 'vibe.created':
-      return `created vibe ${named('vibe')}`;
+      return `created vibe "${event.data.vibe.name}"`;
     case 'vibe.updated':
-      return `updated vibe ${named('vibe')}`;
+      return `updated vibe "${event.data.vibe.name}"`;
     case 'vibe.deleted':
-      return `deleted vibe ${String(data.vibeId)}`;
+      return `deleted vibe ${event.data.vibeId}`;
     case 'vibes.reordered':
       return 'reordered the vibes';
     case 'cut.created':
-      return `created cut ${named('cut')}`;
+      return `created cut "${event.data.cut.name}"`;
     case 'cut.updated':
-      return `updated cut ${named('cut')}`;
+      return `updated cut "${event.data.cut.name}"`;
     case 'cut.moved':
-      return `moved cut ${named('cut')} to another vibe`;
+      return `moved cut "${event.data.cut.name}" to another vibe`;
     case 'cut.deleted':
-      return `deleted cut ${String(data.cutId)}`;
+      return `deleted cut ${event.data.cutId}`;
     case 'file.uploaded': {
-      const file = data.file as FileRecord;
+      const { file } = event.data;
       return `uploaded "${file.name}" (${file.type}, ${formatBytes(file.size)})`;
     }
     case 'file.deleted':
-      return `deleted file ${String(data.fileId)}`;
+      return `deleted file ${event.data.fileId}`;
     case 'file.shared':
-      return `shared file ${String(data.fileId)}${data.expiresAt ? ` until ${String(data.expiresAt)}` : ''}`;
+      return `shared file ${event.data.fileId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
   }
 }

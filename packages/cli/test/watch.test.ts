@@ -91,8 +91,7 @@ describe('band watch', () => {
     const lines = watch.stdout().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     const event = JSON.parse(lines[0]!) as ProjectEvent;
-    expect(event).toMatchObject({ type: 'file.uploaded', projectId, actor: { id: ben.user.id, name: 'Ben' } });
-    expect(event.data.file).toMatchObject({ name: 'take.wav', type: 'CUT', cutId });
+    expect(event).toMatchObject({ type: 'file.uploaded', projectId, actor: { id: ben.user.id, name: 'Ben' }, data: { file: { name: 'take.wav', type: 'CUT', cutId } } });
 
     watch.child.kill('SIGINT');
     expect(await watch.exited).toBe(130);

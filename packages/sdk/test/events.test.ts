@@ -47,7 +47,7 @@ describe('client.events.subscribe', () => {
       ['project.updated', second.id],
     ]);
     await onlySecond.until(() => onlySecond.events.length === 1);
-    expect(onlySecond.events[0]!.data.project).toMatchObject({ id: second.id, name: 'Second, renamed' });
+    expect(onlySecond.events[0]).toMatchObject({ type: 'project.updated', data: { project: { id: second.id, name: 'Second, renamed' } } });
     allSubscription.close();
     secondSubscription.close();
     await Promise.all([allSubscription.closed, secondSubscription.closed]);

@@ -28,8 +28,9 @@ afterAll(async () => {
   await first?.close();
 });
 
-function event(type: EventType, projectId: string, data: Record<string, unknown> = {}): ProjectEvent {
-  return { id: randomUUID(), type, projectId, actor: { id: randomUUID(), name: 'Someone' }, at: new Date().toISOString(), data };
+/** A NOTIFY payload; the hub routes by type, project and membership data only, so the rest of `data` may be left out. */
+function event(type: EventType, projectId: string, data: object = {}): ProjectEvent {
+  return { id: randomUUID(), type, projectId, actor: { id: randomUUID(), name: 'Someone' }, at: new Date().toISOString(), data } as ProjectEvent;
 }
 
 /** Publishes events in one transaction, as a service does. */

@@ -44,7 +44,7 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
             onEvent: (event) => {
               // A project joined meanwhile: its name is there for the events after this one.
               if (!names.has(event.projectId)) void loadNames().catch(() => undefined);
-              if (event.type === 'project.updated') names.set(event.projectId, (event.data.project as { name: string }).name);
+              if (event.type === 'project.updated') names.set(event.projectId, event.data.project.name);
               ctx.out.recordLine(event, () => eventLine(ctx.out, event, names.get(event.projectId) ?? event.projectId));
             },
             onDisconnect: ({ code, retryInMs }) => {

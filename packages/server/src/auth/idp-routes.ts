@@ -1,7 +1,7 @@
 import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
+import { idpExchangeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import { AuthGuard, bearerToken } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
@@ -11,13 +11,6 @@ import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, isS256Challenge, sameOriginPath } from './idp-flow.js';
 import { CALLBACK_PATH, IdpService, START_PATH, type StartedFlow } from './idp-service.js';
-
-const exchangeSchema = z.object({
-  code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
-  redirectUri: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2048, 'must be at most 2048 characters'),
-  // Optional here so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
-  codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
-});
 
 /** Sign-in through an external OpenID Connect provider (API.md §8). */
 @injectable()
@@ -66,7 +59,7 @@ export class IdpRoutes implements Feature {
 
     app.post('/api/auth/idp/exchange', async (req, res) => {
       this.idp.requireEnabled();
-      const input = await jsonBody(req, res, exchangeSchema);
+      const input = await jsonBody(req, res, idpExchangeRequest);
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
       this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
@@ -75,7 +68,7 @@ export class IdpRoutes implements Feature {
     app.post('/api/auth/idp/link', async (req, res) => {
       this.idp.requireEnabled();
       const { userId } = await this.guard.authenticate(req);
-      const input = await jsonBody(req, res, exchangeSchema);
+      const input = await jsonBody(req, res, idpExchangeRequest);
       await this.idp.linkWithCliCode(userId, input.code, input.redirectUri, input.codeVerifier);
       sendJson(res, 200, { ok: true });
     });

@@ -1,11 +1,11 @@
 import * as oidc from 'openid-client';
+import { emailSchema, nameSchema } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Config, OidcSettings } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { emailSchema, nameSchema } from '../core/validation.js';
 import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifierMatches, withParam } from './idp-flow.js';
 import { type Identity, IdpRepository } from './idp-repository.js';
 import { AuthRepository, type UserRow } from './repository.js';

@@ -1,31 +1,15 @@
 import type { App } from '@tinyhttp/app';
+import { loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import { AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
-import { emailSchema, inviteTokenSchema, nameSchema } from '../core/validation.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService } from './service.js';
 import { SessionCache } from './session-cache.js';
-
-const registerSchema = z.object({
-  email: emailSchema,
-  password: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters'),
-  name: nameSchema,
-  inviteToken: inviteTokenSchema.optional(),
-});
-
-const loginSchema = z.object({
-  email: emailSchema,
-  password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
-  rememberMe: z.boolean({ error: 'must be a boolean' }).optional().default(false),
-});
-
-const refreshSchema = z.object({ refreshToken: z.string({ error: 'must be a string' }).min(1).optional() });
 
 /** Accounts, sessions and tokens (API.md §3). */
 @injectable()
@@ -48,21 +32,21 @@ export class AuthRoutes implements Feature {
 
   register(app: App): void {
     app.post('/api/auth/register', async (req, res) => {
-      const input = await jsonBody(req, res, registerSchema);
+      const input = await jsonBody(req, res, registerRequest);
       const signedIn = await this.auth.register(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
       sendCreated(res, '/api/auth/me', signedIn.body);
     });
 
     app.post('/api/auth/login', async (req, res) => {
-      const input = await jsonBody(req, res, loginSchema);
+      const input = await jsonBody(req, res, loginRequest);
       const signedIn = await this.auth.login(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
       sendJson(res, 200, signedIn.body);
     });
 
     app.post('/api/auth/refresh', async (req, res) => {
-      const input = await jsonBody(req, res, refreshSchema);
+      const input = await jsonBody(req, res, refreshRequest);
       const token = input.refreshToken ?? cookies(req)[REFRESH_COOKIE];
       if (!token) throw refreshMissing();
       const issued = await this.auth.refresh(token);
@@ -71,7 +55,7 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/logout', async (req, res) => {
-      const input = await jsonBody(req, res, refreshSchema);
+      const input = await jsonBody(req, res, refreshRequest);
       await this.auth.logout(input.refreshToken ?? cookies(req)[REFRESH_COOKIE], bearerToken(req));
       this.authCookies.clear(res);
       sendJson(res, 200, { ok: true });

@@ -1,9 +1,9 @@
 import type { AuthResult, Me, TokenPair, User } from '@bandcollab/sdk';
+import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { ApiError, notFound } from '../core/errors.js';
-import { isUuid } from '../core/validation.js';
 import { EventPublisher } from '../events/publisher.js';
 import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
@@ -151,7 +151,7 @@ export class AuthService {
   /** The email's pending invitations become memberships, and each project's members hear of it (member.added). */
   private async redeemInvitations(tx: Queryable, user: UserRow): Promise<void> {
     for (const projectId of await this.projects.redeemInvitations(tx, user.id, user.email)) {
-      const member = await this.projects.findMember(tx, projectId, user.id);
+      const member = (await this.projects.findMember(tx, projectId, user.id))!;
       await this.events.publish(tx, { type: 'member.added', projectId, actor: { id: user.id, name: user.name }, data: { member } });
     }
   }

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
+import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../auth/repository.js';
 import { SessionCache } from '../auth/session-cache.js';
 import { AccessTokens } from '../auth/tokens.js';
 import { unauthenticated } from './errors.js';
 import { cookies } from './http.js';
-import { isUuid } from './validation.js';
 
 export type { Principal };
 

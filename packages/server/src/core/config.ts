@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { MAX_UPLOAD_BYTES } from '@bandcollab/sdk/contract';
 
 export interface OidcSettings {
   issuer: string;
@@ -169,9 +170,9 @@ export function loadConfig(env: Env = process.env): Config {
     registerMaxPerAddress: integer('REGISTER_MAX_PER_ADDRESS', 20, 1, 1_000_000),
     registerWindowSeconds: integer('REGISTER_WINDOW_SECONDS', 3600, 1, 86_400),
     scryptLogN: integer('SCRYPT_LOG_N', 16, 1, 20),
-    maxAudioBytes: optionalInteger('MAX_AUDIO_BYTES', 1, 100 * 1024 * 1024),
-    maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, 500 * 1024 * 1024),
-    maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, 5 * 1024 * 1024),
+    maxAudioBytes: optionalInteger('MAX_AUDIO_BYTES', 1, MAX_UPLOAD_BYTES.CUT),
+    maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, MAX_UPLOAD_BYTES.STEM),
+    maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, MAX_UPLOAD_BYTES.IMAGE),
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
     purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 300, 1, 86_400),
     shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),

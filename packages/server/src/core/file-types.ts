@@ -1,4 +1,4 @@
-import { FILE_TYPES, type FileType, type FileTypeRule } from '@bandcollab/sdk';
+import { extensionOf, FILE_TYPES, type FileType, type FileTypeRule } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
 import { CONFIG } from './di.js';
@@ -31,12 +31,6 @@ export class FileTypes {
       .filter(([, rule]) => types.includes(rule.type))
       .map(([extension, rule]) => ({ ...rule, extension, maxBytes: this.limits[rule.type] ?? rule.maxBytes }));
   }
-}
-
-/** The extension of a file name, lower case and without the dot ('' when there is none). */
-export function extensionOf(fileName: string): string {
-  const dot = fileName.lastIndexOf('.');
-  return dot <= 0 ? '' : fileName.slice(dot + 1).toLowerCase();
 }
 
 const ascii = (head: Buffer, offset: number, text: string): boolean =>

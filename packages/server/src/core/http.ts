@@ -3,10 +3,10 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Request, Response } from '@tinyhttp/app';
 import { parse as parseCookies, serialize, type SerializeOptions } from '@tinyhttp/cookie';
 import type { FieldError, Problem } from '@bandcollab/sdk';
+import { isUuid } from '@bandcollab/sdk/contract';
 import { p as bodyReader } from 'milliparsec';
 import type { z } from 'zod';
 import { ApiError, notFound, validationFailed } from './errors.js';
-import { isUuid } from './validation.js';
 
 export type { Request, Response };
 

@@ -1,15 +1,11 @@
 import type { App } from '@tinyhttp/app';
+import { cutNameRequest, moveCutRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { nameSchema, uuidSchema } from '../core/validation.js';
 import { CutsService } from './service.js';
-
-const nameBody = z.object({ name: nameSchema });
-const moveSchema = z.object({ targetVibeId: uuidSchema });
 
 /** Cuts (API.md §5). */
 @injectable()
@@ -26,7 +22,7 @@ export class CutsRoutes implements Feature {
       const vibeId = idParam(req, 'vibeId', 'Vibe');
       // Access before the body, as in ProjectsRoutes.
       await this.access.require(principal, 'vibe', vibeId);
-      const { name } = await jsonBody(req, res, nameBody);
+      const { name } = await jsonBody(req, res, cutNameRequest);
       const cut = await this.cuts.create(principal, vibeId, name);
       sendCreated(res, `/api/cuts/${cut.id}`, cut);
     });
@@ -40,7 +36,7 @@ export class CutsRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const cutId = idParam(req, 'id', 'Cut');
       await this.access.require(principal, 'cut', cutId);
-      const { name } = await jsonBody(req, res, nameBody);
+      const { name } = await jsonBody(req, res, cutNameRequest);
       sendJson(res, 200, await this.cuts.rename(principal, cutId, name));
     });
 
@@ -48,7 +44,7 @@ export class CutsRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const cutId = idParam(req, 'id', 'Cut');
       await this.access.require(principal, 'cut', cutId);
-      const { targetVibeId } = await jsonBody(req, res, moveSchema);
+      const { targetVibeId } = await jsonBody(req, res, moveCutRequest);
       sendJson(res, 200, await this.cuts.move(principal, cutId, targetVibeId));
     });
 

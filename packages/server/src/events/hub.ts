@@ -1,4 +1,4 @@
-import type { HelloMessage, Member, ProjectEvent } from '@bandcollab/sdk';
+import type { HelloMessage, ProjectEvent } from '@bandcollab/sdk';
 import type postgres from 'postgres';
 import { inject, injectable } from 'tsyringe';
 import { WebSocket } from 'ws';
@@ -173,7 +173,7 @@ export class EventHub {
 
   /** Sends the event if the user belongs to its project, following membership changes as they happen. */
   private deliver(subscriber: Subscriber, { event, json }: Delivery): void {
-    if (event.type === 'member.added' && (event.data.member as Member | undefined)?.userId === subscriber.userId) {
+    if (event.type === 'member.added' && event.data.member.userId === subscriber.userId) {
       subscriber.projectIds.add(event.projectId);
     }
     if (!subscriber.projectIds.has(event.projectId)) return;

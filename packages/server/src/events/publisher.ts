@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventType, ProjectEvent, UserRef } from '@bandcollab/sdk';
+import type { EventData, EventType, ProjectEvent } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Queryable } from '../core/database.js';
@@ -15,20 +15,12 @@ const MAX_NOTIFY_BYTES = 7999;
 /** What travels on the channel: the event itself, or the id of its stored payload when it is too large. */
 export type EventNotice = ProjectEvent | { ref: string };
 
-export interface NewEvent {
-  type: EventType;
-  projectId: string;
-  actor: UserRef;
-  data: Record<string, unknown>;
-}
+/** An event before it has its id and time, one shape per type. */
+export type NewEvent = { [Type in EventType]: Omit<Extract<ProjectEvent, { type: Type }>, 'id' | 'at'> }[EventType];
 
-/** An event of a change `principal` made in a project; each type's `data` is listed in the OpenAPI ProjectEvent schema. */
-export const projectEvent = (principal: Principal, projectId: string, type: EventType, data: Record<string, unknown>): NewEvent => ({
-  type,
-  projectId,
-  actor: { id: principal.userId, name: principal.name },
-  data,
-});
+/** An event of a change `principal` made in a project; `type` tells what `data` holds. */
+export const projectEvent = <Type extends EventType>(principal: Principal, projectId: string, type: Type, data: EventData<Type>): NewEvent =>
+  ({ type, projectId, actor: { id: principal.userId, name: principal.name }, data }) as NewEvent;
 
 /**
  * Services call `publish` inside the transaction that does the work: PostgreSQL delivers a NOTIFY only when
@@ -40,7 +32,7 @@ export class EventPublisher {
   constructor(@inject(EventsRepository) private readonly repository: EventsRepository) {}
 
   async publish(tx: Queryable, event: NewEvent): Promise<void> {
-    const envelope: ProjectEvent = { id: randomUUID(), at: new Date().toISOString(), ...event };
+    const envelope = { id: randomUUID(), at: new Date().toISOString(), ...event } as ProjectEvent;
     const payload = JSON.stringify(envelope);
     if (Buffer.byteLength(payload) <= MAX_NOTIFY_BYTES) {
       await this.repository.notify(tx, EVENTS_CHANNEL, payload);

@@ -1,4 +1,5 @@
 import type { App } from '@tinyhttp/app';
+import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
@@ -6,7 +7,6 @@ import { idParam, sendCreated, sendJson } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
-import { isUuid } from '../core/validation.js';
 import { FilesService } from './service.js';
 
 /** File upload, read, download, media paths and delete (API.md §6). */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { FileRecord } from '@bandcollab/sdk';
+import { uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
@@ -14,15 +14,12 @@ import type { ReceivedFile, ReceivedUpload } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
-import { nameSchema, uuidSchema } from '../core/validation.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, toFileRecord } from './records.js';
 import { FilesRepository } from './repository.js';
 
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;
-
-const uploadFieldsSchema = z.object({ cutId: uuidSchema, name: nameSchema.optional() });
 
 @injectable()
 export class FilesService {
@@ -44,7 +41,7 @@ export class FilesService {
     const id = randomUUID();
     const finalPath = file ? this.disk.filePath(id, file.rule.extension) : null;
     try {
-      const input = validate(uploadFieldsSchema, fields);
+      const input = validate(uploadFields, fields);
       if (!file || !finalPath) throw invalidField('file', 'is required');
       return await this.record(principal, { id, cutId: input.cutId, name: input.name ?? file.originalName, file, finalPath });
     } catch (error) {

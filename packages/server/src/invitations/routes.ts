@@ -1,6 +1,6 @@
 import type { App } from '@tinyhttp/app';
+import { acceptInvitationRequest, inviteRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
@@ -9,12 +9,8 @@ import type { Feature } from '../core/feature.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { emailSchema, inviteTokenSchema, roleSchema } from '../core/validation.js';
 import { INVITE_PAGE_CSP, renderInviteNotFoundPage, renderInvitePage } from './page.js';
 import { InvitationsService } from './service.js';
-
-const inviteSchema = z.object({ email: emailSchema, role: roleSchema });
-const acceptSchema = z.object({ token: inviteTokenSchema });
 
 /** Invitation links (API.md §4): invite and revoke (project ADMIN), look at one, accept one, its page. */
 @injectable()
@@ -32,7 +28,7 @@ export class InvitationsRoutes implements Feature {
       const projectId = idParam(req, 'id', 'Project');
       // Access before the body, as in ProjectsRoutes: a stranger gets 404 and a MEMBER 403 whatever they send.
       await this.access.require(principal, 'project', projectId, 'ADMIN');
-      const input = await jsonBody(req, res, inviteSchema);
+      const input = await jsonBody(req, res, inviteRequest);
       const result = await this.invitations.invite(principal, projectId, input);
       sendCreated(res, `/api/projects/${projectId}`, result);
     });
@@ -47,7 +43,7 @@ export class InvitationsRoutes implements Feature {
 
     app.post('/api/invitations/accept', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      const { token } = await jsonBody(req, res, acceptSchema);
+      const { token } = await jsonBody(req, res, acceptInvitationRequest);
       sendJson(res, 200, await this.invitations.accept(principal, token));
     });
 

@@ -1,24 +1,17 @@
+import { RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
+import { z } from 'zod';
 import { SERVER_VERSION } from '../version.js';
 
-// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Records mirror packages/sdk/src/types.ts;
+// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Its schemas (records and request bodies)
+// are generated from the contract's zod schemas (@bandcollab/sdk/contract); paths and prose are written here;
 // test/openapi.test.ts checks that every route the server registers is described here.
 
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: 'null' }] });
 const uuid: Schema = { type: 'string', format: 'uuid' };
-const timestamp: Schema = { type: 'string', format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] };
 const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed, then 1–200 characters; no control characters.' };
-const description: Schema = nullable({ type: 'string', maxLength: 2000, description: 'No NUL character. An empty string is stored as null.' });
 const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'No NUL character. An empty value clears the description (null).' };
-const role: Schema = { type: 'string', enum: ['MEMBER', 'ADMIN'] };
-const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-});
 
 const json = (schema: Schema) => ({ content: { 'application/json': { schema } } });
 const ok = (schema: Schema, text = 'OK') => ({ description: text, ...json(schema) });
@@ -126,167 +119,17 @@ const byteResponses = (disposition: string) => ({
 });
 const sharedBytes = byteResponses('inline; filename="…"; filename*=UTF-8\'\'…, or attachment with ?download=1');
 
-// Records that extend another repeat its fields rather than use allOf: every part of an allOf would forbid the
-// other part's fields (additionalProperties: false), so no answer could match.
-const projectFields: Record<string, Schema> = {
-  id: uuid,
-  name: { type: 'string' },
-  description: nullable({ type: 'string' }),
-  imageUrl: nullable({ type: 'string', examples: ['/uploads/images/3f0c….png'] }),
-  createdAt: timestamp,
-  memberCount: { type: 'integer' },
-  role: { ...role, description: "The caller's membership role" },
-};
-const vibeFields: Record<string, Schema> = {
-  id: uuid,
-  projectId: uuid,
-  name: { type: 'string' },
-  imageUrl: nullable({ type: 'string' }),
-  position: { type: 'integer', minimum: 0 },
-  createdAt: timestamp,
-  updatedAt: timestamp,
-};
-const cutFields: Record<string, Schema> = { id: uuid, vibeId: uuid, projectId: uuid, name: { type: 'string' }, createdAt: timestamp, updatedAt: timestamp };
+/** Named schemas as `components.schemas` entries, generated from the contract; references between them become `$ref`s. */
+function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Schema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', io, uri: (id) => `#/components/schemas/${id}` });
+  // Each comes out as a standalone JSON Schema document; inside components.schemas it is a plain schema.
+  return Object.fromEntries(Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));
+}
 
-const schemas: Record<string, Schema> = {
-  Problem: {
-    type: 'object',
-    description: 'RFC 9457 problem details; every error response.',
-    properties: {
-      type: { type: 'string', const: 'about:blank' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      code: {
-        type: 'string',
-        enum: [
-          'VALIDATION_FAILED', 'INVALID_JSON', 'CROSS_PROJECT_MOVE', 'UNAUTHENTICATED', 'TOKEN_EXPIRED',
-          'INVALID_CREDENTIALS', 'INVALID_REFRESH_TOKEN', 'FORBIDDEN', 'NOT_FOUND', 'IDP_DISABLED', 'EMAIL_TAKEN',
-          'ALREADY_MEMBER', 'INVITATION_EMAIL_MISMATCH', 'LAST_ADMIN', 'ORDER_CONFLICT', 'FILE_TOO_LARGE', 'PAYLOAD_TOO_LARGE',
-          'UNSUPPORTED_FILE_TYPE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'INTERNAL', 'UNAVAILABLE',
-          'NAME_TAKEN',
-          'IDENTITY_IN_USE',
-          'INSUFFICIENT_STORAGE', 'QUOTA_EXCEEDED',
-        ],
-      },
-      requestId: { type: 'string' },
-      errors: { type: 'array', description: 'Only for VALIDATION_FAILED', items: object({ field: { type: 'string' }, message: { type: 'string' } }) },
-    },
-    required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
-  },
-  Deleted: object({ id: uuid, deleted: { type: 'boolean', const: true } }),
-  User: object({ id: uuid, email: { type: 'string', format: 'email' }, name: { type: 'string' }, role }),
-  Me: object({
-    id: uuid,
-    email: { type: 'string', format: 'email' },
-    name: { type: 'string' },
-    role,
-    avatarUrl: nullable({ type: 'string' }),
-    createdAt: timestamp,
-  }),
-  TokenPair: object({ accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer', examples: [900] } }),
-  AuthResult: object({ user: ref('User'), accessToken: { type: 'string' }, refreshToken: { type: 'string' }, expiresIn: { type: 'integer' } }),
-  UserRef: object({ id: uuid, name: { type: 'string' } }),
-  Project: object(projectFields),
-  UpdatedProject: object({ ...projectFields, updatedAt: timestamp }),
-  ProjectDetail: object({
-    ...projectFields,
-    updatedAt: timestamp,
-    members: { type: 'array', items: ref('Member') },
-    vibes: { type: 'array', items: ref('VibeWithCuts'), description: 'By position' },
-    invitations: { type: 'array', items: ref('Invitation'), description: 'Pending ones; empty for non-ADMIN callers' },
-  }),
-  Member: object({
-    userId: uuid,
-    email: { type: 'string' },
-    name: { type: 'string' },
-    avatarUrl: nullable({ type: 'string' }),
-    role,
-    joinedAt: timestamp,
-  }),
-  Invitation: object({ id: uuid, email: { type: 'string' }, role, invitedBy: ref('UserRef'), createdAt: timestamp, expiresAt: timestamp }),
-  InviteResult: object({
-    status: { type: 'string', const: 'invited' },
-    invitation: ref('Invitation'),
-    inviteUrl: { type: 'string', description: 'PUBLIC_URL + "/invite/" + token; the token (256 random bits, base64url, stored only as its SHA-256) appears only here' },
-  }),
-  InvitationView: object({ projectName: { type: 'string' }, invitedBy: object({ name: { type: 'string' } }), role, expiresAt: timestamp }),
-  AcceptedInvitation: object({ projectId: uuid, member: ref('Member') }),
-  Vibe: object(vibeFields),
-  VibeWithCuts: object({ ...vibeFields, cuts: { type: 'array', items: ref('CutWithFiles'), description: 'Oldest first' } }),
-  Cut: object(cutFields),
-  CutWithFiles: object({ ...cutFields, files: { type: 'array', items: ref('File') } }),
-  ReorderVibesResult: object({ projectId: uuid, vibes: { type: 'array', items: ref('Vibe') } }),
-  File: object({
-    id: uuid,
-    cutId: uuid,
-    name: { type: 'string', description: 'Display name' },
-    type: { type: 'string', enum: ['CUT', 'STEM', 'IMAGE'] },
-    size: { type: 'integer' },
-    mimeType: { type: 'string' },
-    url: { type: 'string', examples: ['/uploads/files/<id>.mp3'] },
-    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-    uploadedBy: object({ id: uuid, name: { type: 'string' }, avatarUrl: nullable({ type: 'string' }) }),
-    createdAt: timestamp,
-  }),
-  ShareLink: object({ token: { type: 'string' }, shareUrl: { type: 'string', format: 'uri' }, expiresAt: nullable(timestamp) }),
-  SharedFile: object({
-    name: { type: 'string' },
-    type: { type: 'string', enum: ['CUT', 'STEM', 'IMAGE'] },
-    size: { type: 'integer' },
-    mimeType: { type: 'string' },
-    createdAt: timestamp,
-    expiresAt: nullable(timestamp),
-    downloadUrl: { type: 'string' },
-  }),
-  SizeCount: object({ size: { type: 'integer' }, count: { type: 'integer' } }),
-  StorageBreakdown: object({ audio: ref('SizeCount'), stems: ref('SizeCount'), images: ref('SizeCount') }),
-  StorageStats: object(
-    {
-      totalSize: { type: 'integer' },
-      fileCount: { type: 'integer' },
-      breakdown: ref('StorageBreakdown'),
-      quota: {
-        description: "The caller's quota (USER_QUOTA_MB) and the bytes their files and images hold; null without a quota",
-        ...nullable(object({ limitBytes: { type: 'integer' }, usedBytes: { type: 'integer' } })),
-      },
-      site: {
-        description: 'Only for site ADMINs: totals over all users',
-        ...object({
-          totalSize: { type: 'integer' },
-          fileCount: { type: 'integer' },
-          breakdown: ref('StorageBreakdown'),
-          userCount: { type: 'integer' },
-          projectCount: { type: 'integer' },
-        }),
-      },
-    },
-    ['totalSize', 'fileCount', 'breakdown', 'quota'],
-  ),
-  ProjectEvent: object({
-    id: uuid,
-    type: {
-      type: 'string',
-      enum: [
-        'project.updated', 'project.deleted', 'member.added', 'member.removed', 'member.role_changed',
-        'vibe.created', 'vibe.updated', 'vibe.deleted', 'vibes.reordered', 'cut.created', 'cut.updated',
-        'cut.moved', 'cut.deleted', 'file.uploaded', 'file.deleted', 'file.shared',
-      ],
-    },
-    projectId: uuid,
-    actor: ref('UserRef'),
-    at: timestamp,
-    data: {
-      type: 'object',
-      description:
-        'project.updated {project}; project.deleted {projectId}; member.added {member}; member.removed {userId}; ' +
-        'member.role_changed {member}; vibe.created/vibe.updated {vibe}; vibe.deleted {vibeId}; vibes.reordered {vibeIds}; ' +
-        'cut.created/cut.updated {cut}; cut.moved {cut, fromVibeId}; cut.deleted {cutId, vibeId}; file.uploaded {file}; ' +
-        'file.deleted {fileId, cutId}; file.shared {fileId, expiresAt} (never the token)',
-    },
-  }),
-  Health: object({ status: { type: 'string', const: 'ok' }, db: { type: 'string', const: 'ok' }, version: { type: 'string' } }),
-};
+// Records as the server sends them; request bodies as a client may send them (before trimming and defaults).
+const schemas: Record<string, Schema> = { ...generatedSchemas(RECORD_SCHEMAS, 'output'), ...generatedSchemas(REQUEST_SCHEMAS, 'input') };
 
 const paths: Record<string, Record<string, unknown>> = {
   '/api/health': {
@@ -305,17 +148,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'to another email (403 INVITATION_EMAIL_MISMATCH) or an unknown, revoked, used or expired one (404) creates nothing.',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            {
-              email: { type: 'string', format: 'email' },
-              password: { type: 'string', minLength: 8, maxLength: 1024 },
-              name,
-              inviteToken: { type: 'string', minLength: 1, maxLength: 200, description: 'The token of an invitation link (its last path segment)' },
-            },
-            ['email', 'password', 'name'],
-          ),
-        ),
+        ...json(ref('RegisterRequest')),
       },
       responses: {
         '201': withCookies(created(ref('AuthResult'))),
@@ -341,12 +174,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            { email: { type: 'string', format: 'email', description: 'Case-insensitive' }, password: { type: 'string', maxLength: 1024 }, rememberMe: { type: 'boolean', default: false } },
-            ['email', 'password'],
-          ),
-        ),
+        ...json(ref('LoginRequest')),
       },
       responses: {
         '200': withCookies(ok(ref('AuthResult'))),
@@ -361,7 +189,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['auth'],
       summary: 'Rotate the refresh token (body, else the refresh_token cookie); the session keeps its expiry',
       description: 'Presenting an already-rotated refresh token revokes its whole session.',
-      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string', minLength: 1 } }, [])) },
+      requestBody: { required: false, ...json(ref('RefreshRequest')) },
       responses: {
         '200': withCookies(ok(ref('TokenPair'))),
         ...errors(400, 413, 415),
@@ -376,11 +204,11 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'The first of these that is present decides (an unknown refresh token revokes nothing). Access tokens of the session ' +
         'stop working at once. Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
-      requestBody: { required: false, ...json(object({ refreshToken: { type: 'string', minLength: 1 } }, [])) },
+      requestBody: { required: false, ...json(ref('RefreshRequest')) },
       security: [{}, { bearer: [] }],
       responses: {
         '200': {
-          ...ok(object({ ok: { type: 'boolean', const: true } })),
+          ...ok(ref('OkResult')),
           headers: { 'Set-Cookie': { schema: { type: 'string' }, description: 'Both auth cookies cleared (Max-Age=0)' } },
         },
         ...errors(400, 413, 415),
@@ -463,12 +291,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'included, uses the code up.',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
-            ['code', 'redirectUri'],
-          ),
-        ),
+        ...json(ref('IdpExchangeRequest')),
       },
       responses: {
         '200': withCookies(ok(ref('AuthResult'))),
@@ -488,15 +311,10 @@ const paths: Record<string, Record<string, unknown>> = {
         'code was sent to. Any refused attempt uses the code up. The caller\'s session is unchanged.',
       requestBody: {
         required: true,
-        ...json(
-          object(
-            { code: { type: 'string' }, redirectUri: { type: 'string', format: 'uri' }, codeVerifier: { type: 'string', maxLength: 128 } },
-            ['code', 'redirectUri'],
-          ),
-        ),
+        ...json(ref('IdpExchangeRequest')),
       },
       responses: {
-        '200': ok(object({ ok: { type: 'boolean', const: true } })),
+        '200': ok(ref('OkResult')),
         ...errors(400, 413, 415),
         '401': unauthorized(
           'UNAUTHENTICATED / TOKEN_EXPIRED: no valid token; INVALID_CREDENTIALS: unknown, used or expired code, another ' +
@@ -516,7 +334,7 @@ const paths: Record<string, Record<string, unknown>> = {
       requestBody: {
         required: true,
         content: {
-          ...json(object({ name, description }, ['name'])).content,
+          ...json(ref('CreateProjectRequest')).content,
           ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
         },
       },
@@ -533,7 +351,7 @@ const paths: Record<string, Record<string, unknown>> = {
       requestBody: {
         required: true,
         content: {
-          ...json(object({ name, description, image: { type: 'null' } }, [])).content,
+          ...json(ref('UpdateProjectRequest')).content,
           ...multipart({ name, description: formDescription, image: imagePart }, []),
         },
       },
@@ -555,7 +373,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'The same answer whether or not the email has an account; nobody is added until the invitee accepts the link. ' +
         'Inviting a pending email again replaces its invitation (new link, role and 30 days; the old link stops working).',
-      requestBody: { required: true, ...json(object({ email: { type: 'string', format: 'email' }, role })) },
+      requestBody: { required: true, ...json(ref('InviteRequest')) },
       responses: {
         '201': { ...created(ref('InviteResult')), headers: { Location: { schema: { type: 'string' }, description: "The project's path" } } },
         ...errors(400, 401, 403, 404, 413, 415),
@@ -589,7 +407,7 @@ const paths: Record<string, Record<string, unknown>> = {
         "The caller's email must equal the invitation's (case-insensitive), else 403 INVITATION_EMAIL_MISMATCH and the " +
         'invitation stays pending. The invitation is used up, and the project hears member.added (the caller is its actor). ' +
         'A caller who already is a member gets 409 ALREADY_MEMBER, and the invitation is used up all the same.',
-      requestBody: { required: true, ...json(object({ token: { type: 'string', minLength: 1, maxLength: 200 } })) },
+      requestBody: { required: true, ...json(ref('AcceptInvitationRequest')) },
       responses: {
         '200': ok(ref('AcceptedInvitation')),
         ...errors(400, 401, 413, 415),
@@ -605,7 +423,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['members'],
       security: bearer,
       summary: "Change a member's role (ADMIN); the last ADMIN cannot be demoted",
-      requestBody: { required: true, ...json(object({ role })) },
+      requestBody: { required: true, ...json(ref('UpdateMemberRequest')) },
       responses: { '200': ok(ref('Member')), ...errors(400, 401, 403, 404, 413, 415), '409': problem('LAST_ADMIN') },
     },
     delete: {
@@ -622,7 +440,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a vibe; it goes last',
       description: VIBE_NAME_RULE,
-      requestBody: { required: true, content: { ...json(object({ name })).content, ...multipart({ name, image: imagePart }, ['name']) } },
+      requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart({ name, image: imagePart }, ['name']) } },
       responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
   },
@@ -634,7 +452,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Unknown or invisible ids: 404. Duplicates, an empty list, or ids of several projects: 400. A set that differs from ' +
         "the project's current vibes: 409 ORDER_CONFLICT. Positions run 0…n-1 afterwards.",
-      requestBody: { required: true, ...json(object({ vibeIds: { type: 'array', items: uuid, minItems: 1 } })) },
+      requestBody: { required: true, ...json(ref('ReorderVibesRequest')) },
       responses: { '200': ok(ref('ReorderVibesResult')), ...errors(400, 401, 404, 413, 415), '409': problem('ORDER_CONFLICT') },
     },
   },
@@ -648,7 +466,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description: VIBE_NAME_RULE,
       requestBody: {
         required: true,
-        content: { ...json(object({ name, image: { type: 'null' } }, [])).content, ...multipart({ name, image: imagePart }, []) },
+        content: { ...json(ref('UpdateVibeRequest')).content, ...multipart({ name, image: imagePart }, []) },
       },
       responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
@@ -667,7 +485,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a cut',
       description: CUT_NAME_RULE,
-      requestBody: { required: true, ...json(object({ name })) },
+      requestBody: { required: true, ...json(ref('CutNameRequest')) },
       responses: { '201': created(ref('Cut')), ...errors(400, 401, 404, 413, 415), '409': problem(CUT_NAME_TAKEN) },
     },
   },
@@ -679,7 +497,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Rename',
       description: CUT_NAME_RULE,
-      requestBody: { required: true, ...json(object({ name })) },
+      requestBody: { required: true, ...json(ref('CutNameRequest')) },
       responses: { '200': ok(ref('Cut')), ...errors(400, 401, 404, 413, 415), '409': problem(CUT_NAME_TAKEN) },
     },
     delete: {
@@ -697,7 +515,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Move the cut to another vibe of the same project',
       description: CUT_NAME_RULE,
-      requestBody: { required: true, ...json(object({ targetVibeId: uuid })) },
+      requestBody: { required: true, ...json(ref('MoveCutRequest')) },
       responses: {
         '200': ok(ref('Cut')),
         ...errors(401, 404, 413, 415),
@@ -763,7 +581,7 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Make a new share link (each call makes another)',
       requestBody: {
         required: false,
-        ...json(object({ expiresIn: nullable({ type: 'integer', minimum: 60, maximum: 31_536_000, description: 'Seconds; absent or null: the link does not expire' }) }, [])),
+        ...json(ref('ShareRequest')),
       },
       responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
     },
@@ -771,7 +589,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['shares'],
       security: bearer,
       summary: 'Revoke every link of the file (its uploader or a project ADMIN)',
-      responses: { '200': ok(object({ revoked: { type: 'integer' } })), ...errors(401, 403, 404) },
+      responses: { '200': ok(ref('RevokeSharesResult')), ...errors(401, 403, 404) },
     },
   },
   '/api/share/{token}': {

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { FILE_TYPES } from '@bandcollab/sdk';
+import { FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -22,9 +22,6 @@ export interface StoredImage {
   name: string;
   sha256: string;
 }
-
-/** In a JSON update, `image: null` clears the image; a new one comes as multipart/form-data. */
-export const clearImageField = z.null({ error: 'must be null (send a new image as multipart/form-data)' }).optional();
 
 /** The names this server gives images; anything else names no image. */
 export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;

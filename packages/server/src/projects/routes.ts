@@ -1,25 +1,13 @@
 import type { App } from '@tinyhttp/app';
+import { createProjectRequest, updateMemberRequest, updateProjectRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
-import { descriptionSchema, nameSchema, roleSchema } from '../core/validation.js';
-import { clearImageField, Images } from './images.js';
+import { Images } from './images.js';
 import { ProjectsService } from './service.js';
-
-/** An empty description (as a form sends it) is no description. */
-const optionalDescription = descriptionSchema.optional().transform((value) => (value === '' ? null : value));
-
-const createSchema = z.object({ name: nameSchema, description: optionalDescription });
-const updateSchema = z.object({
-  name: nameSchema.optional(),
-  description: optionalDescription,
-  image: clearImageField,
-});
-const memberSchema = z.object({ role: roleSchema });
 
 /** Projects and members (API.md §4), and the images of projects and vibes. */
 @injectable()
@@ -43,7 +31,7 @@ export class ProjectsRoutes implements Feature {
 
     app.post('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      const { input, image } = await this.images.readBody(principal, req, res, createSchema);
+      const { input, image } = await this.images.readBody(principal, req, res, createProjectRequest);
       const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });
       sendCreated(res, `/api/projects/${project.id}`, project);
     });
@@ -57,7 +45,7 @@ export class ProjectsRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');
       await this.access.require(principal, 'project', projectId, 'ADMIN');
-      const { input, image } = await this.images.readBody(principal, req, res, updateSchema);
+      const { input, image } = await this.images.readBody(principal, req, res, updateProjectRequest);
       const changes = image === null ? input : { ...input, image };
       sendJson(res, 200, await this.projects.update(principal, projectId, changes));
     });
@@ -74,7 +62,7 @@ export class ProjectsRoutes implements Feature {
       const projectId = idParam(req, 'id', 'Project');
       const userId = idParam(req, 'userId', 'Member');
       await this.access.require(principal, 'project', projectId, 'ADMIN');
-      const { role } = await jsonBody(req, res, memberSchema);
+      const { role } = await jsonBody(req, res, updateMemberRequest);
       sendJson(res, 200, await this.projects.setRole(principal, projectId, userId, role));
     });
 

@@ -40,7 +40,7 @@ export class ProjectsService {
       this.sql.begin(async (tx) => {
         const id = await this.projects.insert(tx, input, principal.userId);
         // The creator's own open event sockets learn of the project from this membership change.
-        const creator = await this.projects.findMember(tx, id, principal.userId);
+        const creator = (await this.projects.findMember(tx, id, principal.userId))!;
         await this.events.publish(tx, projectEvent(principal, id, 'member.added', { member: creator }));
         return toProject((await this.projects.findForUser(tx, id, principal.userId))!);
       }),

@@ -1,6 +1,6 @@
 import type { App, Request } from '@tinyhttp/app';
+import { shareRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { z } from 'zod';
 import { AuthGuard } from '../core/auth-guard.js';
 import { ApiError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
@@ -11,16 +11,6 @@ import { sendStoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
 import { renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
 import { SharesService } from './service.js';
-
-const shareSchema = z.object({
-  expiresIn: z
-    .number({ error: 'must be a whole number of seconds' })
-    .int('must be a whole number of seconds')
-    .min(60, 'must be at least 60 seconds')
-    .max(31_536_000, 'must be at most 31,536,000 seconds (365 days)')
-    .nullable()
-    .optional(),
-});
 
 /** Share links, the public share endpoint and the /share/:token page (API.md §6). */
 @injectable()
@@ -67,7 +57,7 @@ export class SharesRoutes implements Feature {
       const fileId = idParam(req, 'id', 'File');
       // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
       await this.access.require(principal, 'file', fileId);
-      const { expiresIn } = await jsonBody(req, res, shareSchema);
+      const { expiresIn } = await jsonBody(req, res, shareRequest);
       const link = await this.shares.create(principal, fileId, expiresIn ?? null);
       sendCreated(res, `/api/share/${link.token}`, link);
     });

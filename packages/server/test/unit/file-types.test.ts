@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
-import { extensionOf, hasExpectedSignature } from '../../src/core/file-types.js';
+import { extensionOf } from '@bandcollab/sdk/contract';
+import { hasExpectedSignature } from '../../src/core/file-types.js';
 
 const bytes = (...parts: (string | number[])[]) =>
   Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { descriptionSchema, emailSchema, isUuid, nameSchema, uuidSchema } from '../../src/core/validation.js';
+import { descriptionSchema, emailSchema, isUuid, nameSchema, uuidSchema } from '../../src/contract/fields.js';
 
 const messageOf = (result: { success: boolean; error?: { issues: { message: string }[] } }) => result.error?.issues[0]?.message;
 

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+const CONTROL_CHARACTERS = /\p{Cc}/u;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Project, vibe, cut and display names: trimmed, 1–200 characters, no control characters. */
+export const nameSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters')
+  .meta({ description: 'Trimmed, then 1–200 characters; no control characters.' });
+
+export const descriptionSchema = z
+  .string({ error: 'must be a string or null' })
+  .max(2000, 'must be at most 2000 characters')
+  // PostgreSQL text cannot hold NUL; other control characters (line breaks, tabs) are fine in a description.
+  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters')
+  .nullable()
+  .meta({ description: 'No NUL character. An empty string is stored as null.' });
+
+export const emailSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .toLowerCase()
+  .pipe(z.email('must be an email address').max(320, 'must be at most 320 characters'))
+  .meta({ format: 'email', description: 'Case-insensitive' });
+
+export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER or ADMIN' });
+
+/** Any 8-4-4-4-12 hex id, for paths and token claims (uuidSchema, for bodies, also checks version and variant). */
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
+
+/** Lower-cased, as the server answers path ids, so ids compare equal whichever case a client sent. */
+export const uuidSchema = z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase());
+
+/** The token of an invitation link, as a body field (the server's are 43 characters). */
+export const inviteTokenSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  .meta({ description: 'The token of an invitation link (its last path segment)' });
+
+/** An image field in JSON: only `null` (clear it); a new image is sent as multipart/form-data. */
+export const clearImageField = z.null({ error: 'must be null (send a new image as multipart/form-data)' }).optional();
+
+/** An empty description (as a form sends it) is no description. */
+export const optionalDescription = descriptionSchema.optional().transform((value) => (value === '' ? null : value));

@@ -1,0 +1,46 @@
+// The accepted upload types (§6), shared by the SDK's client-side checks and the server's. Plain data and
+// functions, no zod, so the SDK's main entry can use them without loading the schema library.
+
+export type FileType = 'CUT' | 'STEM' | 'IMAGE';
+
+/** The accepted upload types (§6): extension → type, MIME type and size limit. */
+export interface FileTypeRule {
+  type: FileType;
+  mimeType: string;
+  maxBytes: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** The contract's size limit per type; a server may set lower ones. */
+export const MAX_UPLOAD_BYTES: Readonly<Record<FileType, number>> = { CUT: 100 * MiB, STEM: 500 * MiB, IMAGE: 5 * MiB };
+
+export const FILE_TYPES: Readonly<Record<string, FileTypeRule>> = {
+  mp3: { type: 'CUT', mimeType: 'audio/mpeg', maxBytes: MAX_UPLOAD_BYTES.CUT },
+  wav: { type: 'CUT', mimeType: 'audio/wav', maxBytes: MAX_UPLOAD_BYTES.CUT },
+  ogg: { type: 'CUT', mimeType: 'audio/ogg', maxBytes: MAX_UPLOAD_BYTES.CUT },
+  flac: { type: 'CUT', mimeType: 'audio/flac', maxBytes: MAX_UPLOAD_BYTES.CUT },
+  aac: { type: 'CUT', mimeType: 'audio/aac', maxBytes: MAX_UPLOAD_BYTES.CUT },
+  m4a: { type: 'CUT', mimeType: 'audio/mp4', maxBytes: MAX_UPLOAD_BYTES.CUT },
+  zip: { type: 'STEM', mimeType: 'application/zip', maxBytes: MAX_UPLOAD_BYTES.STEM },
+  jpg: { type: 'IMAGE', mimeType: 'image/jpeg', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
+  jpeg: { type: 'IMAGE', mimeType: 'image/jpeg', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
+  png: { type: 'IMAGE', mimeType: 'image/png', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
+  gif: { type: 'IMAGE', mimeType: 'image/gif', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
+  webp: { type: 'IMAGE', mimeType: 'image/webp', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
+};
+
+/**
+ * The extension of a file name, lower case and without the dot ('' when there is none). A name that
+ * starts with its only dot (`.mp3`) has nothing before the dot, so it has no extension.
+ */
+export function extensionOf(fileName: string): string {
+  const dot = fileName.lastIndexOf('.');
+  return dot <= 0 ? '' : fileName.slice(dot + 1).toLowerCase();
+}
+
+/** The upload rule for a file name's extension (case-insensitive), or undefined when no type accepts it. */
+export function fileTypeFor(fileName: string): FileTypeRule | undefined {
+  const extension = extensionOf(fileName);
+  return Object.hasOwn(FILE_TYPES, extension) ? FILE_TYPES[extension] : undefined;
+}

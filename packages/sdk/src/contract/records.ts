@@ -1,0 +1,283 @@
+import { z } from 'zod';
+import { roleSchema } from './fields.js';
+
+// The records the API answers with. They describe what the server sends (the OpenAPI document is generated
+// from them with `io: 'output'`); clients do not validate answers with them.
+
+const id = z.string().meta({ format: 'uuid' });
+/** ISO 8601 UTC timestamp with milliseconds. */
+const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
+const count = z.int();
+const fileType = z.enum(['CUT', 'STEM', 'IMAGE']);
+
+export const errorCode = z.enum([
+  'VALIDATION_FAILED',
+  'INVALID_JSON',
+  'CROSS_PROJECT_MOVE',
+  'UNAUTHENTICATED',
+  'TOKEN_EXPIRED',
+  'INVALID_CREDENTIALS',
+  'INVALID_REFRESH_TOKEN',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'IDP_DISABLED',
+  'EMAIL_TAKEN',
+  'IDENTITY_IN_USE',
+  'ALREADY_MEMBER',
+  'INVITATION_EMAIL_MISMATCH',
+  'LAST_ADMIN',
+  'ORDER_CONFLICT',
+  'NAME_TAKEN',
+  'FILE_TOO_LARGE',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_FILE_TYPE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'INSUFFICIENT_STORAGE',
+  'QUOTA_EXCEEDED',
+  'RATE_LIMITED',
+  'INTERNAL',
+  'UNAVAILABLE',
+]);
+
+export const fieldError = z.object({ field: z.string(), message: z.string() });
+
+export const problem = z
+  .object({
+    type: z.literal('about:blank'),
+    title: z.string(),
+    status: count,
+    detail: z.string(),
+    code: errorCode,
+    requestId: z.string(),
+    errors: z.array(fieldError).optional().meta({ description: 'Only for VALIDATION_FAILED' }),
+  })
+  .meta({ description: 'RFC 9457 problem details; every error response.' });
+
+export const deleted = z.object({ id, deleted: z.literal(true) });
+
+// ---- accounts (§3)
+
+export const user = z.object({ id, email: z.string().meta({ format: 'email' }), name: z.string(), role: roleSchema });
+export const me = user.extend({ avatarUrl: z.string().nullable(), createdAt: timestamp });
+export const tokenPair = z.object({ accessToken: z.string(), refreshToken: z.string(), expiresIn: count.meta({ examples: [900] }) });
+export const authResult = tokenPair.extend({ user });
+export const okResult = z.object({ ok: z.literal(true) });
+
+// ---- projects, members, invitations (§4)
+
+export const userRef = z.object({ id, name: z.string() });
+
+export const project = z.object({
+  id,
+  name: z.string(),
+  description: z.string().nullable(),
+  imageUrl: z.string().nullable().meta({ examples: ['/uploads/images/3f0c….png'] }),
+  createdAt: timestamp,
+  memberCount: count,
+  role: roleSchema.meta({ description: "The caller's membership role" }),
+});
+export const updatedProject = project.extend({ updatedAt: timestamp });
+
+export const member = z.object({
+  userId: id,
+  email: z.string(),
+  name: z.string(),
+  avatarUrl: z.string().nullable(),
+  role: roleSchema,
+  joinedAt: timestamp,
+});
+
+export const invitation = z.object({ id, email: z.string(), role: roleSchema, invitedBy: userRef, createdAt: timestamp, expiresAt: timestamp });
+
+/** The same answer whether or not the email has an account. */
+export const inviteResult = z.object({
+  status: z.literal('invited'),
+  invitation,
+  inviteUrl: z.string().meta({
+    description: 'PUBLIC_URL + "/invite/" + token; the token (256 random bits, base64url, stored only as its SHA-256) appears only here',
+  }),
+});
+
+/** What an invitation link offers, shown to whoever holds it. */
+export const invitationView = z.object({ projectName: z.string(), invitedBy: z.object({ name: z.string() }), role: roleSchema, expiresAt: timestamp });
+
+export const acceptedInvitation = z.object({ projectId: id, member });
+
+// ---- vibes, cuts, files (§5, §6)
+
+export const uploader = z.object({ id, name: z.string(), avatarUrl: z.string().nullable() });
+
+export const fileRecord = z.object({
+  id,
+  cutId: id,
+  name: z.string().meta({ description: 'Display name' }),
+  type: fileType,
+  size: count,
+  mimeType: z.string(),
+  url: z.string().meta({ examples: ['/uploads/files/<id>.mp3'] }),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  uploadedBy: uploader,
+  createdAt: timestamp,
+});
+
+export const vibe = z.object({
+  id,
+  projectId: id,
+  name: z.string(),
+  imageUrl: z.string().nullable(),
+  position: z.int().min(0),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const cut = z.object({ id, vibeId: id, projectId: id, name: z.string(), createdAt: timestamp, updatedAt: timestamp });
+export const cutWithFiles = cut.extend({ files: z.array(fileRecord) });
+export const vibeWithCuts = vibe.extend({ cuts: z.array(cutWithFiles).meta({ description: 'Oldest first' }) });
+
+export const projectDetail = updatedProject.extend({
+  members: z.array(member),
+  vibes: z.array(vibeWithCuts).meta({ description: 'By position' }),
+  invitations: z.array(invitation).meta({ description: 'Pending ones; empty for non-ADMIN callers' }),
+});
+
+export const reorderVibesResult = z.object({ projectId: id, vibes: z.array(vibe) });
+
+export const shareLink = z.object({ token: z.string(), shareUrl: z.string().meta({ format: 'uri' }), expiresAt: timestamp.nullable() });
+export const revokeSharesResult = z.object({ revoked: count });
+
+export const sharedFile = z.object({
+  name: z.string(),
+  type: fileType,
+  size: count,
+  mimeType: z.string(),
+  createdAt: timestamp,
+  expiresAt: timestamp.nullable(),
+  downloadUrl: z.string(),
+});
+
+export const sizeCount = z.object({ size: count, count });
+export const storageBreakdown = z.object({ audio: sizeCount, stems: sizeCount, images: sizeCount });
+export const siteStorage = z.object({ totalSize: count, fileCount: count, breakdown: storageBreakdown, userCount: count, projectCount: count });
+export const storageQuota = z.object({ limitBytes: count, usedBytes: count });
+export const storageStats = z.object({
+  totalSize: count,
+  fileCount: count,
+  breakdown: storageBreakdown,
+  quota: storageQuota.nullable().meta({
+    description: "The caller's quota (USER_QUOTA_MB) and the bytes their files and images hold; null without a quota",
+  }),
+  site: siteStorage.optional().meta({ description: 'Only for site ADMINs: totals over all users' }),
+});
+
+// ---- operations (§9)
+
+export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), version: z.string() });
+
+
+export type Role = z.output<typeof roleSchema>;
+export type ErrorCode = z.output<typeof errorCode>;
+export type FieldError = z.output<typeof fieldError>;
+export type Problem = z.output<typeof problem>;
+export type Deleted = z.output<typeof deleted>;
+export type User = z.output<typeof user>;
+export type Me = z.output<typeof me>;
+export type TokenPair = z.output<typeof tokenPair>;
+export type AuthResult = z.output<typeof authResult>;
+export type LogoutResult = z.output<typeof okResult>;
+/** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
+export type IdpLinkResult = z.output<typeof okResult>;
+export type UserRef = z.output<typeof userRef>;
+export type Project = z.output<typeof project>;
+export type UpdatedProject = z.output<typeof updatedProject>;
+export type Member = z.output<typeof member>;
+export type Invitation = z.output<typeof invitation>;
+export type ProjectDetail = z.output<typeof projectDetail>;
+export type InviteResult = z.output<typeof inviteResult>;
+export type InvitationView = z.output<typeof invitationView>;
+export type AcceptedInvitation = z.output<typeof acceptedInvitation>;
+export type Vibe = z.output<typeof vibe>;
+export type Cut = z.output<typeof cut>;
+export type CutWithFiles = z.output<typeof cutWithFiles>;
+export type VibeWithCuts = z.output<typeof vibeWithCuts>;
+export type ReorderVibesResult = z.output<typeof reorderVibesResult>;
+export type Uploader = z.output<typeof uploader>;
+/** The API's `File` record (named FileRecord so it does not shadow the global File). */
+export type FileRecord = z.output<typeof fileRecord>;
+export type ShareLink = z.output<typeof shareLink>;
+export type RevokeSharesResult = z.output<typeof revokeSharesResult>;
+export type SharedFile = z.output<typeof sharedFile>;
+export type SizeCount = z.output<typeof sizeCount>;
+export type StorageBreakdown = z.output<typeof storageBreakdown>;
+export type SiteStorage = z.output<typeof siteStorage>;
+export type StorageQuota = z.output<typeof storageQuota>;
+export type StorageStats = z.output<typeof storageStats>;
+export type Health = z.output<typeof health>;
+
+// ---- events (§7)
+
+/** An event envelope whose `data` is `data`: one schema per event type, so `type` tells what `data` holds. */
+const event = <Type extends string, Data extends z.ZodRawShape>(type: Type, data: Data) =>
+  z.object({ id, type: z.literal(type), projectId: id, actor: userRef, at: timestamp, data: z.object(data) });
+
+export const projectEvent = z.discriminatedUnion('type', [
+  event('project.updated', { project: updatedProject }),
+  event('project.deleted', { projectId: id }),
+  event('member.added', { member }),
+  event('member.removed', { userId: id }),
+  event('member.role_changed', { member }),
+  event('vibe.created', { vibe }),
+  event('vibe.updated', { vibe }),
+  event('vibe.deleted', { vibeId: id }),
+  event('vibes.reordered', { vibeIds: z.array(id) }),
+  event('cut.created', { cut }),
+  event('cut.updated', { cut }),
+  event('cut.moved', { cut, fromVibeId: id }),
+  event('cut.deleted', { cutId: id, vibeId: id }),
+  event('file.uploaded', { file: fileRecord }),
+  event('file.deleted', { fileId: id, cutId: id }),
+  event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
+]);
+
+export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });
+
+export type ProjectEvent = z.output<typeof projectEvent>;
+export type EventType = ProjectEvent['type'];
+/** The `data` of one event type. */
+export type EventData<Type extends EventType> = Extract<ProjectEvent, { type: Type }>['data'];
+export type HelloMessage = z.output<typeof helloMessage>;
+
+/** The records by the name the API description gives them (`components.schemas`). */
+export const RECORD_SCHEMAS = {
+  Problem: problem,
+  Deleted: deleted,
+  User: user,
+  Me: me,
+  TokenPair: tokenPair,
+  AuthResult: authResult,
+  OkResult: okResult,
+  UserRef: userRef,
+  Project: project,
+  UpdatedProject: updatedProject,
+  ProjectDetail: projectDetail,
+  Member: member,
+  Invitation: invitation,
+  InviteResult: inviteResult,
+  InvitationView: invitationView,
+  AcceptedInvitation: acceptedInvitation,
+  Vibe: vibe,
+  VibeWithCuts: vibeWithCuts,
+  Cut: cut,
+  CutWithFiles: cutWithFiles,
+  ReorderVibesResult: reorderVibesResult,
+  File: fileRecord,
+  ShareLink: shareLink,
+  RevokeSharesResult: revokeSharesResult,
+  SharedFile: sharedFile,
+  SizeCount: sizeCount,
+  StorageBreakdown: storageBreakdown,
+  StorageQuota: storageQuota,
+  StorageStats: storageStats,
+  ProjectEvent: projectEvent,
+  HelloMessage: helloMessage,
+  Health: health,
+} as const;

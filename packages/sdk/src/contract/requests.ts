@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import {
+  clearImageField,
+  emailSchema,
+  inviteTokenSchema,
+  nameSchema,
+  optionalDescription,
+  roleSchema,
+  uuidSchema,
+} from './fields.js';
+
+// ---- accounts (§3)
+
+export const registerRequest = z.object({
+  email: emailSchema,
+  password: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters'),
+  name: nameSchema,
+  /** The token of an invitation to the same email: registers and accepts it in one step. */
+  inviteToken: inviteTokenSchema.optional(),
+});
+
+export const loginRequest = z.object({
+  email: emailSchema,
+  password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
+  rememberMe: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+});
+
+/** `POST /api/auth/refresh` and `/logout`: the refresh token, unless the cookie carries it. */
+export const refreshRequest = z.object({ refreshToken: z.string({ error: 'must be a string' }).min(1).optional() });
+
+/** `POST /api/auth/idp/exchange` and `/link`: the one-time code of a command-line IdP flow and its loopback redirect. */
+export const idpExchangeRequest = z.object({
+  code: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
+  redirectUri: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .max(2048, 'must be at most 2048 characters')
+    .meta({ format: 'uri' }),
+  // Optional so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
+  codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
+});
+
+// ---- projects, members, invitations (§4)
+
+export const createProjectRequest = z.object({ name: nameSchema, description: optionalDescription });
+
+export const updateProjectRequest = z.object({
+  name: nameSchema.optional(),
+  description: optionalDescription,
+  image: clearImageField,
+});
+
+export const updateMemberRequest = z.object({ role: roleSchema });
+
+export const inviteRequest = z.object({ email: emailSchema, role: roleSchema });
+
+export const acceptInvitationRequest = z.object({ token: inviteTokenSchema });
+
+// ---- vibes and cuts (§5)
+
+export const createVibeRequest = z.object({ name: nameSchema });
+
+export const updateVibeRequest = z.object({ name: nameSchema.optional(), image: clearImageField });
+
+export const reorderVibesRequest = z.object({
+  vibeIds: z
+    .array(uuidSchema, { error: 'must be an array of vibe ids' })
+    .min(1, 'must not be empty')
+    .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an id'),
+});
+
+/** Creating and renaming a cut. */
+export const cutNameRequest = z.object({ name: nameSchema });
+
+export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
+
+// ---- files and shares (§6)
+
+/** The text fields of a multipart upload. */
+export const uploadFields = z.object({ cutId: uuidSchema, name: nameSchema.optional() });
+
+export const shareRequest = z.object({
+  expiresIn: z
+    .number({ error: 'must be a whole number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(60, 'must be at least 60 seconds')
+    .max(31_536_000, 'must be at most 31,536,000 seconds (365 days)')
+    .nullable()
+    .optional()
+    .meta({ description: 'Seconds; absent or null: the link does not expire' }),
+});
+
+// What a client sends (before the server's trimming, lower-casing and defaults).
+export type RegisterRequest = z.input<typeof registerRequest>;
+export type LoginRequest = z.input<typeof loginRequest>;
+export type RefreshRequest = z.input<typeof refreshRequest>;
+export type LogoutRequest = z.input<typeof refreshRequest>;
+export type IdpExchangeRequest = z.input<typeof idpExchangeRequest>;
+export type CreateProjectRequest = z.input<typeof createProjectRequest>;
+export type UpdateProjectRequest = z.input<typeof updateProjectRequest>;
+export type UpdateMemberRequest = z.input<typeof updateMemberRequest>;
+export type InviteRequest = z.input<typeof inviteRequest>;
+export type AcceptInvitationRequest = z.input<typeof acceptInvitationRequest>;
+export type CreateVibeRequest = z.input<typeof createVibeRequest>;
+export type UpdateVibeRequest = z.input<typeof updateVibeRequest>;
+export type ReorderVibesRequest = z.input<typeof reorderVibesRequest>;
+export type CreateCutRequest = z.input<typeof cutNameRequest>;
+export type UpdateCutRequest = z.input<typeof cutNameRequest>;
+export type MoveCutRequest = z.input<typeof moveCutRequest>;
+export type ShareRequest = z.input<typeof shareRequest>;
+
+/** The request bodies by the name the API description gives them (`components.schemas`). */
+export const REQUEST_SCHEMAS = {
+  RegisterRequest: registerRequest,
+  LoginRequest: loginRequest,
+  RefreshRequest: refreshRequest,
+  IdpExchangeRequest: idpExchangeRequest,
+  CreateProjectRequest: createProjectRequest,
+  UpdateProjectRequest: updateProjectRequest,
+  UpdateMemberRequest: updateMemberRequest,
+  InviteRequest: inviteRequest,
+  AcceptInvitationRequest: acceptInvitationRequest,
+  CreateVibeRequest: createVibeRequest,
+  UpdateVibeRequest: updateVibeRequest,
+  ReorderVibesRequest: reorderVibesRequest,
+  CutNameRequest: cutNameRequest,
+  MoveCutRequest: moveCutRequest,
+  ShareRequest: shareRequest,
+} as const;
