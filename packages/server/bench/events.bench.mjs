@@ -1,4 +1,4 @@
-// Events WebSocket (API.md §7) against the built server, on an embedded PostgreSQL of its own:
+// Events WebSocket against the built server, on an embedded PostgreSQL of its own:
 //  1. memory per idle socket: the server's RSS growth over 1,000 authenticated idle sockets, then over
 //     1,000 more, beside a bare node:http + ws server accepting as many (events-bare-ws-server.mjs);
 //  2. delivery latency (p50/p99) at 100 events/s (vibe renames over HTTP) while those 1,000 sockets stay

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { client, type TestResponse } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
-// The abuse limits of API.md §3, each with small tunables so no test waits for the production windows.
+// The abuse limits, each with small tunables so no test waits for the production windows.
 // Every server trusts X-Forwarded-For, so one test process can speak from several client addresses.
 
 const servers: TestServer[] = [];

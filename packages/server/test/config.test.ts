@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/core/config.js';
 
-describe('settings (API.md §9)', () => {
+describe('settings', () => {
   it('defaults every setting as the contract says', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({

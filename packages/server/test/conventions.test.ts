@@ -1,5 +1,5 @@
 /**
- * API.md §1 conventions, checked on every route the server registers (not a sample): a path id that is
+ * The API conventions, checked on every route the server registers (not a sample): a path id that is
  * not a UUID is 404, a JSON body that is malformed, too large or of another type is 400/413/415, every
  * error is problem details carrying the request id, and every 401 names the Bearer scheme.
  */
@@ -53,7 +53,7 @@ const realId = (owner: string, param: string): string => {
   return id;
 };
 
-/** The problem-details shape of API.md §1, with the request id also in the header. */
+/** The problem-details shape of the API, with the request id also in the header. */
 function expectProblem(response: TestResponse, status: number, code: string) {
   expect(response.status, response.text).toBe(status);
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);

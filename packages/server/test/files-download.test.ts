@@ -24,7 +24,7 @@ const download = (headers: Record<string, string> = {}, method = 'GET', target =
   api.request(method, target, { token: owner.token, headers });
 
 describe('download', () => {
-  it('sends the bytes with the headers of API.md §6', async () => {
+  it('sends the bytes with the headers of the API', async () => {
     const response = await download();
     expect(response.status).toBe(200);
     expect(Buffer.from(response.text, 'latin1').length).toBeGreaterThan(0);
@@ -89,7 +89,7 @@ describe('download', () => {
     const response = await download({ range });
     expect(response.status).toBe(416);
     expect(response.headers.get('content-range')).toBe('bytes */1000');
-    // Problem details: VALIDATION_FAILED always names its fields (API.md §1).
+    // Problem details: VALIDATION_FAILED always names its fields.
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(response.body).toMatchObject({ status: 416, code: 'VALIDATION_FAILED', errors: [{ field: 'Range' }] });
   });

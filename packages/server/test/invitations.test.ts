@@ -197,7 +197,7 @@ describe('POST /api/invitations/accept', () => {
     const projectId = await newProject();
     const invitee = await api.register();
     const token = await invitedToken(projectId, invitee.user.email, 'ADMIN');
-    // Joined meanwhile by another way (an identity provider that vouches for the email, API.md §8).
+    // Joined meanwhile by another way (an identity provider that vouches for the email).
     await server.sql`insert into project_members (project_id, user_id, role) values (${projectId}, ${invitee.user.id}, 'MEMBER')`;
     const response = await accept(invitee, token);
     expect(response.status).toBe(409);

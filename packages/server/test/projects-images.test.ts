@@ -151,7 +151,7 @@ describe('project covers', () => {
     expect(await server.sql`select 1 from projects where name in ('Fake', 'Svg', 'Huge')`).toHaveLength(0);
   });
 
-  it('types an image sent without a file name extension by its leading bytes (API.md §4)', async () => {
+  it('types an image sent without a file name extension by its leading bytes', async () => {
     const seeded = await seedProject(api, owner.accessToken);
     const asBlob = new FormData();
     asBlob.append('name', 'Blob cover');

@@ -132,7 +132,7 @@ describe('update', () => {
   });
 });
 
-describe('validation (API.md §1)', () => {
+describe('validation', () => {
   const name = (value: unknown) => ({ name: value });
   it.each([
     ['a missing name', {}, 'name'],
@@ -212,7 +212,7 @@ describe('validation (API.md §1)', () => {
   });
 });
 
-describe('JSON bodies of every §4 and §5 endpoint (API.md §1)', () => {
+describe('JSON bodies of every §4 and §5 endpoint', () => {
   it('answers malformed JSON 400 INVALID_JSON, another content type 415, over 1 MiB 413, changing nothing', async () => {
     const seeded = await seedProject(api, owner.accessToken, 'Bodies');
     const endpoints: [string, string][] = [

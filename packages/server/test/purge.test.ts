@@ -5,7 +5,7 @@ import { sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
-// Expired rows of every kind API.md §3 names are deleted at start and then every PURGE_INTERVAL_SECONDS.
+// Expired rows of every kind are deleted at start and then every PURGE_INTERVAL_SECONDS.
 
 const servers: TestServer[] = [];
 afterAll(() => Promise.all(servers.map((s) => s.close())));

@@ -10,7 +10,7 @@ import { client } from './support/http.js';
 import { type ServerProcess, spawnServer } from './support/process.js';
 import { createTestDatabase } from './support/server.js';
 
-// Parallel brute force against the built server, as a user runs it (API.md §3 abuse limits):
+// Parallel brute force against the built server, as a user runs it (abuse limits):
 // simultaneous guesses get at most the allowance evaluated, and a flood of logins from many addresses
 // (the hashing bound is all that stands between it and the thread pool) leaves file downloads their speed.
 

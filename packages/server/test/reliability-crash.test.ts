@@ -10,7 +10,7 @@ import { type ServerProcess, spawnServer } from './support/process.js';
 import { createTestDatabase } from './support/server.js';
 
 // `kill -9` of the built server while 5 uploads stream and a project is being deleted, then a restart on the
-// same DATA_DIR (API.md §6): every committed file is intact, no row lacks its bytes, bytes without a row are
+// same DATA_DIR: every committed file is intact, no row lacks its bytes, bytes without a row are
 // only in orphans/, and no temporary residue stays.
 
 const KiB = 1024;

@@ -9,7 +9,7 @@ import { runServerCommand, spawnServer } from './support/process.js';
 import { mountSmallDisk } from './support/small-disk.js';
 import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
 
-// API.md §6, storage safety: quarantine instead of deletion, private modes, the free-disk floor, the quota.
+// Storage safety: quarantine instead of deletion, private modes, the free-disk floor, the quota.
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -42,7 +42,7 @@ interface Connection {
 }
 
 /**
- * Live project events over the WebSocket of API.md §7, with `Authorization: Bearer` from the client's
+ * Live project events over the events WebSocket, with `Authorization: Bearer` from the client's
  * tokens. Lost connections are reopened with backoff, after refreshing the access token when it is due.
  */
 export class EventsResource {

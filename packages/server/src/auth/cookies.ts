@@ -6,7 +6,7 @@ import { CONFIG } from '../core/di.js';
 import { appendCookie } from '../core/http.js';
 import type { IssuedTokens } from './service.js';
 
-/** The two token cookies of API.md §3, for every route that signs in (password, identity provider) or out. */
+/** The two token cookies, for every route that signs in (password, identity provider) or out. */
 @injectable()
 export class AuthCookies {
   constructor(@inject(CONFIG) private readonly config: Config) {}

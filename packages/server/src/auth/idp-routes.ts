@@ -12,7 +12,7 @@ import { AuthCookies } from './cookies.js';
 import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, isS256Challenge, sameOriginPath } from './idp-flow.js';
 import { CALLBACK_PATH, IdpService, START_PATH, type StartedFlow } from './idp-service.js';
 
-/** Sign-in through an external OpenID Connect provider (API.md §8). */
+/** Sign-in through an external OpenID Connect provider. */
 @injectable()
 export class IdpRoutes implements Feature {
   constructor(

@@ -11,7 +11,7 @@ import { AuthCookies } from './cookies.js';
 import { AuthService } from './service.js';
 import { SessionCache } from './session-cache.js';
 
-/** Accounts, sessions and tokens (API.md §3). */
+/** Accounts, sessions and tokens. */
 @injectable()
 export class AuthRoutes implements Feature {
   constructor(

@@ -21,7 +21,7 @@ export class AuthGuard {
   ) {}
 
   /**
-   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade, API.md §3) the
+   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) the
    * `access_token` cookie. 401 unless the token is valid and its session is still active.
    */
   async authenticate(req: IncomingMessage, { allowCookie = false } = {}): Promise<Principal> {

@@ -68,7 +68,7 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Reads every setting of API.md §9 from the environment; reports every bad value at once. */
+/** Reads every setting from the environment; reports every bad value at once. */
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const read = (name: string): string | undefined => {

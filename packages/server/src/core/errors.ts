@@ -1,6 +1,6 @@
 import type { ErrorCode, FieldError } from '@bandcollab/sdk';
 
-/** An error that reaches the client as RFC 9457 problem details (API.md §1). */
+/** An error that reaches the client as RFC 9457 problem details. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,

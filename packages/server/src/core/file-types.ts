@@ -13,7 +13,7 @@ export interface FileRule extends FileTypeRule {
 export const SIGNATURE_LENGTH = 12;
 
 /**
- * The accepted upload types of API.md §6. The type and MIME type come from the extension (never from
+ * The accepted upload types of the API. The type and MIME type come from the extension (never from
  * the client); the limits are the contract's unless MAX_AUDIO_BYTES / MAX_STEM_BYTES / MAX_IMAGE_BYTES
  * lower them.
  */

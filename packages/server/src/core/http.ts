@@ -82,7 +82,7 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Ap
   res.end(req.method === 'HEAD' ? undefined : payload);
 }
 
-/** A path id that is not a UUID names nothing: 404, as API.md §1 says. */
+/** A path id that is not a UUID names nothing: 404, as the API says. */
 export function idParam(req: Request, name: string, what: string): string {
   const value = req.params[name];
   if (!isUuid(value)) throw notFound(what);

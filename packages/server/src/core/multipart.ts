@@ -27,7 +27,7 @@ export interface ReceiveOptions {
   onField?: (name: string, value: string) => Promise<void>;
   /**
    * A file whose name has no extension (a Blob arrives as "blob") is typed by its leading bytes instead of
-   * being refused: images, which API.md §4 checks by their leading bytes. A name with an extension is still
+   * being refused: images, which are checked by their leading bytes. A name with an extension is still
    * typed by it.
    */
   typeUnnamedByContent?: boolean;

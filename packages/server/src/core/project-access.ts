@@ -21,7 +21,7 @@ const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'C
 const TABLE: Record<Exclude<Scope, 'project'>, string> = { vibe: 'vibes', cut: 'cuts', file: 'files' };
 
 /**
- * The one place that decides access inside projects (API.md §2): non-members get 404 for everything
+ * The one place that decides access inside projects: non-members get 404 for everything
  * (existence is not leaked, site ADMINs included), a MEMBER gets 403 for ADMIN actions.
  * Every project-scoped route goes through `require`; no handler re-implements it.
  */

@@ -35,7 +35,7 @@ export interface Reservation {
 const RESTAT_BYTES = 8 * 1024 * 1024;
 
 /**
- * The free-disk floor and the per-user quota (API.md §6). Uploads in flight reserve their bytes in this
+ * The free-disk floor and the per-user quota. Uploads in flight reserve their bytes in this
  * process, so parallel uploads cannot slip past a limit together: each counts what the others announced
  * (Content-Length) or received. Instances sharing a disk each keep their own reservations; the quota's
  * final check (`checkQuota`) runs in the transaction that writes the row, so it holds across instances.

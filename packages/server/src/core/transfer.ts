@@ -18,7 +18,7 @@ export interface StoredBytes {
 
 export type Disposition = 'inline' | 'attachment';
 
-/** File responses are never rendered as a document of this origin (API.md §6). */
+/** File responses are never rendered as a document of this origin. */
 const FILE_CSP = "default-src 'none'; sandbox";
 
 /**

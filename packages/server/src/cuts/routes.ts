@@ -7,7 +7,7 @@ import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsService } from './service.js';
 
-/** Cuts (API.md §5). */
+/** Cuts. */
 @injectable()
 export class CutsRoutes implements Feature {
   constructor(

@@ -20,7 +20,7 @@ const refuseTakenName =
 const nameTakenInVibe = (name: string) => refuseTakenName(`A cut named "${name}" already exists in this vibe`);
 
 /**
- * Cuts (API.md §5): any member may create, rename, move and delete them (a delete of others' files needs
+ * Cuts: any member may create, rename, move and delete them (a delete of others' files needs
  * an ADMIN). Names are unique within a vibe, case-insensitively: a unique index decides.
  */
 @injectable()

@@ -15,7 +15,7 @@ import { EventHub } from './hub.js';
 
 const EVENTS_PATH = '/api/events';
 
-/** Real-time project events over WebSocket (API.md §7): the upgrade of `GET /api/events`. */
+/** Real-time project events over WebSocket: the upgrade of `GET /api/events`. */
 @injectable()
 export class EventsRoutes implements Feature {
   /** Clients only answer pings; anything they send is small or a mistake. The hub keeps the open sockets. */

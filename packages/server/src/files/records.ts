@@ -21,7 +21,7 @@ export interface FileRow {
 
 const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
 
-/** The one mapping of a file row to the API's File record (API.md §6). */
+/** The one mapping of a file row to the API's File record. */
 export function toFileRecord(row: FileRow): FileRecord {
   return {
     id: row.id,

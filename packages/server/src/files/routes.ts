@@ -9,7 +9,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { FilesService } from './service.js';
 
-/** File upload, read, download, media paths and delete (API.md §6). */
+/** File upload, read, download, media paths and delete. */
 @injectable()
 export class FilesRoutes implements Feature {
   constructor(

@@ -12,7 +12,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { INVITE_PAGE_CSP, renderInviteNotFoundPage, renderInvitePage } from './page.js';
 import { InvitationsService } from './service.js';
 
-/** Invitation links (API.md §4): invite and revoke (project ADMIN), look at one, accept one, its page. */
+/** Invitation links: invite and revoke (project ADMIN), look at one, accept one, its page. */
 @injectable()
 export class InvitationsRoutes implements Feature {
   constructor(

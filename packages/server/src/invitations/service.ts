@@ -21,7 +21,7 @@ const alreadyMember = () => new ApiError(409, 'ALREADY_MEMBER', 'This email belo
 const invitationNotFound = () => notFound('Invitation');
 
 /**
- * Invitations (API.md §4) are links: whoever holds one and signs in with the invited email joins. An email
+ * Invitations are links: whoever holds one and signs in with the invited email joins. An email
  * alone proves nothing (anyone can register any address), so nothing here looks at who has an account.
  */
 @injectable()

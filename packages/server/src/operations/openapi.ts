@@ -2,7 +2,7 @@ import { RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
 import { SERVER_VERSION } from '../version.js';
 
-// The OpenAPI 3.1 document of API.md, served at GET /api/openapi.json. Its schemas (records and request bodies)
+// The OpenAPI 3.1 document, served at GET /api/openapi.json. Its schemas (records and request bodies)
 // are generated from the contract's zod schemas (@bandcollab/sdk/contract); paths and prose are written here;
 // test/openapi.test.ts checks that every route the server registers is described here.
 
@@ -63,7 +63,7 @@ const errors = (...statuses: number[]) =>
     }),
   );
 
-/** The auth cookies of API.md §3, set by register, login, refresh and the IdP flows. */
+/** The auth cookies, set by register, login, refresh and the IdP flows. */
 const AUTH_COOKIES = {
   'Set-Cookie': {
     schema: { type: 'string' },

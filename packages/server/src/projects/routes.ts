@@ -9,7 +9,7 @@ import { sendStoredBytes } from '../core/transfer.js';
 import { Images } from './images.js';
 import { ProjectsService } from './service.js';
 
-/** Projects and members (API.md §4), and the images of projects and vibes. */
+/** Projects and members, and the images of projects and vibes. */
 @injectable()
 export class ProjectsRoutes implements Feature {
   constructor(

@@ -16,7 +16,7 @@ import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } 
 
 const lastAdmin = () => new ApiError(409, 'LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
 
-/** Projects and members (API.md §2, §4); invitations are their own feature. */
+/** Projects and members; invitations are their own feature. */
 @injectable()
 export class ProjectsService {
   constructor(

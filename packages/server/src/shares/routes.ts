@@ -12,7 +12,7 @@ import { FilesService } from '../files/service.js';
 import { renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
 import { SharesService } from './service.js';
 
-/** Share links, the public share endpoint and the /share/:token page (API.md §6). */
+/** Share links, the public share endpoint and the /share/:token page. */
 @injectable()
 export class SharesRoutes implements Feature {
   constructor(

@@ -5,7 +5,7 @@ import type { Feature } from '../core/feature.js';
 import { sendJson } from '../core/http.js';
 import { StorageService } from './service.js';
 
-/** Storage statistics, GET /api/files/storage (API.md §6); registered before /api/files/:id. */
+/** Storage statistics, GET /api/files/storage; registered before /api/files/:id. */
 @injectable()
 export class StorageRoutes implements Feature {
   constructor(

@@ -8,7 +8,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Images } from '../projects/images.js';
 import { VibesService } from './service.js';
 
-/** Vibes (API.md §5). */
+/** Vibes. */
 @injectable()
 export class VibesRoutes implements Feature {
   constructor(

@@ -22,7 +22,7 @@ const refuseTakenName =
   };
 
 /**
- * Vibes (API.md §5): any member may create, change, reorder and delete them (a delete of others' files
+ * Vibes: any member may create, change, reorder and delete them (a delete of others' files
  * needs an ADMIN). Names are unique within a project, case-insensitively: a unique index decides.
  */
 @injectable()

@@ -1,6 +1,6 @@
 /**
  * The authorization matrix: every endpoint, called as each actor, answers the status the contract gives
- * that actor (API.md §2: non-members get 404 for everything inside a project, a site ADMIN included;
+ * that actor (non-members get 404 for everything inside a project, a site ADMIN included;
  * a MEMBER gets 403 for ADMIN actions; nobody gets in without credentials).
  *
  * Rows live in `rows/*.ts`, one file per feature; every file there is loaded, so adding an endpoint is

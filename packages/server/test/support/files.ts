@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { type Api, seedProject } from '../authz/fixture.js';
 
-/** The leading bytes API.md §6 expects of each accepted extension. */
+/** The leading bytes the server expects of each accepted extension. */
 const SIGNATURES: Record<string, Buffer> = {
   mp3: Buffer.from('ID3\x04\x00\x00', 'latin1'),
   wav: Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'),
