@@ -61,3 +61,9 @@ SIGNATURES.jpeg = SIGNATURES.jpg!;
 export function hasExpectedSignature(extension: string, head: Buffer): boolean {
   return SIGNATURES[extension]?.(head) ?? false;
 }
+
+/** A size for people: whole MiB as such (limits and quotas are set in MiB), anything else in bytes. */
+export function describeBytes(bytes: number): string {
+  const MiB = 1024 * 1024;
+  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;
+}

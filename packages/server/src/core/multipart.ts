@@ -8,7 +8,7 @@ import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import { Disk } from './disk.js';
 import { ApiError, invalidField } from './errors.js';
-import { type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
+import { describeBytes, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 import { isMultipart } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
 import { insufficientStorage, type Reservation, Space } from './space.js';
@@ -285,9 +285,4 @@ function unsupportedType(rules: FileRule[]): ApiError {
 
 function fileTooLarge(rule: FileRule): ApiError {
   return new ApiError(413, 'FILE_TOO_LARGE', `.${rule.extension} files are limited to ${describeBytes(rule.maxBytes)}`);
-}
-
-function describeBytes(bytes: number): string {
-  const MiB = 1024 * 1024;
-  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;
 }

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Queryable, Sql } from './database.js';
 import { CONFIG, SQL } from './di.js';
 import { ApiError } from './errors.js';
+import { describeBytes } from './file-types.js';
 
 /** The bytes an upload in flight holds: what its Content-Length announced, or what has arrived, whichever is more. */
 class Upload {
@@ -142,10 +143,5 @@ export function insufficientStorage(): ApiError {
 }
 
 function quotaExceeded(limit: number): ApiError {
-  return new ApiError(507, 'QUOTA_EXCEEDED', `This upload would take your stored uploads over your quota of ${describe(limit)}`);
-}
-
-function describe(bytes: number): string {
-  const MiB = 1024 * 1024;
-  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;
+  return new ApiError(507, 'QUOTA_EXCEEDED', `This upload would take your stored uploads over your quota of ${describeBytes(limit)}`);
 }
