@@ -13,7 +13,7 @@ import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { openDatabase } from './core/database.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
-import { ApiError, notFound, unavailable } from './core/errors.js';
+import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
 import { Logger } from './core/logger.js';
@@ -204,7 +204,7 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
     res.destroy();
     return;
   }
-  if (error instanceof ApiError) {
+  if (error instanceof DomainError) {
     sendProblem(req, res, error);
     return;
   }
@@ -214,10 +214,10 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
     return;
   }
   log.error('unhandled error', { requestId: requestId(req), method: req.method, url: redactUrl(req.url ?? ''), error });
-  sendProblem(req, res, new ApiError(500, 'INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
+  sendProblem(req, res, new DomainError('INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
 }
 
-const noRoute = (req: IncomingMessage): ApiError => new ApiError(404, 'NOT_FOUND', `No route for ${req.method} ${req.url?.split('?')[0]}`);
+const noRoute = (req: IncomingMessage): DomainError => new DomainError('NOT_FOUND', `No route for ${req.method} ${req.url?.split('?')[0]}`);
 
 function firstRouteOf(app: App, url: string) {
   const path = url.split('?')[0]!;

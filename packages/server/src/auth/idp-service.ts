@@ -4,7 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Config, OidcSettings } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from '../core/di.js';
-import { ApiError } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifierMatches, withParam } from './idp-flow.js';
 import { type Identity, IdpRepository } from './idp-repository.js';
@@ -63,9 +63,9 @@ interface ProviderProfile {
 }
 
 const idpDisabled = () =>
-  new ApiError(404, 'IDP_DISABLED', 'Sign-in through an identity provider is not configured on this server');
+  new DomainError('IDP_DISABLED', 'Sign-in through an identity provider is not configured on this server');
 const invalidCliCode = () =>
-  new ApiError(401, 'INVALID_CREDENTIALS', 'The code is unknown, expired, already used, or not meant for this redirect, verifier or account');
+  new DomainError('INVALID_CREDENTIALS', 'The code is unknown, expired, already used, or not meant for this redirect, verifier or account');
 
 @injectable()
 export class IdpService {
@@ -192,7 +192,7 @@ export class IdpService {
     if (issued.link === null || issued.user_id !== userId) throw invalidCliCode();
     const owner = await this.repository.linkExisting(issued.link.issuer, issued.link.subject, userId);
     if (owner !== userId) {
-      throw new ApiError(409, 'IDENTITY_IN_USE', 'This identity-provider account is already linked to another account');
+      throw new DomainError('IDENTITY_IN_USE', 'This identity-provider account is already linked to another account');
     }
   }
 
@@ -278,7 +278,7 @@ export class IdpService {
       });
     } catch (error) {
       // The email was registered a moment ago (or this subject signed in twice at once).
-      if (error instanceof ApiError && error.code === 'EMAIL_TAKEN') throw new SignInFailure('account_exists');
+      if (error instanceof DomainError && error.code === 'EMAIL_TAKEN') throw new SignInFailure('account_exists');
       throw error;
     }
   }

@@ -1,11 +1,11 @@
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
-import { ApiError } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import { LimitsRepository, type Reservation } from './limits-repository.js';
 
 const rateLimited = (retryAfterSeconds: number, detail: string) =>
-  new ApiError(429, 'RATE_LIMITED', detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });
+  new DomainError('RATE_LIMITED', detail, { retryAfterSeconds });
 
 /**
  * The login and registration abuse limits. Each attempt is counted before any password work, so simultaneous

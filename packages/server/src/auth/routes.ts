@@ -4,7 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import { AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
-import { ApiError } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
@@ -69,5 +69,5 @@ export class AuthRoutes implements Feature {
 }
 
 function refreshMissing() {
-  return new ApiError(401, 'INVALID_REFRESH_TOKEN', 'No refresh token was sent');
+  return new DomainError('INVALID_REFRESH_TOKEN', 'No refresh token was sent');
 }

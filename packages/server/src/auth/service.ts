@@ -3,7 +3,7 @@ import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { ApiError, notFound } from '../core/errors.js';
+import { DomainError, notFound } from '../core/errors.js';
 import { EventPublisher } from '../events/publisher.js';
 import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
@@ -28,7 +28,7 @@ export interface SignedIn extends IssuedTokens {
 }
 
 const invalidRefreshToken = () =>
-  new ApiError(401, 'INVALID_REFRESH_TOKEN', 'The refresh token is unknown, expired or revoked; log in again');
+  new DomainError('INVALID_REFRESH_TOKEN', 'The refresh token is unknown, expired or revoked; log in again');
 
 @injectable()
 export class AuthService {
@@ -77,7 +77,7 @@ export class AuthService {
       const found = await this.repository.findUserByEmail(input.email);
       return (await this.passwords.verify(found?.password_hash ?? null, input.password)) ? found : null;
     });
-    if (!user) throw new ApiError(401, 'INVALID_CREDENTIALS', 'The email or password is wrong');
+    if (!user) throw new DomainError('INVALID_CREDENTIALS', 'The email or password is wrong');
     return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
   }
 
@@ -144,7 +144,7 @@ export class AuthService {
   private async createUser(tx: Queryable, input: { email: string; name: string; passwordHash: string | null }): Promise<UserRow> {
     await this.repository.lockRegistrations(tx);
     const user = await this.repository.insertUser(tx, input);
-    if (!user) throw new ApiError(409, 'EMAIL_TAKEN', 'An account with this email already exists');
+    if (!user) throw new DomainError('EMAIL_TAKEN', 'An account with this email already exists');
     return user;
   }
 

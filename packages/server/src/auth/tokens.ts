@@ -4,7 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import { CLOCK, CONFIG, SIGNING_SECRET } from '../core/di.js';
-import { ApiError, unauthenticated } from '../core/errors.js';
+import { DomainError, unauthenticated } from '../core/errors.js';
 
 export interface AccessClaims {
   sub: string;
@@ -54,9 +54,7 @@ export class AccessTokens {
       payload = jwt.verify(token, this.key, { algorithms: ['HS256'], ignoreExpiration, clockTimestamp: this.nowSeconds() });
     } catch (error) {
       if (error instanceof jwt.TokenExpiredError) {
-        throw new ApiError(401, 'TOKEN_EXPIRED', 'The access token has expired; refresh it', {
-          headers: { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="expired"' },
-        });
+        throw new DomainError('TOKEN_EXPIRED', 'The access token has expired; refresh it');
       }
       throw unauthenticated('The access token is invalid');
     }

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Request, Response } from '@tinyhttp/app';
 import { parse as parseCookies, serialize, type SerializeOptions } from '@tinyhttp/cookie';
-import type { FieldError, Problem } from '@bandcollab/sdk';
-import { isUuid } from '@bandcollab/sdk/contract';
+import { type FieldError, isUuid, type Problem } from '@bandcollab/sdk/contract';
 import { p as bodyReader } from 'milliparsec';
 import type { z } from 'zod';
-import { ApiError, notFound, validationFailed } from './errors.js';
+import { DomainError, notFound, STATUS_BY_CODE, validationFailed } from './errors.js';
 
 export type { Request, Response };
 
@@ -60,22 +59,42 @@ export function sendCreated(res: ServerResponse, location: string, body: unknown
   sendJson(res, 201, body, { Location: location });
 }
 
-export function sendProblem(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
+/**
+ * What the HTTP layer answers beyond the error's code: a status no error code names (416, for a byte range
+ * outside the file: the contract gives it no code of its own, so its body says VALIDATION_FAILED) and headers
+ * about the request rather than the error (`Content-Range`).
+ */
+export interface ProblemOverrides {
+  status?: number;
+  headers?: Record<string, string>;
+}
+
+/** The headers an error implies: a 401 names the Bearer scheme (RFC 9110 §15.5.2); a known wait is `Retry-After`. */
+export function problemHeaders(error: DomainError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (error.code === 'TOKEN_EXPIRED') headers['WWW-Authenticate'] = 'Bearer error="invalid_token", error_description="expired"';
+  else if (STATUS_BY_CODE[error.code] === 401) headers['WWW-Authenticate'] = 'Bearer';
+  if (error.details.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.details.retryAfterSeconds);
+  return headers;
+}
+
+/** Answers an error as problem details, with the status its code has (STATUS_BY_CODE). */
+export function sendProblem(req: IncomingMessage, res: ServerResponse, error: DomainError, overrides: ProblemOverrides = {}): void {
+  const status = overrides.status ?? STATUS_BY_CODE[error.code];
   const problem: Problem = {
     type: 'about:blank',
-    title: STATUS_CODES[error.status] ?? 'Error',
-    status: error.status,
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
     detail: error.detail,
     code: error.code,
     requestId: requestId(req),
   };
-  if (error.extra.errors) problem.errors = error.extra.errors;
+  if (error.details.errors) problem.errors = error.details.errors;
   const payload = JSON.stringify(problem);
-  res.writeHead(error.status, {
-    // RFC 9110 §15.5.2: every 401 names the scheme that would work; a more specific header replaces it.
-    ...(error.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+  res.writeHead(status, {
     ...JSON_CACHE_CONTROL,
-    ...error.extra.headers,
+    ...problemHeaders(error),
+    ...overrides.headers,
     'Content-Type': 'application/problem+json; charset=utf-8',
     'Content-Length': Buffer.byteLength(payload),
   });
@@ -102,20 +121,22 @@ function hasBody(req: IncomingMessage): boolean {
 const readJsonBuffer = bodyReader<unknown>(
   (body) => (body.length === 0 ? undefined : JSON.parse(body.toString('utf8'))),
   MAX_JSON_BYTES,
-  () => new ApiError(413, 'PAYLOAD_TOO_LARGE', 'JSON bodies are limited to 1 MiB', { headers: { Connection: 'close' } }),
+  () => new DomainError('PAYLOAD_TOO_LARGE', 'JSON bodies are limited to 1 MiB'),
 );
 
 /** Reads a JSON body (≤ 1 MiB). No body reads as `{}`; another content type is 415. */
 async function readJson(req: Request, res: Response): Promise<unknown> {
   if (!hasBody(req)) return {};
   if (contentType(req) !== 'application/json') {
-    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes application/json');
+    throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes application/json');
   }
   let failure: unknown;
   const body = await readJsonBuffer(req, res, (error?: unknown) => {
     failure ??= error;
   });
-  if (failure instanceof SyntaxError) throw new ApiError(400, 'INVALID_JSON', 'The request body is not valid JSON');
+  if (failure instanceof SyntaxError) throw new DomainError('INVALID_JSON', 'The request body is not valid JSON');
+  // The rest of an oversized body is not read, so the connection cannot carry another request.
+  if (failure instanceof DomainError && failure.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
   if (failure !== undefined) throw failure;
   return body ?? {};
 }

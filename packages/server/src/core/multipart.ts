@@ -7,7 +7,7 @@ import { extensionOf } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import { Disk } from './disk.js';
-import { ApiError, invalidField } from './errors.js';
+import { DomainError, invalidField } from './errors.js';
 import { describeBytes, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 import { isMultipart } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
@@ -56,7 +56,7 @@ const MULTIPART_OVERHEAD = 1024 * 1024;
 const DRAINED_REFUSAL_BYTES = 8 * 1024 * 1024;
 const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 
-const malformed = (detail: string): ApiError => invalidField('body', detail);
+const malformed = (detail: string): DomainError => invalidField('body', detail);
 
 /**
  * Streams one multipart/form-data upload straight to a temporary file, never holding it in memory:
@@ -79,13 +79,13 @@ export class Multipart {
   ) {}
 
   async receive(req: IncomingMessage, res: ServerResponse, options: ReceiveOptions): Promise<ReceivedUpload> {
-    if (!isMultipart(req)) throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes multipart/form-data');
+    if (!isMultipart(req)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes multipart/form-data');
     const rules = this.fileTypes.rulesOf(options.types);
     const largest = Math.max(...rules.map((rule) => rule.maxBytes));
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > largest + MULTIPART_OVERHEAD) {
       closeAfterResponse(res);
-      throw new ApiError(413, 'FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
+      throw new DomainError('FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
     }
     let reservation: Reservation;
     try {
@@ -278,11 +278,11 @@ function closeAfterResponse(res: ServerResponse): void {
   res.once('finish', () => res.socket?.destroy());
 }
 
-function unsupportedType(rules: FileRule[]): ApiError {
+function unsupportedType(rules: FileRule[]): DomainError {
   const accepted = rules.map((rule) => `.${rule.extension}`).join(', ');
-  return new ApiError(415, 'UNSUPPORTED_FILE_TYPE', `Accepted files are ${accepted}, with contents that match the extension`);
+  return new DomainError('UNSUPPORTED_FILE_TYPE', `Accepted files are ${accepted}, with contents that match the extension`);
 }
 
-function fileTooLarge(rule: FileRule): ApiError {
-  return new ApiError(413, 'FILE_TOO_LARGE', `.${rule.extension} files are limited to ${describeBytes(rule.maxBytes)}`);
+function fileTooLarge(rule: FileRule): DomainError {
+  return new DomainError('FILE_TOO_LARGE', `.${rule.extension} files are limited to ${describeBytes(rule.maxBytes)}`);
 }

@@ -1,4 +1,4 @@
-import { type ApiError, unavailable } from './errors.js';
+import { type DomainError, unavailable } from './errors.js';
 
 /**
  * The server's shutdown as the work it may have to cut short sees it. Uploads register here while they
@@ -37,4 +37,4 @@ export class Shutdown {
 }
 
 /** The answer to work cut by the shutdown: nothing was stored, and the client may try again shortly. */
-export const shuttingDown = (): ApiError => unavailable('The server is shutting down: nothing was stored. Try again in a moment.');
+export const shuttingDown = (): DomainError => unavailable('The server is shutting down: nothing was stored. Try again in a moment.');

@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
 import type { Queryable, Sql } from './database.js';
 import { CONFIG, SQL } from './di.js';
-import { ApiError } from './errors.js';
+import { DomainError } from './errors.js';
 import { describeBytes } from './file-types.js';
 
 /** The bytes an upload in flight holds: what its Content-Length announced, or what has arrived, whichever is more. */
@@ -138,10 +138,10 @@ export async function usedBytes(sql: Queryable, owner: string): Promise<number> 
   return Number(row!.used);
 }
 
-export function insufficientStorage(): ApiError {
-  return new ApiError(507, 'INSUFFICIENT_STORAGE', 'The server is short of disk space; this upload cannot be stored now');
+export function insufficientStorage(): DomainError {
+  return new DomainError('INSUFFICIENT_STORAGE', 'The server is short of disk space; this upload cannot be stored now');
 }
 
-function quotaExceeded(limit: number): ApiError {
-  return new ApiError(507, 'QUOTA_EXCEEDED', `This upload would take your stored uploads over your quota of ${describeBytes(limit)}`);
+function quotaExceeded(limit: number): DomainError {
+  return new DomainError('QUOTA_EXCEEDED', `This upload would take your stored uploads over your quota of ${describeBytes(limit)}`);
 }

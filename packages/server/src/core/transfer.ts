@@ -2,7 +2,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { ApiError, notFound } from './errors.js';
+import { invalidField, notFound } from './errors.js';
+import { sendProblem } from './http.js';
 
 /** Stored bytes and what their response headers say about them. */
 export interface StoredBytes {
@@ -43,11 +44,10 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
   }
   const range = rangeOf(req, bytes);
   if (range === 'unsatisfiable') {
-    const message = `lies outside the file (${bytes.size} bytes)`;
-    throw new ApiError(416, 'VALIDATION_FAILED', `Range: ${message}`, {
-      errors: [{ field: 'Range', message }],
-      headers: { 'Content-Range': `bytes */${bytes.size}` },
-    });
+    // 416 has no error code of its own: the body says what is wrong with the Range header, the status is HTTP's.
+    const error = invalidField('Range', `lies outside the file (${bytes.size} bytes)`);
+    sendProblem(req, res, error, { status: 416, headers: { 'Content-Range': `bytes */${bytes.size}` } });
+    return;
   }
   const handle = await openStored(bytes.path);
   const { start, end } = range ?? { start: 0, end: bytes.size - 1 };

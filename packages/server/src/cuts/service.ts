@@ -4,7 +4,7 @@ import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { ApiError, nameTaken, notFound } from '../core/errors.js';
+import { DomainError, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { deleteCutContent, removeFromDisk } from '../projects/cascade.js';
@@ -70,7 +70,7 @@ export class CutsService {
       const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
       const target = await this.access.require(principal, 'vibe', targetVibeId, 'MEMBER', tx);
       if (target.projectId !== projectId) {
-        throw new ApiError(400, 'CROSS_PROJECT_MOVE', 'A cut can only move to a vibe of its own project');
+        throw new DomainError('CROSS_PROJECT_MOVE', 'A cut can only move to a vibe of its own project');
       }
       const moved = await this.cuts
         .move(tx, cutId, targetVibeId)

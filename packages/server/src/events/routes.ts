@@ -7,7 +7,7 @@ import { WebSocketServer } from 'ws';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
-import { ApiError, forbidden, invalidField, notFound } from '../core/errors.js';
+import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
@@ -56,8 +56,8 @@ export class EventsRoutes implements Feature {
         void this.hub.add(webSocket, principal);
       });
     } catch (error) {
-      if (!(error instanceof ApiError)) this.log.error('events upgrade failed', { requestId: requestId(req), error });
-      refuse(req, socket, error instanceof ApiError ? error : new ApiError(500, 'INTERNAL', 'The events stream could not open'));
+      if (!(error instanceof DomainError)) this.log.error('events upgrade failed', { requestId: requestId(req), error });
+      refuse(req, socket, error instanceof DomainError ? error : new DomainError('INTERNAL', 'The events stream could not open'));
     }
   }
 
@@ -75,7 +75,7 @@ export class EventsRoutes implements Feature {
 }
 
 /** Answers a refused upgrade as any other API error (problem details), then closes the connection. */
-function refuse(req: IncomingMessage, socket: Duplex, error: ApiError): void {
+function refuse(req: IncomingMessage, socket: Duplex, error: DomainError): void {
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);

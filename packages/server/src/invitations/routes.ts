@@ -4,7 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
-import { ApiError } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
@@ -57,7 +57,7 @@ export class InvitationsRoutes implements Feature {
         const view = await this.invitations.view(token);
         sendHtml(req, res, 200, renderInvitePage(view, `${this.config.publicUrl}/invite/${token}`), INVITE_PAGE_CSP);
       } catch (error) {
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        if (!(error instanceof DomainError && error.code === 'NOT_FOUND')) throw error;
         sendHtml(req, res, 404, renderInviteNotFoundPage(), INVITE_PAGE_CSP);
       }
     });

@@ -5,7 +5,7 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
-import { ApiError, notFound } from '../core/errors.js';
+import { DomainError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher } from '../events/publisher.js';
 import { ProjectsRepository } from '../projects/repository.js';
@@ -17,7 +17,7 @@ export interface Invitee {
   name: string;
 }
 
-const alreadyMember = () => new ApiError(409, 'ALREADY_MEMBER', 'This email belongs to a member of the project');
+const alreadyMember = () => new DomainError('ALREADY_MEMBER', 'This email belongs to a member of the project');
 const invitationNotFound = () => notFound('Invitation');
 
 /**
@@ -81,7 +81,7 @@ export class InvitationsService {
     if (!invitation) throw invitationNotFound();
     // Both emails are stored lower-cased: equal here means equal case-insensitively.
     if (invitation.email !== invitee.email) {
-      throw new ApiError(403, 'INVITATION_EMAIL_MISMATCH', 'This invitation was sent to another email address; sign in with that one');
+      throw new DomainError('INVITATION_EMAIL_MISMATCH', 'This invitation was sent to another email address; sign in with that one');
     }
     await this.projects.deleteInvitation(tx, invitation.id);
     const member = await this.projects.addMember(tx, invitation.projectId, invitee.id, invitation.role);

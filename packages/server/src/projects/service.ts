@@ -4,7 +4,7 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { ApiError, notFound } from '../core/errors.js';
+import { DomainError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { CutsRepository } from '../cuts/repository.js';
@@ -14,7 +14,7 @@ import { deleteProjectContent, removeFromDisk } from './cascade.js';
 import { IMAGE_NAME, Images, type StoredImage } from './images.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
-const lastAdmin = () => new ApiError(409, 'LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
+const lastAdmin = () => new DomainError('LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
 
 /** Projects and members; invitations are their own feature. */
 @injectable()

@@ -2,7 +2,7 @@ import type { App, Request } from '@tinyhttp/app';
 import { shareRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
-import { ApiError } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
@@ -47,7 +47,7 @@ export class SharesRoutes implements Feature {
           downloadPath: `/api/share/${token}?download=1`,
         }), SHARE_PAGE_CSP);
       } catch (error) {
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        if (!(error instanceof DomainError && error.code === 'NOT_FOUND')) throw error;
         sendHtml(req, res, 404, renderNotFoundPage(), SHARE_PAGE_CSP);
       }
     });

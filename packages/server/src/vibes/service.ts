@@ -4,7 +4,7 @@ import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { ApiError, invalidField, nameTaken, notFound } from '../core/errors.js';
+import { DomainError, invalidField, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
@@ -110,7 +110,7 @@ export class VibesService {
       const current = await this.vibes.listByProject(tx, projectId);
       const requested = new Set(vibeIds);
       if (current.length !== requested.size || current.some((vibe) => !requested.has(vibe.id))) {
-        throw new ApiError(409, 'ORDER_CONFLICT', "vibeIds must list exactly the project's current vibes; reload and try again");
+        throw new DomainError('ORDER_CONFLICT', "vibeIds must list exactly the project's current vibes; reload and try again");
       }
       await this.vibes.reorder(tx, projectId, vibeIds);
       await this.events.publish(tx, projectEvent(principal, projectId, 'vibes.reordered', { vibeIds }));
