@@ -9,6 +9,7 @@ import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
+import { authResult } from './routes.js';
 import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, isS256Challenge, sameOriginPath } from './idp-flow.js';
 import { CALLBACK_PATH, IdpService, START_PATH, type StartedFlow } from './idp-service.js';
 
@@ -62,7 +63,7 @@ export class IdpRoutes implements Feature {
       const input = await jsonBody(req, res, idpExchangeRequest);
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
       this.authCookies.set(res, signedIn);
-      sendJson(res, 200, signedIn.body);
+      sendJson(res, 200, authResult(signedIn));
     });
 
     app.post('/api/auth/idp/link', async (req, res) => {

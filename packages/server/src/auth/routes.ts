@@ -1,5 +1,5 @@
 import type { App } from '@tinyhttp/app';
-import { loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
+import { type AuthResult, loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
@@ -8,7 +8,7 @@ import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
-import { AuthService } from './service.js';
+import { AuthService, type SignedIn } from './service.js';
 import { SessionCache } from './session-cache.js';
 
 /** Accounts, sessions and tokens. */
@@ -35,14 +35,14 @@ export class AuthRoutes implements Feature {
       const input = await jsonBody(req, res, registerRequest);
       const signedIn = await this.auth.register(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
-      sendCreated(res, '/api/auth/me', signedIn.body);
+      sendCreated(res, '/api/auth/me', authResult(signedIn));
     });
 
     app.post('/api/auth/login', async (req, res) => {
       const input = await jsonBody(req, res, loginRequest);
       const signedIn = await this.auth.login(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
-      sendJson(res, 200, signedIn.body);
+      sendJson(res, 200, authResult(signedIn));
     });
 
     app.post('/api/auth/refresh', async (req, res) => {
@@ -67,6 +67,9 @@ export class AuthRoutes implements Feature {
     });
   }
 }
+
+/** The answer of every sign-in (register, login, a command-line identity-provider code): the user and the tokens. */
+export const authResult = ({ user, pair }: SignedIn): AuthResult => ({ user, ...pair });
 
 function refreshMissing() {
   return new DomainError('INVALID_REFRESH_TOKEN', 'No refresh token was sent');

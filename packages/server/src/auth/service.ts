@@ -1,4 +1,4 @@
-import type { AuthResult, Me, TokenPair, User } from '@bandcollab/sdk';
+import type { Me, TokenPair, User } from '@bandcollab/sdk';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
@@ -23,8 +23,9 @@ export interface IssuedTokens {
   session: SessionRow;
 }
 
+/** A new session's tokens and the user they were issued to. */
 export interface SignedIn extends IssuedTokens {
-  body: AuthResult;
+  user: User;
 }
 
 const invalidRefreshToken = () =>
@@ -167,5 +168,4 @@ export class AuthService {
 
 const publicUser = (row: UserRow): User => ({ id: row.id, email: row.email, name: row.name, role: row.role });
 
-/** A new session's tokens with the answer that hands them to `user`. */
-export const signedIn = (user: UserRow, issued: IssuedTokens): SignedIn => ({ ...issued, body: { user: publicUser(user), ...issued.pair } });
+export const signedIn = (user: UserRow, issued: IssuedTokens): SignedIn => ({ ...issued, user: publicUser(user) });

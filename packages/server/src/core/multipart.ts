@@ -6,10 +6,11 @@ import type { FileType } from '@bandcollab/sdk';
 import { extensionOf } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
+import type { z } from 'zod';
 import { Disk } from './disk.js';
 import { DomainError, invalidField } from './errors.js';
 import { describeBytes, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
-import { isMultipart } from './http.js';
+import { isMultipart, validate } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
 import { insufficientStorage, type Reservation, Space } from './space.js';
 
@@ -66,7 +67,7 @@ const malformed = (detail: string): DomainError => invalidField('body', detail);
  * failure (refusal, limit, client abort) removes the partial file before the promise rejects, and marks the
  * connection for closing so an unread body is not kept.
  *
- * Used by FilesRoutes (uploads) and Images.readBody (project covers, vibe images); each moves the received
+ * Used by FilesRoutes (uploads) and ImageForms (project covers, vibe images); each moves the received
  * file into place or removes it.
  */
 @injectable()
@@ -105,6 +106,16 @@ export class Multipart {
       // 503 instead of a reset connection; the shutdown closes the connection once the answer is out.
       if (this.shutdown.signal.aborted) req.resume();
       else closeAfterResponse(res);
+      throw error;
+    }
+  }
+
+  /** The text fields of a received upload, checked against `schema`; fields that fail remove the received file. */
+  async validFields<S extends z.ZodType>({ fields, file }: ReceivedUpload, schema: S): Promise<z.infer<S>> {
+    try {
+      return validate(schema, fields);
+    } catch (error) {
+      if (file) await this.disk.removeQuietly(file.tempPath);
       throw error;
     }
   }

@@ -1,7 +1,8 @@
 import type { App } from '@tinyhttp/app';
-import { isUuid } from '@bandcollab/sdk/contract';
+import { isUuid, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
+import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, sendCreated, sendJson } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
@@ -48,7 +49,9 @@ export class FilesRoutes implements Feature {
           if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
         },
       });
-      const file = await this.files.upload(principal, upload);
+      const fields = await this.multipart.validFields(upload, uploadFields);
+      if (!upload.file) throw invalidField('file', 'is required');
+      const file = await this.files.upload(principal, { cutId: fields.cutId, name: fields.name ?? upload.file.originalName, file: upload.file });
       sendCreated(res, `/api/files/${file.id}`, file);
     });
 

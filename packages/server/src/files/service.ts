@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { FileRecord } from '@bandcollab/sdk';
-import { uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { forbidden, invalidField, notFound } from '../core/errors.js';
-import { validate } from '../core/http.js';
+import { forbidden, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { ReceivedFile, ReceivedUpload } from '../core/multipart.js';
+import type { ReceivedFile } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
@@ -37,16 +35,14 @@ export class FilesService {
    * Records a received upload: in one transaction that locks the cut, writes the row, publishes the event
    * and renames the bytes into place. Whatever fails, neither the bytes nor the row stay behind.
    */
-  async upload(principal: Principal, { fields, file }: ReceivedUpload): Promise<FileRecord> {
+  async upload(principal: Principal, upload: { cutId: string; name: string; file: ReceivedFile }): Promise<FileRecord> {
     const id = randomUUID();
-    const finalPath = file ? this.disk.filePath(id, file.rule.extension) : null;
+    const finalPath = this.disk.filePath(id, upload.file.rule.extension);
     try {
-      const input = validate(uploadFields, fields);
-      if (!file || !finalPath) throw invalidField('file', 'is required');
-      return await this.record(principal, { id, cutId: input.cutId, name: input.name ?? file.originalName, file, finalPath });
+      return await this.record(principal, { id, ...upload, finalPath });
     } catch (error) {
-      if (file) await this.disk.removeQuietly(file.tempPath);
-      if (finalPath) await this.disk.removeQuietly(finalPath);
+      await this.disk.removeQuietly(upload.file.tempPath);
+      await this.disk.removeQuietly(finalPath);
       throw error;
     }
   }

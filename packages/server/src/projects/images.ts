@@ -3,14 +3,12 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
-import { isMultipart, jsonBody, type Request, type Response, validate } from '../core/http.js';
-import { Multipart, type ReceivedFile } from '../core/multipart.js';
+import type { ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 
@@ -26,38 +24,14 @@ export interface StoredImage {
 /** The names this server gives images; anything else names no image. */
 export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;
 
-/** Project covers and vibe images: received from multipart forms, stored under DATA_DIR/images. */
+/** Project covers and vibe images, stored under DATA_DIR/images (received by ImageForms). */
 @injectable()
 export class Images {
   constructor(
     @inject(Disk) private readonly disk: Disk,
-    @inject(Multipart) private readonly multipart: Multipart,
     @inject(Space) private readonly space: Space,
     @inject(SQL) private readonly sql: Sql,
   ) {}
-
-  /**
-   * Reads a create or update body: JSON, or a multipart form whose optional `image` part must be an image
-   * (≤ 5 MiB, checked by its leading bytes) and is stored at once under a new name, counted towards the
-   * principal's quota. Invalid fields remove it again.
-   */
-  async readBody<S extends z.ZodType>(
-    principal: Principal,
-    req: Request,
-    res: Response,
-    schema: S,
-  ): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
-    if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
-    const { fields, file } = await this.multipart.receive(req, res, {
-      owner: principal.userId,
-      fileField: 'image',
-      types: ['IMAGE'],
-      typeUnnamedByContent: true,
-    });
-    const image = file ? await this.store(principal, file) : null;
-    const input = await this.keepIfRecorded(image, async () => validate(schema, fields));
-    return { input, image };
-  }
 
   /**
    * Records a received image (its size and uploader, within the quota) and moves it into place under a new
@@ -65,7 +39,7 @@ export class Images {
    * afterwards; a crash in between leaves a stored_images row that the start-up sweep drops, and bytes that it
    * moves to orphans/.
    */
-  private async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
+  async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
     const name = `${randomUUID()}.${file.rule.extension}`;
     try {
       await this.sql.begin(async (tx) => {

@@ -6,7 +6,7 @@ import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
-import { Images } from './images.js';
+import { ImageForms } from './image-forms.js';
 import { ProjectsService } from './service.js';
 
 /** Projects and members, and the images of projects and vibes. */
@@ -16,7 +16,7 @@ export class ProjectsRoutes implements Feature {
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(ProjectsService) private readonly projects: ProjectsService,
-    @inject(Images) private readonly images: Images,
+    @inject(ImageForms) private readonly imageForms: ImageForms,
   ) {}
 
   /**
@@ -31,7 +31,7 @@ export class ProjectsRoutes implements Feature {
 
     app.post('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      const { input, image } = await this.images.readBody(principal, req, res, createProjectRequest);
+      const { input, image } = await this.imageForms.read(principal, req, res, createProjectRequest);
       const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });
       sendCreated(res, `/api/projects/${project.id}`, project);
     });
@@ -45,7 +45,7 @@ export class ProjectsRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');
       await this.access.require(principal, 'project', projectId, 'ADMIN');
-      const { input, image } = await this.images.readBody(principal, req, res, updateProjectRequest);
+      const { input, image } = await this.imageForms.read(principal, req, res, updateProjectRequest);
       const changes = image === null ? input : { ...input, image };
       sendJson(res, 200, await this.projects.update(principal, projectId, changes));
     });

@@ -5,7 +5,7 @@ import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { Images } from '../projects/images.js';
+import { ImageForms } from '../projects/image-forms.js';
 import { VibesService } from './service.js';
 
 /** Vibes. */
@@ -15,7 +15,7 @@ export class VibesRoutes implements Feature {
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(VibesService) private readonly vibes: VibesService,
-    @inject(Images) private readonly images: Images,
+    @inject(ImageForms) private readonly imageForms: ImageForms,
   ) {}
 
   register(app: App): void {
@@ -24,7 +24,7 @@ export class VibesRoutes implements Feature {
       const projectId = idParam(req, 'projectId', 'Project');
       // Access before the body, as in ProjectsRoutes.
       await this.access.require(principal, 'project', projectId);
-      const { input, image } = await this.images.readBody(principal, req, res, createVibeRequest);
+      const { input, image } = await this.imageForms.read(principal, req, res, createVibeRequest);
       const vibe = await this.vibes.create(principal, projectId, { name: input.name, image });
       sendCreated(res, `/api/vibes/${vibe.id}`, vibe);
     });
@@ -45,7 +45,7 @@ export class VibesRoutes implements Feature {
       const principal = await this.guard.authenticate(req);
       const vibeId = idParam(req, 'id', 'Vibe');
       await this.access.require(principal, 'vibe', vibeId);
-      const { input, image } = await this.images.readBody(principal, req, res, updateVibeRequest);
+      const { input, image } = await this.imageForms.read(principal, req, res, updateVibeRequest);
       sendJson(res, 200, await this.vibes.update(principal, vibeId, image === null ? input : { ...input, image }));
     });
 

@@ -1,0 +1,33 @@
+import { inject, injectable } from 'tsyringe';
+import type { z } from 'zod';
+import type { Principal } from '../core/auth-guard.js';
+import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
+import { Multipart } from '../core/multipart.js';
+import { Images, type StoredImage } from './images.js';
+
+/** The create and update bodies of projects and vibes, which may carry an image: HTTP only, for their routes. */
+@injectable()
+export class ImageForms {
+  constructor(
+    @inject(Multipart) private readonly multipart: Multipart,
+    @inject(Images) private readonly images: Images,
+  ) {}
+
+  /**
+   * Reads JSON, or a multipart form whose optional `image` part must be an image (≤ 5 MiB, checked by its
+   * leading bytes). Once the fields are valid the image is stored at once under a new name, counted towards
+   * the principal's quota; the service that takes it removes it again if it fails.
+   */
+  async read<S extends z.ZodType>(principal: Principal, req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
+    if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
+    const upload = await this.multipart.receive(req, res, {
+      owner: principal.userId,
+      fileField: 'image',
+      types: ['IMAGE'],
+      typeUnnamedByContent: true,
+    });
+    const input = await this.multipart.validFields(upload, schema);
+    const image = upload.file ? await this.images.store(principal, upload.file) : null;
+    return { input, image };
+  }
+}
