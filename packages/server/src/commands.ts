@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { Role } from '@bandcollab/sdk';
+import type { Role } from '@bandcollab/sdk/contract';
 import { AuthRepository } from './auth/repository.js';
 import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';

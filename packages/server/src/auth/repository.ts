@@ -1,4 +1,4 @@
-import type { Me, Role } from '@bandcollab/sdk';
+import type { Me, Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';

@@ -1,5 +1,4 @@
-import type { Me, TokenPair, User } from '@bandcollab/sdk';
-import { isUuid } from '@bandcollab/sdk/contract';
+import { isUuid, type Me, type TokenPair, type User } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';

@@ -1,4 +1,4 @@
-import type { Role } from '@bandcollab/sdk';
+import type { Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from './database.js';
 import { SQL } from './di.js';

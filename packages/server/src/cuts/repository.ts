@@ -1,4 +1,4 @@
-import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk';
+import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 import { findFileRows, toFileRecord } from '../files/records.js';

@@ -1,4 +1,4 @@
-import type { Cut, CutWithFiles } from '@bandcollab/sdk';
+import type { Cut, CutWithFiles } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';

@@ -1,4 +1,4 @@
-import type { HelloMessage, ProjectEvent } from '@bandcollab/sdk';
+import type { HelloMessage, ProjectEvent } from '@bandcollab/sdk/contract';
 import type postgres from 'postgres';
 import { inject, injectable } from 'tsyringe';
 import { WebSocket } from 'ws';

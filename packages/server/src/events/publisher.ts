@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EventData, EventType, ProjectEvent } from '@bandcollab/sdk';
+import type { EventData, EventType, ProjectEvent } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Queryable } from '../core/database.js';

@@ -1,4 +1,4 @@
-import type { FileRecord, FileType } from '@bandcollab/sdk';
+import type { FileRecord, FileType } from '@bandcollab/sdk/contract';
 import type { Queryable } from '../core/database.js';
 
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */

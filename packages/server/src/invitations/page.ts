@@ -1,4 +1,4 @@
-import type { InvitationView } from '@bandcollab/sdk';
+import type { InvitationView } from '@bandcollab/sdk/contract';
 import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
 
 /** No scripts, no images, nothing from another origin: the page's own inline style only. */

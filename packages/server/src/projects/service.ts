@@ -1,4 +1,4 @@
-import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk';
+import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';

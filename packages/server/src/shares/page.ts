@@ -1,4 +1,4 @@
-import type { FileType } from '@bandcollab/sdk';
+import type { FileType } from '@bandcollab/sdk/contract';
 import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
 
 /** What the share page shows. Paths are relative to the page, so it works under any PUBLIC_URL. */

@@ -1,4 +1,4 @@
-import type { RevokeSharesResult, SharedFile, ShareLink } from '@bandcollab/sdk';
+import type { RevokeSharesResult, SharedFile, ShareLink } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { hashToken, randomToken } from '../auth/tokens.js';
 import type { Principal } from '../core/auth-guard.js';

@@ -1,4 +1,4 @@
-import type { FileType } from '@bandcollab/sdk';
+import type { FileType } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';

@@ -1,4 +1,4 @@
-import type { FileType, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
+import type { FileType, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import { Space } from '../core/space.js';

@@ -1,4 +1,4 @@
-import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk';
+import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 import { imageUrl, type StoredImage } from '../projects/images.js';
