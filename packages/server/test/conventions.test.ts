@@ -113,7 +113,10 @@ describe('JSON bodies', () => {
   it('answer a body over 1 MiB with 413 PAYLOAD_TOO_LARGE on every JSON endpoint', async () => {
     const huge = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
     for (const { method, path } of jsonRoutes()) {
-      expectProblem(await send(method, path, huge, 'application/json'), 413, 'PAYLOAD_TOO_LARGE');
+      const response = await send(method, path, huge, 'application/json');
+      expectProblem(response, 413, 'PAYLOAD_TOO_LARGE');
+      // The rest of the body is not read, so the connection cannot carry another request.
+      expect(response.headers.get('connection'), `${method} ${path}`).toBe('close');
     }
   });
 
