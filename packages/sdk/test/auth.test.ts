@@ -135,6 +135,10 @@ describe('auth', () => {
       status: 404,
       code: 'IDP_DISABLED',
     });
+    await expect(client.auth.idpLoginUrl({ cliRedirect: 'http://127.0.0.1:5000/cb', codeChallenge: 'x'.repeat(43) })).rejects.toMatchObject({
+      status: 404,
+      code: 'IDP_DISABLED',
+    });
   });
 
   it('health() answers without an account', async () => {
