@@ -160,6 +160,26 @@ describe('band auth', () => {
   });
 });
 
+describe('band auth token', () => {
+  it('refreshes an access token that is due before printing it, and stores the new pair', async () => {
+    const due = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    // Two seconds behind, it signs access tokens that have already expired by the real clock.
+    due.clock.advance(-2);
+    const cat = await cliUser(due.url);
+    try {
+      await registerWithCli(cat, 'cat@example.com');
+      const before = JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8'));
+      const printed = await cat.band(['auth', 'token']);
+      expect(printed.code).toBe(0);
+      expect(printed.stdout.trim()).not.toBe(before.accessToken);
+      expect(JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8')).accessToken).toBe(printed.stdout.trim());
+    } finally {
+      await cat.cleanup();
+      await due.close();
+    }
+  });
+});
+
 describe('band processes refreshing the same expired credentials at the same moment', () => {
   let shortLived: TestServer;
   let ben: CliUser;

@@ -141,6 +141,16 @@ describe('auth', () => {
     });
   });
 
+  it('freshAccessToken() refreshes a due access token first, for use outside the client', async () => {
+    const { tokens, user } = await expiredPair();
+    const client = new BandClient({ baseUrl: server.url, ...tokens });
+    const token = await client.freshAccessToken();
+    expect(token).not.toBe(tokens.accessToken);
+    expect(client.tokens.accessToken).toBe(token);
+    const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await me.json()).toMatchObject({ id: user.id });
+  });
+
   it('health() answers without an account', async () => {
     expect(await new BandClient({ baseUrl: server.url }).health()).toMatchObject({ status: 'ok', db: 'ok', version: expect.any(String) });
   });

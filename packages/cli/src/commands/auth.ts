@@ -129,7 +129,7 @@ export function register(auth: Command): void {
       .action(
         run(async (ctx) => {
           const client = await ctx.signedIn();
-          const token = client.tokens.accessToken;
+          const token = await client.freshAccessToken();
           if (!token) throw new CliError('not logged in: run band auth login', EXIT.auth);
           // The token is for use after this run: a BAND_EMAIL sign-in must not be logged out at its end.
           ctx.keepSession();
