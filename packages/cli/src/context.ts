@@ -3,7 +3,7 @@
 // for that server's origin (never those another server issued).
 import os from 'node:os';
 import path from 'node:path';
-import type { BandClient, TokenPair } from '@bandcollab/sdk';
+import type { BandClient, BandClientOptions, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import type Conf from 'conf';
 import {
@@ -11,17 +11,15 @@ import {
   type CredentialStore,
   FileStore,
   openKeychain,
-  refreshLocked,
   type StoreKind,
   type StoredTokens,
+  withProfileLock,
 } from './credentials.js';
 import { CliError, EXIT, exitCodeForStatus, usageError } from './exit-codes.js';
 import { Output } from './render.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 const DEFAULT_API_URL = 'http://localhost:3000';
-/** Refresh before a command when the access token has less than this left. */
-const REFRESH_MARGIN_MS = 30_000;
 
 /**
  * The SDK (undici, form-data) and conf are most of the CLI's code: they are loaded when a command runs, not
@@ -88,9 +86,6 @@ export class Context {
   readonly origin: string;
   private readonly config: Conf<Record<string, ProfileSettings>>;
   private client: BandClient | undefined;
-  private store: CredentialStore | undefined;
-  private stored: StoredTokens | undefined;
-  private refreshing: Promise<void> | undefined;
   private sessionKept = false;
   source: TokenSource | undefined;
 
@@ -156,27 +151,9 @@ export class Context {
     const store = await this.credentialStore();
     const tokens = store ? await store.read() : null;
     if (!store || !tokens) throw new CliError(`not logged in to ${this.apiUrl} (profile ${this.profile}): run band auth login`, EXIT.auth);
-    this.store = store;
-    this.stored = tokens;
-    // The SDK gets no refresh token: refreshing goes through refreshStoredTokens, under the profile's lock.
-    this.client = this.newClient({ accessToken: tokens.accessToken });
-    if (!isFresh(tokens)) await this.refreshStoredTokens();
+    // The SDK refreshes when due, through the store and under the profile's lock, as other band processes do.
+    this.client = this.newClient({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenStore: this.tokenStore(store) });
     return this.client;
-  }
-
-  /**
-   * Runs a request and, when the access token expired meanwhile (a long upload), refreshes and runs it
-   * once more. Only for requests that are safe to repeat.
-   */
-  async retryingExpiry<T>(work: (client: BandClient) => Promise<T>): Promise<T> {
-    const client = await this.signedIn();
-    try {
-      return await work(client);
-    } catch (error) {
-      if (!(error instanceof this.lib.sdk.BandApiError) || error.code !== 'TOKEN_EXPIRED' || this.source !== 'stored') throw error;
-      await this.refreshStoredTokens();
-      return work(client);
-    }
   }
 
   /**
@@ -253,8 +230,18 @@ export class Context {
     this.saveSettings({ ...settings, logins });
   }
 
-  private newClient(tokens: { accessToken?: string; refreshToken?: string }): BandClient {
+  private newClient(tokens: Pick<BandClientOptions, 'accessToken' | 'refreshToken' | 'tokenStore'>): BandClient {
     return new this.lib.sdk.BandClient({ baseUrl: this.apiUrl, userAgent: `band/${packageJson.version}`, ...tokens });
+  }
+
+  /** The stored pair as the SDK's token store: every band process of this profile refreshes it under one lock. */
+  private tokenStore(store: CredentialStore): TokenStore {
+    const lockPath = path.join(this.configDir, `${this.profile}.refresh.lock`);
+    return {
+      load: async () => (await store.read()) ?? undefined,
+      save: (pair) => store.write(toStored(pair)),
+      withRefreshLock: (refresh) => withProfileLock(lockPath, refresh),
+    };
   }
 
   private async chooseStore(): Promise<CredentialStore> {
@@ -268,33 +255,6 @@ export class Context {
     this.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
     return file;
   }
-
-  private refreshStoredTokens(): Promise<void> {
-    this.refreshing ??= this.rotateStoredTokens().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
-
-  private async rotateStoredTokens(): Promise<void> {
-    const store = this.store!;
-    const lockPath = path.join(this.configDir, `${this.profile}.lock`);
-    let latest: StoredTokens | null;
-    try {
-      latest = await refreshLocked(store, lockPath, this.stored!, async (refreshToken) => {
-        const refresher = this.newClient({ refreshToken });
-        return toStored(await refresher.auth.refresh());
-      }, isFresh);
-    } catch (error) {
-      if (error instanceof this.lib.sdk.BandApiError && error.status === 401) {
-        throw new CliError(`your session has ended (${error.detail}): run band auth login`, EXIT.auth);
-      }
-      throw error;
-    }
-    if (!latest) throw new CliError('you were logged out meanwhile: run band auth login', EXIT.auth);
-    this.stored = latest;
-    this.client!.setTokens({ accessToken: latest.accessToken });
-  }
 }
 
 /** scheme://host[:port] of an http(s) address, as URL normalises it: lower case, no default port. */
@@ -302,10 +262,6 @@ function originOf(apiUrl: string): string {
   const url = URL.canParse(apiUrl) ? new URL(apiUrl) : undefined;
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw usageError(`the server address must be an http or https URL, not "${apiUrl}"`);
   return url.origin;
-}
-
-function isFresh(tokens: StoredTokens): boolean {
-  return tokens.accessTokenExpiresAt - Date.now() > REFRESH_MARGIN_MS;
 }
 
 function toStored(pair: TokenPair): StoredTokens {

@@ -1,17 +1,17 @@
 // Where a profile's tokens live: the OS keychain through keytar when it works, else a 0600 file in a 0700
 // directory. There is one pair per profile and server origin, so a token only ever goes back to the server
-// that issued it. Refreshing is serialised across band processes (lock, re-read, compare): the server
+// that issued it. The SDK refreshes a stored pair under the profile's lock (withProfileLock): the server
 // revokes a whole session when an already-rotated refresh token is presented, so two processes must never
 // both rotate the same one.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import lockfile from 'proper-lockfile';
 
 export interface StoredTokens {
   accessToken: string;
   refreshToken: string;
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch; the SDK reads the expiry from the token itself, older bands read this. */
   accessTokenExpiresAt: number;
 }
 
@@ -30,8 +30,9 @@ const KEYCHAIN_SERVICE = 'bandcollab';
 /** keytar blocks for a long time when a keychain daemon hangs: give up after this (gh does the same). */
 const KEYCHAIN_TIMEOUT_MS = 3000;
 const LOCK_WAIT_MS = 20_000;
-/** A lock file older than this belongs to a process that died while holding it. */
-const LOCK_STALE_MS = 30_000;
+const LOCK_POLL_MS = 100;
+/** A lock its holder has not touched for this long belongs to a process that died holding it. */
+const LOCK_STALE_MS = 10_000;
 
 interface Keytar {
   getPassword(service: string, account: string): Promise<string | null>;
@@ -120,54 +121,31 @@ export async function openKeychain(profile: string, origin: string): Promise<Key
 }
 
 /**
- * Runs `refresh` with the profile's lock held, after re-reading the store: when another process already
- * rotated the pair we were given and its access token is still good, that pair is used instead.
+ * Runs `work` while no other band process of this profile runs it (proper-lockfile: a lock directory whose
+ * holder keeps touching it). A holder that crashed or was killed stops touching it, and after LOCK_STALE_MS
+ * the lock is taken over.
  */
-export async function refreshLocked(
-  store: CredentialStore,
-  lockPath: string,
-  current: StoredTokens,
-  refresh: (refreshToken: string) => Promise<StoredTokens>,
-  isFresh: (tokens: StoredTokens) => boolean,
-): Promise<StoredTokens | null> {
-  return withLock(lockPath, async () => {
-    const latest = await store.read();
-    if (latest === null) return null;
-    if (latest.refreshToken !== current.refreshToken && isFresh(latest)) return latest;
-    const next = await refresh(latest.refreshToken);
-    await store.write(next);
-    return next;
-  });
-}
-
-async function withLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
+export async function withProfileLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
   await mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      const handle = await open(lockPath, 'wx', 0o600);
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (await isStale(lockPath)) await rm(lockPath, { force: true });
-      else if (Date.now() > deadline) throw new Error(`another band process holds ${lockPath}; remove it if none is running`);
-      else await sleep(25 + Math.random() * 50);
-    }
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(lockPath, {
+      lockfilePath: lockPath,
+      realpath: false,
+      stale: LOCK_STALE_MS,
+      retries: { retries: Math.ceil(LOCK_WAIT_MS / LOCK_POLL_MS), factor: 1, minTimeout: LOCK_POLL_MS / 2, maxTimeout: LOCK_POLL_MS, randomize: true },
+      // Only a holder paused for longer than the stale time loses its lock: the store is re-read under the
+      // lock, so its work still ends in a stored pair; failing the command for it would help nobody.
+      onCompromised: () => undefined,
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
+    throw new Error(`another band process holds ${lockPath}; remove it if none is running`);
   }
   try {
     return await work();
   } finally {
-    await rm(lockPath, { force: true });
-  }
-}
-
-async function isStale(lockPath: string): Promise<boolean> {
-  try {
-    return Date.now() - (await stat(lockPath)).mtimeMs > LOCK_STALE_MS;
-  } catch {
-    return false;
+    await release().catch(() => undefined);
   }
 }
 

@@ -1,5 +1,8 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, type CliUser, cliUser, credentialFile, registerWithCli } from './support/cli.js';
@@ -157,6 +160,26 @@ describe('band auth', () => {
   });
 });
 
+describe('band auth token', () => {
+  it('refreshes an access token that is due before printing it, and stores the new pair', async () => {
+    const due = await startTestServer({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+    // Two seconds behind, it signs access tokens that have already expired by the real clock.
+    due.clock.advance(-2);
+    const cat = await cliUser(due.url);
+    try {
+      await registerWithCli(cat, 'cat@example.com');
+      const before = JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8'));
+      const printed = await cat.band(['auth', 'token']);
+      expect(printed.code).toBe(0);
+      expect(printed.stdout.trim()).not.toBe(before.accessToken);
+      expect(JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8')).accessToken).toBe(printed.stdout.trim());
+    } finally {
+      await cat.cleanup();
+      await due.close();
+    }
+  });
+});
+
 describe('band processes refreshing the same expired credentials at the same moment', () => {
   let shortLived: TestServer;
   let ben: CliUser;
@@ -182,23 +205,40 @@ describe('band processes refreshing the same expired credentials at the same mom
 
   it('all succeed when the access token really expired, round after round (the session is never revoked)', async () => {
     for (let round = 0; round < 3; round += 1) {
-      // Expired on both sides: the server's clock passes the token's end, and the stored end is in the past.
+      // The server's clock passes the token's end: each process learns it from a 401 TOKEN_EXPIRED.
       shortLived.clock.advance(shortLived.config.accessTokenTtlSeconds + 1);
-      const file = credentialFile(ben, shortLived.url);
-      const stored = JSON.parse(await readFile(file, 'utf8'));
-      await writeFile(file, JSON.stringify({ ...stored, accessTokenExpiresAt: Date.now() - 1000 }), { mode: 0o600 });
       await statusOfFour(ben, 'ben@example.com');
     }
   });
 
   it('rotate once and share the result: the others re-read the new pair instead of rotating again', async () => {
-    const file = credentialFile(ana, server.url);
+    const file = credentialFile(ben, shortLived.url);
     const before = JSON.parse(await readFile(file, 'utf8'));
-    await writeFile(file, JSON.stringify({ ...before, accessTokenExpiresAt: 0 }), { mode: 0o600 });
-    await statusOfFour(ana, 'ana@example.com');
+    shortLived.clock.advance(shortLived.config.accessTokenTtlSeconds + 1);
+    await statusOfFour(ben, 'ben@example.com');
     const after = JSON.parse(await readFile(file, 'utf8'));
     expect(after.refreshToken).not.toBe(before.refreshToken);
     // A second rotation would have presented a rotated token and revoked the session: it still works.
-    expect((await ana.band(['project', 'list', '--json'])).code).toBe(0);
+    expect((await ben.band(['project', 'list', '--json'])).code).toBe(0);
+  });
+
+  it('takes over the refresh lock of a band process killed while holding it', async () => {
+    const lockPath = path.join(ben.home, '.config/band/default.refresh.lock');
+    // A process takes the profile's refresh lock as band does (proper-lockfile) and is killed holding it.
+    const holder = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', `import lockfile from 'proper-lockfile'; await lockfile.lock(${JSON.stringify(lockPath)}, { realpath: false, lockfilePath: ${JSON.stringify(lockPath)} }); console.log('locked'); setInterval(() => {}, 1000);`],
+      { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await once(holder.stdout, 'data');
+    holder.kill('SIGKILL');
+    await once(holder, 'exit');
+    expect((await stat(lockPath)).isDirectory()).toBe(true);
+    // Nobody touches a dead holder's lock: a minute on, it is stale.
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    await utimes(lockPath, aMinuteAgo, aMinuteAgo);
+    shortLived.clock.advance(shortLived.config.accessTokenTtlSeconds + 1);
+    await statusOfFour(ben, 'ben@example.com');
+    await expect(stat(lockPath)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -92,7 +92,7 @@ describe('credentials are bound to the server that issued them', () => {
       await nothingReachesCapture(ana, stored);
 
       // Expired: refreshing would present the 30-day refresh token.
-      await writeFile(file, JSON.stringify({ ...stored, accessTokenExpiresAt: 0 }), { mode: 0o600 });
+      server.clock.advance(server.config.accessTokenTtlSeconds + 1);
       await nothingReachesCapture(ana, stored);
       expect(JSON.parse(await readFile(file, 'utf8')).refreshToken).not.toBe(stored.refreshToken);
     } finally {

@@ -47,6 +47,14 @@ export class BandClient {
     return this.transport.tokens;
   }
 
+  /**
+   * An access token that is not about to expire, for use outside the client (a script, a curl): refreshed
+   * first when it is due, as every call does. Undefined when signed out.
+   */
+  freshAccessToken(): Promise<string | undefined> {
+    return this.transport.freshAccessToken();
+  }
+
   /** Uses a saved pair (does not call onTokens); `setTokens({})` signs out locally. */
   setTokens(tokens: Partial<Tokens>): void {
     this.transport.setTokens(tokens);

@@ -7,7 +7,7 @@ import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandNetworkError } from './errors.js';
 import type { Progress } from './multipart.js';
-import { backoffMs, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
+import { backoffMs, type RequestOptions, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
 
 export interface DownloadOptions {
   /** A file path (created or overwritten) or a stream (written to, not ended). */
@@ -33,6 +33,7 @@ export async function download(
   transport: Transport,
   request: Pick<RequestSpec, 'path' | 'auth'>,
   options: DownloadOptions,
+  requestOptions: RequestOptions = {},
 ): Promise<DownloadResult> {
   let target: Sink | undefined;
   const start = options.range?.start ?? 0;
@@ -47,7 +48,7 @@ export async function download(
       const ranged = written > 0 || options.range !== undefined;
       const headers: Record<string, string> = { accept: '*/*' };
       if (ranged) headers.range = `bytes=${start + written}-${end ?? ''}`;
-      const response = await transport.send({ ...request, method: 'GET', headers, signal: options.signal });
+      const response = await transport.send({ ...request, method: 'GET', headers, signal: options.signal }, requestOptions);
       if (ranged && contentStart(response) !== start + written) {
         response.body.destroy();
         throw new BandNetworkError('The download was interrupted and the server could not resume it', {
@@ -72,8 +73,9 @@ export async function download(
         break;
       } catch (cause) {
         if (options.signal?.aborted) throw options.signal.reason;
+        if (requestOptions.signal?.aborted) throw requestOptions.signal.reason;
         if (sinkError) throw sinkError;
-        if (attempt >= transport.retries) {
+        if (attempt >= (requestOptions.retries ?? transport.retries)) {
           throw new BandNetworkError(`The download was interrupted after ${written} bytes`, { cause });
         }
         await sleep(backoffMs(attempt), undefined, { signal: options.signal });

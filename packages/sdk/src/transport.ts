@@ -10,6 +10,33 @@ export interface Tokens {
   refreshToken: string | undefined;
 }
 
+/**
+ * Where a token pair is kept between runs and shared between processes (a file, a keychain). With a store,
+ * a refresh runs inside `withRefreshLock`, reloads the stored pair first and uses it when another process
+ * already rotated it; only when the stored pair is still the one this client holds does it rotate it, and
+ * then it saves the new pair. The server revokes a whole session when a rotated refresh token is presented
+ * again, so processes sharing one pair need the lock.
+ */
+export interface TokenStore {
+  /** The stored pair; undefined when signed out (in this process or another). */
+  load(): Promise<Pick<TokenPair, 'accessToken' | 'refreshToken'> | undefined>;
+  save(pair: TokenPair): Promise<void>;
+  /** Runs `refresh` while no other process refreshes the same pair; without it, refreshes are not serialised. */
+  withRefreshLock?<T>(refresh: () => Promise<T>): Promise<T>;
+}
+
+/** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
+export interface RequestOptions {
+  /** Aborts the request; the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Idle timeout for this call: longest wait for response headers or between two chunks of a body. */
+  timeoutMs?: number;
+  /** Retries for this call (safe or idempotent requests only). */
+  retries?: number;
+  /** Extra request headers (they do not replace Authorization). */
+  headers?: Record<string, string>;
+}
+
 export interface TransportOptions {
   /** The server's address, e.g. `https://band.example.com` (no `/api`). */
   baseUrl: string;
@@ -17,6 +44,8 @@ export interface TransportOptions {
   refreshToken?: string;
   /** Called with every new token pair (login, register, refresh) so the caller can persist it. */
   onTokens?: (pair: TokenPair) => void | Promise<void>;
+  /** Shares the pair with other processes: refreshes reload, lock and save through it. */
+  tokenStore?: TokenStore;
   /** An undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
   dispatcher?: Dispatcher;
   /** How many times a safe or idempotent request is retried after a network error, 429, 502, 503 or 504. */
@@ -45,6 +74,8 @@ export interface RequestSpec {
   /** False for endpoints that take no credentials (login, refresh, public shares). */
   auth?: boolean;
   signal?: AbortSignal;
+  timeoutMs?: number;
+  retries?: number;
 }
 
 export interface StreamedResponse {
@@ -72,6 +103,7 @@ export class Transport {
   readonly userAgent: string;
   private readonly timeoutMs: number;
   private readonly onTokens: TransportOptions['onTokens'];
+  private readonly tokenStore: TokenStore | undefined;
   private accessToken: string | undefined;
   private refreshToken: string | undefined;
   /** When to refresh the current access token proactively (ms since epoch); Infinity when unknown. */
@@ -86,6 +118,7 @@ export class Transport {
     this.dispatcher = options.dispatcher;
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
     this.onTokens = options.onTokens;
+    this.tokenStore = options.tokenStore;
     this.setTokens({ accessToken: options.accessToken, refreshToken: options.refreshToken });
   }
 
@@ -104,15 +137,16 @@ export class Transport {
     this.refreshAt = this.accessToken ? refreshTime(this.accessToken) : Infinity;
   }
 
-  /** Keeps a new pair and hands it to onTokens. */
+  /** Keeps a new pair, saves it in the token store and hands it to onTokens. */
   async storeTokens(pair: TokenPair): Promise<void> {
     this.setTokens(pair);
+    await this.tokenStore?.save(pair);
     await this.onTokens?.(pair);
   }
 
   /** Rotates the token pair; concurrent callers share one refresh request. */
   refresh(): Promise<TokenPair> {
-    this.refreshing ??= this.rotate().finally(() => {
+    this.refreshing ??= this.refreshShared().finally(() => {
       this.refreshing = undefined;
     });
     return this.refreshing;
@@ -125,13 +159,14 @@ export class Transport {
   }
 
   /** Sends a request and parses the JSON answer. */
-  async json<T>(spec: RequestSpec): Promise<T> {
-    const response = await this.send(spec);
+  async json<T>(spec: RequestSpec, options?: RequestOptions): Promise<T> {
+    const response = await this.send(spec, options);
     return (await response.body.json()) as T;
   }
 
   /** Sends a request and hands back the successful response with its body unread. */
-  async send(spec: RequestSpec): Promise<StreamedResponse> {
+  async send(request: RequestSpec, options: RequestOptions = {}): Promise<StreamedResponse> {
+    const spec = withRequestOptions(request, options);
     const usesAuth = spec.auth !== false;
     let token = usesAuth ? await this.freshAccessToken() : undefined;
     let response = await this.sendWithRetries(spec, token);
@@ -144,6 +179,30 @@ export class Transport {
     }
     if (response.status >= 400) throw await problemFrom(response);
     return response;
+  }
+
+  /**
+   * With a token store: under its lock, the stored pair wins when another process already rotated the one
+   * this client holds (and its access token is not due yet); else that pair is rotated here.
+   */
+  private async refreshShared(): Promise<TokenPair> {
+    const store = this.tokenStore;
+    if (!store) return this.rotate();
+    const held = this.refreshToken;
+    const underLock = store.withRefreshLock?.bind(store) ?? ((refresh: () => Promise<TokenPair>) => refresh());
+    return underLock(async () => {
+      const stored = await store.load();
+      if (!stored) {
+        this.setTokens({});
+        throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'Signed out meanwhile: sign in again');
+      }
+      if (stored.refreshToken !== held && Date.now() < refreshTime(stored.accessToken)) {
+        this.setTokens(stored);
+        return withExpiry(stored);
+      }
+      this.setTokens(stored);
+      return this.rotate();
+    });
   }
 
   private async rotate(): Promise<TokenPair> {
@@ -170,7 +229,7 @@ export class Transport {
   }
 
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
-    const retries = IDEMPOTENT.has(spec.method) && spec.stream?.replayable !== false ? this.retries : 0;
+    const retries = IDEMPOTENT.has(spec.method) && spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
@@ -207,11 +266,30 @@ export class Transport {
       body,
       signal: spec.signal,
       dispatcher: this.dispatcher,
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
+      headersTimeout: spec.timeoutMs ?? this.timeoutMs,
+      bodyTimeout: spec.timeoutMs ?? this.timeoutMs,
     });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
+}
+
+/** A request with a call's options folded in: its headers added, its signal joined to the request's own. */
+function withRequestOptions(spec: RequestSpec, options: RequestOptions): RequestSpec {
+  const signals = [spec.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
+  return {
+    ...spec,
+    headers: options.headers ? { ...options.headers, ...spec.headers } : spec.headers,
+    signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
+    timeoutMs: options.timeoutMs ?? spec.timeoutMs,
+    retries: options.retries ?? spec.retries,
+  };
+}
+
+/** A stored pair as a TokenPair: `expiresIn` from the access token's `exp`. */
+function withExpiry(pair: Pick<TokenPair, 'accessToken' | 'refreshToken'>): TokenPair {
+  const exp = claims(pair.accessToken).exp;
+  const expiresIn = typeof exp === 'number' ? Math.max(0, Math.floor(exp - Date.now() / 1000)) : 0;
+  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn };
 }
 
 /** Reads an error response into a BandApiError, whether or not the body is problem+json. */
@@ -293,15 +371,17 @@ export function backoffMs(attempt: number): number {
 
 /** When to refresh an access token proactively, from its `exp` and `iat` claims. */
 function refreshTime(accessToken: string): number {
+  const payload = claims(accessToken);
+  if (typeof payload.exp !== 'number') return Infinity;
+  const lifetime = typeof payload.iat === 'number' ? payload.exp - payload.iat : REFRESH_MARGIN_SECONDS * 10;
+  return (payload.exp - Math.min(REFRESH_MARGIN_SECONDS, lifetime / 10)) * 1000;
+}
+
+/** The claims of a JWT, unverified (the server verifies); none when it is not one. */
+function claims(token: string): { exp?: unknown; iat?: unknown } {
   try {
-    const payload = JSON.parse(Buffer.from(accessToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
-      exp?: unknown;
-      iat?: unknown;
-    };
-    if (typeof payload.exp !== 'number') return Infinity;
-    const lifetime = typeof payload.iat === 'number' ? payload.exp - payload.iat : REFRESH_MARGIN_SECONDS * 10;
-    return (payload.exp - Math.min(REFRESH_MARGIN_SECONDS, lifetime / 10)) * 1000;
+    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown; iat?: unknown };
   } catch {
-    return Infinity;
+    return {};
   }
 }

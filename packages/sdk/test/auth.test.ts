@@ -135,6 +135,20 @@ describe('auth', () => {
       status: 404,
       code: 'IDP_DISABLED',
     });
+    await expect(client.auth.idpLoginUrl({ cliRedirect: 'http://127.0.0.1:5000/cb', codeChallenge: 'x'.repeat(43) })).rejects.toMatchObject({
+      status: 404,
+      code: 'IDP_DISABLED',
+    });
+  });
+
+  it('freshAccessToken() refreshes a due access token first, for use outside the client', async () => {
+    const { tokens, user } = await expiredPair();
+    const client = new BandClient({ baseUrl: server.url, ...tokens });
+    const token = await client.freshAccessToken();
+    expect(token).not.toBe(tokens.accessToken);
+    expect(client.tokens.accessToken).toBe(token);
+    const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await me.json()).toMatchObject({ id: user.id });
   });
 
   it('health() answers without an account', async () => {

@@ -24,8 +24,11 @@ describe('command-line sign-in through the identity provider', () => {
     const pairs: TokenPair[] = [];
     const band = new BandClient({ baseUrl: server.url, onTokens: (pair) => void pairs.push(pair) });
 
+    // idpLoginUrl() is idpUrl() once the server confirmed it has a provider to send the browser to.
+    const address = await band.auth.idpLoginUrl({ cliRedirect, codeChallenge });
+    expect(address).toBe(band.auth.idpUrl({ cliRedirect, codeChallenge }));
     // The browser's part: our server → the provider → our callback → the loopback address with a code.
-    const started = await fetch(band.auth.idpUrl({ cliRedirect, codeChallenge }), { redirect: 'manual' });
+    const started = await fetch(address, { redirect: 'manual' });
     expect(started.status).toBe(302);
     const flowCookie = started.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).join('; ');
     const callbackUrl = await provider.signIn(started.headers.get('location')!, 'sdk-subject');

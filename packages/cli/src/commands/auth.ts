@@ -129,7 +129,7 @@ export function register(auth: Command): void {
       .action(
         run(async (ctx) => {
           const client = await ctx.signedIn();
-          const token = client.tokens.accessToken;
+          const token = await client.freshAccessToken();
           if (!token) throw new CliError('not logged in: run band auth login', EXIT.auth);
           // The token is for use after this run: a BAND_EMAIL sign-in must not be logged out at its end.
           ctx.keepSession();
@@ -175,11 +175,7 @@ async function webLogin(ctx: Context): Promise<void> {
   const client = ctx.anonymousClient();
   const { codeVerifier, codeChallenge } = pkcePair();
   const { code, redirectUri } = await awaitBrowser(ctx, {
-    start: async (cliRedirect) => {
-      const address = client.auth.idpUrl({ cliRedirect, codeChallenge });
-      await checkIdpEnabled(address);
-      return address;
-    },
+    start: (cliRedirect) => idpLoginUrl(client, cliRedirect, codeChallenge),
     purpose: 'log in',
     what: 'login',
     success: 'You are logged in to band.',
@@ -273,16 +269,17 @@ function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ code: string; 
   });
 }
 
-/** The server answers 404 IDP_DISABLED when it has no identity provider: say so instead of waiting. */
-async function checkIdpEnabled(address: string): Promise<void> {
-  const response = await fetch(address, { redirect: 'manual' }).catch((error: Error) => {
-    // Unreachable is exit 5, as for every other command (fetch's own message is only "fetch failed").
-    const reason = error.cause instanceof Error ? error.cause.message : error.message;
-    throw new CliError(`GET ${new URL(address).pathname} failed: ${reason}`, EXIT.unavailable);
-  });
-  await response.body?.cancel();
-  if (response.status === 404) throw new CliError('this server has no identity provider configured (IDP_DISABLED)', EXIT.notFound);
-  if (response.status >= 400) throw new CliError(`the server refused to start a browser login (HTTP ${response.status})`, EXIT.error);
+/** The address that starts a browser login; a server without an identity provider says so instead of a browser opening. */
+async function idpLoginUrl(client: BandClient, cliRedirect: string, codeChallenge: string): Promise<string> {
+  try {
+    return await client.auth.idpLoginUrl({ cliRedirect, codeChallenge });
+  } catch (error) {
+    const { BandApiError } = await import('@bandcollab/sdk');
+    if (error instanceof BandApiError && error.code === 'IDP_DISABLED') {
+      throw new CliError('this server has no identity provider configured (IDP_DISABLED)', EXIT.notFound);
+    }
+    throw error;
+  }
 }
 
 function openBrowser(address: string): void {

@@ -172,9 +172,9 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
     }
     const bar = progress.start(label, file.size);
     try {
-      const record = await ctx.retryingExpiry((client) =>
-        client.files.upload({ cutId, file: file.path, name: options.name, onProgress: ({ loaded }) => bar.update(loaded) }),
-      );
+      // An access token that expires during a long upload is refreshed by the SDK, which sends the file again.
+      const client = await ctx.signedIn();
+      const record = await client.files.upload({ cutId, file: file.path, name: options.name, onProgress: ({ loaded }) => bar.update(loaded) });
       report.uploadedBytes += file.size;
       bar.finish(true);
       return record;

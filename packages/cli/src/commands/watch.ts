@@ -19,10 +19,7 @@ export function register(command: Command): void {
   );
 }
 
-/**
- * Runs until interrupted. The stored access token outlives no reconnection after it expired (the SDK holds
- * no refresh token for a stored profile): the context refreshes it under the profile's lock, and the watch goes on.
- */
+/** Runs until interrupted. The SDK reconnects after a drop, with an access token it refreshed when due. */
 async function watch(ctx: Context, options: WatchOptions): Promise<void> {
   const client = await ctx.signedIn();
   const only = options.project === undefined ? undefined : await projectId(client, options.project);
@@ -31,33 +28,20 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
     for (const project of await client.projects.list()) names.set(project.id, project.name);
   };
   await loadNames();
-  for (;;) {
-    try {
-      await ctx.retryingExpiry(
-        (signedIn) =>
-          signedIn.events.subscribe({
-            projectId: only,
-            onHello: (hello) => {
-              const count = only === undefined ? hello.projectIds.length : 1;
-              ctx.out.info(`watching ${count} project${count === 1 ? '' : 's'} (Ctrl-C to stop)`);
-            },
-            onEvent: (event) => {
-              // A project joined meanwhile: its name is there for the events after this one.
-              if (!names.has(event.projectId)) void loadNames().catch(() => undefined);
-              if (event.type === 'project.updated') names.set(event.projectId, event.data.project.name);
-              ctx.out.recordLine(event, () => eventLine(ctx.out, event, names.get(event.projectId) ?? event.projectId));
-            },
-            onDisconnect: ({ code, retryInMs }) => {
-              ctx.out.info(`connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`);
-            },
-          }).closed,
-      );
-      return;
-    } catch (error) {
-      // Loaded here, not at the top: `band watch --help` does not load the SDK (it is loaded by now).
-      const { BandApiError } = await import('@bandcollab/sdk');
-      const expired = error instanceof BandApiError && error.code === 'TOKEN_EXPIRED';
-      if (!expired || ctx.source !== 'stored') throw error;
-    }
-  }
+  await client.events.subscribe({
+    projectId: only,
+    onHello: (hello) => {
+      const count = only === undefined ? hello.projectIds.length : 1;
+      ctx.out.info(`watching ${count} project${count === 1 ? '' : 's'} (Ctrl-C to stop)`);
+    },
+    onEvent: (event) => {
+      // A project joined meanwhile: its name is there for the events after this one.
+      if (!names.has(event.projectId)) void loadNames().catch(() => undefined);
+      if (event.type === 'project.updated') names.set(event.projectId, event.data.project.name);
+      ctx.out.recordLine(event, () => eventLine(ctx.out, event, names.get(event.projectId) ?? event.projectId));
+    },
+    onDisconnect: ({ code, retryInMs }) => {
+      ctx.out.info(`connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`);
+    },
+  }).closed;
 }

@@ -1,26 +1,29 @@
 import { localProblem } from '../errors.js';
-import type { Transport } from '../transport.js';
+import type { RequestOptions, Transport } from '../transport.js';
 import type { AuthResult, IdpExchangeRequest, IdpLinkResult, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
 
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
 
   /** Creates an account and signs in: the client keeps the tokens and hands them to onTokens. */
-  register(request: RegisterRequest): Promise<AuthResult> {
-    return this.signIn('/api/auth/register', request);
+  register(request: RegisterRequest, options?: RequestOptions): Promise<AuthResult> {
+    return this.signIn('/api/auth/register', request, options);
   }
 
-  login(request: LoginRequest): Promise<AuthResult> {
-    return this.signIn('/api/auth/login', request);
+  login(request: LoginRequest, options?: RequestOptions): Promise<AuthResult> {
+    return this.signIn('/api/auth/login', request, options);
   }
 
-  /** Rotates the token pair now (calls made meanwhile wait for it and share it). */
+  /**
+   * Rotates the token pair now (calls made meanwhile wait for it and share it). With a token store, under
+   * its lock: a pair another process already rotated is taken from the store instead.
+   */
   refresh(): Promise<TokenPair> {
     return this.transport.refresh();
   }
 
   /** Ends the session server-side and forgets the tokens, even when the server could not be reached. */
-  async logout(): Promise<LogoutResult> {
+  async logout(options?: RequestOptions): Promise<LogoutResult> {
     const { refreshToken } = this.transport.tokens;
     try {
       // The refresh token names the session; an expired access token must not stand in the way.
@@ -29,14 +32,14 @@ export class AuthResource {
         path: '/api/auth/logout',
         json: (refreshToken ? { refreshToken } : {}) satisfies LogoutRequest,
         auth: refreshToken === undefined,
-      });
+      }, options);
     } finally {
       this.transport.setTokens({});
     }
   }
 
-  me(): Promise<Me> {
-    return this.transport.json<Me>({ method: 'GET', path: '/api/auth/me' });
+  me(options?: RequestOptions): Promise<Me> {
+    return this.transport.json<Me>({ method: 'GET', path: '/api/auth/me' }, options);
   }
 
   /**
@@ -55,13 +58,25 @@ export class AuthResource {
   }
 
   /**
+   * `idpUrl`, once the server confirmed it starts a sign-in there (its answer is a redirect to the provider):
+   * rejects with a BandApiError 404 `IDP_DISABLED` when the server has no identity provider, so a client
+   * does not send anyone to an error page. The probe starts no session.
+   */
+  async idpLoginUrl(login: { cliRedirect?: string; codeChallenge?: string; redirect?: string }, options?: RequestOptions): Promise<string> {
+    const address = this.idpUrl(login);
+    const response = await this.transport.send({ method: 'GET', path: address.slice(this.transport.baseUrl.length), auth: false }, options);
+    await response.body.dump();
+    return address;
+  }
+
+  /**
    * With the caller's credentials: the address to open in a browser to link the account the user signs in
    * to at the identity provider to this one. The provider comes back to the loopback `cliRedirect` with
    * `?code=` (or `?authError=`); `linkIdp` with that code and the verifier of `codeChallenge` makes the link.
    */
-  async idpLinkUrl(options: { cliRedirect: string; codeChallenge: string }): Promise<string> {
-    const query = new URLSearchParams({ link: '1', cliRedirect: options.cliRedirect, code_challenge: options.codeChallenge });
-    const response = await this.transport.send({ method: 'GET', path: `/api/auth/idp?${query}` });
+  async idpLinkUrl(link: { cliRedirect: string; codeChallenge: string }, options?: RequestOptions): Promise<string> {
+    const query = new URLSearchParams({ link: '1', cliRedirect: link.cliRedirect, code_challenge: link.codeChallenge });
+    const response = await this.transport.send({ method: 'GET', path: `/api/auth/idp?${query}` }, options);
     await response.body.dump();
     const location = response.headers.location;
     if (response.status !== 302 || typeof location !== 'string') {
@@ -71,17 +86,17 @@ export class AuthResource {
   }
 
   /** Links the identity-provider account behind a code from `idpLinkUrl`'s flow to the caller's account. */
-  linkIdp(request: IdpExchangeRequest): Promise<IdpLinkResult> {
-    return this.transport.json<IdpLinkResult>({ method: 'POST', path: '/api/auth/idp/link', json: request });
+  linkIdp(request: IdpExchangeRequest, options?: RequestOptions): Promise<IdpLinkResult> {
+    return this.transport.json<IdpLinkResult>({ method: 'POST', path: '/api/auth/idp/link', json: request }, options);
   }
 
   /** Trades the one-time code of a command-line identity-provider sign-in, with its verifier, for tokens. */
-  exchangeIdpCode(request: IdpExchangeRequest): Promise<AuthResult> {
-    return this.signIn('/api/auth/idp/exchange', request);
+  exchangeIdpCode(request: IdpExchangeRequest, options?: RequestOptions): Promise<AuthResult> {
+    return this.signIn('/api/auth/idp/exchange', request, options);
   }
 
-  private async signIn(path: string, body: object): Promise<AuthResult> {
-    const result = await this.transport.json<AuthResult>({ method: 'POST', path, json: body, auth: false });
+  private async signIn(path: string, body: object, options: RequestOptions | undefined): Promise<AuthResult> {
+    const result = await this.transport.json<AuthResult>({ method: 'POST', path, json: body, auth: false }, options);
     await this.transport.storeTokens({
       accessToken: result.accessToken,
       refreshToken: result.refreshToken,

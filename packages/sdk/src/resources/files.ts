@@ -1,7 +1,7 @@
 import { checkSize, type FileInput, fileSource, multipartBody, type Progress } from '../multipart.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
-import { segment, type Transport } from '../transport.js';
+import { type RequestOptions, segment, type Transport } from '../transport.js';
 import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats } from '../types.js';
 
 export interface UploadInput {
@@ -22,7 +22,7 @@ export class FilesResource {
    * Streams a file to a cut. The type and its size limit are checked before a byte is sent; the upload is
    * never retried blindly (only once after a token refresh, when the bytes can be read again).
    */
-  async upload(input: UploadInput): Promise<FileRecord> {
+  async upload(input: UploadInput, options?: RequestOptions): Promise<FileRecord> {
     const source = await fileSource(input.file, input.filename);
     if (!source.filename) throw new TypeError('upload: `filename` is required when `file` is not a path or a named File');
     const rule = fileTypeFor(source.filename);
@@ -31,42 +31,45 @@ export class FilesResource {
       throw localProblem(415, 'UNSUPPORTED_FILE_TYPE', 'Unsupported Media Type', `${source.filename}: accepted types are ${accepted}`);
     }
     checkSize(source, rule.maxBytes, `${rule.type} files`);
-    return this.transport.json<FileRecord>({
-      method: 'POST',
-      path: '/api/files/upload',
-      signal: input.signal,
-      stream: multipartBody(
-        { cutId: input.cutId, name: input.name },
-        { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
-      ),
-    });
+    return this.transport.json<FileRecord>(
+      {
+        method: 'POST',
+        path: '/api/files/upload',
+        signal: input.signal,
+        stream: multipartBody(
+          { cutId: input.cutId, name: input.name },
+          { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
+        ),
+      },
+      options,
+    );
   }
 
-  get(id: string): Promise<FileRecord> {
-    return this.transport.json<FileRecord>({ method: 'GET', path: `/api/files/${segment(id)}` });
+  get(id: string, options?: RequestOptions): Promise<FileRecord> {
+    return this.transport.json<FileRecord>({ method: 'GET', path: `/api/files/${segment(id)}` }, options);
   }
 
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
-  download(id: string, options: DownloadOptions): Promise<DownloadResult> {
-    return download(this.transport, { path: `/api/files/${segment(id)}/download` }, options);
+  download(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
+    return download(this.transport, { path: `/api/files/${segment(id)}/download` }, target, options);
   }
 
   /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
-  share(id: string, options: ShareRequest = {}): Promise<ShareLink> {
-    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/files/${segment(id)}/share`, json: options });
+  share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
+    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/files/${segment(id)}/share`, json: request }, options);
   }
 
   /** Revokes every public link of the file. */
-  unshare(id: string): Promise<RevokeSharesResult> {
-    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/files/${segment(id)}/share` });
+  unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
+    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/files/${segment(id)}/share` }, options);
   }
 
   /** The caller's storage use (and the whole site's, for a site ADMIN). */
-  storage(): Promise<StorageStats> {
-    return this.transport.json<StorageStats>({ method: 'GET', path: '/api/files/storage' });
+  storage(options?: RequestOptions): Promise<StorageStats> {
+    return this.transport.json<StorageStats>({ method: 'GET', path: '/api/files/storage' }, options);
   }
 
-  delete(id: string): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` });
+  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` }, options);
   }
 }

@@ -1,4 +1,4 @@
-import { segment, type Transport } from '../transport.js';
+import { type RequestOptions, segment, type Transport } from '../transport.js';
 import type { AcceptedInvitation, AcceptInvitationRequest, InvitationView } from '../types.js';
 
 /** Invitation links: what one offers, and accepting it as the signed-in user. */
@@ -6,17 +6,17 @@ export class InvitationsResource {
   constructor(private readonly transport: Transport) {}
 
   /** What a link offers; needs no account. Takes the token or the whole invite URL. */
-  get(tokenOrUrl: string): Promise<InvitationView> {
-    return this.transport.json<InvitationView>({ method: 'GET', path: `/api/invitations/${segment(invitationToken(tokenOrUrl))}`, auth: false });
+  get(tokenOrUrl: string, options?: RequestOptions): Promise<InvitationView> {
+    return this.transport.json<InvitationView>({ method: 'GET', path: `/api/invitations/${segment(invitationToken(tokenOrUrl))}`, auth: false }, options);
   }
 
   /**
    * Joins the project as the signed-in user, whose email must be the invited one. Takes the token or the
    * whole invite URL; the token goes to this client's server only.
    */
-  accept(tokenOrUrl: string): Promise<AcceptedInvitation> {
+  accept(tokenOrUrl: string, options?: RequestOptions): Promise<AcceptedInvitation> {
     const json: AcceptInvitationRequest = { token: invitationToken(tokenOrUrl) };
-    return this.transport.json<AcceptedInvitation>({ method: 'POST', path: '/api/invitations/accept', json });
+    return this.transport.json<AcceptedInvitation>({ method: 'POST', path: '/api/invitations/accept', json }, options);
   }
 }
 

@@ -1,5 +1,5 @@
 import { type FileInput, imageFormOrJson } from '../multipart.js';
-import { segment, type Transport } from '../transport.js';
+import { type RequestOptions, segment, type Transport } from '../transport.js';
 import type {
   CreateProjectRequest,
   Deleted,
@@ -27,51 +27,51 @@ export class ProjectsResource {
   constructor(private readonly transport: Transport) {}
 
   /** The caller's projects, newest first. */
-  list(): Promise<Project[]> {
-    return this.transport.json<Project[]>({ method: 'GET', path: '/api/projects' });
+  list(options?: RequestOptions): Promise<Project[]> {
+    return this.transport.json<Project[]>({ method: 'GET', path: '/api/projects' }, options);
   }
 
-  async create(input: CreateProjectInput): Promise<Project> {
+  async create(input: CreateProjectInput, options?: RequestOptions): Promise<Project> {
     const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-    return this.transport.json<Project>({ method: 'POST', path: '/api/projects', ...body });
+    return this.transport.json<Project>({ method: 'POST', path: '/api/projects', ...body }, options);
   }
 
-  get(id: string): Promise<ProjectDetail> {
-    return this.transport.json<ProjectDetail>({ method: 'GET', path: `/api/projects/${segment(id)}` });
+  get(id: string, options?: RequestOptions): Promise<ProjectDetail> {
+    return this.transport.json<ProjectDetail>({ method: 'GET', path: `/api/projects/${segment(id)}` }, options);
   }
 
-  async update(id: string, input: UpdateProjectInput): Promise<UpdatedProject> {
+  async update(id: string, input: UpdateProjectInput, options?: RequestOptions): Promise<UpdatedProject> {
     const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-    return this.transport.json<UpdatedProject>({ method: 'PUT', path: `/api/projects/${segment(id)}`, ...body });
+    return this.transport.json<UpdatedProject>({ method: 'PUT', path: `/api/projects/${segment(id)}`, ...body }, options);
   }
 
-  delete(id: string): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}` });
+  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}` }, options);
   }
 
   /**
    * Invites an email (project ADMIN): answers the invitation and its `inviteUrl`, the link to send to the
    * invitee, who joins by accepting it signed in with that email. Nobody is added before that.
    */
-  invite(id: string, request: InviteRequest): Promise<InviteResult> {
-    return this.transport.json<InviteResult>({ method: 'POST', path: `/api/projects/${segment(id)}/invite`, json: request });
+  invite(id: string, request: InviteRequest, options?: RequestOptions): Promise<InviteResult> {
+    return this.transport.json<InviteResult>({ method: 'POST', path: `/api/projects/${segment(id)}/invite`, json: request }, options);
   }
 
   /** Revokes a pending invitation (project ADMIN): its link stops working. */
-  revokeInvitation(id: string, invitationId: string): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/invitations/${segment(invitationId)}` });
+  revokeInvitation(id: string, invitationId: string, options?: RequestOptions): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/invitations/${segment(invitationId)}` }, options);
   }
 
-  updateMember(id: string, userId: string, request: UpdateMemberRequest): Promise<Member> {
+  updateMember(id: string, userId: string, request: UpdateMemberRequest, options?: RequestOptions): Promise<Member> {
     return this.transport.json<Member>({
       method: 'PUT',
       path: `/api/projects/${segment(id)}/members/${segment(userId)}`,
       json: request,
-    });
+    }, options);
   }
 
   /** Removes a member (project ADMIN), or leaves the project when `userId` is the caller's own. */
-  removeMember(id: string, userId: string): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/members/${segment(userId)}` });
+  removeMember(id: string, userId: string, options?: RequestOptions): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/members/${segment(userId)}` }, options);
   }
 }

@@ -1,5 +1,5 @@
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
-import { segment, type Transport } from '../transport.js';
+import { type RequestOptions, segment, type Transport } from '../transport.js';
 import type { SharedFile } from '../types.js';
 
 /** Public share links: no account or token needed. */
@@ -7,14 +7,14 @@ export class SharesResource {
   constructor(private readonly transport: Transport) {}
 
   /** What a link shares. Takes the token or the whole share URL (whose server is then used). */
-  get(tokenOrUrl: string): Promise<SharedFile> {
+  get(tokenOrUrl: string, options?: RequestOptions): Promise<SharedFile> {
     const { transport, path } = this.locate(tokenOrUrl);
-    return transport.json<SharedFile>({ method: 'GET', path, auth: false });
+    return transport.json<SharedFile>({ method: 'GET', path, auth: false }, options);
   }
 
-  download(tokenOrUrl: string, options: Omit<DownloadOptions, 'range'>): Promise<DownloadResult> {
+  download(tokenOrUrl: string, target: Omit<DownloadOptions, 'range'>, options?: RequestOptions): Promise<DownloadResult> {
     const { transport, path } = this.locate(tokenOrUrl);
-    return download(transport, { path: `${path}?download=1`, auth: false }, options);
+    return download(transport, { path: `${path}?download=1`, auth: false }, target, options);
   }
 
   /** `https://host/base/share/<token>` is served by `https://host/base`, which may not be this client's server. */

@@ -1,5 +1,5 @@
 import { type FileInput, imageFormOrJson } from '../multipart.js';
-import { segment, type Transport } from '../transport.js';
+import { type RequestOptions, segment, type Transport } from '../transport.js';
 import type {
   CreateVibeRequest,
   Deleted,
@@ -24,27 +24,27 @@ export class VibesResource {
   constructor(private readonly transport: Transport) {}
 
   /** Adds a vibe at the end of the project's list. */
-  async create(projectId: string, input: CreateVibeInput): Promise<Vibe> {
+  async create(projectId: string, input: CreateVibeInput, options?: RequestOptions): Promise<Vibe> {
     const body = await imageFormOrJson({ name: input.name }, input.image);
-    return this.transport.json<Vibe>({ method: 'POST', path: `/api/projects/${segment(projectId)}/vibes`, ...body });
+    return this.transport.json<Vibe>({ method: 'POST', path: `/api/projects/${segment(projectId)}/vibes`, ...body }, options);
   }
 
-  get(id: string): Promise<VibeWithCuts> {
-    return this.transport.json<VibeWithCuts>({ method: 'GET', path: `/api/vibes/${segment(id)}` });
+  get(id: string, options?: RequestOptions): Promise<VibeWithCuts> {
+    return this.transport.json<VibeWithCuts>({ method: 'GET', path: `/api/vibes/${segment(id)}` }, options);
   }
 
   /** Renames, sets a new image, or removes the image with `image: null`. */
-  async update(id: string, input: UpdateVibeInput): Promise<Vibe> {
+  async update(id: string, input: UpdateVibeInput, options?: RequestOptions): Promise<Vibe> {
     const body = await imageFormOrJson({ name: input.name }, input.image);
-    return this.transport.json<Vibe>({ method: 'PUT', path: `/api/vibes/${segment(id)}`, ...body });
+    return this.transport.json<Vibe>({ method: 'PUT', path: `/api/vibes/${segment(id)}`, ...body }, options);
   }
 
-  delete(id: string): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/vibes/${segment(id)}` });
+  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/vibes/${segment(id)}` }, options);
   }
 
   /** Puts a project's vibes in this order: exactly its vibe ids, each once. */
-  reorder(vibeIds: string[]): Promise<ReorderVibesResult> {
-    return this.transport.json<ReorderVibesResult>({ method: 'PUT', path: '/api/vibes/reorder', json: { vibeIds } satisfies ReorderVibesRequest });
+  reorder(vibeIds: string[], options?: RequestOptions): Promise<ReorderVibesResult> {
+    return this.transport.json<ReorderVibesResult>({ method: 'PUT', path: '/api/vibes/reorder', json: { vibeIds } satisfies ReorderVibesRequest }, options);
   }
 }
