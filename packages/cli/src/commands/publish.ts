@@ -1,10 +1,12 @@
 import type { BandClient, CutWithFiles, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
+import { uploadFiles } from '../bulk-upload.js';
 import { type Context, run } from '../context.js';
+import { parseDuration } from '../durations.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
+import { expand } from '../globs.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
-import { expand, parseDuration, uploadFiles } from './file.js';
 
 interface PublishOptions {
   project: string;
@@ -34,7 +36,7 @@ export function register(publish: Command): void {
       .action(
         run(async (ctx, filePattern: string, options: PublishOptions) => {
           if (options.expires !== undefined && !options.share) throw usageError('--expires needs --share');
-          const files = await expand([filePattern]);
+          const files = await expand([filePattern], process.cwd());
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
           const client = await ctx.signedIn();
           const cut = await findOrCreateCut(ctx, client, options);
