@@ -34,7 +34,7 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
   const progress = await ctx.out.transfers('uploading', files.length, totalBytes);
   const results: (FileRecord | undefined)[] = new Array(files.length);
   const report: UploadReport = { records: [], failures: [], skipped: 0, uploadedBytes: 0, seconds: 0 };
-  const started = Date.now();
+  const started = ctx.io.now();
   let next = 0;
 
   const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
@@ -76,7 +76,7 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
     progress.stop();
   }
   report.records = results.filter((record): record is FileRecord => record !== undefined);
-  report.seconds = (Date.now() - started) / 1000;
+  report.seconds = (ctx.io.now() - started) / 1000;
   return report;
 }
 

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Keytar } from './io.js';
 
 export interface StoredTokens {
   accessToken: string;
@@ -32,12 +33,6 @@ const KEYCHAIN_TIMEOUT_MS = 3000;
 const LOCK_WAIT_MS = 20_000;
 /** A lock file older than this belongs to a process that died while holding it. */
 const LOCK_STALE_MS = 30_000;
-
-interface Keytar {
-  getPassword(service: string, account: string): Promise<string | null>;
-  setPassword(service: string, account: string, password: string): Promise<void>;
-  deletePassword(service: string, account: string): Promise<boolean>;
-}
 
 /**
  * The file of a profile's login on one server: `<profile>@<origin>.json`, the origin percent-encoded (every
@@ -102,11 +97,10 @@ class KeychainStore implements CredentialStore {
  * The keychain store of a profile's login on one server (account `<profile>@<origin>`) when keytar loads and
  * answers within the timeout; else why not.
  */
-export async function openKeychain(profile: string, origin: string): Promise<KeychainStore | { unavailable: string }> {
+export async function openKeychain(profile: string, origin: string, loadKeytar: () => Promise<Keytar>): Promise<KeychainStore | { unavailable: string }> {
   let keytar: Keytar;
   try {
-    const module = (await import('keytar')) as { default?: Keytar } & Keytar;
-    keytar = module.default ?? module;
+    keytar = await loadKeytar();
   } catch {
     return { unavailable: 'keytar is not installed or could not load' };
   }

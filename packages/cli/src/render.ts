@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FileRecord, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
 import type { MultiBar, SingleBar } from 'cli-progress';
+import { type Io, isCI, type OutStream } from './io.js';
 
 export interface OutputOptions {
   json: boolean;
@@ -35,46 +36,53 @@ export class Output {
   private readonly stdoutColor: boolean;
   private readonly stderrColor: boolean;
   private readonly progressEnabled: boolean;
+  private readonly stdout: OutStream;
+  private readonly stderr: OutStream;
 
-  constructor(options: OutputOptions) {
+  constructor(
+    options: OutputOptions,
+    private readonly io: Io,
+  ) {
     this.json = options.json;
     this.quiet = options.quiet;
     this.debug = options.debug;
-    this.stdoutColor = options.color && colorSupported(process.stdout);
-    this.stderrColor = options.color && colorSupported(process.stderr);
+    this.stdout = io.stdout;
+    this.stderr = io.stderr;
+    this.stdoutColor = options.color && colorSupported(io.stdout, io.env);
+    this.stderrColor = options.color && colorSupported(io.stderr, io.env);
     this.progressEnabled = options.progress && !options.quiet;
   }
 
   /** A record (or list of records): JSON with --json, else the human rendering. */
   record(value: unknown, human: () => string): void {
-    if (this.json) process.stdout.write(`${jsonText(value, 2)}\n`);
-    else writeLines(process.stdout, human());
+    if (this.json) this.stdout.write(`${jsonText(value, 2)}\n`);
+    else writeLines(this.stdout, human());
   }
 
   /** One record of a stream (watch): compact JSON on one line with --json, so it pipes into jq and line tools. */
   recordLine(value: unknown, human: () => string): void {
-    if (this.json) process.stdout.write(`${jsonText(value)}\n`);
-    else writeLines(process.stdout, human());
+    if (this.json) this.stdout.write(`${jsonText(value)}\n`);
+    else writeLines(this.stdout, human());
   }
 
   /** A status message for people (a summary, what was created on the way): stderr, suppressed by --quiet. */
   info(message: string): void {
-    if (!this.quiet) writeLines(process.stderr, message);
+    if (!this.quiet) writeLines(this.stderr, message);
   }
 
   /** A notice the user should see even with --quiet (e.g. where credentials went). */
   notice(message: string): void {
-    writeLines(process.stderr, `band: ${message}`);
+    writeLines(this.stderr, `band: ${message}`);
   }
 
   /** The one line for a failed command. */
   error(message: string, requestId?: string): void {
     const detail = this.debug && requestId ? `${message} (request id ${requestId})` : message;
-    writeLines(process.stderr, `${this.paint('red', 'error:', 'stderr')} ${detail}`);
+    writeLines(this.stderr, `${this.paint('red', 'error:', 'stderr')} ${detail}`);
   }
 
   debugLine(message: string): void {
-    if (this.debug) writeLines(process.stderr, this.paint('dim', `debug: ${message}`, 'stderr'));
+    if (this.debug) writeLines(this.stderr, this.paint('dim', `debug: ${message}`, 'stderr'));
   }
 
   table<Row>(rows: readonly Row[], columns: readonly Column<Row>[], empty = '(none)'): string {
@@ -96,7 +104,7 @@ export class Output {
 
   /** Is stderr a real terminal that can show bars and spinners? */
   private get liveTerminal(): boolean {
-    return Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !isCI();
+    return Boolean(this.stderr.isTTY) && (this.stderr.columns ?? 0) > 0 && !isCI(this.io.env);
   }
 
   /** Progress for a set of transfers: bars on a terminal, plain lines elsewhere, nothing with --no-progress. */
@@ -107,7 +115,7 @@ export class Output {
       const { MultiBar, Presets } = (await import('cli-progress')).default;
       const bars = new MultiBar(
         {
-          stream: process.stderr,
+          stream: this.stderr,
           format: '{bar} {percentage}% | {filesDone}/{fileCount} {name} | {value}/{total}',
           barsize: 24,
           hideCursor: true,
@@ -120,14 +128,14 @@ export class Output {
       );
       return new BarProgress(bars, verb, fileCount, totalBytes);
     }
-    return new PlainProgress(verb, fileCount, totalBytes);
+    return new PlainProgress(this.stderr, verb, fileCount, totalBytes);
   }
 
   /** A spinner on a terminal while something slow happens; off a terminal, nothing. */
   async spinner(text: string): Promise<Spinner> {
     if (!this.progressEnabled || !this.liveTerminal) return { stop: () => undefined };
     const { default: ora } = await import('ora');
-    const spinner = ora({ text, stream: process.stderr, color: this.stderrColor ? 'cyan' : false, discardStdin: false }).start();
+    const spinner = ora({ text, stream: this.stderr as NodeJS.WriteStream, color: this.stderrColor ? 'cyan' : false, discardStdin: false }).start();
     return { stop: () => void spinner.stop() };
   }
 
@@ -279,11 +287,12 @@ class PlainProgress implements TransferProgress {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
+    private readonly stream: OutStream,
     private readonly verb: string,
     private readonly fileCount: number,
     private readonly totalBytes: number,
   ) {
-    writeLines(process.stderr, `${verb} ${fileCount} file${fileCount === 1 ? '' : 's'} (${formatBytes(totalBytes)})`);
+    writeLines(stream, `${verb} ${fileCount} file${fileCount === 1 ? '' : 's'} (${formatBytes(totalBytes)})`);
     this.timer = setInterval(() => this.line(), PLAIN_PROGRESS_INTERVAL_MS);
     this.timer.unref();
   }
@@ -307,26 +316,21 @@ class PlainProgress implements TransferProgress {
   private line(): void {
     const percent = this.totalBytes > 0 ? Math.floor((this.totals.bytes / this.totalBytes) * 100) : 100;
     writeLines(
-      process.stderr,
+      this.stream,
       `${this.verb}: ${this.totals.done}/${this.fileCount} files, ${formatBytes(this.totals.bytes)} of ${formatBytes(this.totalBytes)} (${percent}%)`,
     );
   }
 }
 
 /** The one way human output reaches a terminal: made printable, then styled. */
-function writeLines(stream: NodeJS.WriteStream, text: string): void {
+function writeLines(stream: OutStream, text: string): void {
   const shown = printable(text).replace(STYLE_MARKS, '\u001b[$1m');
   stream.write(shown.endsWith('\n') ? shown : `${shown}\n`);
 }
 
-function colorSupported(stream: NodeJS.WriteStream): boolean {
-  if (process.env.NO_COLOR) return false;
-  return Boolean(stream.isTTY) && process.env.TERM !== 'dumb';
-}
-
-export function isCI(): boolean {
-  const ci = process.env.CI;
-  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+function colorSupported(stream: OutStream, env: Io['env']): boolean {
+  if (env.NO_COLOR) return false;
+  return Boolean(stream.isTTY) && env.TERM !== 'dumb';
 }
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

@@ -1,12 +1,14 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
 
 type Where = Omit<CutRef, 'cut'>;
 
-export function register(cut: Command): void {
+export function register(cut: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(cut, 'band cut create "Take 1" --vibe Verse --project Demo');
 
   withExamples(
@@ -59,7 +61,7 @@ export function register(cut: Command): void {
       run(async (ctx, ref: string, options: Where) => {
         const client = await ctx.signedIn();
         const found = await resolveCut(client, { ...options, cut: ref });
-        await confirm(`Delete cut ${found.name} with its ${found.files.length} file(s)?`, ctx.options.yes);
+        await confirm(ctx.io, `Delete cut ${found.name} with its ${found.files.length} file(s)?`, ctx.options.yes);
         const deleted = await client.cuts.delete(found.id);
         ctx.out.record(deleted, () => `Deleted cut ${found.name}`);
       }),

@@ -4,17 +4,19 @@ import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type UploadReport, uploadFiles } from '../bulk-upload.js';
-import { type Context, run } from '../context.js';
+import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { expand, type LocalFile } from '../globs.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { fileTable, fileView, formatBytes, formatTime, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
-export function register(file: Command): void {
+export function register(file: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     file,
     'band file upload "takes/*.wav" --cut "Take 1" --vibe Verse --project Demo',
@@ -29,7 +31,7 @@ export function register(file: Command): void {
       .option('--name <name>', 'display name (one file only; default: the file name)')
       .action(
         run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; skipExisting?: boolean; name?: string }) => {
-          const files = await expand(patterns, process.cwd());
+          const files = await expand(patterns, ctx.io.cwd);
           if (options.name !== undefined && files.length > 1) throw usageError('--name needs exactly one file');
           const client = await ctx.signedIn();
           const cut = await resolveCut(client, options);
@@ -111,7 +113,7 @@ export function register(file: Command): void {
       run(async (ctx, ref: string, options: Where) => {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);
-        await confirm(`Delete file ${found.name}?`, ctx.options.yes);
+        await confirm(ctx.io, `Delete file ${found.name}?`, ctx.options.yes);
         const deleted = await client.files.delete(found.id);
         ctx.out.record(deleted, () => `Deleted file ${found.name}`);
       }),
@@ -149,15 +151,16 @@ function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): 
 async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
   const filename = localName(file);
   if (output === '-') {
-    await client.files.download(file.id, { to: process.stdout });
+    await client.files.download(file.id, { to: ctx.io.stdout });
     return;
   }
   let target = output ?? filename;
-  if (existsSync(target) && (await stat(target)).isDirectory()) target = path.join(target, filename);
+  const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
+  if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
   const bar = progress.start(path.basename(target), file.size);
   try {
-    await client.files.download(file.id, { to: target, onProgress: ({ loaded }) => bar.update(loaded) });
+    await client.files.download(file.id, { to: here(target), onProgress: ({ loaded }) => bar.update(loaded) });
     bar.finish(true);
   } catch (error) {
     bar.finish(false);

@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
+import type { Io } from '../io.js';
 import { formatTime, withExamples } from '../render.js';
 
-export function register(invitation: Command): void {
+export function register(invitation: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(invitation, 'band invitation accept https://band.example.com/invite/2bX…');
 
   withExamples(

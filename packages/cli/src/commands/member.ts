@@ -1,12 +1,14 @@
 import type { Member, ProjectDetail, Role } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
 import { notFoundError, usageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { formatTime, withExamples } from '../render.js';
 import { pick, projectDetail, projectId } from '../resolve.js';
 
-export function register(member: Command): void {
+export function register(member: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(member, 'band member invite ana@example.com --project Demo');
 
   withExamples(
@@ -82,7 +84,7 @@ export function register(member: Command): void {
           const client = await ctx.signedIn();
           const detail = await projectDetail(client, options.project);
           const found = memberIn(detail, ref);
-          await confirm(`Remove ${found.name} <${found.email}> from ${detail.name}?`, ctx.options.yes);
+          await confirm(ctx.io, `Remove ${found.name} <${found.email}> from ${detail.name}?`, ctx.options.yes);
           const removed = await client.projects.removeMember(detail.id, found.userId);
           ctx.out.record(removed, () => `Removed ${found.name} from ${detail.name}`);
         }),

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { projectTable, projectView, withExamples } from '../render.js';
 import { projectDetail, projectId } from '../resolve.js';
@@ -10,7 +11,8 @@ interface ProjectFields {
   image?: string;
 }
 
-export function register(project: Command): void {
+export function register(project: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(project, 'band project list', 'band project show Demo');
 
   withExamples(
@@ -98,7 +100,7 @@ export function register(project: Command): void {
         run(async (ctx, ref: string) => {
           const client = await ctx.signedIn();
           const id = await projectId(client, ref);
-          await confirm(`Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
+          await confirm(ctx.io, `Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
           const deleted = await client.projects.delete(id);
           ctx.out.record(deleted, () => `Deleted project ${ref}`);
         }),

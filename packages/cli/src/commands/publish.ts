@@ -1,10 +1,11 @@
 import type { BandClient, CutWithFiles, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { uploadFiles } from '../bulk-upload.js';
-import { type Context, run } from '../context.js';
+import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
 import { expand } from '../globs.js';
+import type { Io } from '../io.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
 
@@ -18,7 +19,8 @@ interface PublishOptions {
   expires?: number;
 }
 
-export function register(publish: Command): void {
+export function register(publish: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     publish
       .description('upload one file to project / vibe / cut, creating them with --create, and optionally share it')
@@ -36,7 +38,7 @@ export function register(publish: Command): void {
       .action(
         run(async (ctx, filePattern: string, options: PublishOptions) => {
           if (options.expires !== undefined && !options.share) throw usageError('--expires needs --share');
-          const files = await expand([filePattern], process.cwd());
+          const files = await expand([filePattern], ctx.io.cwd);
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
           const client = await ctx.signedIn();
           const cut = await findOrCreateCut(ctx, client, options);

@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
 
-export function register(vibe: Command): void {
+export function register(vibe: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(vibe, 'band vibe create Verse --project Demo');
 
   withExamples(
@@ -53,7 +55,7 @@ export function register(vibe: Command): void {
         run(async (ctx, ref: string, options: { project?: string }) => {
           const client = await ctx.signedIn();
           const found = await resolveVibe(client, ref, options.project);
-          await confirm(`Delete vibe ${found.name} with its ${found.cuts.length} cut(s) and their files?`, ctx.options.yes);
+          await confirm(ctx.io, `Delete vibe ${found.name} with its ${found.cuts.length} cut(s) and their files?`, ctx.options.yes);
           const deleted = await client.vibes.delete(found.id);
           ctx.out.record(deleted, () => `Deleted vibe ${found.name}`);
         }),

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { type Context, run } from '../context.js';
+import { type Context, commandRunner } from '../context.js';
+import type { Io } from '../io.js';
 import { eventLine, withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
 
@@ -7,7 +8,8 @@ interface WatchOptions {
   project?: string;
 }
 
-export function register(command: Command): void {
+export function register(command: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     command
       .description('print the events of your projects as they happen, one line each (--json: one JSON object per line)')
