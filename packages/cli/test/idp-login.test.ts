@@ -31,7 +31,7 @@ function webLogin(who: CliUser, command: 'login' | 'link' = 'login'): { child: C
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const finished = new Promise<RunResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  const finished = new Promise<RunResult>((resolve) => child.on('close', (exitCode) => resolve({ exitCode, stdout, stderr })));
   return { child, output: () => stdout + stderr, finished };
 }
 
@@ -82,11 +82,11 @@ describe('band auth login --web', () => {
     expect(page).toContain('You are logged in');
 
     const result = await login.finished;
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).toContain('cli.user@idp.example.com');
 
     const status = await user.band(['--json', 'auth', 'status']);
-    expect(status.code, status.stderr).toBe(0);
+    expect(status.exitCode, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ email: 'cli.user@idp.example.com', name: 'Cli User' });
 
     // The code was single use: the loopback listener is gone, and the server refuses it a second time.
@@ -114,8 +114,8 @@ describe('band auth login --web', () => {
         expect(caught.status).toBe(401);
       });
       const result = await login.finished;
-      expect(result.code).toBe(EXIT.auth);
-      expect((await other.band(['auth', 'status'])).code).toBe(EXIT.auth);
+      expect(result.exitCode).toBe(EXIT.auth);
+      expect((await other.band(['auth', 'status'])).exitCode).toBe(EXIT.auth);
     } finally {
       await other.cleanup();
     }
@@ -132,7 +132,7 @@ describe('band auth login --web', () => {
     const { page } = await browser(await printedAddress(login), 'same-email');
     expect(page).toContain('account_exists');
     const result = await login.finished;
-    expect(result.code).toBe(EXIT.auth);
+    expect(result.exitCode).toBe(EXIT.auth);
     expect(result.stderr).toContain('account_exists');
   });
 
@@ -141,11 +141,11 @@ describe('band auth login --web', () => {
     const plainUser = await cliUser(plain.url);
     try {
       const result = await plainUser.band(['auth', 'login', '--web']);
-      expect(result.code).toBe(EXIT.notFound);
+      expect(result.exitCode).toBe(EXIT.notFound);
       expect(result.stderr).toContain('IDP_DISABLED');
       await registerWithCli(plainUser, 'no-idp@band.example.com');
       const link = await plainUser.band(['auth', 'link', '--web']);
-      expect(link.code).toBe(EXIT.notFound);
+      expect(link.exitCode).toBe(EXIT.notFound);
       expect(link.stderr).toContain('identity provider');
     } finally {
       await plainUser.cleanup();
@@ -166,7 +166,7 @@ describe('band auth link --web', () => {
       expect(loopback.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
       expect(page).toContain('Back to band');
       const result = await link.finished;
-      expect(result.code, result.stderr).toBe(0);
+      expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toContain('Linked your identity-provider account to');
       expect(result.stdout).toContain('linker@band.example.com');
       const [linkedTo] = await server.sql`select u.email from identities i join users u on u.id = i.user_id where i.subject = 'link-subject'`;
@@ -176,7 +176,7 @@ describe('band auth link --web', () => {
 
       const login = webLogin(later);
       await browser(await printedAddress(login), 'link-subject');
-      expect((await login.finished).code).toBe(0);
+      expect((await login.finished).exitCode).toBe(0);
       const laterStatus = await later.band(['--json', 'auth', 'status']);
       expect(JSON.parse(laterStatus.stdout)).toMatchObject({ email: 'linker@band.example.com' });
     } finally {
@@ -188,9 +188,9 @@ describe('band auth link --web', () => {
   it('needs --web and a login', async () => {
     const stranger = await cliUser(server.url);
     try {
-      expect((await stranger.band(['auth', 'link'])).code).toBe(EXIT.usage);
+      expect((await stranger.band(['auth', 'link'])).exitCode).toBe(EXIT.usage);
       const result = await stranger.band(['auth', 'link', '--web']);
-      expect(result.code).toBe(EXIT.auth);
+      expect(result.exitCode).toBe(EXIT.auth);
     } finally {
       await stranger.cleanup();
     }
