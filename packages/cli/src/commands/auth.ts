@@ -8,6 +8,7 @@ import { CliError, EXIT, usageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { ask, askSecret, isInteractive, readStdin } from '../prompt.js';
 import { type Spinner, withExamples } from '../render.js';
+import { linkedView, loggedOutView, openInBrowserView, signedInView, statusView } from '../views.js';
 
 /** How long `band auth login --web` waits for the browser to come back. */
 const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -96,7 +97,7 @@ export function register(auth: Command, io: Io): void {
             await store.remove();
           }
           ctx.forgetSignIn();
-          ctx.out.record({ ok: true }, () => (tokens ? `Logged out of ${ctx.apiUrl}` : `Not logged in to ${ctx.apiUrl}`));
+          ctx.out.record({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
         }),
       ),
     'band auth logout',
@@ -110,13 +111,7 @@ export function register(auth: Command, io: Io): void {
         run(async (ctx) => {
           const me = await (await ctx.signedIn()).auth.me();
           const location = await credentialLocation(ctx);
-          ctx.out.record(me, () =>
-            [
-              `Logged in to ${ctx.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
-              `Profile:     ${ctx.profile}`,
-              `Credentials: ${location}`,
-            ].join('\n'),
-          );
+          ctx.out.record(me, () => statusView(me, { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location }));
         }),
       ),
     'band auth status',
@@ -143,7 +138,7 @@ export function register(auth: Command, io: Io): void {
 
 async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
   const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
-  ctx.out.record(result.user, () => `${verb} to ${ctx.apiUrl} as ${result.user.name} <${result.user.email}> (credentials in ${store.location})`);
+  ctx.out.record(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
 }
 
 async function credentialLocation(ctx: Context): Promise<string> {
@@ -204,9 +199,7 @@ async function webLink(ctx: Context): Promise<void> {
     success: 'Back to band, which links your account.',
   });
   await client.auth.linkIdp({ code, redirectUri, codeVerifier });
-  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () =>
-    `Linked your identity-provider account to ${me.name} <${me.email}> on ${ctx.apiUrl}: band auth login --web now signs in to it`,
-  );
+  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () => linkedView(me, ctx.apiUrl));
 }
 
 interface BrowserStep {
@@ -266,7 +259,7 @@ function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ code: string; 
         finish(error as Error);
         return;
       }
-      ctx.out.notice(`open this address in a browser to ${step.purpose}: ${address}`);
+      ctx.out.notice(openInBrowserView(step.purpose, address));
       ctx.io.openBrowser(address);
       spinner = await ctx.out.spinner('waiting for the browser');
       if (finished) spinner.stop();

@@ -10,8 +10,9 @@ import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { expand, type LocalFile } from '../globs.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { fileTable, fileView, formatBytes, formatTime, withExamples } from '../render.js';
+import { withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
+import { deletedView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
@@ -89,7 +90,7 @@ export function register(file: Command, io: Io): void {
           const client = await ctx.signedIn();
           const found = await resolveFile(client, ref, options);
           const link = await client.files.share(found.id, { expiresIn: options.expires });
-          ctx.out.record(link, () => `${link.shareUrl}${link.expiresAt ? `  (expires ${formatTime(link.expiresAt)} UTC)` : ''}`);
+          ctx.out.record(link, () => shareLinkView(link));
         }),
       ),
     'band file share 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --expires 7d',
@@ -102,7 +103,7 @@ export function register(file: Command, io: Io): void {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);
         const result = await client.files.unshare(found.id);
-        ctx.out.record(result, () => `Revoked ${result.revoked} link(s) to ${found.name}`);
+        ctx.out.record(result, () => unsharedView(result, found.name));
       }),
     ),
     'band file unshare 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
@@ -115,7 +116,7 @@ export function register(file: Command, io: Io): void {
         const found = await resolveFile(client, ref, options);
         await confirm(ctx.io, `Delete file ${found.name}?`, ctx.options.yes);
         const deleted = await client.files.delete(found.id);
-        ctx.out.record(deleted, () => `Deleted file ${found.name}`);
+        ctx.out.record(deleted, () => deletedView('file', found.name));
       }),
     ),
     'band file delete 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --yes',
@@ -137,11 +138,7 @@ function withWhere(command: Command, cutRequired = false): Command {
 function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): void {
   for (const failure of report.failures) ctx.out.error(`${failure.file.path}: ${failure.error.message}`, failure.error.requestId);
   if (ctx.out.json) ctx.out.record(report.records, () => '');
-  const uploaded = files.length - report.skipped - report.failures.length;
-  ctx.out.info(
-    `Uploaded ${uploaded} file${uploaded === 1 ? '' : 's'} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
-      `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`,
-  );
+  ctx.out.info(uploadSummaryView(files.length, report));
   const failed = report.failures.length;
   if (failed === 0) return;
   const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
@@ -168,7 +165,7 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
   } finally {
     progress.stop();
   }
-  ctx.out.record(file, () => `Saved ${file.name} to ${target} (${formatBytes(file.size)})`);
+  ctx.out.record(file, () => savedView(file, target));
 }
 
 /** The display name as a file name here: no path separators, and the stored extension unless it already ends with it. */

@@ -8,6 +8,7 @@ import { expand } from '../globs.js';
 import type { Io } from '../io.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
+import { createdOnTheWayView, publishedView } from '../views.js';
 
 interface PublishOptions {
   project: string;
@@ -47,11 +48,11 @@ export function register(publish: Command, io: Io): void {
           if (failure) throw failure.error;
           const file = report.records[0]!;
           if (!options.share) {
-            ctx.out.record(file, () => `Published ${file.name} (${file.id})`);
+            ctx.out.record(file, () => publishedView(file));
             return;
           }
           const link = await client.files.share(file.id, { expiresIn: options.expires });
-          ctx.out.info(`Published ${file.name} (${file.id})`);
+          ctx.out.info(publishedView(file));
           ctx.out.record(link, () => link.shareUrl);
         }),
       ),
@@ -68,7 +69,7 @@ async function findOrCreateCut(ctx: Context, client: BandClient, options: Publis
       async () => pick((await client.projects.get(project.id)).vibes, options.vibe, 'vibe', `in project "${project.name}"`),
     );
     if ('cuts' in created) return created;
-    ctx.out.info(`Created vibe ${created.name}`);
+    ctx.out.info(createdOnTheWayView('vibe', created.name));
     return { ...created, cuts: [] } satisfies VibeWithCuts;
   });
   return findOrCreate(vibe.cuts, options.cut, 'cut', `in vibe "${vibe.name}"`, options.create, async () => {
@@ -77,7 +78,7 @@ async function findOrCreateCut(ctx: Context, client: BandClient, options: Publis
       async () => client.cuts.get(pick((await client.vibes.get(vibe.id)).cuts, options.cut, 'cut', `in vibe "${vibe.name}"`).id),
     );
     if ('files' in created) return created;
-    ctx.out.info(`Created cut ${created.name}`);
+    ctx.out.info(createdOnTheWayView('cut', created.name));
     return { ...created, files: [] } satisfies CutWithFiles;
   });
 }
@@ -101,7 +102,7 @@ async function findOrCreateProject(ctx: Context, client: BandClient, options: Pu
   const projects = await client.projects.list();
   const found = await findOrCreate(projects, options.project, 'project', 'among your projects', options.create, async () => {
     const created = await client.projects.create({ name: options.project });
-    ctx.out.info(`Created project ${created.name}`);
+    ctx.out.info(createdOnTheWayView('project', created.name));
     return created;
   });
   return client.projects.get(found.id);

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import type { Io } from '../io.js';
-import { storageView, withExamples } from '../render.js';
+import { withExamples } from '../render.js';
+import { storageView } from '../views.js';
 
 export function register(storage: Command, io: Io): void {
   const run = commandRunner(io);

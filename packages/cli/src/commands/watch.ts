@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { type Context, commandRunner } from '../context.js';
 import type { Io } from '../io.js';
-import { eventLine, withExamples } from '../render.js';
+import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
+import { disconnectedView, eventLine, watchingView } from '../views.js';
 
 interface WatchOptions {
   project?: string;
@@ -41,7 +42,7 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
             projectId: only,
             onHello: (hello) => {
               const count = only === undefined ? hello.projectIds.length : 1;
-              ctx.out.info(`watching ${count} project${count === 1 ? '' : 's'} (Ctrl-C to stop)`);
+              ctx.out.info(watchingView(count));
             },
             onEvent: (event) => {
               // A project joined meanwhile: its name is there for the events after this one.
@@ -50,7 +51,7 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
               ctx.out.recordLine(event, () => eventLine(ctx.out, event, names.get(event.projectId) ?? event.projectId));
             },
             onDisconnect: ({ code, retryInMs }) => {
-              ctx.out.info(`connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`);
+              ctx.out.info(disconnectedView(code, retryInMs));
             },
           }).closed,
       );
