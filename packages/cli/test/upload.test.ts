@@ -73,6 +73,15 @@ describe('band file upload', () => {
     await rm(path.join(work, 'takes', 'take-20.wav'));
   });
 
+  it('times the upload on the clock it is given', async () => {
+    await writeFile(path.join(work, 'timed.wav'), wavBytes(21));
+    // An hour behind (the stored access token stays fresh) and a minute further at each reading.
+    let clock = Date.now() - 3_600_000;
+    const result = await ana.band(['file', 'upload', 'timed.wav', '--cut', cut.id], { cwd: work, now: () => (clock += 60_000) });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toContain('Uploaded 1 file (4.0 KiB) in 60.0 s;');
+  });
+
   it('exits 3 when some files failed, naming each failure, after uploading the rest', async () => {
     await mkdir(path.join(work, 'mixed'));
     await writeFile(path.join(work, 'mixed', 'good.wav'), wavBytes(100));

@@ -20,6 +20,10 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   cwd?: string;
+  /** In-process only: the clock (default: the real one). */
+  now?: () => number;
+  /** In-process only: the browser (default: none, so nothing opens). */
+  openBrowser?: (url: string) => void;
 }
 
 /** A user at a machine: their own temporary HOME, no OS keychain (no D-Bus), no terminal. */
@@ -80,8 +84,8 @@ export async function runInProcess(args: string[], options: RunOptions = {}): Pr
     env,
     cwd: options.cwd ?? process.cwd(),
     homeDir: env.HOME ?? os.homedir(),
-    now: () => Date.now(),
-    openBrowser: () => undefined,
+    now: options.now ?? (() => Date.now()),
+    openBrowser: options.openBrowser ?? (() => undefined),
     loadKeytar: () => Promise.reject(new Error('no OS keychain in tests')),
   };
   const exitCode = await runBandInProcess(args, io);
