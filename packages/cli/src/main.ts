@@ -67,6 +67,7 @@ function buildProgram(io: Io): Command {
       writeErr: (text) => io.stderr.write(text),
       getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
       getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
+      // band's help has no styles; commander would otherwise ask process.stdout.
       getOutHasColors: () => false,
       getErrHasColors: () => false,
     })
