@@ -1,7 +1,6 @@
 // What every command starts from: the global flags, the profile's settings (conf), the server address and
 // an SDK client signed in from, in this order, BAND_TOKEN, BAND_EMAIL + BAND_PASSWORD, or the tokens stored
 // for that server's origin (never those another server issued).
-import os from 'node:os';
 import path from 'node:path';
 import type { BandClient, BandClientOptions, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
@@ -16,6 +15,7 @@ import {
   withProfileLock,
 } from './credentials.js';
 import { CliError, EXIT, exitCodeForStatus, usageError } from './exit-codes.js';
+import type { Io } from './io.js';
 import { Output } from './render.js';
 import packageJson from '../package.json' with { type: 'json' };
 
@@ -92,14 +92,15 @@ export class Context {
   constructor(
     readonly options: GlobalOptions,
     private readonly lib: Libraries,
+    readonly io: Io,
   ) {
-    this.out = new Output(options);
-    this.profile = options.profile ?? process.env.BAND_PROFILE ?? 'default';
+    this.out = new Output(options, io);
+    this.profile = options.profile ?? io.env.BAND_PROFILE ?? 'default';
     // The name becomes part of file names (credentials, lock).
     if (!/^[\w.-]{1,64}$/.test(this.profile) || this.profile.startsWith('.')) {
       throw usageError(`profile names are letters, digits, ".", "-" and "_" (not "${this.profile}")`);
     }
-    this.configDir = configDirectory();
+    this.configDir = configDirectory(io);
     this.config = new lib.Conf<Record<string, ProfileSettings>>({
       projectName: 'band',
       cwd: this.configDir,
@@ -107,12 +108,12 @@ export class Context {
       configFileMode: 0o600,
       accessPropertiesByDotNotation: false,
     });
-    this.apiUrl = (options.apiUrl ?? process.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
+    this.apiUrl = (options.apiUrl ?? io.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
     this.origin = originOf(this.apiUrl);
   }
 
-  static async of(command: Command): Promise<Context> {
-    return new Context(command.optsWithGlobals<GlobalOptions>(), libraries ?? (await loadLibraries()));
+  static async of(command: Command, io: Io): Promise<Context> {
+    return new Context(command.optsWithGlobals<GlobalOptions>(), libraries ?? (await loadLibraries()), io);
   }
 
   get settings(): ProfileSettings {
@@ -131,14 +132,14 @@ export class Context {
   /** A signed-in client; exit 4 with a hint when there is nobody to sign in as. */
   async signedIn(): Promise<BandClient> {
     if (this.client) return this.client;
-    const envToken = process.env.BAND_TOKEN;
+    const envToken = this.io.env.BAND_TOKEN;
     if (envToken) {
       this.source = 'BAND_TOKEN';
       this.client = this.newClient({ accessToken: envToken });
       return this.client;
     }
-    const email = process.env.BAND_EMAIL;
-    const password = process.env.BAND_PASSWORD;
+    const email = this.io.env.BAND_EMAIL;
+    const password = this.io.env.BAND_PASSWORD;
     if (email && password) {
       // For this run only: the pair stays in memory, so the SDK may refresh it on its own.
       this.source = 'BAND_EMAIL';
@@ -165,7 +166,7 @@ export class Context {
     const previous = await this.credentialStore().catch(() => null);
     await previous?.remove().catch(() => undefined);
     const store = await this.chooseStore();
-    await store.write(toStored(pair));
+    await store.write(toStored(pair, this.io.now()));
     const { logins } = this.settings;
     this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, logins: { ...logins, [this.origin]: { credentialStore: store.kind, user } } });
     return store;
@@ -200,7 +201,7 @@ export class Context {
 
   private async openStore(kind: StoreKind, origin: string): Promise<CredentialStore> {
     if (kind === 'file') return new FileStore(credentialFile(this.configDir, this.profile, origin));
-    const keychain = await openKeychain(this.profile, origin);
+    const keychain = await openKeychain(this.profile, origin, this.io.loadKeytar);
     if ('unavailable' in keychain) throw new CliError(`the OS keychain holding your credentials is unavailable: ${keychain.unavailable}`, EXIT.auth);
     return keychain;
   }
@@ -239,7 +240,7 @@ export class Context {
     const lockPath = path.join(this.configDir, `${this.profile}.refresh.lock`);
     return {
       load: async () => (await store.read()) ?? undefined,
-      save: (pair) => store.write(toStored(pair)),
+      save: (pair) => store.write(toStored(pair, this.io.now())),
       withRefreshLock: (refresh) => withProfileLock(lockPath, refresh),
     };
   }
@@ -250,7 +251,7 @@ export class Context {
       this.out.notice(`storing credentials in ${file.location} (--insecure-storage)`);
       return file;
     }
-    const keychain = await openKeychain(this.profile, this.origin);
+    const keychain = await openKeychain(this.profile, this.origin, this.io.loadKeytar);
     if (!('unavailable' in keychain)) return keychain;
     this.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
     return file;
@@ -264,14 +265,14 @@ function originOf(apiUrl: string): string {
   return url.origin;
 }
 
-function toStored(pair: TokenPair): StoredTokens {
-  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken, accessTokenExpiresAt: Date.now() + pair.expiresIn * 1000 };
+function toStored(pair: TokenPair, now: number): StoredTokens {
+  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken, accessTokenExpiresAt: now + pair.expiresIn * 1000 };
 }
 
 /** BAND_CONFIG_DIR, else $XDG_CONFIG_HOME/band, else ~/.config/band. */
-function configDirectory(): string {
-  if (process.env.BAND_CONFIG_DIR) return path.resolve(process.env.BAND_CONFIG_DIR);
-  const base = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+function configDirectory(io: Io): string {
+  if (io.env.BAND_CONFIG_DIR) return path.resolve(io.cwd, io.env.BAND_CONFIG_DIR);
+  const base = io.env.XDG_CONFIG_HOME || path.join(io.homeDir, '.config');
   return path.join(base, 'band');
 }
 
@@ -291,9 +292,12 @@ export function toCliError(error: unknown): CliError {
 }
 
 /** Wraps a command action: builds the context from the flags and closes it afterwards. */
-export function run<A extends unknown[]>(work: (ctx: Context, ...args: A) => Promise<void>): (...args: unknown[]) => Promise<void> {
-  return async (...args) => {
-    const ctx = await Context.of(args[args.length - 1] as Command);
+export type Run = <A extends unknown[]>(work: (ctx: Context, ...args: A) => Promise<void>) => (...args: unknown[]) => Promise<void>;
+
+/** The `run` of the command groups of one band run, on its Io. */
+export function commandRunner(io: Io): Run {
+  return <A extends unknown[]>(work: (ctx: Context, ...args: A) => Promise<void>) => async (...args: unknown[]) => {
+    const ctx = await Context.of(args[args.length - 1] as Command, io);
     try {
       await work(ctx, ...(args.slice(0, -1) as A));
     } finally {

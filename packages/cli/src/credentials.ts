@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
+import type { Keytar } from './io.js';
 
 export interface StoredTokens {
   accessToken: string;
@@ -33,12 +34,6 @@ const LOCK_WAIT_MS = 20_000;
 const LOCK_POLL_MS = 100;
 /** A lock its holder has not touched for this long belongs to a process that died holding it. */
 const LOCK_STALE_MS = 10_000;
-
-interface Keytar {
-  getPassword(service: string, account: string): Promise<string | null>;
-  setPassword(service: string, account: string, password: string): Promise<void>;
-  deletePassword(service: string, account: string): Promise<boolean>;
-}
 
 /**
  * The file of a profile's login on one server: `<profile>@<origin>.json`, the origin percent-encoded (every
@@ -103,11 +98,10 @@ class KeychainStore implements CredentialStore {
  * The keychain store of a profile's login on one server (account `<profile>@<origin>`) when keytar loads and
  * answers within the timeout; else why not.
  */
-export async function openKeychain(profile: string, origin: string): Promise<KeychainStore | { unavailable: string }> {
+export async function openKeychain(profile: string, origin: string, loadKeytar: () => Promise<Keytar>): Promise<KeychainStore | { unavailable: string }> {
   let keytar: Keytar;
   try {
-    const module = (await import('keytar')) as { default?: Keytar } & Keytar;
-    keytar = module.default ?? module;
+    keytar = await loadKeytar();
   } catch {
     return { unavailable: 'keytar is not installed or could not load' };
   }

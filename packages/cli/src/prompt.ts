@@ -2,14 +2,15 @@
 // callers turn that into a usage error that names the flag to use instead.
 import { createInterface } from 'node:readline/promises';
 import { CliError, EXIT, usageError } from './exit-codes.js';
+import type { Io } from './io.js';
 import { printable } from './render.js';
 
-export function isInteractive(): boolean {
-  return Boolean(process.stdin.isTTY && process.stderr.isTTY);
+export function isInteractive(io: Io): boolean {
+  return Boolean(io.stdin.isTTY && io.stderr.isTTY);
 }
 
-export async function ask(question: string): Promise<string> {
-  const lines = createInterface({ input: process.stdin, output: process.stderr });
+export async function ask(io: Io, question: string): Promise<string> {
+  const lines = createInterface({ input: io.stdin, output: io.stderr });
   try {
     // Questions name things from the server ("Delete vibe <name>?").
     return (await lines.question(printable(question))).trim();
@@ -19,19 +20,19 @@ export async function ask(question: string): Promise<string> {
 }
 
 /** Reads a line without echoing it. Ctrl-C interrupts (exit 130). */
-export function askSecret(question: string): Promise<string> {
-  process.stderr.write(question);
-  const stdin = process.stdin;
-  stdin.setRawMode(true);
+export function askSecret(io: Io, question: string): Promise<string> {
+  io.stderr.write(question);
+  const stdin = io.stdin;
+  stdin.setRawMode?.(true);
   stdin.resume();
   stdin.setEncoding('utf8');
   return new Promise((resolve, reject) => {
     let value = '';
     const done = (error?: Error) => {
       stdin.off('data', onData);
-      stdin.setRawMode(false);
+      stdin.setRawMode?.(false);
       stdin.pause();
-      process.stderr.write('\n');
+      io.stderr.write('\n');
       if (error) reject(error);
       else resolve(value);
     };
@@ -48,9 +49,9 @@ export function askSecret(question: string): Promise<string> {
 }
 
 /** Reads everything on stdin (for --password-stdin), without the final newline. */
-export async function readStdin(): Promise<string> {
+export async function readStdin(io: Io): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of io.stdin) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
@@ -58,9 +59,9 @@ export async function readStdin(): Promise<string> {
  * Asks before something destructive. With --yes it goes ahead; on a terminal it asks; elsewhere it refuses,
  * so a script never deletes by accident.
  */
-export async function confirm(question: string, yes: boolean): Promise<void> {
+export async function confirm(io: Io, question: string, yes: boolean): Promise<void> {
   if (yes) return;
-  if (!isInteractive()) throw usageError(`${question.replace(/\?$/, '')}: refusing without --yes (not a terminal)`);
-  const answer = await ask(`${question} [y/N] `);
+  if (!isInteractive(io)) throw usageError(`${question.replace(/\?$/, '')}: refusing without --yes (not a terminal)`);
+  const answer = await ask(io, `${question} [y/N] `);
   if (!/^y(es)?$/i.test(answer)) throw new CliError('cancelled', EXIT.error);
 }

@@ -1,16 +1,16 @@
 // Everything band prints goes through here (raw payloads aside: a downloaded file's bytes, `auth token`'s
 // token, completion scripts): records and tables on stdout, messages, progress and errors on stderr. With
 // --json, stdout carries only the API's records, as JSON. Colour, spinners and progress bars appear only on
-// a terminal; cli-progress and ora are imported only when a bar or spinner is shown. The human views of the
-// larger records (a project, a file, storage, an event) are at the end.
+// a terminal; cli-progress and ora are imported only when a bar or spinner is shown. How records, results and
+// events look to people is views.ts's business.
 //
 // Strings from the server (names, emails, descriptions, event data, error details) may hold terminal control
 // sequences: another member's description could write the clipboard (OSC 52), retitle the window or erase
 // lines. Human output passes through printable() on its way out (writeLines), so none reaches the terminal;
 // --json output is JSON, whose string escapes cover every control character (see jsonText).
 import { randomBytes } from 'node:crypto';
-import type { FileRecord, Project, ProjectDetail, ProjectEvent, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
 import type { MultiBar, SingleBar } from 'cli-progress';
+import { type Io, isCI, type OutStream } from './io.js';
 
 export interface OutputOptions {
   json: boolean;
@@ -35,46 +35,53 @@ export class Output {
   private readonly stdoutColor: boolean;
   private readonly stderrColor: boolean;
   private readonly progressEnabled: boolean;
+  private readonly stdout: OutStream;
+  private readonly stderr: OutStream;
 
-  constructor(options: OutputOptions) {
+  constructor(
+    options: OutputOptions,
+    private readonly io: Io,
+  ) {
     this.json = options.json;
     this.quiet = options.quiet;
     this.debug = options.debug;
-    this.stdoutColor = options.color && colorSupported(process.stdout);
-    this.stderrColor = options.color && colorSupported(process.stderr);
+    this.stdout = io.stdout;
+    this.stderr = io.stderr;
+    this.stdoutColor = options.color && colorSupported(io.stdout, io.env);
+    this.stderrColor = options.color && colorSupported(io.stderr, io.env);
     this.progressEnabled = options.progress && !options.quiet;
   }
 
   /** A record (or list of records): JSON with --json, else the human rendering. */
   record(value: unknown, human: () => string): void {
-    if (this.json) process.stdout.write(`${jsonText(value, 2)}\n`);
-    else writeLines(process.stdout, human());
+    if (this.json) this.stdout.write(`${jsonText(value, 2)}\n`);
+    else writeLines(this.stdout, human());
   }
 
   /** One record of a stream (watch): compact JSON on one line with --json, so it pipes into jq and line tools. */
   recordLine(value: unknown, human: () => string): void {
-    if (this.json) process.stdout.write(`${jsonText(value)}\n`);
-    else writeLines(process.stdout, human());
+    if (this.json) this.stdout.write(`${jsonText(value)}\n`);
+    else writeLines(this.stdout, human());
   }
 
   /** A status message for people (a summary, what was created on the way): stderr, suppressed by --quiet. */
   info(message: string): void {
-    if (!this.quiet) writeLines(process.stderr, message);
+    if (!this.quiet) writeLines(this.stderr, message);
   }
 
   /** A notice the user should see even with --quiet (e.g. where credentials went). */
   notice(message: string): void {
-    writeLines(process.stderr, `band: ${message}`);
+    writeLines(this.stderr, `band: ${message}`);
   }
 
   /** The one line for a failed command. */
   error(message: string, requestId?: string): void {
     const detail = this.debug && requestId ? `${message} (request id ${requestId})` : message;
-    writeLines(process.stderr, `${this.paint('red', 'error:', 'stderr')} ${detail}`);
+    writeLines(this.stderr, `${this.paint('red', 'error:', 'stderr')} ${detail}`);
   }
 
   debugLine(message: string): void {
-    if (this.debug) writeLines(process.stderr, this.paint('dim', `debug: ${message}`, 'stderr'));
+    if (this.debug) writeLines(this.stderr, this.paint('dim', `debug: ${message}`, 'stderr'));
   }
 
   table<Row>(rows: readonly Row[], columns: readonly Column<Row>[], empty = '(none)'): string {
@@ -96,7 +103,7 @@ export class Output {
 
   /** Is stderr a real terminal that can show bars and spinners? */
   private get liveTerminal(): boolean {
-    return Boolean(process.stderr.isTTY) && (process.stderr.columns ?? 0) > 0 && !isCI();
+    return Boolean(this.stderr.isTTY) && (this.stderr.columns ?? 0) > 0 && !isCI(this.io.env);
   }
 
   /** Progress for a set of transfers: bars on a terminal, plain lines elsewhere, nothing with --no-progress. */
@@ -107,7 +114,7 @@ export class Output {
       const { MultiBar, Presets } = (await import('cli-progress')).default;
       const bars = new MultiBar(
         {
-          stream: process.stderr,
+          stream: this.stderr,
           format: '{bar} {percentage}% | {filesDone}/{fileCount} {name} | {value}/{total}',
           barsize: 24,
           hideCursor: true,
@@ -120,14 +127,14 @@ export class Output {
       );
       return new BarProgress(bars, verb, fileCount, totalBytes);
     }
-    return new PlainProgress(verb, fileCount, totalBytes);
+    return new PlainProgress(this.stderr, verb, fileCount, totalBytes);
   }
 
   /** A spinner on a terminal while something slow happens; off a terminal, nothing. */
   async spinner(text: string): Promise<Spinner> {
     if (!this.progressEnabled || !this.liveTerminal) return { stop: () => undefined };
     const { default: ora } = await import('ora');
-    const spinner = ora({ text, stream: process.stderr, color: this.stderrColor ? 'cyan' : false, discardStdin: false }).start();
+    const spinner = ora({ text, stream: this.stderr as NodeJS.WriteStream, color: this.stderrColor ? 'cyan' : false, discardStdin: false }).start();
     return { stop: () => void spinner.stop() };
   }
 
@@ -279,11 +286,12 @@ class PlainProgress implements TransferProgress {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
+    private readonly stream: OutStream,
     private readonly verb: string,
     private readonly fileCount: number,
     private readonly totalBytes: number,
   ) {
-    writeLines(process.stderr, `${verb} ${fileCount} file${fileCount === 1 ? '' : 's'} (${formatBytes(totalBytes)})`);
+    writeLines(stream, `${verb} ${fileCount} file${fileCount === 1 ? '' : 's'} (${formatBytes(totalBytes)})`);
     this.timer = setInterval(() => this.line(), PLAIN_PROGRESS_INTERVAL_MS);
     this.timer.unref();
   }
@@ -307,26 +315,21 @@ class PlainProgress implements TransferProgress {
   private line(): void {
     const percent = this.totalBytes > 0 ? Math.floor((this.totals.bytes / this.totalBytes) * 100) : 100;
     writeLines(
-      process.stderr,
+      this.stream,
       `${this.verb}: ${this.totals.done}/${this.fileCount} files, ${formatBytes(this.totals.bytes)} of ${formatBytes(this.totalBytes)} (${percent}%)`,
     );
   }
 }
 
 /** The one way human output reaches a terminal: made printable, then styled. */
-function writeLines(stream: NodeJS.WriteStream, text: string): void {
+function writeLines(stream: OutStream, text: string): void {
   const shown = printable(text).replace(STYLE_MARKS, '\u001b[$1m');
   stream.write(shown.endsWith('\n') ? shown : `${shown}\n`);
 }
 
-function colorSupported(stream: NodeJS.WriteStream): boolean {
-  if (process.env.NO_COLOR) return false;
-  return Boolean(stream.isTTY) && process.env.TERM !== 'dumb';
-}
-
-export function isCI(): boolean {
-  const ci = process.env.CI;
-  return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
+function colorSupported(stream: OutStream, env: Io['env']): boolean {
+  if (env.NO_COLOR) return false;
+  return Boolean(stream.isTTY) && env.TERM !== 'dumb';
 }
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -351,138 +354,4 @@ export function formatTime(iso: string | null): string {
 /** Adds an "Examples:" block to a command's --help. */
 export function withExamples<T extends { addHelpText(position: 'after', text: string): T }>(command: T, ...examples: string[]): T {
   return command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  $ ${line}`).join('\n')}`);
-}
-
-// ---- human views of the API's records (--json prints the records themselves)
-
-export function projectTable(out: Output, projects: readonly Project[]): string {
-  return out.table(
-    projects,
-    [
-      { header: 'NAME', value: (p) => p.name },
-      { header: 'ROLE', value: (p) => p.role },
-      { header: 'MEMBERS', value: (p) => String(p.memberCount) },
-      { header: 'CREATED', value: (p) => formatTime(p.createdAt) },
-      { header: 'ID', value: (p) => p.id },
-    ],
-    'No projects yet: band project create <name>',
-  );
-}
-
-/** A project with its members, invitations and the tree of vibes, cuts and files. */
-export function projectView(out: Output, detail: ProjectDetail): string {
-  const lines = [`${out.bold(detail.name)}  ${out.dim(detail.id)}`];
-  if (detail.description) lines.push(detail.description);
-  lines.push(`Your role: ${detail.role}   created ${formatTime(detail.createdAt)}   updated ${formatTime(detail.updatedAt)}`, '', out.bold('Members'));
-  for (const member of detail.members) lines.push(`  ${member.name} <${member.email}>  ${member.role}`);
-  for (const invitation of detail.invitations) lines.push(`  ${invitation.email}  ${invitation.role}  (invited, expires ${formatTime(invitation.expiresAt)})`);
-  lines.push('', out.bold('Vibes'));
-  if (detail.vibes.length === 0) lines.push('  (none)');
-  for (const vibe of detail.vibes) {
-    lines.push(`  ${vibe.name}  ${out.dim(vibe.id)}`);
-    for (const cut of vibe.cuts) {
-      lines.push(`    ${cut.name}  ${out.dim(cut.id)}`);
-      for (const file of cut.files) lines.push(`      ${file.name}  ${file.type}  ${formatBytes(file.size)}  ${out.dim(file.id)}`);
-    }
-  }
-  return lines.join('\n');
-}
-
-export function fileTable(out: Output, files: readonly FileRecord[]): string {
-  return out.table(files, [
-    { header: 'NAME', value: (f) => f.name },
-    { header: 'TYPE', value: (f) => f.type },
-    { header: 'SIZE', value: (f) => formatBytes(f.size) },
-    { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
-    { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
-    { header: 'ID', value: (f) => f.id },
-  ]);
-}
-
-export function fileView(out: Output, file: FileRecord): string {
-  return [
-    `${out.bold(file.name)}  ${out.dim(file.id)}`,
-    `Type:        ${file.type} (${file.mimeType})`,
-    `Size:        ${formatBytes(file.size)} (${file.size} bytes)`,
-    `SHA-256:     ${file.sha256}`,
-    `Uploaded by: ${file.uploadedBy.name}, ${formatTime(file.createdAt)}`,
-    `Cut:         ${file.cutId}`,
-    `Path:        ${file.url}`,
-  ].join('\n');
-}
-
-/** The caller's storage by type, and the whole site's for a site ADMIN. */
-export function storageView(out: Output, stats: StorageStats): string {
-  const lines = [out.bold('Your uploads'), breakdownTable(out, stats.breakdown, stats.totalSize, stats.fileCount)];
-  if (stats.quota) lines.push('', quotaLine(stats.quota));
-  if (stats.site) {
-    lines.push('', out.bold(`Whole site: ${stats.site.userCount} users, ${stats.site.projectCount} projects`));
-    lines.push(breakdownTable(out, stats.site.breakdown, stats.site.totalSize, stats.site.fileCount));
-  }
-  return lines.join('\n');
-}
-
-/** "Quota: 1.2 GiB of 5.0 GiB used (24%)"; the server counts images as well as files. */
-function quotaLine(quota: StorageQuota): string {
-  const percent = Math.floor((quota.usedBytes / quota.limitBytes) * 100);
-  return `Quota: ${formatBytes(quota.usedBytes)} of ${formatBytes(quota.limitBytes)} used (${percent}%)`;
-}
-
-function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: number, fileCount: number): string {
-  const rows = [
-    { type: 'audio', ...breakdown.audio },
-    { type: 'stems', ...breakdown.stems },
-    { type: 'images', ...breakdown.images },
-    { type: 'total', size: totalSize, count: fileCount },
-  ];
-  return out.table(rows, [
-    { header: 'TYPE', value: (row) => row.type },
-    { header: 'SIZE', value: (row) => formatBytes(row.size) },
-    { header: 'FILES', value: (row) => String(row.count) },
-  ]);
-}
-
-export function eventLine(out: Output, event: ProjectEvent, projectName: string): string {
-  const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)}`;
-  return `${out.dim(time)}  ${out.bold(projectName)}  ${event.type}  ${event.actor.name} ${describeEvent(event)}`;
-}
-
-/** What the actor did, in words. */
-function describeEvent(event: ProjectEvent): string {
-  switch (event.type) {
-    case 'project.updated':
-      return `updated the project (now "${event.data.project.name}")`;
-    case 'project.deleted':
-      return 'deleted the project';
-    case 'member.added':
-      return `added ${event.data.member.name} as ${event.data.member.role}`;
-    case 'member.removed':
-      return event.data.userId === event.actor.id ? 'left the project' : `removed member ${event.data.userId}`;
-    case 'member.role_changed':
-      return `made ${event.data.member.name} ${event.data.member.role}`;
-    case 'vibe.created':
-      return `created vibe "${event.data.vibe.name}"`;
-    case 'vibe.updated':
-      return `updated vibe "${event.data.vibe.name}"`;
-    case 'vibe.deleted':
-      return `deleted vibe ${event.data.vibeId}`;
-    case 'vibes.reordered':
-      return 'reordered the vibes';
-    case 'cut.created':
-      return `created cut "${event.data.cut.name}"`;
-    case 'cut.updated':
-      return `updated cut "${event.data.cut.name}"`;
-    case 'cut.moved':
-      return `moved cut "${event.data.cut.name}" to another vibe`;
-    case 'cut.deleted':
-      return `deleted cut ${event.data.cutId}`;
-    case 'file.uploaded': {
-      const { file } = event.data;
-      return `uploaded "${file.name}" (${file.type}, ${formatBytes(file.size)})`;
-    }
-    case 'file.deleted':
-      return `deleted file ${event.data.fileId}`;
-    case 'file.shared':
-      return `shared file ${event.data.fileId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
-  }
 }

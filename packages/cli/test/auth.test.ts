@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, type CliUser, cliUser, credentialFile, registerWithCli } from './support/cli.js';
 
-// Each test spawns the binary many times; on a loaded machine that takes a while.
+// Each test runs many commands against a real server; on a loaded machine that takes a while.
 vi.setConfig({ testTimeout: 90_000 });
 
 let server: TestServer;
@@ -27,7 +27,7 @@ describe('band auth', () => {
     const registered = await ana.band(['auth', 'register', '--email', 'Ana@Example.com', '--name', 'Ana', '--password-stdin'], {
       input: 'correct horse battery\n',
     });
-    expect(registered.code).toBe(0);
+    expect(registered.exitCode).toBe(0);
     expect(registered.stderr).toMatch(/no OS keychain .*; storing credentials in .*credentials\/default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)/);
     expect(registered.stdout).toContain('as Ana <ana@example.com>');
 
@@ -40,7 +40,7 @@ describe('band auth', () => {
     expect(config).not.toContain(stored.refreshToken);
 
     const status = await ana.band(['auth', 'status']);
-    expect(status.code).toBe(0);
+    expect(status.exitCode).toBe(0);
     expect(status.stdout).toContain(`Logged in to ${server.url} as Ana <ana@example.com> (site admin)`);
     expect(status.stdout).toContain(`${file} (file, mode 0600)`);
     expect(status.stdout).not.toMatch(ANSI);
@@ -60,7 +60,7 @@ describe('band auth', () => {
     const file = credentialFile(ana, server.url);
     const { refreshToken } = JSON.parse(await readFile(file, 'utf8'));
     const out = await ana.band(['auth', 'logout']);
-    expect(out.code).toBe(0);
+    expect(out.exitCode).toBe(0);
     await expect(stat(file)).rejects.toThrow();
     const refreshed = await fetch(`${server.url}/api/auth/refresh`, {
       method: 'POST',
@@ -70,22 +70,22 @@ describe('band auth', () => {
     expect(refreshed.status).toBe(401);
 
     const status = await ana.band(['auth', 'status']);
-    expect(status.code).toBe(4);
+    expect(status.exitCode).toBe(4);
     expect(status.stderr.trim()).toBe(`error: not logged in to ${server.url} (profile default): run band auth login`);
 
     const wrong = await ana.band(['auth', 'login', '--email', 'ana@example.com', '--password-stdin'], { input: 'wrong password\n' });
-    expect(wrong.code).toBe(4);
+    expect(wrong.exitCode).toBe(4);
     expect(wrong.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     expect(wrong.stderr).not.toMatch(/at .*\.js:\d+/);
 
     const login = await ana.band(['auth', 'login', '--email', 'ana@example.com', '--password-stdin', '--json'], { input: 'correct horse battery\n' });
-    expect(login.code).toBe(0);
+    expect(login.exitCode).toBe(0);
     expect(JSON.parse(login.stdout)).toMatchObject({ email: 'ana@example.com', name: 'Ana', role: 'ADMIN' });
   });
 
   it('refuses to prompt off a terminal: usage error, exit 2', async () => {
     const result = await ana.band(['auth', 'login', '--email', 'ana@example.com']);
-    expect(result.code).toBe(2);
+    expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--password-stdin is required when not on a terminal');
   });
 
@@ -97,7 +97,7 @@ describe('band auth', () => {
     const other = await cliUser(server.url, { BAND_TOKEN: token });
     try {
       const status = await other.band(['auth', 'status']);
-      expect(status.code).toBe(0);
+      expect(status.exitCode).toBe(0);
       expect(status.stdout).toContain('BAND_TOKEN environment variable (nothing stored)');
       await expect(stat(path.join(other.home, '.config/band/credentials'))).rejects.toThrow();
     } finally {
@@ -109,14 +109,14 @@ describe('band auth', () => {
     const ci = await cliUser(server.url, { BAND_EMAIL: 'ana@example.com', BAND_PASSWORD: 'correct horse battery', CI: 'true' });
     try {
       const status = await ci.band(['auth', 'status']);
-      expect(status.code).toBe(0);
+      expect(status.exitCode).toBe(0);
       expect(status.stdout).toContain('BAND_EMAIL and BAND_PASSWORD, for this run only');
       await expect(stat(path.join(ci.home, '.config/band/credentials'))).rejects.toThrow();
       const failing = await ci.band(['project', 'list'], { env: { BAND_PASSWORD: 'wrong password' } });
-      expect(failing.code).toBe(4);
+      expect(failing.exitCode).toBe(4);
       // The token printed for a script outlives the run that signed in for it.
       const token = await ci.band(['auth', 'token']);
-      expect(token.code).toBe(0);
+      expect(token.exitCode).toBe(0);
       const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });
       expect(me.status).toBe(200);
     } finally {
@@ -126,14 +126,14 @@ describe('band auth', () => {
 
   it('says so when the server has no identity provider for --web', async () => {
     const result = await ana.band(['auth', 'login', '--web']);
-    expect(result.code).toBe(6);
+    expect(result.exitCode).toBe(6);
     expect(result.stderr.trim()).toBe('error: this server has no identity provider configured (IDP_DISABLED)');
   });
 
   it("shows the server's detail, and its request id only with --debug", async () => {
     const missing = '00000000-0000-4000-8000-000000000000';
     const plain = await ana.band(['project', 'show', missing]);
-    expect(plain.code).toBe(6);
+    expect(plain.exitCode).toBe(6);
     expect(plain.stderr).toMatch(/^error: [^\n]*not found\n$/i);
     const debug = await ana.band(['project', 'show', missing, '--debug']);
     expect(debug.stderr).toMatch(/^error: [^\n]*not found \(request id [\w-]+\)\n$/i);
@@ -144,19 +144,19 @@ describe('band auth', () => {
     const result = await ana.band(['auth', 'login', '--email', 'ana@example.com', '--password-stdin', '--api-url', 'http://127.0.0.1:9'], {
       input: 'correct horse battery\n',
     });
-    expect(result.code).toBe(5);
+    expect(result.exitCode).toBe(5);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('documents the exit codes and answers usage errors with exit 2', async () => {
-    const help = await ana.band(['help', 'exit-codes']);
-    expect(help.code).toBe(0);
+  it('documents the exit codes and answers usage errors with exit 2 (the built binary)', async () => {
+    const help = await ana.bandProcess(['help', 'exit-codes']);
+    expect(help.exitCode).toBe(0);
     for (const code of ['0', '1', '2', '3', '4', '5', '6', '130']) expect(help.stdout).toMatch(new RegExp(`^  ${code} +\\S`, 'm'));
-    expect((await ana.band(['project', 'frobnicate'])).code).toBe(2);
-    expect((await ana.band(['--no-such-flag'])).code).toBe(2);
-    expect((await ana.band(['auth', 'status', '--profile', '../elsewhere'])).code).toBe(2);
-    const version = await ana.band(['--version']);
-    expect(version).toMatchObject({ code: 0, stdout: '0.1.0\n' });
+    expect((await ana.bandProcess(['project', 'frobnicate'])).exitCode).toBe(2);
+    expect((await ana.bandProcess(['--no-such-flag'])).exitCode).toBe(2);
+    expect((await ana.bandProcess(['auth', 'status', '--profile', '../elsewhere'])).exitCode).toBe(2);
+    const version = await ana.bandProcess(['--version']);
+    expect(version).toMatchObject({ exitCode: 0, stdout: '0.1.0\n' });
   });
 });
 
@@ -170,9 +170,12 @@ describe('band auth token', () => {
       await registerWithCli(cat, 'cat@example.com');
       const before = JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8'));
       const printed = await cat.band(['auth', 'token']);
-      expect(printed.code).toBe(0);
-      expect(printed.stdout.trim()).not.toBe(before.accessToken);
-      expect(JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8')).accessToken).toBe(printed.stdout.trim());
+      expect(printed.exitCode).toBe(0);
+      // Within one second the new access token can equal the old one (same session, same iat): the rotated
+      // refresh token is what shows the pair was refreshed.
+      const after = JSON.parse(await readFile(credentialFile(cat, due.url), 'utf8'));
+      expect(after.refreshToken).not.toBe(before.refreshToken);
+      expect(after.accessToken).toBe(printed.stdout.trim());
     } finally {
       await cat.cleanup();
       await due.close();
@@ -195,10 +198,10 @@ describe('band processes refreshing the same expired credentials at the same mom
   });
 
   const statusOfFour = async (user: CliUser, email: string) => {
-    const results = await Promise.all([1, 2, 3, 4].map(() => user.band(['auth', 'status', '--json'])));
+    const results = await Promise.all([1, 2, 3, 4].map(() => user.bandProcess(['auth', 'status', '--json'])));
     for (const result of results) {
       expect(result.stderr).toBe('');
-      expect(result.code).toBe(0);
+      expect(result.exitCode).toBe(0);
       expect(JSON.parse(result.stdout).email).toBe(email);
     }
   };
@@ -219,7 +222,7 @@ describe('band processes refreshing the same expired credentials at the same mom
     const after = JSON.parse(await readFile(file, 'utf8'));
     expect(after.refreshToken).not.toBe(before.refreshToken);
     // A second rotation would have presented a rotated token and revoked the session: it still works.
-    expect((await ben.band(['project', 'list', '--json'])).code).toBe(0);
+    expect((await ben.band(['project', 'list', '--json'])).exitCode).toBe(0);
   });
 
   it('takes over the refresh lock of a band process killed while holding it', async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, apiGet, type CliUser, cliUser, type RunResult, registerWithCli, wavBytes } from './support/cli.js';
 
-// Each test spawns the binary many times; on a loaded machine that takes a while.
+// Each test runs many commands against a real server; on a loaded machine that takes a while.
 vi.setConfig({ testTimeout: 90_000 });
 
 let server: TestServer;
@@ -27,7 +27,7 @@ function plain(result: RunResult): RunResult {
 
 async function ok(user: CliUser, args: string[]): Promise<RunResult> {
   const result = plain(await user.band(args));
-  if (result.code !== 0) throw new Error(`band ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  if (result.exitCode !== 0) throw new Error(`band ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
   return result;
 }
 
@@ -69,15 +69,15 @@ describe('band project', () => {
     expect(updated).toMatchObject({ id: created.id, name: 'Summer EP 2026', description: null });
 
     const refused = plain(await ana.band(['project', 'delete', 'Summer EP 2026']));
-    expect(refused.code).toBe(2);
+    expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('refusing without --yes (not a terminal)');
     expect(await json(ana, ['project', 'delete', 'Summer EP 2026', '--yes'])).toEqual({ id: created.id, deleted: true });
 
     const missing = plain(await ana.band(['project', 'show', 'Summer EP 2026']));
-    expect(missing.code).toBe(6);
+    expect(missing.exitCode).toBe(6);
     expect(missing.stderr.trim()).toBe('error: no project named "Summer EP 2026" among your projects');
     const missingId = plain(await ana.band(['project', 'show', created.id]));
-    expect(missingId.code).toBe(6);
+    expect(missingId.exitCode).toBe(6);
   });
 
   it('sets and removes a cover image', async () => {
@@ -86,14 +86,14 @@ describe('band project', () => {
     const created = await json<Project>(ana, ['project', 'create', 'Covered', '--image', png]);
     expect(created.imageUrl).toMatch(/^\/uploads\/images\/.+\.png$/);
     expect((await json<Project>(ana, ['project', 'update', 'Covered', '--remove-image'])).imageUrl).toBeNull();
-    expect(plain(await ana.band(['project', 'update', 'Covered'])).code).toBe(2);
+    expect(plain(await ana.band(['project', 'update', 'Covered'])).exitCode).toBe(2);
   });
 
   it('refuses an ambiguous name and lists the candidates', async () => {
     const first = await json<Project>(ana, ['project', 'create', 'Twin']);
     const second = await json<Project>(ana, ['project', 'create', 'twin']);
     const result = plain(await ana.band(['project', 'show', 'TWIN']));
-    expect(result.code).toBe(2);
+    expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('"TWIN" names 2 projects among your projects; use an id');
     expect(result.stderr).toContain(first.id);
     expect(result.stderr).toContain(second.id);
@@ -113,28 +113,28 @@ describe('band member, vibe, cut', () => {
     const [sendLine, link] = human.stdout.trimEnd().split('\n');
     expect(sendLine).toMatch(/^Send this link to ben@example\.com; it lets them join as MEMBER until \d{4}-\d\d-\d\d \d\d:\d\d UTC:$/);
     expect(link).toMatch(new RegExp(`^${server.config.publicUrl}/invite/[\\w-]{43}$`));
-    expect(plain(await ben.band(['project', 'show', 'Band Room'])).code).toBe(6);
+    expect(plain(await ben.band(['project', 'show', 'Band Room'])).exitCode).toBe(6);
 
     const offer = await json<{ projectName: string; role: string }>(ben, ['invitation', 'show', link!]);
     expect(offer).toMatchObject({ projectName: 'Band Room', invitedBy: { name: 'Ana' }, role: 'MEMBER' });
     expect((await ok(ben, ['invitation', 'accept', link!])).stdout).toBe('Joined Band Room as MEMBER\n');
     const usedUp = plain(await ben.band(['invitation', 'accept', link!]));
-    expect(usedUp.code).toBe(6);
+    expect(usedUp.exitCode).toBe(6);
 
     const pending = await json<InviteResult>(ana, ['member', 'invite', 'cleo@example.com', '--project', 'Band Room', '--role', 'admin']);
     expect(pending).toMatchObject({ status: 'invited', invitation: { email: 'cleo@example.com', role: 'ADMIN' }, inviteUrl: expect.stringContaining('/invite/') });
     const notCleo = plain(await ben.band(['invitation', 'accept', pending.inviteUrl]));
-    expect(notCleo.code).toBe(1);
+    expect(notCleo.exitCode).toBe(1);
     expect(notCleo.stderr).toMatch(/another email/);
     expect(await json(ana, ['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).toEqual({ id: pending.invitation.id, deleted: true });
-    expect(plain(await ana.band(['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).code).toBe(6);
+    expect(plain(await ana.band(['member', 'revoke-invite', 'cleo@example.com', '--project', 'Band Room'])).exitCode).toBe(6);
 
     expect(await json(ana, ['member', 'role', 'Ben', 'ADMIN', '--project', 'Band Room'])).toMatchObject({ email: 'ben@example.com', role: 'ADMIN' });
     expect((await json<Project[]>(ben, ['project', 'list'])).map((p) => p.name)).toContain('Band Room');
 
-    expect((await ana.band(['member', 'remove', 'ben@example.com', '--project', 'Band Room'])).code).toBe(2);
+    expect((await ana.band(['member', 'remove', 'ben@example.com', '--project', 'Band Room'])).exitCode).toBe(2);
     await ok(ana, ['member', 'remove', 'ben@example.com', '--project', 'Band Room', '--yes']);
-    expect(plain(await ben.band(['project', 'show', 'Band Room'])).code).toBe(6);
+    expect(plain(await ben.band(['project', 'show', 'Band Room'])).exitCode).toBe(6);
   });
 
   it('registers with --invite and joins the project in the same step', async () => {
@@ -144,7 +144,7 @@ describe('band member, vibe, cut', () => {
       const registered = plain(
         await dora.band(['auth', 'register', '--email', 'dora@example.com', '--name', 'Dora', '--password-stdin', '--invite', inviteUrl], { input: 'correct horse battery\n' }),
       );
-      expect(registered.code, registered.stderr).toBe(0);
+      expect(registered.exitCode, registered.stderr).toBe(0);
       expect(registered.stdout).toMatch(/^Registered \(and accepted the invitation\) and logged in to /);
       expect((await json<Project[]>(dora, ['project', 'list'])).map((p) => p.name)).toEqual(['Band Room']);
     } finally {
@@ -174,7 +174,7 @@ describe('band member, vibe, cut', () => {
 
     await json<CutWithFiles>(ana, ['cut', 'create', 'Take 1 (keeper)', '--vibe', 'Bridge', '--project', 'Band Room']);
     const ambiguous = plain(await ana.band(['cut', 'delete', 'take 1 (keeper)', '--project', 'Band Room', '--yes']));
-    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.exitCode).toBe(2);
     expect(ambiguous.stderr).toContain('Chorus / Take 1 (keeper)');
     expect(ambiguous.stderr).toContain('Bridge / Take 1 (keeper)');
 
@@ -188,19 +188,19 @@ describe('band vibe and cut: names taken', () => {
     await json(ana, ['project', 'create', 'Names']);
     await json(ana, ['vibe', 'create', 'Intro', '--project', 'Names']);
     const vibeTaken = plain(await ana.band(['vibe', 'create', 'intro', '--project', 'Names']));
-    expect(vibeTaken.code).toBe(1);
+    expect(vibeTaken.exitCode).toBe(1);
     expect(vibeTaken.stderr.trim()).toBe('error: A vibe named "intro" already exists in this project');
 
     await json(ana, ['vibe', 'create', 'Outro', '--project', 'Names']);
     await json(ana, ['cut', 'create', 'Take', '--vibe', 'Intro', '--project', 'Names']);
     await json(ana, ['cut', 'create', 'TAKE', '--vibe', 'Outro', '--project', 'Names']);
     const moveTaken = plain(await ana.band(['cut', 'move', 'Take', '--vibe', 'Intro', '--to', 'Outro', '--project', 'Names']));
-    expect(moveTaken.code).toBe(1);
+    expect(moveTaken.exitCode).toBe(1);
     expect(moveTaken.stderr.trim()).toBe('error: The target vibe already has a cut of this name; rename one of them first');
 
     await json(ana, ['cut', 'create', 'Other', '--vibe', 'Outro', '--project', 'Names']);
     const renameTaken = plain(await ana.band(['cut', 'rename', 'Other', 'take', '--vibe', 'Outro', '--project', 'Names']));
-    expect(renameTaken.code).toBe(1);
+    expect(renameTaken.exitCode).toBe(1);
     expect(renameTaken.stderr.trim()).toBe('error: A cut named "take" already exists in this vibe');
     await ok(ana, ['cut', 'rename', 'TAKE', 'Take', '--vibe', 'Outro', '--project', 'Names']);
   });
@@ -233,13 +233,13 @@ describe('band file and band storage', () => {
     expect(new Date(link.expiresAt!).getTime() - Date.now()).toBeGreaterThan(7 * 86_400_000 - 60_000);
     const shared = await fetch(`${server.url}/api/share/${link.token}`);
     expect(Buffer.from(await shared.arrayBuffer())).toEqual(await readFile(local));
-    expect(plain(await ana.band(['file', 'share', uploaded!.id, '--expires', 'soon'])).code).toBe(2);
+    expect(plain(await ana.band(['file', 'share', uploaded!.id, '--expires', 'soon'])).exitCode).toBe(2);
 
     expect(await json(ana, ['file', 'unshare', uploaded!.id])).toEqual({ revoked: 1 });
     expect((await fetch(`${server.url}/api/share/${link.token}`)).status).toBe(404);
 
     expect(await json(ana, ['file', 'delete', uploaded!.id, '--yes'])).toEqual({ id: uploaded!.id, deleted: true });
-    expect(plain(await ana.band(['file', 'info', uploaded!.id])).code).toBe(6);
+    expect(plain(await ana.band(['file', 'info', uploaded!.id])).exitCode).toBe(6);
   });
 
   it('downloads into a directory under the display name, adding the stored extension only when the name lacks it', async () => {
@@ -288,7 +288,7 @@ describe('band completion and help', () => {
     expect(await complete('band', 'file', 'upload', '--sk')).toEqual(['--skip-existing']);
     expect((await ok(ana, ['completion', 'zsh'])).stdout).toContain('compdef _band band');
     expect((await ok(ana, ['completion', 'fish'])).stdout).toContain("complete -c band -f -n 'test (__band_path) = \"file\"' -a 'upload list info download share unshare delete'");
-    expect(plain(await ana.band(['completion', 'tcsh'])).code).toBe(2);
+    expect(plain(await ana.band(['completion', 'tcsh'])).exitCode).toBe(2);
   });
 
   it('has --help with examples on every command', async () => {
@@ -307,7 +307,7 @@ describe('band completion and help', () => {
     const runs = Object.entries(groups).flatMap(([group, verbs]) => [[group], ...verbs.map((verb) => [group, verb])]);
     const results = await Promise.all(runs.map((words) => ana.band([...words, '--help'])));
     results.forEach((result, i) => {
-      expect(result.code, runs[i]!.join(' ')).toBe(0);
+      expect(result.exitCode, runs[i]!.join(' ')).toBe(0);
       expect(result.stdout, runs[i]!.join(' ')).toMatch(/Examples:\n {2}\$ /);
     });
   });

@@ -71,7 +71,7 @@ describe('printable', () => {
 describe('human output neutralises control characters from the server', () => {
   it('project show keeps the description lines and shows the escapes as text', async () => {
     const shown = neutral(await ana.band(['project', 'show', project.id]));
-    expect(shown.code).toBe(0);
+    expect(shown.exitCode).toBe(0);
     expect(shown.stdout).toContain('line one\n\tindented\\x1b]52;c;ZXZpbA==\\x07 title\\x1b]0;pwned\\x07 erase\\x1b[2K cr\\x0d bel\\x07 csi\\x9b31m red\nlast line');
     expect(shown.stdout).toContain('Evil\\x1b]0;pwned\\x07\\x1b[2K\\x0d\\x9b2J <ana@example.com>');
   });
@@ -80,11 +80,11 @@ describe('human output neutralises control characters from the server', () => {
     const cutId = project.vibes[0]!.cuts[0]!.id;
     for (const args of [['project', 'list'], ['file', 'list', '--cut', cutId], ['file', 'info', file.id], ['auth', 'status']]) {
       const result = neutral(await ana.band(args));
-      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.exitCode, args.join(' ')).toBe(0);
       expect(result.stdout, args.join(' ')).toContain('Evil\\x1b]0;pwned');
     }
     const refused = neutral(await ana.band(['vibe', 'delete', project.vibes[0]!.id]));
-    expect(refused.code).toBe(2);
+    expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('Delete vibe Evil\\x1b]0;pwned');
   });
 
@@ -98,7 +98,7 @@ describe('human output neutralises control characters from the server', () => {
     try {
       const url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
       const result = neutral(await ana.band(['project', 'show', project.id], { env: { BAND_API_URL: url, BAND_TOKEN: 'token' } }));
-      expect(result.code).toBe(6);
+      expect(result.exitCode).toBe(6);
       expect(result.stderr).toBe('error: no such project\\x1b]52;c;ZXZpbA==\\x07\\x9b2J\n');
     } finally {
       hostile.close();
@@ -124,14 +124,14 @@ describe('human output neutralises control characters from the server', () => {
       child.kill('SIGINT');
     }
     expect(stdout).toContain('project.updated  Evil\\x1b]0;pwned\\x07\\x1b[2K\\x0d\\x9b2J updated the project (now "Evil\\x1b]0;pwned');
-    neutral({ code: 0, stdout, stderr });
+    neutral({ exitCode: 0, stdout, stderr });
   });
 });
 
 describe('--json keeps the exact strings', () => {
   it('project show --json round-trips the description and names, escaping every control character', async () => {
     const shown = await ana.band(['project', 'show', project.id, '--json']);
-    expect(shown.code).toBe(0);
+    expect(shown.exitCode).toBe(0);
     expect(shown.stdout).not.toMatch(CONTROL);
     const parsed = JSON.parse(shown.stdout) as ProjectDetail;
     expect(parsed.id).toBe(project.id);

@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Type only: brings the test cluster's `inject('postgresUrl')` typing into this package's type check.
 import type {} from '../../server/test/support/global-setup.js';
@@ -21,29 +21,47 @@ afterAll(async () => {
   await user?.cleanup();
 });
 
+interface WebLogin {
+  /** The address band hands the browser (or prints, with no browser). */
+  address: Promise<string>;
+  finished: Promise<RunResult>;
+}
+
 /**
- * Starts `band auth login --web` (or `link --web`) for `who`, which keeps running until the browser comes back.
- * No display and CI set: it opens no browser and prints the address instead.
+ * Runs `band auth login --web` (or `link --web`) for `who` in-process with a browser of our own, which
+ * receives the address band opens; the command keeps running until the browser comes back.
  */
-function webLogin(who: CliUser, command: 'login' | 'link' = 'login'): { child: ChildProcessWithoutNullStreams; output: () => string; finished: Promise<RunResult> } {
-  const child = spawn(process.execPath, [BAND, '--insecure-storage', 'auth', command, '--web'], { env: { ...who.env, CI: 'true' } });
+function webLogin(who: CliUser, command: 'login' | 'link' = 'login'): WebLogin {
+  let opened!: (url: string) => void;
+  const address = new Promise<string>((resolve) => (opened = resolve));
+  const finished = who.band(['--insecure-storage', 'auth', command, '--web'], { openBrowser: opened });
+  const ended = finished.then((result): never => {
+    throw new Error(`band opened no browser:\n${result.stdout}${result.stderr}`);
+  });
+  return { address: Promise.race([address, ended]), finished };
+}
+
+/**
+ * The built binary with no display and CI set: it opens no browser and prints the address, which is read
+ * from its output.
+ */
+function webLoginProcess(who: CliUser): WebLogin {
+  const child = spawn(process.execPath, [BAND, '--insecure-storage', 'auth', 'login', '--web'], { env: { ...who.env, CI: 'true' } });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const finished = new Promise<RunResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, output: () => stdout + stderr, finished };
-}
-
-/** The address `band auth login --web` (or `link --web`) prints for the user to open. */
-async function printedAddress(run: ReturnType<typeof webLogin>): Promise<string> {
-  for (let waited = 0; waited < 20_000; waited += 50) {
-    const found = /open this address in a browser to [\w ]+: (\S+)/.exec(run.output());
-    if (found) return found[1]!;
-    if (run.child.exitCode !== null) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`band printed no address:\n${run.output()}`);
+  const finished = new Promise<RunResult>((resolve) => child.on('close', (exitCode) => resolve({ exitCode, stdout, stderr })));
+  const address = (async () => {
+    for (let waited = 0; waited < 20_000; waited += 50) {
+      const found = /open this address in a browser to [\w ]+: (\S+)/.exec(stderr);
+      if (found) return found[1]!;
+      if (child.exitCode !== null) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`band printed no address:\n${stdout}${stderr}`);
+  })();
+  return { address, finished };
 }
 
 /**
@@ -64,10 +82,10 @@ async function browser(address: string, subject: string, intercept?: (loopback: 
 }
 
 describe('band auth login --web', () => {
-  it('signs in through the provider via a loopback listener and a one-time code, then is logged in', async () => {
+  it('signs in through the provider via a loopback listener and a one-time code, then is logged in (the built binary, printing the address)', async () => {
     provider.accounts.set('cli-user', { email: 'cli.user@idp.example.com', email_verified: true, name: 'Cli User' });
-    const login = webLogin(user);
-    const address = await printedAddress(login);
+    const login = webLoginProcess(user);
+    const address = await login.address;
     expect(new URL(address).pathname).toBe('/api/auth/idp');
     expect(new URL(address).searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
     const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
@@ -82,11 +100,11 @@ describe('band auth login --web', () => {
     expect(page).toContain('You are logged in');
 
     const result = await login.finished;
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout + result.stderr).toContain('cli.user@idp.example.com');
 
     const status = await user.band(['--json', 'auth', 'status']);
-    expect(status.code, status.stderr).toBe(0);
+    expect(status.exitCode, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ email: 'cli.user@idp.example.com', name: 'Cli User' });
 
     // The code was single use: the loopback listener is gone, and the server refuses it a second time.
@@ -103,7 +121,7 @@ describe('band auth login --web', () => {
     const other = await cliUser(server.url);
     try {
       const login = webLogin(other);
-      const address = await printedAddress(login);
+      const address = await login.address;
       const cliRedirect = new URL(address).searchParams.get('cliRedirect')!;
       await browser(address, 'caught-user', async (loopback) => {
         const caught = await fetch(`${server.url}/api/auth/idp/exchange`, {
@@ -114,8 +132,8 @@ describe('band auth login --web', () => {
         expect(caught.status).toBe(401);
       });
       const result = await login.finished;
-      expect(result.code).toBe(EXIT.auth);
-      expect((await other.band(['auth', 'status'])).code).toBe(EXIT.auth);
+      expect(result.exitCode).toBe(EXIT.auth);
+      expect((await other.band(['auth', 'status'])).exitCode).toBe(EXIT.auth);
     } finally {
       await other.cleanup();
     }
@@ -129,10 +147,10 @@ describe('band auth login --web', () => {
     });
     provider.accounts.set('same-email', { email: 'taken@idp.example.com', email_verified: true });
     const login = webLogin(user);
-    const { page } = await browser(await printedAddress(login), 'same-email');
+    const { page } = await browser(await login.address, 'same-email');
     expect(page).toContain('account_exists');
     const result = await login.finished;
-    expect(result.code).toBe(EXIT.auth);
+    expect(result.exitCode).toBe(EXIT.auth);
     expect(result.stderr).toContain('account_exists');
   });
 
@@ -141,11 +159,11 @@ describe('band auth login --web', () => {
     const plainUser = await cliUser(plain.url);
     try {
       const result = await plainUser.band(['auth', 'login', '--web']);
-      expect(result.code).toBe(EXIT.notFound);
+      expect(result.exitCode).toBe(EXIT.notFound);
       expect(result.stderr).toContain('IDP_DISABLED');
       await registerWithCli(plainUser, 'no-idp@band.example.com');
       const link = await plainUser.band(['auth', 'link', '--web']);
-      expect(link.code).toBe(EXIT.notFound);
+      expect(link.exitCode).toBe(EXIT.notFound);
       expect(link.stderr).toContain('identity provider');
     } finally {
       await plainUser.cleanup();
@@ -162,11 +180,11 @@ describe('band auth link --web', () => {
       await registerWithCli(linker, 'linker@band.example.com');
       provider.accounts.set('link-subject', { email: 'linker-elsewhere@idp.example.com', email_verified: false });
       const link = webLogin(linker, 'link');
-      const { loopback, page } = await browser(await printedAddress(link), 'link-subject');
+      const { loopback, page } = await browser(await link.address, 'link-subject');
       expect(loopback.searchParams.get('code')).toMatch(/^[\w-]{43}$/);
       expect(page).toContain('Back to band');
       const result = await link.finished;
-      expect(result.code, result.stderr).toBe(0);
+      expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toContain('Linked your identity-provider account to');
       expect(result.stdout).toContain('linker@band.example.com');
       const [linkedTo] = await server.sql`select u.email from identities i join users u on u.id = i.user_id where i.subject = 'link-subject'`;
@@ -175,8 +193,8 @@ describe('band auth link --web', () => {
       expect(JSON.parse(status.stdout)).toMatchObject({ email: 'linker@band.example.com' });
 
       const login = webLogin(later);
-      await browser(await printedAddress(login), 'link-subject');
-      expect((await login.finished).code).toBe(0);
+      await browser(await login.address, 'link-subject');
+      expect((await login.finished).exitCode).toBe(0);
       const laterStatus = await later.band(['--json', 'auth', 'status']);
       expect(JSON.parse(laterStatus.stdout)).toMatchObject({ email: 'linker@band.example.com' });
     } finally {
@@ -188,9 +206,9 @@ describe('band auth link --web', () => {
   it('needs --web and a login', async () => {
     const stranger = await cliUser(server.url);
     try {
-      expect((await stranger.band(['auth', 'link'])).code).toBe(EXIT.usage);
+      expect((await stranger.band(['auth', 'link'])).exitCode).toBe(EXIT.usage);
       const result = await stranger.band(['auth', 'link', '--web']);
-      expect(result.code).toBe(EXIT.auth);
+      expect(result.exitCode).toBe(EXIT.auth);
     } finally {
       await stranger.cleanup();
     }

@@ -76,7 +76,7 @@ describe.skipIf(skipReason !== null)('credentials in the OS keychain (dbus-run-s
       input: 'correct horse battery\n',
       env: { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' },
     });
-    expect(result.code).toBe(0);
+    expect(result.exitCode).toBe(0);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)$/m);
     expect((await stat(credentialFile(user, server.url))).mode & 0o777).toBe(0o600);

@@ -64,13 +64,13 @@ async function storedFile(user: CliUser): Promise<string> {
 async function nothingReachesCapture(user: CliUser, tokens: { accessToken: string; refreshToken: string }): Promise<void> {
   const notLoggedIn = `error: not logged in to ${capture.url} (profile default): run band auth login\n`;
   const viaFlag = await user.band(['--api-url', capture.url, 'project', 'list']);
-  expect(viaFlag).toMatchObject({ code: 4, stderr: notLoggedIn });
+  expect(viaFlag).toMatchObject({ exitCode: 4, stderr: notLoggedIn });
   const viaEnv = await user.band(['auth', 'status'], { env: { BAND_API_URL: capture.url } });
-  expect(viaEnv).toMatchObject({ code: 4, stderr: notLoggedIn });
-  expect((await user.band(['auth', 'token', '--api-url', `${capture.url}/`])).code).toBe(4);
-  expect((await user.band(['storage', '--api-url', capture.url])).code).toBe(4);
+  expect(viaEnv).toMatchObject({ exitCode: 4, stderr: notLoggedIn });
+  expect((await user.band(['auth', 'token', '--api-url', `${capture.url}/`])).exitCode).toBe(4);
+  expect((await user.band(['storage', '--api-url', capture.url])).exitCode).toBe(4);
   const logout = await user.band(['auth', 'logout', '--api-url', capture.url]);
-  expect(logout).toMatchObject({ code: 0, stdout: `Not logged in to ${capture.url}\n` });
+  expect(logout).toMatchObject({ exitCode: 0, stdout: `Not logged in to ${capture.url}\n` });
 
   for (const request of capture.requests) {
     const seen = JSON.stringify(request);
@@ -79,7 +79,7 @@ async function nothingReachesCapture(user: CliUser, tokens: { accessToken: strin
     expect(request.headers.authorization).toBeUndefined();
   }
   // Still logged in where the tokens came from: nothing above logged out of it.
-  expect((await user.band(['project', 'list', '--json'])).code).toBe(0);
+  expect((await user.band(['project', 'list', '--json'])).exitCode).toBe(0);
 }
 
 describe('credentials are bound to the server that issued them', () => {
@@ -108,7 +108,7 @@ describe('credentials are bound to the server that issued them', () => {
       const onSecond = await ben.band(['--api-url', second.url, 'auth', 'register', '--email', 'ben2@example.com', '--name', 'Ben Two', '--password-stdin'], {
         input: 'correct horse battery\n',
       });
-      expect(onSecond.code).toBe(0);
+      expect(onSecond.exitCode).toBe(0);
 
       const status = async (url: string) => ben.band(['auth', 'status', '--json', '--api-url', url]);
       expect(JSON.parse((await status(server.url)).stdout).email).toBe('ben@example.com');
@@ -116,12 +116,12 @@ describe('credentials are bound to the server that issued them', () => {
       // The same origin however it is written: upper case, a trailing slash.
       expect(JSON.parse((await status(`${server.url.toUpperCase()}/`)).stdout).email).toBe('ben@example.com');
       // Another host name is another origin, even for the same address.
-      expect((await status(server.url.replace('127.0.0.1', 'localhost'))).code).toBe(4);
-      expect(await status('ftp://127.0.0.1')).toMatchObject({ code: 2, stderr: 'error: the server address must be an http or https URL, not "ftp://127.0.0.1"\n' });
+      expect((await status(server.url.replace('127.0.0.1', 'localhost'))).exitCode).toBe(4);
+      expect(await status('ftp://127.0.0.1')).toMatchObject({ exitCode: 2, stderr: 'error: the server address must be an http or https URL, not "ftp://127.0.0.1"\n' });
 
       const logout = await ben.band(['auth', 'logout', '--api-url', second.url]);
-      expect(logout).toMatchObject({ code: 0, stdout: `Logged out of ${second.url}\n` });
-      expect((await status(second.url)).code).toBe(4);
+      expect(logout).toMatchObject({ exitCode: 0, stdout: `Logged out of ${second.url}\n` });
+      expect((await status(second.url)).exitCode).toBe(4);
       expect(JSON.parse((await status(server.url)).stdout).email).toBe('ben@example.com');
     } finally {
       await ben.cleanup();
@@ -149,7 +149,7 @@ describe('credentials are bound to the server that issued them', () => {
 
       await nothingReachesCapture(cleo, { accessToken, refreshToken });
       const status = await cleo.band(['auth', 'status']);
-      expect(status.code).toBe(0);
+      expect(status.exitCode).toBe(0);
       expect(status.stdout).toContain(`Logged in to ${server.url} as Cleo <cleo@example.com>`);
     } finally {
       await cleo.cleanup();

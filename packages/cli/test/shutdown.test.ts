@@ -75,5 +75,5 @@ it('band file upload cut by a server shutting down says so and exits 5 (unavaila
   expect(result.stderr).toMatch(/long\.wav: The server is shutting down: nothing was stored/);
   expect(result.stderr).toMatch(/retry after 5 s/);
   expect(result.stderr).not.toMatch(/size limit/);
-  expect(result.code).toBe(5);
+  expect(result.exitCode).toBe(5);
 });

@@ -32,7 +32,7 @@ it('shows the quota, --json exactly as the API, and reports an upload over it wi
   const local = path.join(work, 'take.wav');
   const bytes = wavBytes(1, 600 * 1024);
   await writeFile(local, bytes);
-  expect((await ana.band(['file', 'upload', local, '--cut', cut.id])).code).toBe(0);
+  expect((await ana.band(['file', 'upload', local, '--cut', cut.id])).exitCode).toBe(0);
 
   const token = (await ana.band(['auth', 'token'])).stdout.trim();
   const stats = await json<StorageStats>(['storage']);
@@ -41,6 +41,6 @@ it('shows the quota, --json exactly as the API, and reports an upload over it wi
   expect((await ana.band(['storage'])).stdout).toContain('Quota: 600.0 KiB of 1.0 MiB used (58%)');
 
   const refused = await ana.band(['file', 'upload', local, '--cut', cut.id]);
-  expect(refused.code).toBe(1);
+  expect(refused.exitCode).toBe(1);
   expect(refused.stderr).toContain('quota of 1 MiB');
 });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, apiGet, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
 
-// Each test spawns the binary many times; on a loaded machine that takes a while.
+// Each test runs many commands against a real server; on a loaded machine that takes a while.
 vi.setConfig({ testTimeout: 90_000 });
 
 let server: TestServer;
@@ -43,7 +43,7 @@ describe('band file upload', () => {
     const result = await ana.band(['file', 'upload', 'takes/*.wav', '--cut', 'Session 1', '--vibe', 'Takes', '--project', 'Bulk', '--jobs', '4', '--json'], { cwd: work });
     expect(result.stderr).toMatch(/^uploading 20 files \(/m);
     expect(result.stderr).toMatch(/Uploaded 20 files \(.* in .* s; 0 skipped \(already on the cut\); 0 failed/);
-    expect(result.code).toBe(0);
+    expect(result.exitCode).toBe(0);
     expect(result.stderr).not.toMatch(ANSI);
 
     const records = JSON.parse(result.stdout) as FileRecord[];
@@ -59,7 +59,7 @@ describe('band file upload', () => {
 
   it('uploads nothing again with --skip-existing, and only what is missing after a change', async () => {
     const again = await ana.band(['file', 'upload', 'takes/*.wav', '--cut', cut.id, '--skip-existing', '--json'], { cwd: work });
-    expect(again.code).toBe(0);
+    expect(again.exitCode).toBe(0);
     expect(again.stderr).toContain('Uploaded 0 files (0 B)');
     expect(again.stderr).toContain('20 skipped (already on the cut)');
     expect(JSON.parse(again.stdout)).toHaveLength(20);
@@ -67,10 +67,19 @@ describe('band file upload', () => {
 
     await writeFile(path.join(work, 'takes', 'take-20.wav'), wavBytes(20));
     const missing = await ana.band(['file', 'upload', 'takes/*.wav', '--cut', cut.id, '--skip-existing', '--quiet'], { cwd: work });
-    expect(missing).toMatchObject({ code: 0, stderr: '' });
+    expect(missing).toMatchObject({ exitCode: 0, stderr: '' });
     const files = (await apiGet<CutWithFiles>(server.url, `/api/cuts/${cut.id}`, token)).files;
     expect(files).toHaveLength(21);
     await rm(path.join(work, 'takes', 'take-20.wav'));
+  });
+
+  it('times the upload on the clock it is given', async () => {
+    await writeFile(path.join(work, 'timed.wav'), wavBytes(21));
+    // An hour behind (the stored access token stays fresh) and a minute further at each reading.
+    let clock = Date.now() - 3_600_000;
+    const result = await ana.band(['file', 'upload', 'timed.wav', '--cut', cut.id], { cwd: work, now: () => (clock += 60_000) });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toContain('Uploaded 1 file (4.0 KiB) in 60.0 s;');
   });
 
   it('exits 3 when some files failed, naming each failure, after uploading the rest', async () => {
@@ -79,7 +88,7 @@ describe('band file upload', () => {
     await writeFile(path.join(work, 'mixed', 'fake.wav'), Buffer.from('this is not audio at all'));
     await writeFile(path.join(work, 'mixed', 'notes.txt'), 'lyrics');
     const result = await ana.band(['file', 'upload', 'mixed/*', '--cut', cut.id], { cwd: work });
-    expect(result.code).toBe(3);
+    expect(result.exitCode).toBe(3);
     expect(result.stderr).toMatch(/^error: .*fake\.wav: /m);
     expect(result.stderr).toMatch(/^error: .*notes\.txt: .*accepted types/m);
     expect(result.stderr).toMatch(/^error: 2 of 3 files failed$/m);
@@ -115,11 +124,12 @@ describe('band publish', () => {
       const args = ['publish', master, '--project', 'Releases', '--vibe', 'Masters', '--cut', 'v1.0'];
 
       const refused = await ci.band(args);
-      expect(refused.code).toBe(6);
+      expect(refused.exitCode).toBe(6);
       expect(refused.stderr.trim()).toBe('error: no project named "Releases" among your projects (add --create to create it)');
 
-      const published = await ci.band([...args, '--create', '--share', '--expires', '7d']);
-      expect(published.code).toBe(0);
+      // The built binary, as CI runs it.
+      const published = await ci.bandProcess([...args, '--create', '--share', '--expires', '7d']);
+      expect(published.exitCode).toBe(0);
       expect(published.stdout).toMatch(/^http:\/\/localhost:\d+\/share\/[A-Za-z0-9_-]+\n$/);
       expect(published.stderr).not.toMatch(ANSI);
       expect(published.stderr).toContain('Created project Releases');
@@ -128,7 +138,7 @@ describe('band publish', () => {
       expect(Buffer.from(await shared.arrayBuffer())).toEqual(await readFile(master));
 
       const again = await ci.band([...args, '--share', '--json']);
-      expect(again.code).toBe(0);
+      expect(again.exitCode).toBe(0);
       const link = JSON.parse(again.stdout) as ShareLink;
       expect(link).toEqual({ token: expect.any(String), shareUrl: expect.stringContaining('/share/'), expiresAt: null });
 
@@ -155,7 +165,7 @@ describe('band publish', () => {
           return ci.band(['publish', stem, '--project', 'Parallel', '--vibe', 'Nightly', '--cut', 'Build 42', '--create']);
         }),
       );
-      expect(runs.map((run) => [run.code, run.stderr.includes('error')])).toEqual(Array(4).fill([0, false]));
+      expect(runs.map((run) => [run.exitCode, run.stderr.includes('error')])).toEqual(Array(4).fill([0, false]));
       const projects = await apiGet<{ id: string; name: string }[]>(server.url, '/api/projects', token);
       const parallel = await apiGet<ProjectDetail>(server.url, `/api/projects/${projects.find((p) => p.name === 'Parallel')!.id}`, token);
       expect(parallel.vibes.map((vibe) => [vibe.name, vibe.cuts.map((cut) => [cut.name, cut.files.length])])).toEqual([['Nightly', [['Build 42', 4]]]]);

@@ -121,7 +121,7 @@ describe('band watch', () => {
       await registerWithCli(user, 'eve@example.com', 'correct horse battery', 'Eve');
       const watch = startWatch(user, []);
       await watch.until(() => /watching 0 projects/.test(watch.stderr()), 'hello');
-      expect((await user.band(['auth', 'logout'])).code).toBe(0);
+      expect((await user.band(['auth', 'logout'])).exitCode).toBe(0);
       expect(await watch.exited).toBe(4);
       expect(watch.stderr()).toMatch(/error: The session has ended; sign in again/);
     } finally {

@@ -1,13 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthResult, BandClient } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, run } from '../context.js';
+import { type Context, commandRunner } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
 import { ask, askSecret, isInteractive, readStdin } from '../prompt.js';
-import { isCI, type Spinner, withExamples } from '../render.js';
+import { type Spinner, withExamples } from '../render.js';
+import { linkedView, loggedOutView, openInBrowserView, signedInView, statusView } from '../views.js';
 
 /** How long `band auth login --web` waits for the browser to come back. */
 const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -17,7 +18,8 @@ interface CredentialOptions {
   passwordStdin?: boolean;
 }
 
-export function register(auth: Command): void {
+export function register(auth: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(auth, 'band auth login', 'band auth status');
 
   withExamples(
@@ -30,9 +32,9 @@ export function register(auth: Command): void {
       .option('--invite <link>', 'an invitation link (or its token) to your email: join its project too')
       .action(
         run(async (ctx, options: CredentialOptions & { name?: string; invite?: string }) => {
-          const email = options.email ?? (await askOrFail('Email: ', '--email'));
-          const name = options.name ?? (await askOrFail('Name: ', '--name'));
-          const password = await readPassword(options);
+          const email = options.email ?? (await askOrFail(ctx, 'Email: ', '--email'));
+          const name = options.name ?? (await askOrFail(ctx, 'Name: ', '--name'));
+          const password = await readPassword(ctx, options);
           const client = ctx.anonymousClient();
           const inviteToken = options.invite === undefined ? undefined : (await import('@bandcollab/sdk')).invitationToken(options.invite);
           const registered = await client.auth.register({ email, password, name, ...(inviteToken === undefined ? {} : { inviteToken }) });
@@ -54,8 +56,8 @@ export function register(auth: Command): void {
       .action(
         run(async (ctx, options: CredentialOptions & { web?: boolean }) => {
           if (options.web) return webLogin(ctx);
-          const email = options.email ?? (await askOrFail('Email: ', '--email'));
-          const password = await readPassword(options);
+          const email = options.email ?? (await askOrFail(ctx, 'Email: ', '--email'));
+          const password = await readPassword(ctx, options);
           const client = ctx.anonymousClient();
           await signedIn(ctx, await client.auth.login({ email, password, rememberMe: true }), 'Logged in');
         }),
@@ -95,7 +97,7 @@ export function register(auth: Command): void {
             await store.remove();
           }
           ctx.forgetSignIn();
-          ctx.out.record({ ok: true }, () => (tokens ? `Logged out of ${ctx.apiUrl}` : `Not logged in to ${ctx.apiUrl}`));
+          ctx.out.record({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
         }),
       ),
     'band auth logout',
@@ -109,13 +111,7 @@ export function register(auth: Command): void {
         run(async (ctx) => {
           const me = await (await ctx.signedIn()).auth.me();
           const location = await credentialLocation(ctx);
-          ctx.out.record(me, () =>
-            [
-              `Logged in to ${ctx.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
-              `Profile:     ${ctx.profile}`,
-              `Credentials: ${location}`,
-            ].join('\n'),
-          );
+          ctx.out.record(me, () => statusView(me, { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location }));
         }),
       ),
     'band auth status',
@@ -133,7 +129,7 @@ export function register(auth: Command): void {
           if (!token) throw new CliError('not logged in: run band auth login', EXIT.auth);
           // The token is for use after this run: a BAND_EMAIL sign-in must not be logged out at its end.
           ctx.keepSession();
-          process.stdout.write(`${token}\n`);
+          ctx.io.stdout.write(`${token}\n`);
         }),
       ),
     'curl -H "Authorization: Bearer $(band auth token)" http://localhost:3000/api/auth/me',
@@ -142,7 +138,7 @@ export function register(auth: Command): void {
 
 async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
   const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
-  ctx.out.record(result.user, () => `${verb} to ${ctx.apiUrl} as ${result.user.name} <${result.user.email}> (credentials in ${store.location})`);
+  ctx.out.record(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
 }
 
 async function credentialLocation(ctx: Context): Promise<string> {
@@ -152,17 +148,17 @@ async function credentialLocation(ctx: Context): Promise<string> {
   return store?.kind === 'file' ? `${store.location} (file, mode 0600)` : 'the OS keychain';
 }
 
-async function askOrFail(question: string, flag: string): Promise<string> {
-  if (!isInteractive()) throw usageError(`${flag} is required when not on a terminal`);
-  const answer = await ask(question);
+async function askOrFail(ctx: Context, question: string, flag: string): Promise<string> {
+  if (!isInteractive(ctx.io)) throw usageError(`${flag} is required when not on a terminal`);
+  const answer = await ask(ctx.io, question);
   if (!answer) throw usageError(`${flag.slice(2)} must not be empty`);
   return answer;
 }
 
-async function readPassword(options: CredentialOptions): Promise<string> {
-  if (options.passwordStdin) return readStdin();
-  if (!isInteractive()) throw usageError('--password-stdin is required when not on a terminal');
-  return askSecret('Password: ');
+async function readPassword(ctx: Context, options: CredentialOptions): Promise<string> {
+  if (options.passwordStdin) return readStdin(ctx.io);
+  if (!isInteractive(ctx.io)) throw usageError('--password-stdin is required when not on a terminal');
+  return askSecret(ctx.io, 'Password: ');
 }
 
 /**
@@ -199,9 +195,7 @@ async function webLink(ctx: Context): Promise<void> {
     success: 'Back to band, which links your account.',
   });
   await client.auth.linkIdp({ code, redirectUri, codeVerifier });
-  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () =>
-    `Linked your identity-provider account to ${me.name} <${me.email}> on ${ctx.apiUrl}: band auth login --web now signs in to it`,
-  );
+  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () => linkedView(me, ctx.apiUrl));
 }
 
 interface BrowserStep {
@@ -261,8 +255,8 @@ function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ code: string; 
         finish(error as Error);
         return;
       }
-      ctx.out.notice(`open this address in a browser to ${step.purpose}: ${address}`);
-      openBrowser(address);
+      ctx.out.notice(openInBrowserView(step.purpose, address));
+      ctx.io.openBrowser(address);
       spinner = await ctx.out.spinner('waiting for the browser');
       if (finished) spinner.stop();
     });
@@ -280,15 +274,6 @@ async function idpLoginUrl(client: BandClient, cliRedirect: string, codeChalleng
     }
     throw error;
   }
-}
-
-function openBrowser(address: string): void {
-  if (isCI()) return;
-  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return;
-  const child = spawn(command, [address], { stdio: 'ignore', detached: true });
-  child.on('error', () => undefined);
-  child.unref();
 }
 
 function callbackPage(message: string): string {

@@ -2,6 +2,7 @@
 // command), so they never disagree with the commands. They complete command names and flags.
 import type { Command } from 'commander';
 import { usageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
 import { withExamples } from '../render.js';
 
 interface Node {
@@ -10,7 +11,7 @@ interface Node {
   words: string[];
 }
 
-export function register(completion: Command): void {
+export function register(completion: Command, io: Io): void {
   withExamples(
     completion
       .argument('<shell>', 'bash, zsh or fish')
@@ -19,7 +20,7 @@ export function register(completion: Command): void {
         const scripts: Record<string, (nodes: Node[]) => string> = { bash, zsh, fish };
         const script = scripts[shell];
         if (!script) throw usageError(`no completion for "${shell}": use bash, zsh or fish`);
-        process.stdout.write(script(nodes));
+        io.stdout.write(script(nodes));
       }),
     'band completion bash > /etc/bash_completion.d/band',
     'band completion zsh > "${fpath[1]}/_band"',

@@ -1,30 +1,23 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, run, toCliError } from '../context.js';
+import { type UploadReport, uploadFiles } from '../bulk-upload.js';
+import { type Context, commandRunner } from '../context.js';
+import { parseDuration } from '../durations.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { expand, type LocalFile } from '../globs.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { fileTable, fileView, formatBytes, formatTime, withExamples } from '../render.js';
+import { withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
+import { deletedView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
-interface UploadOptions {
-  jobs: number;
-  skipExisting: boolean;
-  name?: string;
-}
-
-export interface LocalFile {
-  path: string;
-  size: number;
-}
-
-export function register(file: Command): void {
+export function register(file: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     file,
     'band file upload "takes/*.wav" --cut "Take 1" --vibe Verse --project Demo',
@@ -39,7 +32,7 @@ export function register(file: Command): void {
       .option('--name <name>', 'display name (one file only; default: the file name)')
       .action(
         run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; skipExisting?: boolean; name?: string }) => {
-          const files = await expand(patterns);
+          const files = await expand(patterns, ctx.io.cwd);
           if (options.name !== undefined && files.length > 1) throw usageError('--name needs exactly one file');
           const client = await ctx.signedIn();
           const cut = await resolveCut(client, options);
@@ -97,7 +90,7 @@ export function register(file: Command): void {
           const client = await ctx.signedIn();
           const found = await resolveFile(client, ref, options);
           const link = await client.files.share(found.id, { expiresIn: options.expires });
-          ctx.out.record(link, () => `${link.shareUrl}${link.expiresAt ? `  (expires ${formatTime(link.expiresAt)} UTC)` : ''}`);
+          ctx.out.record(link, () => shareLinkView(link));
         }),
       ),
     'band file share 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --expires 7d',
@@ -110,7 +103,7 @@ export function register(file: Command): void {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);
         const result = await client.files.unshare(found.id);
-        ctx.out.record(result, () => `Revoked ${result.revoked} link(s) to ${found.name}`);
+        ctx.out.record(result, () => unsharedView(result, found.name));
       }),
     ),
     'band file unshare 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
@@ -121,9 +114,9 @@ export function register(file: Command): void {
       run(async (ctx, ref: string, options: Where) => {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);
-        await confirm(`Delete file ${found.name}?`, ctx.options.yes);
+        await confirm(ctx.io, `Delete file ${found.name}?`, ctx.options.yes);
         const deleted = await client.files.delete(found.id);
-        ctx.out.record(deleted, () => `Deleted file ${found.name}`);
+        ctx.out.record(deleted, () => deletedView('file', found.name));
       }),
     ),
     'band file delete 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --yes',
@@ -138,71 +131,6 @@ function withWhere(command: Command, cutRequired = false): Command {
     .option('--project <project>', 'project id or name (to find the cut by name)');
 }
 
-export interface UploadReport {
-  /** The records of the uploaded files and of those already on the cut, in the order of `files`. */
-  records: FileRecord[];
-  failures: { file: LocalFile; error: CliError }[];
-  skipped: number;
-  uploadedBytes: number;
-  seconds: number;
-}
-
-/**
- * Uploads `files` to a cut, `jobs` at a time, with progress. With `skipExisting`, a file whose sha256 is
- * already on the cut is not sent again: the record on the cut stands for it.
- */
-export async function uploadFiles(ctx: Context, cutId: string, existing: readonly FileRecord[], files: LocalFile[], options: UploadOptions): Promise<UploadReport> {
-  const bySha = new Map(existing.map((record) => [record.sha256, record]));
-  const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
-  const progress = await ctx.out.transfers('uploading', files.length, totalBytes);
-  const results: (FileRecord | undefined)[] = new Array(files.length);
-  const report: UploadReport = { records: [], failures: [], skipped: 0, uploadedBytes: 0, seconds: 0 };
-  const started = Date.now();
-  let next = 0;
-
-  const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
-    const label = path.basename(file.path);
-    if (options.skipExisting) {
-      const present = bySha.get(await sha256Of(file.path));
-      if (present) {
-        report.skipped += 1;
-        progress.skip(label, file.size);
-        return present;
-      }
-    }
-    const bar = progress.start(label, file.size);
-    try {
-      // An access token that expires during a long upload is refreshed by the SDK, which sends the file again.
-      const client = await ctx.signedIn();
-      const record = await client.files.upload({ cutId, file: file.path, name: options.name, onProgress: ({ loaded }) => bar.update(loaded) });
-      report.uploadedBytes += file.size;
-      bar.finish(true);
-      return record;
-    } catch (error) {
-      bar.finish(false);
-      throw error;
-    }
-  };
-  const worker = async () => {
-    while (next < files.length) {
-      const index = next++;
-      try {
-        results[index] = await uploadOne(files[index]!);
-      } catch (error) {
-        report.failures.push({ file: files[index]!, error: toCliError(error) });
-      }
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.min(options.jobs, files.length) }, worker));
-  } finally {
-    progress.stop();
-  }
-  report.records = results.filter((record): record is FileRecord => record !== undefined);
-  report.seconds = (Date.now() - started) / 1000;
-  return report;
-}
-
 /**
  * Reports a bulk upload: the records with --json, a summary line, one error line per failed file; exit 3
  * when some files failed, or the failure's own code when every file failed.
@@ -210,59 +138,26 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
 function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): void {
   for (const failure of report.failures) ctx.out.error(`${failure.file.path}: ${failure.error.message}`, failure.error.requestId);
   if (ctx.out.json) ctx.out.record(report.records, () => '');
-  const uploaded = files.length - report.skipped - report.failures.length;
-  ctx.out.info(
-    `Uploaded ${uploaded} file${uploaded === 1 ? '' : 's'} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
-      `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`,
-  );
+  ctx.out.info(uploadSummaryView(files.length, report));
   const failed = report.failures.length;
   if (failed === 0) return;
   const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
   throw new CliError(`${failed} of ${files.length} file${files.length === 1 ? '' : 's'} failed`, exitCode);
 }
 
-/** Paths and glob patterns to a sorted, de-duplicated list of files with their sizes. */
-export async function expand(patterns: string[]): Promise<LocalFile[]> {
-  const paths: string[] = [];
-  for (const pattern of patterns) {
-    if (existsSync(pattern) || !/[*?[\]{}]/.test(pattern)) {
-      paths.push(pattern);
-      continue;
-    }
-    const { glob } = await import('tinyglobby');
-    const matches = await glob(pattern, { onlyFiles: true, expandDirectories: false });
-    if (matches.length === 0) throw usageError(`no files match ${pattern}`);
-    paths.push(...matches.sort());
-  }
-  const files: LocalFile[] = [];
-  for (const file of [...new Set(paths.map((p) => path.resolve(p)))]) {
-    const info = await stat(file).catch(() => {
-      throw usageError(`no such file: ${path.relative(process.cwd(), file) || file}`);
-    });
-    if (!info.isFile()) throw usageError(`not a file: ${file}`);
-    files.push({ path: file, size: info.size });
-  }
-  return files;
-}
-
-async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file), hash);
-  return hash.digest('hex');
-}
-
 async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
   const filename = localName(file);
   if (output === '-') {
-    await client.files.download(file.id, { to: process.stdout });
+    await client.files.download(file.id, { to: ctx.io.stdout });
     return;
   }
   let target = output ?? filename;
-  if (existsSync(target) && (await stat(target)).isDirectory()) target = path.join(target, filename);
+  const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
+  if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
   const bar = progress.start(path.basename(target), file.size);
   try {
-    await client.files.download(file.id, { to: target, onProgress: ({ loaded }) => bar.update(loaded) });
+    await client.files.download(file.id, { to: here(target), onProgress: ({ loaded }) => bar.update(loaded) });
     bar.finish(true);
   } catch (error) {
     bar.finish(false);
@@ -270,7 +165,7 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
   } finally {
     progress.stop();
   }
-  ctx.out.record(file, () => `Saved ${file.name} to ${target} (${formatBytes(file.size)})`);
+  ctx.out.record(file, () => savedView(file, target));
 }
 
 /** The display name as a file name here: no path separators, and the stored extension unless it already ends with it. */
@@ -278,15 +173,6 @@ function localName(file: FileRecord): string {
   const name = file.name.replace(/[/\\]/g, '_');
   const extension = path.extname(file.url);
   return name.toLowerCase().endsWith(extension.toLowerCase()) ? name : `${name}${extension}`;
-}
-
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
-
-/** "7d" → 604800 (seconds); plain numbers are seconds. */
-export function parseDuration(value: string): number {
-  const match = /^(\d+)\s*([smhdw]?)$/i.exec(value.trim());
-  if (!match) throw usageError(`--expires: "${value}" is not a duration like 90s, 30m, 12h, 7d or 52w`);
-  return Number(match[1]) * UNIT_SECONDS[(match[2] || 's').toLowerCase()]!;
 }
 
 function positiveInteger(value: string): number {

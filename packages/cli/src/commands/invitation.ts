@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
-import { formatTime, withExamples } from '../render.js';
+import { commandRunner } from '../context.js';
+import type { Io } from '../io.js';
+import { withExamples } from '../render.js';
+import { invitationOfferView, joinedView } from '../views.js';
 
-export function register(invitation: Command): void {
+export function register(invitation: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(invitation, 'band invitation accept https://band.example.com/invite/2bX…');
 
   withExamples(
@@ -15,7 +18,7 @@ export function register(invitation: Command): void {
           const client = await ctx.signedIn();
           const offer = await client.invitations.get(link);
           const accepted = await client.invitations.accept(link);
-          ctx.out.record(accepted, () => `Joined ${offer.projectName} as ${accepted.member.role}`);
+          ctx.out.record(accepted, () => joinedView(offer, accepted));
         }),
       ),
     'band invitation accept https://band.example.com/invite/2bX…',
@@ -29,10 +32,7 @@ export function register(invitation: Command): void {
       .action(
         run(async (ctx, link: string) => {
           const offer = await ctx.anonymousClient().invitations.get(link);
-          ctx.out.record(
-            offer,
-            () => `${offer.projectName}: ${offer.invitedBy.name} invites you as ${offer.role}, until ${formatTime(offer.expiresAt)} UTC`,
-          );
+          ctx.out.record(offer, () => invitationOfferView(offer));
         }),
       ),
     'band invitation show https://band.example.com/invite/2bX…',

@@ -1,12 +1,15 @@
 import type { Member, ProjectDetail, Role } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
 import { notFoundError, usageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { formatTime, withExamples } from '../render.js';
+import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId } from '../resolve.js';
+import { inviteView, removedMemberView, revokedInvitationView, roleChangedView } from '../views.js';
 
-export function register(member: Command): void {
+export function register(member: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(member, 'band member invite ana@example.com --project Demo');
 
   withExamples(
@@ -20,13 +23,7 @@ export function register(member: Command): void {
         run(async (ctx, email: string, options: { project: string; role: string }) => {
           const client = await ctx.signedIn();
           const result = await client.projects.invite(await projectId(client, options.project), { email, role: role(options.role) });
-          const { invitation } = result;
-          ctx.out.record(
-            result,
-            () =>
-              `Send this link to ${invitation.email}; it lets them join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC:\n` +
-              result.inviteUrl,
-          );
+          ctx.out.record(result, () => inviteView(result));
         }),
       ),
     'band member invite ana@example.com --project Demo',
@@ -47,7 +44,7 @@ export function register(member: Command): void {
           const found = detail.invitations.find((i) => i.id === ref || i.email === email);
           if (!found) throw notFoundError(`no pending invitation for "${ref}" in project "${detail.name}"`);
           const revoked = await client.projects.revokeInvitation(detail.id, found.id);
-          ctx.out.record(revoked, () => `Revoked the invitation of ${found.email} to ${detail.name}`);
+          ctx.out.record(revoked, () => revokedInvitationView(found.email, detail.name));
         }),
       ),
     'band member revoke-invite ana@example.com --project Demo',
@@ -65,7 +62,7 @@ export function register(member: Command): void {
           const client = await ctx.signedIn();
           const detail = await projectDetail(client, options.project);
           const updated = await client.projects.updateMember(detail.id, memberIn(detail, ref).userId, { role: role(newRole) });
-          ctx.out.record(updated, () => `${updated.name} is now ${updated.role} of ${detail.name}`);
+          ctx.out.record(updated, () => roleChangedView(updated, detail.name));
         }),
       ),
     'band member role ana@example.com ADMIN --project Demo',
@@ -82,9 +79,9 @@ export function register(member: Command): void {
           const client = await ctx.signedIn();
           const detail = await projectDetail(client, options.project);
           const found = memberIn(detail, ref);
-          await confirm(`Remove ${found.name} <${found.email}> from ${detail.name}?`, ctx.options.yes);
+          await confirm(ctx.io, `Remove ${found.name} <${found.email}> from ${detail.name}?`, ctx.options.yes);
           const removed = await client.projects.removeMember(detail.id, found.userId);
-          ctx.out.record(removed, () => `Removed ${found.name} from ${detail.name}`);
+          ctx.out.record(removed, () => removedMemberView(found.name, detail.name));
         }),
       ),
     'band member remove ana@example.com --project Demo',

@@ -1,16 +1,19 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { projectTable, projectView, withExamples } from '../render.js';
+import { withExamples } from '../render.js';
 import { projectDetail, projectId } from '../resolve.js';
+import { createdView, deletedView, projectTable, projectView, updatedProjectView } from '../views.js';
 
 interface ProjectFields {
   description?: string;
   image?: string;
 }
 
-export function register(project: Command): void {
+export function register(project: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(project, 'band project list', 'band project show Demo');
 
   withExamples(
@@ -38,7 +41,7 @@ export function register(project: Command): void {
         run(async (ctx, name: string, options: ProjectFields) => {
           const client = await ctx.signedIn();
           const created = await client.projects.create({ name, description: options.description, image: options.image });
-          ctx.out.record(created, () => `Created project ${created.name} (${created.id})`);
+          ctx.out.record(created, () => createdView('project', created));
         }),
       ),
     'band project create "Summer EP"',
@@ -82,7 +85,7 @@ export function register(project: Command): void {
           }
           const client = await ctx.signedIn();
           const updated = await client.projects.update(await projectId(client, ref), changes);
-          ctx.out.record(updated, () => `Updated project ${updated.name}`);
+          ctx.out.record(updated, () => updatedProjectView(updated));
         }),
       ),
     'band project update Demo --name "Demo 2026" --description "Final takes"',
@@ -98,9 +101,9 @@ export function register(project: Command): void {
         run(async (ctx, ref: string) => {
           const client = await ctx.signedIn();
           const id = await projectId(client, ref);
-          await confirm(`Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
+          await confirm(ctx.io, `Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
           const deleted = await client.projects.delete(id);
-          ctx.out.record(deleted, () => `Deleted project ${ref}`);
+          ctx.out.record(deleted, () => deletedView('project', ref));
         }),
       ),
     'band project delete Demo',

@@ -1,10 +1,14 @@
 import type { BandClient, CutWithFiles, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, run } from '../context.js';
+import { uploadFiles } from '../bulk-upload.js';
+import { type Context, commandRunner } from '../context.js';
+import { parseDuration } from '../durations.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
+import { expand } from '../globs.js';
+import type { Io } from '../io.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
-import { expand, parseDuration, uploadFiles } from './file.js';
+import { createdOnTheWayView, publishedView } from '../views.js';
 
 interface PublishOptions {
   project: string;
@@ -16,7 +20,8 @@ interface PublishOptions {
   expires?: number;
 }
 
-export function register(publish: Command): void {
+export function register(publish: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     publish
       .description('upload one file to project / vibe / cut, creating them with --create, and optionally share it')
@@ -34,7 +39,7 @@ export function register(publish: Command): void {
       .action(
         run(async (ctx, filePattern: string, options: PublishOptions) => {
           if (options.expires !== undefined && !options.share) throw usageError('--expires needs --share');
-          const files = await expand([filePattern]);
+          const files = await expand([filePattern], ctx.io.cwd);
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
           const client = await ctx.signedIn();
           const cut = await findOrCreateCut(ctx, client, options);
@@ -43,11 +48,11 @@ export function register(publish: Command): void {
           if (failure) throw failure.error;
           const file = report.records[0]!;
           if (!options.share) {
-            ctx.out.record(file, () => `Published ${file.name} (${file.id})`);
+            ctx.out.record(file, () => publishedView(file));
             return;
           }
           const link = await client.files.share(file.id, { expiresIn: options.expires });
-          ctx.out.info(`Published ${file.name} (${file.id})`);
+          ctx.out.info(publishedView(file));
           ctx.out.record(link, () => link.shareUrl);
         }),
       ),
@@ -64,7 +69,7 @@ async function findOrCreateCut(ctx: Context, client: BandClient, options: Publis
       async () => pick((await client.projects.get(project.id)).vibes, options.vibe, 'vibe', `in project "${project.name}"`),
     );
     if ('cuts' in created) return created;
-    ctx.out.info(`Created vibe ${created.name}`);
+    ctx.out.info(createdOnTheWayView('vibe', created.name));
     return { ...created, cuts: [] } satisfies VibeWithCuts;
   });
   return findOrCreate(vibe.cuts, options.cut, 'cut', `in vibe "${vibe.name}"`, options.create, async () => {
@@ -73,7 +78,7 @@ async function findOrCreateCut(ctx: Context, client: BandClient, options: Publis
       async () => client.cuts.get(pick((await client.vibes.get(vibe.id)).cuts, options.cut, 'cut', `in vibe "${vibe.name}"`).id),
     );
     if ('files' in created) return created;
-    ctx.out.info(`Created cut ${created.name}`);
+    ctx.out.info(createdOnTheWayView('cut', created.name));
     return { ...created, files: [] } satisfies CutWithFiles;
   });
 }
@@ -97,7 +102,7 @@ async function findOrCreateProject(ctx: Context, client: BandClient, options: Pu
   const projects = await client.projects.list();
   const found = await findOrCreate(projects, options.project, 'project', 'among your projects', options.create, async () => {
     const created = await client.projects.create({ name: options.project });
-    ctx.out.info(`Created project ${created.name}`);
+    ctx.out.info(createdOnTheWayView('project', created.name));
     return created;
   });
   return client.projects.get(found.id);

@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
-import { storageView, withExamples } from '../render.js';
+import { commandRunner } from '../context.js';
+import type { Io } from '../io.js';
+import { withExamples } from '../render.js';
+import { storageView } from '../views.js';
 
-export function register(storage: Command): void {
+export function register(storage: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     storage
       .description('how much you store, by type (and the whole site, for site admins)')

@@ -1,10 +1,13 @@
 import type { Command } from 'commander';
-import { run } from '../context.js';
+import { commandRunner } from '../context.js';
+import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
+import { createdView, deletedView, renamedView, vibeOrderView } from '../views.js';
 
-export function register(vibe: Command): void {
+export function register(vibe: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(vibe, 'band vibe create Verse --project Demo');
 
   withExamples(
@@ -18,7 +21,7 @@ export function register(vibe: Command): void {
         run(async (ctx, name: string, options: { project: string; image?: string }) => {
           const client = await ctx.signedIn();
           const created = await client.vibes.create(await projectId(client, options.project), { name, image: options.image });
-          ctx.out.record(created, () => `Created vibe ${created.name} (${created.id})`);
+          ctx.out.record(created, () => createdView('vibe', created));
         }),
       ),
     'band vibe create Verse --project Demo',
@@ -37,7 +40,7 @@ export function register(vibe: Command): void {
           const client = await ctx.signedIn();
           const found = await resolveVibe(client, ref, options.project);
           const updated = await client.vibes.update(found.id, { name: newName });
-          ctx.out.record(updated, () => `Renamed vibe ${found.name} to ${updated.name}`);
+          ctx.out.record(updated, () => renamedView('vibe', found.name, updated.name));
         }),
       ),
     'band vibe rename Verse "Verse 1" --project Demo',
@@ -53,9 +56,9 @@ export function register(vibe: Command): void {
         run(async (ctx, ref: string, options: { project?: string }) => {
           const client = await ctx.signedIn();
           const found = await resolveVibe(client, ref, options.project);
-          await confirm(`Delete vibe ${found.name} with its ${found.cuts.length} cut(s) and their files?`, ctx.options.yes);
+          await confirm(ctx.io, `Delete vibe ${found.name} with its ${found.cuts.length} cut(s) and their files?`, ctx.options.yes);
           const deleted = await client.vibes.delete(found.id);
-          ctx.out.record(deleted, () => `Deleted vibe ${found.name}`);
+          ctx.out.record(deleted, () => deletedView('vibe', found.name));
         }),
       ),
     'band vibe delete Verse --project Demo',
@@ -75,7 +78,7 @@ export function register(vibe: Command): void {
           const first = refs.map((ref) => pick(detail.vibes, ref, 'vibe', `in project "${detail.name}"`).id);
           const order = [...new Set(first)].concat(detail.vibes.map((v) => v.id).filter((id) => !first.includes(id)));
           const result = await client.vibes.reorder(order);
-          ctx.out.record(result, () => `New order: ${result.vibes.map((v) => v.name).join(', ')}`);
+          ctx.out.record(result, () => vibeOrderView(result));
         }),
       ),
     'band vibe reorder Chorus Verse Bridge --project Demo',

@@ -1,13 +1,16 @@
 import type { Command } from 'commander';
-import { type Context, run } from '../context.js';
-import { eventLine, withExamples } from '../render.js';
+import { type Context, commandRunner } from '../context.js';
+import type { Io } from '../io.js';
+import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
+import { disconnectedView, eventLine, watchingView } from '../views.js';
 
 interface WatchOptions {
   project?: string;
 }
 
-export function register(command: Command): void {
+export function register(command: Command, io: Io): void {
+  const run = commandRunner(io);
   withExamples(
     command
       .description('print the events of your projects as they happen, one line each (--json: one JSON object per line)')
@@ -32,7 +35,7 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
     projectId: only,
     onHello: (hello) => {
       const count = only === undefined ? hello.projectIds.length : 1;
-      ctx.out.info(`watching ${count} project${count === 1 ? '' : 's'} (Ctrl-C to stop)`);
+      ctx.out.info(watchingView(count));
     },
     onEvent: (event) => {
       // A project joined meanwhile: its name is there for the events after this one.
@@ -41,7 +44,7 @@ async function watch(ctx: Context, options: WatchOptions): Promise<void> {
       ctx.out.recordLine(event, () => eventLine(ctx.out, event, names.get(event.projectId) ?? event.projectId));
     },
     onDisconnect: ({ code, retryInMs }) => {
-      ctx.out.info(`connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`);
+      ctx.out.info(disconnectedView(code, retryInMs));
     },
   }).closed;
 }

@@ -2,13 +2,16 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { Io } from '../../src/io.js';
+import { runBand as runBandInProcess } from '../../src/main.js';
 
-/** The built binary: tests run what users run. */
+/** The built binary, for the end-to-end tests that run what users run. */
 export const BAND = fileURLToPath(new URL('../../dist/band.js', import.meta.url));
 
 export interface RunResult {
-  code: number | null;
+  exitCode: number | null;
   stdout: string;
   stderr: string;
 }
@@ -17,13 +20,20 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   cwd?: string;
+  /** In-process only: the clock (default: the real one). */
+  now?: () => number;
+  /** In-process only: the browser (default: none, so nothing opens). */
+  openBrowser?: (url: string) => void;
 }
 
 /** A user at a machine: their own temporary HOME, no OS keychain (no D-Bus), no terminal. */
 export interface CliUser {
   home: string;
   env: Record<string, string>;
+  /** Runs band in this process, on streams, environment and working directory of its own. */
   band(args: string[], options?: RunOptions): Promise<RunResult>;
+  /** Runs the built binary: for the end-to-end tests. */
+  bandProcess(args: string[], options?: RunOptions): Promise<RunResult>;
   cleanup(): Promise<void>;
 }
 
@@ -38,7 +48,8 @@ export async function cliUser(apiUrl: string, extraEnv: Record<string, string> =
   return {
     home,
     env,
-    band: (args, options = {}) => runBand(args, { ...options, env: { ...env, ...options.env } }),
+    band: (args, options = {}) => runInProcess(args, { ...options, env: { ...env, ...options.env } }),
+    bandProcess: (args, options = {}) => runBand(args, { ...options, env: { ...env, ...options.env } }),
     cleanup: () => rm(home, { recursive: true, force: true }),
   };
 }
@@ -53,9 +64,46 @@ export function runBand(args: string[], options: RunOptions = {}): Promise<RunRe
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (exitCode) => resolve({ exitCode, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * Runs band in-process with exactly `env`, stdin from `input` (else empty), no terminal, no keychain and no
+ * browser, as runBand runs the binary: the same command code, without starting a process.
+ */
+export async function runInProcess(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const env = Object.fromEntries(Object.entries(options.env ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const io: Io = {
+    stdout,
+    stderr,
+    stdin: Readable.from(options.input === undefined ? [] : [Buffer.from(options.input)]),
+    env,
+    cwd: options.cwd ?? process.cwd(),
+    homeDir: env.HOME ?? os.homedir(),
+    now: options.now ?? (() => Date.now()),
+    openBrowser: options.openBrowser ?? (() => undefined),
+    loadKeytar: () => Promise.reject(new Error('no OS keychain in tests')),
+  };
+  const exitCode = await runBandInProcess(args, io);
+  return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** A stream that keeps what is written to it. */
+class Capture extends Writable {
+  private readonly chunks: Buffer[] = [];
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.chunks.push(Buffer.from(chunk));
+    done();
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
 }
 
 /** The file holding a user's login on a server when there is no keychain: one per profile and server origin. */
@@ -66,7 +114,7 @@ export function credentialFile(user: CliUser, apiUrl: string, profile = 'default
 /** Registers through the CLI itself and leaves the user logged in. */
 export async function registerWithCli(user: CliUser, email: string, password = 'correct horse battery', name = email.split('@')[0]!): Promise<void> {
   const result = await user.band(['auth', 'register', '--email', email, '--name', name, '--password-stdin'], { input: `${password}\n` });
-  if (result.code !== 0) throw new Error(`band auth register failed (${result.code}): ${result.stderr}`);
+  if (result.exitCode !== 0) throw new Error(`band auth register failed (${result.exitCode}): ${result.stderr}`);
 }
 
 /** Matches any ANSI escape sequence (colours, cursor movement, spinner redraws). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/commands/file.js';
+import { parseDuration } from '../../src/durations.js';
 import { EXIT } from '../../src/exit-codes.js';
 
 describe('parseDuration (--expires)', () => {

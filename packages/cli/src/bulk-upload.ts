@@ -1,0 +1,87 @@
+// The bulk-upload engine of `band file upload` and `band publish`: several files at a time, with progress,
+// skipping those whose content is already on the cut.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FileRecord } from '@bandcollab/sdk';
+import { type Context, toCliError } from './context.js';
+import type { CliError } from './exit-codes.js';
+import type { LocalFile } from './globs.js';
+
+export interface UploadOptions {
+  jobs: number;
+  skipExisting: boolean;
+  name?: string;
+}
+
+export interface UploadReport {
+  /** The records of the uploaded files and of those already on the cut, in the order of `files`. */
+  records: FileRecord[];
+  failures: { file: LocalFile; error: CliError }[];
+  skipped: number;
+  uploadedBytes: number;
+  seconds: number;
+}
+
+/**
+ * Uploads `files` to a cut, `jobs` at a time, with progress. With `skipExisting`, a file whose sha256 is
+ * already on the cut is not sent again: the record on the cut stands for it.
+ */
+export async function uploadFiles(ctx: Context, cutId: string, existing: readonly FileRecord[], files: LocalFile[], options: UploadOptions): Promise<UploadReport> {
+  const bySha = new Map(existing.map((record) => [record.sha256, record]));
+  const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
+  const progress = await ctx.out.transfers('uploading', files.length, totalBytes);
+  const results: (FileRecord | undefined)[] = new Array(files.length);
+  const report: UploadReport = { records: [], failures: [], skipped: 0, uploadedBytes: 0, seconds: 0 };
+  const started = ctx.io.now();
+  let next = 0;
+
+  const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
+    const label = path.basename(file.path);
+    if (options.skipExisting) {
+      const present = bySha.get(await sha256Of(file.path));
+      if (present) {
+        report.skipped += 1;
+        progress.skip(label, file.size);
+        return present;
+      }
+    }
+    const bar = progress.start(label, file.size);
+    try {
+      // An access token that expires during a long upload is refreshed by the SDK, which sends the file again.
+      const client = await ctx.signedIn();
+      const record = await client.files.upload({ cutId, file: file.path, name: options.name, onProgress: ({ loaded }) => bar.update(loaded) });
+      report.uploadedBytes += file.size;
+      bar.finish(true);
+      return record;
+    } catch (error) {
+      bar.finish(false);
+      throw error;
+    }
+  };
+  const worker = async () => {
+    while (next < files.length) {
+      const index = next++;
+      try {
+        results[index] = await uploadOne(files[index]!);
+      } catch (error) {
+        report.failures.push({ file: files[index]!, error: toCliError(error) });
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.jobs, files.length) }, worker));
+  } finally {
+    progress.stop();
+  }
+  report.records = results.filter((record): record is FileRecord => record !== undefined);
+  report.seconds = (ctx.io.now() - started) / 1000;
+  return report;
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}

@@ -1,0 +1,282 @@
+// How band shows records, results and events to people (--json prints the records themselves). Commands hand
+// what they got to a view here and never build human text themselves; render.ts puts the text on the screen
+// (printable, styles, tables).
+import type {
+  AcceptedInvitation,
+  FileRecord,
+  InvitationView,
+  InviteResult,
+  Me,
+  Member,
+  Project,
+  ProjectDetail,
+  ProjectEvent,
+  ReorderVibesResult,
+  RevokeSharesResult,
+  ShareLink,
+  StorageBreakdown,
+  StorageQuota,
+  StorageStats,
+  User,
+} from '@bandcollab/sdk';
+import type { UploadReport } from './bulk-upload.js';
+import { formatBytes, formatTime, type Output } from './render.js';
+
+// ---- projects, vibes, cuts
+
+type Container = 'project' | 'vibe' | 'cut';
+
+/** "Created cut Take 1 in Verse (id)"; `parent` is the vibe a cut was created in. */
+export function createdView(kind: Container, record: { id: string; name: string }, parent?: string): string {
+  return `Created ${kind} ${record.name}${parent === undefined ? '' : ` in ${parent}`} (${record.id})`;
+}
+
+/** What --create made on the way (publish). */
+export function createdOnTheWayView(kind: Container, name: string): string {
+  return `Created ${kind} ${name}`;
+}
+
+export function updatedProjectView(project: { name: string }): string {
+  return `Updated project ${project.name}`;
+}
+
+export function renamedView(kind: 'vibe' | 'cut', from: string, to: string): string {
+  return `Renamed ${kind} ${from} to ${to}`;
+}
+
+export function movedCutView(cut: string, vibe: string): string {
+  return `Moved cut ${cut} to ${vibe}`;
+}
+
+export function deletedView(kind: Container | 'file', name: string): string {
+  return `Deleted ${kind} ${name}`;
+}
+
+export function vibeOrderView(result: ReorderVibesResult): string {
+  return `New order: ${result.vibes.map((v) => v.name).join(', ')}`;
+}
+
+export function projectTable(out: Output, projects: readonly Project[]): string {
+  return out.table(
+    projects,
+    [
+      { header: 'NAME', value: (p) => p.name },
+      { header: 'ROLE', value: (p) => p.role },
+      { header: 'MEMBERS', value: (p) => String(p.memberCount) },
+      { header: 'CREATED', value: (p) => formatTime(p.createdAt) },
+      { header: 'ID', value: (p) => p.id },
+    ],
+    'No projects yet: band project create <name>',
+  );
+}
+
+/** A project with its members, invitations and the tree of vibes, cuts and files. */
+export function projectView(out: Output, detail: ProjectDetail): string {
+  const lines = [`${out.bold(detail.name)}  ${out.dim(detail.id)}`];
+  if (detail.description) lines.push(detail.description);
+  lines.push(`Your role: ${detail.role}   created ${formatTime(detail.createdAt)}   updated ${formatTime(detail.updatedAt)}`, '', out.bold('Members'));
+  for (const member of detail.members) lines.push(`  ${member.name} <${member.email}>  ${member.role}`);
+  for (const invitation of detail.invitations) lines.push(`  ${invitation.email}  ${invitation.role}  (invited, expires ${formatTime(invitation.expiresAt)})`);
+  lines.push('', out.bold('Vibes'));
+  if (detail.vibes.length === 0) lines.push('  (none)');
+  for (const vibe of detail.vibes) {
+    lines.push(`  ${vibe.name}  ${out.dim(vibe.id)}`);
+    for (const cut of vibe.cuts) {
+      lines.push(`    ${cut.name}  ${out.dim(cut.id)}`);
+      for (const file of cut.files) lines.push(`      ${file.name}  ${file.type}  ${formatBytes(file.size)}  ${out.dim(file.id)}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export function fileTable(out: Output, files: readonly FileRecord[]): string {
+  return out.table(files, [
+    { header: 'NAME', value: (f) => f.name },
+    { header: 'TYPE', value: (f) => f.type },
+    { header: 'SIZE', value: (f) => formatBytes(f.size) },
+    { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
+    { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
+    { header: 'ID', value: (f) => f.id },
+  ]);
+}
+
+export function fileView(out: Output, file: FileRecord): string {
+  return [
+    `${out.bold(file.name)}  ${out.dim(file.id)}`,
+    `Type:        ${file.type} (${file.mimeType})`,
+    `Size:        ${formatBytes(file.size)} (${file.size} bytes)`,
+    `SHA-256:     ${file.sha256}`,
+    `Uploaded by: ${file.uploadedBy.name}, ${formatTime(file.createdAt)}`,
+    `Cut:         ${file.cutId}`,
+    `Path:        ${file.url}`,
+  ].join('\n');
+}
+
+/** The caller's storage by type, and the whole site's for a site ADMIN. */
+export function storageView(out: Output, stats: StorageStats): string {
+  const lines = [out.bold('Your uploads'), breakdownTable(out, stats.breakdown, stats.totalSize, stats.fileCount)];
+  if (stats.quota) lines.push('', quotaLine(stats.quota));
+  if (stats.site) {
+    lines.push('', out.bold(`Whole site: ${stats.site.userCount} users, ${stats.site.projectCount} projects`));
+    lines.push(breakdownTable(out, stats.site.breakdown, stats.site.totalSize, stats.site.fileCount));
+  }
+  return lines.join('\n');
+}
+
+/** "Quota: 1.2 GiB of 5.0 GiB used (24%)"; the server counts images as well as files. */
+function quotaLine(quota: StorageQuota): string {
+  const percent = Math.floor((quota.usedBytes / quota.limitBytes) * 100);
+  return `Quota: ${formatBytes(quota.usedBytes)} of ${formatBytes(quota.limitBytes)} used (${percent}%)`;
+}
+
+function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: number, fileCount: number): string {
+  const rows = [
+    { type: 'audio', ...breakdown.audio },
+    { type: 'stems', ...breakdown.stems },
+    { type: 'images', ...breakdown.images },
+    { type: 'total', size: totalSize, count: fileCount },
+  ];
+  return out.table(rows, [
+    { header: 'TYPE', value: (row) => row.type },
+    { header: 'SIZE', value: (row) => formatBytes(row.size) },
+    { header: 'FILES', value: (row) => String(row.count) },
+  ]);
+}
+
+
+// ---- members and invitations
+
+export function inviteView(result: InviteResult): string {
+  const { invitation } = result;
+  return `Send this link to ${invitation.email}; it lets them join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC:\n${result.inviteUrl}`;
+}
+
+export function revokedInvitationView(email: string, project: string): string {
+  return `Revoked the invitation of ${email} to ${project}`;
+}
+
+export function roleChangedView(member: Member, project: string): string {
+  return `${member.name} is now ${member.role} of ${project}`;
+}
+
+export function removedMemberView(name: string, project: string): string {
+  return `Removed ${name} from ${project}`;
+}
+
+export function invitationOfferView(offer: InvitationView): string {
+  return `${offer.projectName}: ${offer.invitedBy.name} invites you as ${offer.role}, until ${formatTime(offer.expiresAt)} UTC`;
+}
+
+export function joinedView(offer: InvitationView, accepted: AcceptedInvitation): string {
+  return `Joined ${offer.projectName} as ${accepted.member.role}`;
+}
+
+// ---- files
+
+export function shareLinkView(link: ShareLink): string {
+  return `${link.shareUrl}${link.expiresAt ? `  (expires ${formatTime(link.expiresAt)} UTC)` : ''}`;
+}
+
+export function unsharedView(result: RevokeSharesResult, file: string): string {
+  return `Revoked ${result.revoked} link(s) to ${file}`;
+}
+
+export function savedView(file: FileRecord, target: string): string {
+  return `Saved ${file.name} to ${target} (${formatBytes(file.size)})`;
+}
+
+export function publishedView(file: FileRecord): string {
+  return `Published ${file.name} (${file.id})`;
+}
+
+/** The summary line of a bulk upload. */
+export function uploadSummaryView(fileCount: number, report: UploadReport): string {
+  const uploaded = fileCount - report.skipped - report.failures.length;
+  return (
+    `Uploaded ${uploaded} file${uploaded === 1 ? '' : 's'} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
+    `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`
+  );
+}
+
+// ---- sign-in
+
+/** A sign-in that was stored: "Logged in to <server> as Ana <ana@…> (credentials in …)". */
+export function signedInView(verb: string, apiUrl: string, user: User, location: string): string {
+  return `${verb} to ${apiUrl} as ${user.name} <${user.email}> (credentials in ${location})`;
+}
+
+export function loggedOutView(wasLoggedIn: boolean, apiUrl: string): string {
+  return wasLoggedIn ? `Logged out of ${apiUrl}` : `Not logged in to ${apiUrl}`;
+}
+
+export function statusView(me: Me, where: { apiUrl: string; profile: string; credentials: string }): string {
+  return [
+    `Logged in to ${where.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
+    `Profile:     ${where.profile}`,
+    `Credentials: ${where.credentials}`,
+  ].join('\n');
+}
+
+/** Where to sign in when band cannot open a browser itself. */
+export function openInBrowserView(purpose: string, address: string): string {
+  return `open this address in a browser to ${purpose}: ${address}`;
+}
+
+export function linkedView(me: Me, apiUrl: string): string {
+  return `Linked your identity-provider account to ${me.name} <${me.email}> on ${apiUrl}: band auth login --web now signs in to it`;
+}
+
+// ---- events (watch)
+
+export function watchingView(projectCount: number): string {
+  return `watching ${projectCount} project${projectCount === 1 ? '' : 's'} (Ctrl-C to stop)`;
+}
+
+export function disconnectedView(code: number, retryInMs: number): string {
+  return `connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`;
+}
+
+export function eventLine(out: Output, event: ProjectEvent, projectName: string): string {
+  const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)}`;
+  return `${out.dim(time)}  ${out.bold(projectName)}  ${event.type}  ${event.actor.name} ${describeEvent(event)}`;
+}
+
+/** What the actor did, in words. */
+function describeEvent(event: ProjectEvent): string {
+  switch (event.type) {
+    case 'project.updated':
+      return `updated the project (now "${event.data.project.name}")`;
+    case 'project.deleted':
+      return 'deleted the project';
+    case 'member.added':
+      return `added ${event.data.member.name} as ${event.data.member.role}`;
+    case 'member.removed':
+      return event.data.userId === event.actor.id ? 'left the project' : `removed member ${event.data.userId}`;
+    case 'member.role_changed':
+      return `made ${event.data.member.name} ${event.data.member.role}`;
+    case 'vibe.created':
+      return `created vibe "${event.data.vibe.name}"`;
+    case 'vibe.updated':
+      return `updated vibe "${event.data.vibe.name}"`;
+    case 'vibe.deleted':
+      return `deleted vibe ${event.data.vibeId}`;
+    case 'vibes.reordered':
+      return 'reordered the vibes';
+    case 'cut.created':
+      return `created cut "${event.data.cut.name}"`;
+    case 'cut.updated':
+      return `updated cut "${event.data.cut.name}"`;
+    case 'cut.moved':
+      return `moved cut "${event.data.cut.name}" to another vibe`;
+    case 'cut.deleted':
+      return `deleted cut ${event.data.cutId}`;
+    case 'file.uploaded': {
+      const { file } = event.data;
+      return `uploaded "${file.name}" (${file.type}, ${formatBytes(file.size)})`;
+    }
+    case 'file.deleted':
+      return `deleted file ${event.data.fileId}`;
+    case 'file.shared':
+      return `shared file ${event.data.fileId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
+  }
+}
