@@ -10,7 +10,7 @@ import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifie
 import { type Identity, IdpRepository } from './idp-repository.js';
 import { AuthRepository, type UserRow } from './repository.js';
 import { AuthService, signedIn, type SignedIn } from './service.js';
-import { hashToken, randomToken } from './tokens.js';
+import { hashToken, randomToken } from '../core/tokens.js';
 
 export const START_PATH = '/api/auth/idp';
 export const CALLBACK_PATH = '/api/auth/idp/callback';

@@ -2,7 +2,6 @@ import type { Me, Role } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { SESSIONS_CHANNEL } from '../events/publisher.js';
 
 export interface UserRow {
   id: string;
@@ -26,15 +25,6 @@ export interface RefreshTokenRow {
   token_hash: string;
   session_id: string;
   rotated_at: Date | null;
-}
-
-/** The identity of an authenticated request: its user and the session its token belongs to. */
-export interface Principal {
-  userId: string;
-  sessionId: string;
-  name: string;
-  email: string;
-  role: Role;
 }
 
 export const toMe = (row: UserRow): Me => ({
@@ -124,30 +114,5 @@ export class AuthRepository {
       update refresh_tokens set rotated_at = now() where token_hash = ${tokenHash} and rotated_at is null
       returning token_hash`;
     return rows.length === 1;
-  }
-
-  /**
-   * Every revocation (logout, refresh-token reuse) passes here, so every instance closes the session's event
-   * sockets: the signal goes out in the revoking transaction, when and only if it commits.
-   */
-  async revokeSession(sessionId: string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
-      const rows = await tx`
-        update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
-      if (rows.length === 0) return false;
-      await tx`select pg_notify(${SESSIONS_CHANNEL}, ${sessionId})`;
-      return true;
-    });
-  }
-
-  /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
-  async findActiveSession(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
-    const [row] = await this.sql<(Principal & { expiresAt: Date })[]>`
-      select u.id as "userId", s.id as "sessionId", u.name, u.email, u.role, s.expires_at as "expiresAt"
-      from sessions s join users u on u.id = s.user_id
-      where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
-    if (!row) return null;
-    const { expiresAt, ...principal } = row;
-    return { principal, expiresAt };
   }
 }

@@ -10,8 +10,8 @@ import { ProjectsRepository } from '../projects/repository.js';
 import { AbuseLimits } from './limits.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
-import { SessionCache } from './session-cache.js';
-import { AccessTokens, hashToken, randomToken } from './tokens.js';
+import { SessionCache } from '../core/session-cache.js';
+import { AccessTokens, hashToken, randomToken } from '../core/tokens.js';
 
 const DAY = 86_400;
 const SESSION_SECONDS = DAY;
