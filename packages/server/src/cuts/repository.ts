@@ -1,6 +1,7 @@
 import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
+import type { DeletedContent } from '../core/disk.js';
 import { findFileRows, toFileRecord } from '../files/records.js';
 
 interface CutRow {
@@ -73,5 +74,24 @@ export class CutsRepository {
       filesByCut.set(fileRow.cut_id, list);
     }
     return rows.map((row) => ({ ...toCut(row), files: filesByCut.get(row.id) ?? [] }));
+  }
+
+  /** Locks the cut for a delete (the order: ProjectsRepository.deleteWithContent); its vibe, or null when it is gone. */
+  async lockForDelete(tx: Queryable, cutId: string): Promise<string | null> {
+    const [cut] = await tx<{ vibe_id: string }[]>`select vibe_id from cuts where id = ${cutId} for update`;
+    return cut?.vibe_id ?? null;
+  }
+
+  /** Whether the cut holds a file someone other than `userId` uploaded. */
+  async holdsFilesOfOthers(tx: Queryable, cutId: string, userId: string): Promise<boolean> {
+    const [other] = await tx`select 1 from files where cut_id = ${cutId} and uploaded_by <> ${userId} limit 1`;
+    return other !== undefined;
+  }
+
+  /** Deletes a cut locked by `lockForDelete`, with its files. */
+  async deleteWithFiles(tx: Queryable, cutId: string): Promise<DeletedContent> {
+    const files = await tx<{ id: string; extension: string }[]>`delete from files where cut_id = ${cutId} returning id, extension`;
+    await tx`delete from cuts where id = ${cutId}`;
+    return { files: [...files], images: [] };
   }
 }

@@ -2,7 +2,8 @@ import type { Invitation, Member, Project, Role, UpdatedProject } from '@bandcol
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { imageUrl, type StoredImage } from './images.js';
+import type { DeletedContent } from '../core/disk.js';
+import { imageUrl, type StoredImage } from '../images/service.js';
 
 const INVITATION_DAYS = 30;
 
@@ -130,6 +131,29 @@ export class ProjectsRepository {
     const [row] = await tx<{ image: string | null }[]>`
       select image from projects where id = ${projectId} for no key update`;
     return row;
+  }
+
+  /**
+   * Deletes a project with its vibes, cuts and files; null when it is already gone.
+   *
+   * Every delete (here, VibesRepository.deleteWithContent, CutsRepository.deleteWithFiles) first locks,
+   * top-down, every row an insert underneath could reference: an upload key-shares its cut, a new cut or a
+   * moved one its vibe, a new vibe takes the project lock. FOR UPDATE conflicts with those key-share locks,
+   * so the delete waits for uploads already under way (and then sees their rows) and later ones wait for it
+   * (and then find nothing). The project itself is only locked FOR NO KEY UPDATE, which uploads' key-share
+   * locks pass, so the two never wait on each other in opposite orders. Then every level is deleted with
+   * RETURNING, so the names removed on disk are the latest committed ones.
+   */
+  async deleteWithContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
+    const [project] = await tx`select id from projects where id = ${projectId} for no key update`;
+    if (!project) return null;
+    await tx`select id from vibes where project_id = ${projectId} for update`;
+    await tx`select id from cuts where project_id = ${projectId} for update`;
+    const files = await tx<{ id: string; extension: string }[]>`
+      delete from files where project_id = ${projectId} returning id, extension`;
+    const vibes = await tx<{ image: string | null }[]>`delete from vibes where project_id = ${projectId} returning image`;
+    const [deleted] = await tx<{ image: string | null }[]>`delete from projects where id = ${projectId} returning image`;
+    return { files: [...files], images: imagesOf([...vibes, deleted]) };
   }
 
   async update(tx: Queryable, projectId: string, changes: ProjectChanges): Promise<void> {
@@ -277,3 +301,6 @@ export class ProjectsRepository {
     return rows.map((row) => row.project_id);
   }
 }
+
+const imagesOf = (rows: ({ image: string | null } | undefined)[]): string[] =>
+  rows.flatMap((row) => (row?.image ? [row.image] : []));

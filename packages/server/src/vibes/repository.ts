@@ -1,7 +1,8 @@
 import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
-import { imageUrl, type StoredImage } from '../projects/images.js';
+import type { DeletedContent } from '../core/disk.js';
+import { imageUrl, type StoredImage } from '../images/service.js';
 
 export interface VibeRow {
   id: string;
@@ -36,9 +37,18 @@ export interface VibeChanges {
 /** The unique index on a project's vibe names, compared case-insensitively. */
 export const VIBE_NAME_INDEX = 'vibes_project_name_key';
 
-/** Callers hold the project lock (ProjectsRepository.lock) around anything that assigns positions. */
+/** Callers hold the project lock (`lockProject`) around anything that assigns positions. */
 @injectable()
 export class VibesRepository {
+  /**
+   * Serialises the changes that must see a project's vibes as a whole (positions). NO KEY UPDATE leaves
+   * uploads and other inserts that reference the project unblocked. False when the project is gone.
+   */
+  async lockProject(tx: Queryable, projectId: string): Promise<boolean> {
+    const [row] = await tx`select 1 from projects where id = ${projectId} for no key update`;
+    return row !== undefined;
+  }
+
   async find(tx: Queryable, id: string): Promise<VibeRow | null> {
     const [row] = await tx<VibeRow[]>`select * from vibes where id = ${id}`;
     return row ?? null;
@@ -96,5 +106,28 @@ export class VibesRepository {
       from (select id, (row_number() over (order by position, id) - 1)::int as position
             from vibes where project_id = ${projectId}) ranked
       where vibes.id = ranked.id and vibes.position <> ranked.position`;
+  }
+
+  /** Locks the vibe and its cuts for a delete (the order: ProjectsRepository.deleteWithContent); false when it is gone. */
+  async lockForDelete(tx: Queryable, vibeId: string): Promise<boolean> {
+    const [vibe] = await tx`select id from vibes where id = ${vibeId} for update`;
+    if (!vibe) return false;
+    await tx`select id from cuts where vibe_id = ${vibeId} for update`;
+    return true;
+  }
+
+  /** Whether the vibe's cuts hold a file someone other than `userId` uploaded. */
+  async holdsFilesOfOthers(tx: Queryable, vibeId: string, userId: string): Promise<boolean> {
+    const [other] = await tx`
+      select 1 from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) and uploaded_by <> ${userId} limit 1`;
+    return other !== undefined;
+  }
+
+  /** Deletes a vibe locked by `lockForDelete`, with its cuts and their files. */
+  async deleteWithContent(tx: Queryable, vibeId: string): Promise<DeletedContent> {
+    const files = await tx<{ id: string; extension: string }[]>`
+      delete from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) returning id, extension`;
+    const [deleted] = await tx<{ image: string | null }[]>`delete from vibes where id = ${vibeId} returning image`;
+    return { files: [...files], images: deleted?.image ? [deleted.image] : [] };
   }
 }

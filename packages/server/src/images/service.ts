@@ -13,6 +13,7 @@ import { isMultipart, jsonBody, type Request, type Response, validate } from '..
 import { Multipart, type ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
+import { ImagesRepository } from './repository.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
@@ -33,6 +34,7 @@ export class Images {
     @inject(Disk) private readonly disk: Disk,
     @inject(Multipart) private readonly multipart: Multipart,
     @inject(Space) private readonly space: Space,
+    @inject(ImagesRepository) private readonly repository: ImagesRepository,
     @inject(SQL) private readonly sql: Sql,
   ) {}
 
@@ -70,7 +72,7 @@ export class Images {
     try {
       await this.sql.begin(async (tx) => {
         await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
-        await tx`insert into stored_images (name, size, uploaded_by) values (${name}, ${file.size}, ${principal.userId})`;
+        await this.repository.insert(tx, { name, size: file.size, uploadedBy: principal.userId });
         await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
       });
     } catch (error) {
@@ -93,7 +95,7 @@ export class Images {
 
   /** Removes an image no project or vibe holds (any more), and its stored_images row if still there. */
   async remove(image: string): Promise<void> {
-    await this.sql`delete from stored_images where name = ${image}`;
+    await this.repository.delete(image);
     await this.disk.removeQuietly(this.disk.imagePath(image));
   }
 
