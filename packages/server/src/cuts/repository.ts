@@ -2,7 +2,7 @@ import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 import type { DeletedContent } from '../core/disk.js';
-import { findFileRows, toFileRecord } from '../files/records.js';
+import { findFileRows, toFileRecord } from '../files/repository.js';
 
 interface CutRow {
   id: string;

@@ -15,8 +15,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, toFileRecord } from './records.js';
-import { FilesRepository } from './repository.js';
+import { type FileRow, FilesRepository, toFileRecord } from './repository.js';
 
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;

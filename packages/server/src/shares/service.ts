@@ -8,8 +8,7 @@ import { CONFIG, SQL } from '../core/di.js';
 import { forbidden, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import type { FileRow } from '../files/records.js';
-import { FilesRepository } from '../files/repository.js';
+import { type FileRow, FilesRepository } from '../files/repository.js';
 import { SharesRepository } from './repository.js';
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */

@@ -2,7 +2,6 @@ import type { FileType } from '@bandcollab/sdk';
 import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { usedBytes } from '../core/space.js';
 
 export interface TypeUsage {
   type: FileType;
@@ -21,11 +20,6 @@ export class StorageRepository {
       ${uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`}
       group by type`;
     return rows.map((row) => ({ type: row.type, size: Number(row.size), count: row.count }));
-  }
-
-  /** What counts towards the user's quota: files and images they uploaded. */
-  usedBytes(userId: string): Promise<number> {
-    return usedBytes(this.sql, userId);
   }
 
   async siteCounts(): Promise<{ userCount: number; projectCount: number }> {
