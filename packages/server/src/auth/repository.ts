@@ -8,23 +8,23 @@ export interface UserRow {
   email: string;
   name: string;
   role: Role;
-  password_hash: string | null;
-  avatar_url: string | null;
-  created_at: Date;
+  passwordHash: string | null;
+  avatarUrl: string | null;
+  createdAt: Date;
 }
 
 export interface SessionRow {
   id: string;
-  user_id: string;
-  remember_me: boolean;
-  expires_at: Date;
-  revoked_at: Date | null;
+  userId: string;
+  rememberMe: boolean;
+  expiresAt: Date;
+  revokedAt: Date | null;
 }
 
 export interface RefreshTokenRow {
-  token_hash: string;
-  session_id: string;
-  rotated_at: Date | null;
+  tokenHash: string;
+  sessionId: string;
+  rotatedAt: Date | null;
 }
 
 export const toMe = (row: UserRow): Me => ({
@@ -32,8 +32,8 @@ export const toMe = (row: UserRow): Me => ({
   email: row.email,
   name: row.name,
   role: row.role,
-  avatarUrl: row.avatar_url,
-  createdAt: row.created_at.toISOString(),
+  avatarUrl: row.avatarUrl,
+  createdAt: row.createdAt.toISOString(),
 });
 
 // Serialises registrations so "first account is ADMIN" holds under concurrency.
@@ -88,24 +88,13 @@ export class AuthRepository {
   }
 
   async findRefreshToken(tokenHash: string): Promise<(RefreshTokenRow & { session: SessionRow }) | null> {
-    const [row] = await this.sql<(RefreshTokenRow & SessionRow & { sid: string })[]>`
-      select t.token_hash, t.session_id, t.rotated_at,
-             s.id as sid, s.user_id, s.remember_me, s.expires_at, s.revoked_at
+    const [row] = await this.sql<(RefreshTokenRow & Omit<SessionRow, 'id'>)[]>`
+      select t.token_hash, t.session_id, t.rotated_at, s.user_id, s.remember_me, s.expires_at, s.revoked_at
       from refresh_tokens t join sessions s on s.id = t.session_id
       where t.token_hash = ${tokenHash}`;
     if (!row) return null;
-    return {
-      token_hash: row.token_hash,
-      session_id: row.session_id,
-      rotated_at: row.rotated_at,
-      session: {
-        id: row.sid,
-        user_id: row.user_id,
-        remember_me: row.remember_me,
-        expires_at: row.expires_at,
-        revoked_at: row.revoked_at,
-      },
-    };
+    const { tokenHash: hash, sessionId, rotatedAt, ...session } = row;
+    return { tokenHash: hash, sessionId, rotatedAt, session: { id: sessionId, ...session } };
   }
 
   /** Marks the token rotated; false when another request rotated it first. */

@@ -18,14 +18,14 @@ export class AccessRepository {
   async find(tx: Queryable, scope: Scope, id: string, userId: string): Promise<{ projectId: string; role: Role | null } | null> {
     const [row] =
       scope === 'project'
-        ? await tx<{ project_id: string; role: Role | null }[]>`
+        ? await tx<{ projectId: string; role: Role | null }[]>`
             select p.id as project_id, m.role from projects p
             left join project_members m on m.project_id = p.id and m.user_id = ${userId}
             where p.id = ${id}`
-        : await tx<{ project_id: string; role: Role | null }[]>`
+        : await tx<{ projectId: string; role: Role | null }[]>`
             select t.project_id, m.role from ${tx(TABLE[scope])} t
             left join project_members m on m.project_id = t.project_id and m.user_id = ${userId}
             where t.id = ${id}`;
-    return row ? { projectId: row.project_id, role: row.role } : null;
+    return row ?? null;
   }
 }

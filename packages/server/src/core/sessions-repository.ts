@@ -37,7 +37,7 @@ export class SessionsRepository {
   /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
   async findActive(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
     const [row] = await this.sql<(Principal & { expiresAt: Date })[]>`
-      select u.id as "userId", s.id as "sessionId", u.name, u.email, u.role, s.expires_at as "expiresAt"
+      select u.id as user_id, s.id as session_id, u.name, u.email, u.role, s.expires_at
       from sessions s join users u on u.id = s.user_id
       where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
     if (!row) return null;

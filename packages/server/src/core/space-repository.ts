@@ -9,10 +9,10 @@ export class SpaceRepository {
 
   /** The bytes `owner`'s uploads hold: files and images they uploaded. */
   async usedBytes(owner: string, tx: Queryable = this.sql): Promise<number> {
-    const [row] = await tx<{ used: string }[]>`
-      select (select coalesce(sum(size), 0) from files where uploaded_by = ${owner})
-           + (select coalesce(sum(size), 0) from stored_images where uploaded_by = ${owner}) as used`;
-    return Number(row!.used);
+    const [row] = await tx<{ used: number }[]>`
+      select ((select coalesce(sum(size), 0) from files where uploaded_by = ${owner})
+            + (select coalesce(sum(size), 0) from stored_images where uploaded_by = ${owner}))::bigint as used`;
+    return row!.used;
   }
 
   /** Serialises, until `tx` ends, the transactions that record uploads of `owner`. */

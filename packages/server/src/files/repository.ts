@@ -6,19 +6,18 @@ import { SQL } from '../core/di.js';
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */
 export interface FileRow {
   id: string;
-  cut_id: string;
-  project_id: string;
+  cutId: string;
+  projectId: string;
   name: string;
   extension: string;
   type: FileType;
-  /** `bigint` arrives as a string from postgres.js. */
-  size: string | number;
-  mime_type: string;
+  size: number;
+  mimeType: string;
   sha256: string;
-  created_at: Date;
-  uploader_id: string;
-  uploader_name: string;
-  uploader_avatar_url: string | null;
+  createdAt: Date;
+  uploaderId: string;
+  uploaderName: string;
+  uploaderAvatarUrl: string | null;
 }
 
 const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
@@ -27,15 +26,15 @@ const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}
 export function toFileRecord(row: FileRow): FileRecord {
   return {
     id: row.id,
-    cutId: row.cut_id,
+    cutId: row.cutId,
     name: row.name,
     type: row.type,
-    size: Number(row.size),
-    mimeType: row.mime_type,
+    size: row.size,
+    mimeType: row.mimeType,
     url: fileUrl(row.id, row.extension),
     sha256: row.sha256,
-    uploadedBy: { id: row.uploader_id, name: row.uploader_name, avatarUrl: row.uploader_avatar_url },
-    createdAt: row.created_at.toISOString(),
+    uploadedBy: { id: row.uploaderId, name: row.uploaderName, avatarUrl: row.uploaderAvatarUrl },
+    createdAt: row.createdAt.toISOString(),
   };
 }
 
@@ -73,9 +72,9 @@ export interface NewFile {
 
 /** The columns the delete rule and the disk cleanup need. */
 export interface FileOwnership {
-  cut_id: string;
+  cutId: string;
   extension: string;
-  uploaded_by: string;
+  uploadedBy: string;
 }
 
 @injectable()
@@ -98,10 +97,7 @@ export class FilesRepository {
   }
 
   async insert(tx: Queryable, file: NewFile): Promise<void> {
-    await tx`
-      insert into files (id, cut_id, project_id, name, extension, type, size, mime_type, sha256, uploaded_by)
-      values (${file.id}, ${file.cutId}, ${file.projectId}, ${file.name}, ${file.extension}, ${file.type},
-              ${file.size}, ${file.mimeType}, ${file.sha256}, ${file.uploadedBy})`;
+    await tx`insert into files ${tx(file)}`;
   }
 
   async lockForDelete(tx: Queryable, id: string): Promise<FileOwnership | null> {

@@ -101,10 +101,10 @@ export class FilesService {
     const extension = `.${row.extension}`;
     return {
       path: this.disk.filePath(row.id, row.extension),
-      size: Number(row.size),
-      mimeType: row.mime_type,
+      size: row.size,
+      mimeType: row.mimeType,
       etag: `"${row.sha256}"`,
-      modifiedAt: row.created_at,
+      modifiedAt: row.createdAt,
       downloadName: row.name.toLowerCase().endsWith(extension) ? row.name : `${row.name}${extension}`,
     };
   }
@@ -115,11 +115,11 @@ export class FilesService {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const file = await this.repository.lockForDelete(tx, id);
       if (!file) throw notFound('File');
-      if (file.uploaded_by !== principal.userId && role !== 'ADMIN') {
+      if (file.uploadedBy !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can delete this file');
       }
       await this.repository.delete(tx, id);
-      await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cut_id }));
+      await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
       return file;
     });
     await this.disk.removeQuietly(this.disk.filePath(id, removed.extension));

@@ -8,7 +8,7 @@ export class ImagesRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
   async insert(tx: Queryable, image: { name: string; size: number; uploadedBy: string }): Promise<void> {
-    await tx`insert into stored_images (name, size, uploaded_by) values (${image.name}, ${image.size}, ${image.uploadedBy})`;
+    await tx`insert into stored_images ${tx(image)}`;
   }
 
   async delete(name: string): Promise<void> {

@@ -48,7 +48,7 @@ export class SharesService {
       const { role } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
       const file = await this.files.find(tx, fileId);
       if (!file) throw notFound('File');
-      if (file.uploader_id !== principal.userId && role !== 'ADMIN') {
+      if (file.uploaderId !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can revoke the links of this file');
       }
       return { revoked: await this.repository.revokeAll(tx, fileId) };
@@ -68,9 +68,9 @@ export class SharesService {
     return {
       name: file.name,
       type: file.type,
-      size: Number(file.size),
-      mimeType: file.mime_type,
-      createdAt: file.created_at.toISOString(),
+      size: file.size,
+      mimeType: file.mimeType,
+      createdAt: file.createdAt.toISOString(),
       expiresAt: expiresAt?.toISOString() ?? null,
       downloadUrl: `${this.config.publicUrl}/api/share/${token}?download=1`,
     };

@@ -1,27 +1,27 @@
 import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk';
 import { injectable } from 'tsyringe';
-import type { Queryable } from '../core/database.js';
+import { type Queryable, setChanged } from '../core/database.js';
 import type { DeletedContent } from '../core/disk.js';
 import { imageUrl, type StoredImage } from '../images/service.js';
 
 export interface VibeRow {
   id: string;
-  project_id: string;
+  projectId: string;
   name: string;
   image: string | null;
   position: number;
-  created_at: Date;
-  updated_at: Date;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export const toVibe = (row: VibeRow): Vibe => ({
   id: row.id,
-  projectId: row.project_id,
+  projectId: row.projectId,
   name: row.name,
   imageUrl: imageUrl(row.image),
   position: row.position,
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
 });
 
 /** Puts each cut under its vibe, keeping both orders. */
@@ -61,9 +61,9 @@ export class VibesRepository {
 
   /** The projects of some vibe ids; ids that name no vibe are absent. */
   async projectsOf(tx: Queryable, ids: string[]): Promise<Map<string, string>> {
-    const rows = await tx<{ id: string; project_id: string }[]>`
+    const rows = await tx<{ id: string; projectId: string }[]>`
       select id, project_id from vibes where id = any(${ids}::uuid[])`;
-    return new Map(rows.map((row) => [row.id, row.project_id]));
+    return new Map(rows.map((row) => [row.id, row.projectId]));
   }
 
   /** A new vibe goes last. */
@@ -79,16 +79,17 @@ export class VibesRepository {
   /** Updates a vibe; answers it with the image it had before, or null when it is gone. */
   async update(tx: Queryable, id: string, changes: VibeChanges): Promise<{ vibe: Vibe; previousImage: string | null } | null> {
     // The locking subquery reads the row as it is once any concurrent change has committed.
-    const [row] = await tx<(VibeRow & { previous_image: string | null })[]>`
-      update vibes set
-        name = ${changes.name === undefined ? tx`vibes.name` : changes.name},
-        image = ${changes.image === undefined ? tx`vibes.image` : (changes.image?.name ?? null)},
-        image_sha256 = ${changes.image === undefined ? tx`vibes.image_sha256` : (changes.image?.sha256 ?? null)},
-        updated_at = now()
+    const values = {
+      name: changes.name,
+      image: changes.image === undefined ? undefined : (changes.image?.name ?? null),
+      imageSha256: changes.image === undefined ? undefined : (changes.image?.sha256 ?? null),
+    };
+    const [row] = await tx<(VibeRow & { previousImage: string | null })[]>`
+      update vibes set ${setChanged(tx, values)}
       from (select id, image from vibes where id = ${id} for update) previous
       where vibes.id = previous.id
       returning vibes.*, previous.image as previous_image`;
-    return row ? { vibe: toVibe(row), previousImage: row.previous_image } : null;
+    return row ? { vibe: toVibe(row), previousImage: row.previousImage } : null;
   }
 
   /** Gives the vibes positions 0…n-1 in the order of `ids`. */
