@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AddressInfo } from 'node:net';
 import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
@@ -11,7 +10,7 @@ import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
-import { openDatabase } from './core/database.js';
+import { freePort, openDatabase } from './core/database.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { ApiError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
@@ -35,6 +34,8 @@ import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
   url: string;
+  /** The settings in effect: those given, with the port that PORT=0 chose in PORT, PUBLIC_URL and APP_URL. */
+  config: Config;
   /** Its routes are listed by the tests that check every route is documented. */
   app: App;
   /**
@@ -74,7 +75,10 @@ const FEATURES: InjectionToken<Feature>[] = [
 ];
 
 /** The composition root: builds every piece once and wires them together. */
-export async function startServer(config: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
+export async function startServer(given: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
+  // PORT=0 means a free port. It is chosen before anything is built, so the settings that name it (the
+  // default PUBLIC_URL and APP_URL, http://localhost:0) are whole from the start and never change after.
+  const config = withPort(given, given.port === 0 ? await freePort(given.host) : given.port);
   const log = new Logger(config.logLevel);
   const database = await openDatabase(config, log, {
     kind: 'server',
@@ -154,15 +158,12 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
-  // PORT=0 binds a free port; the default PUBLIC_URL (and APP_URL), http://localhost:0, means that port.
-  config.publicUrl = withBoundPort(config.publicUrl, port);
-  config.appUrl = withBoundPort(config.appUrl, port);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${host}:${config.port}`,
+    config,
     app,
     close() {
       if (closing) {
@@ -224,11 +225,15 @@ function firstRouteOf(app: App, url: string) {
   return app.middleware.find((route) => route.type === 'route' && route.regex?.pattern.test(path));
 }
 
-function withBoundPort(url: string, port: number): string {
-  const parsed = new URL(url);
-  if (parsed.port !== '0') return url;
-  parsed.port = String(port);
-  return parsed.href.replace(/\/+$/, '');
+/** `config` listening on `port`: URLs that name port 0 name `port` instead. */
+function withPort(config: Config, port: number): Config {
+  const withBoundPort = (url: string): string => {
+    const parsed = new URL(url);
+    if (parsed.port !== '0') return url;
+    parsed.port = String(port);
+    return parsed.href.replace(/\/+$/, '');
+  };
+  return { ...config, port, publicUrl: withBoundPort(config.publicUrl), appUrl: withBoundPort(config.appUrl) };
 }
 
 function isDecodable(url: string): boolean {
