@@ -109,8 +109,8 @@ export class ProjectsRepository {
   }
 
   /**
-   * Serialises the changes that must see a project's members or vibes as a whole (last-admin checks,
-   * vibe positions). NO KEY UPDATE leaves uploads and other inserts that reference the project unblocked.
+   * Serialises the changes that must see a project's members as a whole (last-admin checks; vibe positions
+   * take the same lock through VibesRepository.lockProject). NO KEY UPDATE leaves uploads and other inserts that reference the project unblocked.
    * Answers the project's current image, or undefined when the project is gone.
    */
   async lock(tx: Queryable, projectId: string): Promise<{ image: string | null } | undefined> {
