@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { once } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as delay } from 'node:timers/promises';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
@@ -11,7 +11,7 @@ import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
-import { openDatabase } from './core/database.js';
+import { type Database, openDatabase } from './core/database.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
@@ -35,6 +35,8 @@ import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
   url: string;
+  /** The settings in effect: those given, with the port that PORT=0 chose in PORT, PUBLIC_URL and APP_URL. */
+  config: Config;
   /** Its routes are listed by the tests that check every route is documented. */
   app: App;
   /**
@@ -74,8 +76,77 @@ const FEATURES: InjectionToken<Feature>[] = [
 ];
 
 /** The composition root: builds every piece once and wires them together. */
-export async function startServer(config: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
-  const log = new Logger(config.logLevel);
+export async function startServer(given: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
+  const log = new Logger(given.logLevel);
+  // The socket is bound first, so PORT=0 has its port before anything that names it is built (the default
+  // PUBLIC_URL and APP_URL, http://localhost:0, are whole from the start and never change after), and no
+  // probed port can be taken by someone else in between. Until the app is wired, requests get a 503.
+  let serve: (req: IncomingMessage, res: ServerResponse) => void = answerStarting;
+  const server = createHttpServer(given, log, (req, res) => serve(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(given.port, given.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const config = withPort(given, (server.address() as AddressInfo).port);
+  let built: Built;
+  try {
+    built = await build(config, log, server, hooks);
+  } catch (error) {
+    server.close();
+    server.closeAllConnections();
+    throw error;
+  }
+  const { app, database, shutdown, features, purge } = built;
+  serve = (req, res) => app.attach(req as Request, res as Response);
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${host}:${config.port}`,
+    config,
+    app,
+    close() {
+      if (closing) {
+        shutdown.cut();
+        return closing;
+      }
+      closing = (async () => {
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
+        for (const feature of features.reverse()) await feature.stop?.();
+        // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
+        const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+        const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
+        await Promise.race([drained, once(graceOver, 'abort'), once(shutdown.signal, 'abort')]);
+        shutdown.cut();
+        // Cut uploads answer 503 once their partial files are gone; the answers get a moment to reach clients.
+        await shutdown.settled();
+        await Promise.race([drained, delay(CUT_ANSWER_MS)]);
+        server.closeAllConnections();
+        await drained;
+        clearInterval(idleSweep);
+        await purge.stop();
+        await database.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+interface Built {
+  app: App;
+  database: Database;
+  shutdown: Shutdown;
+  features: Feature[];
+  purge: ExpiredRowsPurge;
+}
+
+/** Opens the database and builds every piece once, serving on `server`. */
+async function build(config: Config, log: Logger, server: Server, hooks: ServerHooks): Promise<Built> {
   const database = await openDatabase(config, log, {
     kind: 'server',
     onLost: (error) => (hooks.onDatabaseLost ? hooks.onDatabaseLost(error) : log.error('the database is lost', { error })),
@@ -146,51 +217,15 @@ export async function startServer(config: Config, hooks: ServerHooks = {}): Prom
   const features = FEATURES.map((token) => container.resolve(token));
   for (const feature of features) feature.register(app);
 
-  const server = createHttpServer(config, log, (req, res) => app.attach(req as Request, res as Response));
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
   await purge.start();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  // PORT=0 binds a free port; the default PUBLIC_URL (and APP_URL), http://localhost:0, means that port.
-  config.publicUrl = withBoundPort(config.publicUrl, port);
-  config.appUrl = withBoundPort(config.appUrl, port);
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return { app, database, shutdown, features, purge };
+}
 
-  let closing: Promise<void> | null = null;
-  return {
-    url: `http://${host}:${port}`,
-    app,
-    close() {
-      if (closing) {
-        shutdown.cut();
-        return closing;
-      }
-      closing = (async () => {
-        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
-        for (const feature of features.reverse()) await feature.stop?.();
-        // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
-        const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
-        const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
-        await Promise.race([drained, once(graceOver, 'abort'), once(shutdown.signal, 'abort')]);
-        shutdown.cut();
-        // Cut uploads answer 503 once their partial files are gone; the answers get a moment to reach clients.
-        await shutdown.settled();
-        await Promise.race([drained, delay(CUT_ANSWER_MS)]);
-        server.closeAllConnections();
-        await drained;
-        clearInterval(idleSweep);
-        await purge.stop();
-        await database.close();
-      })();
-      return closing;
-    },
-  };
+/** The answer while the server is still being built: come back in a moment. */
+function answerStarting(req: IncomingMessage, res: ServerResponse): void {
+  sendProblem(req, res, unavailable('The server is starting', 1));
 }
 
 function handleError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
@@ -224,11 +259,15 @@ function firstRouteOf(app: App, url: string) {
   return app.middleware.find((route) => route.type === 'route' && route.regex?.pattern.test(path));
 }
 
-function withBoundPort(url: string, port: number): string {
-  const parsed = new URL(url);
-  if (parsed.port !== '0') return url;
-  parsed.port = String(port);
-  return parsed.href.replace(/\/+$/, '');
+/** `config` listening on `port`: URLs that name port 0 name `port` instead. */
+function withPort(config: Config, port: number): Config {
+  const withBoundPort = (url: string): string => {
+    const parsed = new URL(url);
+    if (parsed.port !== '0') return url;
+    parsed.port = String(port);
+    return parsed.href.replace(/\/+$/, '');
+  };
+  return { ...config, port, publicUrl: withBoundPort(config.publicUrl), appUrl: withBoundPort(config.appUrl) };
 }
 
 function isDecodable(url: string): boolean {

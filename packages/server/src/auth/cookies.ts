@@ -22,13 +22,13 @@ export class AuthCookies {
       maxAge: pair.expiresIn,
       secure,
     });
-    const secondsLeft = Math.floor((session.expires_at.getTime() - Date.now()) / 1000);
+    const secondsLeft = Math.floor((session.expiresAt.getTime() - Date.now()) / 1000);
     appendCookie(res, REFRESH_COOKIE, pair.refreshToken, {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/api/auth',
       secure,
-      ...(session.remember_me ? { maxAge: Math.max(0, secondsLeft) } : {}),
+      ...(session.rememberMe ? { maxAge: Math.max(0, secondsLeft) } : {}),
     });
   }
 

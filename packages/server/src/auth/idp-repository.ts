@@ -10,12 +10,12 @@ export interface Identity {
 }
 
 export interface IssuedCliCode {
-  user_id: string;
-  redirect_uri: string;
-  code_challenge: string;
-  /** Set for a code that links this identity to `user_id` instead of signing in. */
-  link_issuer: string | null;
-  link_subject: string | null;
+  userId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  /** Set for a code that links this identity to `userId` instead of signing in. */
+  linkIssuer: string | null;
+  linkSubject: string | null;
 }
 
 @injectable()
@@ -42,8 +42,8 @@ export class IdpRepository {
     await this.sql`
       insert into identities (issuer, subject, user_id) select ${issuer}, ${subject}, id from users where id = ${userId}
       on conflict (issuer, subject) do nothing`;
-    const [row] = await this.sql<{ user_id: string }[]>`select user_id from identities where issuer = ${issuer} and subject = ${subject}`;
-    return row?.user_id ?? null;
+    const [row] = await this.sql<{ userId: string }[]>`select user_id from identities where issuer = ${issuer} and subject = ${subject}`;
+    return row?.userId ?? null;
   }
 
   /** Stores a new code (its hash) and drops codes already past their expiry. */

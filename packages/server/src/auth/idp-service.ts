@@ -10,7 +10,7 @@ import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifie
 import { type Identity, IdpRepository } from './idp-repository.js';
 import { AuthRepository, type UserRow } from './repository.js';
 import { AuthService, signedIn, type SignedIn } from './service.js';
-import { hashToken, randomToken } from './tokens.js';
+import { hashToken, randomToken } from '../core/tokens.js';
 
 export const START_PATH = '/api/auth/idp';
 export const CALLBACK_PATH = '/api/auth/idp/callback';
@@ -178,7 +178,7 @@ export class IdpService {
   async exchangeCliCode(code: string, redirectUri: string, codeVerifier: string | undefined): Promise<SignedIn> {
     const issued = await this.redeemCliCode(code, redirectUri, codeVerifier);
     if (issued.link !== null) throw invalidCliCode();
-    const user = await this.users.findUserById(issued.user_id);
+    const user = await this.users.findUserById(issued.userId);
     if (!user) throw invalidCliCode();
     return this.signIn(user);
   }
@@ -189,7 +189,7 @@ export class IdpService {
    */
   async linkWithCliCode(userId: string, code: string, redirectUri: string, codeVerifier: string | undefined): Promise<void> {
     const issued = await this.redeemCliCode(code, redirectUri, codeVerifier);
-    if (issued.link === null || issued.user_id !== userId) throw invalidCliCode();
+    if (issued.link === null || issued.userId !== userId) throw invalidCliCode();
     const owner = await this.repository.linkExisting(issued.link.issuer, issued.link.subject, userId);
     if (owner !== userId) {
       throw new DomainError('IDENTITY_IN_USE', 'This identity-provider account is already linked to another account');
@@ -197,11 +197,11 @@ export class IdpService {
   }
 
   /** Uses the code up, then checks it: its redirect, and the verifier of its challenge. */
-  private async redeemCliCode(code: string, redirectUri: string, codeVerifier: string | undefined): Promise<{ user_id: string; link: Identity | null }> {
+  private async redeemCliCode(code: string, redirectUri: string, codeVerifier: string | undefined): Promise<{ userId: string; link: Identity | null }> {
     const issued = await this.repository.consumeCliCode(hashToken(code));
-    if (!issued || issued.redirect_uri !== redirectUri || !verifierMatches(issued.code_challenge, codeVerifier)) throw invalidCliCode();
-    const link = issued.link_issuer !== null && issued.link_subject !== null ? { issuer: issued.link_issuer, subject: issued.link_subject } : null;
-    return { user_id: issued.user_id, link };
+    if (!issued || issued.redirectUri !== redirectUri || !verifierMatches(issued.codeChallenge, codeVerifier)) throw invalidCliCode();
+    const link = issued.linkIssuer !== null && issued.linkSubject !== null ? { issuer: issued.linkIssuer, subject: issued.linkSubject } : null;
+    return { userId: issued.userId, link };
   }
 
   /** A one-time code for the command line's loopback listener, redeemable only with its verifier; the landing. */

@@ -42,7 +42,7 @@ export class LimitsRepository {
           returning id
         )
         select (select id::text from inserted) as id,
-               ceil(extract(epoch from failed_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as "retryAfterSeconds"
+               ceil(extract(epoch from failed_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as retry_after_seconds
         from blocking`;
       return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
     });
@@ -75,7 +75,7 @@ export class LimitsRepository {
           returning id
         )
         select (select id::text from inserted) as id,
-               ceil(extract(epoch from attempted_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as "retryAfterSeconds"
+               ceil(extract(epoch from attempted_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as retry_after_seconds
         from blocking`;
       return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
     });

@@ -2,39 +2,29 @@ import type { Me, Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { SESSIONS_CHANNEL } from '../events/publisher.js';
 
 export interface UserRow {
   id: string;
   email: string;
   name: string;
   role: Role;
-  password_hash: string | null;
-  avatar_url: string | null;
-  created_at: Date;
+  passwordHash: string | null;
+  avatarUrl: string | null;
+  createdAt: Date;
 }
 
 export interface SessionRow {
   id: string;
-  user_id: string;
-  remember_me: boolean;
-  expires_at: Date;
-  revoked_at: Date | null;
+  userId: string;
+  rememberMe: boolean;
+  expiresAt: Date;
+  revokedAt: Date | null;
 }
 
 export interface RefreshTokenRow {
-  token_hash: string;
-  session_id: string;
-  rotated_at: Date | null;
-}
-
-/** The identity of an authenticated request: its user and the session its token belongs to. */
-export interface Principal {
-  userId: string;
+  tokenHash: string;
   sessionId: string;
-  name: string;
-  email: string;
-  role: Role;
+  rotatedAt: Date | null;
 }
 
 export const toMe = (row: UserRow): Me => ({
@@ -42,8 +32,8 @@ export const toMe = (row: UserRow): Me => ({
   email: row.email,
   name: row.name,
   role: row.role,
-  avatarUrl: row.avatar_url,
-  createdAt: row.created_at.toISOString(),
+  avatarUrl: row.avatarUrl,
+  createdAt: row.createdAt.toISOString(),
 });
 
 // Serialises registrations so "first account is ADMIN" holds under concurrency.
@@ -98,24 +88,13 @@ export class AuthRepository {
   }
 
   async findRefreshToken(tokenHash: string): Promise<(RefreshTokenRow & { session: SessionRow }) | null> {
-    const [row] = await this.sql<(RefreshTokenRow & SessionRow & { sid: string })[]>`
-      select t.token_hash, t.session_id, t.rotated_at,
-             s.id as sid, s.user_id, s.remember_me, s.expires_at, s.revoked_at
+    const [row] = await this.sql<(RefreshTokenRow & Omit<SessionRow, 'id'>)[]>`
+      select t.token_hash, t.session_id, t.rotated_at, s.user_id, s.remember_me, s.expires_at, s.revoked_at
       from refresh_tokens t join sessions s on s.id = t.session_id
       where t.token_hash = ${tokenHash}`;
     if (!row) return null;
-    return {
-      token_hash: row.token_hash,
-      session_id: row.session_id,
-      rotated_at: row.rotated_at,
-      session: {
-        id: row.sid,
-        user_id: row.user_id,
-        remember_me: row.remember_me,
-        expires_at: row.expires_at,
-        revoked_at: row.revoked_at,
-      },
-    };
+    const { tokenHash: hash, sessionId, rotatedAt, ...session } = row;
+    return { tokenHash: hash, sessionId, rotatedAt, session: { id: sessionId, ...session } };
   }
 
   /** Marks the token rotated; false when another request rotated it first. */
@@ -124,30 +103,5 @@ export class AuthRepository {
       update refresh_tokens set rotated_at = now() where token_hash = ${tokenHash} and rotated_at is null
       returning token_hash`;
     return rows.length === 1;
-  }
-
-  /**
-   * Every revocation (logout, refresh-token reuse) passes here, so every instance closes the session's event
-   * sockets: the signal goes out in the revoking transaction, when and only if it commits.
-   */
-  async revokeSession(sessionId: string): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
-      const rows = await tx`
-        update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
-      if (rows.length === 0) return false;
-      await tx`select pg_notify(${SESSIONS_CHANNEL}, ${sessionId})`;
-      return true;
-    });
-  }
-
-  /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
-  async findActiveSession(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
-    const [row] = await this.sql<(Principal & { expiresAt: Date })[]>`
-      select u.id as "userId", s.id as "sessionId", u.name, u.email, u.role, s.expires_at as "expiresAt"
-      from sessions s join users u on u.id = s.user_id
-      where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
-    if (!row) return null;
-    const { expiresAt, ...principal } = row;
-    return { principal, expiresAt };
   }
 }

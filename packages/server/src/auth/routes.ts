@@ -9,7 +9,7 @@ import type { Feature } from '../core/feature.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService, type SignedIn } from './service.js';
-import { SessionCache } from './session-cache.js';
+import { SessionCache } from '../core/session-cache.js';
 
 /** Accounts, sessions and tokens. */
 @injectable()

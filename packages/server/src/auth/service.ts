@@ -9,8 +9,8 @@ import { ProjectsRepository } from '../projects/repository.js';
 import { AbuseLimits } from './limits.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
-import { SessionCache } from './session-cache.js';
-import { AccessTokens, hashToken, randomToken } from './tokens.js';
+import { SessionCache } from '../core/session-cache.js';
+import { AccessTokens, hashToken, randomToken } from '../core/tokens.js';
 
 const DAY = 86_400;
 const SESSION_SECONDS = DAY;
@@ -75,7 +75,7 @@ export class AuthService {
     this.passwords.refuseWhenSaturated();
     const user = await this.limits.login(input.email, clientIp, async () => {
       const found = await this.repository.findUserByEmail(input.email);
-      return (await this.passwords.verify(found?.password_hash ?? null, input.password)) ? found : null;
+      return (await this.passwords.verify(found?.passwordHash ?? null, input.password)) ? found : null;
     });
     if (!user) throw new DomainError('INVALID_CREDENTIALS', 'The email or password is wrong');
     return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
@@ -100,8 +100,8 @@ export class AuthService {
     const found = await this.repository.findRefreshToken(tokenHash);
     if (!found) throw invalidRefreshToken();
     const { session } = found;
-    if (session.revoked_at !== null || session.expires_at.getTime() <= Date.now()) throw invalidRefreshToken();
-    if (found.rotated_at !== null) {
+    if (session.revokedAt !== null || session.expiresAt.getTime() <= Date.now()) throw invalidRefreshToken();
+    if (found.rotatedAt !== null) {
       await this.sessions.revoke(session.id);
       throw invalidRefreshToken();
     }
@@ -116,14 +116,14 @@ export class AuthService {
       await this.sessions.revoke(session.id);
       throw invalidRefreshToken();
     }
-    return { session, pair: this.pair(session.user_id, session.id, next) };
+    return { session, pair: this.pair(session.userId, session.id, next) };
   }
 
   /** Revokes the session named by a refresh token, else by an access token (even an expired one). */
   async logout(refreshToken: string | undefined, accessToken: string | undefined): Promise<void> {
     let sessionId: string | null = null;
     if (refreshToken) {
-      sessionId = (await this.repository.findRefreshToken(hashToken(refreshToken)))?.session_id ?? null;
+      sessionId = (await this.repository.findRefreshToken(hashToken(refreshToken)))?.sessionId ?? null;
     } else if (accessToken) {
       try {
         sessionId = this.accessTokens.verify(accessToken, { ignoreExpiration: true }).sid;

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import type { Principal } from '../auth/repository.js';
-import { SessionCache } from '../auth/session-cache.js';
-import { AccessTokens } from '../auth/tokens.js';
 import { unauthenticated } from './errors.js';
 import { cookies } from './http.js';
+import { SessionCache } from './session-cache.js';
+import type { Principal } from './sessions-repository.js';
+import { AccessTokens } from './tokens.js';
 
 export type { Principal };
 

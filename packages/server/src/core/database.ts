@@ -21,10 +21,33 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * The SET list of a partial update (`update t set ${setChanged(tx, values)} where …`): each value that is not
+ * undefined (undefined leaves its column as it is), and updated_at = now(). Keys are camelCase; the
+ * transform writes them snake_case.
+ */
+export function setChanged(sql: Queryable, values: Record<string, string | null | undefined>) {
+  const set: Record<string, string | null | postgres.PendingQuery<postgres.Row[]>> = { updatedAt: sql`now()` };
+  for (const [column, value] of Object.entries(values)) if (value !== undefined) set[column] = value;
+  // A fragment is a valid value here (postgres.js inlines it); its typings only admit parameters.
+  return sql(set as Record<string, string | null>);
+}
+
 /** Whether `error` is PostgreSQL refusing a row that would repeat a key of the unique index `index`. */
 export function violatesUniqueIndex(error: unknown, index: string): boolean {
   return error instanceof postgres.PostgresError && error.code === '23505' && error.constraint_name === index;
 }
+
+/**
+ * int8 (byte counts, identity ids, count(*)) as a number instead of postgres.js's string: every value the
+ * server stores stays far below 2^53 (sizes are bounded by the upload limits).
+ */
+const BIGINT_AS_NUMBER = {
+  to: 20,
+  from: [20],
+  serialize: (value: number) => String(value),
+  parse: (value: string) => Number(value),
+};
 
 const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
 
@@ -47,6 +70,10 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     onnotice: () => undefined,
     connection: { application_name: 'bandcollab' },
+    // Columns come back camelCase and keys of sql(obj) helpers go out snake_case. Only column names:
+    // postgres.camel would also rename the keys inside json values.
+    transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
+    types: { bigint: BIGINT_AS_NUMBER },
   });
   try {
     await migrate(sql, log);

@@ -7,6 +7,14 @@ import type { Config } from './config.js';
 import { CONFIG, LOGGER } from './di.js';
 import type { Logger } from './logger.js';
 
+/** What a delete leaves to remove on disk once its transaction has committed. */
+export interface DeletedContent {
+  /** Stored at DATA_DIR/files/<id>.<extension>. */
+  files: { id: string; extension: string }[];
+  /** Stored at DATA_DIR/images/<name>. */
+  images: string[];
+}
+
 /**
  * Where stored bytes live under DATA_DIR:
  *   files/<id>.<ext>   uploaded files (the row in `files` names them)
@@ -106,6 +114,14 @@ export class Disk {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a stored file', { path: filePath, error });
       return false;
     }
+  }
+
+  /** Removes the bytes of committed deletes; never throws (a failure is logged and swept at the next start). */
+  async removeDeleted(content: DeletedContent): Promise<void> {
+    await Promise.all([
+      ...content.files.map((file) => this.removeQuietly(this.filePath(file.id, file.extension))),
+      ...content.images.map((name) => this.removeQuietly(this.imagePath(name))),
+    ]);
   }
 
   /** Removes every leftover of uploads that never completed. Only safe before the server takes requests. */

@@ -1,10 +1,11 @@
 import { statfs } from 'node:fs/promises';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
-import type { Queryable, Sql } from './database.js';
-import { CONFIG, SQL } from './di.js';
+import type { Queryable } from './database.js';
+import { CONFIG } from './di.js';
 import { DomainError } from './errors.js';
 import { describeBytes } from './file-types.js';
+import { SpaceRepository } from './space-repository.js';
 
 /** The bytes an upload in flight holds: what its Content-Length announced, or what has arrived, whichever is more. */
 class Upload {
@@ -50,7 +51,7 @@ export class Space {
 
   constructor(
     @inject(CONFIG) private readonly config: Config,
-    @inject(SQL) private readonly sql: Sql,
+    @inject(SpaceRepository) private readonly repository: SpaceRepository,
   ) {}
 
   /**
@@ -58,7 +59,7 @@ export class Space {
    * unknown). Refuses with 507 when that alone would cross the floor or the quota.
    */
   async reserve(owner: string, declared: number): Promise<Reservation> {
-    const used = this.config.userQuotaBytes === null ? null : await usedBytes(this.sql, owner);
+    const used = this.config.userQuotaBytes === null ? null : await this.repository.usedBytes(owner);
     const upload = new Upload(owner, declared);
     this.uploads.add(upload);
     const reservation: Reservation = {
@@ -89,6 +90,11 @@ export class Space {
     return this.config.userQuotaBytes;
   }
 
+  /** What counts towards `owner`'s quota: files and images they uploaded. */
+  usedBytes(owner: string): Promise<number> {
+    return this.repository.usedBytes(owner);
+  }
+
   /**
    * The quota's final word, inside the transaction that records `bytes` more for `owner`: serialised per
    * user, so two transactions cannot both pass on the same remaining room.
@@ -96,8 +102,8 @@ export class Space {
   async checkQuotaInTransaction(tx: Queryable, owner: string, bytes: number): Promise<void> {
     const limit = this.config.userQuotaBytes;
     if (limit === null) return;
-    await tx`select pg_advisory_xact_lock(hashtext(${`quota:${owner}`}))`;
-    if ((await usedBytes(tx, owner)) + bytes > limit) throw quotaExceeded(limit);
+    await this.repository.lockQuota(tx, owner);
+    if ((await this.repository.usedBytes(owner, tx)) + bytes > limit) throw quotaExceeded(limit);
   }
 
   private checkQuota(upload: Upload, used: number | null): void {
@@ -128,14 +134,6 @@ export class Space {
     this.arrivedSinceMeasure = Number.isFinite(arrivedBefore) ? Math.max(0, this.arrivedSinceMeasure - arrivedBefore) : 0;
     this.measuredFree = stats.bavail * stats.bsize;
   }
-}
-
-/** The bytes `owner`'s uploads hold: files and images they uploaded. */
-export async function usedBytes(sql: Queryable, owner: string): Promise<number> {
-  const [row] = await sql<{ used: string }[]>`
-    select (select coalesce(sum(size), 0) from files where uploaded_by = ${owner})
-         + (select coalesce(sum(size), 0) from stored_images where uploaded_by = ${owner}) as used`;
-  return Number(row!.used);
 }
 
 export function insufficientStorage(): DomainError {

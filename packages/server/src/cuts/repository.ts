@@ -1,24 +1,18 @@
 import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
-import { findFileRows, toFileRecord } from '../files/records.js';
+import type { DeletedContent } from '../core/disk.js';
+import { findFileRows, toFileRecord } from '../files/repository.js';
 
-interface CutRow {
-  id: string;
-  vibe_id: string;
-  project_id: string;
-  name: string;
-  created_at: Date;
-  updated_at: Date;
-}
+type CutRow = Omit<Cut, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
 
 const toCut = (row: CutRow): Cut => ({
   id: row.id,
-  vibeId: row.vibe_id,
-  projectId: row.project_id,
+  vibeId: row.vibeId,
+  projectId: row.projectId,
   name: row.name,
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
 });
 
 /** The unique index on a vibe's cut names, compared case-insensitively. */
@@ -48,12 +42,12 @@ export class CutsRepository {
    */
   async move(tx: Queryable, id: string, vibeId: string): Promise<{ cut: Cut; fromVibeId: string } | null> {
     // The locking subquery reads the row as it is once any concurrent move has committed.
-    const [row] = await tx<(CutRow & { from_vibe_id: string })[]>`
+    const [row] = await tx<(CutRow & { fromVibeId: string })[]>`
       update cuts set vibe_id = ${vibeId}, updated_at = now()
       from (select id, vibe_id from cuts where id = ${id} for update) previous
       where cuts.id = previous.id
       returning cuts.*, previous.vibe_id as from_vibe_id`;
-    return row ? { cut: toCut(row), fromVibeId: row.from_vibe_id } : null;
+    return row ? { cut: toCut(row), fromVibeId: row.fromVibeId } : null;
   }
 
   /** Cuts oldest first, each with its files oldest first. */
@@ -68,10 +62,29 @@ export class CutsRepository {
         : await findFileRows(tx, { cutIds: rows.map((row) => row.id) });
     const filesByCut = new Map<string, FileRecord[]>();
     for (const fileRow of fileRows) {
-      const list = filesByCut.get(fileRow.cut_id) ?? [];
+      const list = filesByCut.get(fileRow.cutId) ?? [];
       list.push(toFileRecord(fileRow));
-      filesByCut.set(fileRow.cut_id, list);
+      filesByCut.set(fileRow.cutId, list);
     }
     return rows.map((row) => ({ ...toCut(row), files: filesByCut.get(row.id) ?? [] }));
+  }
+
+  /** Locks the cut for a delete (the order: ProjectsRepository.deleteWithContent); its vibe, or null when it is gone. */
+  async lockForDelete(tx: Queryable, cutId: string): Promise<string | null> {
+    const [cut] = await tx<{ vibeId: string }[]>`select vibe_id from cuts where id = ${cutId} for update`;
+    return cut?.vibeId ?? null;
+  }
+
+  /** Whether the cut holds a file someone other than `userId` uploaded. */
+  async holdsFilesOfOthers(tx: Queryable, cutId: string, userId: string): Promise<boolean> {
+    const [other] = await tx`select 1 from files where cut_id = ${cutId} and uploaded_by <> ${userId} limit 1`;
+    return other !== undefined;
+  }
+
+  /** Deletes a cut locked by `lockForDelete`, with its files. */
+  async deleteWithFiles(tx: Queryable, cutId: string): Promise<DeletedContent> {
+    const files = await tx<{ id: string; extension: string }[]>`delete from files where cut_id = ${cutId} returning id, extension`;
+    await tx`delete from cuts where id = ${cutId}`;
+    return { files: [...files], images: [] };
   }
 }

@@ -4,10 +4,9 @@ import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { DomainError, nameTaken, notFound } from '../core/errors.js';
+import { DomainError, forbidden, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { deleteCutContent, removeFromDisk } from '../projects/cascade.js';
 import { CUT_NAME_INDEX, CutsRepository } from './repository.js';
 
 /** Turns the database's refusal of a second cut of one name in a vibe into 409 NAME_TAKEN with `detail`. */
@@ -88,11 +87,16 @@ export class CutsService {
   async delete(principal: Principal, cutId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
-      const deleted = await deleteCutContent(tx, cutId, role === 'ADMIN' ? null : principal.userId);
-      if (!deleted) throw notFound('Cut');
-      await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId: deleted.vibeId }));
+      const vibeId = await this.cuts.lockForDelete(tx, cutId);
+      if (vibeId === null) throw notFound('Cut');
+      // Checked after the lock, so a file uploaded while the delete waited for it is seen.
+      if (role !== 'ADMIN' && (await this.cuts.holdsFilesOfOthers(tx, cutId, principal.userId))) {
+        throw forbidden('Only a project ADMIN can delete a cut holding files uploaded by someone else');
+      }
+      const deleted = await this.cuts.deleteWithFiles(tx, cutId);
+      await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId }));
       return deleted;
     });
-    await removeFromDisk(this.disk, content);
+    await this.disk.removeDeleted(content);
   }
 }

@@ -7,7 +7,8 @@ import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
 import type { Logger } from '../core/logger.js';
-import { EVENTS_CHANNEL, type EventNotice, SESSIONS_CHANNEL } from './publisher.js';
+import { SESSIONS_CHANNEL } from '../core/sessions-repository.js';
+import { EVENTS_CHANNEL, type EventNotice } from './publisher.js';
 import { type ActiveSession, EventsRepository } from './repository.js';
 
 /** Unsent bytes beyond this mark a reader too slow to keep up: it is closed rather than buffered for. */

@@ -6,8 +6,6 @@ import type { Queryable } from '../core/database.js';
 import { EventsRepository } from './repository.js';
 
 export const EVENTS_CHANNEL = 'bandcollab_events';
-/** Carries the id of each revoked session, so every instance closes that session's event sockets (4401). */
-export const SESSIONS_CHANNEL = 'bandcollab_sessions';
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
 const MAX_NOTIFY_BYTES = 7999;

@@ -29,8 +29,7 @@ export class EventsRepository {
   /** The user's projects and when the session ends, or null once it is no longer active (it ended while the socket opened). */
   async activeSession(userId: string, sessionId: string): Promise<ActiveSession | null> {
     const [row] = await this.sql<ActiveSession[]>`
-      select array(select project_id::text from project_members where user_id = ${userId}) as "projectIds",
-             expires_at as "expiresAt"
+      select array(select project_id::text from project_members where user_id = ${userId}) as project_ids, expires_at
       from sessions
       where id = ${sessionId} and user_id = ${userId} and revoked_at is null and expires_at > now()`;
     return row ?? null;

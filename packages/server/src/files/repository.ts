@@ -1,8 +1,61 @@
-import type { FileType } from '@bandcollab/sdk/contract';
+import type { FileRecord, FileType } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { findFileRows, type FileRow } from './records.js';
+
+/** A `files` row joined with its uploader, as every query that returns File records selects it. */
+export interface FileRow {
+  id: string;
+  cutId: string;
+  projectId: string;
+  name: string;
+  extension: string;
+  type: FileType;
+  size: number;
+  mimeType: string;
+  sha256: string;
+  createdAt: Date;
+  uploaderId: string;
+  uploaderName: string;
+  uploaderAvatarUrl: string | null;
+}
+
+const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
+
+/** The one mapping of a file row to the API's File record. */
+export function toFileRecord(row: FileRow): FileRecord {
+  return {
+    id: row.id,
+    cutId: row.cutId,
+    name: row.name,
+    type: row.type,
+    size: row.size,
+    mimeType: row.mimeType,
+    url: fileUrl(row.id, row.extension),
+    sha256: row.sha256,
+    uploadedBy: { id: row.uploaderId, name: row.uploaderName, avatarUrl: row.uploaderAvatarUrl },
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** Which files to read: one file, the files of some cuts, or every file of a project. */
+export type FileFilter = { id: string } | { cutIds: string[] } | { projectId: string };
+
+/** File rows with their uploader, oldest first; FilesRepository reads one, CutsRepository a cut's or a project's. */
+export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<FileRow[]> {
+  const where =
+    'id' in filter
+      ? tx`f.id = ${filter.id}`
+      : 'cutIds' in filter
+        ? tx`f.cut_id = any(${filter.cutIds}::uuid[])`
+        : tx`f.project_id = ${filter.projectId}`;
+  return tx<FileRow[]>`
+    select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
+           u.id as uploader_id, u.name as uploader_name, u.avatar_url as uploader_avatar_url
+    from files f join users u on u.id = f.uploaded_by
+    where ${where}
+    order by f.created_at, f.id`;
+}
 
 export interface NewFile {
   id: string;
@@ -19,9 +72,9 @@ export interface NewFile {
 
 /** The columns the delete rule and the disk cleanup need. */
 export interface FileOwnership {
-  cut_id: string;
+  cutId: string;
   extension: string;
-  uploaded_by: string;
+  uploadedBy: string;
 }
 
 @injectable()
@@ -44,10 +97,7 @@ export class FilesRepository {
   }
 
   async insert(tx: Queryable, file: NewFile): Promise<void> {
-    await tx`
-      insert into files (id, cut_id, project_id, name, extension, type, size, mime_type, sha256, uploaded_by)
-      values (${file.id}, ${file.cutId}, ${file.projectId}, ${file.name}, ${file.extension}, ${file.type},
-              ${file.size}, ${file.mimeType}, ${file.sha256}, ${file.uploadedBy})`;
+    await tx`insert into files ${tx(file)}`;
   }
 
   async lockForDelete(tx: Queryable, id: string): Promise<FileOwnership | null> {

@@ -13,8 +13,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, toFileRecord } from './records.js';
-import { FilesRepository } from './repository.js';
+import { type FileRow, FilesRepository, toFileRecord } from './repository.js';
 
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;
@@ -98,10 +97,10 @@ export class FilesService {
     const extension = `.${row.extension}`;
     return {
       path: this.disk.filePath(row.id, row.extension),
-      size: Number(row.size),
-      mimeType: row.mime_type,
+      size: row.size,
+      mimeType: row.mimeType,
       etag: `"${row.sha256}"`,
-      modifiedAt: row.created_at,
+      modifiedAt: row.createdAt,
       downloadName: row.name.toLowerCase().endsWith(extension) ? row.name : `${row.name}${extension}`,
     };
   }
@@ -112,11 +111,11 @@ export class FilesService {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const file = await this.repository.lockForDelete(tx, id);
       if (!file) throw notFound('File');
-      if (file.uploaded_by !== principal.userId && role !== 'ADMIN') {
+      if (file.uploadedBy !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can delete this file');
       }
       await this.repository.delete(tx, id);
-      await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cut_id }));
+      await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
       return file;
     });
     await this.disk.removeQuietly(this.disk.filePath(id, removed.extension));

@@ -1,6 +1,6 @@
 import type { AcceptedInvitation, InvitationView, InviteResult, Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { hashToken, randomToken } from '../auth/tokens.js';
+import { hashToken, randomToken } from '../core/tokens.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';

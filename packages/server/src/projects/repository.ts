@@ -1,8 +1,9 @@
 import type { Invitation, Member, Project, Role, UpdatedProject } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import type { Queryable, Sql } from '../core/database.js';
+import { type Queryable, setChanged, type Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { imageUrl, type StoredImage } from './images.js';
+import type { DeletedContent } from '../core/disk.js';
+import { imageUrl, type StoredImage } from '../images/service.js';
 
 const INVITATION_DAYS = 30;
 
@@ -11,30 +12,23 @@ export interface ProjectRow {
   name: string;
   description: string | null;
   image: string | null;
-  created_at: Date;
-  updated_at: Date;
-  member_count: number;
+  createdAt: Date;
+  updatedAt: Date;
+  memberCount: number;
   /** The caller's membership role. */
   role: Role;
 }
 
-interface MemberRow {
-  user_id: string;
-  email: string;
-  name: string;
-  avatar_url: string | null;
-  role: Role;
-  joined_at: Date;
-}
+type MemberRow = Omit<Member, 'joinedAt'> & { joinedAt: Date };
 
 interface InvitationRow {
   id: string;
   email: string;
   role: Role;
-  invited_by_id: string;
-  invited_by_name: string;
-  created_at: Date;
-  expires_at: Date;
+  invitedById: string;
+  invitedByName: string;
+  createdAt: Date;
+  expiresAt: Date;
 }
 
 export const toProject = (row: ProjectRow): Project => ({
@@ -42,32 +36,25 @@ export const toProject = (row: ProjectRow): Project => ({
   name: row.name,
   description: row.description,
   imageUrl: imageUrl(row.image),
-  createdAt: row.created_at.toISOString(),
-  memberCount: row.member_count,
+  createdAt: row.createdAt.toISOString(),
+  memberCount: row.memberCount,
   role: row.role,
 });
 
 export const toUpdatedProject = (row: ProjectRow): UpdatedProject => ({
   ...toProject(row),
-  updatedAt: row.updated_at.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
 });
 
-const toMember = (row: MemberRow): Member => ({
-  userId: row.user_id,
-  email: row.email,
-  name: row.name,
-  avatarUrl: row.avatar_url,
-  role: row.role,
-  joinedAt: row.joined_at.toISOString(),
-});
+const toMember = (row: MemberRow): Member => ({ ...row, joinedAt: row.joinedAt.toISOString() });
 
 const toInvitation = (row: InvitationRow): Invitation => ({
   id: row.id,
   email: row.email,
   role: row.role,
-  invitedBy: { id: row.invited_by_id, name: row.invited_by_name },
-  createdAt: row.created_at.toISOString(),
-  expiresAt: row.expires_at.toISOString(),
+  invitedBy: { id: row.invitedById, name: row.invitedByName },
+  createdAt: row.createdAt.toISOString(),
+  expiresAt: row.expiresAt.toISOString(),
 });
 
 /** A pending invitation as its link finds it. */
@@ -122,8 +109,8 @@ export class ProjectsRepository {
   }
 
   /**
-   * Serialises the changes that must see a project's members or vibes as a whole (last-admin checks,
-   * vibe positions). NO KEY UPDATE leaves uploads and other inserts that reference the project unblocked.
+   * Serialises the changes that must see a project's members as a whole (last-admin checks; vibe positions
+   * take the same lock through VibesRepository.lockProject). NO KEY UPDATE leaves uploads and other inserts that reference the project unblocked.
    * Answers the project's current image, or undefined when the project is gone.
    */
   async lock(tx: Queryable, projectId: string): Promise<{ image: string | null } | undefined> {
@@ -132,15 +119,37 @@ export class ProjectsRepository {
     return row;
   }
 
+  /**
+   * Deletes a project with its vibes, cuts and files; null when it is already gone.
+   *
+   * Every delete (here, VibesRepository.deleteWithContent, CutsRepository.deleteWithFiles) first locks,
+   * top-down, every row an insert underneath could reference: an upload key-shares its cut, a new cut or a
+   * moved one its vibe, a new vibe takes the project lock. FOR UPDATE conflicts with those key-share locks,
+   * so the delete waits for uploads already under way (and then sees their rows) and later ones wait for it
+   * (and then find nothing). The project itself is only locked FOR NO KEY UPDATE, which uploads' key-share
+   * locks pass, so the two never wait on each other in opposite orders. Then every level is deleted with
+   * RETURNING, so the names removed on disk are the latest committed ones.
+   */
+  async deleteWithContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
+    const [project] = await tx`select id from projects where id = ${projectId} for no key update`;
+    if (!project) return null;
+    await tx`select id from vibes where project_id = ${projectId} for update`;
+    await tx`select id from cuts where project_id = ${projectId} for update`;
+    const files = await tx<{ id: string; extension: string }[]>`
+      delete from files where project_id = ${projectId} returning id, extension`;
+    const vibes = await tx<{ image: string | null }[]>`delete from vibes where project_id = ${projectId} returning image`;
+    const [deleted] = await tx<{ image: string | null }[]>`delete from projects where id = ${projectId} returning image`;
+    return { files: [...files], images: imagesOf([...vibes, deleted]) };
+  }
+
   async update(tx: Queryable, projectId: string, changes: ProjectChanges): Promise<void> {
-    await tx`
-      update projects set
-        name = ${changes.name === undefined ? tx`name` : changes.name},
-        description = ${changes.description === undefined ? tx`description` : changes.description},
-        image = ${changes.image === undefined ? tx`image` : (changes.image?.name ?? null)},
-        image_sha256 = ${changes.image === undefined ? tx`image_sha256` : (changes.image?.sha256 ?? null)},
-        updated_at = now()
-      where id = ${projectId}`;
+    const values = {
+      name: changes.name,
+      description: changes.description,
+      image: changes.image === undefined ? undefined : (changes.image?.name ?? null),
+      imageSha256: changes.image === undefined ? undefined : (changes.image?.sha256 ?? null),
+    };
+    await tx`update projects set ${setChanged(tx, values)} where id = ${projectId}`;
   }
 
   /** The project's members, earliest first; or just `userId` among them. */
@@ -184,12 +193,12 @@ export class ProjectsRepository {
    * stored before it was recorded); null when no project uses the image.
    */
   async findImage(image: string): Promise<{ projectId: string; sha256: string | null } | null> {
-    const [row] = await this.sql<{ project_id: string; image_sha256: string | null }[]>`
-      select id as project_id, image_sha256 from projects where image = ${image}
+    const [row] = await this.sql<{ projectId: string; sha256: string | null }[]>`
+      select id as project_id, image_sha256 as sha256 from projects where image = ${image}
       union all
       select project_id, image_sha256 from vibes where image = ${image}
       limit 1`;
-    return row ? { projectId: row.project_id, sha256: row.image_sha256 } : null;
+    return row ?? null;
   }
 
   /** Records the sha256 of an image stored before the column existed, wherever it is used. */
@@ -248,8 +257,7 @@ export class ProjectsRepository {
    */
   async findInvitationByToken(tx: Queryable, tokenHash: string, { forUpdate = false } = {}): Promise<LinkedInvitation | null> {
     const [row] = await tx<LinkedInvitation[]>`
-      select i.id, i.project_id as "projectId", p.name as "projectName", i.email, i.role,
-             u.name as "inviterName", i.expires_at as "expiresAt"
+      select i.id, i.project_id, p.name as project_name, i.email, i.role, u.name as inviter_name, i.expires_at
       from invitations i join projects p on p.id = i.project_id join users u on u.id = i.invited_by
       where i.token_hash = ${tokenHash} and i.expires_at > now()
       ${forUpdate ? tx`for update of i` : tx``}`;
@@ -266,7 +274,7 @@ export class ProjectsRepository {
    * email an identity provider vouches for: an email alone proves nothing (anyone can register any address).
    */
   async redeemInvitations(tx: Queryable, userId: string, email: string): Promise<string[]> {
-    const rows = await tx<{ project_id: string }[]>`
+    const rows = await tx<{ projectId: string }[]>`
       with redeemed as (
         delete from invitations where email = ${email} returning project_id, role, expires_at
       )
@@ -274,6 +282,9 @@ export class ProjectsRepository {
       select project_id, ${userId}, role from redeemed where expires_at > now()
       on conflict do nothing
       returning project_id`;
-    return rows.map((row) => row.project_id);
+    return rows.map((row) => row.projectId);
   }
 }
+
+const imagesOf = (rows: ({ image: string | null } | undefined)[]): string[] =>
+  rows.flatMap((row) => (row?.image ? [row.image] : []));

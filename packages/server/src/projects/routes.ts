@@ -6,7 +6,7 @@ import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
-import { ImageForms } from './image-forms.js';
+import { ImageForms } from '../images/forms.js';
 import { ProjectsService } from './service.js';
 
 /** Projects and members, and the images of projects and vibes. */

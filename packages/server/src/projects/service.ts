@@ -10,8 +10,7 @@ import type { StoredBytes } from '../core/transfer.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
-import { deleteProjectContent, removeFromDisk } from './cascade.js';
-import { IMAGE_NAME, Images, type StoredImage } from './images.js';
+import { IMAGE_NAME, Images, type StoredImage } from '../images/service.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
 const lastAdmin = () => new DomainError('LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
@@ -96,12 +95,12 @@ export class ProjectsService {
   async delete(principal: Principal, projectId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
       await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
-      const deleted = await deleteProjectContent(tx, projectId);
+      const deleted = await this.projects.deleteWithContent(tx, projectId);
       if (!deleted) throw notFound('Project');
       await this.events.publish(tx, projectEvent(principal, projectId, 'project.deleted', { projectId }));
       return deleted;
     });
-    await removeFromDisk(this.disk, content);
+    await this.disk.removeDeleted(content);
   }
 
   /** ADMIN. The last ADMIN cannot be demoted. */

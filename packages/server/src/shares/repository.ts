@@ -13,9 +13,7 @@ export class SharesRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
   async insert(tx: Queryable, link: { tokenHash: string; fileId: string; expiresAt: Date | null; createdBy: string }): Promise<void> {
-    await tx`
-      insert into share_links (token_hash, file_id, expires_at, created_by)
-      values (${link.tokenHash}, ${link.fileId}, ${link.expiresAt}, ${link.createdBy})`;
+    await tx`insert into share_links ${tx(link)}`;
   }
 
   /** Deletes every link of a file; answers how many there were. */
@@ -26,9 +24,9 @@ export class SharesRepository {
 
   /** The link with this token hash, unless it has expired (links of deleted files go with them). */
   async findActive(tokenHash: string): Promise<ActiveShare | null> {
-    const [row] = await this.sql<{ file_id: string; expires_at: Date | null }[]>`
+    const [row] = await this.sql<ActiveShare[]>`
       select file_id, expires_at from share_links
       where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
-    return row ? { fileId: row.file_id, expiresAt: row.expires_at } : null;
+    return row ?? null;
   }
 }

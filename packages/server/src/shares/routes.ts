@@ -41,7 +41,7 @@ export class SharesRoutes implements Feature {
         sendHtml(req, res, 200, renderSharePage({
           name: file.name,
           type: file.type,
-          size: Number(file.size),
+          size: file.size,
           expiresAt,
           bytesPath: `/api/share/${token}`,
           downloadPath: `/api/share/${token}?download=1`,

@@ -1,6 +1,6 @@
 import type { RevokeSharesResult, SharedFile, ShareLink } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { hashToken, randomToken } from '../auth/tokens.js';
+import { hashToken, randomToken } from '../core/tokens.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
@@ -8,8 +8,7 @@ import { CONFIG, SQL } from '../core/di.js';
 import { forbidden, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import type { FileRow } from '../files/records.js';
-import { FilesRepository } from '../files/repository.js';
+import { type FileRow, FilesRepository } from '../files/repository.js';
 import { SharesRepository } from './repository.js';
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
@@ -49,7 +48,7 @@ export class SharesService {
       const { role } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
       const file = await this.files.find(tx, fileId);
       if (!file) throw notFound('File');
-      if (file.uploader_id !== principal.userId && role !== 'ADMIN') {
+      if (file.uploaderId !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can revoke the links of this file');
       }
       return { revoked: await this.repository.revokeAll(tx, fileId) };
@@ -69,9 +68,9 @@ export class SharesService {
     return {
       name: file.name,
       type: file.type,
-      size: Number(file.size),
-      mimeType: file.mime_type,
-      createdAt: file.created_at.toISOString(),
+      size: file.size,
+      mimeType: file.mimeType,
+      createdAt: file.createdAt.toISOString(),
       expiresAt: expiresAt?.toISOString() ?? null,
       downloadUrl: `${this.config.publicUrl}/api/share/${token}?download=1`,
     };

@@ -2,7 +2,6 @@ import type { FileType } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { usedBytes } from '../core/space.js';
 
 export interface TypeUsage {
   type: FileType;
@@ -16,21 +15,15 @@ export class StorageRepository {
 
   /** Bytes and files per type: one uploader's, or (null) everyone's. */
   async usageByType(uploadedBy: string | null): Promise<TypeUsage[]> {
-    const rows = await this.sql<{ type: FileType; size: string; count: number }[]>`
-      select type, sum(size)::text as size, count(*)::int as count from files
+    return this.sql<TypeUsage[]>`
+      select type, sum(size)::bigint as size, count(*)::int as count from files
       ${uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`}
       group by type`;
-    return rows.map((row) => ({ type: row.type, size: Number(row.size), count: row.count }));
-  }
-
-  /** What counts towards the user's quota: files and images they uploaded. */
-  usedBytes(userId: string): Promise<number> {
-    return usedBytes(this.sql, userId);
   }
 
   async siteCounts(): Promise<{ userCount: number; projectCount: number }> {
-    const [row] = await this.sql<{ user_count: number; project_count: number }[]>`
+    const [row] = await this.sql<{ userCount: number; projectCount: number }[]>`
       select (select count(*)::int from users) as user_count, (select count(*)::int from projects) as project_count`;
-    return { userCount: row!.user_count, projectCount: row!.project_count };
+    return row!;
   }
 }

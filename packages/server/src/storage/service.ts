@@ -36,6 +36,6 @@ export class StorageService {
   /** Counts images as well as files, so it can differ from `totalSize`. */
   private async quota(principal: Principal): Promise<StorageQuota | null> {
     const limitBytes = this.space.quotaBytes;
-    return limitBytes === null ? null : { limitBytes, usedBytes: await this.repository.usedBytes(principal.userId) };
+    return limitBytes === null ? null : { limitBytes, usedBytes: await this.space.usedBytes(principal.userId) };
   }
 }

@@ -1,26 +1,27 @@
 import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
-import type { Queryable } from '../core/database.js';
-import { imageUrl, type StoredImage } from '../projects/images.js';
+import { type Queryable, setChanged } from '../core/database.js';
+import type { DeletedContent } from '../core/disk.js';
+import { imageUrl, type StoredImage } from '../images/service.js';
 
 export interface VibeRow {
   id: string;
-  project_id: string;
+  projectId: string;
   name: string;
   image: string | null;
   position: number;
-  created_at: Date;
-  updated_at: Date;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export const toVibe = (row: VibeRow): Vibe => ({
   id: row.id,
-  projectId: row.project_id,
+  projectId: row.projectId,
   name: row.name,
   imageUrl: imageUrl(row.image),
   position: row.position,
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
 });
 
 /** Puts each cut under its vibe, keeping both orders. */
@@ -36,9 +37,18 @@ export interface VibeChanges {
 /** The unique index on a project's vibe names, compared case-insensitively. */
 export const VIBE_NAME_INDEX = 'vibes_project_name_key';
 
-/** Callers hold the project lock (ProjectsRepository.lock) around anything that assigns positions. */
+/** Callers hold the project lock (`lockProject`) around anything that assigns positions. */
 @injectable()
 export class VibesRepository {
+  /**
+   * Serialises the changes that must see a project's vibes as a whole (positions). NO KEY UPDATE leaves
+   * uploads and other inserts that reference the project unblocked. False when the project is gone.
+   */
+  async lockProject(tx: Queryable, projectId: string): Promise<boolean> {
+    const [row] = await tx`select 1 from projects where id = ${projectId} for no key update`;
+    return row !== undefined;
+  }
+
   async find(tx: Queryable, id: string): Promise<VibeRow | null> {
     const [row] = await tx<VibeRow[]>`select * from vibes where id = ${id}`;
     return row ?? null;
@@ -51,9 +61,9 @@ export class VibesRepository {
 
   /** The projects of some vibe ids; ids that name no vibe are absent. */
   async projectsOf(tx: Queryable, ids: string[]): Promise<Map<string, string>> {
-    const rows = await tx<{ id: string; project_id: string }[]>`
+    const rows = await tx<{ id: string; projectId: string }[]>`
       select id, project_id from vibes where id = any(${ids}::uuid[])`;
-    return new Map(rows.map((row) => [row.id, row.project_id]));
+    return new Map(rows.map((row) => [row.id, row.projectId]));
   }
 
   /** A new vibe goes last. */
@@ -69,16 +79,17 @@ export class VibesRepository {
   /** Updates a vibe; answers it with the image it had before, or null when it is gone. */
   async update(tx: Queryable, id: string, changes: VibeChanges): Promise<{ vibe: Vibe; previousImage: string | null } | null> {
     // The locking subquery reads the row as it is once any concurrent change has committed.
-    const [row] = await tx<(VibeRow & { previous_image: string | null })[]>`
-      update vibes set
-        name = ${changes.name === undefined ? tx`vibes.name` : changes.name},
-        image = ${changes.image === undefined ? tx`vibes.image` : (changes.image?.name ?? null)},
-        image_sha256 = ${changes.image === undefined ? tx`vibes.image_sha256` : (changes.image?.sha256 ?? null)},
-        updated_at = now()
+    const values = {
+      name: changes.name,
+      image: changes.image === undefined ? undefined : (changes.image?.name ?? null),
+      imageSha256: changes.image === undefined ? undefined : (changes.image?.sha256 ?? null),
+    };
+    const [row] = await tx<(VibeRow & { previousImage: string | null })[]>`
+      update vibes set ${setChanged(tx, values)}
       from (select id, image from vibes where id = ${id} for update) previous
       where vibes.id = previous.id
       returning vibes.*, previous.image as previous_image`;
-    return row ? { vibe: toVibe(row), previousImage: row.previous_image } : null;
+    return row ? { vibe: toVibe(row), previousImage: row.previousImage } : null;
   }
 
   /** Gives the vibes positions 0…n-1 in the order of `ids`. */
@@ -96,5 +107,28 @@ export class VibesRepository {
       from (select id, (row_number() over (order by position, id) - 1)::int as position
             from vibes where project_id = ${projectId}) ranked
       where vibes.id = ranked.id and vibes.position <> ranked.position`;
+  }
+
+  /** Locks the vibe and its cuts for a delete (the order: ProjectsRepository.deleteWithContent); false when it is gone. */
+  async lockForDelete(tx: Queryable, vibeId: string): Promise<boolean> {
+    const [vibe] = await tx`select id from vibes where id = ${vibeId} for update`;
+    if (!vibe) return false;
+    await tx`select id from cuts where vibe_id = ${vibeId} for update`;
+    return true;
+  }
+
+  /** Whether the vibe's cuts hold a file someone other than `userId` uploaded. */
+  async holdsFilesOfOthers(tx: Queryable, vibeId: string, userId: string): Promise<boolean> {
+    const [other] = await tx`
+      select 1 from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) and uploaded_by <> ${userId} limit 1`;
+    return other !== undefined;
+  }
+
+  /** Deletes a vibe locked by `lockForDelete`, with its cuts and their files. */
+  async deleteWithContent(tx: Queryable, vibeId: string): Promise<DeletedContent> {
+    const files = await tx<{ id: string; extension: string }[]>`
+      delete from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) returning id, extension`;
+    const [deleted] = await tx<{ image: string | null }[]>`delete from vibes where id = ${vibeId} returning image`;
+    return { files: [...files], images: deleted?.image ? [deleted.image] : [] };
   }
 }

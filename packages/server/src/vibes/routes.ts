@@ -5,7 +5,7 @@ import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { ImageForms } from '../projects/image-forms.js';
+import { ImageForms } from '../images/forms.js';
 import { VibesService } from './service.js';
 
 /** Vibes. */

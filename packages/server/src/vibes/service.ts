@@ -4,13 +4,11 @@ import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { DomainError, invalidField, nameTaken, notFound } from '../core/errors.js';
+import { DomainError, forbidden, invalidField, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { deleteVibeContent, removeFromDisk } from '../projects/cascade.js';
-import { Images, type StoredImage } from '../projects/images.js';
-import { ProjectsRepository } from '../projects/repository.js';
+import { Images, type StoredImage } from '../images/service.js';
 import { toVibe, VIBE_NAME_INDEX, type VibeChanges, VibesRepository } from './repository.js';
 
 /** Turns the database's refusal of a second vibe named `name` in a project into 409 NAME_TAKEN. */
@@ -31,7 +29,6 @@ export class VibesService {
     @inject(SQL) private readonly sql: Sql,
     @inject(VibesRepository) private readonly vibes: VibesRepository,
     @inject(CutsRepository) private readonly cuts: CutsRepository,
-    @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Images) private readonly images: Images,
@@ -44,7 +41,7 @@ export class VibesService {
       this.sql.begin(async (tx) => {
         await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
         // Positions are assigned under the project lock, so concurrent creates never share one.
-        if (!(await this.projects.lock(tx, projectId))) throw notFound('Project');
+        if (!(await this.vibes.lockProject(tx, projectId))) throw notFound('Project');
         const vibe = await this.vibes.insert(tx, { projectId, name: input.name, image: input.image }).catch(refuseTakenName(input.name));
         await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.created', { vibe }));
         return vibe;
@@ -83,14 +80,18 @@ export class VibesService {
   async delete(principal: Principal, vibeId: string): Promise<void> {
     const content = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
-      if (!(await this.projects.lock(tx, projectId))) throw notFound('Vibe');
-      const deleted = await deleteVibeContent(tx, vibeId, role === 'ADMIN' ? null : principal.userId);
-      if (!deleted) throw notFound('Vibe');
+      if (!(await this.vibes.lockProject(tx, projectId))) throw notFound('Vibe');
+      if (!(await this.vibes.lockForDelete(tx, vibeId))) throw notFound('Vibe');
+      // Checked after the locks, so a file uploaded while the delete waited for them is seen.
+      if (role !== 'ADMIN' && (await this.vibes.holdsFilesOfOthers(tx, vibeId, principal.userId))) {
+        throw forbidden('Only a project ADMIN can delete a vibe holding files uploaded by someone else');
+      }
+      const deleted = await this.vibes.deleteWithContent(tx, vibeId);
       await this.vibes.compactPositions(tx, projectId);
       await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.deleted', { vibeId }));
       return deleted;
     });
-    await removeFromDisk(this.disk, content);
+    await this.disk.removeDeleted(content);
   }
 
   /**
@@ -106,7 +107,7 @@ export class VibesService {
       for (const projectId of projectIds) await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
       if (projectIds.length > 1) throw invalidField('vibeIds', 'must all belong to one project');
       const projectId = projectIds[0]!;
-      if (!(await this.projects.lock(tx, projectId))) throw notFound('Vibe');
+      if (!(await this.vibes.lockProject(tx, projectId))) throw notFound('Vibe');
       const current = await this.vibes.listByProject(tx, projectId);
       const requested = new Set(vibeIds);
       if (current.length !== requested.size || current.some((vibe) => !requested.has(vibe.id))) {

@@ -72,11 +72,12 @@ export async function startTestServer(env: Record<string, string> = {}, clock = 
     DATABASE_URL: databaseUrl,
   };
   const config = loadConfig(settings);
-  const running = await startServer(config, { clock });
+  // Frozen: settings are read once and never changed after start (startServer throws if it assigns one).
+  const running = await startServer(Object.freeze(config), { clock });
   const sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
   return {
     url: running.url,
-    config,
+    config: running.config,
     sql,
     dataDir: settings.DATA_DIR!,
     clock,

@@ -1,10 +1,10 @@
 import { createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from '../core/clock.js';
-import type { Config } from '../core/config.js';
-import { CLOCK, CONFIG, SIGNING_SECRET } from '../core/di.js';
-import { DomainError, unauthenticated } from '../core/errors.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import { CLOCK, CONFIG, SIGNING_SECRET } from './di.js';
+import { DomainError, unauthenticated } from './errors.js';
 
 export interface AccessClaims {
   sub: string;

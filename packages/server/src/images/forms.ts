@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
 import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
-import { Images, type StoredImage } from './images.js';
+import { Images, type StoredImage } from './service.js';
 
 /** The create and update bodies of projects and vibes, which may carry an image: HTTP only, for their routes. */
 @injectable()

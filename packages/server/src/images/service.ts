@@ -11,6 +11,7 @@ import { notFound } from '../core/errors.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
+import { ImagesRepository } from './repository.js';
 
 /** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
 export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
@@ -30,6 +31,7 @@ export class Images {
   constructor(
     @inject(Disk) private readonly disk: Disk,
     @inject(Space) private readonly space: Space,
+    @inject(ImagesRepository) private readonly repository: ImagesRepository,
     @inject(SQL) private readonly sql: Sql,
   ) {}
 
@@ -44,7 +46,7 @@ export class Images {
     try {
       await this.sql.begin(async (tx) => {
         await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
-        await tx`insert into stored_images (name, size, uploaded_by) values (${name}, ${file.size}, ${principal.userId})`;
+        await this.repository.insert(tx, { name, size: file.size, uploadedBy: principal.userId });
         await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
       });
     } catch (error) {
@@ -67,7 +69,7 @@ export class Images {
 
   /** Removes an image no project or vibe holds (any more), and its stored_images row if still there. */
   async remove(image: string): Promise<void> {
-    await this.sql`delete from stored_images where name = ${image}`;
+    await this.repository.delete(image);
     await this.disk.removeQuietly(this.disk.imagePath(image));
   }
 

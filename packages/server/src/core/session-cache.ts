@@ -1,9 +1,8 @@
 import type postgres from 'postgres';
 import { inject, Lifecycle, scoped } from 'tsyringe';
-import type { Sql } from '../core/database.js';
-import { SQL } from '../core/di.js';
-import { SESSIONS_CHANNEL } from '../events/publisher.js';
-import { AuthRepository, type Principal } from './repository.js';
+import type { Sql } from './database.js';
+import { SQL } from './di.js';
+import { type Principal, SESSIONS_CHANNEL, SessionsRepository } from './sessions-repository.js';
 
 /** Carries the id of each user whose name, email or role changed or who was deleted (migration 010's trigger). */
 export const USERS_CHANNEL = 'bandcollab_users';
@@ -20,7 +19,7 @@ interface CachedSession {
 /**
  * The principals of active sessions, kept in memory so that an authenticated request costs no session
  * query. What would make one stale is announced by PostgreSQL to every instance: a revoked session on the
- * sessions channel (AuthRepository.revokeSession), a user's changed name, email or role or their deletion
+ * sessions channel (SessionsRepository.revoke), a user's changed name, email or role or their deletion
  * on the users channel (a trigger, whichever process makes the change). An instance drops the entry when
  * the notice arrives, so it accepts a revoked session at most for the notify round trip; its own
  * revocations are dropped at once. Entries are kept only while both channels are listened to; when the
@@ -37,7 +36,7 @@ export class SessionCache {
 
   constructor(
     @inject(SQL) private readonly sql: Sql,
-    @inject(AuthRepository) private readonly repository: AuthRepository,
+    @inject(SessionsRepository) private readonly repository: SessionsRepository,
   ) {}
 
   async start(): Promise<void> {
@@ -59,7 +58,7 @@ export class SessionCache {
     const cached = this.sessions.get(sessionId);
     if (cached && cached.principal.userId === userId && cached.expiresAt > Date.now()) return cached.principal;
     const dropsBefore = this.drops;
-    const found = await this.repository.findActiveSession(userId, sessionId);
+    const found = await this.repository.findActive(userId, sessionId);
     if (!found) {
       this.sessions.delete(sessionId);
       return null;
@@ -70,7 +69,7 @@ export class SessionCache {
 
   /** Revokes a session: every instance drops it when the notice arrives, this one at once. */
   async revoke(sessionId: string): Promise<boolean> {
-    const revoked = await this.repository.revokeSession(sessionId);
+    const revoked = await this.repository.revoke(sessionId);
     this.dropSession(sessionId);
     return revoked;
   }

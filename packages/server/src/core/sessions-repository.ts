@@ -1,0 +1,47 @@
+import type { Role } from '@bandcollab/sdk/contract';
+import { inject, injectable } from 'tsyringe';
+import type { Sql } from './database.js';
+import { SQL } from './di.js';
+
+/** Carries the id of each revoked session, so every instance drops it from its cache and closes its event sockets (4401). */
+export const SESSIONS_CHANNEL = 'bandcollab_sessions';
+
+/** The identity of an authenticated request: its user and the session its token belongs to. */
+export interface Principal {
+  userId: string;
+  sessionId: string;
+  name: string;
+  email: string;
+  role: Role;
+}
+
+/** The sessions every authenticated request is checked against (the AuthGuard, through the SessionCache). */
+@injectable()
+export class SessionsRepository {
+  constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  /**
+   * Every revocation (logout, refresh-token reuse) passes here, so every instance closes the session's event
+   * sockets: the signal goes out in the revoking transaction, when and only if it commits.
+   */
+  async revoke(sessionId: string): Promise<boolean> {
+    return this.sql.begin(async (tx) => {
+      const rows = await tx`
+        update sessions set revoked_at = now() where id = ${sessionId} and revoked_at is null returning id`;
+      if (rows.length === 0) return false;
+      await tx`select pg_notify(${SESSIONS_CHANNEL}, ${sessionId})`;
+      return true;
+    });
+  }
+
+  /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
+  async findActive(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
+    const [row] = await this.sql<(Principal & { expiresAt: Date })[]>`
+      select u.id as user_id, s.id as session_id, u.name, u.email, u.role, s.expires_at
+      from sessions s join users u on u.id = s.user_id
+      where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
+    if (!row) return null;
+    const { expiresAt, ...principal } = row;
+    return { principal, expiresAt };
+  }
+}

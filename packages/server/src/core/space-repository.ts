@@ -1,0 +1,22 @@
+import { inject, injectable } from 'tsyringe';
+import type { Queryable, Sql } from './database.js';
+import { SQL } from './di.js';
+
+/** What the quota counts: the bytes of the files and images each user uploaded. */
+@injectable()
+export class SpaceRepository {
+  constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  /** The bytes `owner`'s uploads hold: files and images they uploaded. */
+  async usedBytes(owner: string, tx: Queryable = this.sql): Promise<number> {
+    const [row] = await tx<{ used: number }[]>`
+      select ((select coalesce(sum(size), 0) from files where uploaded_by = ${owner})
+            + (select coalesce(sum(size), 0) from stored_images where uploaded_by = ${owner}))::bigint as used`;
+    return row!.used;
+  }
+
+  /** Serialises, until `tx` ends, the transactions that record uploads of `owner`. */
+  async lockQuota(tx: Queryable, owner: string): Promise<void> {
+    await tx`select pg_advisory_xact_lock(hashtext(${`quota:${owner}`}))`;
+  }
+}
