@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
-import { runServerCommand } from './support/process.js';
+import { runServerCommand, spawnServer } from './support/process.js';
 import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
 
 // The built server's `backup` and `restore` commands, run as an admin would, beside a running server.
@@ -16,6 +16,8 @@ let scratch: string;
 beforeAll(async () => {
   server = await startTestServer();
   scratch = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-backup-'));
+  // Run as root, the embedded PostgreSQL of a restored DATA_DIR runs as "postgres", which must pass through.
+  await chmod(scratch, 0o711);
   const api = client(server.url);
   const { token, cutId, vibeId } = await userWithCut(api);
   for (const [name, bytes] of [['take.wav', sampleBytes('wav', 300_000)], ['stems.zip', sampleBytes('zip', 5000)], ['mix.mp3', sampleBytes('mp3', 70_000)]] as const) {
@@ -104,6 +106,33 @@ describe('backup and restore', () => {
     const refused = await runServerCommand(['restore', backup], target);
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('does not match its sha256 in the manifest') });
   });
+
+  it('restores onto a new DATA_DIR with the embedded database, and refuses a DATA_DIR that holds anything', async () => {
+    const backup = path.join(scratch, 'for-embedded');
+    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const { DATABASE_URL: _external, ...embedded } = server.env;
+
+    const used = path.join(scratch, 'used-data');
+    await mkdir(used);
+    await writeFile(path.join(used, 'jwt-secret'), 'x'.repeat(40));
+    const refused = await runServerCommand(['restore', backup], { ...embedded, DATA_DIR: used });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^restore refused: DATA_DIR is not empty/) });
+
+    const dataDir = path.join(scratch, 'embedded-data');
+    const restored = await runServerCommand(['restore', backup], { ...embedded, DATA_DIR: dataDir });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(await storedHashes(dataDir)).toEqual(await storedHashes(server.dataDir));
+    const started = await spawnServer({ ...embedded, DATA_DIR: dataDir });
+    try {
+      const email = (await server.sql<{ email: string }[]>`select email from users`)[0]!.email;
+      const login = await client(started.url).request('POST', '/api/auth/login', { json: { email, password: 'correct horse battery' } });
+      const projects = await client(started.url).request('GET', '/api/projects', { token: login.body.accessToken });
+      expect(projects.body.map((p: { name: string }) => p.name).sort()).toEqual((await server.sql<{ name: string }[]>`select name from projects order by name`).map((p) => p.name));
+    } finally {
+      started.child.kill('SIGTERM');
+      await started.exited;
+    }
+  }, 120_000);
 
   it('prints the usage and exits 2 without a directory', async () => {
     const result = await runServerCommand(['backup'], server.env);
