@@ -8,6 +8,8 @@ import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { Disk } from './core/disk.js';
 import { Logger } from './core/logger.js';
+import { openApiDocument } from './operations/openapi.js';
+import { renderReference } from './operations/reference.js';
 
 const USAGE = `Usage: bandcollab-server [command]
 
@@ -27,6 +29,7 @@ database, and never stop it):
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
                                     empty database (DATABASE_URL) with no stored files; the server is
                                     stopped. Refuses anything else, and a backup that fails its checks
+  api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   help                              show this help`;
 
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
@@ -38,6 +41,10 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if (command === 'orphans' && (rest.length === 0 || (rest.length === 1 && rest[0] === '--purge'))) {
     return orphans(config, rest.length === 1);
+  }
+  if (command === 'api-reference' && rest.length === 0) {
+    process.stdout.write(renderReference(openApiDocument));
+    return 0;
   }
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
     return backupOrRestore(config, command, rest[0]!);
