@@ -94,6 +94,30 @@ describe('backup and restore', () => {
     expect(twice.stderr).toMatch(/^restore refused: the database is not empty/);
   });
 
+  it('is consistent while users upload and delete files: every file row of the snapshot has its bytes, and no more', async () => {
+    const api = client(server.url);
+    const { token, cutId } = await userWithCut(api);
+    let busy = true;
+    let rounds = 0;
+    const churn = (async () => {
+      while (busy) {
+        const uploaded = await upload(api, token, cutId, `churn-${rounds}.wav`, sampleBytes('wav', 50_000 + rounds));
+        expect(uploaded.status).toBe(201);
+        if (rounds % 2 === 0) expect((await api.request('DELETE', `/api/files/${uploaded.body.id}`, { token })).status).toBe(200);
+        rounds += 1;
+      }
+    })();
+    const backup = path.join(scratch, 'busy');
+    const made = await runServerCommand(['backup', backup], server.env).finally(() => (busy = false));
+    await churn;
+    expect(made.code, made.stderr).toBe(0);
+    expect(rounds).toBeGreaterThan(0);
+    const manifest = JSON.parse(await readFile(path.join(backup, 'manifest.json'), 'utf8'));
+    const fileRows = manifest.tables.find((t: { name: string }) => t.name === 'files').rows;
+    expect(manifest.files.filter((f: { path: string }) => f.path.startsWith('files/'))).toHaveLength(fileRows);
+    expect((await readdir(path.join(backup, 'files'))).length).toBe(fileRows);
+  });
+
   it('refuses a non-empty backup directory, and a backup whose files do not match the manifest', async () => {
     const backup = path.join(scratch, 'tampered');
     expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
@@ -127,7 +151,11 @@ describe('backup and restore', () => {
       const email = (await server.sql<{ email: string }[]>`select email from users`)[0]!.email;
       const login = await client(started.url).request('POST', '/api/auth/login', { json: { email, password: 'correct horse battery' } });
       const projects = await client(started.url).request('GET', '/api/projects', { token: login.body.accessToken });
-      expect(projects.body.map((p: { name: string }) => p.name).sort()).toEqual((await server.sql<{ name: string }[]>`select name from projects order by name`).map((p) => p.name));
+      expect(projects.body.map((p: { name: string }) => p.name).sort()).toEqual((
+          await server.sql<{ name: string }[]>`
+            select p.name from projects p join project_members m on m.project_id = p.id join users u on u.id = m.user_id
+            where u.email = ${email} order by p.name`
+        ).map((p) => p.name));
     } finally {
       started.child.kill('SIGTERM');
       await started.exited;
