@@ -27,8 +27,8 @@ database, and never stop it):
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
                                     counts, sha256 of every file); safe beside a running server
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
-                                    empty database (DATABASE_URL) with no stored files; the server is
-                                    stopped. Refuses anything else, and a backup that fails its checks
+                                    empty database (DATABASE_URL) with no stored files, then start the
+                                    server on it. Refuses anything else, and a backup that fails its checks
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   help                              show this help`;
 
