@@ -2,32 +2,46 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyRepository, type RepoCopy } from '../../server/test/support/repo-copy.js';
 import { BandClient } from '../src/index.js';
 import { PASSWORD, registeredClient, startTestServer, type TestServer } from './support.js';
 
-// The examples import the BUILT package, as any application would.
-const examples = fileURLToPath(new URL('../../../examples/', import.meta.url));
+// The examples run as an application outside the workspace would: in a copy of the repository without
+// anything built, `pnpm pack` makes the SDK's tarball (its `prepack` builds it), and `npm install` in
+// `examples/` installs that tarball with its dependencies from the registry, as the examples' README says.
 const run = promisify(execFile);
 
+let copy: RepoCopy;
+let examples: string;
 let server: TestServer;
 let dir: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
+  copy = await copyRepository();
+  await copy.run('pnpm', ['pack'], { cwd: 'packages/sdk' });
+  await copy.run('npm', ['install', '--no-audit', '--no-fund'], { cwd: 'examples' });
+  examples = path.join(copy.root, 'examples');
   server = await startTestServer();
   dir = await mkdtemp(path.join(os.tmpdir(), 'sdk-examples-'));
   const { email } = await registeredClient(server.url);
   env = { ...process.env, BAND_API_URL: server.url, BAND_EMAIL: email, BAND_PASSWORD: PASSWORD, BAND_TOKEN_FILE: path.join(dir, 'tokens.json') } as Record<string, string>;
-});
+}, 300_000);
 afterAll(async () => {
   await server?.close();
+  await copy?.remove();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe('examples', () => {
+  it('the packed SDK declares what its contract subpath needs (zod)', async () => {
+    const script = "const contract = await import('@bandcollab/sdk/contract'); console.log(typeof contract.registerRequest?.parse)";
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: examples });
+    expect(stdout.trim()).toBe('function');
+  });
+
   it('publish-mix.mjs creates what is missing, uploads, and prints a working share link', async () => {
     const mix = path.join(dir, 'final mix.mp3');
     const bytes = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(100_000, 1)]);

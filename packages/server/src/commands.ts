@@ -1,10 +1,15 @@
 import 'reflect-metadata';
+import { readdir } from 'node:fs/promises';
 import type { Role } from '@bandcollab/sdk/contract';
 import { AuthRepository } from './auth/repository.js';
+import { BackupRepository } from './backup/repository.js';
+import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
 import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { Disk } from './core/disk.js';
 import { Logger } from './core/logger.js';
+import { openApiDocument } from './operations/openapi.js';
+import { renderReference } from './operations/reference.js';
 
 const USAGE = `Usage: bandcollab-server [command]
 
@@ -18,6 +23,13 @@ database, and never stop it):
   orphans                           list stored files no record refers to (moved to DATA_DIR/orphans
                                     at start-up), with their sizes
   orphans --purge                   delete them for good
+  backup <dir>                      write a consistent copy of the database and of the stored files its
+                                    rows refer to into <dir> (new or empty), with a manifest.json (row
+                                    counts, sha256 of every file); safe beside a running server
+  restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
+                                    empty database (DATABASE_URL) with no stored files, then start the
+                                    server on it. Refuses anything else, and a backup that fails its checks
+  api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   help                              show this help`;
 
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
@@ -29,6 +41,13 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if (command === 'orphans' && (rest.length === 0 || (rest.length === 1 && rest[0] === '--purge'))) {
     return orphans(config, rest.length === 1);
+  }
+  if (command === 'api-reference' && rest.length === 0) {
+    process.stdout.write(renderReference(openApiDocument));
+    return 0;
+  }
+  if ((command === 'backup' || command === 'restore') && rest.length === 1) {
+    return backupOrRestore(config, command, rest[0]!);
   }
   if (command !== 'set-role' || rest.length !== 2 || (rest[1] !== 'ADMIN' && rest[1] !== 'MEMBER')) {
     process.stderr.write(`${USAGE}\n`);
@@ -62,4 +81,45 @@ async function orphans(config: Config, purge: boolean): Promise<number> {
   const bytes = listed.reduce((sum, orphan) => sum + orphan.size, 0);
   process.stderr.write(`${listed.length} orphaned file(s), ${bytes} bytes, in ${disk.orphansDir}\n`);
   return 0;
+}
+
+/** Exit codes: 0 done, 1 refused or failed (the message says why). */
+async function backupOrRestore(config: Config, command: 'backup' | 'restore', dir: string): Promise<number> {
+  const log = new Logger('warn');
+  const disk = new Disk(config, log);
+  try {
+    let manifest: Manifest | undefined;
+    if (command === 'restore') {
+      manifest = await readBackup(dir);
+      if (config.databaseUrl === null && (await entries(config.dataDir)).length > 0) {
+        throw new BackupError(`DATA_DIR is not empty: ${config.dataDir}. Restore only onto a new DATA_DIR, then start the server on it`);
+      }
+    }
+    const database = await openDatabase(config, log);
+    try {
+      const service = new BackupService(new BackupRepository(database.sql), disk);
+      if (manifest) await service.restore(dir, manifest);
+      else manifest = await service.backup(dir);
+    } finally {
+      await database.close();
+    }
+    const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0);
+    const bytes = manifest.files.reduce((sum, file) => sum + file.size, 0);
+    const done = command === 'backup' ? `backed up to ${dir}` : `restored from ${dir}`;
+    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${manifest.files.length} stored file(s), ${bytes} bytes\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof BackupError)) throw error;
+    process.stderr.write(`${command} refused: ${error.message}\n`);
+    return 1;
+  }
+}
+
+async function entries(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }

@@ -156,6 +156,7 @@ describe('authentication failures', () => {
     'POST /api/auth/logout',
     'GET /api/health',
     'GET /api/openapi.json',
+    'GET /api/reference',
     'GET /api/invitations/:token',
     'GET /invite/:token',
   ]);

@@ -138,6 +138,13 @@ const paths: Record<string, Record<string, unknown>> = {
   '/api/openapi.json': {
     get: { tags: ['operations'], summary: 'This document', responses: { '200': ok({ type: 'object' }) } },
   },
+  '/api/reference': {
+    get: {
+      tags: ['operations'],
+      summary: 'This document as a Markdown reference (every endpoint, then every schema)',
+      responses: { '200': { description: 'OK', content: { 'text/markdown': { schema: { type: 'string' } } } } },
+    },
+  },
   '/api/auth/register': {
     post: {
       tags: ['auth'],

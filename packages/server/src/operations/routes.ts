@@ -5,9 +5,12 @@ import type { Feature } from '../core/feature.js';
 import { sendJson } from '../core/http.js';
 import { SERVER_VERSION } from '../version.js';
 import { openApiDocument } from './openapi.js';
+import { renderReference } from './reference.js';
 import { OperationsRepository } from './repository.js';
 
-/** Health check and the OpenAPI document: no authentication. */
+const reference = renderReference(openApiDocument);
+
+/** Health check, the OpenAPI document and the reference made from it: no authentication. */
 @injectable()
 export class OperationsRoutes implements Feature {
   constructor(@inject(OperationsRepository) private readonly repository: OperationsRepository) {}
@@ -24,6 +27,11 @@ export class OperationsRoutes implements Feature {
 
     app.get('/api/openapi.json', async (_req, res) => {
       sendJson(res, 200, openApiDocument);
+    });
+
+    app.get('/api/reference', async (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': Buffer.byteLength(reference) });
+      res.end(reference);
     });
   }
 }

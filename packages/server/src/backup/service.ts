@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Disk } from '../core/disk.js';
+import type { BackupRepository, TableRows } from './repository.js';
+
+/**
+ * A backup directory:
+ *   database/NN-<table>.copy   each table's rows (PostgreSQL COPY text format), parents first
+ *   files/<id>.<ext>, images/<name>   the stored bytes the rows refer to
+ *   manifest.json              written last: the migrations applied, each table's columns and row count, and
+ *                              the size and sha256 of every file above. A directory without it is incomplete.
+ */
+export interface Manifest {
+  format: typeof FORMAT;
+  createdAt: string;
+  migrations: string[];
+  tables: (TableRows & StoredFile)[];
+  files: StoredFile[];
+}
+
+export interface StoredFile {
+  /** Relative to the backup directory, with `/`. */
+  path: string;
+  size: number;
+  sha256: string;
+}
+
+const FORMAT = 1;
+const MANIFEST = 'manifest.json';
+/** A stored file deleted between the snapshot and its copy means taking the snapshot again; a few times at most. */
+const ATTEMPTS = 5;
+
+/** A refusal or a failed check, said in one sentence for the person running the command. */
+export class BackupError extends Error {}
+
+export class BackupService {
+  constructor(
+    private readonly repository: BackupRepository,
+    private readonly disk: Disk,
+  ) {}
+
+  /**
+   * Dumps the database in one snapshot, then copies the stored files its rows refer to (files stored after
+   * the snapshot, or whose rows are not committed yet, are not copied). A file deleted after the snapshot
+   * can no longer be copied: the backup then starts again from a new snapshot.
+   */
+  async backup(dir: string): Promise<Manifest> {
+    await assertEmptyDirectory(dir, 'the backup directory');
+    for (let attempt = 1; ; attempt += 1) {
+      await mkdir(path.join(dir, 'database'), { recursive: true, mode: 0o700 });
+      const tables: Manifest['tables'] = [];
+      const snapshot = await this.repository.dump(async (table, rows) => {
+        const file = `database/${String(tables.length + 1).padStart(2, '0')}-${table.name}.copy`;
+        tables.push({ ...table, ...(await copyHashed(rows, path.join(dir, file), file)) });
+      });
+      try {
+        const files = [
+          ...(await copyStored(this.disk.filesDir, snapshot.files, dir, 'files')),
+          ...(await copyStored(this.disk.imagesDir, snapshot.images, dir, 'images')),
+        ];
+        const manifest: Manifest = { format: FORMAT, createdAt: new Date().toISOString(), migrations: snapshot.migrations, tables, files };
+        await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+        return manifest;
+      } catch (error) {
+        if (!isMissing(error) || attempt === ATTEMPTS) throw error;
+        for (const entry of await readdir(dir)) await rm(path.join(dir, entry), { recursive: true, force: true });
+      }
+    }
+  }
+
+  /**
+   * Restores onto an empty database (migrations applied, no rows) and empty stored-file directories: the
+   * files first, each checked against its sha256 as it is copied, then every table in one transaction.
+   * On any failure the files copied are removed again, so the command can be run once more.
+   */
+  async restore(dir: string, manifest: Manifest): Promise<void> {
+    const applied = await this.repository.appliedMigrations();
+    if (applied.join() !== manifest.migrations.join()) {
+      throw new BackupError(
+        `the backup was made with migrations ${manifest.migrations.at(-1) ?? '(none)'}, this server has ${applied.at(-1) ?? '(none)'}: restore it with the version of bandcollab that made it, then upgrade`,
+      );
+    }
+    const filled = await this.repository.tablesWithRows();
+    if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
+    for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
+
+    const targets: Record<string, string> = { files: this.disk.filesDir, images: this.disk.imagesDir };
+    try {
+      for (const file of manifest.files) {
+        const [kind, name] = file.path.split('/') as [string, string];
+        const target = targets[kind];
+        if (!target || name !== path.basename(name)) throw new BackupError(`${dir}: the manifest lists an unexpected path ${file.path}`);
+        await mkdir(target, { recursive: true, mode: 0o700 });
+        const copied = await copyHashed(createReadStream(path.join(dir, file.path)), path.join(target, name), file.path);
+        if (copied.sha256 !== file.sha256 || copied.size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
+      }
+      await this.repository.load(manifest.tables, (table) => createReadStream(path.join(dir, table.path)));
+    } catch (error) {
+      for (const stored of Object.values(targets)) await rm(stored, { recursive: true, force: true });
+      throw error;
+    }
+  }
+}
+
+/** Reads and checks a backup's manifest and its database files before anything is restored. */
+export async function readBackup(dir: string): Promise<Manifest> {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(await readFile(path.join(dir, MANIFEST), 'utf8')) as Manifest;
+  } catch (error) {
+    throw new BackupError(`${dir} is not a complete backup (no readable ${MANIFEST}): ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (manifest.format !== FORMAT) throw new BackupError(`${dir}: backup format ${String(manifest.format)} is not one this server reads (${FORMAT})`);
+  for (const table of manifest.tables) await verify(dir, table);
+  return manifest;
+}
+
+async function assertEmptyDirectory(dir: string, what: string): Promise<void> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (error) {
+    if (isMissing(error)) return;
+    throw error;
+  }
+  if (entries.length > 0) throw new BackupError(`${what} is not empty: ${dir}`);
+}
+
+async function copyStored(sourceDir: string, names: string[], dir: string, kind: 'files' | 'images'): Promise<StoredFile[]> {
+  const copied: StoredFile[] = [];
+  if (names.length > 0) await mkdir(path.join(dir, kind), { mode: 0o700 });
+  for (const name of names) {
+    const relative = `${kind}/${path.basename(name)}`;
+    copied.push(await copyHashed(createReadStream(path.join(sourceDir, path.basename(name))), path.join(dir, relative), relative));
+  }
+  return copied;
+}
+
+/** Writes `source` to a new file (0600), hashing it on the way. */
+async function copyHashed(source: Readable, target: string, relative: string): Promise<StoredFile> {
+  const hash = createHash('sha256');
+  let size = 0;
+  await pipeline(
+    source,
+    async function* (chunks: AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) {
+        hash.update(chunk);
+        size += chunk.length;
+        yield chunk;
+      }
+    },
+    createWriteStream(target, { flags: 'wx', mode: 0o600 }),
+  );
+  return { path: relative, size, sha256: hash.digest('hex') };
+}
+
+async function verify(dir: string, file: StoredFile): Promise<void> {
+  const hash = createHash('sha256');
+  try {
+    for await (const chunk of createReadStream(path.join(dir, file.path))) hash.update(chunk as Buffer);
+  } catch (error) {
+    throw new BackupError(`${dir}: ${file.path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (hash.digest('hex') !== file.sha256) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}

@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../src/operations/openapi.js';
+import { renderReference } from '../src/operations/reference.js';
+import { REPO_ROOT } from './support/repo-copy.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server?.close());
+
+describe('the API reference', () => {
+  it('docs/API.md is the reference generated from the OpenAPI document (run `pnpm docs:api` after changing it)', async () => {
+    expect(await readFile(path.join(REPO_ROOT, 'docs/API.md'), 'utf8')).toBe(renderReference(openApiDocument));
+  });
+
+  it('is served beside the OpenAPI document as Markdown, listing every path of it', async () => {
+    const response = await fetch(`${server.url}/api/reference`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    const text = await response.text();
+    expect(text).toBe(renderReference(openApiDocument));
+    for (const [route, item] of Object.entries(openApiDocument.paths)) {
+      for (const method of Object.keys(item).filter((key) => key !== 'parameters')) expect(text).toContain(`### ${method.toUpperCase()} ${route}\n`);
+    }
+  });
+
+  it('is linked from the README, which links nothing outside the repository', async () => {
+    const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    expect(readme.slice(0, 2500)).toContain('](docs/API.md)');
+    expect(readme).not.toMatch(/\]\(\.\.\//);
+    expect(readme).not.toContain('shared/API.md');
+  });
+});

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { runServerCommand, spawnServer } from './support/process.js';
+import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
+
+// The built server's `backup` and `restore` commands, run as an admin would, beside a running server.
+let server: TestServer;
+let scratch: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-backup-'));
+  // Run as root, the embedded PostgreSQL of a restored DATA_DIR runs as "postgres", which must pass through.
+  await chmod(scratch, 0o711);
+  const api = client(server.url);
+  const { token, cutId, vibeId } = await userWithCut(api);
+  for (const [name, bytes] of [['take.wav', sampleBytes('wav', 300_000)], ['stems.zip', sampleBytes('zip', 5000)], ['mix.mp3', sampleBytes('mp3', 70_000)]] as const) {
+    expect((await upload(api, token, cutId, name, bytes)).status).toBe(201);
+  }
+  const cover = new FormData();
+  cover.append('name', 'With a cover');
+  cover.append('image', new Blob([new Uint8Array(sampleBytes('png', 40_000))]), 'cover.png');
+  expect((await api.request('POST', '/api/projects', { token, body: cover })).status).toBe(201);
+  const vibeImage = new FormData();
+  vibeImage.append('image', new Blob([new Uint8Array(sampleBytes('jpg', 20_000))]), 'vibe.jpg');
+  expect((await api.request('PUT', `/api/vibes/${vibeId}`, { token, body: vibeImage })).status).toBe(200);
+});
+afterAll(async () => {
+  await server?.close();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+async function rowCounts(sql: postgres.Sql): Promise<Record<string, number>> {
+  const tables = await sql<{ name: string }[]>`select tablename as name from pg_tables where schemaname = current_schema() order by 1`;
+  const counts: Record<string, number> = {};
+  for (const { name } of tables) counts[name] = (await sql<{ n: number }[]>`select count(*)::int as n from ${sql(name)}`)[0]!.n;
+  return counts;
+}
+
+/** `files/<name>` and `images/<name>` under a DATA_DIR, each with its sha256. */
+async function storedHashes(dataDir: string): Promise<Record<string, string>> {
+  const hashes: Record<string, string> = {};
+  for (const kind of ['files', 'images']) {
+    for (const name of await readdir(path.join(dataDir, kind)).catch(() => [])) {
+      hashes[`${kind}/${name}`] = createHash('sha256').update(await readFile(path.join(dataDir, kind, name))).digest('hex');
+    }
+  }
+  return hashes;
+}
+
+describe('backup and restore', () => {
+  it('round-trips every row and every stored file into a fresh DATA_DIR and database, taken beside the running server', async () => {
+    const backup = path.join(scratch, 'round-trip');
+    // A stored file without a row (an upload not yet recorded) is not part of the snapshot.
+    await writeFile(path.join(server.dataDir, 'files', 'not-recorded.wav'), sampleBytes('wav', 100));
+    const made = await runServerCommand(['backup', backup], server.env);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/^backed up to .*: \d+ tables, \d+ rows, 5 stored file\(s\), 435000 bytes\n$/);
+    const manifest = JSON.parse(await readFile(path.join(backup, 'manifest.json'), 'utf8'));
+    expect(manifest.files.map((f: { path: string }) => f.path)).not.toContain('files/not-recorded.wav');
+
+    const dataDir = path.join(scratch, 'restored-data');
+    const databaseUrl = await createTestDatabase();
+    const target = { ...server.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
+    const restored = await runServerCommand(['restore', backup], target);
+    expect(restored.code, restored.stderr).toBe(0);
+
+    const again = await startTestServer(target);
+    try {
+      const { ['files/not-recorded.wav']: notRecorded, ...original } = await storedHashes(server.dataDir);
+      expect(notRecorded).toBeDefined();
+      expect(Object.keys(original)).toHaveLength(5);
+      expect(await storedHashes(dataDir)).toEqual(original);
+      expect(await rowCounts(again.sql)).toEqual(await rowCounts(server.sql));
+      expect(manifest.tables.find((t: { name: string }) => t.name === 'files').rows).toBe(3);
+      // The restored server serves what it holds.
+      const [file] = await again.sql<{ id: string }[]>`select id from files where size = 70000`;
+      const login = await client(again.url).request('POST', '/api/auth/login', { json: { email: (await again.sql`select email from users`)[0]!.email, password: 'correct horse battery' } });
+      const downloaded = await fetch(`${again.url}/api/files/${file!.id}/download`, { headers: { authorization: `Bearer ${login.body.accessToken}` } });
+      expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(sampleBytes('mp3', 70_000));
+    } finally {
+      await again.close();
+      await rm(path.join(server.dataDir, 'files', 'not-recorded.wav'), { force: true });
+    }
+
+    const twice = await runServerCommand(['restore', backup], target);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/^restore refused: the database is not empty/);
+  });
+
+  it('is consistent while users upload and delete files: every file row of the snapshot has its bytes, and no more', async () => {
+    const api = client(server.url);
+    const { token, cutId } = await userWithCut(api);
+    let busy = true;
+    let rounds = 0;
+    const churn = (async () => {
+      while (busy) {
+        const uploaded = await upload(api, token, cutId, `churn-${rounds}.wav`, sampleBytes('wav', 50_000 + rounds));
+        expect(uploaded.status).toBe(201);
+        if (rounds % 2 === 0) expect((await api.request('DELETE', `/api/files/${uploaded.body.id}`, { token })).status).toBe(200);
+        rounds += 1;
+      }
+    })();
+    const backup = path.join(scratch, 'busy');
+    const made = await runServerCommand(['backup', backup], server.env).finally(() => (busy = false));
+    await churn;
+    expect(made.code, made.stderr).toBe(0);
+    expect(rounds).toBeGreaterThan(0);
+    const manifest = JSON.parse(await readFile(path.join(backup, 'manifest.json'), 'utf8'));
+    const fileRows = manifest.tables.find((t: { name: string }) => t.name === 'files').rows;
+    expect(manifest.files.filter((f: { path: string }) => f.path.startsWith('files/'))).toHaveLength(fileRows);
+    expect((await readdir(path.join(backup, 'files'))).length).toBe(fileRows);
+  });
+
+  it('refuses a non-empty backup directory, and a backup whose files do not match the manifest', async () => {
+    const backup = path.join(scratch, 'tampered');
+    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const again = await runServerCommand(['backup', backup], server.env);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/^backup refused: the backup directory is not empty/) });
+
+    const [table] = (await readdir(path.join(backup, 'database'))).sort();
+    await writeFile(path.join(backup, 'database', table!), 'tampered\n');
+    const target = { ...server.env, DATA_DIR: path.join(scratch, 'tampered-data'), DATABASE_URL: await createTestDatabase() };
+    const refused = await runServerCommand(['restore', backup], target);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('does not match its sha256 in the manifest') });
+  });
+
+  it('restores onto a new DATA_DIR with the embedded database, and refuses a DATA_DIR that holds anything', async () => {
+    const backup = path.join(scratch, 'for-embedded');
+    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const { DATABASE_URL: _external, ...embedded } = server.env;
+
+    const used = path.join(scratch, 'used-data');
+    await mkdir(used);
+    await writeFile(path.join(used, 'jwt-secret'), 'x'.repeat(40));
+    const refused = await runServerCommand(['restore', backup], { ...embedded, DATA_DIR: used });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^restore refused: DATA_DIR is not empty/) });
+
+    const dataDir = path.join(scratch, 'embedded-data');
+    const restored = await runServerCommand(['restore', backup], { ...embedded, DATA_DIR: dataDir });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(await storedHashes(dataDir)).toEqual(await storedHashes(server.dataDir));
+    const started = await spawnServer({ ...embedded, DATA_DIR: dataDir });
+    try {
+      const email = (await server.sql<{ email: string }[]>`select email from users`)[0]!.email;
+      const login = await client(started.url).request('POST', '/api/auth/login', { json: { email, password: 'correct horse battery' } });
+      const projects = await client(started.url).request('GET', '/api/projects', { token: login.body.accessToken });
+      expect(projects.body.map((p: { name: string }) => p.name).sort()).toEqual((
+          await server.sql<{ name: string }[]>`
+            select p.name from projects p join project_members m on m.project_id = p.id join users u on u.id = m.user_id
+            where u.email = ${email} order by p.name`
+        ).map((p) => p.name));
+    } finally {
+      started.child.kill('SIGTERM');
+      await started.exited;
+    }
+  }, 120_000);
+
+  it('prints the usage and exits 2 without a directory', async () => {
+    const result = await runServerCommand(['backup'], server.env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('backup <dir>');
+  });
+});
