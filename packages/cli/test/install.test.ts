@@ -37,13 +37,13 @@ describe('pnpm install-cli', () => {
     const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, BAND_API_URL: server.url };
     const band = (args: string[], input = '') => runCommand('band', args, env, input);
     const { version } = JSON.parse(await readFile(path.join(copy.root, 'packages/cli/package.json'), 'utf8')) as { version: string };
-    expect(await band(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
+    expect(await band(['--version'])).toMatchObject({ exitCode: 0, stdout: `${version}\n` });
 
     const registered = await band(['auth', 'register', '--email', 'installed@example.com', '--name', 'Installed', '--password-stdin'], 'correct horse battery\n');
-    expect(registered.code, registered.stderr).toBe(0);
-    expect(await band(['project', 'create', 'First song'])).toMatchObject({ code: 0 });
+    expect(registered.exitCode, registered.stderr).toBe(0);
+    expect(await band(['project', 'create', 'First song'])).toMatchObject({ exitCode: 0 });
     const listed = await band(['project', 'list']);
-    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.exitCode, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('First song');
   }, 600_000);
 });
@@ -56,7 +56,7 @@ function runCommand(command: string, args: string[], env: Record<string, string>
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ exitCode: code, stdout, stderr }));
     child.stdin.end(input);
   });
 }
