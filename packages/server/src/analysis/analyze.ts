@@ -1,0 +1,90 @@
+// Analysis of one audio file in a single streamed pass: the bytes go through a decoder (./decoders.ts) and
+// every decoded chunk feeds the loudness meter and the peak reducer, then is dropped, so memory does not
+// grow with the duration. Format figures come from the decoded stream and the codec's own headers; nothing
+// is read twice.
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { AnalysisError } from './decoded.js';
+import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
+import { LoudnessMeter, type Loudness } from './loudness.js';
+import { PeakReducer, type WaveformData } from './peaks.js';
+
+/** The contract's AudioInfo without `peaksUrl`, which the HTTP layer adds. */
+export interface AudioFacts {
+  codec: Codec;
+  durationMs: number;
+  sampleRate: number;
+  bitDepth: number | null;
+  channels: number;
+  /** Bits per second: the PCM rate for WAV, the file's average for every other codec. */
+  bitrate: number;
+  loudness: Loudness;
+}
+
+export type AudioAnalysis =
+  | { status: 'done'; audio: AudioFacts; peaks: WaveformData }
+  | { status: 'failed'; reason: string }
+  | { status: 'unsupported' };
+
+const READ_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
+ * audio: a file that cannot be decoded gives `failed` with the reason.
+ */
+export async function analyzeAudio(source: string | Readable, extension: string): Promise<AudioAnalysis> {
+  const normalized = extension.toLowerCase().replace(/^\./, '');
+  if (!isAudioExtension(normalized)) return { status: 'unsupported' };
+  const input = typeof source === 'string' ? createReadStream(source, { highWaterMark: READ_CHUNK_BYTES }) : source;
+  const decoder = await createDecoder(normalized);
+  let meter: LoudnessMeter | null = null;
+  let reducer: PeakReducer | null = null;
+  let frames = 0;
+  let bytes = 0;
+  const take = (chunk: { channelData: Float32Array[]; sampleRate: number } | null): void => {
+    if (!chunk || chunk.channelData.length === 0) return;
+    if (!meter || !reducer) {
+      meter = new LoudnessMeter(chunk.sampleRate, chunk.channelData.length);
+      reducer = new PeakReducer(chunk.sampleRate);
+    } else if (chunk.sampleRate !== meter.sampleRate || chunk.channelData.length !== meter.channels) {
+      throw new AnalysisError('the sample rate or channel count changes within the file');
+    }
+    meter.add(chunk.channelData);
+    reducer.add(chunk.channelData);
+    frames += chunk.channelData[0]!.length;
+  };
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      take(await decoder.decode(chunk));
+    }
+    take(await decoder.finish());
+    const measured = meter as LoudnessMeter | null;
+    if (!measured || !reducer || frames === 0) return { status: 'failed', reason: 'no audio could be decoded' };
+    const { sampleRate, channels } = measured;
+    const bitDepth = decoder.bitDepth();
+    const seconds = frames / sampleRate;
+    const codec = decoder.codec();
+    const pcm = codec === 'pcm' || codec === 'pcm-float';
+    return {
+      status: 'done',
+      audio: {
+        codec,
+        durationMs: Math.round(seconds * 1000),
+        sampleRate,
+        bitDepth,
+        channels,
+        bitrate: pcm && bitDepth ? sampleRate * bitDepth * channels : Math.round((bytes * 8) / seconds),
+        loudness: measured.result(),
+      },
+      peaks: (reducer as PeakReducer).result(),
+    };
+  } catch (error) {
+    if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
+    // The decoders' own failures (wasm aborts, malformed frames) are bad input too, not a server fault.
+    return { status: 'failed', reason: `the ${normalized} decoder failed: ${(error as Error).message}` };
+  } finally {
+    decoder.free?.();
+    input.destroy();
+  }
+}

@@ -1,0 +1,4 @@
+export { analyzeAudio, type AudioAnalysis, type AudioFacts } from './analyze.js';
+export type { Codec } from './decoders.js';
+export type { Loudness } from './loudness.js';
+export type { WaveformData } from './peaks.js';

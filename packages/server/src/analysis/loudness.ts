@@ -1,0 +1,241 @@
+// Loudness per ITU-R BS.1770-4 / EBU R128, written here because no maintained npm package both streams and
+// measures all three figures correctly: gated integrated loudness, loudness range (EBU Tech 3342) and
+// 4x-oversampled true peak (BS.1770-4 Annex 2).
+//
+// Memory is O(duration / 100 ms): the meter keeps one K-weighted energy per 100 ms step and derives the
+// 400 ms gating blocks (75 % overlap) and the 3 s short-term windows of the range from those steps.
+
+export interface Loudness {
+  integratedLufs: number | null;
+  loudnessRangeLu: number | null;
+  truePeakDbtp: number | null;
+}
+
+/** Biquad coefficients, a0 normalised to 1. */
+interface Biquad {
+  b0: number;
+  b1: number;
+  b2: number;
+  a1: number;
+  a2: number;
+}
+
+/**
+ * The two K-weighting stages for any sample rate, from the analog prototype behind the 48 kHz coefficients
+ * in BS.1770-4 (the same derivation libebur128 and ffmpeg use), so 44.1 and 96 kHz are weighted alike.
+ */
+function kWeighting(sampleRate: number): [Biquad, Biquad] {
+  const shelfK = Math.tan((Math.PI * 1681.974450955533) / sampleRate);
+  const shelfQ = 0.7071752369554196;
+  const vh = 10 ** (3.999843853973347 / 20);
+  const vb = vh ** 0.4996667741545416;
+  const shelfA0 = 1 + shelfK / shelfQ + shelfK * shelfK;
+  const shelf: Biquad = {
+    b0: (vh + (vb * shelfK) / shelfQ + shelfK * shelfK) / shelfA0,
+    b1: (2 * (shelfK * shelfK - vh)) / shelfA0,
+    b2: (vh - (vb * shelfK) / shelfQ + shelfK * shelfK) / shelfA0,
+    a1: (2 * (shelfK * shelfK - 1)) / shelfA0,
+    a2: (1 - shelfK / shelfQ + shelfK * shelfK) / shelfA0,
+  };
+  const passK = Math.tan((Math.PI * 38.13547087602444) / sampleRate);
+  const passQ = 0.5003270373238773;
+  const passA0 = 1 + passK / passQ + passK * passK;
+  const highPass: Biquad = {
+    b0: 1,
+    b1: -2,
+    b2: 1,
+    a1: (2 * (passK * passK - 1)) / passA0,
+    a2: (1 - passK / passQ + passK * passK) / passA0,
+  };
+  return [shelf, highPass];
+}
+
+/** BS.1770-4 channel weights for the usual layouts: surround channels +1.5 dB, the LFE left out. */
+function channelWeights(channels: number): number[] {
+  if (channels === 6) return [1, 1, 1, 0, 1.41, 1.41];
+  if (channels === 5) return [1, 1, 1, 1.41, 1.41];
+  return Array.from({ length: channels }, () => 1);
+}
+
+const TAPS_PER_PHASE = 24;
+const OVERSAMPLING = 4;
+
+/**
+ * The polyphase branches of a Kaiser-windowed sinc low-pass cut at the input's Nyquist frequency. Phase 0
+ * is a unit impulse (the sinc's zeros fall on the input samples), so the original samples are kept and the
+ * other three phases interpolate between them.
+ */
+function truePeakPhases(): Float64Array[] {
+  const length = TAPS_PER_PHASE * OVERSAMPLING;
+  const centre = (length - OVERSAMPLING) / 2;
+  const beta = 8;
+  const besselI0 = (x: number): number => {
+    let sum = 1;
+    let term = 1;
+    for (let k = 1; k < 30; k += 1) {
+      term *= (x / (2 * k)) ** 2;
+      sum += term;
+    }
+    return sum;
+  };
+  const phases = Array.from({ length: OVERSAMPLING }, () => new Float64Array(TAPS_PER_PHASE));
+  for (let n = 0; n < length; n += 1) {
+    const t = (n - centre) / OVERSAMPLING;
+    const sinc = t === 0 ? 1 : Math.sin(Math.PI * t) / (Math.PI * t);
+    const ratio = (n - centre) / (centre + OVERSAMPLING);
+    const window = Math.abs(ratio) >= 1 ? 0 : besselI0(beta * Math.sqrt(1 - ratio * ratio)) / besselI0(beta);
+    phases[n % OVERSAMPLING]![Math.floor(n / OVERSAMPLING)] = sinc * window;
+  }
+  return phases;
+}
+
+/** Phases 1-3, taps reversed so that tap k multiplies history[position + k] (oldest first). */
+const [, PHASE1, PHASE2, PHASE3] = truePeakPhases().map((taps) => taps.slice().reverse()) as [Float64Array, Float64Array, Float64Array, Float64Array];
+
+class ChannelState {
+  /** Filter memories of the two K-weighting stages (direct form I). */
+  x1 = 0;
+  x2 = 0;
+  y1 = 0;
+  y2 = 0;
+  z1 = 0;
+  z2 = 0;
+  /** The last TAPS_PER_PHASE input samples, twice over so a window is always one contiguous slice. */
+  history = new Float64Array(TAPS_PER_PHASE * 2);
+  position = 0;
+  truePeak = 0;
+}
+
+export class LoudnessMeter {
+  private readonly shelf: Biquad;
+  private readonly highPass: Biquad;
+  private readonly weights: number[];
+  private readonly states: ChannelState[];
+  private readonly stepLength: number;
+  /** Weighted sum over channels of the squared K-weighted samples of the current 100 ms step. */
+  private stepSum = 0;
+  private stepFill = 0;
+  /** Mean square (channel-weighted) of each complete 100 ms step. */
+  private steps: number[] = [];
+
+  constructor(
+    readonly sampleRate: number,
+    readonly channels: number,
+  ) {
+    [this.shelf, this.highPass] = kWeighting(sampleRate);
+    this.weights = channelWeights(channels);
+    this.states = Array.from({ length: channels }, () => new ChannelState());
+    this.stepLength = Math.round(sampleRate / 10);
+  }
+
+  /** Feeds one chunk: one Float32Array per channel, all of the same length. */
+  add(channelData: readonly Float32Array[]): void {
+    const frames = channelData[0]?.length ?? 0;
+    let offset = 0;
+    while (offset < frames) {
+      const count = Math.min(frames - offset, this.stepLength - this.stepFill);
+      for (let channel = 0; channel < this.channels; channel += 1) {
+        this.stepSum += this.weights[channel]! * this.filter(channelData[channel]!, offset, count, this.states[channel]!);
+      }
+      offset += count;
+      this.stepFill += count;
+      if (this.stepFill === this.stepLength) {
+        this.steps.push(this.stepSum / this.stepLength);
+        this.stepSum = 0;
+        this.stepFill = 0;
+      }
+    }
+  }
+
+  /** K-weights `count` samples, returns their sum of squares and tracks the channel's true peak. */
+  private filter(samples: Float32Array, offset: number, count: number, state: ChannelState): number {
+    const { b0, b1, b2, a1, a2 } = this.shelf;
+    const p = this.highPass;
+    const history = state.history;
+    let { x1, x2, y1, y2, z1, z2, position, truePeak } = state;
+    let sum = 0;
+    for (let i = offset; i < offset + count; i += 1) {
+      const x = samples[i]!;
+      const y = b0 * x + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2;
+      x2 = x1;
+      x1 = x;
+      const z = y - 2 * y1 + y2 - p.a1 * z1 - p.a2 * z2;
+      y2 = y1;
+      y1 = y;
+      z2 = z1;
+      z1 = z;
+      sum += z * z;
+
+      history[position] = x;
+      history[position + TAPS_PER_PHASE] = x;
+      position = position + 1 === TAPS_PER_PHASE ? 0 : position + 1;
+      let p1 = 0;
+      let p2 = 0;
+      let p3 = 0;
+      for (let k = 0; k < TAPS_PER_PHASE; k += 1) {
+        const past = history[position + k]!;
+        p1 += PHASE1[k]! * past;
+        p2 += PHASE2[k]! * past;
+        p3 += PHASE3[k]! * past;
+      }
+      const peak = Math.max(Math.abs(x), Math.abs(p1), Math.abs(p2), Math.abs(p3));
+      if (peak > truePeak) truePeak = peak;
+    }
+    Object.assign(state, { x1, x2, y1, y2, z1, z2, position, truePeak });
+    return sum;
+  }
+
+  result(): Loudness {
+    const truePeak = Math.max(0, ...this.states.map((state) => state.truePeak));
+    return {
+      integratedLufs: this.integrated(),
+      loudnessRangeLu: this.range(),
+      truePeakDbtp: truePeak > 0 ? round(20 * Math.log10(truePeak), 2) : null,
+    };
+  }
+
+  /** Mean squares of the windows of `length` steps that advance one step (100 ms) at a time. */
+  private windows(length: number): number[] {
+    const energies: number[] = [];
+    let sum = 0;
+    for (let i = 0; i < this.steps.length; i += 1) {
+      sum += this.steps[i]!;
+      if (i >= length) sum -= this.steps[i - length]!;
+      if (i >= length - 1) energies.push(Math.max(sum, 0) / length);
+    }
+    return energies;
+  }
+
+  private integrated(): number | null {
+    const blocks = this.windows(4).filter((energy) => lufs(energy) > -70);
+    if (blocks.length === 0) return null;
+    const threshold = lufs(mean(blocks)) - 10;
+    const gated = blocks.filter((energy) => lufs(energy) > threshold);
+    return round(lufs(mean(gated)), 2);
+  }
+
+  private range(): number | null {
+    const shortTerm = this.windows(30).filter((energy) => lufs(energy) > -70);
+    if (shortTerm.length === 0) return null;
+    const threshold = lufs(mean(shortTerm)) - 20;
+    const gated = shortTerm
+      .filter((energy) => lufs(energy) > threshold)
+      .map(lufs)
+      .sort((a, b) => a - b);
+    const at = (fraction: number): number => gated[Math.round(fraction * (gated.length - 1))]!;
+    return round(at(0.95) - at(0.1), 2);
+  }
+}
+
+function lufs(meanSquare: number): number {
+  return -0.691 + 10 * Math.log10(meanSquare);
+}
+
+function mean(values: number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+function round(value: number, decimals: number): number {
+  const scale = 10 ** decimals;
+  return Math.round(value * scale) / scale;
+}
