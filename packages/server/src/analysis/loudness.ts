@@ -61,14 +61,15 @@ const TAPS_PER_PHASE = 24;
 const OVERSAMPLING = 4;
 
 /**
- * The polyphase branches of a Kaiser-windowed sinc low-pass cut at the input's Nyquist frequency. Phase 0
- * is a unit impulse (the sinc's zeros fall on the input samples), so the original samples are kept and the
- * other three phases interpolate between them.
+ * The three interpolating branches (offsets 1/4, 2/4, 3/4 of a sample) of a polyphase 4x upsampler: a
+ * Kaiser-windowed sinc cut at the input's Nyquist frequency. The fourth branch would return the input
+ * samples themselves, so the meter takes those as they are. Each branch's taps are ordered oldest input
+ * first, to run along the history window; all of them interpolate between the same two samples, the
+ * window's middle ones.
  */
-function truePeakPhases(): Float64Array[] {
-  const length = TAPS_PER_PHASE * OVERSAMPLING;
-  const centre = (length - OVERSAMPLING) / 2;
+function truePeakPhases(): [Float64Array, Float64Array, Float64Array] {
   const beta = 8;
+  const halfWidth = TAPS_PER_PHASE / 2 + 1;
   const besselI0 = (x: number): number => {
     let sum = 1;
     let term = 1;
@@ -78,19 +79,21 @@ function truePeakPhases(): Float64Array[] {
     }
     return sum;
   };
-  const phases = Array.from({ length: OVERSAMPLING }, () => new Float64Array(TAPS_PER_PHASE));
-  for (let n = 0; n < length; n += 1) {
-    const t = (n - centre) / OVERSAMPLING;
-    const sinc = t === 0 ? 1 : Math.sin(Math.PI * t) / (Math.PI * t);
-    const ratio = (n - centre) / (centre + OVERSAMPLING);
-    const window = Math.abs(ratio) >= 1 ? 0 : besselI0(beta * Math.sqrt(1 - ratio * ratio)) / besselI0(beta);
-    phases[n % OVERSAMPLING]![Math.floor(n / OVERSAMPLING)] = sinc * window;
-  }
-  return phases;
+  const branch = (phase: number): Float64Array => {
+    const taps = new Float64Array(TAPS_PER_PHASE);
+    for (let i = 0; i < TAPS_PER_PHASE; i += 1) {
+      // Distance from input sample i to the interpolated point, which lies `phase` quarters past the middle.
+      const t = TAPS_PER_PHASE / 2 - 1 + phase / OVERSAMPLING - i;
+      const sinc = Math.sin(Math.PI * t) / (Math.PI * t);
+      const ratio = t / halfWidth;
+      taps[i] = (sinc * besselI0(beta * Math.sqrt(1 - ratio * ratio))) / besselI0(beta);
+    }
+    return taps;
+  };
+  return [branch(1), branch(2), branch(3)];
 }
 
-/** Phases 1-3, taps reversed so that tap k multiplies history[position + k] (oldest first). */
-const [, PHASE1, PHASE2, PHASE3] = truePeakPhases().map((taps) => taps.slice().reverse()) as [Float64Array, Float64Array, Float64Array, Float64Array];
+const [PHASE1, PHASE2, PHASE3] = truePeakPhases();
 
 class ChannelState {
   /** Filter memories of the two K-weighting stages (direct form I). */

@@ -28,7 +28,7 @@ export class WavDecoder implements StreamDecoder {
   decode(chunk: Uint8Array): DecodedChunk | null {
     if (this.header) {
       this.header = Buffer.concat([this.header, chunk]);
-      const parsed = parseHeader(this.header);
+      const parsed = parseWavHeader(this.header);
       if (!parsed) {
         if (this.header.length > MAX_HEADER_BYTES) throw new AnalysisError('no "data" chunk in the WAV header');
         return null;
@@ -61,7 +61,8 @@ export class WavDecoder implements StreamDecoder {
   }
 }
 
-function parseHeader(buffer: Buffer): { format: WavFormat; dataOffset: number } | null {
+/** The format and where the samples start, or null while the bytes so far do not reach the "data" chunk. */
+export function parseWavHeader(buffer: Buffer): { format: WavFormat; dataOffset: number } | null {
   if (buffer.length < 12) return null;
   if (buffer.toString('latin1', 0, 4) !== 'RIFF' || buffer.toString('latin1', 8, 12) !== 'WAVE') {
     throw new AnalysisError('not a RIFF/WAVE file');
