@@ -95,6 +95,14 @@ function truePeakPhases(): [Float64Array, Float64Array, Float64Array] {
 
 const [PHASE1, PHASE2, PHASE3] = truePeakPhases();
 
+/**
+ * No interpolated value exceeds the largest input magnitude in its window times this (the largest sum of
+ * absolute taps of a branch). A block whose inputs stay below truePeak / PHASE_GAIN cannot raise the true
+ * peak, so the meter skips its interpolation: most blocks of most programmes, the costly part of the meter.
+ */
+const PHASE_GAIN = Math.max(...[PHASE1, PHASE2, PHASE3].map((taps) => taps.reduce((sum, tap) => sum + Math.abs(tap), 0)));
+const PEAK_BLOCK = 64;
+
 class ChannelState {
   /** Filter memories of the two K-weighting stages (direct form I). */
   x1 = 0;
@@ -103,9 +111,8 @@ class ChannelState {
   y2 = 0;
   z1 = 0;
   z2 = 0;
-  /** The last TAPS_PER_PHASE input samples, twice over so a window is always one contiguous slice. */
-  history = new Float64Array(TAPS_PER_PHASE * 2);
-  position = 0;
+  /** The previous chunk's last TAPS_PER_PHASE samples, then the current chunk: the interpolator's input. */
+  window = new Float64Array(TAPS_PER_PHASE);
   truePeak = 0;
 }
 
@@ -134,6 +141,7 @@ export class LoudnessMeter {
   /** Feeds one chunk: one Float32Array per channel, all of the same length. */
   add(channelData: readonly Float32Array[]): void {
     const frames = channelData[0]?.length ?? 0;
+    for (let channel = 0; channel < this.channels; channel += 1) trackTruePeak(channelData[channel]!, this.states[channel]!);
     let offset = 0;
     while (offset < frames) {
       const count = Math.min(frames - offset, this.stepLength - this.stepFill);
@@ -150,12 +158,11 @@ export class LoudnessMeter {
     }
   }
 
-  /** K-weights `count` samples, returns their sum of squares and tracks the channel's true peak. */
+  /** K-weights `count` samples and returns their sum of squares. */
   private filter(samples: Float32Array, offset: number, count: number, state: ChannelState): number {
     const { b0, b1, b2, a1, a2 } = this.shelf;
     const p = this.highPass;
-    const history = state.history;
-    let { x1, x2, y1, y2, z1, z2, position, truePeak } = state;
+    let { x1, x2, y1, y2, z1, z2 } = state;
     let sum = 0;
     for (let i = offset; i < offset + count; i += 1) {
       const x = samples[i]!;
@@ -168,23 +175,8 @@ export class LoudnessMeter {
       z2 = z1;
       z1 = z;
       sum += z * z;
-
-      history[position] = x;
-      history[position + TAPS_PER_PHASE] = x;
-      position = position + 1 === TAPS_PER_PHASE ? 0 : position + 1;
-      let p1 = 0;
-      let p2 = 0;
-      let p3 = 0;
-      for (let k = 0; k < TAPS_PER_PHASE; k += 1) {
-        const past = history[position + k]!;
-        p1 += PHASE1[k]! * past;
-        p2 += PHASE2[k]! * past;
-        p3 += PHASE3[k]! * past;
-      }
-      const peak = Math.max(Math.abs(x), Math.abs(p1), Math.abs(p2), Math.abs(p3));
-      if (peak > truePeak) truePeak = peak;
     }
-    Object.assign(state, { x1, x2, y1, y2, z1, z2, position, truePeak });
+    Object.assign(state, { x1, x2, y1, y2, z1, z2 });
     return sum;
   }
 
@@ -228,6 +220,44 @@ export class LoudnessMeter {
     const at = (fraction: number): number => gated[Math.round(fraction * (gated.length - 1))]!;
     return round(at(0.95) - at(0.1), 2);
   }
+}
+
+/** Raises the channel's true peak to the largest sample or 4x-interpolated value of the chunk. */
+function trackTruePeak(samples: Float32Array, state: ChannelState): void {
+  const frames = samples.length;
+  if (state.window.length < TAPS_PER_PHASE + frames) {
+    const grown = new Float64Array(TAPS_PER_PHASE + frames);
+    grown.set(state.window.subarray(0, TAPS_PER_PHASE));
+    state.window = grown;
+  }
+  const window = state.window;
+  window.set(samples, TAPS_PER_PHASE);
+  let peak = state.truePeak;
+  for (let start = 0; start < frames; start += PEAK_BLOCK) {
+    const end = Math.min(frames, start + PEAK_BLOCK);
+    // Output j interpolates over window[j + 1 ... j + TAPS_PER_PHASE], whose newest sample is samples[j].
+    let largest = 0;
+    for (let i = start + 1; i <= end + TAPS_PER_PHASE - 1; i += 1) {
+      const magnitude = Math.abs(window[i]!);
+      if (magnitude > largest) largest = magnitude;
+    }
+    if (largest * PHASE_GAIN <= peak) continue;
+    for (let j = start; j < end; j += 1) {
+      let p1 = 0;
+      let p2 = 0;
+      let p3 = 0;
+      for (let k = 0; k < TAPS_PER_PHASE; k += 1) {
+        const past = window[j + 1 + k]!;
+        p1 += PHASE1[k]! * past;
+        p2 += PHASE2[k]! * past;
+        p3 += PHASE3[k]! * past;
+      }
+      const value = Math.max(Math.abs(window[j + TAPS_PER_PHASE]!), Math.abs(p1), Math.abs(p2), Math.abs(p3));
+      if (value > peak) peak = value;
+    }
+  }
+  state.truePeak = peak;
+  window.copyWithin(0, frames, frames + TAPS_PER_PHASE);
 }
 
 function lufs(meanSquare: number): number {
