@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { AnalysisError } from './decoded.js';
 import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
 import { LoudnessMeter, type Loudness } from './loudness.js';
+import { m4aInStreamingOrder } from './m4a.js';
 import { PeakReducer, type WaveformData } from './peaks.js';
 
 /** The contract's AudioInfo without `peaksUrl`, which the HTTP layer adds. */
@@ -26,7 +27,12 @@ export type AudioAnalysis =
   | { status: 'failed'; reason: string }
   | { status: 'unsupported' };
 
-const READ_CHUNK_BYTES = 256 * 1024;
+const READ_CHUNK_BYTES = 64 * 1024;
+/**
+ * The most compressed bytes handed to a decoder at once: 16 KiB of 64 kbit/s Opus is 2 s of audio, 0.8 MB
+ * decoded; whole read chunks of it would be tens of MB at a time.
+ */
+const DECODE_SLICE_BYTES = 16 * 1024;
 
 /**
  * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
@@ -35,7 +41,13 @@ const READ_CHUNK_BYTES = 256 * 1024;
 export async function analyzeAudio(source: string | Readable, extension: string): Promise<AudioAnalysis> {
   const normalized = extension.toLowerCase().replace(/^\./, '');
   if (!isAudioExtension(normalized)) return { status: 'unsupported' };
-  const input = typeof source === 'string' ? createReadStream(source, { highWaterMark: READ_CHUNK_BYTES }) : source;
+  let input: Readable;
+  try {
+    input = typeof source !== 'string' ? source : normalized === 'm4a' ? await m4aInStreamingOrder(source, READ_CHUNK_BYTES) : createReadStream(source, { highWaterMark: READ_CHUNK_BYTES });
+  } catch (error) {
+    if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
+    throw error;
+  }
   const decoder = await createDecoder(normalized);
   let meter: LoudnessMeter | null = null;
   let reducer: PeakReducer | null = null;
@@ -56,7 +68,7 @@ export async function analyzeAudio(source: string | Readable, extension: string)
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       bytes += chunk.length;
-      take(await decoder.decode(chunk));
+      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
     }
     take(await decoder.finish());
     const measured = meter as LoudnessMeter | null;

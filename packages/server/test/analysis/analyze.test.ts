@@ -125,6 +125,18 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio against ffmpeg ebur128', () => {
     expect(fromStream).toEqual(fromPath);
   });
 
+  it('reads an M4A with its index at the end (ffmpeg\'s default) as one with the index first', async () => {
+    const indexLast = path.join(dir, 'index-last.m4a');
+    const indexFirst = path.join(dir, 'index-first.m4a');
+    generate(`${PINK}:sample_rate=44100`, 8, ['-c:a', 'aac', '-b:a', '192k'], indexLast);
+    generate(`${PINK}:sample_rate=44100`, 8, ['-c:a', 'aac', '-b:a', '192k', '-movflags', '+faststart'], indexFirst);
+    const last = await readFile(indexLast);
+    expect(last.indexOf('moov')).toBeGreaterThan(last.indexOf('mdat'));
+    const first = done(await analyzeAudio(indexFirst, 'm4a'));
+    expect(done(await analyzeAudio(indexLast, 'm4a'))).toEqual(first);
+    expect(first.audio.durationMs).toBe(8000);
+  });
+
   it('keeps 1000-2000 waveform points for a 0.1 s file and for a 10 minute one', async () => {
     const short = path.join(dir, 'short.wav');
     generate(`${PINK}:sample_rate=44100`, 0.1, ['-c:a', 'pcm_s16le'], short);
