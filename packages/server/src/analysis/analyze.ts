@@ -93,6 +93,8 @@ export async function analyzeAudio(source: string | Readable, extension: string)
     };
   } catch (error) {
     if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
+    // A file that cannot be read (ENOENT, EIO) is the server's trouble, for the caller to retry or report.
+    if (typeof (error as NodeJS.ErrnoException).code === 'string') throw error;
     // The decoders' own failures (wasm aborts, malformed frames) are bad input too, not a server fault.
     return { status: 'failed', reason: `the ${normalized} decoder failed: ${(error as Error).message}` };
   } finally {

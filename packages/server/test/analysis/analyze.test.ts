@@ -183,6 +183,10 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio on broken files', () => {
     }
   });
 
+  it('rejects, instead of failing the analysis, when the file cannot be read at all', async () => {
+    await expect(analyzeAudio(path.join(dir, 'missing.wav'), 'wav')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('answers unsupported for a file that is not audio', async () => {
     expect(await analyzeAudio(path.join(dir, 'whatever.png'), 'png')).toEqual({ status: 'unsupported' });
   });

@@ -83,7 +83,8 @@ describe('LoudnessMeter', () => {
 
 describe('PeakReducer', () => {
   it('keeps 1000 to 2000 min/max pairs whatever the length and the chunking', () => {
-    for (const [frames, chunk] of [[1000, 1000], [2001, 3], [44100 * 3, 4096], [48000 * 60 * 7 + 13, 65536]]) {
+    const cases: [frames: number, chunk: number][] = [[1000, 1000], [2001, 3], [44100 * 3, 4096], [48000 * 60 * 7 + 13, 65536]];
+    for (const [frames, chunk] of cases) {
       const reducer = new PeakReducer(48000);
       const samples = Float32Array.from({ length: frames }, (_, i) => Math.sin(i / 50));
       for (let at = 0; at < frames; at += chunk) reducer.add([samples.subarray(at, at + chunk)]);
