@@ -4,7 +4,7 @@
 // is read twice.
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { AnalysisError } from './decoded.js';
+import { AnalysisError, type DecodedChunk } from './decoded.js';
 import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
 import { LoudnessMeter, type Loudness } from './loudness.js';
 import { m4aInStreamingOrder } from './m4a.js';
@@ -49,31 +49,17 @@ export async function analyzeAudio(source: string | Readable, extension: string)
     throw error;
   }
   const decoder = await createDecoder(normalized);
-  let meter: LoudnessMeter | null = null;
-  let reducer: PeakReducer | null = null;
-  let frames = 0;
+  const measurement = new Measurement();
   let bytes = 0;
-  const take = (chunk: { channelData: Float32Array[]; sampleRate: number } | null): void => {
-    if (!chunk || chunk.channelData.length === 0) return;
-    if (!meter || !reducer) {
-      meter = new LoudnessMeter(chunk.sampleRate, chunk.channelData.length);
-      reducer = new PeakReducer(chunk.sampleRate);
-    } else if (chunk.sampleRate !== meter.sampleRate || chunk.channelData.length !== meter.channels) {
-      throw new AnalysisError('the sample rate or channel count changes within the file');
-    }
-    meter.add(chunk.channelData);
-    reducer.add(chunk.channelData);
-    frames += chunk.channelData[0]!.length;
-  };
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       bytes += chunk.length;
-      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
+      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) measurement.take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
     }
-    take(await decoder.finish());
-    const measured = meter as LoudnessMeter | null;
-    if (!measured || !reducer || frames === 0) return { status: 'failed', reason: 'no audio could be decoded' };
-    const { sampleRate, channels } = measured;
+    measurement.take(await decoder.finish());
+    const { meter, reducer, frames } = measurement;
+    if (!meter || !reducer || frames === 0) return { status: 'failed', reason: 'no audio could be decoded' };
+    const { sampleRate, channels } = meter;
     const bitDepth = decoder.bitDepth();
     const seconds = frames / sampleRate;
     const codec = decoder.codec();
@@ -87,9 +73,9 @@ export async function analyzeAudio(source: string | Readable, extension: string)
         bitDepth,
         channels,
         bitrate: pcm && bitDepth ? sampleRate * bitDepth * channels : Math.round((bytes * 8) / seconds),
-        loudness: measured.result(),
+        loudness: meter.result(),
       },
-      peaks: (reducer as PeakReducer).result(),
+      peaks: reducer.result(),
     };
   } catch (error) {
     if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
@@ -100,5 +86,25 @@ export async function analyzeAudio(source: string | Readable, extension: string)
   } finally {
     decoder.free?.();
     input.destroy();
+  }
+}
+
+/** Where decoded chunks go: the meter and the reducer start with the first chunk, which gives the format. */
+class Measurement {
+  meter: LoudnessMeter | null = null;
+  reducer: PeakReducer | null = null;
+  frames = 0;
+
+  take(chunk: DecodedChunk | null): void {
+    if (!chunk || chunk.channelData.length === 0) return;
+    if (!this.meter || !this.reducer) {
+      this.meter = new LoudnessMeter(chunk.sampleRate, chunk.channelData.length);
+      this.reducer = new PeakReducer(chunk.sampleRate);
+    } else if (chunk.sampleRate !== this.meter.sampleRate || chunk.channelData.length !== this.meter.channels) {
+      throw new AnalysisError('the sample rate or channel count changes within the file');
+    }
+    this.meter.add(chunk.channelData);
+    this.reducer.add(chunk.channelData);
+    this.frames += chunk.channelData[0]!.length;
   }
 }

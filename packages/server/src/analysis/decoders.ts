@@ -186,24 +186,34 @@ export async function createDecoder(extension: AudioExtension): Promise<FileDeco
 }
 
 /**
- * An .ogg file holds Vorbis or Opus: the first page's first packet says which ("\x01vorbis" or "OpusHead"),
- * so the choice waits for the first chunk.
+ * An .ogg file holds Vorbis or Opus: the first page's first packet says which ("\x01vorbis" or "OpusHead",
+ * within its first 64 bytes), so the choice waits for those bytes.
  */
 function createOggDecoder(extension: 'ogg' | 'opus'): FileDecoder {
+  const HEAD_BYTES = 64;
+  let head = Buffer.alloc(0);
   let inner: WasmFileDecoder | null = null;
+  const start = async (): Promise<WasmFileDecoder> => {
+    const opus = extension === 'opus' || head.indexOf('OpusHead', 0, 'latin1') >= 0;
+    const wasm = opus ? new OggOpusDecoder() : new OggVorbisDecoder();
+    await wasm.ready;
+    return new WasmFileDecoder(wasm, opus ? 'opus' : 'vorbis');
+  };
   return {
     async decode(chunk: Uint8Array) {
-      if (!inner) {
-        const head = Buffer.from(chunk.buffer, chunk.byteOffset, Math.min(chunk.length, 200));
-        const opus = extension === 'opus' || head.indexOf('OpusHead', 0, 'latin1') >= 0;
-        const wasm = opus ? new OggOpusDecoder() : new OggVorbisDecoder();
-        await wasm.ready;
-        inner = new WasmFileDecoder(wasm, opus ? 'opus' : 'vorbis');
-      }
-      return inner.decode(chunk);
+      if (inner) return inner.decode(chunk);
+      head = Buffer.concat([head, chunk]);
+      if (head.length < HEAD_BYTES) return null;
+      inner = await start();
+      return inner.decode(head);
     },
     async finish() {
-      if (!inner) throw new AnalysisError('empty Ogg file');
+      if (!inner) {
+        if (head.length === 0) throw new AnalysisError('empty Ogg file');
+        inner = await start();
+        const rest = await inner.decode(head);
+        if (rest) return rest;
+      }
       return inner.finish();
     },
     free() {

@@ -125,6 +125,13 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio against ffmpeg ebur128', () => {
     expect(fromStream).toEqual(fromPath);
   });
 
+  it('tells Opus from Vorbis in an .ogg stream that arrives a few bytes at a time', async () => {
+    const file = path.join(dir, 'trickle.ogg');
+    generate(`${PINK}:sample_rate=48000`, 2, ['-c:a', 'libopus'], file);
+    const result = done(await analyzeAudio(createReadStream(file, { highWaterMark: 10 }), 'ogg'));
+    expect(result.audio.codec).toBe('opus');
+  });
+
   it('reads an M4A with its index at the end (ffmpeg\'s default) as one with the index first', async () => {
     const indexLast = path.join(dir, 'index-last.m4a');
     const indexFirst = path.join(dir, 'index-first.m4a');
