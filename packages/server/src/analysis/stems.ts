@@ -58,13 +58,15 @@ export async function analyzeStems(zipPath: string): Promise<StemsAnalysis> {
       const extension = entry.fileName.split('.').pop()!.toLowerCase();
       let audio: StemAudio | null = null;
       if (entry.fileName.includes('.') && isAudioExtension(extension)) {
-        const stream = await openEntry(zip, entry);
+        let stream: Readable | null = null;
         try {
+          stream = await openEntry(zip, entry);
           audio = extension === 'wav' ? await readWavStem(stream) : await readTaggedStem(stream, entry);
         } catch {
+          // An encrypted entry, an unknown compression method or a broken header: listed, without audio.
           unreadable += 1;
         } finally {
-          stream.destroy();
+          stream?.destroy();
         }
       }
       entries.push({ path: entry.fileName, size: entry.uncompressedSize, audio });

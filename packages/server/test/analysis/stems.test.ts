@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -113,6 +113,16 @@ describe.skipIf(!hasFfmpeg)('analyzeStems', () => {
     const { entries, summary } = done(await analyzeStems(zipPath));
     expect(entries.find((entry) => entry.path === 'b.wav')?.audio).toBeNull();
     expect(summary).toMatchObject({ audioCount: 1, consistent: false });
+
+    // An entry whose compression method yauzl does not know (99 is WinZip's AES encryption): still listed.
+    const oneEntry = await zipOf('encrypted.zip', { 'c.wav': stem('c.wav', 48000, 1, ['-c:a', 'pcm_s24le']) });
+    const bytes = await readFile(oneEntry);
+    bytes.writeUInt16LE(99, bytes.indexOf(Buffer.from([0x50, 0x4b, 0x03, 0x04])) + 8);
+    bytes.writeUInt16LE(99, bytes.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 10);
+    await writeFile(oneEntry, bytes);
+    const encrypted = done(await analyzeStems(oneEntry));
+    expect(encrypted.entries).toEqual([{ path: 'c.wav', size: expect.any(Number), audio: null }]);
+    expect(encrypted.summary).toMatchObject({ entryCount: 1, audioCount: 0, consistent: false });
 
     const notZip = path.join(dir, 'not.zip');
     await writeFile(notZip, Buffer.alloc(1000, 1));
