@@ -33,6 +33,7 @@ export async function m4aInStreamingOrder(path: string, highWaterMark: number): 
     await handle.close();
   }
   // The index goes right after ftyp (or first): what lay between there and the index moves by its size.
+  // Boxes are contiguous and mdat precedes moov, so some other box starts exactly there.
   const insertAt = boxes[0]!.type === 'ftyp' ? boxes[0]!.size : 0;
   shiftChunkOffsets(index, 8, index.length, (offset) => (offset >= insertAt && offset < moov.start ? offset + moov.size : offset));
   const ranges = boxes.filter((box) => box !== moov).map((box) => [box.start, box.start + box.size] as const);
@@ -41,7 +42,6 @@ export async function m4aInStreamingOrder(path: string, highWaterMark: number): 
       if (start === insertAt) yield index;
       for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark })) yield chunk as Buffer;
     }
-    if (insertAt >= (ranges.at(-1)?.[1] ?? 0)) yield index;
   }
   return Readable.from(ordered(), { objectMode: false });
 }
