@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/main.ts'],
+  // The analysis engine is an entry of its own too: its benchmark runs it alone in a process (dist/analysis/).
+  entry: ['src/main.ts', 'src/analysis/index.ts'],
   format: ['esm'],
   target: 'node20',
   clean: true,

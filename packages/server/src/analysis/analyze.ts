@@ -1,0 +1,110 @@
+// Analysis of one audio file in a single streamed pass: the bytes go through a decoder (./decoders.ts) and
+// every decoded chunk feeds the loudness meter and the peak reducer, then is dropped, so memory does not
+// grow with the duration. Format figures come from the decoded stream and the codec's own headers; nothing
+// is read twice.
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { AnalysisError, type DecodedChunk } from './decoded.js';
+import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
+import { LoudnessMeter, type Loudness } from './loudness.js';
+import { m4aInStreamingOrder } from './m4a.js';
+import { PeakReducer, type WaveformData } from './peaks.js';
+
+/** The contract's AudioInfo without `peaksUrl`, which the HTTP layer adds. */
+export interface AudioFacts {
+  codec: Codec;
+  durationMs: number;
+  sampleRate: number;
+  bitDepth: number | null;
+  channels: number;
+  /** Bits per second: the PCM rate for WAV, the file's average for every other codec. */
+  bitrate: number;
+  loudness: Loudness;
+}
+
+export type AudioAnalysis =
+  | { status: 'done'; audio: AudioFacts; peaks: WaveformData }
+  | { status: 'failed'; reason: string }
+  | { status: 'unsupported' };
+
+const READ_CHUNK_BYTES = 64 * 1024;
+/**
+ * The most compressed bytes handed to a decoder at once: 16 KiB of 64 kbit/s Opus is 2 s of audio, 0.8 MB
+ * decoded; whole read chunks of it would be tens of MB at a time.
+ */
+const DECODE_SLICE_BYTES = 16 * 1024;
+
+/**
+ * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
+ * audio: a file that cannot be decoded gives `failed` with the reason.
+ */
+export async function analyzeAudio(source: string | Readable, extension: string): Promise<AudioAnalysis> {
+  const normalized = extension.toLowerCase().replace(/^\./, '');
+  if (!isAudioExtension(normalized)) return { status: 'unsupported' };
+  let input: Readable;
+  try {
+    input = typeof source !== 'string' ? source : normalized === 'm4a' ? await m4aInStreamingOrder(source, READ_CHUNK_BYTES) : createReadStream(source, { highWaterMark: READ_CHUNK_BYTES });
+  } catch (error) {
+    if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
+    throw error;
+  }
+  const decoder = await createDecoder(normalized);
+  const measurement = new Measurement();
+  let bytes = 0;
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) measurement.take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
+    }
+    measurement.take(await decoder.finish());
+    const { meter, reducer, frames } = measurement;
+    if (!meter || !reducer || frames === 0) return { status: 'failed', reason: 'no audio could be decoded' };
+    const { sampleRate, channels } = meter;
+    const bitDepth = decoder.bitDepth();
+    const seconds = frames / sampleRate;
+    const codec = decoder.codec();
+    const pcm = codec === 'pcm' || codec === 'pcm-float';
+    return {
+      status: 'done',
+      audio: {
+        codec,
+        durationMs: Math.round(seconds * 1000),
+        sampleRate,
+        bitDepth,
+        channels,
+        bitrate: pcm && bitDepth ? sampleRate * bitDepth * channels : Math.round((bytes * 8) / seconds),
+        loudness: meter.result(),
+      },
+      peaks: reducer.result(),
+    };
+  } catch (error) {
+    if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
+    // A file that cannot be read (ENOENT, EIO) is the server's trouble, for the caller to retry or report.
+    if (typeof (error as NodeJS.ErrnoException).code === 'string') throw error;
+    // The decoders' own failures (wasm aborts, malformed frames) are bad input too, not a server fault.
+    return { status: 'failed', reason: `the ${normalized} decoder failed: ${(error as Error).message}` };
+  } finally {
+    decoder.free?.();
+    input.destroy();
+  }
+}
+
+/** Where decoded chunks go: the meter and the reducer start with the first chunk, which gives the format. */
+class Measurement {
+  meter: LoudnessMeter | null = null;
+  reducer: PeakReducer | null = null;
+  frames = 0;
+
+  take(chunk: DecodedChunk | null): void {
+    if (!chunk || chunk.channelData.length === 0) return;
+    if (!this.meter || !this.reducer) {
+      this.meter = new LoudnessMeter(chunk.sampleRate, chunk.channelData.length);
+      this.reducer = new PeakReducer(chunk.sampleRate);
+    } else if (chunk.sampleRate !== this.meter.sampleRate || chunk.channelData.length !== this.meter.channels) {
+      throw new AnalysisError('the sample rate or channel count changes within the file');
+    }
+    this.meter.add(chunk.channelData);
+    this.reducer.add(chunk.channelData);
+    this.frames += chunk.channelData[0]!.length;
+  }
+}

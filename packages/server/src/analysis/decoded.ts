@@ -1,0 +1,18 @@
+/** One decoded chunk: one Float32Array per channel, samples in [-1, 1]. */
+export interface DecodedChunk {
+  channelData: Float32Array[];
+  sampleRate: number;
+}
+
+/** A decoder fed the file's bytes in order, chunk by chunk; it keeps only what one frame needs. */
+export interface StreamDecoder {
+  decode(chunk: Uint8Array): DecodedChunk | null | Promise<DecodedChunk | null>;
+  /** The end of the file: returns what is still buffered, or throws when the file ended too early. */
+  finish(): DecodedChunk | null | Promise<DecodedChunk | null>;
+  free?(): void;
+}
+
+/** The file is not decodable audio (truncated, lying header, wrong codec): the analysis fails, the file stays. */
+export class AnalysisError extends Error {
+  override readonly name = 'AnalysisError';
+}

@@ -1,0 +1,229 @@
+// Decoders per extension. The wasm-audio-decoders family (FLAC, MPEG via mpg123, Ogg Vorbis, Ogg Opus)
+// and @audio/decode-aac (FAAD2 for AAC, a JS port of Apple's decoder for ALAC) are maintained, ship as
+// wasm/JS on npm (no system binaries) and take the file chunk by chunk. WAV is decoded in ./wav.ts.
+import { decoder as aacDecoder } from '@audio/decode-aac';
+import { FLACDecoder } from '@wasm-audio-decoders/flac';
+import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
+import { MPEGDecoder } from 'mpg123-decoder';
+import { OggOpusDecoder } from 'ogg-opus-decoder';
+import { AnalysisError, type DecodedChunk, type StreamDecoder } from './decoded.js';
+import { WavDecoder } from './wav.js';
+
+/** Codec names, the same for a decoded cut (here) and a stem read from its headers (./stems.ts). */
+export type Codec = 'pcm' | 'pcm-float' | 'flac' | 'mp3' | 'vorbis' | 'opus' | 'aac' | 'alac';
+
+export const AUDIO_EXTENSIONS = ['wav', 'flac', 'mp3', 'ogg', 'opus', 'aac', 'm4a'] as const;
+export type AudioExtension = (typeof AUDIO_EXTENSIONS)[number];
+
+export function isAudioExtension(extension: string): extension is AudioExtension {
+  return (AUDIO_EXTENSIONS as readonly string[]).includes(extension);
+}
+
+/** A decoder plus what it learns from the stream's own headers. */
+export interface FileDecoder extends StreamDecoder {
+  codec(): Codec;
+  /** Bits per sample of a lossless codec, null for lossy ones. */
+  bitDepth(): number | null;
+}
+
+interface WasmResult {
+  channelData: Float32Array[];
+  samplesDecoded: number;
+  sampleRate: number;
+  errors: unknown[];
+}
+
+function fromWasm(result: WasmResult): DecodedChunk | null {
+  return result.samplesDecoded > 0 ? { channelData: result.channelData, sampleRate: result.sampleRate } : null;
+}
+
+class WavFileDecoder extends WavDecoder implements FileDecoder {
+  codec(): Codec {
+    return this.format?.float ? 'pcm-float' : 'pcm';
+  }
+  bitDepth(): number | null {
+    return this.format?.bitDepth ?? null;
+  }
+}
+
+/** FLAC, with the STREAMINFO block read here for the bit depth and the total length (truncation check). */
+class FlacFileDecoder implements FileDecoder {
+  private head = Buffer.alloc(0);
+  private streamInfo: { bitDepth: number; totalSamples: number } | null = null;
+  private decoded = 0;
+
+  constructor(private readonly wasm: FLACDecoder) {}
+
+  async decode(chunk: Uint8Array): Promise<DecodedChunk | null> {
+    if (!this.streamInfo) {
+      this.head = Buffer.concat([this.head, chunk]);
+      if (this.head.length >= 42) this.streamInfo = readStreamInfo(this.head);
+    }
+    return this.count(await this.wasm.decode(chunk));
+  }
+
+  async finish(): Promise<DecodedChunk | null> {
+    const rest = this.count(await this.wasm.flush());
+    const expected = this.streamInfo?.totalSamples ?? 0;
+    // STREAMINFO's total is 0 when the encoder did not know it; then there is nothing to hold the file to.
+    if (expected > 0 && this.decoded < expected) {
+      throw new AnalysisError(`truncated FLAC: STREAMINFO announces ${expected} samples, ${this.decoded} decoded`);
+    }
+    return rest;
+  }
+
+  private count(result: WasmResult): DecodedChunk | null {
+    this.decoded += result.samplesDecoded;
+    return fromWasm(result);
+  }
+
+  free(): void {
+    this.wasm.free();
+  }
+  codec(): Codec {
+    return 'flac';
+  }
+  bitDepth(): number | null {
+    return this.streamInfo?.bitDepth ?? null;
+  }
+}
+
+function readStreamInfo(head: Buffer): { bitDepth: number; totalSamples: number } {
+  if (head.toString('latin1', 0, 4) !== 'fLaC' || (head[4]! & 0x7f) !== 0) throw new AnalysisError('not a FLAC file');
+  // STREAMINFO body from byte 8: sample rate (20 bits), channels - 1 (3), bits per sample - 1 (5), total samples (36).
+  const bitDepth = (((head[20]! & 0x01) << 4) | (head[21]! >> 4)) + 1;
+  const totalSamples = (head[21]! & 0x0f) * 2 ** 32 + head.readUInt32BE(22);
+  return { bitDepth, totalSamples };
+}
+
+/** A decoder from the wasm family whose output needs no bookkeeping. */
+class WasmFileDecoder implements FileDecoder {
+  constructor(
+    private readonly wasm: {
+      decode(chunk: Uint8Array): WasmResult | Promise<WasmResult>;
+      flush?(): Promise<WasmResult>;
+      free(): void;
+    },
+    private readonly name: Codec,
+  ) {}
+
+  async decode(chunk: Uint8Array): Promise<DecodedChunk | null> {
+    return fromWasm(await this.wasm.decode(chunk));
+  }
+  async finish(): Promise<DecodedChunk | null> {
+    return this.wasm.flush ? fromWasm(await this.wasm.flush()) : null;
+  }
+  free(): void {
+    this.wasm.free();
+  }
+  codec(): Codec {
+    return this.name;
+  }
+  bitDepth(): number | null {
+    return null;
+  }
+}
+
+/** AAC (ADTS or M4A) and ALAC (M4A); the M4A sample entry says which, and ALAC's bit depth. */
+class Mp4FileDecoder implements FileDecoder {
+  private tail = Buffer.alloc(0);
+  private entry: { codec: Codec; bitDepth: number | null } | null = null;
+
+  constructor(private readonly faad: Awaited<ReturnType<typeof aacDecoder>>) {}
+
+  decode(chunk: Uint8Array): DecodedChunk | null {
+    if (!this.entry) this.findSampleEntry(chunk);
+    const result = this.faad.decode(chunk);
+    return result.channelData.length > 0 && result.channelData[0]!.length > 0 ? result : null;
+  }
+  finish(): DecodedChunk | null {
+    return null;
+  }
+  free(): void {
+    this.faad.free();
+  }
+  codec(): Codec {
+    return this.entry?.codec ?? 'aac';
+  }
+  bitDepth(): number | null {
+    return this.entry?.bitDepth ?? null;
+  }
+
+  private findSampleEntry(chunk: Uint8Array): void {
+    // Keep a few bytes of the previous chunk so a box header split across two chunks is still found.
+    const bytes = Buffer.concat([this.tail, chunk]);
+    const at = bytes.indexOf('stsd', 0, 'latin1');
+    if (at >= 0 && at + 40 <= bytes.length) {
+      const format = bytes.toString('latin1', at + 16, at + 20);
+      this.entry = format === 'alac' ? { codec: 'alac', bitDepth: bytes.readUInt16BE(at + 38) } : { codec: 'aac', bitDepth: null };
+      return;
+    }
+    this.tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - 64)));
+  }
+}
+
+export async function createDecoder(extension: AudioExtension): Promise<FileDecoder> {
+  switch (extension) {
+    case 'wav':
+      return new WavFileDecoder();
+    case 'flac': {
+      const wasm = new FLACDecoder();
+      await wasm.ready;
+      return new FlacFileDecoder(wasm);
+    }
+    case 'mp3': {
+      const wasm = new MPEGDecoder({ enableGapless: true });
+      await wasm.ready;
+      return new WasmFileDecoder(wasm, 'mp3');
+    }
+    case 'ogg':
+    case 'opus':
+      return createOggDecoder(extension);
+    case 'aac':
+    case 'm4a':
+      return new Mp4FileDecoder(await aacDecoder());
+  }
+}
+
+/**
+ * An .ogg file holds Vorbis or Opus: the first page's first packet says which ("\x01vorbis" or "OpusHead",
+ * within its first 64 bytes), so the choice waits for those bytes.
+ */
+function createOggDecoder(extension: 'ogg' | 'opus'): FileDecoder {
+  const HEAD_BYTES = 64;
+  let head = Buffer.alloc(0);
+  let inner: WasmFileDecoder | null = null;
+  const start = async (): Promise<WasmFileDecoder> => {
+    const opus = extension === 'opus' || head.indexOf('OpusHead', 0, 'latin1') >= 0;
+    const wasm = opus ? new OggOpusDecoder() : new OggVorbisDecoder();
+    await wasm.ready;
+    return new WasmFileDecoder(wasm, opus ? 'opus' : 'vorbis');
+  };
+  return {
+    async decode(chunk: Uint8Array) {
+      if (inner) return inner.decode(chunk);
+      head = Buffer.concat([head, chunk]);
+      if (head.length < HEAD_BYTES) return null;
+      inner = await start();
+      return inner.decode(head);
+    },
+    async finish() {
+      if (!inner) {
+        if (head.length === 0) throw new AnalysisError('empty Ogg file');
+        inner = await start();
+        const rest = await inner.decode(head);
+        if (rest) return rest;
+      }
+      return inner.finish();
+    },
+    free() {
+      inner?.free();
+    },
+    codec() {
+      return inner?.codec() ?? 'vorbis';
+    },
+    bitDepth() {
+      return null;
+    },
+  };
+}

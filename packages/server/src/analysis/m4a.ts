@@ -1,0 +1,92 @@
+// An M4A whose index (the `moov` box) follows its audio (`mdat`), as ffmpeg and most encoders write it
+// unless told to "faststart", cannot be decoded from the front without holding all the audio until the
+// index arrives: @audio/decode-aac then buffers the whole file. So, for a file on disk, the index is read
+// first and the file streamed in faststart order (ftyp, moov, the rest), the index's chunk offsets moved
+// by the index's size, exactly as qt-faststart does on disk.
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { AnalysisError } from './decoded.js';
+
+interface Box {
+  type: string;
+  start: number;
+  size: number;
+}
+
+const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl']);
+const MAX_MOOV_BYTES = 64 * 1024 * 1024;
+
+/** The file's bytes in faststart order: unchanged when its `moov` already precedes its `mdat`. */
+export async function m4aInStreamingOrder(path: string, highWaterMark: number): Promise<Readable> {
+  const boxes = await topLevelBoxes(path);
+  const moov = boxes.find((box) => box.type === 'moov');
+  const mdat = boxes.find((box) => box.type === 'mdat');
+  if (!moov || !mdat || moov.start < mdat.start) return createReadStream(path, { highWaterMark });
+  if (moov.size > MAX_MOOV_BYTES) throw new AnalysisError(`M4A index of ${moov.size} bytes`);
+
+  const handle = await open(path);
+  const index = Buffer.alloc(moov.size);
+  try {
+    await handle.read(index, 0, moov.size, moov.start);
+  } finally {
+    await handle.close();
+  }
+  // The index goes right after ftyp (or first): what lay between there and the index moves by its size.
+  // Boxes are contiguous and mdat precedes moov, so some other box starts exactly there.
+  const insertAt = boxes[0]!.type === 'ftyp' ? boxes[0]!.size : 0;
+  shiftChunkOffsets(index, 8, index.length, (offset) => (offset >= insertAt && offset < moov.start ? offset + moov.size : offset));
+  const ranges = boxes.filter((box) => box !== moov).map((box) => [box.start, box.start + box.size] as const);
+  async function* ordered(): AsyncGenerator<Buffer> {
+    for (const [start, end] of ranges) {
+      if (start === insertAt) yield index;
+      for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark })) yield chunk as Buffer;
+    }
+  }
+  return Readable.from(ordered(), { objectMode: false });
+}
+
+async function topLevelBoxes(path: string): Promise<Box[]> {
+  const handle = await open(path);
+  try {
+    const { size: fileSize } = await handle.stat();
+    const boxes: Box[] = [];
+    const header = Buffer.alloc(16);
+    for (let start = 0; start + 8 <= fileSize; ) {
+      await handle.read(header, 0, 16, start);
+      let size = header.readUInt32BE(0);
+      if (size === 1) size = Number(header.readBigUInt64BE(8));
+      else if (size === 0) size = fileSize - start;
+      if (size < 8) throw new AnalysisError(`M4A box of ${size} bytes at ${start}`);
+      boxes.push({ type: header.toString('latin1', 4, 8), start, size: Math.min(size, fileSize - start) });
+      start += size;
+    }
+    return boxes;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Rewrites every stco/co64 entry inside the boxes of buffer[from, to) through `shift`. */
+function shiftChunkOffsets(buffer: Buffer, from: number, to: number, shift: (offset: number) => number): void {
+  for (let at = from; at + 8 <= to; ) {
+    const size = buffer.readUInt32BE(at);
+    const type = buffer.toString('latin1', at + 4, at + 8);
+    if (size < 8 || at + size > to) throw new AnalysisError(`malformed M4A index box "${type}"`);
+    if (CONTAINERS.has(type)) shiftChunkOffsets(buffer, at + 8, at + size, shift);
+    else if (type === 'stco' || type === 'co64') {
+      const count = buffer.readUInt32BE(at + 12);
+      const width = type === 'stco' ? 4 : 8;
+      if (16 + count * width > size) throw new AnalysisError(`malformed M4A "${type}" box`);
+      for (let i = 0; i < count; i += 1) {
+        const entry = at + 16 + i * width;
+        if (width === 4) {
+          const moved = shift(buffer.readUInt32BE(entry));
+          if (moved > 0xffffffff) throw new AnalysisError('M4A chunk offsets overflow 32 bits once the index moves');
+          buffer.writeUInt32BE(moved, entry);
+        } else buffer.writeBigUInt64BE(BigInt(shift(Number(buffer.readBigUInt64BE(entry)))), entry);
+      }
+    }
+    at += size;
+  }
+}

@@ -1,0 +1,168 @@
+// A STEM ZIP: every entry with its size; audio entries with their format read from their headers only
+// (entries are streamed and the stream dropped once the header is read: nothing is decoded). WAV headers
+// are read by ./wav.ts, like a decoded cut's; every other codec by music-metadata (11.x: the line that
+// supports Node 20). The ZIP is read by yauzl, which reads the central directory and streams entries.
+import type { Readable } from 'node:stream';
+import { parseStream } from 'music-metadata';
+import yauzl from 'yauzl';
+import { AnalysisError } from './decoded.js';
+import { isAudioExtension, type Codec } from './decoders.js';
+import { parseWavHeader } from './wav.js';
+
+export interface StemAudio {
+  codec: Codec;
+  durationMs: number;
+  sampleRate: number;
+  bitDepth: number | null;
+  channels: number;
+}
+
+export interface StemEntry {
+  path: string;
+  size: number;
+  audio: StemAudio | null;
+}
+
+export interface StemsSummary {
+  entryCount: number;
+  audioCount: number;
+  sampleRates: number[];
+  /** Distinct bit depths of the audio entries; null stands for the lossy ones. */
+  bitDepths: (number | null)[];
+  longestMs: number | null;
+  shortestMs: number | null;
+  /** One sample rate, one bit depth, lengths within 10 ms, and every audio entry readable. */
+  consistent: boolean;
+}
+
+export type StemsAnalysis = { status: 'done'; stems: { entries: StemEntry[]; summary: StemsSummary } } | { status: 'failed'; reason: string };
+
+const LENGTH_TOLERANCE_MS = 10;
+/** A WAV header that has not reached its "data" chunk by here is not read further. */
+const MAX_WAV_HEADER_BYTES = 1 << 20;
+
+export async function analyzeStems(zipPath: string): Promise<StemsAnalysis> {
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await new Promise((resolve, reject) =>
+      yauzl.open(zipPath, { lazyEntries: true, autoClose: false }, (error, opened) => (error ? reject(error) : resolve(opened))),
+    );
+  } catch (error) {
+    return { status: 'failed', reason: `not a readable ZIP: ${(error as Error).message}` };
+  }
+  try {
+    const entries: StemEntry[] = [];
+    let unreadable = 0;
+    for await (const entry of zipEntries(zip)) {
+      if (entry.fileName.endsWith('/')) continue;
+      const extension = entry.fileName.split('.').pop()!.toLowerCase();
+      let audio: StemAudio | null = null;
+      if (entry.fileName.includes('.') && isAudioExtension(extension)) {
+        let stream: Readable | null = null;
+        try {
+          stream = await openEntry(zip, entry);
+          audio = extension === 'wav' ? await readWavStem(stream) : await readTaggedStem(stream, entry);
+        } catch {
+          // An encrypted entry, an unknown compression method or a broken header: listed, without audio.
+          unreadable += 1;
+        } finally {
+          stream?.destroy();
+        }
+      }
+      entries.push({ path: entry.fileName, size: entry.uncompressedSize, audio });
+    }
+    return { status: 'done', stems: { entries, summary: summarize(entries, unreadable) } };
+  } catch (error) {
+    return { status: 'failed', reason: `the ZIP could not be read: ${(error as Error).message}` };
+  } finally {
+    zip.close();
+  }
+}
+
+async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
+  for (;;) {
+    const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {
+      const cleanup = (): void => {
+        zip.off('entry', onEntry).off('end', onEnd).off('error', onError);
+      };
+      const onEntry = (found: yauzl.Entry): void => (cleanup(), resolve(found));
+      const onEnd = (): void => (cleanup(), resolve(null));
+      const onError = (error: Error): void => (cleanup(), reject(error));
+      zip.on('entry', onEntry).on('end', onEnd).on('error', onError);
+      zip.readEntry();
+    });
+    if (!entry) return;
+    yield entry;
+  }
+}
+
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) => zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))));
+}
+
+async function readWavStem(stream: Readable): Promise<StemAudio> {
+  let head = Buffer.alloc(0);
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    head = Buffer.concat([head, chunk]);
+    const parsed = parseWavHeader(head);
+    if (parsed) {
+      const { float, bitDepth, channels, sampleRate, dataBytes } = parsed.format;
+      if (dataBytes === null) throw new AnalysisError('WAV without a data size');
+      const frames = dataBytes / ((bitDepth / 8) * channels);
+      return { codec: float ? 'pcm-float' : 'pcm', durationMs: Math.round((frames * 1000) / sampleRate), sampleRate, bitDepth, channels };
+    }
+    if (head.length > MAX_WAV_HEADER_BYTES) break;
+  }
+  throw new AnalysisError('no WAV header');
+}
+
+async function readTaggedStem(stream: Readable, entry: yauzl.Entry): Promise<StemAudio> {
+  const { format } = await parseStream(stream, { path: entry.fileName, size: entry.uncompressedSize }, { skipCovers: true });
+  const codec = codecOf(format.codec ?? '');
+  if (!codec || !format.sampleRate || !format.numberOfChannels || format.duration === undefined) {
+    throw new AnalysisError(`unreadable audio header (${format.codec ?? 'no codec'})`);
+  }
+  const lossless = codec === 'flac' || codec === 'alac';
+  return {
+    codec,
+    durationMs: Math.round(format.duration * 1000),
+    sampleRate: format.sampleRate,
+    bitDepth: lossless ? (format.bitsPerSample ?? null) : null,
+    channels: format.numberOfChannels,
+  };
+}
+
+/** music-metadata's codec names onto ours. */
+function codecOf(name: string): Codec | null {
+  const lower = name.toLowerCase();
+  if (lower === 'flac') return 'flac';
+  if (lower.includes('layer 3')) return 'mp3';
+  if (lower.startsWith('vorbis')) return 'vorbis';
+  if (lower === 'opus') return 'opus';
+  if (lower.includes('alac')) return 'alac';
+  if (lower.includes('aac')) return 'aac';
+  return null;
+}
+
+function summarize(entries: StemEntry[], unreadable: number): StemsSummary {
+  const audio = entries.flatMap((entry) => (entry.audio ? [entry.audio] : []));
+  const sampleRates = [...new Set(audio.map((stem) => stem.sampleRate))].sort((a, b) => a - b);
+  const bitDepths = [...new Set(audio.map((stem) => stem.bitDepth))].sort((a, b) => (a ?? 0) - (b ?? 0));
+  const lengths = audio.map((stem) => stem.durationMs);
+  const longestMs = lengths.length > 0 ? Math.max(...lengths) : null;
+  const shortestMs = lengths.length > 0 ? Math.min(...lengths) : null;
+  return {
+    entryCount: entries.length,
+    audioCount: audio.length,
+    sampleRates,
+    bitDepths,
+    longestMs,
+    shortestMs,
+    consistent:
+      audio.length > 0 &&
+      unreadable === 0 &&
+      sampleRates.length === 1 &&
+      bitDepths.length === 1 &&
+      longestMs! - shortestMs! <= LENGTH_TOLERANCE_MS,
+  };
+}
