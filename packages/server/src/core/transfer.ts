@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { encodeExtended, format as formatDisposition } from 'content-disposition';
+import { encodeExtended } from 'content-disposition';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
 import { ApiError, notFound } from './errors.js';
@@ -113,10 +113,12 @@ function clampSuffixes(header: string, size: number): string {
 }
 
 /**
- * `filename` for old clients (printable ASCII without quotes, backslashes or percent signs, which some of them
- * mangle), and `filename*` (RFC 8187, UTF-8) with the real name, both always, as the API says.
+ * `filename` for old clients, quoted (content-disposition 2's `format` leaves a plain name unquoted, which
+ * clients matching `filename="…"` miss): printable ASCII without quotes, backslashes or percent signs, which
+ * some of them mangle. `filename*` (RFC 8187, UTF-8, encoded by content-disposition) with the real name. Both
+ * always, as the API says.
  */
 function contentDisposition(disposition: Disposition, name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\%]/gu, '_');
-  return formatDisposition({ type: disposition, parameters: { filename: fallback, 'filename*': encodeExtended(name) } });
+  return `${disposition}; filename="${fallback}"; filename*=${encodeExtended(name)}`;
 }
