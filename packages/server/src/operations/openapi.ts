@@ -109,8 +109,8 @@ const fileBytes = (disposition: string) => ({
 });
 const byteResponses = (disposition: string) => ({
   '200': fileBytes(disposition),
-  '206': { description: 'Partial content for a single byte range' },
-  '304': { description: 'If-None-Match matched the ETag' },
+  '206': { description: 'Partial content for a single byte range (overlapping or adjacent ranges are merged into one)' },
+  '304': { description: 'If-None-Match matched the ETag, or without it If-Modified-Since is not before Last-Modified' },
   '416': {
     description: 'Range not satisfiable',
     headers: { 'Content-Range': { schema: { type: 'string' }, description: 'bytes */<size>' } },
@@ -576,7 +576,7 @@ const paths: Record<string, Record<string, unknown>> = {
     get: {
       tags: ['files'],
       security: mediaAuth,
-      summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match',
+      summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match, If-Modified-Since',
       responses: { ...byteResponses('attachment; filename="…"; filename*=UTF-8\'\'…'), ...errors(401, 404) },
     },
   },
