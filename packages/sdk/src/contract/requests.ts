@@ -131,6 +131,7 @@ export type CreateCutRequest = z.input<typeof cutNameRequest>;
 export type UpdateCutRequest = z.input<typeof cutNameRequest>;
 export type MoveCutRequest = z.input<typeof moveCutRequest>;
 export type ShareRequest = z.input<typeof shareRequest>;
+export type UploadFields = z.input<typeof uploadFields>;
 
 /** The request bodies by the name the API description gives them (`components.schemas`). */
 export const REQUEST_SCHEMAS = {
