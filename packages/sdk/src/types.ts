@@ -21,6 +21,7 @@ export type {
   UpdateMemberRequest,
   UpdateProjectRequest,
   UpdateVibeRequest,
+  UploadFields,
 } from './contract/requests.js';
 export type {
   AcceptedInvitation,

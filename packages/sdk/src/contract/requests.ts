@@ -77,7 +77,10 @@ export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
 // ---- files and shares (§6)
 
 /** The text fields of a multipart upload. */
-export const uploadFields = z.object({ cutId: uuidSchema, name: nameSchema.optional() });
+export const uploadFields = z.object({
+  cutId: uuidSchema,
+  name: nameSchema.optional().meta({ description: 'Display name; default the file name without path' }),
+});
 
 export const shareRequest = z.object({
   expiresIn: z
@@ -88,6 +91,26 @@ export const shareRequest = z.object({
     .nullable()
     .optional()
     .meta({ description: 'Seconds; absent or null: the link does not expire' }),
+});
+
+// ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams
+
+const imagePart = z
+  .file()
+  .meta({
+    description:
+      'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
+      "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
+  })
+  .optional();
+
+export const createProjectForm = createProjectRequest.extend({ image: imagePart });
+export const updateProjectForm = updateProjectRequest.extend({ image: imagePart });
+export const createVibeForm = createVibeRequest.extend({ image: imagePart });
+export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
+/** The file part is last: when cutId precedes it, access is checked before any byte is stored. */
+export const uploadForm = uploadFields.extend({
+  file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
 });
 
 // What a client sends (before the server's trimming, lower-casing and defaults).
@@ -108,6 +131,7 @@ export type CreateCutRequest = z.input<typeof cutNameRequest>;
 export type UpdateCutRequest = z.input<typeof cutNameRequest>;
 export type MoveCutRequest = z.input<typeof moveCutRequest>;
 export type ShareRequest = z.input<typeof shareRequest>;
+export type UploadFields = z.input<typeof uploadFields>;
 
 /** The request bodies by the name the API description gives them (`components.schemas`). */
 export const REQUEST_SCHEMAS = {
@@ -126,4 +150,13 @@ export const REQUEST_SCHEMAS = {
   CutNameRequest: cutNameRequest,
   MoveCutRequest: moveCutRequest,
   ShareRequest: shareRequest,
+} as const;
+
+/** The multipart/form-data bodies by the name the API description gives them. */
+export const FORM_SCHEMAS = {
+  CreateProjectForm: createProjectForm,
+  UpdateProjectForm: updateProjectForm,
+  CreateVibeForm: createVibeForm,
+  UpdateVibeForm: updateVibeForm,
+  UploadForm: uploadForm,
 } as const;

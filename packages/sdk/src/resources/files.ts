@@ -2,13 +2,11 @@ import { checkSize, type FileInput, fileSource, multipartBody, type Progress } f
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
-import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats } from '../types.js';
+import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats, type UploadFields } from '../types.js';
 
-export interface UploadInput {
-  cutId: string;
+/** The upload's text fields (`cutId`, the display name `name`), the file, and how to send it. */
+export interface UploadInput extends UploadFields {
   file: FileInput;
-  /** Display name; the server defaults it to the file name. */
-  name?: string;
   /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
   filename?: string;
   onProgress?: (progress: Progress) => void;

@@ -1,4 +1,4 @@
-import { RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
+import { FORM_SCHEMAS, RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
 import { SERVER_VERSION } from '../version.js';
 
@@ -10,8 +10,6 @@ type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const uuid: Schema = { type: 'string', format: 'uuid' };
-const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed, then 1–200 characters; no control characters.' };
-const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'No NUL character. An empty value clears the description (null).' };
 
 const json = (schema: Schema) => ({ content: { 'application/json': { schema } } });
 const ok = (schema: Schema, text = 'OK') => ({ description: text, ...json(schema) });
@@ -83,16 +81,7 @@ const bearer = [{ bearer: [] }];
 const mediaAuth = [{ bearer: [] }, { accessCookie: [] }];
 const idParam = (paramName: string, text: string) => ({ name: paramName, in: 'path', required: true, description: text, schema: uuid });
 
-const multipart = (properties: Record<string, Schema>, required: string[]) => ({
-  'multipart/form-data': { schema: { type: 'object', properties, required } },
-});
-const imagePart: Schema = {
-  type: 'string',
-  format: 'binary',
-  description:
-    'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
-    "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
-};
+const multipart = (formName: keyof typeof FORM_SCHEMAS) => ({ 'multipart/form-data': { schema: ref(formName) } });
 
 const fileBytes = (disposition: string) => ({
   description: 'The bytes (206 with Content-Range for a single satisfiable Range)',
@@ -128,8 +117,11 @@ function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'outpu
   return Object.fromEntries(Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));
 }
 
-// Records as the server sends them; request bodies as a client may send them (before trimming and defaults).
-const schemas: Record<string, Schema> = { ...generatedSchemas(RECORD_SCHEMAS, 'output'), ...generatedSchemas(REQUEST_SCHEMAS, 'input') };
+// Records as the server sends them; request bodies and forms as a client may send them (before trimming and defaults).
+const schemas: Record<string, Schema> = {
+  ...generatedSchemas(RECORD_SCHEMAS, 'output'),
+  ...generatedSchemas({ ...REQUEST_SCHEMAS, ...FORM_SCHEMAS }, 'input'),
+};
 
 const paths: Record<string, Record<string, unknown>> = {
   '/api/health': {
@@ -342,7 +334,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: {
           ...json(ref('CreateProjectRequest')).content,
-          ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
+          ...multipart('CreateProjectForm'),
         },
       },
       responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415, 507) },
@@ -359,7 +351,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: {
           ...json(ref('UpdateProjectRequest')).content,
-          ...multipart({ name, description: formDescription, image: imagePart }, []),
+          ...multipart('UpdateProjectForm'),
         },
       },
       responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415, 507) },
@@ -447,7 +439,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a vibe; it goes last',
       description: VIBE_NAME_RULE,
-      requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart({ name, image: imagePart }, ['name']) } },
+      requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart('CreateVibeForm') } },
       responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
   },
@@ -473,7 +465,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description: VIBE_NAME_RULE,
       requestBody: {
         required: true,
-        content: { ...json(ref('UpdateVibeRequest')).content, ...multipart({ name, image: imagePart }, []) },
+        content: { ...json(ref('UpdateVibeRequest')).content, ...multipart('UpdateVibeForm') },
       },
       responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
@@ -544,7 +536,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.',
       requestBody: {
         required: true,
-        content: multipart({ cutId: uuid, name: { ...name, description: 'Display name; default the file name without path' }, file: { type: 'string', format: 'binary' } }, ['cutId', 'file']),
+        content: multipart('UploadForm'),
       },
       responses: {
         '201': created(ref('File')),
