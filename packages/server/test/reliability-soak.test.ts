@@ -98,7 +98,7 @@ it('serves 200 concurrent clients for 40 s of mixed traffic with no 5xx and flat
         try {
           await oneRequest(worker, round);
         } catch (error) {
-          failures.push(`client ${worker}: ${String(error)}`);
+          failures.push(`client ${worker}: ${String(error)}${error instanceof Error && error.cause ? ` (${String(error.cause)})` : ''}`);
         }
       }
     }),
