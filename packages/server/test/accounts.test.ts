@@ -262,6 +262,12 @@ describe('DELETE /api/auth/me', () => {
     expect(detail.members.map((m: { userId: string }) => m.userId)).toEqual([member.user.id]);
   });
 
+  it('needs a signed-in caller', async () => {
+    const anonymous = await api.request('DELETE', '/api/auth/me', { json: { password: 'whatever it is' } });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.code).toBe('UNAUTHENTICATED');
+  });
+
   it('asks an account without a password to confirm with its email', async () => {
     const user = await api.register();
     await server.sql`update users set password_hash = null where id = ${user.user.id}`;
