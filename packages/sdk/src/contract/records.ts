@@ -192,6 +192,8 @@ export type AuthResult = z.output<typeof authResult>;
 export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
+/** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
+export type PasswordChangeResult = z.output<typeof okResult>;
 export type UserRef = z.output<typeof userRef>;
 export type Project = z.output<typeof project>;
 export type UpdatedProject = z.output<typeof updatedProject>;
