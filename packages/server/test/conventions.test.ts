@@ -28,7 +28,7 @@ beforeAll(async () => {
   ).invitation.id;
   const avatar = new FormData();
   avatar.append('image', new Blob([new Uint8Array(PNG_BYTES)]), 'avatar.png');
-  avatarName = (await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: fx.actors.projectAdmin.token, body: avatar }), 200)).avatarUrl.split('/').pop();
+  avatarName = (await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: fx.actors.member.token, body: avatar }), 200)).avatarUrl.split('/').pop();
 });
 afterAll(() => server?.close());
 
