@@ -194,11 +194,13 @@ describe('DELETE /api/auth/me', () => {
   it('deletes the account: its tokens die at once, sole projects go with their bytes, shared files stay as a former member\'s', async () => {
     const leaver = await api.register({ name: 'Leaver' });
     const bandleader = await api.register({ name: 'Bandleader' });
+    const drummer = await api.register({ name: 'Drummer' });
     const other = await secondSession(leaver);
     const own = await seedProject(api, leaver.accessToken, 'Solo');
     const ownFile = await expectStatus(upload(api, leaver.accessToken, own.cutId, 'solo.mp3', sampleBytes('mp3')), 201);
     const shared = await seedProject(api, bandleader.accessToken, 'Band');
     await addMember(api, bandleader.accessToken, shared.id, leaver);
+    await addMember(api, bandleader.accessToken, shared.id, drummer);
     const sharedFile = await expectStatus(upload(api, leaver.accessToken, shared.cutId, 'take.mp3', sampleBytes('mp3')), 201);
     const { avatarUrl } = await expectStatus(api.request('PUT', '/api/auth/me/avatar', { token: leaver.accessToken, body: imageForm(PNG_BYTES) }), 200);
     const leaverSocket = await openEventSocket(server.url, { token: leaver.accessToken });
@@ -238,7 +240,11 @@ describe('DELETE /api/auth/me', () => {
     expect(download.status).toBe(200);
     expect(download.text).toBe(sampleBytes('mp3').toString());
     const detail = await expectStatus(api.request('GET', `/api/projects/${shared.id}`, { token: bandleader.accessToken }), 200);
-    expect(detail.members.map((m: { name: string }) => m.name)).toEqual(['Bandleader']);
+    expect(detail.members.map((m: { name: string }) => m.name)).toEqual(['Bandleader', 'Drummer']);
+    // A former member's work is not anyone's to delete sideways: only a project ADMIN may.
+    expect((await api.request('DELETE', `/api/files/${sharedFile.id}`, { token: drummer.accessToken })).status).toBe(403);
+    expect((await api.request('DELETE', `/api/cuts/${shared.cutId}`, { token: drummer.accessToken })).status).toBe(403);
+    expect((await api.request('DELETE', `/api/vibes/${shared.vibeId}`, { token: drummer.accessToken })).status).toBe(403);
 
     // The email is free again: a new account starts from nothing.
     const again = await api.register({ email: leaver.user.email });
