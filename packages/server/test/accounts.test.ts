@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
-import { openEventSocket } from './support/event-socket.js';
+import { openEventSocket, refusedUpgrade } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import { client } from './support/http.js';
 import { runServerCommand } from './support/process.js';
@@ -303,6 +303,9 @@ describe('reset-password (server command)', () => {
     }
     const projectCreate = await api.request('POST', '/api/projects', { token: signedIn.accessToken, json: { name: 'No' } });
     expect(projectCreate.body.code).toBe('PASSWORD_CHANGE_REQUIRED');
+    const upgrade = await refusedUpgrade(server.url, { token: signedIn.accessToken });
+    expect(upgrade.status).toBe(403);
+    expect(upgrade.body.code).toBe('PASSWORD_CHANGE_REQUIRED');
 
     await expectStatus(
       api.request('POST', '/api/auth/password', { token: signedIn.accessToken, json: { currentPassword: oneTime, newPassword: 'chosen by me now' } }),
