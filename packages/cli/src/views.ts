@@ -222,6 +222,18 @@ export function openInBrowserView(purpose: string, address: string): string {
   return `open this address in a browser to ${purpose}: ${address}`;
 }
 
+export function profileView(me: Me): string {
+  return [`Name:   ${me.name} <${me.email}>`, `Avatar: ${me.avatarUrl ?? 'none'}`].join('\n');
+}
+
+export function passwordChangedView(): string {
+  return 'Password changed; your other sessions have ended';
+}
+
+export function accountDeletedView(email: string, apiUrl: string): string {
+  return `Deleted the account ${email} on ${apiUrl}, and forgot its credentials`;
+}
+
 export function linkedView(me: Me, apiUrl: string): string {
   return `Linked your identity-provider account to ${me.name} <${me.email}> on ${apiUrl}: band auth login --web now signs in to it`;
 }
@@ -254,6 +266,8 @@ function describeEvent(event: ProjectEvent): string {
       return event.data.userId === event.actor.id ? 'left the project' : `removed member ${event.data.userId}`;
     case 'member.role_changed':
       return `made ${event.data.member.name} ${event.data.member.role}`;
+    case 'member.updated':
+      return 'changed their name or avatar';
     case 'vibe.created':
       return `created vibe "${event.data.vibe.name}"`;
     case 'vibe.updated':

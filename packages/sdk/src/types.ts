@@ -5,9 +5,11 @@
 export { extensionOf, FILE_TYPES, fileTypeFor, MAX_UPLOAD_BYTES, type FileType, type FileTypeRule } from './contract/file-types.js';
 export type {
   AcceptInvitationRequest,
+  ChangePasswordRequest,
   CreateCutRequest,
   CreateProjectRequest,
   CreateVibeRequest,
+  DeleteAccountRequest,
   IdpExchangeRequest,
   InviteRequest,
   LoginRequest,
@@ -18,6 +20,7 @@ export type {
   ReorderVibesRequest,
   ShareRequest,
   UpdateCutRequest,
+  UpdateMeRequest,
   UpdateMemberRequest,
   UpdateProjectRequest,
   UpdateVibeRequest,
@@ -39,6 +42,7 @@ export type {
   InviteResult,
   LogoutResult,
   Me,
+  PasswordChangeResult,
   Member,
   Problem,
   Project,

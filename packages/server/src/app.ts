@@ -7,6 +7,7 @@ import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
+import { AccountsRoutes } from './accounts/routes.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -64,6 +65,7 @@ const CUT_ANSWER_MS = 1000;
 const FEATURES: InjectionToken<Feature>[] = [
   OperationsRoutes,
   AuthRoutes,
+  AccountsRoutes,
   IdpRoutes,
   ProjectsRoutes,
   InvitationsRoutes,

@@ -5,7 +5,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP } from './authz/fixture.js';
+import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP, PNG_BYTES } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestResponse } from './support/http.js';
@@ -16,6 +16,7 @@ let fx: Fixture;
 let fileId: string;
 let memberId: string;
 let invitationId: string;
+let avatarName: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -25,6 +26,9 @@ beforeAll(async () => {
   invitationId = (
     await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
   ).invitation.id;
+  const avatar = new FormData();
+  avatar.append('image', new Blob([new Uint8Array(PNG_BYTES)]), 'avatar.png');
+  avatarName = (await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: fx.actors.member.token, body: avatar }), 200)).avatarUrl.split('/').pop();
 });
 afterAll(() => server?.close());
 
@@ -46,6 +50,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'userId') return memberId;
   if (param === 'invitationId') return invitationId;
   if (param === 'token') return 'unknown-token';
+  if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
   const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
   const id = ids[owner];
@@ -94,11 +99,12 @@ describe('a path id that is not a UUID', () => {
 });
 
 describe('JSON bodies', () => {
-  /** Routes that read a JSON body; the upload is multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
+  /** Routes that read a JSON body; the upload and the avatar are multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
+  const MULTIPART_ONLY = new Set(['/api/files/upload', '/api/auth/me/avatar']);
   const jsonRoutes = () =>
     routes().filter(
       ({ method, path }) =>
-        (method === 'POST' || method === 'PUT') && path !== '/api/files/upload' && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
+        (method === 'POST' || method === 'PUT') && !MULTIPART_ONLY.has(path) && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
     );
   const send = (method: string, path: string, body: string, contentType: string) =>
     fx.api.request(method, fill(path, realId), { token: fx.actors.projectAdmin.token, body, headers: { 'content-type': contentType } });

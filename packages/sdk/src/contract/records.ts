@@ -35,6 +35,7 @@ export const errorCode = z.enum([
   'INSUFFICIENT_STORAGE',
   'QUOTA_EXCEEDED',
   'RATE_LIMITED',
+  'PASSWORD_CHANGE_REQUIRED',
   'INTERNAL',
   'UNAVAILABLE',
 ]);
@@ -58,7 +59,10 @@ export const deleted = z.object({ id, deleted: z.literal(true) });
 // ---- accounts (§3)
 
 export const user = z.object({ id, email: z.string().meta({ format: 'email' }), name: z.string(), role: roleSchema });
-export const me = user.extend({ avatarUrl: z.string().nullable(), createdAt: timestamp });
+export const me = user.extend({
+  avatarUrl: z.string().nullable().meta({ examples: ['/uploads/avatars/3f0c….png'] }),
+  createdAt: timestamp,
+});
 export const tokenPair = z.object({ accessToken: z.string(), refreshToken: z.string(), expiresIn: count.meta({ examples: [900] }) });
 export const authResult = tokenPair.extend({ user });
 export const okResult = z.object({ ok: z.literal(true) });
@@ -105,7 +109,9 @@ export const acceptedInvitation = z.object({ projectId: id, member });
 
 // ---- vibes, cuts, files (§5, §6)
 
-export const uploader = z.object({ id, name: z.string(), avatarUrl: z.string().nullable() });
+export const uploader = z
+  .object({ id: id.nullable(), name: z.string(), avatarUrl: z.string().nullable() })
+  .meta({ description: 'A deleted account\'s files stay in projects that have other members: `id` null, `name` "Former member"' });
 
 export const fileRecord = z.object({
   id,
@@ -186,6 +192,8 @@ export type AuthResult = z.output<typeof authResult>;
 export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
+/** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
+export type PasswordChangeResult = z.output<typeof okResult>;
 export type UserRef = z.output<typeof userRef>;
 export type Project = z.output<typeof project>;
 export type UpdatedProject = z.output<typeof updatedProject>;
@@ -225,6 +233,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('member.added', { member }),
   event('member.removed', { userId: id }),
   event('member.role_changed', { member }),
+  event('member.updated', { member }),
   event('vibe.created', { vibe }),
   event('vibe.updated', { vibe }),
   event('vibe.deleted', { vibeId: id }),

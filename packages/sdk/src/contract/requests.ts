@@ -11,9 +11,14 @@ import {
 
 // ---- accounts (§3)
 
+const passwordSchema = z
+  .string({ error: 'must be a string' })
+  .min(8, 'must be at least 8 characters')
+  .max(1024, 'must be at most 1024 characters');
+
 export const registerRequest = z.object({
   email: emailSchema,
-  password: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters'),
+  password: passwordSchema,
   name: nameSchema,
   /** The token of an invitation to the same email: registers and accepts it in one step. */
   inviteToken: inviteTokenSchema.optional(),
@@ -23,6 +28,21 @@ export const loginRequest = z.object({
   email: emailSchema,
   password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
   rememberMe: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+});
+
+/** `PUT /api/auth/me`: the caller's display name. */
+export const updateMeRequest = z.object({ name: nameSchema });
+
+/** `POST /api/auth/password`: `currentPassword` may be left out only by an account that has no password yet (IdP). */
+export const changePasswordRequest = z.object({
+  currentPassword: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
+  newPassword: passwordSchema,
+});
+
+/** `DELETE /api/auth/me`: the password, or for an account without one its email as confirmation. */
+export const deleteAccountRequest = z.object({
+  password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
+  confirm: z.string({ error: 'must be a string' }).max(320, 'must be at most 320 characters').optional(),
 });
 
 /** `POST /api/auth/refresh` and `/logout`: the refresh token, unless the cookie carries it. */
@@ -119,6 +139,9 @@ export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;
 export type LogoutRequest = z.input<typeof refreshRequest>;
 export type IdpExchangeRequest = z.input<typeof idpExchangeRequest>;
+export type UpdateMeRequest = z.input<typeof updateMeRequest>;
+export type ChangePasswordRequest = z.input<typeof changePasswordRequest>;
+export type DeleteAccountRequest = z.input<typeof deleteAccountRequest>;
 export type CreateProjectRequest = z.input<typeof createProjectRequest>;
 export type UpdateProjectRequest = z.input<typeof updateProjectRequest>;
 export type UpdateMemberRequest = z.input<typeof updateMemberRequest>;
@@ -139,6 +162,9 @@ export const REQUEST_SCHEMAS = {
   LoginRequest: loginRequest,
   RefreshRequest: refreshRequest,
   IdpExchangeRequest: idpExchangeRequest,
+  UpdateMeRequest: updateMeRequest,
+  ChangePasswordRequest: changePasswordRequest,
+  DeleteAccountRequest: deleteAccountRequest,
   CreateProjectRequest: createProjectRequest,
   UpdateProjectRequest: updateProjectRequest,
   UpdateMemberRequest: updateMemberRequest,

@@ -216,6 +216,77 @@ const paths: Record<string, Record<string, unknown>> = {
   },
   '/api/auth/me': {
     get: { tags: ['auth'], security: bearer, summary: 'The caller', responses: { '200': ok(ref('Me')), ...errors(401) } },
+    put: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Change the caller's display name",
+      description: 'Every project of the caller hears member.updated with its new member record.',
+      requestBody: { required: true, ...json(ref('UpdateMeRequest')) },
+      responses: { '200': ok(ref('Me')), ...errors(400, 401, 413, 415) },
+    },
+    delete: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Delete the caller's account",
+      description:
+        'Confirmed by `password`, or, for an account without one (created through the identity provider), `confirm` set to its ' +
+        'email. Refused while the caller is the last ADMIN of a project that has other members. Projects where the caller is ' +
+        'the only member are deleted with everything in them; the caller leaves the others (member.removed), where the files ' +
+        'they uploaded stay, with uploadedBy {id: null, name: "Former member", avatarUrl: null}. Share links and pending ' +
+        'invitations the caller made go; covers and vibe images they uploaded stay. Every session ends at once (its WebSocket ' +
+        'connections close with 4401), as do refresh and personal access tokens; the avatar is removed. Clears both auth cookies.',
+      requestBody: { required: true, ...json(ref('DeleteAccountRequest')) },
+      responses: {
+        '200': ok(ref('Deleted')),
+        ...errors(400, 401, 413, 415),
+        '401': unauthorized('INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
+        '409': problem('LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)'),
+        '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+      },
+    },
+  },
+  '/api/auth/me/avatar': {
+    put: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Set the caller's avatar",
+      description:
+        'Stored like a project cover: counted in the caller\'s storage statistics (breakdown.images) and quota. avatarUrl ' +
+        'becomes /uploads/avatars/<uuid>.<ext>, served to any signed-in user; the avatar it replaces is removed. Every ' +
+        'project of the caller hears member.updated.',
+      requestBody: { required: true, content: multipart({ image: imagePart }, ['image']) },
+      responses: {
+        '200': ok(ref('Me')),
+        ...errors(400, 401, 413, 415, 507),
+      },
+    },
+    delete: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Remove the caller's avatar (avatarUrl null); its bytes go",
+      responses: { '200': ok(ref('Me')), ...errors(401) },
+    },
+  },
+  '/api/auth/password': {
+    post: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Change the caller's password",
+      description:
+        '`currentPassword` is required unless the account has no password yet (created through the identity provider: this ' +
+        'sets its first). Every other session of the account ends at once (its access and refresh tokens, its WebSocket ' +
+        'connections), as do its personal access tokens; the caller\'s session stays. The one endpoint an account with a ' +
+        'one-time password (the reset-password server command) may call: until then every other answers 403 ' +
+        'PASSWORD_CHANGE_REQUIRED.',
+      requestBody: { required: true, ...json(ref('ChangePasswordRequest')) },
+      responses: {
+        '200': ok(ref('OkResult')),
+        ...errors(400, 401, 413, 415),
+        '401': unauthorized('INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
+        '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+        '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
+      },
+    },
   },
   '/api/auth/idp': {
     get: {
@@ -638,6 +709,15 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: { ...byteResponses('inline; filename="<uuid>.<ext>"'), ...errors(401, 404) },
     },
   },
+  '/uploads/avatars/{name}': {
+    parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', examples: ['<uuid>.png'] } }],
+    get: {
+      tags: ['media'],
+      security: mediaAuth,
+      summary: "A user's avatar, for any signed-in user (also HEAD)",
+      responses: { ...byteResponses('inline; filename="<uuid>.<ext>"'), ...errors(401, 404) },
+    },
+  },
   '/api/events': {
     get: {
       tags: ['events'],
@@ -671,6 +751,8 @@ export const openApiDocument = {
       '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
       '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
       'unreachable. HEAD is answered on GET routes only. ' +
+      'An account whose password an admin reset (the reset-password server command) gets 403 PASSWORD_CHANGE_REQUIRED from ' +
+      'every authenticated endpoint but POST /api/auth/password until it sets a new one. ' +
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
       'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +

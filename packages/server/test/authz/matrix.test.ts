@@ -30,6 +30,7 @@ import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow } from './fixtu
 /** Routes without a row, and why. */
 const NOT_IN_MATRIX: Record<string, string> = {
   'GET /api/events': 'a WebSocket upgrade: events.test.ts checks who may connect',
+  'DELETE /api/auth/me': "deletes the caller's own account, so it would delete the actors: accounts.test.ts checks who may",
 };
 
 /** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`, `/:id.:ext` too. */
