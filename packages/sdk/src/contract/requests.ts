@@ -128,6 +128,7 @@ export const createProjectForm = createProjectRequest.extend({ image: imagePart 
 export const updateProjectForm = updateProjectRequest.extend({ image: imagePart });
 export const createVibeForm = createVibeRequest.extend({ image: imagePart });
 export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
+export const avatarForm = z.object({ image: imagePart.unwrap() });
 /** The file part is last: when cutId precedes it, access is checked before any byte is stored. */
 export const uploadForm = uploadFields.extend({
   file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
@@ -185,4 +186,5 @@ export const FORM_SCHEMAS = {
   CreateVibeForm: createVibeForm,
   UpdateVibeForm: updateVibeForm,
   UploadForm: uploadForm,
+  AvatarForm: avatarForm,
 } as const;

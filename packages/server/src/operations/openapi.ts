@@ -254,7 +254,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'Stored like a project cover: counted in the caller\'s storage statistics (breakdown.images) and quota. avatarUrl ' +
         'becomes /uploads/avatars/<uuid>.<ext>, served to any signed-in user; the avatar it replaces is removed. Every ' +
         'project of the caller hears member.updated.',
-      requestBody: { required: true, content: multipart({ image: imagePart }, ['image']) },
+      requestBody: { required: true, content: multipart('AvatarForm') },
       responses: {
         '200': ok(ref('Me')),
         ...errors(400, 401, 413, 415, 507),
