@@ -7,6 +7,7 @@ import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
+import { ArchivesRoutes } from './archives/routes.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -69,6 +70,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   InvitationsRoutes,
   VibesRoutes,
   CutsRoutes,
+  ArchivesRoutes,
   StorageRoutes,
   FilesRoutes,
   SharesRoutes,

@@ -20,7 +20,7 @@ export interface StoredBytes {
 export type Disposition = 'inline' | 'attachment';
 
 /** File responses are never rendered as a document of this origin. */
-const FILE_CSP = "default-src 'none'; sandbox";
+export const FILE_CSP = "default-src 'none'; sandbox";
 
 /**
  * Answers a GET or HEAD for stored bytes: validators (ETag, Last-Modified, If-None-Match → 304), one byte
@@ -109,7 +109,7 @@ export function rangeOf(req: IncomingMessage, bytes: StoredBytes): { start: numb
 }
 
 /** `filename` for old clients (ASCII only), `filename*` (RFC 5987, UTF-8) with the real name. */
-function contentDisposition(disposition: Disposition, name: string): string {
+export function contentDisposition(disposition: Disposition, name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${disposition}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
