@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,7 +126,6 @@ describe('GET /api/cuts/:id/archive', () => {
     const kept = sampleBytes('wav', 2_000);
     await put(cutId, 'kept.wav', kept);
     const gone = await put(cutId, 'gone.wav', sampleBytes('wav', 3_000));
-    const { rm } = await import('node:fs/promises');
     await rm(`${server.dataDir}/files/${gone.id}.wav`);
     const outcome = await getRaw(`/api/cuts/${cutId}/archive`, owner.token).then(
       (response) => Number(response.headers['content-length']) === response.body.length,
