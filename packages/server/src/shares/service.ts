@@ -55,7 +55,7 @@ export class SharesService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(SharesRepository) private readonly repository: SharesRepository,
     @inject(FilesRepository) private readonly files: FilesRepository,
-    @inject(ArchivesRepository) private readonly cuts: ArchivesRepository,
+    @inject(ArchivesRepository) private readonly cutContents: ArchivesRepository,
     @inject(ArchivesService) private readonly archives: ArchivesService,
   ) {}
 
@@ -141,7 +141,7 @@ export class SharesService {
       if (file) return { kind: 'file', linkId: share.id, expiresAt: share.expiresAt, file };
     }
     if (share && 'cutId' in share) {
-      const cut = await this.cuts.cutContent(this.sql, share.cutId);
+      const cut = await this.cutContents.cutContent(this.sql, share.cutId);
       if (cut) return { kind: 'cut', linkId: share.id, expiresAt: share.expiresAt, cutId: share.cutId, ...cut };
     }
     throw notFound('Share link');
