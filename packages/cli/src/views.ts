@@ -14,11 +14,13 @@ import type {
   ReorderVibesResult,
   RevokeSharesResult,
   ShareLink,
+  ShareRecord,
   StorageBreakdown,
   StorageQuota,
   StorageStats,
   User,
 } from '@bandcollab/sdk';
+import type { DownloadReport } from './bulk-download.js';
 import type { UploadReport } from './bulk-upload.js';
 import { formatBytes, formatTime, type Output } from './render.js';
 
@@ -185,6 +187,36 @@ export function savedView(file: FileRecord, target: string): string {
   return `Saved ${file.name} to ${target} (${formatBytes(file.size)})`;
 }
 
+/** The summary line of `band file download --cut`. */
+export function downloadSummaryView(fileCount: number, report: DownloadReport): string {
+  const downloaded = fileCount - report.skipped - report.failures.length;
+  return (
+    `Downloaded ${downloaded} file${downloaded === 1 ? '' : 's'} (${formatBytes(report.downloadedBytes)}) to ${report.dir} in ${report.seconds.toFixed(1)} s; ` +
+    `${report.skipped} skipped (already there, same sha256); ${report.failures.length} failed`
+  );
+}
+
+export function savedArchiveView(cut: string, target: string, size: number): string {
+  return `Saved cut ${cut} to ${target} (${formatBytes(size)})`;
+}
+
+// ---- share links
+
+export function shareTable(out: Output, links: readonly ShareRecord[]): string {
+  return out.table(links, [
+    { header: 'ID', value: (l) => l.id },
+    { header: 'CREATED BY', value: (l) => l.createdBy.name },
+    { header: 'CREATED', value: (l) => formatTime(l.createdAt) },
+    { header: 'EXPIRES', value: (l) => (l.expiresAt ? formatTime(l.expiresAt) : 'never') },
+    { header: 'ACCESSES', value: (l) => String(l.accessCount) },
+    { header: 'LAST ACCESS', value: (l) => (l.lastAccessedAt ? formatTime(l.lastAccessedAt) : '-') },
+  ], 'No live links');
+}
+
+export function revokedLinkView(id: string): string {
+  return `Revoked link ${id}`;
+}
+
 export function publishedView(file: FileRecord): string {
   return `Published ${file.name} (${file.id})`;
 }
@@ -292,5 +324,7 @@ function describeEvent(event: ProjectEvent): string {
       return `deleted file ${event.data.fileId}`;
     case 'file.shared':
       return `shared file ${event.data.fileId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
+    case 'cut.shared':
+      return `shared cut ${event.data.cutId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
   }
 }

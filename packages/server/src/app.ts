@@ -8,6 +8,7 @@ import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
+import { ArchivesRoutes } from './archives/routes.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -71,6 +72,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   InvitationsRoutes,
   VibesRoutes,
   CutsRoutes,
+  ArchivesRoutes,
   StorageRoutes,
   FilesRoutes,
   SharesRoutes,

@@ -17,12 +17,15 @@ let fileId: string;
 let memberId: string;
 let invitationId: string;
 let avatarName: string;
+let shareId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   fx = await buildFixture(server);
   fileId = (await expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201)).id;
   memberId = await fx.newMember();
+  await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token }), 201);
+  shareId = (await expectStatus(fx.api.request('GET', `/api/files/${fileId}/shares`, { token: fx.actors.projectAdmin.token }), 200))[0].id;
   invitationId = (
     await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
   ).invitation.id;
@@ -52,7 +55,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'token') return 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;
@@ -177,10 +180,10 @@ describe('authentication failures', () => {
     }
   });
 
-  it('take the access_token cookie only on media reads (download, /uploads/*), never on other API routes', async () => {
+  it('take the access_token cookie only on media reads (download, archive, /uploads/*), never on other API routes', async () => {
     const cookie = `access_token=${fx.actors.projectAdmin.token}`;
     for (const { method, path } of protectedRoutes()) {
-      const media = method === 'GET' && (path.startsWith('/uploads/') || path.endsWith('/download'));
+      const media = method === 'GET' && (path.startsWith('/uploads/') || path.endsWith('/download') || path.endsWith('/archive'));
       const response = await fx.api.request(method, fill(path, realId), { headers: { cookie } });
       expect(response.status, `${method} ${path}`).toBe(media ? 200 : 401);
     }

@@ -152,6 +152,7 @@ export const shareLink = z.object({ token: z.string(), shareUrl: z.string().meta
 export const revokeSharesResult = z.object({ revoked: count });
 
 export const sharedFile = z.object({
+  kind: z.literal('file'),
   name: z.string(),
   type: fileType,
   size: count,
@@ -159,6 +160,39 @@ export const sharedFile = z.object({
   createdAt: timestamp,
   expiresAt: timestamp.nullable(),
   downloadUrl: z.string(),
+});
+
+/** A file of a shared cut, as the link shows it (no uploader, no project ids). */
+export const sharedCutFile = z.object({
+  id,
+  name: z.string(),
+  type: fileType,
+  size: count,
+  mimeType: z.string(),
+  audio: z.null().meta({ description: "The file's audio facts once audio analysis has run; null until then" }),
+  downloadUrl: z.string().meta({ description: 'The bytes as an attachment; without `?download=1` they play inline' }),
+  peaksUrl: z.string().nullable().meta({ description: 'The waveform, once analysed; null until then' }),
+});
+
+export const sharedCut = z.object({
+  kind: z.literal('cut'),
+  name: z.string(),
+  expiresAt: timestamp.nullable(),
+  archiveUrl: z.string().meta({ description: 'Every file as one ZIP' }),
+  files: z.array(sharedCutFile).meta({ description: "The cut's files when the link is opened, oldest first" }),
+});
+
+/** `GET /api/share/:token` with `Accept: application/json`: a file link or a cut link, told apart by `kind`. */
+export const sharedItem = z.discriminatedUnion('kind', [sharedFile, sharedCut]);
+
+/** A live link as its project's members see it: never its token. */
+export const shareRecord = z.object({
+  id,
+  createdAt: timestamp,
+  createdBy: userRef,
+  expiresAt: timestamp.nullable(),
+  lastAccessedAt: timestamp.nullable(),
+  accessCount: count.meta({ description: 'Page views and downloads; HEAD requests and range continuations of a download do not count' }),
 });
 
 export const sizeCount = z.object({ size: count, count });
@@ -214,6 +248,10 @@ export type FileRecord = z.output<typeof fileRecord>;
 export type ShareLink = z.output<typeof shareLink>;
 export type RevokeSharesResult = z.output<typeof revokeSharesResult>;
 export type SharedFile = z.output<typeof sharedFile>;
+export type SharedCutFile = z.output<typeof sharedCutFile>;
+export type SharedCut = z.output<typeof sharedCut>;
+export type SharedItem = z.output<typeof sharedItem>;
+export type ShareRecord = z.output<typeof shareRecord>;
 export type SizeCount = z.output<typeof sizeCount>;
 export type StorageBreakdown = z.output<typeof storageBreakdown>;
 export type SiteStorage = z.output<typeof siteStorage>;
@@ -245,6 +283,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('file.uploaded', { file: fileRecord }),
   event('file.deleted', { fileId: id, cutId: id }),
   event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
+  event('cut.shared', { cutId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
 ]);
 
 export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });
@@ -282,6 +321,10 @@ export const RECORD_SCHEMAS = {
   ShareLink: shareLink,
   RevokeSharesResult: revokeSharesResult,
   SharedFile: sharedFile,
+  SharedCutFile: sharedCutFile,
+  SharedCut: sharedCut,
+  SharedItem: sharedItem,
+  ShareRecord: shareRecord,
   SizeCount: sizeCount,
   StorageBreakdown: storageBreakdown,
   StorageQuota: storageQuota,

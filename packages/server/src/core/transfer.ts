@@ -23,7 +23,7 @@ export interface StoredBytes {
 export type Disposition = 'inline' | 'attachment';
 
 /** File responses are never rendered as a document of this origin. */
-const FILE_CSP = "default-src 'none'; sandbox";
+export const FILE_CSP = "default-src 'none'; sandbox";
 
 /**
  * Answers a GET or HEAD for stored bytes: validators (ETag, Last-Modified; If-None-Match or
@@ -118,7 +118,7 @@ function clampSuffixes(header: string, size: number): string {
  * some of them mangle. `filename*` (RFC 8187, UTF-8, encoded by content-disposition) with the real name. Both
  * always, as the API says.
  */
-function contentDisposition(disposition: Disposition, name: string): string {
+export function contentDisposition(disposition: Disposition, name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\%]/gu, '_');
   return `${disposition}; filename="${fallback}"; filename*=${encodeExtended(name)}`;
 }

@@ -107,6 +107,34 @@ const byteResponses = (disposition: string) => ({
   },
 });
 const sharedBytes = byteResponses('inline; filename="…"; filename*=UTF-8\'\'…, or attachment with ?download=1');
+/** A cut's files as one stored ZIP. */
+const archiveBytes = {
+  description: 'A stored (uncompressed) ZIP, written as it is sent; ZIP64 past 4 GiB or 65,535 entries',
+  headers: {
+    'Content-Length': { schema: { type: 'integer' }, description: 'Exact, computed before the first byte' },
+    'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="<cut name>.zip"; filename*=UTF-8\'\'…' },
+    'Accept-Ranges': { schema: { type: 'string', const: 'none' } },
+    'X-Content-Type-Options': { schema: { type: 'string', const: 'nosniff' } },
+    'Content-Security-Policy': { schema: { type: 'string', const: "default-src 'none'; sandbox" } },
+  },
+  content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+};
+const ARCHIVE_ENTRIES =
+  "Entries are the cut's files in upload order, named `<display name>.<ext>` as downloads are; repeated names get ` (2)`, ` (3)`… " +
+  '(compared case-insensitively), and a slash in a name becomes `_`. A cut without files is an empty ZIP (22 bytes). ' +
+  'No ranges: a broken download starts again.';
+const ACCESS_COUNTING =
+  "Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. " +
+  'Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and ' +
+  'what a browser loads into the page\'s players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.';
+const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
+const shareList = (what: string) => ({
+  tags: ['shares'],
+  security: bearer,
+  summary: `The live links of the ${what} (never their tokens), oldest first`,
+  description: 'Expired and revoked links are not listed. ' + ACCESS_COUNTING,
+  responses: { '200': ok({ type: 'array', items: ref('ShareRecord') }), ...errors(401, 404) },
+});
 
 /** Named schemas as `components.schemas` entries, generated from the contract; references between them become `$ref`s. */
 function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Schema> {
@@ -594,6 +622,63 @@ const paths: Record<string, Record<string, unknown>> = {
       },
     },
   },
+  '/api/cuts/{id}/archive': {
+    parameters: [idParam('id', 'Cut id')],
+    get: {
+      tags: ['cuts'],
+      security: mediaAuth,
+      summary: "Every file of the cut as one ZIP (also HEAD), streamed from the stored files",
+      description: ARCHIVE_ENTRIES,
+      responses: { '200': archiveBytes, ...errors(401, 404) },
+    },
+  },
+  '/api/cuts/{id}/share': {
+    parameters: [idParam('id', 'Cut id')],
+    post: {
+      tags: ['shares'],
+      security: bearer,
+      summary: "Make a new share link of the cut (each call makes another); event cut.shared",
+      description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP.",
+      requestBody: { required: false, ...json(ref('ShareRequest')) },
+      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
+    },
+    delete: {
+      tags: ['shares'],
+      security: bearer,
+      summary: "Revoke every link of the cut (a project ADMIN, or a member when every link is their own)",
+      responses: { '200': ok(ref('RevokeSharesResult')), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/cuts/{id}/shares': { parameters: [idParam('id', 'Cut id')], get: shareList('cut') },
+  '/api/files/{id}/shares': { parameters: [idParam('id', 'File id')], get: shareList('file') },
+  '/api/shares/{id}': {
+    parameters: [idParam('id', 'Share link id (from the lists)')],
+    delete: {
+      tags: ['shares'],
+      security: bearer,
+      summary: "Revoke one link: its creator, the uploader of the file it shares, or a project ADMIN",
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/share/{token}/files/{fileId}': {
+    parameters: [tokenParam, idParam('fileId', 'A file of the shared cut')],
+    get: {
+      tags: ['shares'],
+      summary: 'A file of a shared cut, no authentication (also HEAD): the bytes inline, or an attachment with ?download=1',
+      description: 'Ranges and ETag as the download endpoint. A file of another cut, or a file link: 404. ' + ACCESS_COUNTING,
+      parameters: [{ name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } }],
+      responses: { ...sharedBytes, '404': problem('NOT_FOUND') },
+    },
+  },
+  '/api/share/{token}/archive': {
+    parameters: [tokenParam],
+    get: {
+      tags: ['shares'],
+      summary: 'Every file of a shared cut as one ZIP, no authentication (also HEAD)',
+      description: ARCHIVE_ENTRIES + ' A file link: 404. ' + ACCESS_COUNTING,
+      responses: { '200': archiveBytes, '404': problem('NOT_FOUND') },
+    },
+  },
   '/api/files/upload': {
     post: {
       tags: ['files'],
@@ -666,15 +751,18 @@ const paths: Record<string, Record<string, unknown>> = {
     parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
     get: {
       tags: ['shares'],
-      summary: 'A shared file, no authentication: JSON metadata when Accept names application/json, else the bytes (also HEAD)',
-      description: 'The bytes are inline, or an attachment with ?download=1; ranges and ETag as the download endpoint. Unknown, revoked, expired links and links of deleted files: 404, all alike.',
+      summary: 'A shared file or cut, no authentication: JSON when Accept names application/json, else the bytes (also HEAD)',
+      description:
+        'JSON: SharedFile (kind "file") or SharedCut (kind "cut"). Otherwise a file link answers the bytes, inline or as an ' +
+        'attachment with ?download=1, ranges and ETag as the download endpoint; a cut link answers its ZIP. Unknown, revoked, ' +
+        'expired links and links of deleted files or cuts: 404, all alike. ' + ACCESS_COUNTING,
       parameters: [{ name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } }],
       responses: {
         ...sharedBytes,
         '200': {
           ...sharedBytes['200'],
-          description: 'SharedFile as JSON when Accept names application/json, else the bytes',
-          content: { ...json(ref('SharedFile')).content, ...sharedBytes['200'].content },
+          description: 'SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)',
+          content: { ...json(ref('SharedItem')).content, ...sharedBytes['200'].content, ...archiveBytes.content },
         },
         '404': problem('NOT_FOUND'),
       },
@@ -685,6 +773,7 @@ const paths: Record<string, Record<string, unknown>> = {
     get: {
       tags: ['shares'],
       summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
+      description: "A cut link's page lists the cut's files, each with a player (audio) and a download, and a Download all button (the ZIP). " + ACCESS_COUNTING,
       responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
     },
   },
