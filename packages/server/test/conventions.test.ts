@@ -16,6 +16,7 @@ let fx: Fixture;
 let fileId: string;
 let memberId: string;
 let invitationId: string;
+let tokenId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -25,6 +26,9 @@ beforeAll(async () => {
   invitationId = (
     await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
   ).invitation.id;
+  tokenId = (
+    await expectStatus(fx.api.request('POST', '/api/tokens', { token: fx.actors.projectAdmin.token, json: { name: 'Listed', scope: 'read', expiresIn: 3600 } }), 201)
+  ).id;
 });
 afterAll(() => server?.close());
 
@@ -47,7 +51,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'invitationId') return invitationId;
   if (param === 'token') return 'unknown-token';
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, tokens: tokenId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;

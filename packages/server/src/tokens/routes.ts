@@ -14,17 +14,18 @@ export class TokensRoutes implements Feature {
     @inject(TokensService) private readonly tokens: TokensService,
   ) {}
 
+  /** GET before POST: a HEAD is answered only where a path's first route is a GET. */
   register(app: App): void {
+    app.get('/api/tokens', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.tokens.list(principal));
+    });
+
     app.post('/api/tokens', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const input = await jsonBody(req, res, createTokenRequest);
       const created = await this.tokens.create(principal, input);
       sendCreated(res, '/api/tokens', created);
-    });
-
-    app.get('/api/tokens', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.tokens.list(principal));
     });
 
     app.delete('/api/tokens/:id', async (req, res) => {
