@@ -30,9 +30,12 @@ describe('client.tokens and new BandClient({ token })', () => {
     const { dispatcher, requests } = recordingDispatcher();
     const ci = new BandClient({ baseUrl: server.url, token, dispatcher, onTokens: (pair) => void pairs.push(pair) });
     expect((await ci.auth.me()).id).toBe(user.id);
+    const current = await ci.tokens.current();
+    expect(current).toEqual({ me: expect.objectContaining({ id: user.id }), token: { scope: 'write', expiresAt: expect.any(String), projectIds: null } });
+    expect((await owner.tokens.current()).token).toBeNull();
     expect((await ci.projects.list()).map((p) => p.id)).toEqual([project.id]);
     const hellos: HelloMessage[] = [];
-    const subscription = ci.events.subscribe({ onHello: (hello) => void hellos.push(hello) });
+    const subscription = ci.events.subscribe({ onEvent: () => undefined, onHello: (hello) => void hellos.push(hello) });
     try {
       await eventually(async () => hellos.length > 0);
       expect(hellos[0]!.projectIds).toEqual([project.id]);

@@ -144,11 +144,22 @@ describe('authenticating with a token', () => {
     expect((await wellFormed).status).toBe(200);
   });
 
-  it('acts as its owner: GET /api/auth/me answers the owner', async () => {
+  it("acts as its owner: GET /api/auth/me answers the owner, and the token's scope, expiry and projects in headers", async () => {
     const owner = await api.register({ name: 'Token Owner' });
-    const { token } = await createToken(owner, { scope: 'read' });
-    const me = await expectStatus(api.request('GET', '/api/auth/me', { token }), 200);
-    expect(me).toMatchObject({ id: owner.user.id, name: 'Token Owner' });
+    const project = await seedProject(api, owner.accessToken);
+    const { token, expiresAt } = await createToken(owner, { scope: 'read' });
+    const me = await api.request('GET', '/api/auth/me', { token });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ id: owner.user.id, name: 'Token Owner' });
+    expect(me.headers.get('band-token-scope')).toBe('read');
+    expect(me.headers.get('band-token-expires')).toBe(expiresAt);
+    expect(me.headers.get('band-token-projects')).toBeNull();
+    const limited = await createToken(owner, { projectIds: [project.id] });
+    const limitedMe = await api.request('GET', '/api/auth/me', { token: limited.token });
+    expect(limitedMe.headers.get('band-token-scope')).toBe('write');
+    expect(limitedMe.headers.get('band-token-projects')).toBe(project.id);
+    const bySession = await api.request('GET', '/api/auth/me', { token: owner.accessToken });
+    expect(bySession.headers.get('band-token-scope')).toBeNull();
   });
 
   it('is refused on /api/auth/* (except GET me) and /api/tokens with 403 INSUFFICIENT_SCOPE', async () => {

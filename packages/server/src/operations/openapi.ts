@@ -223,7 +223,22 @@ const paths: Record<string, Record<string, unknown>> = {
     },
   },
   '/api/auth/me': {
-    get: { tags: ['auth'], security: bearer, summary: 'The caller (also with a personal access token: its owner)', responses: { '200': ok(ref('Me')), ...errors(401) } },
+    get: {
+      tags: ['auth'],
+      security: bearer,
+      summary: 'The caller (also with a personal access token: its owner)',
+      responses: {
+        '200': {
+          ...ok(ref('Me')),
+          headers: {
+            'Band-Token-Scope': { schema: { type: 'string', enum: ['read', 'write'] }, description: 'Only with a personal access token: its scope' },
+            'Band-Token-Expires': { schema: { type: 'string', format: 'date-time' }, description: 'Only with a personal access token: when it expires' },
+            'Band-Token-Projects': { schema: { type: 'string' }, description: 'Only with a personal access token limited to projects: their ids, comma-separated' },
+          },
+        },
+        ...errors(401),
+      },
+    },
   },
   '/api/tokens': {
     post: {
