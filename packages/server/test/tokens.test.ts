@@ -258,7 +258,8 @@ describe('authenticating with a token', () => {
     expect(first).toBeInstanceOf(Date);
     for (let i = 0; i < 3; i += 1) await expectStatus(api.request('GET', '/api/projects', { token }), 200);
     expect(await lastUsed()).toEqual(first);
-    // A minute later (moved back in the database), the next use is recorded.
+    // A minute later (the server's clock moved on, the recorded use moved back), the next use is recorded.
+    server.clock.advance(61);
     await server.sql`update personal_access_tokens set last_used_at = last_used_at - interval '61 seconds' where id = ${id}`;
     const movedBack = await lastUsed();
     await expectStatus(api.request('GET', '/api/projects', { token }), 200);

@@ -1,12 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import type { Clock } from './clock.js';
-import { CLOCK } from './di.js';
 import { DomainError, unauthenticated } from './errors.js';
 import { cookies } from './http.js';
 import { isValidPersonalAccessToken, looksLikePersonalAccessToken } from './personal-access-tokens.js';
-import { PersonalAccessTokensRepository } from './personal-access-tokens-repository.js';
+import { PersonalAccessTokenCache } from './personal-access-token-cache.js';
 import { SessionCache } from './session-cache.js';
 import type { Principal, TokenGrant, TokenPrincipal } from './sessions-repository.js';
 import { AccessTokens, hashToken } from './tokens.js';
@@ -16,17 +14,13 @@ export type { Principal, TokenGrant, TokenPrincipal };
 export const ACCESS_COOKIE = 'access_token';
 export const REFRESH_COOKIE = 'refresh_token';
 
-/** How often a token's `lastUsedAt` is written at most. */
-const LAST_USED_RESOLUTION_MS = 60_000;
-
 /** Decides who a request is: every authenticated route calls `authenticate` and nothing else. */
 @injectable()
 export class AuthGuard {
   constructor(
     @inject(AccessTokens) private readonly tokens: AccessTokens,
     @inject(SessionCache) private readonly sessions: SessionCache,
-    @inject(PersonalAccessTokensRepository) private readonly personalTokens: PersonalAccessTokensRepository,
-    @inject(CLOCK) private readonly clock: Clock,
+    @inject(PersonalAccessTokenCache) private readonly personalTokens: PersonalAccessTokenCache,
   ) {}
 
   /**
@@ -49,14 +43,10 @@ export class AuthGuard {
 
   private async personalAccessToken(req: IncomingMessage, token: string): Promise<TokenPrincipal> {
     if (!isValidPersonalAccessToken(token)) throw unauthenticated('The personal access token is malformed');
-    const found = await this.personalTokens.findActive(hashToken(token));
-    if (!found) throw unauthenticated('The personal access token is unknown, revoked or expired');
-    const { principal, lastUsedAt } = found;
+    const principal = await this.personalTokens.principal(hashToken(token));
+    if (!principal) throw unauthenticated('The personal access token is unknown, revoked or expired');
     if (principal.token.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
       throw insufficientScope('A read token can only read (GET, HEAD and the events stream)');
-    }
-    if (lastUsedAt === null || this.clock.now() - lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
-      await this.personalTokens.touch(principal.token.tokenId);
     }
     return principal;
   }

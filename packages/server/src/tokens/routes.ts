@@ -14,6 +14,14 @@ export class TokensRoutes implements Feature {
     @inject(TokensService) private readonly tokens: TokensService,
   ) {}
 
+  async start(): Promise<void> {
+    await this.tokens.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.tokens.stop();
+  }
+
   /** GET before POST: a HEAD is answered only where a path's first route is a GET. */
   register(app: App): void {
     app.get('/api/tokens', async (req, res) => {

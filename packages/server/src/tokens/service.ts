@@ -2,6 +2,7 @@ import type { CreatedPersonalAccessToken, PersonalAccessToken, TokenScope } from
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import { notFound } from '../core/errors.js';
+import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { generatePersonalAccessToken, tokenHint } from '../core/personal-access-tokens.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { hashToken } from '../core/tokens.js';
@@ -24,7 +25,17 @@ export class TokensService {
   constructor(
     @inject(TokensRepository) private readonly tokens: TokensRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(PersonalAccessTokenCache) private readonly cache: PersonalAccessTokenCache,
   ) {}
+
+  /** The cache of token principals listens for revocations while the server runs. */
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  stop(): Promise<void> {
+    return this.cache.stop();
+  }
 
   /** The token itself is in this answer only; its sha256 is what is stored. Each project must be the caller's (else 404). */
   async create(principal: Principal, input: TokenRequest): Promise<CreatedPersonalAccessToken> {
@@ -46,8 +57,9 @@ export class TokensService {
     return this.tokens.listLive(principal.userId);
   }
 
-  /** The owner's only; it stops working at once, on every instance (the lookup is not cached). */
+  /** The owner's only; it stops working at once here, and on other instances when the notice reaches them. */
   async delete(principal: Principal, id: string): Promise<void> {
     if (!(await this.tokens.delete(principal.userId, id))) throw notFound('Token');
+    this.cache.forget(id);
   }
 }
