@@ -3,11 +3,14 @@
 // (printable, styles, tables).
 import type {
   AcceptedInvitation,
+  CreatedPersonalAccessToken,
+  CurrentToken,
   FileRecord,
   InvitationView,
   InviteResult,
   Me,
   Member,
+  PersonalAccessToken,
   Project,
   ProjectDetail,
   ProjectEvent,
@@ -241,12 +244,59 @@ export function loggedOutView(wasLoggedIn: boolean, apiUrl: string): string {
   return wasLoggedIn ? `Logged out of ${apiUrl}` : `Not logged in to ${apiUrl}`;
 }
 
-export function statusView(me: Me, where: { apiUrl: string; profile: string; credentials: string }): string {
-  return [
+export function statusView(
+  me: Me,
+  where: { apiUrl: string; profile: string; credentials: string },
+  token: { token: CurrentToken; projectNames: ReadonlyMap<string, string> } | null = null,
+): string {
+  const lines = [
     `Logged in to ${where.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
     `Profile:     ${where.profile}`,
     `Credentials: ${where.credentials}`,
-  ].join('\n');
+  ];
+  if (token) {
+    lines.push(
+      `Token:       a personal access token, scope ${token.token.scope}, expires ${formatTime(token.token.expiresAt)}`,
+      `Projects:    ${tokenProjects(token.token.projectIds, token.projectNames)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---- personal access tokens
+
+/** "all yours", or the names of the projects a token is limited to (ids of projects no longer yours). */
+function tokenProjects(projectIds: readonly string[] | null, names: ReadonlyMap<string, string>): string {
+  return projectIds === null ? 'all yours' : projectIds.map((id) => names.get(id) ?? id).join(', ');
+}
+
+/** Said on stderr after the token itself went to stdout. */
+export function createdTokenView(token: CreatedPersonalAccessToken): string {
+  const limit = token.projectIds === null ? 'all your projects' : `${token.projectIds.length} project${token.projectIds.length === 1 ? '' : 's'}`;
+  return (
+    `Created token ${token.name} (${token.scope}, ${limit}, expires ${formatTime(token.expiresAt)}). ` +
+    'It is not shown again: store it as a secret and use it as BAND_TOKEN.'
+  );
+}
+
+export function tokenTable(out: Output, tokens: readonly PersonalAccessToken[], projectNames: ReadonlyMap<string, string>): string {
+  return out.table(
+    tokens,
+    [
+      { header: 'NAME', value: (t) => t.name },
+      { header: 'HINT', value: (t) => t.tokenHint },
+      { header: 'SCOPE', value: (t) => t.scope },
+      { header: 'PROJECTS', value: (t) => tokenProjects(t.projectIds, projectNames) },
+      { header: 'EXPIRES', value: (t) => formatTime(t.expiresAt) },
+      { header: 'LAST USED', value: (t) => (t.lastUsedAt === null ? 'never' : formatTime(t.lastUsedAt)) },
+      { header: 'ID', value: (t) => t.id },
+    ],
+    'No tokens: band token create <name> --expires 90d',
+  );
+}
+
+export function revokedTokenView(token: PersonalAccessToken): string {
+  return `Revoked token ${token.name} (${token.tokenHint})`;
 }
 
 /** Where to sign in when band cannot open a browser itself. */

@@ -301,6 +301,7 @@ describe('band completion and help', () => {
       cut: ['create', 'rename', 'move', 'delete'],
       file: ['upload', 'list', 'info', 'download', 'share', 'unshare', 'delete'],
       storage: [],
+      token: ['create', 'list', 'revoke'],
       publish: [],
       completion: [],
     };

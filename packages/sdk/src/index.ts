@@ -15,4 +15,5 @@ export { VibesResource } from './resources/vibes.js';
 export { CutsResource } from './resources/cuts.js';
 export { FilesResource } from './resources/files.js';
 export { SharesResource } from './resources/shares.js';
+export { TokensResource, type CurrentToken } from './resources/tokens.js';
 export { EventsResource, type SubscribeOptions, type Subscription } from './resources/events.js';

@@ -34,7 +34,7 @@ describe('auth: the caller\'s account', () => {
   it('deleteAccount deletes the account and forgets the tokens', async () => {
     const { client, user } = await registeredClient(server.url);
     expect(await client.auth.deleteAccount({ password: PASSWORD })).toEqual({ id: user.id, deleted: true });
-    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+    expect(client.sessionTokens).toEqual({ accessToken: undefined, refreshToken: undefined });
     const login = new BandClient({ baseUrl: server.url });
     const refused = await login.auth.login({ email: user.email, password: PASSWORD }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 401, code: 'INVALID_CREDENTIALS' });

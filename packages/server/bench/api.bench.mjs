@@ -7,6 +7,9 @@
 // per request is printed beside them (bandcollab's own process, and its PostgreSQL processes separately).
 // A third server shows the floor of the endpoint (api-bare-query-server.mjs): bare tinyhttp running the same
 // query through postgres.js against the same database and sending the same JSON, nothing else.
+// Then the same requests with a personal access token (bcp_…) instead of the session's access token: a
+// token costs one indexed lookup per request where a session is usually answered from memory, so their
+// throughput, latency and CPU (ours and PostgreSQL's) per request are printed side by side.
 // BENCH_API_SECONDS and BENCH_API_CONNECTIONS change the run.
 import { once } from 'node:events';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -49,6 +52,10 @@ try {
   const bare = await measured([hello.process.pid], () => load(hello.url, {}, SECONDS));
   const floor = await measured([query.process.pid], () => load(query.url, {}, SECONDS), bandcollab.process.pid);
 
+  const { token } = await call(bandcollab.url, 'POST', '/api/tokens', auth.accessToken, { name: 'bench', scope: 'read', expiresIn: 3600 });
+  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, 1);
+  const byToken = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, SECONDS));
+
   const ratio = ours.requestsPerSecond / bare.requestsPerSecond;
   report('api GET /api/projects', {
     projects: PROJECTS,
@@ -73,6 +80,24 @@ try {
     bareHelloErrors: bare.errors,
     target: `ratio >= ${TARGETS.ratio}, p99 < ${TARGETS.p99Ms} ms, no errors`,
     met: ratio >= TARGETS.ratio && ours.p99 < TARGETS.p99Ms && ours.errors === 0,
+  });
+  const perRequest = (run) => (run.cpu[0] + run.descendantsCpu) / run.requests;
+  report('api GET /api/projects: personal access token vs session', {
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    sessionRps: Math.round(ours.requestsPerSecond),
+    tokenRps: Math.round(byToken.requestsPerSecond),
+    tokenToSessionRatio: round(byToken.requestsPerSecond / ours.requestsPerSecond),
+    sessionP50Ms: round(ours.p50),
+    sessionP99Ms: round(ours.p99),
+    tokenP50Ms: round(byToken.p50),
+    tokenP99Ms: round(byToken.p99),
+    sessionCpuMsPerRequest: round3(perRequest(ours)),
+    tokenCpuMsPerRequest: round3(perRequest(byToken)),
+    tokenPostgresCpuMsPerRequest: round3(byToken.descendantsCpu / byToken.requests),
+    tokenErrors: byToken.errors,
+    target: 'token CPU per request (ours + PostgreSQL) at most the session\'s, no errors',
+    met: perRequest(byToken) <= perRequest(ours) && byToken.errors === 0,
   });
 } finally {
   for (const server of servers) {

@@ -14,6 +14,7 @@ import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
+import { insufficientScope, refusesPersonalAccessTokens } from './core/auth-guard.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
@@ -33,6 +34,7 @@ import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
+import { TokensRoutes } from './tokens/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
@@ -75,6 +77,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   ArchivesRoutes,
   StorageRoutes,
   FilesRoutes,
+  TokensRoutes,
   SharesRoutes,
   EventsRoutes,
 ];
@@ -202,6 +205,10 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     // /api/auth/logout would log out): only a GET route may answer it.
     if (req.method === 'HEAD' && firstRouteOf(app, req.url)?.method !== 'GET') {
       sendProblem(req, res, noRoute(req));
+      return;
+    }
+    if (refusesPersonalAccessTokens(req)) {
+      sendProblem(req, res, insufficientScope('A personal access token cannot sign in, change its owner’s sign-in or manage tokens'));
       return;
     }
     next?.();

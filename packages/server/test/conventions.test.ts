@@ -18,6 +18,7 @@ let memberId: string;
 let invitationId: string;
 let avatarName: string;
 let shareId: string;
+let tokenId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -32,6 +33,9 @@ beforeAll(async () => {
   const avatar = new FormData();
   avatar.append('image', new Blob([new Uint8Array(PNG_BYTES)]), 'avatar.png');
   avatarName = (await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: fx.actors.member.token, body: avatar }), 200)).avatarUrl.split('/').pop();
+  tokenId = (
+    await expectStatus(fx.api.request('POST', '/api/tokens', { token: fx.actors.projectAdmin.token, json: { name: 'Listed', scope: 'read', expiresIn: 3600 } }), 201)
+  ).id;
 });
 afterAll(() => server?.close());
 
@@ -55,7 +59,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'token') return 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;

@@ -119,9 +119,14 @@ export function register(auth: Command, io: Io): void {
       .description('who you are, on which server, and where the credentials are kept')
       .action(
         run(async (ctx) => {
-          const me = await (await ctx.signedIn()).auth.me();
+          const client = await ctx.signedIn();
+          const { me, token } = await client.tokens.current();
           const location = await credentialLocation(ctx);
-          ctx.out.record(me, () => statusView(me, { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location }));
+          const where = { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location };
+          if (!token) return ctx.out.record(me, () => statusView(me, where));
+          // The projects a token reaches are all it lists: their names, for the ids it is limited to.
+          const projectNames = new Map((await client.projects.list()).map((p) => [p.id, p.name]));
+          ctx.out.record({ ...me, token }, () => statusView(me, where, { token, projectNames }));
         }),
       ),
     'band auth status',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { roleSchema } from './fields.js';
+import { roleSchema, tokenScopeSchema } from './fields.js';
 
 // The records the API answers with. They describe what the server sends (the OpenAPI document is generated
 // from them with `io: 'output'`); clients do not validate answers with them.
@@ -19,6 +19,7 @@ export const errorCode = z.enum([
   'INVALID_CREDENTIALS',
   'INVALID_REFRESH_TOKEN',
   'FORBIDDEN',
+  'INSUFFICIENT_SCOPE',
   'NOT_FOUND',
   'IDP_DISABLED',
   'EMAIL_TAKEN',
@@ -66,6 +67,22 @@ export const me = user.extend({
 export const tokenPair = z.object({ accessToken: z.string(), refreshToken: z.string(), expiresIn: count.meta({ examples: [900] }) });
 export const authResult = tokenPair.extend({ user });
 export const okResult = z.object({ ok: z.literal(true) });
+
+// ---- personal access tokens (§11)
+
+export const personalAccessToken = z.object({
+  id,
+  name: z.string(),
+  scope: tokenScopeSchema,
+  projectIds: z.array(id).nullable().meta({ description: "null: every project of its owner; otherwise only these" }),
+  tokenHint: z.string().meta({ description: 'bcp_ and the last 4 characters of the token', examples: ['bcp_x7Qa'] }),
+  createdAt: timestamp,
+  expiresAt: timestamp,
+  lastUsedAt: timestamp.nullable().meta({ description: 'Updated at most once a minute' }),
+});
+export const createdPersonalAccessToken = personalAccessToken.extend({
+  token: z.string().meta({ description: 'The token itself (bcp_ + 36 characters); shown only in this answer' }),
+});
 
 // ---- projects, members, invitations (§4)
 
@@ -215,6 +232,7 @@ export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), v
 
 
 export type Role = z.output<typeof roleSchema>;
+export type TokenScope = z.output<typeof tokenScopeSchema>;
 export type ErrorCode = z.output<typeof errorCode>;
 export type FieldError = z.output<typeof fieldError>;
 export type Problem = z.output<typeof problem>;
@@ -228,6 +246,8 @@ export type LogoutResult = z.output<typeof okResult>;
 export type IdpLinkResult = z.output<typeof okResult>;
 /** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
 export type PasswordChangeResult = z.output<typeof okResult>;
+export type PersonalAccessToken = z.output<typeof personalAccessToken>;
+export type CreatedPersonalAccessToken = z.output<typeof createdPersonalAccessToken>;
 export type UserRef = z.output<typeof userRef>;
 export type Project = z.output<typeof project>;
 export type UpdatedProject = z.output<typeof updatedProject>;
@@ -303,6 +323,8 @@ export const RECORD_SCHEMAS = {
   TokenPair: tokenPair,
   AuthResult: authResult,
   OkResult: okResult,
+  PersonalAccessToken: personalAccessToken,
+  CreatedPersonalAccessToken: createdPersonalAccessToken,
   UserRef: userRef,
   Project: project,
   UpdatedProject: updatedProject,

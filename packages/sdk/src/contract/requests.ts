@@ -6,6 +6,7 @@ import {
   nameSchema,
   optionalDescription,
   roleSchema,
+  tokenScopeSchema,
   uuidSchema,
 } from './fields.js';
 
@@ -58,6 +59,26 @@ export const idpExchangeRequest = z.object({
     .meta({ format: 'uri' }),
   // Optional so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
   codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
+});
+
+// ---- personal access tokens (§11)
+
+export const createTokenRequest = z.object({
+  name: nameSchema,
+  scope: tokenScopeSchema,
+  projectIds: z
+    .array(uuidSchema, { error: 'must be an array of project ids' })
+    .min(1, 'must not be empty (leave it out for every project)')
+    .max(100, 'must be at most 100 projects')
+    .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an id')
+    .optional()
+    .meta({ description: 'Left out: every project of the owner. Each must be a project the caller is a member of (else 404)' }),
+  expiresIn: z
+    .number({ error: 'must be a whole number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(3600, 'must be at least 3600 seconds (1 hour)')
+    .max(31_622_400, 'must be at most 31,622,400 seconds (366 days)')
+    .meta({ description: 'Seconds until the token expires: required, tokens always expire' }),
 });
 
 // ---- projects, members, invitations (§4)
@@ -143,6 +164,7 @@ export type IdpExchangeRequest = z.input<typeof idpExchangeRequest>;
 export type UpdateMeRequest = z.input<typeof updateMeRequest>;
 export type ChangePasswordRequest = z.input<typeof changePasswordRequest>;
 export type DeleteAccountRequest = z.input<typeof deleteAccountRequest>;
+export type CreateTokenRequest = z.input<typeof createTokenRequest>;
 export type CreateProjectRequest = z.input<typeof createProjectRequest>;
 export type UpdateProjectRequest = z.input<typeof updateProjectRequest>;
 export type UpdateMemberRequest = z.input<typeof updateMemberRequest>;
@@ -166,6 +188,7 @@ export const REQUEST_SCHEMAS = {
   UpdateMeRequest: updateMeRequest,
   ChangePasswordRequest: changePasswordRequest,
   DeleteAccountRequest: deleteAccountRequest,
+  CreateTokenRequest: createTokenRequest,
   CreateProjectRequest: createProjectRequest,
   UpdateProjectRequest: updateProjectRequest,
   UpdateMemberRequest: updateMemberRequest,

@@ -243,7 +243,22 @@ const paths: Record<string, Record<string, unknown>> = {
     },
   },
   '/api/auth/me': {
-    get: { tags: ['auth'], security: bearer, summary: 'The caller', responses: { '200': ok(ref('Me')), ...errors(401) } },
+    get: {
+      tags: ['auth'],
+      security: bearer,
+      summary: 'The caller (also with a personal access token: its owner)',
+      responses: {
+        '200': {
+          ...ok(ref('Me')),
+          headers: {
+            'Band-Token-Scope': { schema: { type: 'string', enum: ['read', 'write'] }, description: 'Only with a personal access token: its scope' },
+            'Band-Token-Expires': { schema: { type: 'string', format: 'date-time' }, description: 'Only with a personal access token: when it expires' },
+            'Band-Token-Projects': { schema: { type: 'string' }, description: 'Only with a personal access token limited to projects: their ids, comma-separated' },
+          },
+        },
+        ...errors(401),
+      },
+    },
     put: {
       tags: ['account'],
       security: bearer,
@@ -303,7 +318,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         '`currentPassword` is required unless the account has no password yet (created through the identity provider: this ' +
         'sets its first). Every other session of the account ends at once (its access and refresh tokens, its WebSocket ' +
-        'connections), as do its personal access tokens; the caller\'s session stays. The one endpoint an account with a ' +
+        'connections); the caller\'s session stays, and personal access tokens (not sessions) keep working. The one endpoint an account with a ' +
         'one-time password (the reset-password server command) may call: until then every other answers 403 ' +
         'PASSWORD_CHANGE_REQUIRED.',
       requestBody: { required: true, ...json(ref('ChangePasswordRequest')) },
@@ -314,6 +329,39 @@ const paths: Record<string, Record<string, unknown>> = {
         '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
         '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
+    },
+  },
+  '/api/tokens': {
+    post: {
+      tags: ['tokens'],
+      security: bearer,
+      summary: 'Create a personal access token (with a session only)',
+      description:
+        'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is ' +
+        'used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown ' +
+        'only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all ' +
+        'its owner may do. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it ' +
+        '(404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants ' +
+        'more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked ' +
+        'or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) ' +
+        'nor /api/tokens: 403 INSUFFICIENT_SCOPE.',
+      requestBody: { required: true, ...json(ref('CreateTokenRequest')) },
+      responses: { '201': created(ref('CreatedPersonalAccessToken')), ...errors(400, 401, 403, 404, 413, 415) },
+    },
+    get: {
+      tags: ['tokens'],
+      security: bearer,
+      summary: "The caller's live personal access tokens, newest first (with a session only)",
+      responses: { '200': ok({ type: 'array', items: ref('PersonalAccessToken') }), ...errors(401, 403) },
+    },
+  },
+  '/api/tokens/{id}': {
+    parameters: [idParam('id', 'Token id')],
+    delete: {
+      tags: ['tokens'],
+      security: bearer,
+      summary: 'Revoke one of your personal access tokens (with a session only): it stops working at once',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
     },
   },
   '/api/auth/idp': {
@@ -819,7 +867,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); ' +
         'requests without Origin (non-browser clients) are allowed. The server pings every EVENTS_HEARTBEAT_SECONDS (30) and ' +
         'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
-        'lifetime; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
+        'lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
         '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
         'backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake".',
       responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(400, 401, 403) },
@@ -842,6 +890,8 @@ export const openApiDocument = {
       'unreachable. HEAD is answered on GET routes only. ' +
       'An account whose password an admin reset (the reset-password server command) gets 403 PASSWORD_CHANGE_REQUIRED from ' +
       'every authenticated endpoint but POST /api/auth/password until it sets a new one. ' +
+      'A personal access token (bcp_…, see POST /api/tokens) used beyond its scope gets 403 INSUFFICIENT_SCOPE on any ' +
+      'endpoint: a read token on anything but GET and HEAD, any token on /api/auth/* (except GET /api/auth/me) and /api/tokens. ' +
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
       'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
@@ -850,7 +900,12 @@ export const openApiDocument = {
   servers: [{ url: '/' }],
   components: {
     securitySchemes: {
-      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'An access token (JWT, 15 minutes), or a personal access token (bcp_…, see POST /api/tokens)',
+      },
       accessCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Accepted on media GET/HEAD and the WebSocket upgrade' },
     },
     schemas,
