@@ -13,11 +13,18 @@ export interface TypeUsage {
 export class StorageRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  /** Bytes and files per type: one uploader's, or (null) everyone's. */
+  /**
+   * Bytes and files per type: one uploader's, or (null) everyone's. Project covers and vibe images
+   * (stored_images) are IMAGE uploads like an image file on a cut.
+   */
   async usageByType(uploadedBy: string | null): Promise<TypeUsage[]> {
+    const whose = uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`;
     return this.sql<TypeUsage[]>`
-      select type, sum(size)::bigint as size, count(*)::int as count from files
-      ${uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`}
+      select type, sum(size)::bigint as size, count(*)::int as count from (
+        select type, size from files ${whose}
+        union all
+        select 'IMAGE', size from stored_images ${whose}
+      ) uploads
       group by type`;
   }
 
