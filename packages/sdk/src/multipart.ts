@@ -5,7 +5,7 @@ import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
 import FormData from 'form-data';
 import { localProblem } from './errors.js';
 import type { RequestSpec, StreamBody } from './transport.js';
-import { FILE_TYPES, fileTypeFor } from './types.js';
+import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, sizeInMiB } from './types.js';
 
 /** What can be uploaded: a file path, bytes, a Node stream or a Blob (a File keeps its name). */
 export type FileInput = string | Buffer | Uint8Array | Readable | Blob;
@@ -130,7 +130,7 @@ export async function imageFormOrJson(
   const source = await fileSource(image);
   const filename = source.filename ?? imageNameFor(image);
   const rule = fileTypeFor(filename);
-  checkSize(source, IMAGE_LIMIT, 'Images');
+  checkSize(source, IMAGE_LIMIT, FILE_TYPE_PLURALS.IMAGE);
   // Multipart has no null: an empty description is how a form clears it.
   const textFields = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, value === null ? '' : value]));
   return {
@@ -160,6 +160,6 @@ function imageNameFor(image: FileInput): string {
 /** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
 export function checkSize(source: FileSource, maxBytes: number, what: string): void {
   if (source.size !== null && source.size > maxBytes) {
-    throw localProblem(413, 'FILE_TOO_LARGE', 'Content Too Large', `${what} may be at most ${maxBytes} bytes; this one has ${source.size}`);
+    throw localProblem(413, 'FILE_TOO_LARGE', 'Content Too Large', `${what} may be at most ${sizeInMiB(maxBytes)}; this one is ${sizeInMiB(source.size)}`);
   }
 }

@@ -2,7 +2,7 @@ import { checkSize, type FileInput, fileSource, multipartBody, type Progress } f
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
-import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats } from '../types.js';
+import { extensionOf, FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats } from '../types.js';
 
 export interface UploadInput {
   cutId: string;
@@ -30,7 +30,7 @@ export class FilesResource {
       const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
       throw localProblem(415, 'UNSUPPORTED_FILE_TYPE', 'Unsupported Media Type', `${source.filename}: accepted types are ${accepted}`);
     }
-    checkSize(source, rule.maxBytes, `${rule.type} files`);
+    checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     return this.transport.json<FileRecord>(
       {
         method: 'POST',
