@@ -282,7 +282,11 @@ export function toCliError(error: unknown): CliError {
   // Without the SDK loaded, no SDK error can have been thrown.
   const { BandApiError, BandNetworkError } = libraries?.sdk ?? {};
   if (BandApiError && error instanceof BandApiError) {
-    const fields = error.errors.map((field) => `${field.field}: ${field.message}`).join('; ');
+    // The server's detail of a validation failure usually is its field messages already: each is said once.
+    const fields = error.errors
+      .map((field) => `${field.field}: ${field.message}`)
+      .filter((text) => !error.detail.includes(text))
+      .join('; ');
     const wait = error.retryAfter ? ` (retry after ${error.retryAfter} s)` : '';
     return new CliError(`${error.detail}${fields ? ` (${fields})` : ''}${wait}`, exitCodeForStatus(error.status), error.requestId ?? undefined);
   }

@@ -16,7 +16,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_CODES_HELP = `Exit codes of band:
   0    success
   1    error (the server refused the request, also 507 out of disk space or over your quota, a local file could not be read, ...)
-  2    usage: a wrong flag or argument, an ambiguous name, a destructive command without --yes off a terminal
+  2    usage: a wrong flag or argument, an ambiguous name, a destructive command without --yes off a terminal, a download onto an existing file without --force
   3    partial failure: some files of a bulk upload failed, the others were uploaded
   4    not logged in, or authentication failed (wrong password, expired session)
   5    rate limited, or the server is unavailable or unreachable

@@ -97,7 +97,7 @@ export function register(auth: Command, io: Io): void {
             await store.remove();
           }
           ctx.forgetSignIn();
-          ctx.out.record({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
+          ctx.out.done({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
         }),
       ),
     'band auth logout',
@@ -138,7 +138,7 @@ export function register(auth: Command, io: Io): void {
 
 async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
   const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
-  ctx.out.record(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
+  ctx.out.done(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
 }
 
 async function credentialLocation(ctx: Context): Promise<string> {
@@ -195,7 +195,7 @@ async function webLink(ctx: Context): Promise<void> {
     success: 'Back to band, which links your account.',
   });
   await client.auth.linkIdp({ code, redirectUri, codeVerifier });
-  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () => linkedView(me, ctx.apiUrl));
+  ctx.out.done({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () => linkedView(me, ctx.apiUrl));
 }
 
 interface BrowserStep {

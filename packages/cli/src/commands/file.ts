@@ -10,7 +10,7 @@ import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { expand, type LocalFile } from '../globs.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { withExamples } from '../render.js';
+import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
 import { deletedView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
 
@@ -70,15 +70,17 @@ export function register(file: Command, io: Io): void {
   withExamples(
     withWhere(file.command('download').description("save a file's bytes").argument('<file>', 'file id, or name with --cut'))
       .option('-o, --output <path>', 'where to write (a directory, a file, or - for stdout); default: the file name here')
+      .option('-f, --force', 'overwrite a file that is already there (without it, band refuses)')
       .action(
-        run(async (ctx, ref: string, options: Where & { output?: string }) => {
+        run(async (ctx, ref: string, options: Where & { output?: string; force?: boolean }) => {
           const client = await ctx.signedIn();
           const found = await resolveFile(client, ref, options);
-          await download(ctx, client, found, options.output);
+          await download(ctx, client, found, options.output, Boolean(options.force));
         }),
       ),
     'band file download mix --cut Final --vibe Mixes --project Demo',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o ~/Music/',
+    'band file download mix --cut Final --vibe Mixes --project Demo --force   # replace the mix.wav here',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
   );
 
@@ -103,7 +105,7 @@ export function register(file: Command, io: Io): void {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);
         const result = await client.files.unshare(found.id);
-        ctx.out.record(result, () => unsharedView(result, found.name));
+        ctx.out.done(result, () => unsharedView(result, found.name));
       }),
     ),
     'band file unshare 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
@@ -116,7 +118,7 @@ export function register(file: Command, io: Io): void {
         const found = await resolveFile(client, ref, options);
         await confirm(ctx.io, `Delete file ${found.name}?`, ctx.options.yes);
         const deleted = await client.files.delete(found.id);
-        ctx.out.record(deleted, () => deletedView('file', found.name));
+        ctx.out.done(deleted, () => deletedView('file', found.name));
       }),
     ),
     'band file delete 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --yes',
@@ -142,10 +144,10 @@ function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): 
   const failed = report.failures.length;
   if (failed === 0) return;
   const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
-  throw new CliError(`${failed} of ${files.length} file${files.length === 1 ? '' : 's'} failed`, exitCode);
+  throw new CliError(`${failed} of ${counted(files.length, 'file')} failed`, exitCode);
 }
 
-async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
+async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined, force: boolean): Promise<void> {
   const filename = localName(file);
   if (output === '-') {
     await client.files.download(file.id, { to: ctx.io.stdout });
@@ -154,6 +156,8 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
   let target = output ?? filename;
   const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
   if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
+  // A download never replaces a file by surprise (a take with the same name, a re-run): --force says to.
+  if (!force && existsSync(here(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
   const bar = progress.start(path.basename(target), file.size);
   try {
@@ -165,7 +169,7 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
   } finally {
     progress.stop();
   }
-  ctx.out.record(file, () => savedView(file, target));
+  ctx.out.done(file, () => savedView(file, target));
 }
 
 /** The display name as a file name here: no path separators, and the stored extension unless it already ends with it. */

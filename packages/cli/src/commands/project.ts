@@ -41,7 +41,7 @@ export function register(project: Command, io: Io): void {
         run(async (ctx, name: string, options: ProjectFields) => {
           const client = await ctx.signedIn();
           const created = await client.projects.create({ name, description: options.description, image: options.image });
-          ctx.out.record(created, () => createdView('project', created));
+          ctx.out.done(created, () => createdView('project', created));
         }),
       ),
     'band project create "Summer EP"',
@@ -85,7 +85,7 @@ export function register(project: Command, io: Io): void {
           }
           const client = await ctx.signedIn();
           const updated = await client.projects.update(await projectId(client, ref), changes);
-          ctx.out.record(updated, () => updatedProjectView(updated));
+          ctx.out.done(updated, () => updatedProjectView(updated));
         }),
       ),
     'band project update Demo --name "Demo 2026" --description "Final takes"',
@@ -103,7 +103,7 @@ export function register(project: Command, io: Io): void {
           const id = await projectId(client, ref);
           await confirm(ctx.io, `Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
           const deleted = await client.projects.delete(id);
-          ctx.out.record(deleted, () => deletedView('project', ref));
+          ctx.out.done(deleted, () => deletedView('project', ref));
         }),
       ),
     'band project delete Demo',

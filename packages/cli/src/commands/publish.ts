@@ -48,7 +48,7 @@ export function register(publish: Command, io: Io): void {
           if (failure) throw failure.error;
           const file = report.records[0]!;
           if (!options.share) {
-            ctx.out.record(file, () => publishedView(file));
+            ctx.out.done(file, () => publishedView(file));
             return;
           }
           const link = await client.files.share(file.id, { expiresIn: options.expires });
