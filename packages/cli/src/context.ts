@@ -116,6 +116,13 @@ export class Context {
     return new Context(command.optsWithGlobals<GlobalOptions>(), libraries ?? (await loadLibraries()), io);
   }
 
+  /** A path from the command line, relative to the working directory band runs in. */
+  localPath(relative: string): string;
+  localPath(relative: string | undefined): string | undefined;
+  localPath(relative: string | undefined): string | undefined {
+    return relative === undefined ? undefined : path.resolve(this.io.cwd, relative);
+  }
+
   get settings(): ProfileSettings {
     return this.config.get(this.profile) ?? {};
   }

@@ -196,6 +196,11 @@ export function publishedView(file: FileRecord): string {
   return `Published ${file.name} (${file.id})`;
 }
 
+/** publish found the file's content on the cut already (a re-run): that record stands for it. */
+export function alreadyPublishedView(localName: string, cut: { name: string }): string {
+  return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
+}
+
 /** The summary line of a bulk upload. */
 export function uploadSummaryView(fileCount: number, report: UploadReport): string {
   const uploaded = fileCount - report.skipped - report.failures.length;

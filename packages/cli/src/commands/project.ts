@@ -40,7 +40,7 @@ export function register(project: Command, io: Io): void {
       .action(
         run(async (ctx, name: string, options: ProjectFields) => {
           const client = await ctx.signedIn();
-          const created = await client.projects.create({ name, description: options.description, image: options.image });
+          const created = await client.projects.create({ name, description: options.description, image: ctx.localPath(options.image) });
           ctx.out.done(created, () => createdView('project', created));
         }),
       ),
@@ -78,7 +78,7 @@ export function register(project: Command, io: Io): void {
           const changes = {
             name: options.name,
             description: options.description === '' ? null : options.description,
-            image: options.removeImage ? null : options.image,
+            image: options.removeImage ? null : ctx.localPath(options.image),
           };
           if (Object.values(changes).every((value) => value === undefined)) {
             throw usageError('nothing to change: give --name, --description, --image or --remove-image');

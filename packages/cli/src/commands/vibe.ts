@@ -20,7 +20,7 @@ export function register(vibe: Command, io: Io): void {
       .action(
         run(async (ctx, name: string, options: { project: string; image?: string }) => {
           const client = await ctx.signedIn();
-          const created = await client.vibes.create(await projectId(client, options.project), { name, image: options.image });
+          const created = await client.vibes.create(await projectId(client, options.project), { name, image: ctx.localPath(options.image) });
           ctx.out.done(created, () => createdView('vibe', created));
         }),
       ),
