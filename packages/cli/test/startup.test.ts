@@ -41,8 +41,8 @@ describe('start-up', () => {
     },
   );
 
-  it('a command that runs loads the SDK (so the check above can see it)', async () => {
+  it('a command that runs loads the SDK (so the check above can see it), and form-data only to upload', async () => {
     const loaded = await librariesLoaded(['project', 'list'], { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' });
-    expect(loaded.undici).toBe(true);
+    expect(loaded).toEqual({ undici: true, formData: false });
   });
 });

@@ -36,7 +36,7 @@ export class FilesResource {
         method: 'POST',
         path: '/api/files/upload',
         signal: input.signal,
-        stream: multipartBody(
+        stream: await multipartBody(
           { cutId: input.cutId, name: input.name },
           { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
         ),
