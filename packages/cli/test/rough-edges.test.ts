@@ -111,6 +111,10 @@ describe('band publish', () => {
     const shared = await fetch(`${server.url}/api/share/${link.token}`);
     expect(Buffer.from(await shared.arrayBuffer())).toEqual(wavBytes(9, 50_000));
 
+    const plain = await ok(admin, ['publish', 'master.wav', '--project', 'Demo', '--vibe', 'Masters', '--cut', 'v1']);
+    expect(plain.stderr).toBe('master.wav is already on cut v1 (the same content): not uploaded again\n');
+    expect(plain.stdout).toBe(`Published master.wav (${cut[0]!.id})\n`);
+
     // Changed content is a new file on the cut.
     await writeFile(path.join(work, 'master.wav'), wavBytes(10, 50_000));
     const published = JSON.parse((await ok(admin, ['publish', 'master.wav', '--project', 'Demo', '--vibe', 'Masters', '--cut', 'v1', '--json'])).stdout) as FileRecord;

@@ -50,14 +50,14 @@ export function register(publish: Command, io: Io): void {
           // A re-run (a CI job retried) must not put the same bytes on the cut twice: names would clash.
           const sha256 = await sha256Of(local.path);
           const present = cut.files.find((record) => record.sha256 === sha256);
+          if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
           const file = present ?? (await uploadOne(ctx, cut.id, local));
-          const published = present ? alreadyPublishedView(path.basename(local.path), cut) : publishedView(file);
           if (!options.share) {
-            ctx.out.done(file, () => published);
+            ctx.out.done(file, () => publishedView(file));
             return;
           }
           const link = await client.files.share(file.id, { expiresIn: options.expires });
-          ctx.out.info(published);
+          if (!present) ctx.out.info(publishedView(file));
           ctx.out.record(link, () => link.shareUrl);
         }),
       ),
