@@ -45,11 +45,10 @@ export function register(auth: Command, io: Io): void {
           const client = ctx.anonymousClient();
           const sdk = await import('@bandcollab/sdk');
           const inviteToken = options.invite === undefined ? undefined : sdk.invitationToken(options.invite);
-          for (;;) {
+          let registered: AuthResult | undefined;
+          while (!registered) {
             try {
-              const registered = await client.auth.register({ ...fields, ...(inviteToken === undefined ? {} : { inviteToken }) });
-              await signedIn(ctx, registered, inviteToken === undefined ? 'Registered and logged in' : 'Registered (and accepted the invitation) and logged in');
-              return;
+              registered = await client.auth.register({ ...fields, ...(inviteToken === undefined ? {} : { inviteToken }) });
             } catch (error) {
               // On a terminal, what the server refused in an answer is asked again, and only that.
               const failed = error instanceof sdk.BandApiError ? refusedFields(error) : [];
@@ -58,6 +57,7 @@ export function register(auth: Command, io: Io): void {
               for (const field of failed) fields[field] = await ask(field);
             }
           }
+          await signedIn(ctx, registered, inviteToken === undefined ? 'Registered and logged in' : 'Registered (and accepted the invitation) and logged in');
         }),
       ),
     'band auth register',
