@@ -1,9 +1,10 @@
-// What every command starts from: the global flags, the profile's settings, the server address and
+// What every command starts from: the global flags, the profile's settings (conf), the server address and
 // an SDK client signed in from, in this order, BAND_TOKEN, BAND_EMAIL + BAND_PASSWORD, or the tokens stored
 // for that server's origin (never those another server issued).
 import path from 'node:path';
 import type { BandClient, BandClientOptions, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
+import type Conf from 'conf';
 import {
   credentialFile,
   type CredentialStore,
@@ -16,22 +17,23 @@ import {
 import { CliError, EXIT, exitCodeForStatus, usageError } from './exit-codes.js';
 import type { Io } from './io.js';
 import { Output } from './render.js';
-import { SettingsFile } from './settings.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 const DEFAULT_API_URL = 'http://localhost:3000';
 
 /**
- * The SDK (undici, form-data) is most of the CLI's code: it is loaded when a command runs, not when its group
- * is registered, so `--help` and usage errors do not pay for it.
+ * The SDK (undici, form-data) and conf are most of the CLI's code: they are loaded when a command runs, not
+ * when its group is registered, so `--help` and usage errors do not pay for them.
  */
 interface Libraries {
   sdk: typeof import('@bandcollab/sdk');
+  Conf: typeof Conf;
 }
 let libraries: Libraries | undefined;
 
 async function loadLibraries(): Promise<Libraries> {
-  libraries = { sdk: await import('@bandcollab/sdk') };
+  const [sdk, conf] = await Promise.all([import('@bandcollab/sdk'), import('conf')]);
+  libraries = { sdk, Conf: conf.default };
   return libraries;
 }
 
@@ -82,7 +84,7 @@ export class Context {
   readonly apiUrl: string;
   /** What stored credentials are bound to. */
   readonly origin: string;
-  private readonly config: SettingsFile<ProfileSettings>;
+  private readonly config: Conf<Record<string, ProfileSettings>>;
   private client: BandClient | undefined;
   private sessionKept = false;
   source: TokenSource | undefined;
@@ -99,7 +101,13 @@ export class Context {
       throw usageError(`profile names are letters, digits, ".", "-" and "_" (not "${this.profile}")`);
     }
     this.configDir = configDirectory(io);
-    this.config = new SettingsFile<ProfileSettings>(path.join(this.configDir, 'config.json'));
+    this.config = new lib.Conf<Record<string, ProfileSettings>>({
+      projectName: 'band',
+      cwd: this.configDir,
+      configName: 'config',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+    });
     this.apiUrl = (options.apiUrl ?? io.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
     this.origin = originOf(this.apiUrl);
   }

@@ -1,6 +1,6 @@
 // One band run: it declares the global flags and loads only the command group the arguments name (the
 // others appear in help as one-line stubs), so `band --version` loads commander and nothing heavy: not the
-// SDK (undici) or the other groups. Everything it reads and writes goes through the Io it is given.
+// SDK (undici), conf, or the other groups. Everything it reads and writes goes through the Io it is given.
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
 import { CliError, EXIT, EXIT_CODES_HELP } from './exit-codes.js';
