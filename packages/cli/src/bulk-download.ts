@@ -1,17 +1,19 @@
 // The bulk-download engine of `band file download --cut`: every file of a cut into a folder, several at a
 // time, with progress, skipping files whose local copy already has the same sha256. The twin of bulk-upload.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FileRecord } from '@bandcollab/sdk';
 import { type Context, toCliError } from './context.js';
-import type { CliError } from './exit-codes.js';
+import { type CliError, usageError } from './exit-codes.js';
 
 export interface DownloadOptions {
   jobs: number;
   skipExisting: boolean;
+  /** Replace a local file of the same name; without it such a file fails (as a single download refuses). */
+  force: boolean;
 }
 
 export interface DownloadReport {
@@ -47,6 +49,7 @@ export async function downloadFiles(ctx: Context, files: readonly FileRecord[], 
       progress.skip(name, file.size);
       return;
     }
+    if (!options.force && existsSync(target)) throw usageError(`${name} already exists in ${dir}; add --force to overwrite, or --skip-existing`);
     const partial = path.join(dir, `.${name}.part`);
     const bar = progress.start(name, file.size);
     try {

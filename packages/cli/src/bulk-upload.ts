@@ -80,7 +80,8 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
   return report;
 }
 
-async function sha256Of(file: string): Promise<string> {
+/** The hex sha256 of a local file's bytes, as the server records it. */
+export async function sha256Of(file: string): Promise<string> {
   const hash = createHash('sha256');
   await pipeline(createReadStream(file), hash);
   return hash.digest('hex');

@@ -118,6 +118,13 @@ export class Context {
     return new Context(command.optsWithGlobals<GlobalOptions>(), libraries ?? (await loadLibraries()), io);
   }
 
+  /** A path from the command line, relative to the working directory band runs in. */
+  localPath(relative: string): string;
+  localPath(relative: string | undefined): string | undefined;
+  localPath(relative: string | undefined): string | undefined {
+    return relative === undefined ? undefined : path.resolve(this.io.cwd, relative);
+  }
+
   get settings(): ProfileSettings {
     return this.config.get(this.profile) ?? {};
   }
@@ -285,7 +292,11 @@ export function toCliError(error: unknown): CliError {
   // Without the SDK loaded, no SDK error can have been thrown.
   const { BandApiError, BandNetworkError } = libraries?.sdk ?? {};
   if (BandApiError && error instanceof BandApiError) {
-    const fields = error.errors.map((field) => `${field.field}: ${field.message}`).join('; ');
+    // The server's detail of a validation failure usually is its field messages already: each is said once.
+    const fields = error.errors
+      .map((field) => `${field.field}: ${field.message}`)
+      .filter((text) => !error.detail.includes(text))
+      .join('; ');
     const wait = error.retryAfter ? ` (retry after ${error.retryAfter} s)` : '';
     return new CliError(`${error.detail}${fields ? ` (${fields})` : ''}${wait}`, exitCodeForStatus(error.status), error.requestId ?? undefined);
   }

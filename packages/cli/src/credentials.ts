@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import type { Keytar } from './io.js';
 
 export interface StoredTokens {
@@ -121,6 +120,8 @@ export async function openKeychain(profile: string, origin: string, loadKeytar: 
  */
 export async function withProfileLock<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
   await mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
+  // Loaded only when a refresh is due: proper-lockfile brings graceful-fs, which patches fs as it loads.
+  const { default: lockfile } = await import('proper-lockfile');
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(lockPath, {

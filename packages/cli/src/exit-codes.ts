@@ -16,8 +16,8 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_CODES_HELP = `Exit codes of band:
   0    success
   1    error (the server refused the request, also 507 out of disk space or over your quota, a local file could not be read, ...)
-  2    usage: a wrong flag or argument, an ambiguous name, a destructive command without --yes off a terminal
-  3    partial failure: some files of a bulk upload failed, the others were uploaded
+  2    usage: a wrong flag or argument, an ambiguous name, a destructive command without --yes off a terminal, a download onto an existing file without --force
+  3    partial failure: some files of a bulk upload or download failed, the others were transferred
   4    not logged in, or authentication failed (wrong password, expired session)
   5    rate limited, or the server is unavailable or unreachable
   6    not found: a project, vibe, cut, file or member that does not exist (or that you may not see)

@@ -28,6 +28,10 @@ export async function expand(patterns: string[], cwd: string): Promise<LocalFile
     const info = await stat(file).catch(() => {
       throw usageError(`no such file: ${path.relative(cwd, file) || file}`);
     });
+    if (info.isDirectory()) {
+      const shown = path.relative(cwd, file) || '.';
+      throw usageError(`${shown} is a directory; to upload the files in it, give a glob: "${path.join(shown, '*')}" (or "${path.join(shown, '**', '*.wav')}" for its WAVs at any depth)`);
+    }
     if (!info.isFile()) throw usageError(`not a file: ${file}`);
     files.push({ path: file, size: info.size });
   }

@@ -79,7 +79,7 @@ function buildProgram(io: Io): Command {
     .option('--api-url <url>', 'server address (env BAND_API_URL); stored credentials are used only for the server that issued them')
     .option('--profile <name>', 'settings and credentials profile (env BAND_PROFILE)')
     .option('--json', 'print only the API records, as JSON, on stdout')
-    .option('-q, --quiet', 'print only what was asked for: no messages, no progress')
+    .option('-q, --quiet', 'print only what was asked for (lists, records, links): no messages, no confirmations, no progress')
     .option('--no-progress', 'no progress bars or progress lines')
     .option('--no-color', 'no colours (also env NO_COLOR)')
     .option('-y, --yes', 'do not ask before destructive commands (required off a terminal)')

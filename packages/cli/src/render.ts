@@ -58,6 +58,15 @@ export class Output {
     else writeLines(this.stdout, human());
   }
 
+  /**
+   * What a command that changed something did ("Created vibe Q1 (…)"): the record with --json, nothing with
+   * --quiet (a script that wants the id asks for --json), else the line on stdout.
+   */
+  done(value: unknown, human: () => string): void {
+    if (this.json) this.record(value, human);
+    else if (!this.quiet) writeLines(this.stdout, human());
+  }
+
   /** One record of a stream (watch): compact JSON on one line with --json, so it pipes into jq and line tools. */
   recordLine(value: unknown, human: () => string): void {
     if (this.json) this.stdout.write(`${jsonText(value)}\n`);
@@ -291,7 +300,7 @@ class PlainProgress implements TransferProgress {
     private readonly fileCount: number,
     private readonly totalBytes: number,
   ) {
-    writeLines(stream, `${verb} ${fileCount} file${fileCount === 1 ? '' : 's'} (${formatBytes(totalBytes)})`);
+    writeLines(stream, `${verb} ${counted(fileCount, 'file')} (${formatBytes(totalBytes)})`);
     this.timer = setInterval(() => this.line(), PLAIN_PROGRESS_INTERVAL_MS);
     this.timer.unref();
   }
@@ -343,6 +352,11 @@ export function formatBytes(bytes: number): string {
     unit += 1;
   }
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** 1 → "1 project", 2 → "2 projects" (nouns with a plain plural -s). */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** An ISO timestamp as "2026-11-21 10:00" (UTC). */

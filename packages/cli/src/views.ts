@@ -6,6 +6,7 @@ import type {
   CreatedPersonalAccessToken,
   CurrentToken,
   FileRecord,
+  FileType,
   InvitationView,
   InviteResult,
   Me,
@@ -25,7 +26,13 @@ import type {
 } from '@bandcollab/sdk';
 import type { DownloadReport } from './bulk-download.js';
 import type { UploadReport } from './bulk-upload.js';
-import { formatBytes, formatTime, type Output } from './render.js';
+import { counted, formatBytes, formatTime, type Output } from './render.js';
+
+/**
+ * What people call each file type (the API's codes are CUT, STEM and IMAGE): the words of the SDK's
+ * FILE_TYPE_LABELS, kept here because importing a value from the SDK would load it (undici) for --help.
+ */
+const TYPE_LABELS: Record<FileType, string> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image' };
 
 // ---- projects, vibes, cuts
 
@@ -88,7 +95,7 @@ export function projectView(out: Output, detail: ProjectDetail): string {
     lines.push(`  ${vibe.name}  ${out.dim(vibe.id)}`);
     for (const cut of vibe.cuts) {
       lines.push(`    ${cut.name}  ${out.dim(cut.id)}`);
-      for (const file of cut.files) lines.push(`      ${file.name}  ${file.type}  ${formatBytes(file.size)}  ${out.dim(file.id)}`);
+      for (const file of cut.files) lines.push(`      ${file.name}  ${TYPE_LABELS[file.type]}  ${formatBytes(file.size)}  ${out.dim(file.id)}`);
     }
   }
   return lines.join('\n');
@@ -97,7 +104,7 @@ export function projectView(out: Output, detail: ProjectDetail): string {
 export function fileTable(out: Output, files: readonly FileRecord[]): string {
   return out.table(files, [
     { header: 'NAME', value: (f) => f.name },
-    { header: 'TYPE', value: (f) => f.type },
+    { header: 'TYPE', value: (f) => TYPE_LABELS[f.type] },
     { header: 'SIZE', value: (f) => formatBytes(f.size) },
     { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
     { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
@@ -108,7 +115,7 @@ export function fileTable(out: Output, files: readonly FileRecord[]): string {
 export function fileView(out: Output, file: FileRecord): string {
   return [
     `${out.bold(file.name)}  ${out.dim(file.id)}`,
-    `Type:        ${file.type} (${file.mimeType})`,
+    `Type:        ${TYPE_LABELS[file.type]} (${file.mimeType})`,
     `Size:        ${formatBytes(file.size)} (${file.size} bytes)`,
     `SHA-256:     ${file.sha256}`,
     `Uploaded by: ${file.uploadedBy.name}, ${formatTime(file.createdAt)}`,
@@ -122,7 +129,7 @@ export function storageView(out: Output, stats: StorageStats): string {
   const lines = [out.bold('Your uploads'), breakdownTable(out, stats.breakdown, stats.totalSize, stats.fileCount)];
   if (stats.quota) lines.push('', quotaLine(stats.quota));
   if (stats.site) {
-    lines.push('', out.bold(`Whole site: ${stats.site.userCount} users, ${stats.site.projectCount} projects`));
+    lines.push('', out.bold(`Whole site: ${counted(stats.site.userCount, 'user')}, ${counted(stats.site.projectCount, 'project')}`));
     lines.push(breakdownTable(out, stats.site.breakdown, stats.site.totalSize, stats.site.fileCount));
   }
   return lines.join('\n');
@@ -183,7 +190,7 @@ export function shareLinkView(link: ShareLink): string {
 }
 
 export function unsharedView(result: RevokeSharesResult, file: string): string {
-  return `Revoked ${result.revoked} link(s) to ${file}`;
+  return `Revoked ${counted(result.revoked, 'link')} to ${file}`;
 }
 
 export function savedView(file: FileRecord, target: string): string {
@@ -224,11 +231,16 @@ export function publishedView(file: FileRecord): string {
   return `Published ${file.name} (${file.id})`;
 }
 
+/** publish found the file's content on the cut already (a re-run): that record stands for it. */
+export function alreadyPublishedView(localName: string, cut: { name: string }): string {
+  return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
+}
+
 /** The summary line of a bulk upload. */
 export function uploadSummaryView(fileCount: number, report: UploadReport): string {
   const uploaded = fileCount - report.skipped - report.failures.length;
   return (
-    `Uploaded ${uploaded} file${uploaded === 1 ? '' : 's'} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
+    `Uploaded ${counted(uploaded, 'file')} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
     `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`
   );
 }
@@ -323,20 +335,28 @@ export function linkedView(me: Me, apiUrl: string): string {
 // ---- events (watch)
 
 export function watchingView(projectCount: number): string {
-  return `watching ${projectCount} project${projectCount === 1 ? '' : 's'} (Ctrl-C to stop)`;
+  return `watching ${counted(projectCount, 'project')} (Ctrl-C to stop)`;
 }
 
 export function disconnectedView(code: number, retryInMs: number): string {
   return `connection lost (${code}); reconnecting in ${(retryInMs / 1000).toFixed(1)} s; events in between are not replayed`;
 }
 
-export function eventLine(out: Output, event: ProjectEvent, projectName: string): string {
-  const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)}`;
-  return `${out.dim(time)}  ${out.bold(projectName)}  ${event.type}  ${event.actor.name} ${describeEvent(event)}`;
+/** The name of a project, member, vibe, cut or file by id, when known. */
+export type NameOf = (id: string) => string | undefined;
+
+export function eventLine(out: Output, event: ProjectEvent, nameOf: NameOf): string {
+  const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)} UTC`;
+  const project = nameOf(event.projectId) ?? 'a project';
+  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${event.actor.name} ${describeEvent(event, nameOf)}`;
 }
 
-/** What the actor did, in words. */
-function describeEvent(event: ProjectEvent): string {
+/** What the actor did, in words; something whose name band never saw is "a vibe", "a file"… */
+function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
+  const named = (kind: string, id: string) => {
+    const name = nameOf(id);
+    return name === undefined ? `a ${kind}` : `${kind} "${name}"`;
+  };
   switch (event.type) {
     case 'project.updated':
       return `updated the project (now "${event.data.project.name}")`;
@@ -345,7 +365,7 @@ function describeEvent(event: ProjectEvent): string {
     case 'member.added':
       return `added ${event.data.member.name} as ${event.data.member.role}`;
     case 'member.removed':
-      return event.data.userId === event.actor.id ? 'left the project' : `removed member ${event.data.userId}`;
+      return event.data.userId === event.actor.id ? 'left the project' : `removed ${nameOf(event.data.userId) ?? 'a member'}`;
     case 'member.role_changed':
       return `made ${event.data.member.name} ${event.data.member.role}`;
     case 'member.updated':
@@ -355,26 +375,29 @@ function describeEvent(event: ProjectEvent): string {
     case 'vibe.updated':
       return `updated vibe "${event.data.vibe.name}"`;
     case 'vibe.deleted':
-      return `deleted vibe ${event.data.vibeId}`;
+      return `deleted ${named('vibe', event.data.vibeId)}`;
     case 'vibes.reordered':
-      return 'reordered the vibes';
+      return `reordered the vibes: ${event.data.vibeIds.map((id) => nameOf(id) ?? '?').join(', ')}`;
     case 'cut.created':
       return `created cut "${event.data.cut.name}"`;
     case 'cut.updated':
       return `updated cut "${event.data.cut.name}"`;
-    case 'cut.moved':
-      return `moved cut "${event.data.cut.name}" to another vibe`;
+    case 'cut.moved': {
+      const from = nameOf(event.data.fromVibeId);
+      const to = nameOf(event.data.cut.vibeId);
+      return `moved cut "${event.data.cut.name}"${from === undefined ? '' : ` from "${from}"`} to ${to === undefined ? 'a vibe' : `"${to}"`}`;
+    }
     case 'cut.deleted':
-      return `deleted cut ${event.data.cutId}`;
+      return `deleted ${named('cut', event.data.cutId)}`;
     case 'file.uploaded': {
       const { file } = event.data;
-      return `uploaded "${file.name}" (${file.type}, ${formatBytes(file.size)})`;
+      return `uploaded "${file.name}" (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
     }
     case 'file.deleted':
-      return `deleted file ${event.data.fileId}`;
+      return `deleted ${named('file', event.data.fileId)}`;
     case 'file.shared':
-      return `shared file ${event.data.fileId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
+      return `shared ${named('file', event.data.fileId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
     case 'cut.shared':
-      return `shared cut ${event.data.cutId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
+      return `shared ${named('cut', event.data.cutId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
   }
 }

@@ -82,11 +82,17 @@ describe('band file download --cut', () => {
     expect(again.stderr).toMatch(/Downloaded 0 files .* 8 skipped/);
     expect(again.exitCode).toBe(0);
 
-    // A changed local copy and a missing one are fetched again; the rest stay untouched.
+    // A missing file is fetched again; a changed local copy is never replaced without --force.
     await writeFile(path.join(dir, 'take-1.wav'), 'changed here');
     await rm(path.join(dir, 'Mix (2).wav'));
     const untouched = (await stat(path.join(dir, 'take-0.wav'))).mtimeMs;
-    const third = await ana.band(['file', 'download', '--cut', cut.id, '--dir', dir, '--skip-existing', '--jobs', '2'], { cwd: work });
+    const refused = await ana.band(['file', 'download', '--cut', cut.id, '--dir', dir, '--skip-existing', '--jobs', '2'], { cwd: work });
+    expect(refused.stderr).toMatch(/take-1\.wav already exists .*--force/);
+    expect(refused.stderr).toMatch(/Downloaded 1 file .* 6 skipped .* 1 failed/);
+    expect(refused.exitCode).toBe(3);
+    expect(await readFile(path.join(dir, 'take-1.wav'), 'utf8')).toBe('changed here');
+    await rm(path.join(dir, 'Mix (2).wav'));
+    const third = await ana.band(['file', 'download', '--cut', cut.id, '--dir', dir, '--skip-existing', '--force', '--jobs', '2'], { cwd: work });
     expect(third.stderr).toMatch(/Downloaded 2 files .* 6 skipped/);
     expect(sha256(await readFile(path.join(dir, 'take-1.wav')))).toBe(sha256(takes[1]!));
     expect(await readFile(path.join(dir, 'Mix (2).wav'))).toHaveLength(1_000 + 12);

@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 /** Runs band and answers which of the big libraries the files it loaded contain. */
-async function librariesLoaded(args: string[], env: Record<string, string> = {}): Promise<{ undici: boolean; conf: boolean }> {
+async function librariesLoaded(args: string[], env: Record<string, string> = {}): Promise<{ undici: boolean; conf: boolean; formData: boolean }> {
   const log = path.join(work, `${args.join('-')}.log`);
   await new Promise<void>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', RECORD_MODULES, BAND, ...args], {
@@ -30,19 +30,23 @@ async function librariesLoaded(args: string[], env: Record<string, string> = {})
   const files = (await readFile(log, 'utf8')).split('\n').filter((url) => url.startsWith('file:'));
   const code = (await Promise.all(files.map((url) => readFile(fileURLToPath(url), 'utf8')))).join('\n');
   // The bundle keeps each bundled file's path as a comment.
-  return { undici: /node_modules\/undici\/lib\//.test(code), conf: /node_modules\/conf\/dist\//.test(code) };
+  return {
+    undici: /node_modules\/undici\/lib\//.test(code),
+    conf: /node_modules\/conf\/dist\//.test(code),
+    formData: /node_modules\/form-data\/lib\//.test(code),
+  };
 }
 
 describe('start-up', () => {
   it.each([['auth', 'login'], ['project', 'list'], ['member', 'list'], ['vibe', 'create'], ['cut', 'create'], ['file', 'upload'], ['storage'], ['publish'], ['watch'], ['completion']])(
-    '`band %s … --help` loads neither the SDK (undici) nor conf: a command loads them when it runs',
+    '`band %s … --help` loads neither the SDK (undici), conf nor form-data: a command loads them when it runs',
     async (...command: string[]) => {
-      expect(await librariesLoaded([...command, '--help'])).toEqual({ undici: false, conf: false });
+      expect(await librariesLoaded([...command, '--help'])).toEqual({ undici: false, conf: false, formData: false });
     },
   );
 
-  it('a command that runs loads both (so the check above can see them)', async () => {
+  it('a command that runs loads the SDK and conf (so the check above can see them), and form-data only to upload', async () => {
     const loaded = await librariesLoaded(['project', 'list'], { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' });
-    expect(loaded).toEqual({ undici: true, conf: true });
+    expect(loaded).toEqual({ undici: true, conf: true, formData: false });
   });
 });

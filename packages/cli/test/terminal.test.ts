@@ -111,4 +111,33 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     expect(changed).not.toContain('my own password');
     expect((await user.band(['project', 'list'])).exitCode).toBe(0);
   });
+
+  it('registers: states the password rule, asks for it twice, and asks again only for what was refused', async () => {
+    await typeInPane('register', '--profile newcomer auth register', /Email:$/m);
+    await tmux('send-keys', '-t', 'register', 'noa@example.com', 'Enter');
+    await waitForScreen('register', /Name:$/m);
+    await tmux('send-keys', '-t', 'register', 'Noa', 'Enter');
+    const rule = await waitForScreen('register', /Password:$/m);
+    expect(rule).toContain('A password needs at least 8 characters.');
+    // Too short: the server refuses it, and only the password is asked for again.
+    await tmux('send-keys', '-t', 'register', 'short', 'Enter');
+    await waitForScreen('register', /Password again:$/m);
+    await tmux('send-keys', '-t', 'register', 'short', 'Enter');
+    await waitForScreen('register', /must be at least 8 characters[\s\S]*Password:$/m);
+    // Two different answers: asked once more.
+    await tmux('send-keys', '-t', 'register', 'correct horse battery', 'Enter');
+    await waitForScreen('register', /Password again:$/m);
+    await tmux('send-keys', '-t', 'register', 'correct horse batterY', 'Enter');
+    await waitForScreen('register', /differ[\s\S]*Password:$/m);
+    await tmux('send-keys', '-t', 'register', 'correct horse battery', 'Enter');
+    await waitForScreen('register', /Password again:$/m);
+    await tmux('send-keys', '-t', 'register', 'correct horse battery', 'Enter');
+    const screen = await waitForScreen('register', /EXIT=\d+/);
+    expect(screen).toContain('EXIT=0');
+    expect(screen).toContain('Registered and logged in');
+    expect(screen).toContain('error: password: must be at least 8 characters\n');
+    expect(screen.match(/Email:/g)).toHaveLength(1);
+    expect(screen.match(/Name:/g)).toHaveLength(1);
+    expect(screen).not.toContain('correct horse');
+  });
 });

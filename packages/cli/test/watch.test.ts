@@ -108,8 +108,44 @@ describe('band watch', () => {
     await watch.until(() => watch.stdout().includes('mix'), 'event line');
     const lines = watch.stdout().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" \(CUT, 4\.0 KiB\)$/);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" \(audio, 4\.0 KiB\)$/);
     expect(watch.stdout()).not.toMatch(ANSI);
+
+    watch.child.kill('SIGINT');
+    await watch.exited;
+  });
+
+  it('names the vibes, cuts, files and members an event refers to (never their ids), in lines timed in UTC', async () => {
+    const { projectId, cutId } = await sharedCut('Named');
+    const chorus = await asBen('POST', `/api/projects/${projectId}/vibes`, { name: 'Chorus' });
+    const cal = await api.register({ name: 'Cal' });
+    const { inviteUrl } = await asBen('POST', `/api/projects/${projectId}/invite`, { email: cal.user.email, role: 'MEMBER' });
+    await api.request('POST', '/api/invitations/accept', { token: cal.accessToken, json: { token: inviteToken(inviteUrl) } });
+    await benUploads(cutId, 'mix.wav');
+    const watch = startWatch(ana, ['--project', 'Named']);
+    await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
+
+    const files = await asBen<{ files: { id: string }[] }>('GET', `/api/cuts/${cutId}`);
+    const fileId = files.files[0]!.id;
+    await asBen('POST', `/api/files/${fileId}/share`, {});
+    await asBen('PUT', `/api/cuts/${cutId}/move`, { targetVibeId: chorus.id });
+    await asBen('DELETE', `/api/files/${fileId}`);
+    await asBen('DELETE', `/api/cuts/${cutId}`);
+    const verse = (await asBen<{ vibes: { id: string; name: string }[] }>('GET', `/api/projects/${projectId}`)).vibes.find((v) => v.name === 'Verse')!;
+    await asBen('DELETE', `/api/vibes/${verse.id}`);
+    await asBen('DELETE', `/api/projects/${projectId}/members/${cal.user.id}`);
+    await watch.until(() => watch.stdout().includes('removed'), 'the last event');
+
+    const lines = watch.stdout().trimEnd().split('\n');
+    expect(lines.map((line) => line.replace(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Named {2}/, ''))).toEqual([
+      'file.shared  Ben shared file "mix.wav" (no expiry)',
+      'cut.moved  Ben moved cut "Take 1" from "Verse" to "Chorus"',
+      'file.deleted  Ben deleted file "mix.wav"',
+      'cut.deleted  Ben deleted cut "Take 1"',
+      'vibe.deleted  Ben deleted vibe "Verse"',
+      'member.removed  Ben removed Cal',
+    ]);
+    expect(watch.stdout()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
 
     watch.child.kill('SIGINT');
     await watch.exited;

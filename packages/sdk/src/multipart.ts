@@ -2,10 +2,10 @@ import { createReadStream, ReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
-import FormData from 'form-data';
+import type FormData from 'form-data';
 import { localProblem } from './errors.js';
 import type { RequestSpec, StreamBody } from './transport.js';
-import { FILE_TYPES, fileTypeFor } from './types.js';
+import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, sizeInMiB } from './types.js';
 
 /** What can be uploaded: a file path, bytes, a Node stream or a Blob (a File keeps its name). */
 export type FileInput = string | Buffer | Uint8Array | Readable | Blob;
@@ -71,11 +71,23 @@ export interface MultipartFile {
   onProgress?: (progress: Progress) => void;
 }
 
+let formData: Promise<typeof FormData> | undefined;
+
+/**
+ * form-data (with mime-types and its database, and a dozen helpers) is loaded by the first upload, not with
+ * the SDK: a client that only reads (`band project list`) starts without it.
+ */
+function loadFormData(): Promise<typeof FormData> {
+  formData ??= import('form-data').then((module) => module.default);
+  return formData;
+}
+
 /**
  * A multipart/form-data body streamed with form-data: text fields first (so the server can check
  * access before any byte of the file), then the file, read as it is sent.
  */
-export function multipartBody(fields: Record<string, string | undefined>, file?: MultipartFile): StreamBody {
+export async function multipartBody(fields: Record<string, string | undefined>, file?: MultipartFile): Promise<StreamBody> {
+  const FormData = await loadFormData();
   return {
     replayable: file?.source.replayable ?? true,
     open() {
@@ -130,11 +142,11 @@ export async function imageFormOrJson(
   const source = await fileSource(image);
   const filename = source.filename ?? imageNameFor(image);
   const rule = fileTypeFor(filename);
-  checkSize(source, IMAGE_LIMIT, 'Images');
+  checkSize(source, IMAGE_LIMIT, FILE_TYPE_PLURALS.IMAGE);
   // Multipart has no null: an empty description is how a form clears it.
   const textFields = Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, value === null ? '' : value]));
   return {
-    stream: multipartBody(textFields, {
+    stream: await multipartBody(textFields, {
       field: 'image',
       source,
       filename,
@@ -160,6 +172,6 @@ function imageNameFor(image: FileInput): string {
 /** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
 export function checkSize(source: FileSource, maxBytes: number, what: string): void {
   if (source.size !== null && source.size > maxBytes) {
-    throw localProblem(413, 'FILE_TOO_LARGE', 'Content Too Large', `${what} may be at most ${maxBytes} bytes; this one has ${source.size}`);
+    throw localProblem(413, 'FILE_TOO_LARGE', 'Content Too Large', `${what} may be at most ${sizeInMiB(maxBytes)}; this one is ${sizeInMiB(source.size)}`);
   }
 }

@@ -2,7 +2,17 @@
 // `./contract` (zod schemas the server validates with); their types are re-exported here as types only,
 // so importing the SDK never loads zod.
 
-export { extensionOf, FILE_TYPES, fileTypeFor, MAX_UPLOAD_BYTES, type FileType, type FileTypeRule } from './contract/file-types.js';
+export {
+  extensionOf,
+  FILE_TYPE_LABELS,
+  FILE_TYPE_PLURALS,
+  FILE_TYPES,
+  fileTypeFor,
+  MAX_UPLOAD_BYTES,
+  sizeInMiB,
+  type FileType,
+  type FileTypeRule,
+} from './contract/file-types.js';
 export type {
   AcceptInvitationRequest,
   ChangePasswordRequest,

@@ -90,7 +90,11 @@ describe('upload', () => {
     const big = path.join(workDir, 'big.mp3');
     await writeFile(big, 'ID3');
     await truncate(big, 100 * MiB + 1);
-    await expect(client.files.upload({ cutId: cut.id, file: big })).rejects.toMatchObject({ status: 413, code: 'FILE_TOO_LARGE' });
+    await expect(client.files.upload({ cutId: cut.id, file: big })).rejects.toMatchObject({
+      status: 413,
+      code: 'FILE_TOO_LARGE',
+      detail: 'Audio files (.mp3) may be at most 100 MiB; this one is 100.0 MiB',
+    });
     await expect(client.files.upload({ cutId: cut.id, file: mp3(10) })).rejects.toBeInstanceOf(TypeError);
     expect(requests).toEqual([]);
   });

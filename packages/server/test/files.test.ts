@@ -9,6 +9,8 @@ import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 const LIMITS = { CUT: 4096, STEM: 8192, IMAGE: 2048 };
+/** How a refusal names the type of a file with that extension. */
+const LIMIT_WORDS: Record<string, string> = { wav: 'Audio files', zip: 'Stems', gif: 'Images' };
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -217,6 +219,7 @@ describe('limits', () => {
     expect(exact.body.size).toBe(limit);
     const over = await expectNoResidue(() => upload(api, owner.token, owner.cutId, `over.${extension}`, sampleBytes(extension, limit + 1)), 413);
     expect(over.body.code).toBe('FILE_TOO_LARGE');
+    expect(over.body.detail).toBe(`${LIMIT_WORDS[extension]} (.${extension}) are limited to ${limit} bytes`);
   });
 });
 

@@ -29,12 +29,12 @@ function expectSelfContained(html: string, headers: Headers) {
   expect(csp).not.toMatch(/script-src|https?:|\*/);
 }
 
-it('shows an audio player, the name, type and size, and a download button for a CUT', async () => {
+it('shows an audio player, the name, type and size (no API type codes), and a download button for a CUT', async () => {
   const { token, page } = await sharedPage('demo.wav', sampleBytes('wav', 3 * 1024 + 512), 'Demo <b>&</b> "take"');
   expect(page.status).toBe(200);
   expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
   expect(page.text).toContain('<h1>Demo &#60;b&#62;&#38;&#60;/b&#62; &#34;take&#34;</h1>');
-  expect(page.text).toContain('Audio (CUT) · 3.5 KiB (3584 bytes)');
+  expect(page.text).toContain('Audio · 3.5 KiB');
   expect(page.text).toContain(`<audio controls preload="metadata" src="/api/share/${token}"></audio>`);
   expect(page.text).toContain(`<a class="download" href="/api/share/${token}?download=1" download>Download</a>`);
   expect(page.text).not.toContain('<img');
@@ -45,10 +45,10 @@ it('shows an audio player, the name, type and size, and a download button for a 
 it('shows the picture of an IMAGE and no player for stems', async () => {
   const image = await sharedPage('cover.png', sampleBytes('png', 100), 'Cover');
   expect(image.page.text).toContain(`<img src="/api/share/${image.token}" alt="Cover">`);
-  expect(image.page.text).toContain('Image (IMAGE) · 100 bytes');
+  expect(image.page.text).toContain('Image · 100 bytes');
   expectSelfContained(image.page.text, image.page.headers);
   const stems = await sharedPage('stems.zip', sampleBytes('zip', 2 * 1024 * 1024), 'Stems');
-  expect(stems.page.text).toContain('Stems (STEM) · 2.0 MiB (2097152 bytes)');
+  expect(stems.page.text).toContain('Stems (ZIP) · 2.0 MiB');
   expect(stems.page.text).not.toMatch(/<audio|<img/);
 });
 

@@ -75,3 +75,27 @@ it('answers zeros for a user without uploads, forgets deleted files, and needs a
   expect((await stats(bob.token)).body.totalSize).toBe(400);
   expect((await api.request('GET', '/api/files/storage')).status).toBe(401);
 });
+
+it('counts project covers and vibe images the caller uploaded as images, in the totals too, and drops a replaced one', async () => {
+  const carol = await userWithCut(api);
+  const png = (size: number) => Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(size - 8, 7)]);
+  const withImage = (bytes: Buffer, fields: Record<string, string> = {}) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    form.append('image', new Blob([new Uint8Array(bytes)]), 'art.png');
+    return form;
+  };
+  const put = (path: string, bytes: Buffer) => api.request('PUT', path, { token: carol.token, body: withImage(bytes) });
+  expect((await put(`/api/projects/${carol.projectId}`, png(1000))).status).toBe(200);
+  expect((await api.request('POST', `/api/projects/${carol.projectId}/vibes`, { token: carol.token, body: withImage(png(300), { name: 'Art' }) })).status).toBe(201);
+  expect((await upload(api, carol.token, carol.cutId, 'h.png', sampleBytes('png', 20))).status).toBe(201);
+
+  const own = (await stats(carol.token)).body;
+  expect(own).toMatchObject({ totalSize: 1320, fileCount: 3, breakdown: { audio: { size: 0, count: 0 }, images: { size: 1320, count: 3 } } });
+
+  expect((await put(`/api/projects/${carol.projectId}`, png(500))).status).toBe(200);
+  expect((await stats(carol.token)).body.breakdown.images).toEqual({ size: 820, count: 3 });
+  const site = (await stats(admin.token)).body.site;
+  expect(site.breakdown.images).toEqual({ size: 60 + 820, count: 2 + 3 });
+  expect(site.totalSize).toBe(1060 + 820);
+});

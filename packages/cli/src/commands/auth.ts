@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuthResult, BandClient } from '@bandcollab/sdk';
+import type { AuthResult, BandApiError, BandClient } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, commandRunner } from '../context.js';
+import { type Context, commandRunner, toCliError } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
 import { ask, askSecret, confirm, isInteractive, readStdin } from '../prompt.js';
@@ -34,19 +34,38 @@ export function register(auth: Command, io: Io): void {
   withExamples(
     auth
       .command('register')
-      .description('create an account and log in')
+      .description('create an account and log in (on a terminal: asks for what is missing, and again for what the server refused)')
       .option('--email <email>', 'your email (asked on a terminal when missing)')
       .option('--name <name>', 'your display name (asked on a terminal when missing)')
       .option('--password-stdin', 'read the password from stdin')
       .option('--invite <link>', 'an invitation link (or its token) to your email: join its project too')
       .action(
         run(async (ctx, options: CredentialOptions & { name?: string; invite?: string }) => {
-          const email = options.email ?? (await askOrFail(ctx, 'Email: ', '--email'));
-          const name = options.name ?? (await askOrFail(ctx, 'Name: ', '--name'));
-          const password = await readPassword(ctx, options);
+          const asked = new Set<RegisterField>();
+          const ask = async (field: RegisterField): Promise<string> => {
+            asked.add(field);
+            return field === 'password' ? askNewPassword(ctx) : askOrFail(ctx, field === 'email' ? 'Email: ' : 'Name: ', `--${field}`);
+          };
+          const fields: Record<RegisterField, string> = {
+            email: options.email ?? (await ask('email')),
+            name: options.name ?? (await ask('name')),
+            password: options.passwordStdin ? await readStdin(ctx.io) : await ask('password'),
+          };
           const client = ctx.anonymousClient();
-          const inviteToken = options.invite === undefined ? undefined : (await import('@bandcollab/sdk')).invitationToken(options.invite);
-          const registered = await client.auth.register({ email, password, name, ...(inviteToken === undefined ? {} : { inviteToken }) });
+          const sdk = await import('@bandcollab/sdk');
+          const inviteToken = options.invite === undefined ? undefined : sdk.invitationToken(options.invite);
+          let registered: AuthResult | undefined;
+          while (!registered) {
+            try {
+              registered = await client.auth.register({ ...fields, ...(inviteToken === undefined ? {} : { inviteToken }) });
+            } catch (error) {
+              // On a terminal, what the server refused in an answer is asked again, and only that.
+              const failed = error instanceof sdk.BandApiError ? refusedFields(error) : [];
+              if (failed.length === 0 || !failed.every((field) => asked.has(field))) throw error;
+              ctx.out.error(toCliError(error).message);
+              for (const field of failed) fields[field] = await ask(field);
+            }
+          }
           await signedIn(ctx, registered, inviteToken === undefined ? 'Registered and logged in' : 'Registered (and accepted the invitation) and logged in');
         }),
       ),
@@ -107,7 +126,7 @@ export function register(auth: Command, io: Io): void {
             await store.remove();
           }
           ctx.forgetSignIn();
-          ctx.out.record({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
+          ctx.out.done({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
         }),
       ),
     'band auth logout',
@@ -171,7 +190,7 @@ export function register(auth: Command, io: Io): void {
           } else {
             if (!isInteractive(ctx.io)) throw usageError('--password-stdin is required when not on a terminal');
             currentPassword = await askSecret(ctx.io, 'Current password (empty if your account has none): ');
-            newPassword = await askNewPassword(ctx);
+            newPassword = await askNewPassword(ctx, CHANGE_PROMPTS);
           }
           await client.auth.changePassword({ newPassword, ...(currentPassword === '' ? {} : { currentPassword }) });
           ctx.out.record({ ok: true }, passwordChangedView);
@@ -229,7 +248,7 @@ export function register(auth: Command, io: Io): void {
 
 async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
   const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
-  ctx.out.record(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
+  ctx.out.done(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
 }
 
 /**
@@ -252,15 +271,8 @@ async function replaceOneTimePassword(ctx: Context, client: BandClient, oneTimeP
     );
   }
   ctx.out.notice('An admin reset your password: choose your own now.');
-  await client.auth.changePassword({ currentPassword: oneTimePassword, newPassword: await askNewPassword(ctx) });
+  await client.auth.changePassword({ currentPassword: oneTimePassword, newPassword: await askNewPassword(ctx, CHANGE_PROMPTS) });
   ctx.out.notice(passwordChangedView());
-}
-
-/** The new password, asked twice on the terminal. */
-async function askNewPassword(ctx: Context): Promise<string> {
-  const password = await askSecret(ctx.io, 'New password: ');
-  if ((await askSecret(ctx.io, 'Repeat the new password: ')) !== password) throw usageError('the two new passwords differ');
-  return password;
 }
 
 /** The two lines of --password-stdin: the current password (may be empty) and the new one. */
@@ -282,6 +294,33 @@ async function askOrFail(ctx: Context, question: string, flag: string): Promise<
   const answer = await ask(ctx.io, question);
   if (!answer) throw usageError(`${flag.slice(2)} must not be empty`);
   return answer;
+}
+
+type RegisterField = 'email' | 'name' | 'password';
+
+/** The server's password rule (registerRequest in the contract), said before a new password is asked for. */
+const PASSWORD_RULE = 'A password needs at least 8 characters.';
+
+/** The fields of a refused registration that an answer of the user could fix. */
+function refusedFields(error: BandApiError): RegisterField[] {
+  if (error.code === 'EMAIL_TAKEN') return ['email'];
+  if (error.code !== 'VALIDATION_FAILED') return [];
+  const fields = new Set(error.errors.map((field) => field.field));
+  return (['email', 'name', 'password'] as const).filter((field) => fields.has(field));
+}
+
+const REGISTER_PROMPTS = { first: 'Password: ', again: 'Password again: ' };
+const CHANGE_PROMPTS = { first: 'New password: ', again: 'Repeat the new password: ' };
+
+/** A new password on a terminal: the rule first, then asked twice until both answers are the same. */
+async function askNewPassword(ctx: Context, prompts = REGISTER_PROMPTS): Promise<string> {
+  if (!isInteractive(ctx.io)) throw usageError('--password-stdin is required when not on a terminal');
+  ctx.out.info(PASSWORD_RULE);
+  for (;;) {
+    const password = await askSecret(ctx.io, prompts.first);
+    if ((await askSecret(ctx.io, prompts.again)) === password) return password;
+    ctx.out.error('the two passwords differ; once more');
+  }
 }
 
 async function readPassword(ctx: Context, options: CredentialOptions): Promise<string> {
@@ -324,7 +363,7 @@ async function webLink(ctx: Context): Promise<void> {
     success: 'Back to band, which links your account.',
   });
   await client.auth.linkIdp({ code, redirectUri, codeVerifier });
-  ctx.out.record({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () => linkedView(me, ctx.apiUrl));
+  ctx.out.done({ linked: true, user: { id: me.id, email: me.email, name: me.name } }, () => linkedView(me, ctx.apiUrl));
 }
 
 interface BrowserStep {

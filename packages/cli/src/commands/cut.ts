@@ -8,7 +8,7 @@ import { parseDuration } from '../durations.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import type { FileProgress } from '../render.js';
-import { withExamples } from '../render.js';
+import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
 import { createdView, deletedView, movedCutView, renamedView, savedArchiveView, shareLinkView } from '../views.js';
 
@@ -30,7 +30,7 @@ export function register(cut: Command, io: Io): void {
           const client = await ctx.signedIn();
           const vibe = await resolveVibe(client, options.vibe, options.project);
           const created = await client.cuts.create(vibe.id, { name });
-          ctx.out.record(created, () => createdView('cut', created, vibe.name));
+          ctx.out.done(created, () => createdView('cut', created, vibe.name));
         }),
       ),
     'band cut create "Take 1" --vibe Verse --project Demo',
@@ -42,7 +42,7 @@ export function register(cut: Command, io: Io): void {
         const client = await ctx.signedIn();
         const found = await resolveCut(client, { ...options, cut: ref });
         const updated = await client.cuts.update(found.id, { name: newName });
-        ctx.out.record(updated, () => renamedView('cut', found.name, updated.name));
+        ctx.out.done(updated, () => renamedView('cut', found.name, updated.name));
       }),
     ),
     'band cut rename "Take 1" "Take 1 (keeper)" --vibe Verse --project Demo',
@@ -57,7 +57,7 @@ export function register(cut: Command, io: Io): void {
           const found = await resolveCut(client, { ...options, cut: ref });
           const target = await resolveVibe(client, options.to, found.projectId);
           const moved = await client.cuts.move(found.id, target.id);
-          ctx.out.record(moved, () => movedCutView(found.name, target.name));
+          ctx.out.done(moved, () => movedCutView(found.name, target.name));
         }),
       ),
     'band cut move "Take 1" --vibe Verse --to Chorus --project Demo',
@@ -68,9 +68,9 @@ export function register(cut: Command, io: Io): void {
       run(async (ctx, ref: string, options: Where) => {
         const client = await ctx.signedIn();
         const found = await resolveCut(client, { ...options, cut: ref });
-        await confirm(ctx.io, `Delete cut ${found.name} with its ${found.files.length} file(s)?`, ctx.options.yes);
+        await confirm(ctx.io, `Delete cut ${found.name} with its ${counted(found.files.length, 'file')}?`, ctx.options.yes);
         const deleted = await client.cuts.delete(found.id);
-        ctx.out.record(deleted, () => deletedView('cut', found.name));
+        ctx.out.done(deleted, () => deletedView('cut', found.name));
       }),
     ),
     'band cut delete "Take 1" --vibe Verse --project Demo --yes',

@@ -11,7 +11,7 @@ import { CliError, EXIT, usageError } from '../exit-codes.js';
 import { expand, type LocalFile } from '../globs.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { withExamples } from '../render.js';
+import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
 import { deletedView, downloadSummaryView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
 
@@ -80,24 +80,26 @@ export function register(file: Command, io: Io): void {
       .option('--dir <dir>', 'whole cut: the folder to save into (created if missing); default: here')
       .option('-j, --jobs <n>', 'whole cut: how many files to download at the same time', positiveInteger, 4)
       .option('--skip-existing', 'whole cut: skip files whose local copy already has the same sha256')
+      .option('-f, --force', 'overwrite files that are already there (without it, band refuses)')
       .action(
-        run(async (ctx, ref: string | undefined, options: Where & { output?: string; dir?: string; jobs: number; skipExisting?: boolean }) => {
+        run(async (ctx, ref: string | undefined, options: Where & { output?: string; dir?: string; jobs: number; skipExisting?: boolean; force?: boolean }) => {
           const client = await ctx.signedIn();
           if (ref !== undefined) {
             if (options.dir !== undefined || options.skipExisting) throw usageError('--dir and --skip-existing are for a whole cut: leave out <file>');
-            await download(ctx, client, await resolveFile(client, ref, options), options.output);
+            await download(ctx, client, await resolveFile(client, ref, options), options.output, Boolean(options.force));
             return;
           }
           if (!options.cut) throw usageError('name a file, or a whole cut with --cut');
           if (options.output !== undefined) throw usageError('-o is for one file; a whole cut goes into --dir');
           const cut = await resolveCut(client, { ...options, cut: options.cut });
           const dir = path.resolve(ctx.io.cwd, options.dir ?? '.');
-          const report = await downloadFiles(ctx, cut.files, dir, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting) });
+          const report = await downloadFiles(ctx, cut.files, dir, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting), force: Boolean(options.force) });
           reportDownloads(ctx, cut.files.length, report);
         }),
       ),
     'band file download mix --cut Final --vibe Mixes --project Demo',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o ~/Music/',
+    'band file download mix --cut Final --vibe Mixes --project Demo --force   # replace the mix.wav here',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
     'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --jobs 8',
     'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --skip-existing   # re-run: only what changed',
@@ -124,7 +126,7 @@ export function register(file: Command, io: Io): void {
         const client = await ctx.signedIn();
         const found = await resolveFile(client, ref, options);
         const result = await client.files.unshare(found.id);
-        ctx.out.record(result, () => unsharedView(result, found.name));
+        ctx.out.done(result, () => unsharedView(result, found.name));
       }),
     ),
     'band file unshare 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
@@ -137,7 +139,7 @@ export function register(file: Command, io: Io): void {
         const found = await resolveFile(client, ref, options);
         await confirm(ctx.io, `Delete file ${found.name}?`, ctx.options.yes);
         const deleted = await client.files.delete(found.id);
-        ctx.out.record(deleted, () => deletedView('file', found.name));
+        ctx.out.done(deleted, () => deletedView('file', found.name));
       }),
     ),
     'band file delete 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --yes',
@@ -163,7 +165,7 @@ function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): 
   const failed = report.failures.length;
   if (failed === 0) return;
   const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
-  throw new CliError(`${failed} of ${files.length} file${files.length === 1 ? '' : 's'} failed`, exitCode);
+  throw new CliError(`${failed} of ${counted(files.length, 'file')} failed`, exitCode);
 }
 
 /** Reports a bulk download as reportUploads does an upload: records with --json, a summary, exit 3 when some failed. */
@@ -177,7 +179,7 @@ function reportDownloads(ctx: Context, fileCount: number, report: DownloadReport
   throw new CliError(`${failed} of ${fileCount} file${fileCount === 1 ? '' : 's'} failed`, exitCode);
 }
 
-async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
+async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined, force: boolean): Promise<void> {
   const filename = localName(file);
   if (output === '-') {
     await client.files.download(file.id, { to: ctx.io.stdout });
@@ -186,6 +188,8 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
   let target = output ?? filename;
   const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
   if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
+  // A download never replaces a file by surprise (a take with the same name, a re-run): --force says to.
+  if (!force && existsSync(here(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
   const bar = progress.start(path.basename(target), file.size);
   try {
@@ -197,7 +201,7 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
   } finally {
     progress.stop();
   }
-  ctx.out.record(file, () => savedView(file, target));
+  ctx.out.done(file, () => savedView(file, target));
 }
 
 function positiveInteger(value: string): number {

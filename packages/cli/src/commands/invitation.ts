@@ -18,7 +18,7 @@ export function register(invitation: Command, io: Io): void {
           const client = await ctx.signedIn();
           const offer = await client.invitations.get(link);
           const accepted = await client.invitations.accept(link);
-          ctx.out.record(accepted, () => joinedView(offer, accepted));
+          ctx.out.done(accepted, () => joinedView(offer, accepted));
         }),
       ),
     'band invitation accept https://band.example.com/invite/2bX…',

@@ -44,7 +44,7 @@ export function register(member: Command, io: Io): void {
           const found = detail.invitations.find((i) => i.id === ref || i.email === email);
           if (!found) throw notFoundError(`no pending invitation for "${ref}" in project "${detail.name}"`);
           const revoked = await client.projects.revokeInvitation(detail.id, found.id);
-          ctx.out.record(revoked, () => revokedInvitationView(found.email, detail.name));
+          ctx.out.done(revoked, () => revokedInvitationView(found.email, detail.name));
         }),
       ),
     'band member revoke-invite ana@example.com --project Demo',
@@ -62,7 +62,7 @@ export function register(member: Command, io: Io): void {
           const client = await ctx.signedIn();
           const detail = await projectDetail(client, options.project);
           const updated = await client.projects.updateMember(detail.id, memberIn(detail, ref).userId, { role: role(newRole) });
-          ctx.out.record(updated, () => roleChangedView(updated, detail.name));
+          ctx.out.done(updated, () => roleChangedView(updated, detail.name));
         }),
       ),
     'band member role ana@example.com ADMIN --project Demo',
@@ -81,7 +81,7 @@ export function register(member: Command, io: Io): void {
           const found = memberIn(detail, ref);
           await confirm(ctx.io, `Remove ${found.name} <${found.email}> from ${detail.name}?`, ctx.options.yes);
           const removed = await client.projects.removeMember(detail.id, found.userId);
-          ctx.out.record(removed, () => removedMemberView(found.name, detail.name));
+          ctx.out.done(removed, () => removedMemberView(found.name, detail.name));
         }),
       ),
     'band member remove ana@example.com --project Demo',

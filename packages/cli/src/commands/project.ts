@@ -40,8 +40,8 @@ export function register(project: Command, io: Io): void {
       .action(
         run(async (ctx, name: string, options: ProjectFields) => {
           const client = await ctx.signedIn();
-          const created = await client.projects.create({ name, description: options.description, image: options.image });
-          ctx.out.record(created, () => createdView('project', created));
+          const created = await client.projects.create({ name, description: options.description, image: ctx.localPath(options.image) });
+          ctx.out.done(created, () => createdView('project', created));
         }),
       ),
     'band project create "Summer EP"',
@@ -78,14 +78,14 @@ export function register(project: Command, io: Io): void {
           const changes = {
             name: options.name,
             description: options.description === '' ? null : options.description,
-            image: options.removeImage ? null : options.image,
+            image: options.removeImage ? null : ctx.localPath(options.image),
           };
           if (Object.values(changes).every((value) => value === undefined)) {
             throw usageError('nothing to change: give --name, --description, --image or --remove-image');
           }
           const client = await ctx.signedIn();
           const updated = await client.projects.update(await projectId(client, ref), changes);
-          ctx.out.record(updated, () => updatedProjectView(updated));
+          ctx.out.done(updated, () => updatedProjectView(updated));
         }),
       ),
     'band project update Demo --name "Demo 2026" --description "Final takes"',
@@ -103,7 +103,7 @@ export function register(project: Command, io: Io): void {
           const id = await projectId(client, ref);
           await confirm(ctx.io, `Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
           const deleted = await client.projects.delete(id);
-          ctx.out.record(deleted, () => deletedView('project', ref));
+          ctx.out.done(deleted, () => deletedView('project', ref));
         }),
       ),
     'band project delete Demo',

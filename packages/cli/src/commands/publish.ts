@@ -1,14 +1,15 @@
-import type { BandClient, CutWithFiles, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
+import path from 'node:path';
+import type { BandClient, CutWithFiles, FileRecord, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { uploadFiles } from '../bulk-upload.js';
+import { sha256Of, uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
-import { expand } from '../globs.js';
+import { expand, type LocalFile } from '../globs.js';
 import type { Io } from '../io.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
-import { createdOnTheWayView, publishedView } from '../views.js';
+import { alreadyPublishedView, createdOnTheWayView, publishedView } from '../views.js';
 
 interface PublishOptions {
   project: string;
@@ -24,7 +25,9 @@ export function register(publish: Command, io: Io): void {
   const run = commandRunner(io);
   withExamples(
     publish
-      .description('upload one file to project / vibe / cut, creating them with --create, and optionally share it')
+      .description(
+        'upload one file to project / vibe / cut, creating them with --create, and optionally share it; a file whose content is already on the cut is not uploaded again',
+      )
       .argument('<file>', 'the file to upload')
       .requiredOption('--project <project>', 'project id or name')
       .requiredOption('--vibe <vibe>', 'vibe id or name')
@@ -43,22 +46,31 @@ export function register(publish: Command, io: Io): void {
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
           const client = await ctx.signedIn();
           const cut = await findOrCreateCut(ctx, client, options);
-          const report = await uploadFiles(ctx, cut.id, [], files, { jobs: 1, skipExisting: false });
-          const failure = report.failures[0];
-          if (failure) throw failure.error;
-          const file = report.records[0]!;
+          const local = files[0]!;
+          // A re-run (a CI job retried) must not put the same bytes on the cut twice: names would clash.
+          const sha256 = await sha256Of(local.path);
+          const present = cut.files.find((record) => record.sha256 === sha256);
+          if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
+          const file = present ?? (await uploadOne(ctx, cut.id, local));
           if (!options.share) {
-            ctx.out.record(file, () => publishedView(file));
+            ctx.out.done(file, () => publishedView(file));
             return;
           }
           const link = await client.files.share(file.id, { expiresIn: options.expires });
-          ctx.out.info(publishedView(file));
+          if (!present) ctx.out.info(publishedView(file));
           ctx.out.record(link, () => link.shareUrl);
         }),
       ),
     'band publish mix.mp3 --project Demo --vibe Mixes --cut Final',
     'band publish build/master.wav --project "Summer EP" --vibe Masters --cut "$CI_COMMIT_SHORT_SHA" --create --share --expires 7d',
   );
+}
+
+async function uploadOne(ctx: Context, cutId: string, file: LocalFile): Promise<FileRecord> {
+  const report = await uploadFiles(ctx, cutId, [], [file], { jobs: 1, skipExisting: false });
+  const failure = report.failures[0];
+  if (failure) throw failure.error;
+  return report.records[0]!;
 }
 
 async function findOrCreateCut(ctx: Context, client: BandClient, options: PublishOptions): Promise<CutWithFiles> {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
-import { withExamples } from '../render.js';
+import { counted, withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
 import { createdView, deletedView, renamedView, vibeOrderView } from '../views.js';
 
@@ -20,8 +20,8 @@ export function register(vibe: Command, io: Io): void {
       .action(
         run(async (ctx, name: string, options: { project: string; image?: string }) => {
           const client = await ctx.signedIn();
-          const created = await client.vibes.create(await projectId(client, options.project), { name, image: options.image });
-          ctx.out.record(created, () => createdView('vibe', created));
+          const created = await client.vibes.create(await projectId(client, options.project), { name, image: ctx.localPath(options.image) });
+          ctx.out.done(created, () => createdView('vibe', created));
         }),
       ),
     'band vibe create Verse --project Demo',
@@ -40,7 +40,7 @@ export function register(vibe: Command, io: Io): void {
           const client = await ctx.signedIn();
           const found = await resolveVibe(client, ref, options.project);
           const updated = await client.vibes.update(found.id, { name: newName });
-          ctx.out.record(updated, () => renamedView('vibe', found.name, updated.name));
+          ctx.out.done(updated, () => renamedView('vibe', found.name, updated.name));
         }),
       ),
     'band vibe rename Verse "Verse 1" --project Demo',
@@ -56,9 +56,9 @@ export function register(vibe: Command, io: Io): void {
         run(async (ctx, ref: string, options: { project?: string }) => {
           const client = await ctx.signedIn();
           const found = await resolveVibe(client, ref, options.project);
-          await confirm(ctx.io, `Delete vibe ${found.name} with its ${found.cuts.length} cut(s) and their files?`, ctx.options.yes);
+          await confirm(ctx.io, `Delete vibe ${found.name} with its ${counted(found.cuts.length, 'cut')} and their files?`, ctx.options.yes);
           const deleted = await client.vibes.delete(found.id);
-          ctx.out.record(deleted, () => deletedView('vibe', found.name));
+          ctx.out.done(deleted, () => deletedView('vibe', found.name));
         }),
       ),
     'band vibe delete Verse --project Demo',
@@ -78,7 +78,7 @@ export function register(vibe: Command, io: Io): void {
           const first = refs.map((ref) => pick(detail.vibes, ref, 'vibe', `in project "${detail.name}"`).id);
           const order = [...new Set(first)].concat(detail.vibes.map((v) => v.id).filter((id) => !first.includes(id)));
           const result = await client.vibes.reorder(order);
-          ctx.out.record(result, () => vibeOrderView(result));
+          ctx.out.done(result, () => vibeOrderView(result));
         }),
       ),
     'band vibe reorder Chorus Verse Bridge --project Demo',

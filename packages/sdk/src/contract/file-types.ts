@@ -30,6 +30,17 @@ export const FILE_TYPES: Readonly<Record<string, FileTypeRule>> = {
   webp: { type: 'IMAGE', mimeType: 'image/webp', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
 };
 
+/** What people call each type, for display (the API's codes CUT, STEM and IMAGE are not for them). */
+export const FILE_TYPE_LABELS: Readonly<Record<FileType, string>> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image' };
+
+/** How a sentence names the files of a type: "Audio files (.wav) are limited to 100 MiB". */
+export const FILE_TYPE_PLURALS: Readonly<Record<FileType, string>> = { CUT: 'Audio files', STEM: 'Stems', IMAGE: 'Images' };
+
+/** A size in MiB, as limits are set: 104857600 → "100 MiB", 104858624 → "100.0 MiB", 1572864 → "1.5 MiB". */
+export function sizeInMiB(bytes: number): string {
+  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${(bytes / MiB).toFixed(1)} MiB`;
+}
+
 /**
  * The extension of a file name, lower case and without the dot ('' when there is none). A name that
  * starts with its only dot (`.mp3`) has nothing before the dot, so it has no extension.

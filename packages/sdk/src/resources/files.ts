@@ -2,7 +2,7 @@ import { checkSize, type FileInput, fileSource, multipartBody, type Progress } f
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
-import { FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats, type UploadFields } from '../types.js';
+import { extensionOf, FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats, type UploadFields } from '../types.js';
 
 /** The upload's text fields (`cutId`, the display name `name`), the file, and how to send it. */
 export interface UploadInput extends UploadFields {
@@ -28,13 +28,13 @@ export class FilesResource {
       const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
       throw localProblem(415, 'UNSUPPORTED_FILE_TYPE', 'Unsupported Media Type', `${source.filename}: accepted types are ${accepted}`);
     }
-    checkSize(source, rule.maxBytes, `${rule.type} files`);
+    checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     return this.transport.json<FileRecord>(
       {
         method: 'POST',
         path: '/api/files/upload',
         signal: input.signal,
-        stream: multipartBody(
+        stream: await multipartBody(
           { cutId: input.cutId, name: input.name },
           { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
         ),

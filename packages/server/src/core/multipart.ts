@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { extensionOf, type FileType } from '@bandcollab/sdk/contract';
+import { extensionOf, FILE_TYPE_PLURALS, type FileType } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
@@ -294,5 +294,5 @@ function unsupportedType(rules: FileRule[]): DomainError {
 }
 
 function fileTooLarge(rule: FileRule): DomainError {
-  return new DomainError('FILE_TOO_LARGE', `.${rule.extension} files are limited to ${describeBytes(rule.maxBytes)}`);
+  return new DomainError('FILE_TOO_LARGE', `${FILE_TYPE_PLURALS[rule.type]} (.${rule.extension}) are limited to ${describeBytes(rule.maxBytes)}`);
 }

@@ -754,6 +754,8 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['storage'],
       security: bearer,
       summary: "The caller's uploads by type and quota; site ADMINs also get the site block",
+      description:
+        '`images` counts every image the caller uploaded: image files on cuts, project covers and vibe images (an image replaced or removed no longer counts). The three types add up to `totalSize` and `fileCount`.',
       responses: { '200': ok(ref('StorageStats')), ...errors(401) },
     },
   },

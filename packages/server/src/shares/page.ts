@@ -1,4 +1,4 @@
-import type { FileType } from '@bandcollab/sdk/contract';
+import { FILE_TYPE_LABELS, type FileType } from '@bandcollab/sdk/contract';
 import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
 
 /** What the share page shows. Paths are relative to the page, so it works under any PUBLIC_URL. */
@@ -27,8 +27,6 @@ export const SHARE_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const TYPE_LABELS: Record<FileType, string> = { CUT: 'Audio', STEM: 'Stems', IMAGE: 'Image' };
-
 export function renderSharePage(view: SharePageView): string {
   const name = escapeHtml(view.name);
   const preview =
@@ -41,7 +39,7 @@ export function renderSharePage(view: SharePageView): string {
   return htmlPage(
     `${name} · bandcollab`,
     `<h1>${name}</h1>
-<p class="meta">${TYPE_LABELS[view.type]} (${view.type}) · ${formatSize(view.size)}</p>
+<p class="meta">${capitalized(FILE_TYPE_LABELS[view.type])} · ${formatSize(view.size)}</p>
 ${preview}
 <a class="download" href="${escapeHtml(view.downloadPath)}" download>Download</a>
 ${expiry}`,
@@ -63,7 +61,7 @@ export function renderCutSharePage(view: CutSharePageView): string {
   const items = view.files.map((file) => {
     const player = file.type === 'CUT' ? `<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>` : '';
     return `<li>
-<p class="file">${escapeHtml(file.name)} <span class="meta">${TYPE_LABELS[file.type]} · ${formatSize(file.size)}</span></p>
+<p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>
 ${player}
 <a href="${escapeHtml(file.downloadPath)}" download>Download</a>
 </li>`;
@@ -91,7 +89,7 @@ export function renderNotFoundPage(): string {
   );
 }
 
-/** 1,536 → "1.5 KiB (1536 bytes)": readable, and exact as the API gives it; sizes under 1 KiB in bytes only. */
+/** 1,536 → "1.5 KiB", 2,097,152 → "2.0 MiB"; sizes under 1 KiB in bytes. */
 function formatSize(bytes: number): string {
   const units = ['bytes', 'KiB', 'MiB', 'GiB'];
   let value = bytes;
@@ -100,5 +98,9 @@ function formatSize(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]} (${bytes} bytes)`;
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+function capitalized(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }

@@ -13,15 +13,18 @@ export interface TypeUsage {
 export class StorageRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  /** Bytes and files per type: one uploader's, or (null) everyone's. An account's avatar counts as one of its images. */
+  /**
+   * Bytes and files per type: one uploader's, or (null) everyone's. Project covers, vibe images and avatars
+   * (stored_images) are IMAGE uploads like an image file on a cut.
+   */
   async usageByType(uploadedBy: string | null): Promise<TypeUsage[]> {
+    const whose = uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`;
     return this.sql<TypeUsage[]>`
       select type, sum(size)::bigint as size, count(*)::int as count from (
-        select type, size, uploaded_by from files
+        select type, size from files ${whose}
         union all
-        select 'IMAGE', s.size, u.id from users u join stored_images s on s.name = u.avatar
-      ) stored
-      ${uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`}
+        select 'IMAGE', size from stored_images ${whose}
+      ) uploads
       group by type`;
   }
 
