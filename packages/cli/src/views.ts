@@ -278,5 +278,8 @@ function describeEvent(event: ProjectEvent): string {
       return `deleted file ${event.data.fileId}`;
     case 'file.shared':
       return `shared file ${event.data.fileId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
+    case 'file.analyzed':
+      // The actor is the uploader: the analysis completes their upload.
+      return `file ${event.data.fileId} analysed: ${event.data.analysis}`;
   }
 }

@@ -24,6 +24,9 @@ export type {
 } from './contract/requests.js';
 export type {
   AcceptedInvitation,
+  AnalysisStatus,
+  AudioCodec,
+  AudioInfo,
   AuthResult,
   Cut,
   CutWithFiles,
@@ -32,6 +35,7 @@ export type {
   FieldError,
   FileRecord,
   Health,
+  Loudness,
   IdpLinkResult,
   Invitation,
   InvitationView,
@@ -51,6 +55,10 @@ export type {
   SizeCount,
   StorageBreakdown,
   StorageQuota,
+  StemAudio,
+  StemEntry,
+  Stems,
+  StemsSummary,
   StorageStats,
   TokenPair,
   UpdatedProject,
@@ -58,6 +66,7 @@ export type {
   User,
   UserRef,
   Vibe,
+  Waveform,
   VibeWithCuts,
 } from './contract/records.js';
 export type { EventData, EventType, HelloMessage, ProjectEvent } from './contract/records.js';

@@ -36,9 +36,10 @@ const DECODE_SLICE_BYTES = 16 * 1024;
 
 /**
  * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
- * audio: a file that cannot be decoded gives `failed` with the reason.
+ * audio: a file that cannot be decoded gives `failed` with the reason. `signal` stops it between two
+ * chunks (it rejects with the signal's reason).
  */
-export async function analyzeAudio(source: string | Readable, extension: string): Promise<AudioAnalysis> {
+export async function analyzeAudio(source: string | Readable, extension: string, signal?: AbortSignal): Promise<AudioAnalysis> {
   const normalized = extension.toLowerCase().replace(/^\./, '');
   if (!isAudioExtension(normalized)) return { status: 'unsupported' };
   let input: Readable;
@@ -53,6 +54,7 @@ export async function analyzeAudio(source: string | Readable, extension: string)
   let bytes = 0;
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
+      signal?.throwIfAborted();
       bytes += chunk.length;
       for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) measurement.take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
     }
@@ -78,6 +80,7 @@ export async function analyzeAudio(source: string | Readable, extension: string)
       peaks: reducer.result(),
     };
   } catch (error) {
+    if (signal?.aborted) throw error;
     if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
     // A file that cannot be read (ENOENT, EIO) is the server's trouble, for the caller to retry or report.
     if (typeof (error as NodeJS.ErrnoException).code === 'string') throw error;

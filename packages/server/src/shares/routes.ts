@@ -34,6 +34,11 @@ export class SharesRoutes implements Feature {
       await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
     });
 
+    app.get('/api/share/:token/peaks', async (req, res) => {
+      const { file } = await this.shares.resolve(req.params.token ?? '');
+      sendJson(res, 200, await this.files.peaksOf(file.id));
+    });
+
     app.get('/share/:token', async (req, res) => {
       const token = req.params.token ?? '';
       try {
