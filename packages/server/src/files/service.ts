@@ -95,6 +95,11 @@ export class FilesService {
     return found.peaks;
   }
 
+  /** The waveform when there is one (the share page draws it). */
+  async waveform(id: string): Promise<Waveform | null> {
+    return (await this.repository.findPeaks(this.sql, id))?.peaks ?? null;
+  }
+
   /** The bytes of a file the caller may read. */
   async bytes(principal: Principal, id: string): Promise<StoredBytes> {
     return this.bytesOf(await this.row(principal, id));

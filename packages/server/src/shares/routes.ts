@@ -50,6 +50,8 @@ export class SharesRoutes implements Feature {
           expiresAt,
           bytesPath: `/api/share/${token}`,
           downloadPath: `/api/share/${token}?download=1`,
+          audio: file.audio,
+          peaks: file.audio ? await this.files.waveform(file.id) : null,
         }), SHARE_PAGE_CSP);
       } catch (error) {
         if (!(error instanceof DomainError && error.code === 'NOT_FOUND')) throw error;
