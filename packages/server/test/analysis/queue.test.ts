@@ -1,15 +1,12 @@
 // The analysis queue end to end: uploads feed it, the worker stores AudioInfo, stems and peaks, the API
 // serves them, and the queue is durable and shared (a killed server's job completes after a restart; two
 // instances on one database analyse each file once).
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { finished } from 'node:stream/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { FileRecord } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yazl from 'yazl';
 import { type Api, PNG_BYTES } from '../authz/fixture.js';
 import { openEventSocket } from '../support/event-socket.js';
 import { upload, userWithCut } from '../support/files.js';
@@ -17,6 +14,7 @@ import { client } from '../support/http.js';
 import { spawnServer } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
+import { writeZip } from './zip.js';
 
 const PINK = 'anoisesrc=color=pink:amplitude=0.25';
 
@@ -34,10 +32,7 @@ function fixture(name: string, seconds: number, options: string[], source = `${P
 
 async function zipOf(name: string, files: Record<string, string>): Promise<Buffer> {
   const zipPath = path.join(dir, name);
-  const zip = new yazl.ZipFile();
-  for (const [entry, file] of Object.entries(files)) zip.addFile(file, entry);
-  zip.end();
-  await finished(zip.outputStream.pipe(createWriteStream(zipPath)));
+  await writeZip(zipPath, files);
   return readFile(zipPath);
 }
 
