@@ -16,6 +16,8 @@ export interface TakenJob {
   } | null;
 }
 
+type NullableFields<T> = { [Key in keyof T]: T[Key] | null };
+
 export interface AnalysisResult {
   analysis: Exclude<AnalysisStatus, 'pending'>;
   audio: StoredAudio | null;
@@ -30,7 +32,8 @@ export class AnalysisRepository {
    * and a taker that dies (its connection gone) releases it.
    */
   async take(tx: Tx): Promise<TakenJob | null> {
-    const [row] = await tx<(Omit<TakenJob, 'file'> & Partial<NonNullable<TakenJob['file']>> & { type: FileType | null })[]>`
+    // Left joins: a job outlives its file (no foreign key), and then every file column is null.
+    const [row] = await tx<({ fileId: string } & NullableFields<NonNullable<TakenJob['file']>>)[]>`
       select j.file_id, f.type, f.extension, f.cut_id, f.project_id, u.id as uploader_id, u.name as uploader_name
       from analysis_jobs j
       left join files f on f.id = j.file_id
@@ -40,7 +43,9 @@ export class AnalysisRepository {
       for update of j skip locked`;
     if (!row) return null;
     const { fileId, type, extension, cutId, projectId, uploaderId, uploaderName } = row;
-    if (!type || !extension || !cutId || !projectId || !uploaderId || !uploaderName) return { fileId, file: null };
+    if (type === null || extension === null || cutId === null || projectId === null || uploaderId === null || uploaderName === null) {
+      return { fileId, file: null };
+    }
     return { fileId, file: { type, extension, cutId, projectId, uploaderId, uploaderName } };
   }
 
