@@ -1,18 +1,21 @@
 // The analysis queue end to end: uploads feed it, the worker stores AudioInfo, stems and peaks, the API
 // serves them, and the queue is durable and shared (a killed server's job completes after a restart; two
 // instances on one database analyse each file once).
-import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import type { FileRecord } from '@bandcollab/sdk';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, PNG_BYTES } from '../authz/fixture.js';
 import { openEventSocket } from '../support/event-socket.js';
 import { upload, userWithCut } from '../support/files.js';
 import { client } from '../support/http.js';
 import { spawnServer } from '../support/process.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
 import { writeZip } from './zip.js';
 
@@ -225,23 +228,55 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
     }
   });
 
-  it('backfills files stored before the queue existed', async () => {
+  it('backfills the files stored before migration 015: their CUT is analysed at the next start, the image is not', async () => {
+    const databaseUrl = await createTestDatabase();
     const dataDir = await mkdtemp(path.join(dir, 'data-'));
-    const server = await startTestServer({ ANALYSIS_CONCURRENCY: '0', DATA_DIR: dataDir });
-    const api = client(server.url);
-    const owner = await userWithCut(api);
-    const created = await upload(api, owner.token, owner.cutId, 'old.wav', await readFile(fixture('old.wav', 1, ['-c:a', 'pcm_s16le'])));
-    // The state migration 015 finds: the file without a job, then the migration's backfill statement.
-    await server.sql`delete from analysis_jobs`;
-    const migration = await readFile(new URL('../../migrations/015_audio_analysis.sql', import.meta.url), 'utf8');
-    const backfill = migration.slice(migration.lastIndexOf('insert into analysis_jobs'));
-    await server.sql.unsafe(backfill);
-    await server.close();
-    const restarted = await startTestServer({ DATABASE_URL: server.env.DATABASE_URL!, DATA_DIR: dataDir });
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+    const wavId = randomUUID();
+    const pngId = randomUUID();
     try {
-      expect(await analysed(client(restarted.url), owner.token, created.body.id)).toMatchObject({ analysis: 'done', audio: { durationMs: 1000 } });
+      // The database as the migrations before 015 leave it, with a WAV and a PNG stored on a cut.
+      const migrations = fileURLToPath(new URL('../../migrations', import.meta.url));
+      await sql`create table schema_migrations (version text primary key, applied_at timestamptz not null default now())`;
+      for (const file of (await readdir(migrations)).filter((f) => /^\d{3}_.+\.sql$/.test(f) && f < '015').sort()) {
+        await sql.unsafe(await readFile(path.join(migrations, file), 'utf8'));
+        await sql`insert into schema_migrations (version) values (${file})`;
+      }
+      const [user] = await sql`insert into users (email, name, role) values ('old@example.com', 'Old', 'ADMIN') returning id`;
+      const [project] = await sql`insert into projects (name) values ('Old') returning id`;
+      const [vibe] = await sql`insert into vibes (project_id, name, position) values (${project!.id}, 'Old', 0) returning id`;
+      const [cut] = await sql`insert into cuts (vibe_id, project_id, name) values (${vibe!.id}, ${project!.id}, 'Old') returning id`;
+      await mkdir(path.join(dataDir, 'files'), { recursive: true, mode: 0o700 });
+      const stored = [
+        { id: wavId, extension: 'wav', type: 'CUT', mime: 'audio/wav', bytes: await readFile(fixture('old.wav', 1, ['-c:a', 'pcm_s16le'])) },
+        { id: pngId, extension: 'png', type: 'IMAGE', mime: 'image/png', bytes: PNG_BYTES },
+      ];
+      for (const file of stored) {
+        await writeFile(path.join(dataDir, 'files', `${file.id}.${file.extension}`), file.bytes, { mode: 0o600 });
+        await sql`
+          insert into files (id, cut_id, project_id, name, extension, type, size, mime_type, sha256, uploaded_by)
+          values (${file.id}, ${cut!.id}, ${project!.id}, 'old', ${file.extension}, ${file.type}, ${file.bytes.length}, ${file.mime},
+                  ${createHash('sha256').update(file.bytes).digest('hex')}, ${user!.id})`;
+      }
     } finally {
-      await restarted.close();
+      await sql.end({ timeout: 1 });
+    }
+
+    const server = await startTestServer({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
+    try {
+      const until = Date.now() + 30_000;
+      while ((await server.sql`select analysis from files where id = ${wavId}`)[0]!.analysis === 'pending') {
+        if (Date.now() > until) throw new Error('the backfilled WAV was not analysed');
+        await delay(100);
+      }
+      const rows = await server.sql`select id, analysis, audio from files order by type`;
+      expect(rows).toEqual([
+        { id: wavId, analysis: 'done', audio: expect.objectContaining({ codec: 'pcm', durationMs: 1000 }) },
+        { id: pngId, analysis: 'unsupported', audio: null },
+      ]);
+      expect(await server.sql`select file_id from analysis_jobs`).toEqual([]);
+    } finally {
+      await server.close();
     }
   });
 });
