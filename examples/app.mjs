@@ -28,7 +28,7 @@ async function saveTokens({ accessToken, refreshToken }) {
 const band = new BandClient({ baseUrl, ...(await savedTokens()), onTokens: saveTokens, userAgent: 'bandcollab-example-app' });
 
 async function signedIn() {
-  if (band.tokens.refreshToken) {
+  if (band.sessionTokens.refreshToken) {
     try {
       return await band.auth.me();
     } catch (error) {

@@ -1,7 +1,7 @@
 // A CI job publishing a mix: uploads a file to a project / vibe / cut (created when missing), shares it,
 // and prints the share link (also to $GITHUB_OUTPUT as `share_url` when that is set).
 //
-//   BAND_API_URL=https://band.example.com BAND_EMAIL=ci@example.com BAND_PASSWORD=… \
+//   BAND_API_URL=https://band.example.com BAND_TOKEN=bcp_… \
 //     node publish-mix.mjs ./build/mix.wav --project "Second album" --vibe "Singles" --cut "Lullaby" [--expires-in 604800]
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,17 +19,19 @@ const { values, positionals } = parseArgs({
   },
 });
 const [file] = positionals;
-const { BAND_API_URL: baseUrl, BAND_EMAIL: email, BAND_PASSWORD: password } = process.env;
-if (!file || !values.project || !baseUrl || !email || !password) {
-  console.error('usage: BAND_API_URL=… BAND_EMAIL=… BAND_PASSWORD=… node publish-mix.mjs <file> --project <name> [--vibe <name>] [--cut <name>] [--name <display name>] [--expires-in <seconds>]');
+// A personal access token (band token create … --scope write) keeps the password out of CI; BAND_EMAIL and
+// BAND_PASSWORD still work.
+const { BAND_API_URL: baseUrl, BAND_TOKEN: token, BAND_EMAIL: email, BAND_PASSWORD: password } = process.env;
+if (!file || !values.project || !baseUrl || !(token || (email && password))) {
+  console.error('usage: BAND_API_URL=… BAND_TOKEN=bcp_… (or BAND_EMAIL=… BAND_PASSWORD=…) node publish-mix.mjs <file> --project <name> [--vibe <name>] [--cut <name>] [--name <display name>] [--expires-in <seconds>]');
   process.exit(2);
 }
 
-const band = new BandClient({ baseUrl, userAgent: 'bandcollab-publish-mix', timeoutMs: 120_000 });
+const band = new BandClient({ baseUrl, userAgent: 'bandcollab-publish-mix', timeoutMs: 120_000, ...(token ? { token } : {}) });
 const cutName = values.cut ?? path.basename(file, path.extname(file));
 
 try {
-  await band.auth.login({ email, password });
+  if (!token) await band.auth.login({ email, password });
 
   const project = (await band.projects.list()).find((p) => p.name === values.project) ?? (await band.projects.create({ name: values.project }));
   const detail = await band.projects.get(project.id);
@@ -53,7 +55,8 @@ try {
   console.log(`published ${uploaded.name} (${uploaded.type}, sha256 ${uploaded.sha256}) to ${project.name} / ${vibe.name} / ${cut.name}`);
   console.log(link.shareUrl);
   if (process.env.GITHUB_OUTPUT) await appendFile(process.env.GITHUB_OUTPUT, `share_url=${link.shareUrl}\n`);
-  await band.auth.logout();
+  // A token is no session: there is nothing to log out of (and the server refuses a token on /api/auth/*).
+  if (!token) await band.auth.logout();
 } catch (error) {
   if (error instanceof BandApiError) console.error(`publish failed: ${error.detail} [${error.code}, request ${error.requestId ?? 'none'}]`);
   else if (error instanceof BandNetworkError) console.error(`publish failed: ${error.message}`);

@@ -34,6 +34,7 @@ const HELP_PATHS = [
   ['vibe', 'create'],
   ['cut', 'create'],
   ['file', 'upload'],
+  ['share', 'list'],
   ['storage'],
   ['publish'],
   ['watch'],

@@ -1,6 +1,7 @@
 // What every command starts from: the global flags, the profile's settings (conf), the server address and
-// an SDK client signed in from, in this order, BAND_TOKEN, BAND_EMAIL + BAND_PASSWORD, or the tokens stored
-// for that server's origin (never those another server issued).
+// an SDK client signed in from, in this order, BAND_TOKEN (a personal access token bcp_…, or an access
+// token), BAND_EMAIL + BAND_PASSWORD, or the tokens stored for that server's origin (never those another
+// server issued).
 import path from 'node:path';
 import type { BandClient, BandClientOptions, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
@@ -20,6 +21,7 @@ import { Output } from './render.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 const DEFAULT_API_URL = 'http://localhost:3000';
+const PERSONAL_ACCESS_TOKEN_PREFIX = 'bcp_';
 
 /**
  * The SDK (undici, form-data) and conf are most of the CLI's code: they are loaded when a command runs, not
@@ -135,7 +137,8 @@ export class Context {
     const envToken = this.io.env.BAND_TOKEN;
     if (envToken) {
       this.source = 'BAND_TOKEN';
-      this.client = this.newClient({ accessToken: envToken });
+      // A personal access token (bcp_…) is used as it is; anything else is taken for an access token.
+      this.client = this.newClient(envToken.startsWith(PERSONAL_ACCESS_TOKEN_PREFIX) ? { token: envToken } : { accessToken: envToken });
       return this.client;
     }
     const email = this.io.env.BAND_EMAIL;
@@ -231,7 +234,7 @@ export class Context {
     this.saveSettings({ ...settings, logins });
   }
 
-  private newClient(tokens: Pick<BandClientOptions, 'accessToken' | 'refreshToken' | 'tokenStore'>): BandClient {
+  private newClient(tokens: Pick<BandClientOptions, 'token' | 'accessToken' | 'refreshToken' | 'tokenStore'>): BandClient {
     return new this.lib.sdk.BandClient({ baseUrl: this.apiUrl, userAgent: `band/${packageJson.version}`, ...tokens });
   }
 

@@ -20,9 +20,11 @@ const GROUPS: Record<string, CommandGroup> = {
   member: { summary: 'invite members, change their role, remove them', load: () => import('./commands/member.js') },
   invitation: { summary: 'accept an invitation link, or see what it offers', load: () => import('./commands/invitation.js') },
   vibe: { summary: 'create, rename, delete and reorder vibes', load: () => import('./commands/vibe.js') },
-  cut: { summary: 'create, rename, move and delete cuts', load: () => import('./commands/cut.js') },
+  cut: { summary: 'create, rename, move, delete, download and share cuts', load: () => import('./commands/cut.js') },
   file: { summary: 'upload, list, download, share and delete files', load: () => import('./commands/file.js') },
+  share: { summary: 'list the public links of a file or cut, revoke one', load: () => import('./commands/share.js') },
   storage: { summary: 'how much you store, by type', load: () => import('./commands/storage.js') },
+  token: { summary: 'create, list and revoke personal access tokens (for CI: BAND_TOKEN)', load: () => import('./commands/token.js') },
   publish: { summary: 'upload a file (creating its project, vibe and cut) and share it: for CI', load: () => import('./commands/publish.js') },
   watch: { summary: 'print the events of your projects as they happen', load: () => import('./commands/watch.js') },
   completion: { summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
@@ -35,7 +37,8 @@ const HELP_FOOTER = `
 Environment:
   BAND_API_URL      server address (default http://localhost:3000, or the profile's)
   BAND_PROFILE      profile name (default "default")
-  BAND_TOKEN        an access token to use; nothing is stored
+  BAND_TOKEN        a personal access token (bcp_…, band token create) or an access
+                    token to use; nothing is stored
   BAND_EMAIL, BAND_PASSWORD
                     log in for this run only (CI); nothing is stored
   BAND_CONFIG_DIR   settings and credential files (default $XDG_CONFIG_HOME/band, else ~/.config/band)

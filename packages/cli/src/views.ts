@@ -4,23 +4,28 @@
 import type {
   AcceptedInvitation,
   AudioInfo,
+  CreatedPersonalAccessToken,
+  CurrentToken,
   FileRecord,
   InvitationView,
   InviteResult,
   Me,
   Member,
+  PersonalAccessToken,
   Project,
   ProjectDetail,
   ProjectEvent,
   ReorderVibesResult,
   RevokeSharesResult,
   ShareLink,
+  ShareRecord,
   StorageBreakdown,
   StorageQuota,
   StemAudio,
   StorageStats,
   User,
 } from '@bandcollab/sdk';
+import type { DownloadReport } from './bulk-download.js';
 import type { UploadReport } from './bulk-upload.js';
 import { formatBytes, formatTime, type Output } from './render.js';
 
@@ -265,6 +270,36 @@ export function savedView(file: FileRecord, target: string): string {
   return `Saved ${file.name} to ${target} (${formatBytes(file.size)})`;
 }
 
+/** The summary line of `band file download --cut`. */
+export function downloadSummaryView(fileCount: number, report: DownloadReport): string {
+  const downloaded = fileCount - report.skipped - report.failures.length;
+  return (
+    `Downloaded ${downloaded} file${downloaded === 1 ? '' : 's'} (${formatBytes(report.downloadedBytes)}) to ${report.dir} in ${report.seconds.toFixed(1)} s; ` +
+    `${report.skipped} skipped (already there, same sha256); ${report.failures.length} failed`
+  );
+}
+
+export function savedArchiveView(cut: string, target: string, size: number): string {
+  return `Saved cut ${cut} to ${target} (${formatBytes(size)})`;
+}
+
+// ---- share links
+
+export function shareTable(out: Output, links: readonly ShareRecord[]): string {
+  return out.table(links, [
+    { header: 'ID', value: (l) => l.id },
+    { header: 'CREATED BY', value: (l) => l.createdBy.name },
+    { header: 'CREATED', value: (l) => formatTime(l.createdAt) },
+    { header: 'EXPIRES', value: (l) => (l.expiresAt ? formatTime(l.expiresAt) : 'never') },
+    { header: 'ACCESSES', value: (l) => String(l.accessCount) },
+    { header: 'LAST ACCESS', value: (l) => (l.lastAccessedAt ? formatTime(l.lastAccessedAt) : '-') },
+  ], 'No live links');
+}
+
+export function revokedLinkView(id: string): string {
+  return `Revoked link ${id}`;
+}
+
 export function publishedView(file: FileRecord): string {
   return `Published ${file.name} (${file.id})`;
 }
@@ -289,17 +324,76 @@ export function loggedOutView(wasLoggedIn: boolean, apiUrl: string): string {
   return wasLoggedIn ? `Logged out of ${apiUrl}` : `Not logged in to ${apiUrl}`;
 }
 
-export function statusView(me: Me, where: { apiUrl: string; profile: string; credentials: string }): string {
-  return [
+export function statusView(
+  me: Me,
+  where: { apiUrl: string; profile: string; credentials: string },
+  token: { token: CurrentToken; projectNames: ReadonlyMap<string, string> } | null = null,
+): string {
+  const lines = [
     `Logged in to ${where.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
     `Profile:     ${where.profile}`,
     `Credentials: ${where.credentials}`,
-  ].join('\n');
+  ];
+  if (token) {
+    lines.push(
+      `Token:       a personal access token, scope ${token.token.scope}, expires ${formatTime(token.token.expiresAt)}`,
+      `Projects:    ${tokenProjects(token.token.projectIds, token.projectNames)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---- personal access tokens
+
+/** "all yours", or the names of the projects a token is limited to (ids of projects no longer yours). */
+function tokenProjects(projectIds: readonly string[] | null, names: ReadonlyMap<string, string>): string {
+  return projectIds === null ? 'all yours' : projectIds.map((id) => names.get(id) ?? id).join(', ');
+}
+
+/** Said on stderr after the token itself went to stdout. */
+export function createdTokenView(token: CreatedPersonalAccessToken): string {
+  const limit = token.projectIds === null ? 'all your projects' : `${token.projectIds.length} project${token.projectIds.length === 1 ? '' : 's'}`;
+  return (
+    `Created token ${token.name} (${token.scope}, ${limit}, expires ${formatTime(token.expiresAt)}). ` +
+    'It is not shown again: store it as a secret and use it as BAND_TOKEN.'
+  );
+}
+
+export function tokenTable(out: Output, tokens: readonly PersonalAccessToken[], projectNames: ReadonlyMap<string, string>): string {
+  return out.table(
+    tokens,
+    [
+      { header: 'NAME', value: (t) => t.name },
+      { header: 'HINT', value: (t) => t.tokenHint },
+      { header: 'SCOPE', value: (t) => t.scope },
+      { header: 'PROJECTS', value: (t) => tokenProjects(t.projectIds, projectNames) },
+      { header: 'EXPIRES', value: (t) => formatTime(t.expiresAt) },
+      { header: 'LAST USED', value: (t) => (t.lastUsedAt === null ? 'never' : formatTime(t.lastUsedAt)) },
+      { header: 'ID', value: (t) => t.id },
+    ],
+    'No tokens: band token create <name> --expires 90d',
+  );
+}
+
+export function revokedTokenView(token: PersonalAccessToken): string {
+  return `Revoked token ${token.name} (${token.tokenHint})`;
 }
 
 /** Where to sign in when band cannot open a browser itself. */
 export function openInBrowserView(purpose: string, address: string): string {
   return `open this address in a browser to ${purpose}: ${address}`;
+}
+
+export function profileView(me: Me): string {
+  return [`Name:   ${me.name} <${me.email}>`, `Avatar: ${me.avatarUrl ?? 'none'}`].join('\n');
+}
+
+export function passwordChangedView(): string {
+  return 'Password changed; your other sessions have ended';
+}
+
+export function accountDeletedView(email: string, apiUrl: string): string {
+  return `Deleted the account ${email} on ${apiUrl}, and forgot its credentials`;
 }
 
 export function linkedView(me: Me, apiUrl: string): string {
@@ -334,6 +428,8 @@ function describeEvent(event: ProjectEvent): string {
       return event.data.userId === event.actor.id ? 'left the project' : `removed member ${event.data.userId}`;
     case 'member.role_changed':
       return `made ${event.data.member.name} ${event.data.member.role}`;
+    case 'member.updated':
+      return 'changed their name or avatar';
     case 'vibe.created':
       return `created vibe "${event.data.vibe.name}"`;
     case 'vibe.updated':
@@ -361,5 +457,7 @@ function describeEvent(event: ProjectEvent): string {
     case 'file.analyzed':
       // The actor is the uploader: the analysis completes their upload.
       return `file ${event.data.fileId} analysed: ${event.data.analysis}`;
+    case 'cut.shared':
+      return `shared cut ${event.data.cutId}${event.data.expiresAt ? ` until ${event.data.expiresAt}` : ''}`;
   }
 }

@@ -303,6 +303,7 @@ describe('band completion and help', () => {
       cut: ['create', 'rename', 'move', 'delete'],
       file: ['upload', 'list', 'info', 'download', 'share', 'unshare', 'delete'],
       storage: [],
+      token: ['create', 'list', 'revoke'],
       publish: [],
       completion: [],
     };

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runServerCommand } from '../../server/test/support/process.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
 
@@ -91,5 +92,23 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     const deleted = await waitForScreen('delete', /EXIT=\d+/);
     expect(deleted).toContain('Deleted project Live');
     expect(deleted).toContain('EXIT=0');
+  });
+
+  it('walks a login with a one-time password (reset-password) through choosing a new one', async () => {
+    const reset = await runServerCommand(['reset-password', 'tia@example.com'], server.env);
+    expect(reset.code, reset.stderr).toBe(0);
+    const oneTime = reset.stdout.trim();
+    await typeInPane('reset', 'auth login --email tia@example.com', /Password:$/m);
+    await tmux('send-keys', '-t', 'reset', oneTime, 'Enter');
+    await waitForScreen('reset', /New password:$/m);
+    await tmux('send-keys', '-t', 'reset', 'my own password', 'Enter');
+    await waitForScreen('reset', /Repeat the new password:$/m);
+    await tmux('send-keys', '-t', 'reset', 'my own password', 'Enter');
+    const changed = await waitForScreen('reset', /EXIT=\d+/);
+    expect(changed).toContain('An admin reset your password: choose your own now.');
+    expect(changed).toContain('Password changed');
+    expect(changed).toContain('EXIT=0');
+    expect(changed).not.toContain('my own password');
+    expect((await user.band(['project', 'list'])).exitCode).toBe(0);
   });
 });

@@ -5,6 +5,7 @@ import { FilesResource } from './resources/files.js';
 import { InvitationsResource } from './resources/invitations.js';
 import { ProjectsResource } from './resources/projects.js';
 import { SharesResource } from './resources/shares.js';
+import { TokensResource } from './resources/tokens.js';
 import { VibesResource } from './resources/vibes.js';
 import { type Tokens, Transport, type TransportOptions } from './transport.js';
 import type { Health } from './types.js';
@@ -13,7 +14,9 @@ export type BandClientOptions = TransportOptions;
 
 /**
  * A client for one bandcollab server. It keeps the tokens: sign in with `auth.login` (or pass a saved
- * pair), persist new pairs from `onTokens`, and every call refreshes the access token when it must.
+ * pair), persist new pairs from `onTokens`, and every call refreshes the access token when it must. Or
+ * pass a personal access token (`token: 'bcp_…'`, for CI and scripts): it is sent as it is, never
+ * refreshed; once revoked or expired every call fails with an error `isAuthError` recognises.
  */
 export class BandClient {
   readonly auth: AuthResource;
@@ -24,6 +27,8 @@ export class BandClient {
   readonly files: FilesResource;
   readonly shares: SharesResource;
   readonly events: EventsResource;
+  /** Personal access tokens: create, list, delete (with a session). */
+  readonly tokens: TokensResource;
   private readonly transport: Transport;
 
   constructor(options: BandClientOptions) {
@@ -36,14 +41,15 @@ export class BandClient {
     this.files = new FilesResource(this.transport);
     this.shares = new SharesResource(this.transport);
     this.events = new EventsResource(this.transport);
+    this.tokens = new TokensResource(this.transport);
   }
 
   get baseUrl(): string {
     return this.transport.baseUrl;
   }
 
-  /** The current pair; both undefined when signed out. */
-  get tokens(): Tokens {
+  /** The current pair; both undefined when signed out (with a personal access token: it, and no refresh token). */
+  get sessionTokens(): Tokens {
     return this.transport.tokens;
   }
 

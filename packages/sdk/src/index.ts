@@ -5,6 +5,7 @@ export type { RequestOptions, Tokens, TokenStore, Transport, TransportOptions } 
 export type { FileInput, Progress } from './multipart.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
 export type { UploadInput } from './resources/files.js';
+export type { ShareListTarget } from './resources/shares.js';
 export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
 export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
 export { AuthResource } from './resources/auth.js';
@@ -14,4 +15,5 @@ export { VibesResource } from './resources/vibes.js';
 export { CutsResource } from './resources/cuts.js';
 export { FilesResource } from './resources/files.js';
 export { SharesResource } from './resources/shares.js';
+export { TokensResource, type CurrentToken } from './resources/tokens.js';
 export { EventsResource, type SubscribeOptions, type Subscription } from './resources/events.js';

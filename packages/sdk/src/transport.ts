@@ -40,6 +40,11 @@ export interface RequestOptions {
 export interface TransportOptions {
   /** The server's address, e.g. `https://band.example.com` (no `/api`). */
   baseUrl: string;
+  /**
+   * A personal access token (`bcp_…`): sent as the bearer of every call, never refreshed. Instead of
+   * `accessToken` and `refreshToken`.
+   */
+  token?: string;
   accessToken?: string;
   refreshToken?: string;
   /** Called with every new token pair (login, register, refresh) so the caller can persist it. */
@@ -119,7 +124,11 @@ export class Transport {
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
     this.onTokens = options.onTokens;
     this.tokenStore = options.tokenStore;
-    this.setTokens({ accessToken: options.accessToken, refreshToken: options.refreshToken });
+    if (options.token !== undefined && (options.accessToken !== undefined || options.refreshToken !== undefined)) {
+      throw new TypeError('Pass either a personal access token (token) or a session pair (accessToken, refreshToken), not both');
+    }
+    // Without a refresh token nothing is ever refreshed: a personal access token is used as it is.
+    this.setTokens(options.token !== undefined ? { accessToken: options.token } : { accessToken: options.accessToken, refreshToken: options.refreshToken });
   }
 
   /** A transport with the same settings for another server, without credentials (public share links). */

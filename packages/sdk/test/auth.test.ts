@@ -25,7 +25,7 @@ afterAll(async () => {
  */
 async function expiredPair() {
   const { client, user } = await registeredClient(shortLived.url);
-  return { tokens: client.tokens, user };
+  return { tokens: client.sessionTokens, user };
 }
 
 describe('auth', () => {
@@ -33,14 +33,14 @@ describe('auth', () => {
     const pairs: TokenPair[] = [];
     const { client, user, email } = await registeredClient(server.url, { onTokens: (pair) => void pairs.push(pair) });
     expect(pairs).toHaveLength(1);
-    expect(client.tokens).toEqual({ accessToken: pairs[0]!.accessToken, refreshToken: pairs[0]!.refreshToken });
+    expect(client.sessionTokens).toEqual({ accessToken: pairs[0]!.accessToken, refreshToken: pairs[0]!.refreshToken });
     expect(await client.auth.me()).toMatchObject({ id: user.id, email, avatarUrl: null });
 
     const other = new BandClient({ baseUrl: server.url, onTokens: (pair) => void pairs.push(pair) });
     const login = await other.auth.login({ email: email.toUpperCase(), password: PASSWORD, rememberMe: true });
     expect(login.user.id).toBe(user.id);
     expect(pairs).toHaveLength(2);
-    expect(other.tokens.refreshToken).toBe(login.refreshToken);
+    expect(other.sessionTokens.refreshToken).toBe(login.refreshToken);
   });
 
   it('reports a refused login as a typed authentication error with the request id', async () => {
@@ -51,7 +51,7 @@ describe('auth', () => {
     expect(error.requestId).toMatch(/\S/);
     expect(error.problem.title).toBeTruthy();
     expect(isAuthError(error)).toBe(true);
-    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+    expect(client.sessionTokens).toEqual({ accessToken: undefined, refreshToken: undefined });
   });
 
   it('carries the field errors of VALIDATION_FAILED', async () => {
@@ -65,11 +65,11 @@ describe('auth', () => {
   it('refresh() rotates the pair and delivers it through onTokens; the old refresh token is dead', async () => {
     const pairs: TokenPair[] = [];
     const { client } = await registeredClient(server.url, { onTokens: (pair) => void pairs.push(pair) });
-    const before = client.tokens;
+    const before = client.sessionTokens;
     const rotated = await client.auth.refresh();
     expect(rotated.refreshToken).not.toBe(before.refreshToken);
     expect(pairs.at(-1)).toEqual(rotated);
-    expect(client.tokens).toEqual({ accessToken: rotated.accessToken, refreshToken: rotated.refreshToken });
+    expect(client.sessionTokens).toEqual({ accessToken: rotated.accessToken, refreshToken: rotated.refreshToken });
 
     const stale = new BandClient({ baseUrl: server.url, ...before });
     await expect(stale.auth.refresh()).rejects.toMatchObject({ status: 401, code: 'INVALID_REFRESH_TOKEN' });
@@ -84,17 +84,17 @@ describe('auth', () => {
     expect(results.every((me) => me.id === user.id)).toBe(true);
     expect(requests.filter((r) => r === 'POST /api/auth/refresh')).toHaveLength(1);
     expect(pairs).toHaveLength(1);
-    expect(client.tokens.accessToken).toBe(pairs[0]!.accessToken);
+    expect(client.sessionTokens.accessToken).toBe(pairs[0]!.accessToken);
   });
 
   it('refreshes once and retries once when the server answers TOKEN_EXPIRED to a token the client thought valid', async () => {
     const { dispatcher, requests } = recordingDispatcher();
     const { client, user } = await registeredClient(server.url, { dispatcher });
     // A client clock far behind the server's: iat after exp makes the client see a long-lived token.
-    const claims = JSON.parse(Buffer.from(client.tokens.accessToken!.split('.')[1]!, 'base64url').toString());
+    const claims = JSON.parse(Buffer.from(client.sessionTokens.accessToken!.split('.')[1]!, 'base64url').toString());
     const now = Math.floor(Date.now() / 1000);
     const skewed = signAccessToken({ sub: claims.sub, sid: claims.sid, exp: now - 5, iat: now + 600 });
-    client.setTokens({ accessToken: skewed, refreshToken: client.tokens.refreshToken });
+    client.setTokens({ accessToken: skewed, refreshToken: client.sessionTokens.refreshToken });
 
     const results = await Promise.all(Array.from({ length: 20 }, () => client.auth.me()));
     expect(results.every((me) => me.id === user.id)).toBe(true);
@@ -112,15 +112,15 @@ describe('auth', () => {
     for (const error of errors) expect(isAuthError(error)).toBe(true);
     expect(errors[0]).toMatchObject({ code: 'INVALID_REFRESH_TOKEN' });
     expect(requests.filter((r) => r === 'POST /api/auth/refresh')).toHaveLength(1);
-    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+    expect(client.sessionTokens).toEqual({ accessToken: undefined, refreshToken: undefined });
     await expect(client.auth.me()).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
   });
 
   it('logout ends the session on the server and forgets the tokens', async () => {
     const { client } = await registeredClient(server.url);
-    const { accessToken } = client.tokens;
+    const { accessToken } = client.sessionTokens;
     expect(await client.auth.logout()).toEqual({ ok: true });
-    expect(client.tokens).toEqual({ accessToken: undefined, refreshToken: undefined });
+    expect(client.sessionTokens).toEqual({ accessToken: undefined, refreshToken: undefined });
     const reused = new BandClient({ baseUrl: server.url, accessToken });
     await expect(reused.auth.me()).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
   });
@@ -146,7 +146,7 @@ describe('auth', () => {
     const client = new BandClient({ baseUrl: server.url, ...tokens });
     const token = await client.freshAccessToken();
     expect(token).not.toBe(tokens.accessToken);
-    expect(client.tokens.accessToken).toBe(token);
+    expect(client.sessionTokens.accessToken).toBe(token);
     const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
     expect(await me.json()).toMatchObject({ id: user.id });
   });

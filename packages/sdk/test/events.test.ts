@@ -85,7 +85,7 @@ describe('client.events.subscribe', () => {
     let disconnects = 0;
     const subscription = client.events.subscribe({ ...seen, onDisconnect: () => void (disconnects += 1) });
     await seen.until(() => seen.hellos.length === 1);
-    const other = new BandClient({ baseUrl: server.url, ...client.tokens });
+    const other = new BandClient({ baseUrl: server.url, ...client.sessionTokens });
     await other.auth.logout();
     await expect(subscription.closed).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
     expect(disconnects).toBe(0);

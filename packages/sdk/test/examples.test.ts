@@ -64,6 +64,17 @@ describe('examples', () => {
     expect(detail.vibes.map((v) => [v.name, v.cuts.map((c) => [c.name, c.files.length])])).toEqual([['Singles', [['final mix', 2]]]]);
   });
 
+  it('publish-mix.mjs publishes with only a personal access token in BAND_TOKEN', async () => {
+    const owner = new BandClient({ baseUrl: server.url });
+    await owner.auth.login({ email: env.BAND_EMAIL!, password: PASSWORD });
+    const { token } = await owner.tokens.create({ name: 'CI', scope: 'write', expiresIn: 3600 });
+    const mix = path.join(dir, 'token mix.mp3');
+    await writeFile(mix, Buffer.concat([Buffer.from('ID3'), Buffer.alloc(1000, 2)]));
+    const tokenOnly = { PATH: env.PATH, BAND_API_URL: env.BAND_API_URL, BAND_TOKEN: token };
+    const published = await run(process.execPath, [path.join(examples, 'publish-mix.mjs'), mix, '--project', 'Album', '--vibe', 'Singles'], { env: tokenOnly });
+    expect(published.stdout.trim().split('\n').at(-1)).toMatch(/\/share\/[\w-]+$/);
+  });
+
   it('app.mjs signs in, keeps its tokens in a file and prints the projects', async () => {
     const first = await run(process.execPath, [path.join(examples, 'app.mjs')], { env });
     expect(first.stdout).toContain('Album (ADMIN, 1 member)');

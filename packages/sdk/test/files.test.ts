@@ -83,7 +83,7 @@ describe('upload', () => {
 
   it('refuses an unknown type or a file over its limit before sending a byte', async () => {
     const { dispatcher, requests } = recordingDispatcher();
-    const client = new BandClient({ baseUrl: server.url, dispatcher, ...owner.tokens });
+    const client = new BandClient({ baseUrl: server.url, dispatcher, ...owner.sessionTokens });
     const unknown = await client.files.upload({ cutId: cut.id, file: Buffer.from('hello'), filename: 'notes.txt' }).catch((e) => e);
     expect(unknown).toBeInstanceOf(BandApiError);
     expect(unknown).toMatchObject({ status: 415, code: 'UNSUPPORTED_FILE_TYPE', requestId: null });
@@ -160,7 +160,7 @@ describe('download and delete', () => {
     const proxy = await faultyProxy(new URL(server.url), MiB, 'cut');
     try {
       const { dispatcher, requests } = recordingDispatcher();
-      const client = new BandClient({ baseUrl: proxy.url, dispatcher, ...owner.tokens });
+      const client = new BandClient({ baseUrl: proxy.url, dispatcher, ...owner.sessionTokens });
       const target = path.join(workDir, 'resumed.mp3');
       const result = await client.files.download(record.id, { to: target });
       expect(result.size).toBe(content.length);
@@ -175,7 +175,7 @@ describe('download and delete', () => {
   it('checks a whole download against the sha256 the server announces, and removes a corrupt file', async () => {
     const proxy = await faultyProxy(new URL(server.url), MiB, 'flip');
     try {
-      const client = new BandClient({ baseUrl: proxy.url, ...owner.tokens });
+      const client = new BandClient({ baseUrl: proxy.url, ...owner.sessionTokens });
       const target = path.join(workDir, 'corrupt.mp3');
       const error = await client.files.download(record.id, { to: target }).catch((e) => e);
       expect(error).toBeInstanceOf(BandNetworkError);

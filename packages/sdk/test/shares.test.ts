@@ -1,8 +1,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandClient, type FileRecord } from '../src/index.js';
+import { readZip } from '../../server/test/support/zip.js';
 import { registeredClient, startTestServer, type TestServer } from './support.js';
 
 let server: TestServer;
@@ -39,7 +41,7 @@ describe('share links', () => {
     // A share URL is fetched from its own server, whatever the client's baseUrl.
     const shareUrl = `${server.url}/share/${permanent.token}`;
     const elsewhere = new BandClient({ baseUrl: 'http://127.0.0.1:9', retries: 0 });
-    expect((await elsewhere.shares.get(shareUrl)).size).toBe(content.length);
+    expect(await elsewhere.shares.get(shareUrl)).toMatchObject({ kind: 'file', size: content.length });
     const target = path.join(workDir, 'shared.mp3');
     expect(await elsewhere.shares.download(shareUrl, { to: target })).toEqual({ size: content.length, path: target });
     expect((await readFile(target)).equals(content)).toBe(true);
@@ -47,5 +49,50 @@ describe('share links', () => {
     expect(await owner.files.unshare(record.id)).toEqual({ revoked: 2 });
     await expect(anonymous.shares.get(link.token)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
     await expect(anonymous.shares.download(shareUrl, { to: path.join(workDir, 'gone.mp3') })).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('cut archives and cut links', () => {
+  it('archive a cut to a path with progress, or to a stream; share it, list, count and revoke its links', async () => {
+    const project = await owner.projects.create({ name: 'Archives' });
+    const vibe = await owner.vibes.create(project.id, { name: 'Verse' });
+    const cut = await owner.cuts.create(vibe.id, { name: 'Take 3' });
+    const wav = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'), Buffer.alloc(200_000, 5)]);
+    await owner.files.upload({ cutId: cut.id, file: wav, filename: 'kick.wav', name: 'Kick' });
+    await owner.files.upload({ cutId: cut.id, file: wav, filename: 'kick.wav', name: 'Kick' });
+
+    const target = path.join(workDir, 'take3.zip');
+    const progress: { loaded: number; total: number | null }[] = [];
+    const saved = await owner.cuts.archive(cut.id, { to: target, onProgress: (p) => progress.push(p) });
+    const zip = await readFile(target);
+    expect(saved).toEqual({ size: zip.length, path: target });
+    expect(progress.at(-1)).toEqual({ loaded: zip.length, total: zip.length });
+    const { entries } = await readZip(zip);
+    expect(entries.map((entry) => entry.name)).toEqual(['Kick.wav', 'Kick (2).wav']);
+    expect(entries.every((entry) => entry.bytes.equals(wav))).toBe(true);
+
+    const chunks: Buffer[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (chunks.push(chunk), done()) });
+    expect(await owner.cuts.archive(cut.id, { to: sink })).toEqual({ size: zip.length });
+    expect(Buffer.concat(chunks).equals(zip)).toBe(true);
+
+    const link = await owner.cuts.share(cut.id, { expiresIn: 3600 });
+    const anonymous = new BandClient({ baseUrl: server.url });
+    const shared = await anonymous.shares.get(link.shareUrl);
+    expect(shared).toMatchObject({ kind: 'cut', name: 'Take 3', expiresAt: link.expiresAt });
+    if (shared.kind !== 'cut') throw new Error('a cut link');
+    expect(shared.files.map((file) => file.name)).toEqual(['Kick', 'Kick']);
+    const viaLink = path.join(workDir, 'via-link.zip');
+    await anonymous.shares.download(link.token, { to: viaLink });
+    expect((await readFile(viaLink)).equals(zip)).toBe(true);
+
+    const [listed] = await owner.shares.list({ cutId: cut.id });
+    expect(listed).toMatchObject({ accessCount: 1, expiresAt: link.expiresAt });
+    expect(await owner.shares.list({ fileId: shared.files[0]!.id })).toEqual([]);
+    expect(await owner.shares.revoke(listed!.id)).toEqual({ id: listed!.id, deleted: true });
+    await expect(anonymous.shares.get(link.token)).rejects.toMatchObject({ status: 404 });
+    expect(await owner.shares.list({ cutId: cut.id })).toEqual([]);
+    await owner.cuts.share(cut.id);
+    expect(await owner.cuts.unshare(cut.id)).toEqual({ revoked: 1 });
   });
 });

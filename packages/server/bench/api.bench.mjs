@@ -5,6 +5,11 @@
 // the previous answer ended. Prints throughput, their ratio, p50/p99 latency and errors (any non-200 or
 // failed request). Wall-clock rates swing with whatever else the machine runs: the CPU time each side spends
 // per request is printed beside them (bandcollab's own process, and its PostgreSQL processes separately).
+// A third server shows the floor of the endpoint (api-bare-query-server.mjs): bare tinyhttp running the same
+// query through postgres.js against the same database and sending the same JSON, nothing else.
+// Then the same requests with a personal access token (bcp_…) instead of the session's access token: a
+// token costs one indexed lookup per request where a session is usually answered from memory, so their
+// throughput, latency and CPU (ours and PostgreSQL's) per request are printed side by side.
 // BENCH_API_SECONDS and BENCH_API_CONNECTIONS change the run.
 import { once } from 'node:events';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -34,12 +39,22 @@ try {
   for (let i = 0; i < PROJECTS; i += 1) await call(bandcollab.url, 'POST', '/api/projects', auth.accessToken, { name: `Bench ${i + 1}` });
   const listed = await call(bandcollab.url, 'GET', '/api/projects', auth.accessToken);
   if (listed.length !== PROJECTS) throw new Error(`expected ${PROJECTS} projects, got ${listed.length}`);
+  const me = await call(bandcollab.url, 'GET', '/api/auth/me', auth.accessToken);
+  const query = await start(path.join(here, 'api-bare-query-server.mjs'), [await databaseUrl(path.join(work, 'data')), me.id]);
+  servers.push(query);
+  if ((await call(query.url, 'GET', '/', null)).length !== PROJECTS) throw new Error('the bare query server lists other projects');
 
   // A short warm-up of each, so neither pays for its JIT inside the measured seconds.
   await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, 1);
   await load(hello.url, {}, 1);
+  await load(query.url, {}, 1);
   const ours = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, SECONDS));
   const bare = await measured([hello.process.pid], () => load(hello.url, {}, SECONDS));
+  const floor = await measured([query.process.pid], () => load(query.url, {}, SECONDS), bandcollab.process.pid);
+
+  const { token } = await call(bandcollab.url, 'POST', '/api/tokens', auth.accessToken, { name: 'bench', scope: 'read', expiresIn: 3600 });
+  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, 1);
+  const byToken = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, SECONDS));
 
   const ratio = ours.requestsPerSecond / bare.requestsPerSecond;
   report('api GET /api/projects', {
@@ -56,10 +71,33 @@ try {
     bandcollabCpuMsPerRequest: round3(ours.cpu[0] / ours.requests),
     bandcollabPostgresCpuMsPerRequest: round3(ours.descendantsCpu / ours.requests),
     bareHelloCpuMsPerRequest: round3(bare.cpu[0] / bare.requests),
+    bareQueryRps: Math.round(floor.requestsPerSecond),
+    ratioOverBareQuery: round(ours.requestsPerSecond / floor.requestsPerSecond),
+    bareQueryP99Ms: round(floor.p99),
+    bareQueryCpuMsPerRequest: round3(floor.cpu[0] / floor.requests),
+    bareQueryPostgresCpuMsPerRequest: round3(floor.descendantsCpu / floor.requests),
     bandcollabErrors: ours.errors,
     bareHelloErrors: bare.errors,
     target: `ratio >= ${TARGETS.ratio}, p99 < ${TARGETS.p99Ms} ms, no errors`,
     met: ratio >= TARGETS.ratio && ours.p99 < TARGETS.p99Ms && ours.errors === 0,
+  });
+  const perRequest = (run) => (run.cpu[0] + run.descendantsCpu) / run.requests;
+  report('api GET /api/projects: personal access token vs session', {
+    connections: CONNECTIONS,
+    seconds: SECONDS,
+    sessionRps: Math.round(ours.requestsPerSecond),
+    tokenRps: Math.round(byToken.requestsPerSecond),
+    tokenToSessionRatio: round(byToken.requestsPerSecond / ours.requestsPerSecond),
+    sessionP50Ms: round(ours.p50),
+    sessionP99Ms: round(ours.p99),
+    tokenP50Ms: round(byToken.p50),
+    tokenP99Ms: round(byToken.p99),
+    sessionCpuMsPerRequest: round3(perRequest(ours)),
+    tokenCpuMsPerRequest: round3(perRequest(byToken)),
+    tokenPostgresCpuMsPerRequest: round3(byToken.descendantsCpu / byToken.requests),
+    tokenErrors: byToken.errors,
+    target: 'token CPU per request (ours + PostgreSQL) at most the session\'s, no errors',
+    met: perRequest(byToken) <= perRequest(ours) && byToken.errors === 0,
   });
 } finally {
   for (const server of servers) {
@@ -92,13 +130,16 @@ async function load(url, headers, seconds) {
   return { requests: latencies.length, requestsPerSecond: latencies.length / elapsed, p50: percentile(50), p99: percentile(99), errors };
 }
 
-/** Runs `work` and adds the CPU milliseconds the processes `pids` and, apart, all their descendants spent meanwhile. */
-async function measured(pids, work) {
+/**
+ * Runs `work` and adds the CPU milliseconds the processes `pids` and, apart, all descendants of
+ * `postgresParent` (the process that started the embedded PostgreSQL) spent meanwhile.
+ */
+async function measured(pids, work, postgresParent = pids[0]) {
   const before = await Promise.all(pids.map(cpuMs));
-  const descendantsBefore = await descendantsCpuMs(pids[0]);
+  const descendantsBefore = await descendantsCpuMs(postgresParent);
   const result = await work();
   const after = await Promise.all(pids.map(cpuMs));
-  const descendantsCpu = (await descendantsCpuMs(pids[0])) - descendantsBefore;
+  const descendantsCpu = (await descendantsCpuMs(postgresParent)) - descendantsBefore;
   return { ...result, cpu: after.map((ms, i) => ms - before[i]), descendantsCpu };
 }
 
@@ -127,6 +168,13 @@ async function descendantsCpuMs(root) {
   let total = 0;
   for (const [pid, info] of all) if (inTree(pid)) total += info.cpuMs;
   return total;
+}
+
+/** The embedded PostgreSQL of a DATA_DIR: the port its owner file records, the password the server keeps there. */
+async function databaseUrl(dataDir) {
+  const { port } = JSON.parse(await readFile(path.join(dataDir, 'postgres-owner.json'), 'utf8'));
+  const password = (await readFile(path.join(dataDir, 'postgres-password'), 'utf8')).trim();
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/bandcollab`;
 }
 
 function round3(value) {

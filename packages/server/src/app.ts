@@ -7,12 +7,15 @@ import { App, type Request, type Response } from '@tinyhttp/app';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
+import { AccountsRoutes } from './accounts/routes.js';
+import { ArchivesRoutes } from './archives/routes.js';
 import { AnalysisWorker } from './analysis/worker.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
+import { insufficientScope, refusesPersonalAccessTokens } from './core/auth-guard.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
@@ -32,6 +35,7 @@ import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
+import { TokensRoutes } from './tokens/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
@@ -65,13 +69,16 @@ const CUT_ANSWER_MS = 1000;
 const FEATURES: InjectionToken<Feature>[] = [
   OperationsRoutes,
   AuthRoutes,
+  AccountsRoutes,
   IdpRoutes,
   ProjectsRoutes,
   InvitationsRoutes,
   VibesRoutes,
   CutsRoutes,
+  ArchivesRoutes,
   StorageRoutes,
   FilesRoutes,
+  TokensRoutes,
   SharesRoutes,
   EventsRoutes,
 ];
@@ -202,6 +209,10 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     // /api/auth/logout would log out): only a GET route may answer it.
     if (req.method === 'HEAD' && firstRouteOf(app, req.url)?.method !== 'GET') {
       sendProblem(req, res, noRoute(req));
+      return;
+    }
+    if (refusesPersonalAccessTokens(req)) {
+      sendProblem(req, res, insufficientScope('A personal access token cannot sign in, change its owner’s sign-in or manage tokens'));
       return;
     }
     next?.();

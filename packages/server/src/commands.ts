@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { readdir } from 'node:fs/promises';
 import type { Role } from '@bandcollab/sdk/contract';
+import { AccountsRepository } from './accounts/repository.js';
+import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
@@ -8,6 +10,8 @@ import type { Config } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { Disk } from './core/disk.js';
 import { Logger } from './core/logger.js';
+import { SessionsRepository } from './core/sessions-repository.js';
+import { randomToken } from './core/tokens.js';
 import { openApiDocument } from './operations/openapi.js';
 import { renderReference } from './operations/reference.js';
 
@@ -20,6 +24,9 @@ answer 503, and the embedded database is stopped; a second signal ends the grace
 Commands (on the database the same settings select; beside a running server they use its embedded
 database, and never stop it):
   set-role <email> <ADMIN|MEMBER>   set a user's site role
+  reset-password <email>            give a user who forgot their password a one-time password (printed
+                                    once); it must be changed at the next sign-in, and the account's
+                                    sessions end; safe beside a running server
   orphans                           list stored files no record refers to (moved to DATA_DIR/orphans
                                     at start-up), with their sizes
   orphans --purge                   delete them for good
@@ -49,6 +56,9 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
     return backupOrRestore(config, command, rest[0]!);
   }
+  if (command === 'reset-password' && rest.length === 1) {
+    return resetPassword(config, rest[0]!);
+  }
   if (command !== 'set-role' || rest.length !== 2 || (rest[1] !== 'ADMIN' && rest[1] !== 'MEMBER')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -62,6 +72,37 @@ export async function runCommand(config: Config, args: string[]): Promise<number
       return 1;
     }
     process.stdout.write(`${user.email} is now ${user.role}\n`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * Sets a one-time password (256 random bits) and ends the account's sessions, in one transaction; until the
+ * user changes it every endpoint but POST /api/auth/password answers 403 PASSWORD_CHANGE_REQUIRED. Running
+ * servers hear of both through PostgreSQL's notices. Exit codes: 0 done, 1 no such user.
+ */
+async function resetPassword(config: Config, email: string): Promise<number> {
+  const oneTimePassword = randomToken();
+  const passwordHash = await new Passwords(config).hash(oneTimePassword);
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const accounts = new AccountsRepository(database.sql);
+    const sessions = new SessionsRepository(database.sql);
+    const found = await database.sql.begin(async (tx) => {
+      const userId = await accounts.findIdByEmail(tx, email.trim().toLowerCase());
+      if (userId === null) return false;
+      await accounts.setPassword(tx, userId, passwordHash, true);
+      await sessions.revokeAllOfUser(tx, userId);
+      return true;
+    });
+    if (!found) {
+      process.stderr.write(`No user with email ${email}\n`);
+      return 1;
+    }
+    process.stdout.write(`${oneTimePassword}\n`);
+    process.stderr.write(`One-time password for ${email.trim().toLowerCase()} (shown only now); it must be changed at the next sign-in\n`);
     return 0;
   } finally {
     await database.close();

@@ -5,7 +5,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP } from './authz/fixture.js';
+import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP, PNG_BYTES } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestResponse } from './support/http.js';
@@ -16,15 +16,26 @@ let fx: Fixture;
 let fileId: string;
 let memberId: string;
 let invitationId: string;
+let avatarName: string;
+let shareId: string;
+let tokenId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
   fx = await buildFixture(server);
   fileId = (await expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201)).id;
   memberId = await fx.newMember();
+  await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token }), 201);
+  shareId = (await expectStatus(fx.api.request('GET', `/api/files/${fileId}/shares`, { token: fx.actors.projectAdmin.token }), 200))[0].id;
   invitationId = (
     await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
   ).invitation.id;
+  const avatar = new FormData();
+  avatar.append('image', new Blob([new Uint8Array(PNG_BYTES)]), 'avatar.png');
+  avatarName = (await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: fx.actors.member.token, body: avatar }), 200)).avatarUrl.split('/').pop();
+  tokenId = (
+    await expectStatus(fx.api.request('POST', '/api/tokens', { token: fx.actors.projectAdmin.token, json: { name: 'Listed', scope: 'read', expiresIn: 3600 } }), 201)
+  ).id;
 });
 afterAll(() => server?.close());
 
@@ -46,8 +57,9 @@ const realId = (owner: string, param: string): string => {
   if (param === 'userId') return memberId;
   if (param === 'invitationId') return invitationId;
   if (param === 'token') return 'unknown-token';
+  if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;
@@ -94,11 +106,12 @@ describe('a path id that is not a UUID', () => {
 });
 
 describe('JSON bodies', () => {
-  /** Routes that read a JSON body; the upload is multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
+  /** Routes that read a JSON body; the upload and the avatar are multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
+  const MULTIPART_ONLY = new Set(['/api/files/upload', '/api/auth/me/avatar']);
   const jsonRoutes = () =>
     routes().filter(
       ({ method, path }) =>
-        (method === 'POST' || method === 'PUT') && path !== '/api/files/upload' && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
+        (method === 'POST' || method === 'PUT') && !MULTIPART_ONLY.has(path) && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
     );
   const send = (method: string, path: string, body: string, contentType: string) =>
     fx.api.request(method, fill(path, realId), { token: fx.actors.projectAdmin.token, body, headers: { 'content-type': contentType } });
@@ -171,10 +184,10 @@ describe('authentication failures', () => {
     }
   });
 
-  it('take the access_token cookie only on media reads (download, /uploads/*), never on other API routes', async () => {
+  it('take the access_token cookie only on media reads (download, archive, /uploads/*), never on other API routes', async () => {
     const cookie = `access_token=${fx.actors.projectAdmin.token}`;
     for (const { method, path } of protectedRoutes()) {
-      const media = method === 'GET' && (path.startsWith('/uploads/') || path.endsWith('/download'));
+      const media = method === 'GET' && (path.startsWith('/uploads/') || path.endsWith('/download') || path.endsWith('/archive'));
       const response = await fx.api.request(method, fill(path, realId), { headers: { cookie } });
       expect(response.status, `${method} ${path}`).toBe(media ? 200 : 401);
     }

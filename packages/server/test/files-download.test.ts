@@ -50,6 +50,11 @@ describe('download', () => {
     expect(unicode).toBe(`attachment; filename="Gr__e _ _ (take 1).mp3"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%E2%80%93%20%E5%A4%9C%20%28take%201%29.mp3`);
     expect(decodeURIComponent(unicode.split("UTF-8''")[1]!)).toBe('Grüße – 夜 (take 1).mp3');
     expect(await named('say "hi" \\ 100%.MP3')).toBe(`attachment; filename="say _hi_ _ 100_.MP3"; filename*=UTF-8''say%20%22hi%22%20%5C%20100%25.MP3`);
+    // Separators and quotes of the header itself stay inside the quoted or encoded value.
+    expect(await named("a;b=c, d's *x*.mp3")).toBe(`attachment; filename="a;b=c, d's *x*.mp3"; filename*=UTF-8''a%3Bb%3Dc%2C%20d%27s%20%2Ax%2A.mp3`);
+    // An astral character (an emoji: a surrogate pair in JavaScript) is one UTF-8 sequence, and one "_" for old clients.
+    const emoji = await named('🎸 riff.mp3');
+    expect(emoji).toBe(`attachment; filename="_ riff.mp3"; filename*=UTF-8''%F0%9F%8E%B8%20riff.mp3`);
   });
 
   it('answers HEAD with the headers and no body', async () => {
@@ -69,6 +74,29 @@ describe('download', () => {
     expect((await download({ 'if-none-match': '"other"' })).status).toBe(200);
   });
 
+  it('answers If-Modified-Since with 304 unless the file changed after it or If-None-Match says otherwise', async () => {
+    const lastModified = new Date((await download({}, 'HEAD')).headers.get('last-modified')!);
+    const at = (seconds: number) => new Date(lastModified.getTime() + seconds * 1000).toUTCString();
+    const notModified = await download({ 'if-modified-since': at(0) });
+    expect(notModified.status).toBe(304);
+    expect(notModified.text).toBe('');
+    expect((await download({ 'if-modified-since': at(60) }, 'HEAD')).status).toBe(304);
+    expect((await download({ 'if-modified-since': at(-1) })).status).toBe(200);
+    expect((await download({ 'if-modified-since': 'not a date' })).status).toBe(200);
+    // If-None-Match decides when both are sent (RFC 9110 §13.2.2), as browsers do.
+    expect((await download({ 'if-none-match': '"other"', 'if-modified-since': at(0) })).status).toBe(200);
+    expect((await download({ 'if-none-match': `"${file.sha256}"`, 'if-modified-since': at(-1) })).status).toBe(304);
+  });
+
+  it('answers 304 to a revalidation that also says Cache-Control: no-cache, as fetch() sends every one', async () => {
+    const response = await download({ 'if-none-match': `"${file.sha256}"`, 'cache-control': 'no-cache' });
+    expect(response.status).toBe(304);
+  });
+
+  it('answers 304 before looking at the Range', async () => {
+    expect((await download({ 'if-none-match': `"${file.sha256}"`, range: 'bytes=0-9' })).status).toBe(304);
+  });
+
   it.each([
     ['bytes=0-9', 0, 9],
     ['bytes=990-', 990, 999],
@@ -85,7 +113,19 @@ describe('download', () => {
     expect(Buffer.from(await response.arrayBuffer())).toEqual(bytes.subarray(start, end + 1));
   });
 
-  it.each(['bytes=1000-', 'bytes=5000-6000', 'bytes=-0'])('answers the unsatisfiable Range %s with 416', async (range) => {
+  it.each([
+    ['bytes=0-5,3-9', 0, 9],
+    ['bytes=0-9,5000-6000', 0, 9],
+    ['bytes=0-4, 5-9', 0, 9],
+    ['Bytes=0-9', 0, 9],
+  ])('merges overlapping or adjacent ranges and drops ranges past the end: Range %s is 206 with bytes %i-%i', async (range, start, end) => {
+    const response = await download({ range });
+    expect(response.status).toBe(206);
+    expect(response.headers.get('content-range')).toBe(`bytes ${start}-${end}/1000`);
+    expect(Buffer.from(response.text, 'latin1')).toEqual(bytes.subarray(start, end + 1));
+  });
+
+  it.each(['bytes=1000-', 'bytes=5000-6000', 'bytes=-0', 'bytes=9-2', 'bytes=1000-,9-2'])('answers the unsatisfiable Range %s with 416', async (range) => {
     const response = await download({ range });
     expect(response.status).toBe(416);
     expect(response.headers.get('content-range')).toBe('bytes */1000');
@@ -94,7 +134,7 @@ describe('download', () => {
     expect(response.body).toMatchObject({ status: 416, code: 'VALIDATION_FAILED', errors: [{ field: 'Range' }] });
   });
 
-  it.each(['bytes=0-1,5-6', 'bytes=9-2', 'items=0-5', 'bytes=abc', 'bytes=-'])('ignores the Range %s it does not serve: 200 with everything', async (range) => {
+  it.each(['bytes=0-1,5-6', 'bytes=0-0,-1', 'items=0-5', 'bytes=abc', 'bytes=-', 'bytes=1e2-'])('ignores the Range %s it does not serve: 200 with everything', async (range) => {
     const response = await download({ range });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-length')).toBe('1000');

@@ -87,16 +87,10 @@ const AFTER_PURGE = {
 
 it('deletes expired sessions with their refresh tokens, old failure and registration records, codes, invitations and links, periodically', async () => {
   const server = await serverWith({ PURGE_INTERVAL_SECONDS: '1' });
+  // Seeding can take longer than the interval on a busy machine, so the rows are not counted before the
+  // purge. The counts below can only be reached by a purge that ran after seeding (the one at start ran
+  // before any of these rows existed); a row the seeding failed to make expired would stay and keep them off.
   const counts = await seedExpiredAndLive(server);
-  expect(await counts()).toEqual({
-    sessions: 2,
-    expiredRefreshTokens: 1,
-    loginFailures: 2,
-    registrationAttempts: 2,
-    cliLoginCodes: 2,
-    invitations: 2,
-    shareLinks: 3,
-  });
   await eventually(async () => JSON.stringify(await counts()) === JSON.stringify(AFTER_PURGE), 'the periodic purge');
 });
 

@@ -2,8 +2,9 @@
  * Reliability: slow clients cost a timeout, never the service. Against the built server in its own
  * process, with the timeouts made small through their settings:
  * - 500 connections trickle (half their headers, a line every 500 ms; half a login body, a byte every 6 s)
- *   while 50 normal clients, arriving one every 30 ms, each on new connections, get every answer within 1 s;
- *   the header timeout (4 s here) closes
+ *   while 50 normal clients, arriving one every 30 ms, each on new connections, get every answer within
+ *   2.5 s: well inside the header timeout (4 s here) that a held worker would make them wait for, with room
+ *   for a busy machine (answers take milliseconds on a quiet one). The header timeout closes
  *   the first half (408), the body idle timeout the second (each logged as such);
  * - beyond MAX_CONNECTIONS new connections are closed unanswered, while those already open are served.
  * The figures (connections held, answer latencies, when the tricklers were closed) are printed.
@@ -19,7 +20,7 @@ import { openSocket, requestHead, sleep, whenClosed } from './support/raw-http.j
 const TRICKLERS = 500;
 const NORMAL_CLIENTS = 50;
 const REQUESTS_PER_CLIENT = 3;
-const ANSWER_WITHIN_MS = 1000;
+const ANSWER_WITHIN_MS = 2500;
 
 const servers: LoggedServer[] = [];
 afterAll(() => Promise.all(servers.map((server) => server.stop())));
@@ -69,7 +70,7 @@ function timedGet(baseUrl: string, path: string, token: string): Promise<{ statu
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 
 describe('slowloris', () => {
-  it(`holds ${TRICKLERS} trickling connections while ${NORMAL_CLIENTS} clients are answered within 1 s, then closes them by the timeouts`, async () => {
+  it(`holds ${TRICKLERS} trickling connections while ${NORMAL_CLIENTS} clients are answered within 2.5 s, then closes them by the timeouts`, async () => {
     const server = await startLoggedServer({ HEADERS_TIMEOUT_SECONDS: '4', IDLE_TIMEOUT_SECONDS: '4' });
     servers.push(server);
     const api = client(server.url);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { readZip } from './support/zip.js';
 
 // The share page in a real browser: Debian's chromium driven by playwright-core (STACK.md).
 
@@ -141,6 +142,41 @@ it.skipIf(!hasChromium)('shows the plain 404 page for a bad link', async () => {
   try {
     expect(response?.status()).toBe(404);
     expect(await page.locator('h1').textContent()).toBe('Link not found');
+  } finally {
+    await page.close();
+  }
+});
+
+it.skipIf(!hasChromium)('lists a shared cut: its files with players that play, and a Download all that saves the ZIP', async () => {
+  const created = await api.request('POST', `/api/vibes/${owner.vibeId}/cuts`, { token: owner.token, json: { name: 'Take 3' } });
+  const cutId = created.body.id as string;
+  const tone = toneWav(1.5);
+  await upload(api, owner.token, cutId, 'tone.wav', tone, 'Tone');
+  await upload(api, owner.token, cutId, 'dot.png', PNG, 'Dot');
+  const { token } = (await api.request('POST', `/api/cuts/${cutId}/share`, { token: owner.token })).body;
+  const { page, response, requests, errors } = await open(`/share/${token}`);
+  try {
+    expect(response?.status()).toBe(200);
+    expect(await page.locator('h1').textContent()).toBe('Take 3');
+    expect(await page.locator('li .file').allTextContents()).toEqual([expect.stringMatching(/^Tone /), expect.stringMatching(/^Dot /)]);
+    expect(await page.locator('audio').count()).toBe(1);
+    // Muted, a page may start playback without a user gesture.
+    const played = await page.locator('audio').evaluate(
+      (audio: HTMLAudioElement) =>
+        new Promise<number>((resolve, reject) => {
+          audio.muted = true;
+          audio.addEventListener('timeupdate', () => audio.currentTime > 0.2 && resolve(audio.currentTime));
+          audio.play().catch(reject);
+        }),
+    );
+    expect(played).toBeGreaterThan(0.2);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByText('Download all').click()]);
+    expect(download.suggestedFilename()).toBe('Take 3.zip');
+    const { entries } = await readZip(await readFile((await download.path())!));
+    expect(entries.map((entry) => entry.name)).toEqual(['Tone.wav', 'Dot.png']);
+    expect(entries[0]!.bytes.equals(tone)).toBe(true);
+    expect(requests.every((url) => url.startsWith(server.url))).toBe(true);
+    expect(errors).toEqual([]);
   } finally {
     await page.close();
   }

@@ -100,6 +100,7 @@ describe('the public endpoint', () => {
       expect(response.status).toBe(200);
       expect(response.headers.get('vary')).toBe('Accept');
       expect(response.body).toEqual({
+        kind: 'file',
         name: 'Demo',
         type: 'CUT',
         size: 500,

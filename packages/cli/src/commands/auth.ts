@@ -6,9 +6,18 @@ import type { Command } from 'commander';
 import { type Context, commandRunner } from '../context.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
 import type { Io } from '../io.js';
-import { ask, askSecret, isInteractive, readStdin } from '../prompt.js';
+import { ask, askSecret, confirm, isInteractive, readStdin } from '../prompt.js';
 import { type Spinner, withExamples } from '../render.js';
-import { linkedView, loggedOutView, openInBrowserView, signedInView, statusView } from '../views.js';
+import {
+  accountDeletedView,
+  linkedView,
+  loggedOutView,
+  openInBrowserView,
+  passwordChangedView,
+  profileView,
+  signedInView,
+  statusView,
+} from '../views.js';
 
 /** How long `band auth login --web` waits for the browser to come back. */
 const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -60,6 +69,7 @@ export function register(auth: Command, io: Io): void {
           const password = await readPassword(ctx, options);
           const client = ctx.anonymousClient();
           await signedIn(ctx, await client.auth.login({ email, password, rememberMe: true }), 'Logged in');
+          await replaceOneTimePassword(ctx, client, password);
         }),
       ),
     'band auth login',
@@ -109,13 +119,94 @@ export function register(auth: Command, io: Io): void {
       .description('who you are, on which server, and where the credentials are kept')
       .action(
         run(async (ctx) => {
-          const me = await (await ctx.signedIn()).auth.me();
+          const client = await ctx.signedIn();
+          const { me, token } = await client.tokens.current();
           const location = await credentialLocation(ctx);
-          ctx.out.record(me, () => statusView(me, { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location }));
+          const where = { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location };
+          if (!token) return ctx.out.record(me, () => statusView(me, where));
+          // The projects a token reaches are all it lists: their names, for the ids it is limited to.
+          const projectNames = new Map((await client.projects.list()).map((p) => [p.id, p.name]));
+          ctx.out.record({ ...me, token }, () => statusView(me, where, { token, projectNames }));
         }),
       ),
     'band auth status',
     'band auth status --json',
+  );
+
+  withExamples(
+    auth
+      .command('profile')
+      .description('show your display name and avatar, or change them')
+      .option('--name <name>', 'a new display name')
+      .option('--avatar <path>', 'a new avatar: a JPEG, PNG, GIF or WebP image of at most 5 MiB')
+      .option('--remove-avatar', 'remove your avatar')
+      .action(
+        run(async (ctx, options: { name?: string; avatar?: string; removeAvatar?: boolean }) => {
+          if (options.avatar !== undefined && options.removeAvatar) throw usageError('--avatar and --remove-avatar exclude each other');
+          const client = await ctx.signedIn();
+          let me = options.name === undefined ? null : await client.auth.updateMe({ name: options.name });
+          if (options.avatar !== undefined) me = await client.auth.setAvatar(options.avatar);
+          if (options.removeAvatar) me = await client.auth.removeAvatar();
+          const shown = me ?? (await client.auth.me());
+          ctx.out.record(shown, () => profileView(shown));
+        }),
+      ),
+    'band auth profile',
+    'band auth profile --name "Ana B." --avatar me.jpg',
+    'band auth profile --remove-avatar',
+  );
+
+  withExamples(
+    auth
+      .command('password')
+      .description('change your password; your other sessions end')
+      .option('--password-stdin', 'read the current password and the new one from stdin, on two lines (the first empty for an account without a password)')
+      .action(
+        run(async (ctx, options: { passwordStdin?: boolean }) => {
+          const client = await ctx.signedIn();
+          let currentPassword: string;
+          let newPassword: string;
+          if (options.passwordStdin) {
+            [currentPassword, newPassword] = await twoLines(ctx);
+          } else {
+            if (!isInteractive(ctx.io)) throw usageError('--password-stdin is required when not on a terminal');
+            currentPassword = await askSecret(ctx.io, 'Current password (empty if your account has none): ');
+            newPassword = await askNewPassword(ctx);
+          }
+          await client.auth.changePassword({ newPassword, ...(currentPassword === '' ? {} : { currentPassword }) });
+          ctx.out.record({ ok: true }, passwordChangedView);
+        }),
+      ),
+    'band auth password',
+    'printf "%s\\n%s\\n" "$OLD" "$NEW" | band auth password --password-stdin',
+  );
+
+  withExamples(
+    auth
+      .command('delete-account')
+      .description('delete your account for good: projects where you are the only member go with it, your files in others stay')
+      .option('--password-stdin', 'read the password from stdin (empty for an account without a password)')
+      .action(
+        run(async (ctx, options: { passwordStdin?: boolean }) => {
+          const client = await ctx.signedIn();
+          const me = await client.auth.me();
+          await confirm(
+            ctx.io,
+            `Delete your account ${me.email} on ${ctx.apiUrl}, with every project where you are the only member?`,
+            ctx.options.yes,
+          );
+          let password: string;
+          if (options.passwordStdin) password = await readStdin(ctx.io);
+          else if (isInteractive(ctx.io)) password = await askSecret(ctx.io, 'Password (empty if your account has none): ');
+          else throw usageError('--password-stdin is required when not on a terminal');
+          await client.auth.deleteAccount(password === '' ? { confirm: me.email } : { password });
+          await (await ctx.credentialStore())?.remove();
+          ctx.forgetSignIn();
+          ctx.out.record({ id: me.id, deleted: true }, () => accountDeletedView(me.email, ctx.apiUrl));
+        }),
+      ),
+    'band auth delete-account',
+    'band --yes auth delete-account --password-stdin < password.txt',
   );
 
   withExamples(
@@ -139,6 +230,44 @@ export function register(auth: Command, io: Io): void {
 async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
   const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
   ctx.out.record(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
+}
+
+/**
+ * After an admin's reset-password the account must set a new password before anything else: on a terminal
+ * band asks for it now; elsewhere it says how, and fails, since every other command would.
+ */
+async function replaceOneTimePassword(ctx: Context, client: BandClient, oneTimePassword: string): Promise<void> {
+  const { BandApiError } = await import('@bandcollab/sdk');
+  try {
+    await client.auth.me();
+    return;
+  } catch (error) {
+    if (!(error instanceof BandApiError && error.code === 'PASSWORD_CHANGE_REQUIRED')) throw error;
+  }
+  if (!isInteractive(ctx.io)) {
+    throw new CliError(
+      'this account has a one-time password from an admin: set your own before anything else, with band auth password ' +
+        '(--password-stdin: the one-time password and the new one on two lines)',
+      EXIT.auth,
+    );
+  }
+  ctx.out.notice('An admin reset your password: choose your own now.');
+  await client.auth.changePassword({ currentPassword: oneTimePassword, newPassword: await askNewPassword(ctx) });
+  ctx.out.notice(passwordChangedView());
+}
+
+/** The new password, asked twice on the terminal. */
+async function askNewPassword(ctx: Context): Promise<string> {
+  const password = await askSecret(ctx.io, 'New password: ');
+  if ((await askSecret(ctx.io, 'Repeat the new password: ')) !== password) throw usageError('the two new passwords differ');
+  return password;
+}
+
+/** The two lines of --password-stdin: the current password (may be empty) and the new one. */
+async function twoLines(ctx: Context): Promise<[string, string]> {
+  const lines = (await readStdin(ctx.io)).split(/\r?\n/);
+  if (lines.length !== 2 || lines[1] === '') throw usageError('--password-stdin takes two lines: the current password, then the new one');
+  return [lines[0]!, lines[1]!];
 }
 
 async function credentialLocation(ctx: Context): Promise<string> {

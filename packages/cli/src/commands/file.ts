@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Command } from 'commander';
+import { type DownloadReport, downloadFiles, localName } from '../bulk-download.js';
 import { type UploadReport, uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
@@ -12,7 +13,7 @@ import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
-import { deletedView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
+import { deletedView, downloadSummaryView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
@@ -22,6 +23,7 @@ export function register(file: Command, io: Io): void {
     file,
     'band file upload "takes/*.wav" --cut "Take 1" --vibe Verse --project Demo',
     'band file list --cut "Take 1" --vibe Verse --project Demo',
+    'band file download --cut "Take 1" --vibe Verse --project Demo --dir take1 --jobs 8',
   );
 
   withExamples(
@@ -68,18 +70,37 @@ export function register(file: Command, io: Io): void {
   );
 
   withExamples(
-    withWhere(file.command('download').description("save a file's bytes").argument('<file>', 'file id, or name with --cut'))
-      .option('-o, --output <path>', 'where to write (a directory, a file, or - for stdout); default: the file name here')
+    withWhere(
+      file
+        .command('download')
+        .description("save a file's bytes; without <file>, every file of the --cut into a folder, several at a time")
+        .argument('[file]', 'file id, or name with --cut; leave out to download the whole cut'),
+    )
+      .option('-o, --output <path>', 'one file: where to write (a directory, a file, or - for stdout); default: the file name here')
+      .option('--dir <dir>', 'whole cut: the folder to save into (created if missing); default: here')
+      .option('-j, --jobs <n>', 'whole cut: how many files to download at the same time', positiveInteger, 4)
+      .option('--skip-existing', 'whole cut: skip files whose local copy already has the same sha256')
       .action(
-        run(async (ctx, ref: string, options: Where & { output?: string }) => {
+        run(async (ctx, ref: string | undefined, options: Where & { output?: string; dir?: string; jobs: number; skipExisting?: boolean }) => {
           const client = await ctx.signedIn();
-          const found = await resolveFile(client, ref, options);
-          await download(ctx, client, found, options.output);
+          if (ref !== undefined) {
+            if (options.dir !== undefined || options.skipExisting) throw usageError('--dir and --skip-existing are for a whole cut: leave out <file>');
+            await download(ctx, client, await resolveFile(client, ref, options), options.output);
+            return;
+          }
+          if (!options.cut) throw usageError('name a file, or a whole cut with --cut');
+          if (options.output !== undefined) throw usageError('-o is for one file; a whole cut goes into --dir');
+          const cut = await resolveCut(client, { ...options, cut: options.cut });
+          const dir = path.resolve(ctx.io.cwd, options.dir ?? '.');
+          const report = await downloadFiles(ctx, cut.files, dir, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting) });
+          reportDownloads(ctx, cut.files.length, report);
         }),
       ),
     'band file download mix --cut Final --vibe Mixes --project Demo',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o ~/Music/',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
+    'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --jobs 8',
+    'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --skip-existing   # re-run: only what changed',
   );
 
   withExamples(
@@ -145,6 +166,17 @@ function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): 
   throw new CliError(`${failed} of ${files.length} file${files.length === 1 ? '' : 's'} failed`, exitCode);
 }
 
+/** Reports a bulk download as reportUploads does an upload: records with --json, a summary, exit 3 when some failed. */
+function reportDownloads(ctx: Context, fileCount: number, report: DownloadReport): void {
+  for (const failure of report.failures) ctx.out.error(`${failure.file.name}: ${failure.error.message}`, failure.error.requestId);
+  if (ctx.out.json) ctx.out.record(report.records, () => '');
+  ctx.out.info(downloadSummaryView(fileCount, report));
+  const failed = report.failures.length;
+  if (failed === 0) return;
+  const exitCode = failed === fileCount ? report.failures[0]!.error.exitCode : EXIT.partial;
+  throw new CliError(`${failed} of ${fileCount} file${fileCount === 1 ? '' : 's'} failed`, exitCode);
+}
+
 async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined): Promise<void> {
   const filename = localName(file);
   if (output === '-') {
@@ -166,13 +198,6 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
     progress.stop();
   }
   ctx.out.record(file, () => savedView(file, target));
-}
-
-/** The display name as a file name here: no path separators, and the stored extension unless it already ends with it. */
-function localName(file: FileRecord): string {
-  const name = file.name.replace(/[/\\]/g, '_');
-  const extension = path.extname(file.url);
-  return name.toLowerCase().endsWith(extension.toLowerCase()) ? name : `${name}${extension}`;
 }
 
 function positiveInteger(value: string): number {

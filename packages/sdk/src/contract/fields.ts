@@ -29,6 +29,9 @@ export const emailSchema = z
 
 export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER or ADMIN' });
 
+/** What a personal access token may do: `read` (GET, HEAD and the events stream) or `write` (all its owner may). */
+export const tokenScopeSchema = z.enum(['read', 'write'], { error: 'must be read or write' });
+
 /** Any 8-4-4-4-12 hex id, for paths and token claims (uuidSchema, for bodies, also checks version and variant). */
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);
 

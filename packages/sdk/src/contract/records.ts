@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { roleSchema } from './fields.js';
+import { roleSchema, tokenScopeSchema } from './fields.js';
 
 // The records the API answers with. They describe what the server sends (the OpenAPI document is generated
 // from them with `io: 'output'`); clients do not validate answers with them.
@@ -19,6 +19,7 @@ export const errorCode = z.enum([
   'INVALID_CREDENTIALS',
   'INVALID_REFRESH_TOKEN',
   'FORBIDDEN',
+  'INSUFFICIENT_SCOPE',
   'NOT_FOUND',
   'IDP_DISABLED',
   'EMAIL_TAKEN',
@@ -35,6 +36,7 @@ export const errorCode = z.enum([
   'INSUFFICIENT_STORAGE',
   'QUOTA_EXCEEDED',
   'RATE_LIMITED',
+  'PASSWORD_CHANGE_REQUIRED',
   'INTERNAL',
   'UNAVAILABLE',
   'ANALYSIS_PENDING',
@@ -59,10 +61,29 @@ export const deleted = z.object({ id, deleted: z.literal(true) });
 // ---- accounts (§3)
 
 export const user = z.object({ id, email: z.string().meta({ format: 'email' }), name: z.string(), role: roleSchema });
-export const me = user.extend({ avatarUrl: z.string().nullable(), createdAt: timestamp });
+export const me = user.extend({
+  avatarUrl: z.string().nullable().meta({ examples: ['/uploads/avatars/3f0c….png'] }),
+  createdAt: timestamp,
+});
 export const tokenPair = z.object({ accessToken: z.string(), refreshToken: z.string(), expiresIn: count.meta({ examples: [900] }) });
 export const authResult = tokenPair.extend({ user });
 export const okResult = z.object({ ok: z.literal(true) });
+
+// ---- personal access tokens (§11)
+
+export const personalAccessToken = z.object({
+  id,
+  name: z.string(),
+  scope: tokenScopeSchema,
+  projectIds: z.array(id).nullable().meta({ description: "null: every project of its owner; otherwise only these" }),
+  tokenHint: z.string().meta({ description: 'bcp_ and the last 4 characters of the token', examples: ['bcp_x7Qa'] }),
+  createdAt: timestamp,
+  expiresAt: timestamp,
+  lastUsedAt: timestamp.nullable().meta({ description: 'Updated at most once a minute' }),
+});
+export const createdPersonalAccessToken = personalAccessToken.extend({
+  token: z.string().meta({ description: 'The token itself (bcp_ + 36 characters); shown only in this answer' }),
+});
 
 // ---- projects, members, invitations (§4)
 
@@ -106,7 +127,9 @@ export const acceptedInvitation = z.object({ projectId: id, member });
 
 // ---- vibes, cuts, files (§5, §6)
 
-export const uploader = z.object({ id, name: z.string(), avatarUrl: z.string().nullable() });
+export const uploader = z
+  .object({ id: id.nullable(), name: z.string(), avatarUrl: z.string().nullable() })
+  .meta({ description: 'A deleted account\'s files stay in projects that have other members: `id` null, `name` "Former member"' });
 
 // ---- audio analysis (§12)
 
@@ -199,6 +222,7 @@ export const shareLink = z.object({ token: z.string(), shareUrl: z.string().meta
 export const revokeSharesResult = z.object({ revoked: count });
 
 export const sharedFile = z.object({
+  kind: z.literal('file'),
   name: z.string(),
   type: fileType,
   size: count,
@@ -206,6 +230,39 @@ export const sharedFile = z.object({
   createdAt: timestamp,
   expiresAt: timestamp.nullable(),
   downloadUrl: z.string(),
+});
+
+/** A file of a shared cut, as the link shows it (no uploader, no project ids). */
+export const sharedCutFile = z.object({
+  id,
+  name: z.string(),
+  type: fileType,
+  size: count,
+  mimeType: z.string(),
+  audio: z.null().meta({ description: "The file's audio facts once audio analysis has run; null until then" }),
+  downloadUrl: z.string().meta({ description: 'The bytes as an attachment; without `?download=1` they play inline' }),
+  peaksUrl: z.string().nullable().meta({ description: 'The waveform, once analysed; null until then' }),
+});
+
+export const sharedCut = z.object({
+  kind: z.literal('cut'),
+  name: z.string(),
+  expiresAt: timestamp.nullable(),
+  archiveUrl: z.string().meta({ description: 'Every file as one ZIP' }),
+  files: z.array(sharedCutFile).meta({ description: "The cut's files when the link is opened, oldest first" }),
+});
+
+/** `GET /api/share/:token` with `Accept: application/json`: a file link or a cut link, told apart by `kind`. */
+export const sharedItem = z.discriminatedUnion('kind', [sharedFile, sharedCut]);
+
+/** A live link as its project's members see it: never its token. */
+export const shareRecord = z.object({
+  id,
+  createdAt: timestamp,
+  createdBy: userRef,
+  expiresAt: timestamp.nullable(),
+  lastAccessedAt: timestamp.nullable(),
+  accessCount: count.meta({ description: 'Page views and downloads; HEAD requests and range continuations of a download do not count' }),
 });
 
 export const sizeCount = z.object({ size: count, count });
@@ -228,6 +285,7 @@ export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), v
 
 
 export type Role = z.output<typeof roleSchema>;
+export type TokenScope = z.output<typeof tokenScopeSchema>;
 export type ErrorCode = z.output<typeof errorCode>;
 export type FieldError = z.output<typeof fieldError>;
 export type Problem = z.output<typeof problem>;
@@ -239,6 +297,10 @@ export type AuthResult = z.output<typeof authResult>;
 export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
+/** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
+export type PasswordChangeResult = z.output<typeof okResult>;
+export type PersonalAccessToken = z.output<typeof personalAccessToken>;
+export type CreatedPersonalAccessToken = z.output<typeof createdPersonalAccessToken>;
 export type UserRef = z.output<typeof userRef>;
 export type Project = z.output<typeof project>;
 export type UpdatedProject = z.output<typeof updatedProject>;
@@ -259,6 +321,10 @@ export type FileRecord = z.output<typeof fileRecord>;
 export type ShareLink = z.output<typeof shareLink>;
 export type RevokeSharesResult = z.output<typeof revokeSharesResult>;
 export type SharedFile = z.output<typeof sharedFile>;
+export type SharedCutFile = z.output<typeof sharedCutFile>;
+export type SharedCut = z.output<typeof sharedCut>;
+export type SharedItem = z.output<typeof sharedItem>;
+export type ShareRecord = z.output<typeof shareRecord>;
 export type SizeCount = z.output<typeof sizeCount>;
 export type StorageBreakdown = z.output<typeof storageBreakdown>;
 export type SiteStorage = z.output<typeof siteStorage>;
@@ -287,6 +353,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('member.added', { member }),
   event('member.removed', { userId: id }),
   event('member.role_changed', { member }),
+  event('member.updated', { member }),
   event('vibe.created', { vibe }),
   event('vibe.updated', { vibe }),
   event('vibe.deleted', { vibeId: id }),
@@ -299,6 +366,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('file.deleted', { fileId: id, cutId: id }),
   event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
   event('file.analyzed', { fileId: id, cutId: id, analysis: analysisStatus }),
+  event('cut.shared', { cutId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
 ]);
 
 export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });
@@ -318,6 +386,8 @@ export const RECORD_SCHEMAS = {
   TokenPair: tokenPair,
   AuthResult: authResult,
   OkResult: okResult,
+  PersonalAccessToken: personalAccessToken,
+  CreatedPersonalAccessToken: createdPersonalAccessToken,
   UserRef: userRef,
   Project: project,
   UpdatedProject: updatedProject,
@@ -336,6 +406,10 @@ export const RECORD_SCHEMAS = {
   ShareLink: shareLink,
   RevokeSharesResult: revokeSharesResult,
   SharedFile: sharedFile,
+  SharedCutFile: sharedCutFile,
+  SharedCut: sharedCut,
+  SharedItem: sharedItem,
+  ShareRecord: shareRecord,
   SizeCount: sizeCount,
   StorageBreakdown: storageBreakdown,
   StorageQuota: storageQuota,

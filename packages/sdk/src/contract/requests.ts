@@ -6,14 +6,20 @@ import {
   nameSchema,
   optionalDescription,
   roleSchema,
+  tokenScopeSchema,
   uuidSchema,
 } from './fields.js';
 
 // ---- accounts (§3)
 
+const passwordSchema = z
+  .string({ error: 'must be a string' })
+  .min(8, 'must be at least 8 characters')
+  .max(1024, 'must be at most 1024 characters');
+
 export const registerRequest = z.object({
   email: emailSchema,
-  password: z.string({ error: 'must be a string' }).min(8, 'must be at least 8 characters').max(1024, 'must be at most 1024 characters'),
+  password: passwordSchema,
   name: nameSchema,
   /** The token of an invitation to the same email: registers and accepts it in one step. */
   inviteToken: inviteTokenSchema.optional(),
@@ -23,6 +29,21 @@ export const loginRequest = z.object({
   email: emailSchema,
   password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
   rememberMe: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+});
+
+/** `PUT /api/auth/me`: the caller's display name. */
+export const updateMeRequest = z.object({ name: nameSchema });
+
+/** `POST /api/auth/password`: `currentPassword` may be left out only by an account that has no password yet (IdP). */
+export const changePasswordRequest = z.object({
+  currentPassword: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
+  newPassword: passwordSchema,
+});
+
+/** `DELETE /api/auth/me`: the password, or for an account without one its email as confirmation. */
+export const deleteAccountRequest = z.object({
+  password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
+  confirm: z.string({ error: 'must be a string' }).max(320, 'must be at most 320 characters').optional(),
 });
 
 /** `POST /api/auth/refresh` and `/logout`: the refresh token, unless the cookie carries it. */
@@ -38,6 +59,26 @@ export const idpExchangeRequest = z.object({
     .meta({ format: 'uri' }),
   // Optional so that a missing verifier, like a wrong one, uses the code up (RFC 7636: 43–128 characters).
   codeVerifier: z.string({ error: 'must be a string' }).max(128, 'must be at most 128 characters').optional(),
+});
+
+// ---- personal access tokens (§11)
+
+export const createTokenRequest = z.object({
+  name: nameSchema,
+  scope: tokenScopeSchema,
+  projectIds: z
+    .array(uuidSchema, { error: 'must be an array of project ids' })
+    .min(1, 'must not be empty (leave it out for every project)')
+    .max(100, 'must be at most 100 projects')
+    .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an id')
+    .optional()
+    .meta({ description: 'Left out: every project of the owner. Each must be a project the caller is a member of (else 404)' }),
+  expiresIn: z
+    .number({ error: 'must be a whole number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(3600, 'must be at least 3600 seconds (1 hour)')
+    .max(31_622_400, 'must be at most 31,622,400 seconds (366 days)')
+    .meta({ description: 'Seconds until the token expires: required, tokens always expire' }),
 });
 
 // ---- projects, members, invitations (§4)
@@ -77,7 +118,10 @@ export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
 // ---- files and shares (§6)
 
 /** The text fields of a multipart upload. */
-export const uploadFields = z.object({ cutId: uuidSchema, name: nameSchema.optional() });
+export const uploadFields = z.object({
+  cutId: uuidSchema,
+  name: nameSchema.optional().meta({ description: 'Display name; default the file name without path' }),
+});
 
 export const shareRequest = z.object({
   expiresIn: z
@@ -90,12 +134,37 @@ export const shareRequest = z.object({
     .meta({ description: 'Seconds; absent or null: the link does not expire' }),
 });
 
+// ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams
+
+const imagePart = z
+  .file()
+  .meta({
+    description:
+      'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
+      "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
+  })
+  .optional();
+
+export const createProjectForm = createProjectRequest.extend({ image: imagePart });
+export const updateProjectForm = updateProjectRequest.extend({ image: imagePart });
+export const createVibeForm = createVibeRequest.extend({ image: imagePart });
+export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
+export const avatarForm = z.object({ image: imagePart.unwrap() });
+/** The file part is last: when cutId precedes it, access is checked before any byte is stored. */
+export const uploadForm = uploadFields.extend({
+  file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
+});
+
 // What a client sends (before the server's trimming, lower-casing and defaults).
 export type RegisterRequest = z.input<typeof registerRequest>;
 export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;
 export type LogoutRequest = z.input<typeof refreshRequest>;
 export type IdpExchangeRequest = z.input<typeof idpExchangeRequest>;
+export type UpdateMeRequest = z.input<typeof updateMeRequest>;
+export type ChangePasswordRequest = z.input<typeof changePasswordRequest>;
+export type DeleteAccountRequest = z.input<typeof deleteAccountRequest>;
+export type CreateTokenRequest = z.input<typeof createTokenRequest>;
 export type CreateProjectRequest = z.input<typeof createProjectRequest>;
 export type UpdateProjectRequest = z.input<typeof updateProjectRequest>;
 export type UpdateMemberRequest = z.input<typeof updateMemberRequest>;
@@ -108,6 +177,7 @@ export type CreateCutRequest = z.input<typeof cutNameRequest>;
 export type UpdateCutRequest = z.input<typeof cutNameRequest>;
 export type MoveCutRequest = z.input<typeof moveCutRequest>;
 export type ShareRequest = z.input<typeof shareRequest>;
+export type UploadFields = z.input<typeof uploadFields>;
 
 /** The request bodies by the name the API description gives them (`components.schemas`). */
 export const REQUEST_SCHEMAS = {
@@ -115,6 +185,10 @@ export const REQUEST_SCHEMAS = {
   LoginRequest: loginRequest,
   RefreshRequest: refreshRequest,
   IdpExchangeRequest: idpExchangeRequest,
+  UpdateMeRequest: updateMeRequest,
+  ChangePasswordRequest: changePasswordRequest,
+  DeleteAccountRequest: deleteAccountRequest,
+  CreateTokenRequest: createTokenRequest,
   CreateProjectRequest: createProjectRequest,
   UpdateProjectRequest: updateProjectRequest,
   UpdateMemberRequest: updateMemberRequest,
@@ -126,4 +200,14 @@ export const REQUEST_SCHEMAS = {
   CutNameRequest: cutNameRequest,
   MoveCutRequest: moveCutRequest,
   ShareRequest: shareRequest,
+} as const;
+
+/** The multipart/form-data bodies by the name the API description gives them. */
+export const FORM_SCHEMAS = {
+  CreateProjectForm: createProjectForm,
+  UpdateProjectForm: updateProjectForm,
+  CreateVibeForm: createVibeForm,
+  UpdateVibeForm: updateVibeForm,
+  UploadForm: uploadForm,
+  AvatarForm: avatarForm,
 } as const;

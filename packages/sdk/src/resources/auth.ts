@@ -1,6 +1,22 @@
 import { localProblem } from '../errors.js';
+import { type FileInput, imageFormOrJson } from '../multipart.js';
 import type { RequestOptions, Transport } from '../transport.js';
-import type { AuthResult, IdpExchangeRequest, IdpLinkResult, LoginRequest, LogoutRequest, LogoutResult, Me, RegisterRequest, TokenPair } from '../types.js';
+import type {
+  AuthResult,
+  ChangePasswordRequest,
+  Deleted,
+  DeleteAccountRequest,
+  IdpExchangeRequest,
+  IdpLinkResult,
+  LoginRequest,
+  LogoutRequest,
+  LogoutResult,
+  Me,
+  PasswordChangeResult,
+  RegisterRequest,
+  TokenPair,
+  UpdateMeRequest,
+} from '../types.js';
 
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
@@ -40,6 +56,40 @@ export class AuthResource {
 
   me(options?: RequestOptions): Promise<Me> {
     return this.transport.json<Me>({ method: 'GET', path: '/api/auth/me' }, options);
+  }
+
+  /** Changes the caller's display name; their projects hear `member.updated`. */
+  updateMe(request: UpdateMeRequest, options?: RequestOptions): Promise<Me> {
+    return this.transport.json<Me>({ method: 'PUT', path: '/api/auth/me', json: request }, options);
+  }
+
+  /** Sets the caller's avatar: a JPEG, PNG, GIF or WebP image of at most 5 MiB (a path, bytes, a stream or a Blob). */
+  async setAvatar(image: FileInput, options?: RequestOptions): Promise<Me> {
+    const body = await imageFormOrJson({}, image);
+    return this.transport.json<Me>({ method: 'PUT', path: '/api/auth/me/avatar', ...body }, options);
+  }
+
+  removeAvatar(options?: RequestOptions): Promise<Me> {
+    return this.transport.json<Me>({ method: 'DELETE', path: '/api/auth/me/avatar' }, options);
+  }
+
+  /**
+   * Changes the caller's password (`currentPassword` may be left out only by an account that has none yet).
+   * Every other session of the account ends; this client's tokens stay valid. After an admin's reset, every
+   * other call fails with 403 `PASSWORD_CHANGE_REQUIRED` until this one succeeds.
+   */
+  changePassword(request: ChangePasswordRequest, options?: RequestOptions): Promise<PasswordChangeResult> {
+    return this.transport.json<PasswordChangeResult>({ method: 'POST', path: '/api/auth/password', json: request }, options);
+  }
+
+  /**
+   * Deletes the caller's account for good, confirmed by its `password` (or, without one, `confirm`: its
+   * email). The client forgets its tokens once the server has deleted the account.
+   */
+  async deleteAccount(request: DeleteAccountRequest, options?: RequestOptions): Promise<Deleted> {
+    const deleted = await this.transport.json<Deleted>({ method: 'DELETE', path: '/api/auth/me', json: request }, options);
+    this.transport.setTokens({});
+    return deleted;
   }
 
   /**

@@ -1,5 +1,6 @@
+import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
-import type { CreateCutRequest, Cut, CutWithFiles, Deleted, MoveCutRequest, UpdateCutRequest } from '../types.js';
+import type { CreateCutRequest, Cut, CutWithFiles, Deleted, MoveCutRequest, RevokeSharesResult, ShareLink, ShareRequest, UpdateCutRequest } from '../types.js';
 
 export class CutsResource {
   constructor(private readonly transport: Transport) {}
@@ -24,5 +25,23 @@ export class CutsResource {
   /** Moves the cut to another vibe of the same project. */
   move(id: string, targetVibeId: string, options?: RequestOptions): Promise<Cut> {
     return this.transport.json<Cut>({ method: 'PUT', path: `/api/cuts/${segment(id)}/move`, json: { targetVibeId } satisfies MoveCutRequest }, options);
+  }
+
+  /**
+   * Saves every file of the cut as one ZIP (stored, named `<display name>.<ext>`) to a path or a stream.
+   * The server writes the ZIP as it sends it: a broken connection fails the download instead of resuming it.
+   */
+  archive(id: string, target: Omit<DownloadOptions, 'range'>, options?: RequestOptions): Promise<DownloadResult> {
+    return download(this.transport, { path: `/api/cuts/${segment(id)}/archive` }, target, options);
+  }
+
+  /** Makes a new public link to the cut's files; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
+  share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
+    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/cuts/${segment(id)}/share`, json: request }, options);
+  }
+
+  /** Revokes every public link of the cut (a project ADMIN, or a member when every link is their own). */
+  unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
+    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/cuts/${segment(id)}/share` }, options);
   }
 }

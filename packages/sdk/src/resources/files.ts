@@ -12,17 +12,16 @@ import {
   type ShareLink,
   type ShareRequest,
   type StorageStats,
+  type UploadFields,
   type Waveform,
 } from '../types.js';
 
 /** waitForAnalysis asks again after this, doubling up to the most. */
 const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
 
-export interface UploadInput {
-  cutId: string;
+/** The upload's text fields (`cutId`, the display name `name`), the file, and how to send it. */
+export interface UploadInput extends UploadFields {
   file: FileInput;
-  /** Display name; the server defaults it to the file name. */
-  name?: string;
   /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
   filename?: string;
   onProgress?: (progress: Progress) => void;

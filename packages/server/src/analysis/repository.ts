@@ -11,12 +11,21 @@ export interface TakenJob {
     extension: string;
     cutId: string;
     projectId: string;
-    uploaderId: string;
-    uploaderName: string;
+    /** Null once the uploader's account is deleted. */
+    uploader: { id: string; name: string } | null;
   } | null;
 }
 
-type NullableFields<T> = { [Key in keyof T]: T[Key] | null };
+/** The taken row: every file column is null when the file is gone, the uploader's when their account is. */
+interface JobRow {
+  fileId: string;
+  type: FileType | null;
+  extension: string | null;
+  cutId: string | null;
+  projectId: string | null;
+  uploaderId: string | null;
+  uploaderName: string | null;
+}
 
 export interface AnalysisResult {
   analysis: Exclude<AnalysisStatus, 'pending'>;
@@ -33,7 +42,7 @@ export class AnalysisRepository {
    */
   async take(tx: Tx): Promise<TakenJob | null> {
     // Left joins: a job outlives its file (no foreign key), and then every file column is null.
-    const [row] = await tx<({ fileId: string } & NullableFields<NonNullable<TakenJob['file']>>)[]>`
+    const [row] = await tx<JobRow[]>`
       select j.file_id, f.type, f.extension, f.cut_id, f.project_id, u.id as uploader_id, u.name as uploader_name
       from analysis_jobs j
       left join files f on f.id = j.file_id
@@ -43,10 +52,9 @@ export class AnalysisRepository {
       for update of j skip locked`;
     if (!row) return null;
     const { fileId, type, extension, cutId, projectId, uploaderId, uploaderName } = row;
-    if (type === null || extension === null || cutId === null || projectId === null || uploaderId === null || uploaderName === null) {
-      return { fileId, file: null };
-    }
-    return { fileId, file: { type, extension, cutId, projectId, uploaderId, uploaderName } };
+    if (type === null || extension === null || cutId === null || projectId === null) return { fileId, file: null };
+    const uploader = uploaderId !== null && uploaderName !== null ? { id: uploaderId, name: uploaderName } : null;
+    return { fileId, file: { type, extension, cutId, projectId, uploader } };
   }
 
   /** Stores the result on the file and removes the job; false when the file is gone. */

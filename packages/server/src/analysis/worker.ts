@@ -73,13 +73,14 @@ export class AnalysisWorker {
         return true;
       }
       const result = await this.analyse(job.fileId, job.file, signal);
-      if (await this.repository.finish(tx, job.fileId, result)) {
-        const { projectId, cutId, uploaderId, uploaderName } = job.file;
-        // Nobody acted: the event names the uploader, whose upload it completes.
+      const { projectId, cutId, uploader } = job.file;
+      // Nobody acted: the event names the uploader, whose upload it completes. A deleted account's file is
+      // analysed all the same, without an event (an event needs an actor).
+      if ((await this.repository.finish(tx, job.fileId, result)) && uploader) {
         await this.events.publish(tx, {
           type: 'file.analyzed',
           projectId,
-          actor: { id: uploaderId, name: uploaderName },
+          actor: uploader,
           data: { fileId: job.fileId, cutId, analysis: result.analysis },
         });
       }

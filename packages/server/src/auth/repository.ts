@@ -2,6 +2,7 @@ import type { Me, Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { avatarUrl } from '../images/service.js';
 
 export interface UserRow {
   id: string;
@@ -9,7 +10,10 @@ export interface UserRow {
   name: string;
   role: Role;
   passwordHash: string | null;
-  avatarUrl: string | null;
+  /** The stored avatar's name under DATA_DIR/images (`<uuid>.<ext>`). */
+  avatar: string | null;
+  avatarSha256: string | null;
+  passwordChangeRequired: boolean;
   createdAt: Date;
 }
 
@@ -32,7 +36,7 @@ export const toMe = (row: UserRow): Me => ({
   email: row.email,
   name: row.name,
   role: row.role,
-  avatarUrl: row.avatarUrl,
+  avatarUrl: avatarUrl(row.avatar),
   createdAt: row.createdAt.toISOString(),
 });
 

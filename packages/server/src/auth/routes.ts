@@ -1,7 +1,7 @@
 import type { App } from '@tinyhttp/app';
 import { type AuthResult, loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard, bearerToken, REFRESH_COOKIE } from '../core/auth-guard.js';
+import { AuthGuard, bearerToken, REFRESH_COOKIE, tokenHeaders } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
@@ -63,7 +63,7 @@ export class AuthRoutes implements Feature {
 
     app.get('/api/auth/me', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.auth.me(principal.userId));
+      sendJson(res, 200, await this.auth.me(principal.userId), principal.token ? tokenHeaders(principal.token) : {});
     });
   }
 }

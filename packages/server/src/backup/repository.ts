@@ -44,7 +44,9 @@ export class BackupRepository {
       const images = await tx<{ name: string }[]>`
         select image as name from projects where image is not null
         union
-        select image from vibes where image is not null`;
+        select image from vibes where image is not null
+        union
+        select avatar from users where avatar is not null`;
       return {
         tables,
         migrations: migrations.map((r) => r.version),

@@ -1,13 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { unauthenticated } from './errors.js';
+import { DomainError, unauthenticated } from './errors.js';
 import { cookies } from './http.js';
+import { isValidPersonalAccessToken, looksLikePersonalAccessToken } from './personal-access-tokens.js';
+import { PersonalAccessTokenCache } from './personal-access-token-cache.js';
 import { SessionCache } from './session-cache.js';
-import type { Principal } from './sessions-repository.js';
-import { AccessTokens } from './tokens.js';
+import type { Principal, TokenGrant, TokenPrincipal } from './sessions-repository.js';
+import { AccessTokens, hashToken } from './tokens.js';
 
-export type { Principal };
+export type { Principal, TokenGrant, TokenPrincipal };
 
 export const ACCESS_COOKIE = 'access_token';
 export const REFRESH_COOKIE = 'refresh_token';
@@ -18,14 +20,29 @@ export class AuthGuard {
   constructor(
     @inject(AccessTokens) private readonly tokens: AccessTokens,
     @inject(SessionCache) private readonly sessions: SessionCache,
+    @inject(PersonalAccessTokenCache) private readonly personalTokens: PersonalAccessTokenCache,
   ) {}
 
   /**
    * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) the
-   * `access_token` cookie. 401 unless the token is valid and its session is still active.
+   * `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
+   * access token (bearer only) is live, unexpired and used within its scope: a `read` one only for GET
+   * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. An account whose one-time
+   * password (reset-password) is not changed yet gets 403 PASSWORD_CHANGE_REQUIRED, except where
+   * `passwordChange` lets it change that password.
    */
-  async authenticate(req: IncomingMessage, { allowCookie = false } = {}): Promise<Principal> {
-    const token = bearerToken(req) ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
+  async authenticate(req: IncomingMessage, { allowCookie = false, passwordChange = false } = {}): Promise<Principal> {
+    const principal = await this.identify(req, allowCookie);
+    if (principal.passwordChangeRequired && !passwordChange) {
+      throw new DomainError('PASSWORD_CHANGE_REQUIRED', 'This account has a one-time password: set a new one with POST /api/auth/password first');
+    }
+    return principal;
+  }
+
+  private async identify(req: IncomingMessage, allowCookie: boolean): Promise<Principal> {
+    const bearer = bearerToken(req);
+    if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(req, bearer);
+    const token = bearer ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
     if (!token) throw unauthenticated();
     const claims = this.tokens.verify(token);
     if (!isUuid(claims.sub) || !isUuid(claims.sid)) throw unauthenticated('The access token is invalid');
@@ -33,9 +50,57 @@ export class AuthGuard {
     if (!principal) throw unauthenticated('The session has ended; log in again');
     return principal;
   }
+
+  private async personalAccessToken(req: IncomingMessage, token: string): Promise<TokenPrincipal> {
+    if (!isValidPersonalAccessToken(token)) throw unauthenticated('The personal access token is malformed');
+    const principal = await this.personalTokens.principal(hashToken(token));
+    if (!principal) throw unauthenticated('The personal access token is unknown, revoked or expired');
+    if (principal.token.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
+      throw insufficientScope('A read token can only read (GET, HEAD and the events stream)');
+    }
+    return principal;
+  }
 }
 
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   return match?.[1];
+}
+
+export const insufficientScope = (detail: string): DomainError => new DomainError('INSUFFICIENT_SCOPE', detail);
+
+/**
+ * A personal access token cannot sign in, change its owner's sign-in or mint tokens: every path under
+ * `/api/auth` (except reading `/api/auth/me`) and `/api/tokens` refuses a request that carries one, with
+ * 403 INSUFFICIENT_SCOPE, whether or not the route itself authenticates (login, logout). Judged on the
+ * token's prefix alone, before anything else.
+ */
+export function refusesPersonalAccessTokens(req: IncomingMessage): boolean {
+  const bearer = bearerToken(req);
+  if (bearer === undefined || !looksLikePersonalAccessToken(bearer)) return false;
+  const path = (req.url ?? '/').split('?')[0]!;
+  if (path === '/api/auth/me' && (req.method === 'GET' || req.method === 'HEAD')) return false;
+  return isUnder(path, '/api/auth') || isUnder(path, '/api/tokens');
+}
+
+const isUnder = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
+
+/**
+ * What `GET /api/auth/me` answers about the personal access token it was called with (the record stays the
+ * user's): its scope, expiry and, when limited, its projects. A token cannot read /api/tokens.
+ */
+export function tokenHeaders(token: TokenGrant): Record<string, string> {
+  return {
+    'Band-Token-Scope': token.scope,
+    'Band-Token-Expires': token.expiresAt.toISOString(),
+    ...(token.projectIds ? { 'Band-Token-Projects': token.projectIds.join(',') } : {}),
+  };
+}
+
+/** Whether the project exists for the principal at all: a token limited to projects reaches only those. */
+export const reaches = (principal: Principal, projectId: string): boolean => principal.token?.projectIds?.includes(projectId) ?? true;
+
+/** Creating or joining a project reaches beyond a token limited to projects: 403 INSUFFICIENT_SCOPE for one. */
+export function requireEveryProject(principal: Principal, action: string): void {
+  if (principal.token?.projectIds) throw insufficientScope(`A token limited to projects cannot ${action}`);
 }

@@ -10,6 +10,9 @@ h1 { margin: 0 0 .25rem; font-size: 1.4rem; overflow-wrap: anywhere; }
 audio, img { display: block; width: 100%; margin: 0 0 1.5rem; }
 img { height: auto; border-radius: 8px; }
 .download { display: inline-block; padding: .6rem 1.2rem; border-radius: 8px; background: #3b3bd6; color: #fff; text-decoration: none; }
+.files { list-style: none; padding: 0; margin: 1.5rem 0 0; }
+.files li { margin: 0 0 1.25rem; }
+.file { margin: 0 0 .5rem; font-weight: 600; overflow-wrap: anywhere; }
 .expiry { margin: 1.5rem 0 0; font-size: .875rem; color: #5b5b66; }
 .waveform { display: block; width: 100%; height: 6rem; margin: 0 0 1rem; cursor: pointer; }
 pre { padding: .75rem 1rem; border-radius: 8px; background: #f4f4f6; white-space: pre-wrap; overflow-wrap: anywhere; }

@@ -1,10 +1,10 @@
 import type postgres from 'postgres';
 import { inject, Lifecycle, scoped } from 'tsyringe';
-import type { Sql } from './database.js';
+import type { Queryable, Sql } from './database.js';
 import { SQL } from './di.js';
 import { type Principal, SESSIONS_CHANNEL, SessionsRepository } from './sessions-repository.js';
 
-/** Carries the id of each user whose name, email or role changed or who was deleted (migration 010's trigger). */
+/** Carries the id of each user whose name, email, role or required password change changed or who was deleted (migrations 010, 012). */
 export const USERS_CHANNEL = 'bandcollab_users';
 
 /** Bounds the memory: beyond this many sessions the least recently loaded one is dropped (and read again when used). */
@@ -72,6 +72,15 @@ export class SessionCache {
     const revoked = await this.repository.revoke(sessionId);
     this.dropSession(sessionId);
     return revoked;
+  }
+
+  /**
+   * Revokes every session of `userId` but `keep` within `tx` (see SessionsRepository.revokeAllOfUser); this
+   * instance forgets them at once, the others when the notices arrive after the commit.
+   */
+  async revokeAllOfUser(tx: Queryable, userId: string, keep: string | null = null): Promise<void> {
+    await this.repository.revokeAllOfUser(tx, userId, keep);
+    this.dropUser(userId);
   }
 
   private remember(sessionId: string, session: CachedSession): void {

@@ -1,19 +1,37 @@
-import type { Role } from '@bandcollab/sdk/contract';
+import type { Role, TokenScope } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import type { Sql } from './database.js';
+import type { Queryable, Sql } from './database.js';
 import { SQL } from './di.js';
 
 /** Carries the id of each revoked session, so every instance drops it from its cache and closes its event sockets (4401). */
 export const SESSIONS_CHANNEL = 'bandcollab_sessions';
 
-/** The identity of an authenticated request: its user and the session its token belongs to. */
-export interface Principal {
+/** What a personal access token grants: at most its owner's current rights, and only this much of them. */
+export interface TokenGrant {
+  tokenId: string;
+  /** `read`: GET, HEAD and the events stream only (the AuthGuard refuses the rest). */
+  scope: TokenScope;
+  /** null: every project of its owner; otherwise the only projects that exist for it. */
+  projectIds: string[] | null;
+  expiresAt: Date;
+}
+
+export interface Identity {
   userId: string;
-  sessionId: string;
   name: string;
   email: string;
   role: Role;
+  /** A one-time password set by the reset-password command must be changed before anything else. */
+  passwordChangeRequired: boolean;
 }
+
+/**
+ * The identity of an authenticated request: its user, and what it authenticated with: a session's access
+ * token (all the user's rights) or a personal access token (`token`: its scope and project limits).
+ */
+export type Principal = SessionPrincipal | TokenPrincipal;
+export type SessionPrincipal = Identity & { sessionId: string; token: null };
+export type TokenPrincipal = Identity & { sessionId: null; token: TokenGrant };
 
 /** The sessions every authenticated request is checked against (the AuthGuard, through the SessionCache). */
 @injectable()
@@ -34,14 +52,28 @@ export class SessionsRepository {
     });
   }
 
+  /**
+   * Revokes every active session of `userId` except `keep` (a password change keeps the caller's), within
+   * `tx`: each one is announced on the sessions channel when and only if `tx` commits.
+   */
+  async revokeAllOfUser(tx: Queryable, userId: string, keep: string | null = null): Promise<void> {
+    await tx`
+      with revoked as (
+        update sessions set revoked_at = now()
+        where user_id = ${userId} and revoked_at is null ${keep === null ? tx`` : tx`and id <> ${keep}`}
+        returning id
+      )
+      select pg_notify(${SESSIONS_CHANNEL}, id::text) from revoked`;
+  }
+
   /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
   async findActive(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
-    const [row] = await this.sql<(Principal & { expiresAt: Date })[]>`
-      select u.id as user_id, s.id as session_id, u.name, u.email, u.role, s.expires_at
+    const [row] = await this.sql<(Identity & { sessionId: string; expiresAt: Date })[]>`
+      select u.id as user_id, s.id as session_id, u.name, u.email, u.role, u.password_change_required, s.expires_at
       from sessions s join users u on u.id = s.user_id
       where s.id = ${sessionId} and u.id = ${userId} and s.revoked_at is null and s.expires_at > now()`;
     if (!row) return null;
     const { expiresAt, ...principal } = row;
-    return { principal, expiresAt };
+    return { principal: { ...principal, token: null }, expiresAt };
   }
 }

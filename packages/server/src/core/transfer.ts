@@ -2,6 +2,9 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { encodeExtended } from 'content-disposition';
+import fresh from 'fresh';
+import parseRange from 'range-parser';
 import { invalidField, notFound } from './errors.js';
 import { sendProblem } from './http.js';
 
@@ -20,24 +23,30 @@ export interface StoredBytes {
 export type Disposition = 'inline' | 'attachment';
 
 /** File responses are never rendered as a document of this origin. */
-const FILE_CSP = "default-src 'none'; sandbox";
+export const FILE_CSP = "default-src 'none'; sandbox";
 
 /**
- * Answers a GET or HEAD for stored bytes: validators (ETag, Last-Modified, If-None-Match → 304), one byte
- * range (206, or 416 when it lies outside the file; several ranges get the whole file), and a streamed body.
+ * Answers a GET or HEAD for stored bytes: validators (ETag, Last-Modified; If-None-Match or
+ * If-Modified-Since → 304), one byte range (206, or 416 when no range names a byte of the file; ranges that
+ * stay several after merging get the whole file), and a streamed body.
  */
 export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse, bytes: StoredBytes, disposition: Disposition): Promise<void> {
+  const lastModified = bytes.modifiedAt.toUTCString();
   const headers: Record<string, string | number> = {
     'Content-Type': bytes.mimeType,
     'Content-Disposition': contentDisposition(disposition, bytes.downloadName),
     ETag: bytes.etag,
-    'Last-Modified': bytes.modifiedAt.toUTCString(),
+    'Last-Modified': lastModified,
     'Accept-Ranges': 'bytes',
     'Cache-Control': 'private, no-cache',
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': FILE_CSP,
   };
-  if (matchesEtag(req.headers['if-none-match'], bytes.etag)) {
+  // jshttp's `fresh`: If-None-Match (weak comparison) decides over If-Modified-Since. It is not handed the
+  // request's Cache-Control: it would answer `no-cache` with the bytes, and fetch() adds `no-cache` to every
+  // request carrying a validator, so a client revalidating with fetch() would never get its 304.
+  const conditions = { 'if-none-match': req.headers['if-none-match'], 'if-modified-since': req.headers['if-modified-since'] };
+  if (fresh(conditions, { etag: bytes.etag, 'last-modified': lastModified })) {
     res.writeHead(304, headers);
     res.end();
     return;
@@ -45,7 +54,7 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
   const range = rangeOf(req, bytes);
   if (range === 'unsatisfiable') {
     // 416 has no error code of its own: the body says what is wrong with the Range header, the status is HTTP's.
-    const error = invalidField('Range', `lies outside the file (${bytes.size} bytes)`);
+    const error = invalidField('Range', `names no byte of the file (${bytes.size} bytes)`);
     sendProblem(req, res, error, { status: 416, headers: { 'Content-Range': `bytes */${bytes.size}` } });
     return;
   }
@@ -77,40 +86,39 @@ async function openStored(path: string): Promise<FileHandle> {
   }
 }
 
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
-}
-
 /**
- * The single byte range the request asks for, null for the whole file (no Range, a stale If-Range, a
- * syntax this server does not serve, several ranges), or 'unsatisfiable'.
+ * The byte range to send; null for the whole file: no Range, another unit, bad syntax, a stale If-Range, or
+ * ranges that stay several after merging (RFC 9110 §14.2 lets a server ignore Range; a multipart/byteranges
+ * body is something no audio element or download client asks for). 'unsatisfiable' when no range names a byte
+ * of the file, a backwards one included (the RFC allows rejecting it; `send` does).
  */
 export function rangeOf(req: IncomingMessage, bytes: StoredBytes): { start: number; end: number } | 'unsatisfiable' | null {
   const header = req.headers.range;
   if (!header) return null;
   const ifRange = req.headers['if-range'];
   if (ifRange && ifRange !== bytes.etag && ifRange !== bytes.modifiedAt.toUTCString()) return null;
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!match || (match[1] === '' && match[2] === '')) return null;
-  const last = bytes.size - 1;
-  if (match[1] === '') {
-    const suffix = Number(match[2]);
-    return suffix === 0 ? 'unsatisfiable' : { start: Math.max(0, bytes.size - suffix), end: last };
-  }
-  const start = Number(match[1]);
-  if (start > last) return 'unsatisfiable';
-  const end = match[2] === '' ? last : Number(match[2]);
-  if (end < start) return null;
-  return { start, end: Math.min(end, last) };
+  const ranges = parseRange(bytes.size, clampSuffixes(header, bytes.size), { combine: true });
+  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === -2 || ranges.type.toLowerCase() !== 'bytes' || ranges.length !== 1) return null;
+  return ranges[0]!;
 }
 
-/** `filename` for old clients (ASCII only), `filename*` (RFC 5987, UTF-8) with the real name. */
-function contentDisposition(disposition: Disposition, name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${disposition}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+/**
+ * range-parser 1.3.0 drops a suffix longer than the file (`bytes=-5000` of 1000 bytes) as unsatisfiable,
+ * where RFC 9110 §14.1.2 says it means the whole file (jshttp/range-parser#66 fixes it, not yet released):
+ * such a suffix is handed to it as `0-`.
+ */
+function clampSuffixes(header: string, size: number): string {
+  return header.replace(/([=,]\s*)-(\d+)/g, (spec, lead: string, length: string) => (Number(length) > size ? `${lead}0-` : spec));
+}
+
+/**
+ * `filename` for old clients, quoted (content-disposition 2's `format` leaves a plain name unquoted, which
+ * clients matching `filename="…"` miss): printable ASCII without quotes, backslashes or percent signs, which
+ * some of them mangle. `filename*` (RFC 8187, UTF-8, encoded by content-disposition) with the real name. Both
+ * always, as the API says.
+ */
+export function contentDisposition(disposition: Disposition, name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\%]/gu, '_');
+  return `${disposition}; filename="${fallback}"; filename*=${encodeExtended(name)}`;
 }

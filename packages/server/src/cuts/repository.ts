@@ -77,7 +77,7 @@ export class CutsRepository {
 
   /** Whether the cut holds a file someone other than `userId` uploaded. */
   async holdsFilesOfOthers(tx: Queryable, cutId: string, userId: string): Promise<boolean> {
-    const [other] = await tx`select 1 from files where cut_id = ${cutId} and uploaded_by <> ${userId} limit 1`;
+    const [other] = await tx`select 1 from files where cut_id = ${cutId} and uploaded_by is distinct from ${userId} limit 1`;
     return other !== undefined;
   }
 

@@ -2,11 +2,12 @@ import type { HelloMessage, ProjectEvent } from '@bandcollab/sdk/contract';
 import type postgres from 'postgres';
 import { inject, injectable } from 'tsyringe';
 import { WebSocket } from 'ws';
-import type { Principal } from '../core/auth-guard.js';
+import { type Principal, reaches } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
 import type { Logger } from '../core/logger.js';
+import { TOKENS_CHANNEL } from '../core/personal-access-tokens-repository.js';
 import { SESSIONS_CHANNEL } from '../core/sessions-repository.js';
 import { EVENTS_CHANNEL, type EventNotice } from './publisher.js';
 import { type ActiveSession, EventsRepository } from './repository.js';
@@ -20,6 +21,7 @@ const CLOSE_SERVICE_RESTART = 1012;
 const CLOSE_TOO_SLOW = 1013;
 const CLOSE_SESSION_ENDED = 4401;
 const SESSION_ENDED_REASON = 'The session has ended';
+const TOKEN_REVOKED_REASON = 'The token was revoked';
 const SHUTTING_DOWN_REASON = 'The server is shutting down';
 
 /** How long `stop` waits for peers to answer the closing handshake before cutting them off. */
@@ -33,10 +35,10 @@ interface Delivery {
 
 interface Subscriber {
   socket: WebSocket;
-  userId: string;
-  sessionId: string;
+  /** Who it is and what it opened with: a session, or a personal access token limited to its projects. */
+  principal: Principal;
   projectIds: Set<string>;
-  /** A session's lifetime is fixed at login: the socket closes when it is over, as a logout would. */
+  /** A session's lifetime is fixed at login, a token's at creation: the socket closes when it is over, as a logout would. */
   sessionExpiresAt: number;
   /** Events that arrived while the memberships were loading; null once the hello went out. */
   backlog: Delivery[] | null;
@@ -70,6 +72,7 @@ export class EventHub {
     this.listeners = await Promise.all([
       this.sql.listen(EVENTS_CHANNEL, (notice) => this.enqueue(notice), () => this.listening()),
       this.sql.listen(SESSIONS_CHANNEL, (sessionId) => this.endSession(sessionId)),
+      this.sql.listen(TOKENS_CHANNEL, (tokenId) => this.endToken(tokenId)),
     ]);
     this.heartbeat = setInterval(() => this.pingPeers(), this.config.eventsHeartbeatSeconds * 1000);
     this.heartbeat.unref();
@@ -98,8 +101,7 @@ export class EventHub {
     }
     const subscriber: Subscriber = {
       socket,
-      userId: principal.userId,
-      sessionId: principal.sessionId,
+      principal,
       projectIds: new Set(),
       sessionExpiresAt: Infinity,
       backlog: [],
@@ -116,7 +118,10 @@ export class EventHub {
 
     let session: ActiveSession | null;
     try {
-      session = await this.repository.activeSession(principal.userId, principal.sessionId);
+      session =
+        principal.token === null
+          ? await this.repository.activeSession(principal.userId, principal.sessionId)
+          : { projectIds: await this.repository.projectIdsOf(principal.userId), expiresAt: principal.token.expiresAt };
     } catch (error) {
       this.log.error('could not load the memberships of an events socket', { error });
       socket.close(CLOSE_INTERNAL_ERROR, 'Try again later');
@@ -126,9 +131,10 @@ export class EventHub {
       socket.close(CLOSE_SESSION_ENDED, SESSION_ENDED_REASON);
       return;
     }
-    for (const projectId of session.projectIds) subscriber.projectIds.add(projectId);
+    const projectIds = session.projectIds.filter((projectId) => reaches(principal, projectId));
+    for (const projectId of projectIds) subscriber.projectIds.add(projectId);
     subscriber.sessionExpiresAt = session.expiresAt.getTime();
-    const hello: HelloMessage = { type: 'hello', userId: principal.userId, projectIds: session.projectIds };
+    const hello: HelloMessage = { type: 'hello', userId: principal.userId, projectIds };
     this.send(subscriber, JSON.stringify(hello));
     const backlog = subscriber.backlog ?? [];
     subscriber.backlog = null;
@@ -174,13 +180,13 @@ export class EventHub {
 
   /** Sends the event if the user belongs to its project, following membership changes as they happen. */
   private deliver(subscriber: Subscriber, { event, json }: Delivery): void {
-    if (event.type === 'member.added' && event.data.member.userId === subscriber.userId) {
+    if (event.type === 'member.added' && event.data.member.userId === subscriber.principal.userId && reaches(subscriber.principal, event.projectId)) {
       subscriber.projectIds.add(event.projectId);
     }
     if (!subscriber.projectIds.has(event.projectId)) return;
     this.send(subscriber, json);
     const leaves =
-      event.type === 'project.deleted' || (event.type === 'member.removed' && event.data.userId === subscriber.userId);
+      event.type === 'project.deleted' || (event.type === 'member.removed' && event.data.userId === subscriber.principal.userId);
     if (leaves) subscriber.projectIds.delete(event.projectId);
   }
 
@@ -188,7 +194,7 @@ export class EventHub {
     const { socket } = subscriber;
     if (socket.readyState !== WebSocket.OPEN) return;
     if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
-      this.log.warn('closing an events socket that does not keep up', { userId: subscriber.userId });
+      this.log.warn('closing an events socket that does not keep up', { userId: subscriber.principal.userId });
       socket.close(CLOSE_TOO_SLOW, 'Too slow to keep up; reconnect');
       return;
     }
@@ -197,7 +203,13 @@ export class EventHub {
 
   private endSession(sessionId: string): void {
     for (const subscriber of this.subscribers) {
-      if (subscriber.sessionId === sessionId) subscriber.socket.close(CLOSE_SESSION_ENDED, SESSION_ENDED_REASON);
+      if (subscriber.principal.sessionId === sessionId) subscriber.socket.close(CLOSE_SESSION_ENDED, SESSION_ENDED_REASON);
+    }
+  }
+
+  private endToken(tokenId: string): void {
+    for (const subscriber of this.subscribers) {
+      if (subscriber.principal.token?.tokenId === tokenId) subscriber.socket.close(CLOSE_SESSION_ENDED, TOKEN_REVOKED_REASON);
     }
   }
 

@@ -26,6 +26,12 @@ export class EventsRepository {
     return row?.payload ?? null;
   }
 
+  /** The user's projects (a personal access token's socket: its session is the token, which the AuthGuard just checked). */
+  async projectIdsOf(userId: string): Promise<string[]> {
+    const rows = await this.sql<{ projectId: string }[]>`select project_id::text from project_members where user_id = ${userId}`;
+    return rows.map((row) => row.projectId);
+  }
+
   /** The user's projects and when the session ends, or null once it is no longer active (it ended while the socket opened). */
   async activeSession(userId: string, sessionId: string): Promise<ActiveSession | null> {
     const [row] = await this.sql<ActiveSession[]>`

@@ -15,8 +15,9 @@ export interface FileRow {
   mimeType: string;
   sha256: string;
   createdAt: Date;
-  uploaderId: string;
-  uploaderName: string;
+  /** Null once the uploader's account is deleted: the file stays, shown as a former member's. */
+  uploaderId: string | null;
+  uploaderName: string | null;
   uploaderAvatarUrl: string | null;
   analysis: AnalysisStatus;
   /** AudioInfo as stored: the peaks URL is derived from the id. */
@@ -25,6 +26,9 @@ export interface FileRow {
 }
 
 export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
+
+/** Who uploaded a file whose uploader deleted their account. */
+const FORMER_MEMBER = { id: null, name: 'Former member', avatarUrl: null };
 
 const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
 
@@ -39,7 +43,10 @@ export function toFileRecord(row: FileRow): FileRecord {
     mimeType: row.mimeType,
     url: fileUrl(row.id, row.extension),
     sha256: row.sha256,
-    uploadedBy: { id: row.uploaderId, name: row.uploaderName, avatarUrl: row.uploaderAvatarUrl },
+    uploadedBy:
+      row.uploaderId === null
+        ? FORMER_MEMBER
+        : { id: row.uploaderId, name: row.uploaderName!, avatarUrl: row.uploaderAvatarUrl },
     createdAt: row.createdAt.toISOString(),
     analysis: row.analysis,
     audio: row.audio ? { ...row.audio, peaksUrl: `/api/files/${row.id}/peaks` } : null,
@@ -61,8 +68,8 @@ export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<F
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
            f.analysis, f.audio, f.stems,
-           u.id as uploader_id, u.name as uploader_name, u.avatar_url as uploader_avatar_url
-    from files f join users u on u.id = f.uploaded_by
+           u.id as uploader_id, u.name as uploader_name, '/uploads/avatars/' || u.avatar as uploader_avatar_url
+    from files f left join users u on u.id = f.uploaded_by
     where ${where}
     order by f.created_at, f.id`;
 }
@@ -84,7 +91,7 @@ export interface NewFile {
 export interface FileOwnership {
   cutId: string;
   extension: string;
-  uploadedBy: string;
+  uploadedBy: string | null;
 }
 
 @injectable()
@@ -140,12 +147,15 @@ export class FilesRepository {
     await this.sql`
       delete from stored_images s
       where not exists (select 1 from projects where image = s.name)
-        and not exists (select 1 from vibes where image = s.name)`;
+        and not exists (select 1 from vibes where image = s.name)
+        and not exists (select 1 from users where avatar = s.name)`;
     const files = await this.sql<{ name: string }[]>`select id || '.' || extension as name from files`;
     const images = await this.sql<{ name: string }[]>`
       select image as name from projects where image is not null
       union all
-      select image from vibes where image is not null`;
+      select image from vibes where image is not null
+      union all
+      select avatar from users where avatar is not null`;
     return { files: new Set(files.map((r) => r.name)), images: new Set(images.map((r) => r.name)) };
   }
 

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
+import { invalidField } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { Images, type StoredImage } from './service.js';
@@ -29,5 +30,17 @@ export class ImageForms {
     const input = await this.multipart.validFields(upload, schema);
     const image = upload.file ? await this.images.store(principal, upload.file) : null;
     return { input, image };
+  }
+
+  /** A multipart form whose `image` part is required (an avatar), checked and stored as `read` does. */
+  async readImage(principal: Principal, req: Request, res: Response): Promise<StoredImage> {
+    const upload = await this.multipart.receive(req, res, {
+      owner: principal.userId,
+      fileField: 'image',
+      types: ['IMAGE'],
+      typeUnnamedByContent: true,
+    });
+    if (!upload.file) throw invalidField('image', 'is required: a JPEG, PNG, GIF or WebP image of at most 5 MiB');
+    return this.images.store(principal, upload.file);
   }
 }

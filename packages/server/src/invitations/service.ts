@@ -1,7 +1,7 @@
 import type { AcceptedInvitation, InvitationView, InviteResult, Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { hashToken, randomToken } from '../core/tokens.js';
-import type { Principal } from '../core/auth-guard.js';
+import { type Principal, requireEveryProject } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
@@ -65,6 +65,7 @@ export class InvitationsService {
    * invitation is used up all the same (it has nothing left to give).
    */
   async accept(principal: Principal, token: string): Promise<AcceptedInvitation> {
+    requireEveryProject(principal, 'join projects');
     const invitee = { id: principal.userId, email: principal.email, name: principal.name };
     const accepted = await this.sql.begin((tx) => this.acceptAs(tx, invitee, token));
     if (accepted === 'already-member') throw alreadyMember();

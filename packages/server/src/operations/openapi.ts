@@ -1,4 +1,4 @@
-import { RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
+import { FORM_SCHEMAS, RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
 import { SERVER_VERSION } from '../version.js';
 
@@ -10,8 +10,6 @@ type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const uuid: Schema = { type: 'string', format: 'uuid' };
-const name: Schema = { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed, then 1–200 characters; no control characters.' };
-const formDescription: Schema = { type: 'string', maxLength: 2000, description: 'No NUL character. An empty value clears the description (null).' };
 
 const json = (schema: Schema) => ({ content: { 'application/json': { schema } } });
 const ok = (schema: Schema, text = 'OK') => ({ description: text, ...json(schema) });
@@ -83,16 +81,7 @@ const bearer = [{ bearer: [] }];
 const mediaAuth = [{ bearer: [] }, { accessCookie: [] }];
 const idParam = (paramName: string, text: string) => ({ name: paramName, in: 'path', required: true, description: text, schema: uuid });
 
-const multipart = (properties: Record<string, Schema>, required: string[]) => ({
-  'multipart/form-data': { schema: { type: 'object', properties, required } },
-});
-const imagePart: Schema = {
-  type: 'string',
-  format: 'binary',
-  description:
-    'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
-    "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
-};
+const multipart = (formName: keyof typeof FORM_SCHEMAS) => ({ 'multipart/form-data': { schema: ref(formName) } });
 
 const fileBytes = (disposition: string) => ({
   description: 'The bytes (206 with Content-Range for a single satisfiable Range)',
@@ -109,8 +98,8 @@ const fileBytes = (disposition: string) => ({
 });
 const byteResponses = (disposition: string) => ({
   '200': fileBytes(disposition),
-  '206': { description: 'Partial content for a single byte range' },
-  '304': { description: 'If-None-Match matched the ETag' },
+  '206': { description: 'Partial content for a single byte range (overlapping or adjacent ranges are merged into one)' },
+  '304': { description: 'If-None-Match matched the ETag, or without it If-Modified-Since is not before Last-Modified' },
   '416': {
     description: 'Range not satisfiable',
     headers: { 'Content-Range': { schema: { type: 'string' }, description: 'bytes */<size>' } },
@@ -118,6 +107,34 @@ const byteResponses = (disposition: string) => ({
   },
 });
 const sharedBytes = byteResponses('inline; filename="…"; filename*=UTF-8\'\'…, or attachment with ?download=1');
+/** A cut's files as one stored ZIP. */
+const archiveBytes = {
+  description: 'A stored (uncompressed) ZIP, written as it is sent; ZIP64 past 4 GiB or 65,535 entries',
+  headers: {
+    'Content-Length': { schema: { type: 'integer' }, description: 'Exact, computed before the first byte' },
+    'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="<cut name>.zip"; filename*=UTF-8\'\'…' },
+    'Accept-Ranges': { schema: { type: 'string', const: 'none' } },
+    'X-Content-Type-Options': { schema: { type: 'string', const: 'nosniff' } },
+    'Content-Security-Policy': { schema: { type: 'string', const: "default-src 'none'; sandbox" } },
+  },
+  content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } },
+};
+const ARCHIVE_ENTRIES =
+  "Entries are the cut's files in upload order, named `<display name>.<ext>` as downloads are; repeated names get ` (2)`, ` (3)`… " +
+  '(compared case-insensitively), and a slash in a name becomes `_`. A cut without files is an empty ZIP (22 bytes). ' +
+  'No ranges: a broken download starts again.';
+const ACCESS_COUNTING =
+  "Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. " +
+  'Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and ' +
+  'what a browser loads into the page\'s players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.';
+const tokenParam = { name: 'token', in: 'path', required: true, schema: { type: 'string' } };
+const shareList = (what: string) => ({
+  tags: ['shares'],
+  security: bearer,
+  summary: `The live links of the ${what} (never their tokens), oldest first`,
+  description: 'Expired and revoked links are not listed. ' + ACCESS_COUNTING,
+  responses: { '200': ok({ type: 'array', items: ref('ShareRecord') }), ...errors(401, 404) },
+});
 
 /** Named schemas as `components.schemas` entries, generated from the contract; references between them become `$ref`s. */
 function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Schema> {
@@ -128,8 +145,11 @@ function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'outpu
   return Object.fromEntries(Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));
 }
 
-// Records as the server sends them; request bodies as a client may send them (before trimming and defaults).
-const schemas: Record<string, Schema> = { ...generatedSchemas(RECORD_SCHEMAS, 'output'), ...generatedSchemas(REQUEST_SCHEMAS, 'input') };
+// Records as the server sends them; request bodies and forms as a client may send them (before trimming and defaults).
+const schemas: Record<string, Schema> = {
+  ...generatedSchemas(RECORD_SCHEMAS, 'output'),
+  ...generatedSchemas({ ...REQUEST_SCHEMAS, ...FORM_SCHEMAS }, 'input'),
+};
 
 const paths: Record<string, Record<string, unknown>> = {
   '/api/health': {
@@ -223,7 +243,126 @@ const paths: Record<string, Record<string, unknown>> = {
     },
   },
   '/api/auth/me': {
-    get: { tags: ['auth'], security: bearer, summary: 'The caller', responses: { '200': ok(ref('Me')), ...errors(401) } },
+    get: {
+      tags: ['auth'],
+      security: bearer,
+      summary: 'The caller (also with a personal access token: its owner)',
+      responses: {
+        '200': {
+          ...ok(ref('Me')),
+          headers: {
+            'Band-Token-Scope': { schema: { type: 'string', enum: ['read', 'write'] }, description: 'Only with a personal access token: its scope' },
+            'Band-Token-Expires': { schema: { type: 'string', format: 'date-time' }, description: 'Only with a personal access token: when it expires' },
+            'Band-Token-Projects': { schema: { type: 'string' }, description: 'Only with a personal access token limited to projects: their ids, comma-separated' },
+          },
+        },
+        ...errors(401),
+      },
+    },
+    put: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Change the caller's display name",
+      description: 'Every project of the caller hears member.updated with its new member record.',
+      requestBody: { required: true, ...json(ref('UpdateMeRequest')) },
+      responses: { '200': ok(ref('Me')), ...errors(400, 401, 413, 415) },
+    },
+    delete: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Delete the caller's account",
+      description:
+        'Confirmed by `password`, or, for an account without one (created through the identity provider), `confirm` set to its ' +
+        'email. Refused while the caller is the last ADMIN of a project that has other members. Projects where the caller is ' +
+        'the only member are deleted with everything in them; the caller leaves the others (member.removed), where the files ' +
+        'they uploaded stay, with uploadedBy {id: null, name: "Former member", avatarUrl: null}. Share links and pending ' +
+        'invitations the caller made go; covers and vibe images they uploaded stay. Every session ends at once (its WebSocket ' +
+        'connections close with 4401), as do refresh and personal access tokens; the avatar is removed. Clears both auth cookies.',
+      requestBody: { required: true, ...json(ref('DeleteAccountRequest')) },
+      responses: {
+        '200': ok(ref('Deleted')),
+        ...errors(400, 401, 413, 415),
+        '401': unauthorized('INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
+        '409': problem('LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)'),
+        '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+      },
+    },
+  },
+  '/api/auth/me/avatar': {
+    put: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Set the caller's avatar",
+      description:
+        'Stored like a project cover: counted in the caller\'s storage statistics (breakdown.images) and quota. avatarUrl ' +
+        'becomes /uploads/avatars/<uuid>.<ext>, served to any signed-in user; the avatar it replaces is removed. Every ' +
+        'project of the caller hears member.updated.',
+      requestBody: { required: true, content: multipart('AvatarForm') },
+      responses: {
+        '200': ok(ref('Me')),
+        ...errors(400, 401, 413, 415, 507),
+      },
+    },
+    delete: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Remove the caller's avatar (avatarUrl null); its bytes go",
+      responses: { '200': ok(ref('Me')), ...errors(401) },
+    },
+  },
+  '/api/auth/password': {
+    post: {
+      tags: ['account'],
+      security: bearer,
+      summary: "Change the caller's password",
+      description:
+        '`currentPassword` is required unless the account has no password yet (created through the identity provider: this ' +
+        'sets its first). Every other session of the account ends at once (its access and refresh tokens, its WebSocket ' +
+        'connections); the caller\'s session stays, and personal access tokens (not sessions) keep working. The one endpoint an account with a ' +
+        'one-time password (the reset-password server command) may call: until then every other answers 403 ' +
+        'PASSWORD_CHANGE_REQUIRED.',
+      requestBody: { required: true, ...json(ref('ChangePasswordRequest')) },
+      responses: {
+        '200': ok(ref('OkResult')),
+        ...errors(400, 401, 413, 415),
+        '401': unauthorized('INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
+        '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+        '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
+      },
+    },
+  },
+  '/api/tokens': {
+    post: {
+      tags: ['tokens'],
+      security: bearer,
+      summary: 'Create a personal access token (with a session only)',
+      description:
+        'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is ' +
+        'used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown ' +
+        'only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all ' +
+        'its owner may do. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it ' +
+        '(404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants ' +
+        'more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked ' +
+        'or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) ' +
+        'nor /api/tokens: 403 INSUFFICIENT_SCOPE.',
+      requestBody: { required: true, ...json(ref('CreateTokenRequest')) },
+      responses: { '201': created(ref('CreatedPersonalAccessToken')), ...errors(400, 401, 403, 404, 413, 415) },
+    },
+    get: {
+      tags: ['tokens'],
+      security: bearer,
+      summary: "The caller's live personal access tokens, newest first (with a session only)",
+      responses: { '200': ok({ type: 'array', items: ref('PersonalAccessToken') }), ...errors(401, 403) },
+    },
+  },
+  '/api/tokens/{id}': {
+    parameters: [idParam('id', 'Token id')],
+    delete: {
+      tags: ['tokens'],
+      security: bearer,
+      summary: 'Revoke one of your personal access tokens (with a session only): it stops working at once',
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
   },
   '/api/auth/idp': {
     get: {
@@ -342,7 +481,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: {
           ...json(ref('CreateProjectRequest')).content,
-          ...multipart({ name, description: formDescription, image: imagePart }, ['name']),
+          ...multipart('CreateProjectForm'),
         },
       },
       responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415, 507) },
@@ -359,7 +498,7 @@ const paths: Record<string, Record<string, unknown>> = {
         required: true,
         content: {
           ...json(ref('UpdateProjectRequest')).content,
-          ...multipart({ name, description: formDescription, image: imagePart }, []),
+          ...multipart('UpdateProjectForm'),
         },
       },
       responses: { '200': ok(ref('UpdatedProject')), ...errors(400, 401, 403, 404, 413, 415, 507) },
@@ -447,7 +586,7 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Create a vibe; it goes last',
       description: VIBE_NAME_RULE,
-      requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart({ name, image: imagePart }, ['name']) } },
+      requestBody: { required: true, content: { ...json(ref('CreateVibeRequest')).content, ...multipart('CreateVibeForm') } },
       responses: { '201': created(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
   },
@@ -473,7 +612,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description: VIBE_NAME_RULE,
       requestBody: {
         required: true,
-        content: { ...json(ref('UpdateVibeRequest')).content, ...multipart({ name, image: imagePart }, []) },
+        content: { ...json(ref('UpdateVibeRequest')).content, ...multipart('UpdateVibeForm') },
       },
       responses: { '200': ok(ref('Vibe')), ...errors(400, 401, 404, 413, 415, 507), '409': problem(VIBE_NAME_TAKEN) },
     },
@@ -531,6 +670,63 @@ const paths: Record<string, Record<string, unknown>> = {
       },
     },
   },
+  '/api/cuts/{id}/archive': {
+    parameters: [idParam('id', 'Cut id')],
+    get: {
+      tags: ['cuts'],
+      security: mediaAuth,
+      summary: "Every file of the cut as one ZIP (also HEAD), streamed from the stored files",
+      description: ARCHIVE_ENTRIES,
+      responses: { '200': archiveBytes, ...errors(401, 404) },
+    },
+  },
+  '/api/cuts/{id}/share': {
+    parameters: [idParam('id', 'Cut id')],
+    post: {
+      tags: ['shares'],
+      security: bearer,
+      summary: "Make a new share link of the cut (each call makes another); event cut.shared",
+      description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP.",
+      requestBody: { required: false, ...json(ref('ShareRequest')) },
+      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
+    },
+    delete: {
+      tags: ['shares'],
+      security: bearer,
+      summary: "Revoke every link of the cut (a project ADMIN, or a member when every link is their own)",
+      responses: { '200': ok(ref('RevokeSharesResult')), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/cuts/{id}/shares': { parameters: [idParam('id', 'Cut id')], get: shareList('cut') },
+  '/api/files/{id}/shares': { parameters: [idParam('id', 'File id')], get: shareList('file') },
+  '/api/shares/{id}': {
+    parameters: [idParam('id', 'Share link id (from the lists)')],
+    delete: {
+      tags: ['shares'],
+      security: bearer,
+      summary: "Revoke one link: its creator, the uploader of the file it shares, or a project ADMIN",
+      responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
+    },
+  },
+  '/api/share/{token}/files/{fileId}': {
+    parameters: [tokenParam, idParam('fileId', 'A file of the shared cut')],
+    get: {
+      tags: ['shares'],
+      summary: 'A file of a shared cut, no authentication (also HEAD): the bytes inline, or an attachment with ?download=1',
+      description: 'Ranges and ETag as the download endpoint. A file of another cut, or a file link: 404. ' + ACCESS_COUNTING,
+      parameters: [{ name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } }],
+      responses: { ...sharedBytes, '404': problem('NOT_FOUND') },
+    },
+  },
+  '/api/share/{token}/archive': {
+    parameters: [tokenParam],
+    get: {
+      tags: ['shares'],
+      summary: 'Every file of a shared cut as one ZIP, no authentication (also HEAD)',
+      description: ARCHIVE_ENTRIES + ' A file link: 404. ' + ACCESS_COUNTING,
+      responses: { '200': archiveBytes, '404': problem('NOT_FOUND') },
+    },
+  },
   '/api/files/upload': {
     post: {
       tags: ['files'],
@@ -544,7 +740,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.',
       requestBody: {
         required: true,
-        content: multipart({ cutId: uuid, name: { ...name, description: 'Display name; default the file name without path' }, file: { type: 'string', format: 'binary' } }, ['cutId', 'file']),
+        content: multipart('UploadForm'),
       },
       responses: {
         '201': created(ref('File')),
@@ -588,7 +784,7 @@ const paths: Record<string, Record<string, unknown>> = {
     get: {
       tags: ['files'],
       security: mediaAuth,
-      summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match',
+      summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match, If-Modified-Since',
       responses: { ...byteResponses('attachment; filename="…"; filename*=UTF-8\'\'…'), ...errors(401, 404) },
     },
   },
@@ -615,15 +811,18 @@ const paths: Record<string, Record<string, unknown>> = {
     parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
     get: {
       tags: ['shares'],
-      summary: 'A shared file, no authentication: JSON metadata when Accept names application/json, else the bytes (also HEAD)',
-      description: 'The bytes are inline, or an attachment with ?download=1; ranges and ETag as the download endpoint. Unknown, revoked, expired links and links of deleted files: 404, all alike.',
+      summary: 'A shared file or cut, no authentication: JSON when Accept names application/json, else the bytes (also HEAD)',
+      description:
+        'JSON: SharedFile (kind "file") or SharedCut (kind "cut"). Otherwise a file link answers the bytes, inline or as an ' +
+        'attachment with ?download=1, ranges and ETag as the download endpoint; a cut link answers its ZIP. Unknown, revoked, ' +
+        'expired links and links of deleted files or cuts: 404, all alike. ' + ACCESS_COUNTING,
       parameters: [{ name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } }],
       responses: {
         ...sharedBytes,
         '200': {
           ...sharedBytes['200'],
-          description: 'SharedFile as JSON when Accept names application/json, else the bytes',
-          content: { ...json(ref('SharedFile')).content, ...sharedBytes['200'].content },
+          description: 'SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)',
+          content: { ...json(ref('SharedItem')).content, ...sharedBytes['200'].content, ...archiveBytes.content },
         },
         '404': problem('NOT_FOUND'),
       },
@@ -646,7 +845,10 @@ const paths: Record<string, Record<string, unknown>> = {
     get: {
       tags: ['shares'],
       summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
-      description: 'For an analysed CUT also its duration, format and loudness, and the waveform drawn inline (SVG); clicking it seeks the player.',
+      description:
+        "A cut link's page lists the cut's files, each with a player (audio) and a download, and a Download all button (the ZIP). " +
+        'A file link\'s page of an analysed CUT also shows its duration, format and loudness, and draws the waveform inline (SVG); clicking it seeks the player. ' +
+        ACCESS_COUNTING,
       responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
     },
   },
@@ -671,6 +873,15 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: { ...byteResponses('inline; filename="<uuid>.<ext>"'), ...errors(401, 404) },
     },
   },
+  '/uploads/avatars/{name}': {
+    parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', examples: ['<uuid>.png'] } }],
+    get: {
+      tags: ['media'],
+      security: mediaAuth,
+      summary: "A user's avatar, for any signed-in user (also HEAD)",
+      responses: { ...byteResponses('inline; filename="<uuid>.<ext>"'), ...errors(401, 404) },
+    },
+  },
   '/api/events': {
     get: {
       tags: ['events'],
@@ -683,7 +894,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); ' +
         'requests without Origin (non-browser clients) are allowed. The server pings every EVENTS_HEARTBEAT_SECONDS (30) and ' +
         'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
-        'lifetime; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
+        'lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
         '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
         'backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake".',
       responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(400, 401, 403) },
@@ -704,6 +915,10 @@ export const openApiDocument = {
       '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
       '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
       'unreachable. HEAD is answered on GET routes only. ' +
+      'An account whose password an admin reset (the reset-password server command) gets 403 PASSWORD_CHANGE_REQUIRED from ' +
+      'every authenticated endpoint but POST /api/auth/password until it sets a new one. ' +
+      'A personal access token (bcp_…, see POST /api/tokens) used beyond its scope gets 403 INSUFFICIENT_SCOPE on any ' +
+      'endpoint: a read token on anything but GET and HEAD, any token on /api/auth/* (except GET /api/auth/me) and /api/tokens. ' +
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
       'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
@@ -712,7 +927,12 @@ export const openApiDocument = {
   servers: [{ url: '/' }],
   components: {
     securitySchemes: {
-      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'An access token (JWT, 15 minutes), or a personal access token (bcp_…, see POST /api/tokens)',
+      },
       accessCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Accepted on media GET/HEAD and the WebSocket upgrade' },
     },
     schemas,

@@ -155,7 +155,7 @@ export class ProjectsRepository {
   /** The project's members, earliest first; or just `userId` among them. */
   async members(tx: Queryable, projectId: string, userId?: string): Promise<Member[]> {
     const rows = await tx<MemberRow[]>`
-      select m.user_id, u.email, u.name, u.avatar_url, m.role, m.joined_at
+      select m.user_id, u.email, u.name, '/uploads/avatars/' || u.avatar as avatar_url, m.role, m.joined_at
       from project_members m join users u on u.id = m.user_id
       where m.project_id = ${projectId} ${userId === undefined ? tx`` : tx`and m.user_id = ${userId}`}
       order by m.joined_at, u.name, m.user_id`;

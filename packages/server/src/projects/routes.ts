@@ -1,7 +1,7 @@
 import type { App } from '@tinyhttp/app';
 import { createProjectRequest, updateMemberRequest, updateProjectRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
+import { AuthGuard, requireEveryProject } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
@@ -31,6 +31,7 @@ export class ProjectsRoutes implements Feature {
 
     app.post('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
+      requireEveryProject(principal, 'create projects');
       const { input, image } = await this.imageForms.read(principal, req, res, createProjectRequest);
       const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });
       sendCreated(res, `/api/projects/${project.id}`, project);

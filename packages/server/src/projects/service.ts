@@ -1,6 +1,6 @@
 import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import type { Principal } from '../core/auth-guard.js';
+import { type Principal, reaches, requireEveryProject } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
@@ -29,12 +29,13 @@ export class ProjectsService {
     @inject(Disk) private readonly disk: Disk,
   ) {}
 
-  list(principal: Principal): Promise<Project[]> {
-    return this.projects.listForUser(principal.userId);
+  async list(principal: Principal): Promise<Project[]> {
+    return (await this.projects.listForUser(principal.userId)).filter((project) => reaches(principal, project.id));
   }
 
   /** Creates a project with its creator as ADMIN; `image` is an image already stored (removed if this fails). */
   async create(principal: Principal, input: { name: string; description: string | null; image: StoredImage | null }): Promise<Project> {
+    requireEveryProject(principal, 'create projects');
     return this.images.keepIfRecorded(input.image, () =>
       this.sql.begin(async (tx) => {
         const id = await this.projects.insert(tx, input, principal.userId);

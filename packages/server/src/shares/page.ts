@@ -69,6 +69,41 @@ ${expiry}`,
   );
 }
 
+/** What the share page of a cut shows. Paths are relative to the page, as for a file. */
+export interface CutSharePageView {
+  name: string;
+  expiresAt: Date | null;
+  files: { name: string; type: FileType; size: number; bytesPath: string; downloadPath: string }[];
+  /** Every file as one ZIP. */
+  archivePath: string;
+}
+
+/** The cut's files, each with a player (audio) and its own download, and one "Download all". */
+export function renderCutSharePage(view: CutSharePageView): string {
+  const name = escapeHtml(view.name);
+  const items = view.files.map((file) => {
+    const player = file.type === 'CUT' ? `<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>` : '';
+    return `<li>
+<p class="file">${escapeHtml(file.name)} <span class="meta">${TYPE_LABELS[file.type]} · ${formatSize(file.size)}</span></p>
+${player}
+<a href="${escapeHtml(file.downloadPath)}" download>Download</a>
+</li>`;
+  });
+  const count = view.files.length === 1 ? '1 file' : `${view.files.length} files`;
+  const total = view.files.reduce((sum, file) => sum + file.size, 0);
+  const expiry = view.expiresAt ? `<p class="expiry">This link works until ${view.expiresAt.toUTCString()}.</p>` : '';
+  return htmlPage(
+    `${name} · bandcollab`,
+    `<h1>${name}</h1>
+<p class="meta">${count} · ${formatSize(total)}</p>
+<a class="download" href="${escapeHtml(view.archivePath)}" download>Download all</a>
+<ul class="files">
+${items.join('\n')}
+</ul>
+${expiry}`,
+  );
+}
+
 export function renderNotFoundPage(): string {
   return htmlPage(
     'Link not found · bandcollab',

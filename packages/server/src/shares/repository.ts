@@ -2,31 +2,84 @@ import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 
-/** An active link: its file and when it stops working (null: never). */
-export interface ActiveShare {
-  fileId: string;
+/** What a link shares: one file, or one cut (its files when the link is opened). */
+export type ShareTarget = { fileId: string } | { cutId: string };
+
+/** A working link: its id, what it shares and when it stops working (null: never). */
+export type ActiveShare = ShareTarget & { id: string; expiresAt: Date | null };
+
+/** A live link as members list it (never its token). */
+export interface ShareListRow {
+  id: string;
+  createdAt: Date;
+  createdById: string;
+  createdByName: string;
   expiresAt: Date | null;
+  lastAccessedAt: Date | null;
+  accessCount: number;
 }
+
+/** A link as its revocation needs it: who made it, and what it shares. */
+export interface ShareOwnership {
+  createdBy: string;
+  fileId: string | null;
+  cutId: string | null;
+}
+
+const targetCondition = (tx: Queryable, target: ShareTarget) =>
+  'fileId' in target ? tx`file_id = ${target.fileId}` : tx`cut_id = ${target.cutId}`;
 
 @injectable()
 export class SharesRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  async insert(tx: Queryable, link: { tokenHash: string; fileId: string; expiresAt: Date | null; createdBy: string }): Promise<void> {
+  async insert(tx: Queryable, link: ShareTarget & { tokenHash: string; expiresAt: Date | null; createdBy: string }): Promise<void> {
     await tx`insert into share_links ${tx(link)}`;
   }
 
-  /** Deletes every link of a file; answers how many there were. */
-  async revokeAll(tx: Queryable, fileId: string): Promise<number> {
-    const result = await tx`delete from share_links where file_id = ${fileId}`;
+  /** Deletes every link of a file or a cut; answers how many there were. */
+  async revokeAll(tx: Queryable, target: ShareTarget): Promise<number> {
+    const result = await tx`delete from share_links where ${targetCondition(tx, target)}`;
     return result.count;
   }
 
-  /** The link with this token hash, unless it has expired (links of deleted files go with them). */
-  async findActive(tokenHash: string): Promise<ActiveShare | null> {
-    const [row] = await this.sql<ActiveShare[]>`
-      select file_id, expires_at from share_links
-      where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
+  /** Whether a file's or cut's links include one made by someone other than `userId`. */
+  async hasLinksOfOthers(tx: Queryable, target: ShareTarget, userId: string): Promise<boolean> {
+    const [other] = await tx`select 1 from share_links where ${targetCondition(tx, target)} and created_by <> ${userId} limit 1`;
+    return other !== undefined;
+  }
+
+  /** The links of a file or a cut that still work, oldest first, with their makers. */
+  async listLive(tx: Queryable, target: ShareTarget): Promise<ShareListRow[]> {
+    return tx<ShareListRow[]>`
+      select s.id, s.created_at, u.id as created_by_id, u.name as created_by_name, s.expires_at, s.last_accessed_at, s.access_count
+      from share_links s join users u on u.id = s.created_by
+      where ${targetCondition(tx, target)} and (s.expires_at is null or s.expires_at > now())
+      order by s.created_at, s.id`;
+  }
+
+  /** Locks one link for its revocation; null when there is none. */
+  async lockForDelete(tx: Queryable, id: string): Promise<ShareOwnership | null> {
+    const [row] = await tx<ShareOwnership[]>`select created_by, file_id, cut_id from share_links where id = ${id} for update`;
     return row ?? null;
+  }
+
+  async delete(tx: Queryable, id: string): Promise<void> {
+    await tx`delete from share_links where id = ${id}`;
+  }
+
+  /** The link with this token hash, unless it has expired (links of deleted files and cuts go with them). */
+  async findActive(tokenHash: string): Promise<ActiveShare | null> {
+    const [row] = await this.sql<{ id: string; fileId: string | null; cutId: string | null; expiresAt: Date | null }[]>`
+      select id, file_id, cut_id, expires_at from share_links
+      where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
+    if (!row) return null;
+    const target: ShareTarget = row.fileId !== null ? { fileId: row.fileId } : { cutId: row.cutId! };
+    return { id: row.id, expiresAt: row.expiresAt, ...target };
+  }
+
+  /** One access: a single-row update, whatever the size of what is sent. */
+  async countAccess(id: string): Promise<void> {
+    await this.sql`update share_links set access_count = access_count + 1, last_accessed_at = now() where id = ${id}`;
   }
 }

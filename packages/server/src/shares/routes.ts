@@ -1,18 +1,20 @@
-import type { App, Request } from '@tinyhttp/app';
+import type { App, Request, Response } from '@tinyhttp/app';
 import { shareRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
-import { DomainError } from '../core/errors.js';
+import { sendArchive } from '../archives/http.js';
+import { AuthGuard, type Principal } from '../core/auth-guard.js';
+import { DomainError, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
-import { renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
-import { SharesService } from './service.js';
+import { renderCutSharePage, renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
+import type { ShareTarget } from './repository.js';
+import { type AccessRequest, type ResolvedShare, SharesService } from './service.js';
 
-/** Share links, the public share endpoint and the /share/:token page. */
+/** Share links of files and cuts, their management, the public share endpoints and the /share/:token page. */
 @injectable()
 export class SharesRoutes implements Feature {
   constructor(
@@ -22,58 +24,139 @@ export class SharesRoutes implements Feature {
     @inject(FilesService) private readonly files: FilesService,
   ) {}
 
+  /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
   register(app: App): void {
+    // A file link: JSON, else the file's bytes. A cut link: JSON, else its ZIP.
     app.get('/api/share/:token', async (req, res) => {
       const token = req.params.token ?? '';
-      const { file, expiresAt } = await this.shares.resolve(token);
+      const share = await this.shares.resolve(token);
       res.setHeader('Vary', 'Accept');
       if (acceptsJson(req)) {
-        sendJson(res, 200, this.shares.describe(token, { file, expiresAt }));
+        sendJson(res, 200, share.kind === 'file' ? this.shares.describeFile(token, share) : this.shares.describeCut(token, share));
         return;
       }
+      await this.shares.recordAccess(share, accessOf(req));
+      if (share.kind === 'cut') {
+        await sendArchive(req, res, this.shares.archiveOf(share));
+        return;
+      }
+      await sendStoredBytes(req, res, this.files.bytesOf(share.file), req.query.download === '1' ? 'attachment' : 'inline');
+    });
+
+    app.get('/api/share/:token/files/:fileId', async (req, res) => {
+      const share = await this.shares.resolve(req.params.token ?? '');
+      const file = this.shares.fileOf(share, req.params.fileId ?? '');
+      await this.shares.recordAccess(share, accessOf(req));
       await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
     });
 
+    // A file link's waveform (not an access: the page that draws it counted).
     app.get('/api/share/:token/peaks', async (req, res) => {
-      const { file } = await this.shares.resolve(req.params.token ?? '');
-      sendJson(res, 200, await this.files.peaksOf(file.id));
+      const share = await this.shares.resolve(req.params.token ?? '');
+      if (share.kind !== 'file') throw notFound('Share link');
+      sendJson(res, 200, await this.files.peaksOf(share.file.id));
+    });
+
+    app.get('/api/share/:token/archive', async (req, res) => {
+      const share = await this.shares.resolve(req.params.token ?? '');
+      if (share.kind !== 'cut') throw notFound('Share link');
+      await this.shares.recordAccess(share, accessOf(req));
+      await sendArchive(req, res, this.shares.archiveOf(share));
     });
 
     app.get('/share/:token', async (req, res) => {
       const token = req.params.token ?? '';
+      let share: ResolvedShare;
       try {
-        const { file, expiresAt } = await this.shares.resolve(token);
-        sendHtml(req, res, 200, renderSharePage({
-          name: file.name,
-          type: file.type,
-          size: file.size,
-          expiresAt,
-          bytesPath: `/api/share/${token}`,
-          downloadPath: `/api/share/${token}?download=1`,
-          audio: file.audio,
-          peaks: file.audio ? await this.files.waveform(file.id) : null,
-        }), SHARE_PAGE_CSP);
+        share = await this.shares.resolve(token);
       } catch (error) {
         if (!(error instanceof DomainError && error.code === 'NOT_FOUND')) throw error;
         sendHtml(req, res, 404, renderNotFoundPage(), SHARE_PAGE_CSP);
+        return;
       }
+      await this.shares.recordAccess(share, accessOf(req));
+      const base = `/api/share/${token}`;
+      const html =
+        share.kind === 'file'
+          ? renderSharePage({
+              name: share.file.name,
+              type: share.file.type,
+              size: share.file.size,
+              expiresAt: share.expiresAt,
+              bytesPath: base,
+              downloadPath: `${base}?download=1`,
+              audio: share.file.audio,
+              peaks: share.file.audio ? await this.files.waveform(share.file.id) : null,
+            })
+          : renderCutSharePage({
+              name: share.name,
+              expiresAt: share.expiresAt,
+              archivePath: `${base}/archive`,
+              files: share.files.map((file) => ({
+                name: file.name,
+                type: file.type,
+                size: file.size,
+                bytesPath: `${base}/files/${file.id}`,
+                downloadPath: `${base}/files/${file.id}?download=1`,
+              })),
+            });
+      sendHtml(req, res, 200, html, SHARE_PAGE_CSP);
+    });
+
+    app.get('/api/files/:id/shares', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.shares.list(principal, { fileId: idParam(req, 'id', 'File') }));
+    });
+
+    app.get('/api/cuts/:id/shares', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.shares.list(principal, { cutId: idParam(req, 'id', 'Cut') }));
     });
 
     app.post('/api/files/:id/share', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const fileId = idParam(req, 'id', 'File');
-      // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
-      await this.access.require(principal, 'file', fileId);
-      const { expiresIn } = await jsonBody(req, res, shareRequest);
-      const link = await this.shares.create(principal, fileId, expiresIn ?? null);
-      sendCreated(res, `/api/share/${link.token}`, link);
+      await this.createLink(req, res, principal, { fileId });
+    });
+
+    app.post('/api/cuts/:id/share', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const cutId = idParam(req, 'id', 'Cut');
+      await this.createLink(req, res, principal, { cutId });
     });
 
     app.delete('/api/files/:id/share', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.shares.revokeAll(principal, idParam(req, 'id', 'File')));
+      sendJson(res, 200, await this.shares.revokeAllOfFile(principal, idParam(req, 'id', 'File')));
+    });
+
+    app.delete('/api/cuts/:id/share', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.shares.revokeAllOfCut(principal, idParam(req, 'id', 'Cut')));
+    });
+
+    app.delete('/api/shares/:id', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const linkId = idParam(req, 'id', 'Share link');
+      await this.shares.revoke(principal, linkId);
+      sendJson(res, 200, { id: linkId, deleted: true });
     });
   }
+
+  private async createLink(req: Request, res: Response, principal: Principal, target: ShareTarget): Promise<void> {
+    // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
+    if ('fileId' in target) await this.access.require(principal, 'file', target.fileId);
+    else await this.access.require(principal, 'cut', target.cutId);
+    const { expiresIn } = await jsonBody(req, res, shareRequest);
+    const link = await this.shares.create(principal, target, expiresIn ?? null);
+    sendCreated(res, `/api/share/${link.token}`, link);
+  }
+}
+
+/** The parts of a request the counting rule reads. */
+function accessOf(req: Request): AccessRequest {
+  const dest = req.headers['sec-fetch-dest'];
+  return { method: req.method ?? 'GET', range: req.headers.range, fetchDest: typeof dest === 'string' ? dest : undefined };
 }
 
 /** Whether the Accept header names application/json (with a non-zero quality). */

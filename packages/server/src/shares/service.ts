@@ -1,5 +1,6 @@
-import type { RevokeSharesResult, SharedFile, ShareLink } from '@bandcollab/sdk/contract';
+import type { RevokeSharesResult, SharedCut, SharedFile, ShareLink, ShareRecord } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
+import { ArchivesService, type CutArchive } from '../archives/service.js';
 import { hashToken, randomToken } from '../core/tokens.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
@@ -9,15 +10,41 @@ import { forbidden, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, FilesRepository } from '../files/repository.js';
-import { SharesRepository } from './repository.js';
+import { ArchivesRepository } from '../archives/repository.js';
+import { type ShareTarget, SharesRepository } from './repository.js';
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-export interface SharedFileRow {
-  file: FileRow;
-  expiresAt: Date | null;
+/** What a working token opens: a file, or a cut with its files as they are now. */
+export type ResolvedShare =
+  | { kind: 'file'; linkId: string; expiresAt: Date | null; file: FileRow }
+  | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: FileRow[] };
+
+/** Which request to a link's bytes or page is an access, as the counting rule reads it. */
+export interface AccessRequest {
+  method: string;
+  /** The Range header, if any. */
+  range?: string;
+  /** The Sec-Fetch-Dest header, if any: what the browser loads the response into. */
+  fetchDest?: string;
 }
+
+/** A player's or picture's load from the page: the page view already counted. */
+const EMBEDDED_DESTINATIONS = new Set(['audio', 'video', 'track', 'image']);
+
+/**
+ * Counting rule: a page view or a download counts once. HEAD never counts; a Range that does not start at
+ * byte 0 continues (or seeks within) a download that already counted; the page's own player and picture
+ * load as part of the page view (browsers name them in Sec-Fetch-Dest).
+ */
+export function countsAsAccess({ method, range, fetchDest }: AccessRequest): boolean {
+  if (method !== 'GET') return false;
+  if (fetchDest && EMBEDDED_DESTINATIONS.has(fetchDest.toLowerCase())) return false;
+  return range === undefined || /^\s*bytes\s*=\s*0+\s*-/i.test(range);
+}
+
+const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
 @injectable()
 export class SharesService {
@@ -28,22 +55,29 @@ export class SharesService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(SharesRepository) private readonly repository: SharesRepository,
     @inject(FilesRepository) private readonly files: FilesRepository,
+    @inject(ArchivesRepository) private readonly cutContents: ArchivesRepository,
+    @inject(ArchivesService) private readonly archives: ArchivesService,
   ) {}
 
   /** A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. */
-  async create(principal: Principal, fileId: string, expiresIn: number | null): Promise<ShareLink> {
+  async create(principal: Principal, target: ShareTarget, expiresIn: number | null): Promise<ShareLink> {
     const token = randomToken();
     const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
     await this.sql.begin(async (tx) => {
-      const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
-      await this.repository.insert(tx, { tokenHash: hashToken(token), fileId, expiresAt, createdBy: principal.userId });
-      await this.events.publish(tx, projectEvent(principal, projectId, 'file.shared', { fileId, expiresAt: expiresAt?.toISOString() ?? null }));
+      const scope = 'fileId' in target ? 'file' : 'cut';
+      const { projectId } = await this.access.require(principal, scope, 'fileId' in target ? target.fileId : target.cutId, 'MEMBER', tx);
+      await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, expiresAt, createdBy: principal.userId });
+      const event =
+        'fileId' in target
+          ? projectEvent(principal, projectId, 'file.shared', { fileId: target.fileId, expiresAt: iso(expiresAt) })
+          : projectEvent(principal, projectId, 'cut.shared', { cutId: target.cutId, expiresAt: iso(expiresAt) });
+      await this.events.publish(tx, event);
     });
-    return { token, shareUrl: this.shareUrl(token), expiresAt: expiresAt?.toISOString() ?? null };
+    return { token, shareUrl: this.shareUrl(token), expiresAt: iso(expiresAt) };
   }
 
   /** Every link of a file: its uploader or a project ADMIN, so nobody cuts off links others sent out. */
-  async revokeAll(principal: Principal, fileId: string): Promise<RevokeSharesResult> {
+  async revokeAllOfFile(principal: Principal, fileId: string): Promise<RevokeSharesResult> {
     return this.sql.begin(async (tx) => {
       const { role } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
       const file = await this.files.find(tx, fileId);
@@ -51,28 +85,117 @@ export class SharesService {
       if (file.uploaderId !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can revoke the links of this file');
       }
-      return { revoked: await this.repository.revokeAll(tx, fileId) };
+      return { revoked: await this.repository.revokeAll(tx, { fileId }) };
     });
   }
 
-  /** The file behind a working token; unknown, revoked and expired tokens are all the same 404. */
-  async resolve(token: string): Promise<SharedFileRow> {
+  /** Every link of a cut: a project ADMIN, or a member when every one of them is their own. */
+  async revokeAllOfCut(principal: Principal, cutId: string): Promise<RevokeSharesResult> {
+    return this.sql.begin(async (tx) => {
+      const { role } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      if (role !== 'ADMIN' && (await this.repository.hasLinksOfOthers(tx, { cutId }, principal.userId))) {
+        throw forbidden('Only a project ADMIN can revoke links of this cut that others made');
+      }
+      return { revoked: await this.repository.revokeAll(tx, { cutId }) };
+    });
+  }
+
+  /** The live links of a file or a cut, for its project's members. */
+  async list(principal: Principal, target: ShareTarget): Promise<ShareRecord[]> {
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      const scope = 'fileId' in target ? 'file' : 'cut';
+      await this.access.require(principal, scope, 'fileId' in target ? target.fileId : target.cutId, 'MEMBER', tx);
+      const rows = await this.repository.listLive(tx, target);
+      return rows.map((row) => ({
+        id: row.id,
+        createdAt: row.createdAt.toISOString(),
+        createdBy: { id: row.createdById, name: row.createdByName },
+        expiresAt: iso(row.expiresAt),
+        lastAccessedAt: iso(row.lastAccessedAt),
+        accessCount: row.accessCount,
+      }));
+    });
+  }
+
+  /** One link: its creator, the uploader of the file it shares, or a project ADMIN. Strangers get 404. */
+  async revoke(principal: Principal, linkId: string): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      const link = await this.repository.lockForDelete(tx, linkId);
+      if (!link) throw notFound('Share link');
+      const { role } =
+        link.fileId !== null
+          ? await this.access.require(principal, 'file', link.fileId, 'MEMBER', tx)
+          : await this.access.require(principal, 'cut', link.cutId!, 'MEMBER', tx);
+      if (link.createdBy === principal.userId || role === 'ADMIN') return this.repository.delete(tx, linkId);
+      const file = link.fileId !== null ? await this.files.find(tx, link.fileId) : null;
+      if (file?.uploaderId === principal.userId) return this.repository.delete(tx, linkId);
+      throw forbidden('Only the link’s creator, the file’s uploader or a project ADMIN can revoke this link');
+    });
+  }
+
+  /** What a working token opens; unknown, revoked and expired tokens, and links of deleted things, are all the same 404. */
+  async resolve(token: string): Promise<ResolvedShare> {
     const share = TOKEN_SHAPE.test(token) ? await this.repository.findActive(hashToken(token)) : null;
-    const file = share ? await this.files.find(this.sql, share.fileId) : null;
-    if (!share || !file) throw notFound('Share link');
-    return { file, expiresAt: share.expiresAt };
+    if (share && 'fileId' in share) {
+      const file = await this.files.find(this.sql, share.fileId);
+      if (file) return { kind: 'file', linkId: share.id, expiresAt: share.expiresAt, file };
+    }
+    if (share && 'cutId' in share) {
+      const cut = await this.cutContents.cutContent(this.sql, share.cutId);
+      if (cut) return { kind: 'cut', linkId: share.id, expiresAt: share.expiresAt, cutId: share.cutId, ...cut };
+    }
+    throw notFound('Share link');
+  }
+
+  /** A file of a shared cut, by its id; a file of another cut (or a file link) is 404 like a bad token. */
+  fileOf(share: ResolvedShare, fileId: string): FileRow {
+    const file = share.kind === 'cut' ? share.files.find((candidate) => candidate.id === fileId) : undefined;
+    if (!file) throw notFound('Share link');
+    return file;
+  }
+
+  /** The ZIP of a cut link. */
+  archiveOf(share: ResolvedShare & { kind: 'cut' }): CutArchive {
+    return this.archives.archive(share);
+  }
+
+  /** Counts one access of a link when the request is one (see countsAsAccess). */
+  async recordAccess(share: ResolvedShare, request: AccessRequest): Promise<void> {
+    if (countsAsAccess(request)) await this.repository.countAccess(share.linkId);
   }
 
   /** The public description of a shared file (no ids, no uploader). */
-  describe(token: string, { file, expiresAt }: SharedFileRow): SharedFile {
+  describeFile(token: string, { file, expiresAt }: ResolvedShare & { kind: 'file' }): SharedFile {
     return {
+      kind: 'file',
       name: file.name,
       type: file.type,
       size: file.size,
       mimeType: file.mimeType,
       createdAt: file.createdAt.toISOString(),
-      expiresAt: expiresAt?.toISOString() ?? null,
+      expiresAt: iso(expiresAt),
       downloadUrl: `${this.config.publicUrl}/api/share/${token}?download=1`,
+    };
+  }
+
+  /** The public description of a shared cut: its name and files (no uploaders, no project). */
+  describeCut(token: string, share: ResolvedShare & { kind: 'cut' }): SharedCut {
+    const base = `${this.config.publicUrl}/api/share/${token}`;
+    return {
+      kind: 'cut',
+      name: share.name,
+      expiresAt: iso(share.expiresAt),
+      archiveUrl: `${base}/archive`,
+      files: share.files.map((file) => ({
+        id: file.id,
+        name: file.name,
+        type: file.type,
+        size: file.size,
+        mimeType: file.mimeType,
+        audio: null,
+        downloadUrl: `${base}/files/${file.id}?download=1`,
+        peaksUrl: null,
+      })),
     };
   }
 

@@ -120,7 +120,7 @@ export class VibesRepository {
   /** Whether the vibe's cuts hold a file someone other than `userId` uploaded. */
   async holdsFilesOfOthers(tx: Queryable, vibeId: string, userId: string): Promise<boolean> {
     const [other] = await tx`
-      select 1 from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) and uploaded_by <> ${userId} limit 1`;
+      select 1 from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) and uploaded_by is distinct from ${userId} limit 1`;
     return other !== undefined;
   }
 

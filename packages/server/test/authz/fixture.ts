@@ -8,7 +8,15 @@ import { startTestServer, type TestServer } from '../support/server.js';
 export type Api = ReturnType<typeof client>;
 
 /** Who calls: nobody, a stranger to the project, its MEMBER, its ADMIN, a site ADMIN who is not a member. */
-export const ACTOR_NAMES = ['anonymous', 'nonMember', 'member', 'projectAdmin', 'siteAdminNonMember'] as const;
+export const SESSION_ACTOR_NAMES = ['anonymous', 'nonMember', 'member', 'projectAdmin', 'siteAdminNonMember'] as const;
+/**
+ * Personal access tokens of the project's ADMIN: `read`, `write`, and `write` limited to another project
+ * of theirs. Their expected statuses follow from the ADMIN's (see `tokenExpectations`) unless a row says.
+ */
+export const TOKEN_ACTOR_NAMES = ['readToken', 'writeToken', 'writeTokenOtherProject'] as const;
+export const ACTOR_NAMES = [...SESSION_ACTOR_NAMES, ...TOKEN_ACTOR_NAMES] as const;
+export type SessionActorName = (typeof SESSION_ACTOR_NAMES)[number];
+export type TokenActorName = (typeof TOKEN_ACTOR_NAMES)[number];
 export type ActorName = (typeof ACTOR_NAMES)[number];
 
 export interface Actor {
@@ -38,6 +46,8 @@ export interface Fixture {
   vibeImageUrl: string;
   /** A project whose only member is `nonMember` (with a vibe and a cut): for cross-project rows. */
   foreignProject: SeededProject;
+  /** A second project of `projectAdmin` alone: the one `writeTokenOtherProject` is limited to. */
+  adminOtherProject: SeededProject;
   /** A fresh project like `project`: for rows that delete, reorder or change members, one per call. */
   newProject(): Promise<SeededProject>;
   /** A fresh vibe, with a cut, in `project`. */
@@ -57,8 +67,31 @@ export interface MatrixRow {
   endpoint: string;
   path: (fx: Fixture, actor: Actor) => string | Promise<string>;
   body?: (fx: Fixture, actor: Actor) => unknown;
-  expect: Record<ActorName, number>;
+  expect: Record<SessionActorName, number>;
+  /** Where a token actor's status is not the one `tokenExpectations` derives. */
+  tokens?: Partial<Record<TokenActorName, number>>;
 }
+
+/**
+ * What the ADMIN's tokens get, from what the ADMIN gets: nothing under /api/auth (but reading me) or
+ * /api/tokens (403); a read token only GET and HEAD (403); a token limited to another project is a
+ * stranger inside this one (the non-member's status where it differs from the ADMIN's), and the ADMIN elsewhere.
+ */
+export function tokenExpectations(row: MatrixRow, method: string): Record<TokenActorName, number> {
+  const path = row.endpoint.split(' ')[1]!;
+  const sessionOnly = (path.startsWith('/api/auth') && !(path === '/api/auth/me' && method === 'GET')) || path.startsWith('/api/tokens');
+  const reading = method === 'GET' || method === 'HEAD';
+  const admin = row.expect.projectAdmin;
+  const derived = {
+    readToken: sessionOnly || !reading ? 403 : admin,
+    writeToken: sessionOnly ? 403 : admin,
+    writeTokenOtherProject: sessionOnly ? 403 : admin === row.expect.nonMember ? admin : row.expect.nonMember,
+  };
+  return { ...derived, ...row.tokens };
+}
+
+/** The session actor whose rights a token actor carries (the ADMIN's), or the actor itself. */
+export const rightsOf = (actor: Actor): ActorName => ((TOKEN_ACTOR_NAMES as readonly string[]).includes(actor.name) ? 'projectAdmin' : actor.name);
 
 /** The leading bytes of a PNG and some more: an image the server accepts. */
 export const PNG_BYTES = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(64, 7)]);
@@ -107,7 +140,7 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
     api.register({ name: 'Member' }),
     api.register({ name: 'Stranger' }),
   ]);
-  const actors: Record<ActorName, Actor> = {
+  const actors: Record<SessionActorName, Actor> & Partial<Record<TokenActorName, Actor>> = {
     anonymous: { name: 'anonymous' },
     nonMember: { name: 'nonMember', token: stranger.accessToken, userId: stranger.user.id },
     member: { name: 'member', token: member.accessToken, userId: member.user.id },
@@ -126,6 +159,17 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
     201,
   );
   const foreignProject = await seedProject(api, stranger.accessToken, 'Foreign');
+  const adminOtherProject = await seedProject(api, owner.accessToken, 'Owner elsewhere');
+  const tokenOfOwner = async (name: TokenActorName, scope: 'read' | 'write', projectIds?: string[]): Promise<Actor> => {
+    const created = await expectStatus(
+      api.request('POST', '/api/tokens', { token: owner.accessToken, json: { name, scope, projectIds, expiresIn: 3600 } }),
+      201,
+    );
+    return { name, token: created.token, userId: owner.user.id };
+  };
+  actors.readToken = await tokenOfOwner('readToken', 'read');
+  actors.writeToken = await tokenOfOwner('writeToken', 'write');
+  actors.writeTokenOtherProject = await tokenOfOwner('writeTokenOtherProject', 'write', [adminOtherProject.id]);
   const withImage = (name: string) => {
     const form = new FormData();
     form.append('image', new Blob([new Uint8Array(PNG_BYTES)]), name);
@@ -143,12 +187,13 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
   return {
     server,
     api,
-    actors,
+    actors: actors as Record<ActorName, Actor>,
     project,
     otherVibeId: otherVibe.id,
     projectImageUrl: cover.imageUrl,
     vibeImageUrl: vibeImage.imageUrl,
     foreignProject,
+    adminOtherProject,
     newProject,
     async newVibe() {
       const vibe = await expectStatus(
@@ -164,13 +209,13 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
       return user.user.id;
     },
     ownFileIn: (cutId, actor) =>
-      storedBy(cutId, actor.name === 'member' || actor.name === 'projectAdmin' ? actor.userId! : owner.user.id),
-    othersFileIn: (cutId, actor) => storedBy(cutId, actor.name === 'projectAdmin' ? member.user.id : owner.user.id),
+      storedBy(cutId, rightsOf(actor) === 'member' || rightsOf(actor) === 'projectAdmin' ? actor.userId! : owner.user.id),
+    othersFileIn: (cutId, actor) => storedBy(cutId, rightsOf(actor) === 'projectAdmin' ? member.user.id : owner.user.id),
   };
 }
 
 /** Expected statuses that many rows share. */
-export const everyone = (status: number): Record<ActorName, number> => ({
+export const everyone = (status: number): Record<SessionActorName, number> => ({
   anonymous: status,
   nonMember: status,
   member: status,
@@ -178,7 +223,7 @@ export const everyone = (status: number): Record<ActorName, number> => ({
   siteAdminNonMember: status,
 });
 /** Inside a project, any member may. */
-export const anyMember = (status = 200): Record<ActorName, number> => ({
+export const anyMember = (status = 200): Record<SessionActorName, number> => ({
   anonymous: 401,
   nonMember: 404,
   member: status,
@@ -186,7 +231,7 @@ export const anyMember = (status = 200): Record<ActorName, number> => ({
   siteAdminNonMember: 404,
 });
 /** Inside a project, only its ADMIN may. */
-export const adminOnly = (status = 200): Record<ActorName, number> => ({ ...anyMember(status), member: 403 });
+export const adminOnly = (status = 200): Record<SessionActorName, number> => ({ ...anyMember(status), member: 403 });
 
 /**
  * Stores a file under a cut the way an upload leaves it (a row and its bytes under DATA_DIR/files), without

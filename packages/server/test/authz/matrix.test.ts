@@ -13,6 +13,10 @@
  *     expect: { anonymous: 401, nonMember: 404, member: 200, projectAdmin: 200, siteAdminNonMember: 404 },
  *   }
  *
+ * The ADMIN's personal access tokens (`read`, `write`, `write` limited to another project) are actors
+ * too; their statuses follow from the ADMIN's by the rules of `tokenExpectations`, and a row sets
+ * `tokens: { … }` where they do not.
+ *
  * `path` and `body` run once per actor, in the order of ACTOR_NAMES, and may be async: a row that
  * deletes or changes membership creates its own target each time (fx.newProject(), fx.newVibe(),
  * fx.newCut(), fx.newMember()), so no actor's call depends on another's. Bodies must be valid, so the
@@ -25,17 +29,22 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow } from './fixture.js';
+import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow, tokenExpectations } from './fixture.js';
 
 /** Routes without a row, and why. */
 const NOT_IN_MATRIX: Record<string, string> = {
   'GET /api/events': 'a WebSocket upgrade: events.test.ts checks who may connect',
+  'DELETE /api/auth/me': "deletes the caller's own account, so it would delete the actors: accounts.test.ts checks who may",
 };
 
 /** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`, `/:id.:ext` too. */
 const shape = (route: string) => route.replace(/ \(.*\)$/, '').replace(/\/[^/]*:[^/]*/g, '/{}');
 
-const CODE_OF_STATUS: Record<number, string[]> = { 401: ['UNAUTHENTICATED'], 403: ['FORBIDDEN'], 404: ['NOT_FOUND', 'IDP_DISABLED'] };
+const CODE_OF_STATUS: Record<number, string[]> = {
+  401: ['UNAUTHENTICATED'],
+  403: ['FORBIDDEN', 'INSUFFICIENT_SCOPE'],
+  404: ['NOT_FOUND', 'IDP_DISABLED'],
+};
 
 const rowFiles = readdirSync(new URL('./rows/', import.meta.url)).filter((name) => name.endsWith('.ts')).sort();
 const rowSets = await Promise.all(
@@ -55,7 +64,8 @@ for (const { name, rows } of rowSets) {
   describe(`authorization matrix: ${name}`, () => {
     for (const row of rows) {
       const method = row.endpoint.split(' ')[0]!;
-      it.each(ACTOR_NAMES.map((actor) => [actor, row.expect[actor]] as const))(`${row.endpoint} as %s → %i`, async (actorName, status) => {
+      const expected = { ...row.expect, ...tokenExpectations(row, method) };
+      it.each(ACTOR_NAMES.map((actor) => [actor, expected[actor]] as const))(`${row.endpoint} as %s → %i`, async (actorName, status) => {
         const actor = fx.actors[actorName];
         const path = await row.path(fx, actor);
         const body = await row.body?.(fx, actor);

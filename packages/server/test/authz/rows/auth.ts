@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { everyone, type MatrixRow } from '../fixture.js';
+import { everyone, expectStatus, type MatrixRow, PNG_BYTES } from '../fixture.js';
+
+/** A multipart form holding a small PNG as `image`. */
+function avatarForm(): FormData {
+  const form = new FormData();
+  form.append('image', new Blob([new Uint8Array(PNG_BYTES)]), 'avatar.png');
+  return form;
+}
+
+const signedIn = { ...everyone(200), anonymous: 401 };
 
 export const rows: MatrixRow[] = [
   {
@@ -32,7 +41,27 @@ export const rows: MatrixRow[] = [
   {
     endpoint: 'GET /api/auth/me',
     path: () => '/api/auth/me',
-    expect: { ...everyone(200), anonymous: 401 },
+    expect: signedIn,
+  },
+  // Each actor changes its own account; DELETE /api/auth/me is in NOT_IN_MATRIX (it would delete the actors).
+  { endpoint: 'PUT /api/auth/me', path: () => '/api/auth/me', body: () => ({ name: 'Renamed' }), expect: signedIn },
+  { endpoint: 'PUT /api/auth/me/avatar', path: () => '/api/auth/me/avatar', body: avatarForm, expect: signedIn },
+  { endpoint: 'DELETE /api/auth/me/avatar', path: () => '/api/auth/me/avatar', expect: signedIn },
+  {
+    endpoint: 'POST /api/auth/password',
+    path: () => '/api/auth/password',
+    // The fixture's users keep their password (register's default): only their other sessions, none, end.
+    body: () => ({ currentPassword: 'correct horse battery', newPassword: 'correct horse battery' }),
+    expect: signedIn,
+  },
+  {
+    endpoint: 'GET /uploads/avatars/:name',
+    path: async (fx) => {
+      const owner = await fx.api.register();
+      const set = await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: owner.accessToken, body: avatarForm() }), 200);
+      return set.avatarUrl;
+    },
+    expect: signedIn,
   },
   // The matrix server has no identity provider configured: every IdP route says so to everyone alike.
   { endpoint: 'GET /api/auth/idp', path: () => '/api/auth/idp', expect: everyone(404) },

@@ -43,5 +43,7 @@ export const rows: MatrixRow[] = [
       return { token: inviteToken(answer.inviteUrl) };
     },
     expect: { ...everyone(200), anonymous: 401 },
+    // Joining a project reaches beyond a token limited to others.
+    tokens: { writeTokenOtherProject: 403 },
   },
 ];

@@ -12,6 +12,8 @@ export const rows: MatrixRow[] = [
     path: () => '/api/projects',
     body: () => ({ name: 'Created' }),
     expect: { ...everyone(201), anonymous: 401 },
+    // A token limited to projects cannot create one (it would reach beyond them).
+    tokens: { writeTokenOtherProject: 403 },
   },
   {
     endpoint: 'GET /api/projects/:id',

@@ -1,0 +1,117 @@
+// The bulk-download engine of `band file download --cut`: every file of a cut into a folder, several at a
+// time, with progress, skipping files whose local copy already has the same sha256. The twin of bulk-upload.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { FileRecord } from '@bandcollab/sdk';
+import { type Context, toCliError } from './context.js';
+import type { CliError } from './exit-codes.js';
+
+export interface DownloadOptions {
+  jobs: number;
+  skipExisting: boolean;
+}
+
+export interface DownloadReport {
+  /** The folder the files went to. */
+  dir: string;
+  /** The records of the files that are now in the folder (downloaded or skipped), in the cut's order. */
+  records: FileRecord[];
+  failures: { file: FileRecord; error: CliError }[];
+  skipped: number;
+  downloadedBytes: number;
+  seconds: number;
+}
+
+/**
+ * Saves `files` into `dir` under their display names (repeats numbered: `take.wav`, `take (2).wav`, as the
+ * cut's ZIP names them), `jobs` at a time. Each file is written beside its target and renamed into place
+ * once complete and checked, so a failed download never leaves a partial file or spoils one already there.
+ */
+export async function downloadFiles(ctx: Context, files: readonly FileRecord[], dir: string, options: DownloadOptions): Promise<DownloadReport> {
+  await mkdir(dir, { recursive: true });
+  const names = localNames(files);
+  const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
+  const progress = await ctx.out.transfers('downloading', files.length, totalBytes);
+  const done: boolean[] = new Array(files.length).fill(false);
+  const report: DownloadReport = { dir, records: [], failures: [], skipped: 0, downloadedBytes: 0, seconds: 0 };
+  const started = ctx.io.now();
+  let next = 0;
+
+  const downloadOne = async (file: FileRecord, name: string): Promise<void> => {
+    const target = path.join(dir, name);
+    if (options.skipExisting && (await sha256Of(target)) === file.sha256) {
+      report.skipped += 1;
+      progress.skip(name, file.size);
+      return;
+    }
+    const partial = path.join(dir, `.${name}.part`);
+    const bar = progress.start(name, file.size);
+    try {
+      const client = await ctx.signedIn();
+      // The SDK checks the bytes against the sha256 the server sends before this resolves.
+      await client.files.download(file.id, { to: partial, onProgress: ({ loaded }) => bar.update(loaded) });
+      await rename(partial, target);
+      report.downloadedBytes += file.size;
+      bar.finish(true);
+    } catch (error) {
+      bar.finish(false);
+      await rm(partial, { force: true });
+      throw error;
+    }
+  };
+  const worker = async () => {
+    while (next < files.length) {
+      const index = next++;
+      try {
+        await downloadOne(files[index]!, names[index]!);
+        done[index] = true;
+      } catch (error) {
+        report.failures.push({ file: files[index]!, error: toCliError(error) });
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.jobs, files.length) }, worker));
+  } finally {
+    progress.stop();
+  }
+  report.records = files.filter((_file, index) => done[index]);
+  report.seconds = (ctx.io.now() - started) / 1000;
+  return report;
+}
+
+/** The display name as a file name here: no path separators, and the stored extension unless it already ends with it. */
+export function localName(file: FileRecord): string {
+  const name = file.name.replace(/[/\\]/g, '_');
+  const extension = path.extname(file.url);
+  return name.toLowerCase().endsWith(extension.toLowerCase()) ? name : `${name}${extension}`;
+}
+
+/** Local names for a cut's files, repeats numbered before the extension (compared ignoring case, as macOS and Windows do). */
+function localNames(files: readonly FileRecord[]): string[] {
+  const taken = new Set<string>();
+  return files.map((file) => {
+    const name = localName(file);
+    const extension = path.extname(name);
+    const stem = name.slice(0, name.length - extension.length);
+    let candidate = name;
+    for (let n = 2; taken.has(candidate.toLowerCase()); n += 1) candidate = `${stem} (${n})${extension}`;
+    taken.add(candidate.toLowerCase());
+    return candidate;
+  });
+}
+
+/** The sha256 of a local file; null when there is none. */
+async function sha256Of(file: string): Promise<string | null> {
+  const hash = createHash('sha256');
+  try {
+    await pipeline(createReadStream(file), hash);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  return hash.digest('hex');
+}

@@ -1,0 +1,50 @@
+import { type RequestOptions, segment, type Transport } from '../transport.js';
+import type { CreatedPersonalAccessToken, CreateTokenRequest, Deleted, Me, PersonalAccessToken, TokenScope } from '../types.js';
+
+/** The personal access token a client runs on, as the server describes it. */
+export interface CurrentToken {
+  scope: TokenScope;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** null: every project of its owner. */
+  projectIds: string[] | null;
+}
+
+/**
+ * Personal access tokens (`bcp_…`) for CI and scripts. Managing them needs a signed-in session: the server
+ * refuses a client that itself runs on a personal access token (403 INSUFFICIENT_SCOPE).
+ */
+export class TokensResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** A new token; `token` (the secret) is in this answer only. `expiresIn` in seconds (1 hour to 366 days). */
+  create(input: CreateTokenRequest, options?: RequestOptions): Promise<CreatedPersonalAccessToken> {
+    return this.transport.json<CreatedPersonalAccessToken>({ method: 'POST', path: '/api/tokens', json: input }, options);
+  }
+
+  /** The caller's live tokens, newest first (without their secrets). */
+  list(options?: RequestOptions): Promise<PersonalAccessToken[]> {
+    return this.transport.json<PersonalAccessToken[]>({ method: 'GET', path: '/api/tokens' }, options);
+  }
+
+  /**
+   * Who this client acts as and, when it runs on a personal access token, that token's scope, expiry and
+   * projects (`token` is null with a session). From GET /api/auth/me, which a token may call.
+   */
+  async current(options?: RequestOptions): Promise<{ me: Me; token: CurrentToken | null }> {
+    const response = await this.transport.send({ method: 'GET', path: '/api/auth/me' }, options);
+    const me = (await response.body.json()) as Me;
+    const scope = header(response.headers['band-token-scope']);
+    const expiresAt = header(response.headers['band-token-expires']);
+    if ((scope !== 'read' && scope !== 'write') || expiresAt === undefined) return { me, token: null };
+    const projects = header(response.headers['band-token-projects']);
+    return { me, token: { scope, expiresAt, projectIds: projects ? projects.split(',') : null } };
+  }
+
+  /** Revokes a token: it stops working at once. */
+  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/tokens/${segment(id)}` }, options);
+  }
+}
+
+const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);

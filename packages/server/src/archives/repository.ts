@@ -1,0 +1,19 @@
+import { injectable } from 'tsyringe';
+import type { Queryable } from '../core/database.js';
+import { type FileRow, findFileRows } from '../files/repository.js';
+
+/** A cut's name and its files, oldest first. */
+export interface CutContent {
+  name: string;
+  files: FileRow[];
+}
+
+@injectable()
+export class ArchivesRepository {
+  /** Null when the cut is gone. */
+  async cutContent(tx: Queryable, cutId: string): Promise<CutContent | null> {
+    const [cut] = await tx<{ name: string }[]>`select name from cuts where id = ${cutId}`;
+    if (!cut) return null;
+    return { name: cut.name, files: await findFileRows(tx, { cutIds: [cutId] }) };
+  }
+}

@@ -1,0 +1,49 @@
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+import { notFound } from '../core/errors.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { FilesService } from '../files/service.js';
+import { ArchivesRepository, type CutContent } from './repository.js';
+import { uniqueNames, zipArchive, type ZipArchive } from './zip.js';
+
+/** A cut's files as one ZIP, and the name a browser saves it under. */
+export interface CutArchive {
+  downloadName: string;
+  zip: ZipArchive;
+}
+
+/** Cut archives: for members, and for holders of a cut's share link. */
+@injectable()
+export class ArchivesService {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(ArchivesRepository) private readonly repository: ArchivesRepository,
+    @inject(FilesService) private readonly files: FilesService,
+  ) {}
+
+  async forMember(principal: Principal, cutId: string): Promise<CutArchive> {
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      const content = await this.repository.cutContent(tx, cutId);
+      if (!content) throw notFound('Cut');
+      return this.archive(content);
+    });
+  }
+
+  /** For a share link, which has already named the cut; null when the cut is gone. */
+  async ofCut(cutId: string): Promise<CutArchive | null> {
+    const content = await this.repository.cutContent(this.sql, cutId);
+    return content && this.archive(content);
+  }
+
+  /** Entries named as downloads are (`<display name>.<ext>`), repeats numbered, in upload order. */
+  archive(content: CutContent): CutArchive {
+    const stored = content.files.map((row) => this.files.bytesOf(row));
+    const names = uniqueNames(stored.map((bytes) => bytes.downloadName));
+    const entries = stored.map((bytes, i) => ({ name: names[i]!, path: bytes.path, size: bytes.size, modifiedAt: bytes.modifiedAt }));
+    return { downloadName: `${content.name}.zip`, zip: zipArchive(entries) };
+  }
+}

@@ -1,0 +1,94 @@
+import { createReadStream, type ReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { ZipFile } from 'yazl';
+
+/** One stored file as an entry of an archive. */
+export interface ArchiveEntry {
+  /** The name inside the archive. */
+  name: string;
+  /** Where the bytes are stored. */
+  path: string;
+  size: number;
+  modifiedAt: Date;
+}
+
+/** A ZIP whose length is known before its first byte. */
+export interface ZipArchive {
+  size: number;
+  /** Starts reading the stored files, one at a time, into the ZIP's bytes; call at most once. */
+  open(): Readable;
+}
+
+/** `-rw-r--r--`: extracted files are the recipient's, whatever mode they have on the server. */
+const ENTRY_MODE = 0o100644;
+
+/**
+ * A stored (uncompressed) ZIP of `entries`, in their order: audio does not shrink, and stored entries let
+ * yazl compute the exact length up front (ZIP64 records where 4 GiB or 65,535 entries are passed). No
+ * stored file is opened until `open()`, so a HEAD costs no file handles; then each file is read once,
+ * straight into the output, with backpressure (no temporary copy, flat memory).
+ */
+export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
+  const zip = new ZipFile();
+  let startReading!: () => void;
+  const reading = new Promise<void>((resolve) => (startReading = resolve));
+  const opened = new Set<ReadStream>();
+  const output = zip.outputStream as Readable;
+  for (const entry of entries) {
+    const options = { size: entry.size, mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false };
+    zip.addReadStreamLazy(entry.name, options, (callback) => {
+      void reading.then(() => {
+        const stream = createReadStream(entry.path);
+        opened.add(stream);
+        // yazl pipes the stream without listening for its errors: a vanished file fails the archive.
+        stream.once('error', (error) => zip.emit('error', error));
+        stream.once('close', () => opened.delete(stream));
+        callback(null, stream);
+      });
+    });
+  }
+  // A short file, a missing one: the output ends in an error instead of a ZIP that lies about its entries.
+  zip.on('error', (error: Error) => output.destroy(error));
+  // A reader that goes away leaves no file open behind it.
+  output.once('close', () => {
+    for (const stream of opened) stream.destroy();
+  });
+  let size: number | undefined;
+  // yazl hands the computed size to the callback (its typings declare none); with every size given and no
+  // compression it is known at once, before end() returns.
+  const end = zip.end.bind(zip) as (options: object, callback: (calculated: number) => void) => void;
+  end({}, (calculated) => (size = calculated));
+  if (size === undefined || size < 0) throw new Error('the ZIP size could not be computed in advance');
+  let openedOnce = false;
+  return {
+    size,
+    open() {
+      if (openedOnce) throw new Error('a ZIP archive is read once');
+      openedOnce = true;
+      startReading();
+      return output;
+    },
+  };
+}
+
+/**
+ * `take.wav`, `take (2).wav`, `take (3).wav`…: display names repeat in a cut, entry names must not (compared
+ * case-insensitively, as Windows and macOS extract them). A slash would make a folder: it becomes `_`.
+ */
+export function uniqueNames(names: string[]): string[] {
+  const taken = new Set<string>();
+  // The next number to try per name, so thousands of one name stay linear.
+  const nextNumber = new Map<string, number>();
+  return names.map((given) => {
+    const name = given.replace(/[/\\]/g, '_');
+    const key = name.toLowerCase();
+    const dot = name.lastIndexOf('.');
+    const [stem, extension] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+    let candidate = name;
+    let n = nextNumber.get(key) ?? 2;
+    while (taken.has(candidate.toLowerCase())) candidate = `${stem} (${n++})${extension}`;
+    nextNumber.set(key, n);
+    taken.add(candidate.toLowerCase());
+    return candidate;
+  });
+}

@@ -1,0 +1,81 @@
+import type { PersonalAccessToken, TokenScope } from '@bandcollab/sdk/contract';
+import { inject, injectable } from 'tsyringe';
+import type { Queryable, Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
+import { TOKENS_CHANNEL } from '../core/personal-access-tokens-repository.js';
+
+interface TokenRow {
+  id: string;
+  name: string;
+  scope: TokenScope;
+  projectIds: string[] | null;
+  tokenHint: string;
+  createdAt: Date;
+  expiresAt: Date;
+  lastUsedAt: Date | null;
+}
+
+const toToken = (row: TokenRow): PersonalAccessToken => ({
+  id: row.id,
+  name: row.name,
+  scope: row.scope,
+  projectIds: row.projectIds,
+  tokenHint: row.tokenHint,
+  createdAt: row.createdAt.toISOString(),
+  expiresAt: row.expiresAt.toISOString(),
+  lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+});
+
+export interface NewToken {
+  userId: string;
+  name: string;
+  tokenHash: string;
+  tokenHint: string;
+  scope: TokenScope;
+  projectIds: string[] | null;
+  expiresInSeconds: number;
+}
+
+/** A user's personal access tokens (the AuthGuard's lookup is in core/personal-access-tokens-repository.ts). */
+@injectable()
+export class TokensRepository {
+  constructor(@inject(SQL) private readonly sql: Sql) {}
+
+  async insert(token: NewToken): Promise<PersonalAccessToken> {
+    const [row] = await this.sql<TokenRow[]>`
+      insert into personal_access_tokens (user_id, name, token_hash, token_hint, scope, project_ids, expires_at)
+      values (${token.userId}, ${token.name}, ${token.tokenHash}, ${token.tokenHint}, ${token.scope},
+              ${token.projectIds}::uuid[], now() + make_interval(secs => ${token.expiresInSeconds}))
+      returning id, name, scope, project_ids::text[], token_hint, created_at, expires_at, last_used_at`;
+    return toToken(row!);
+  }
+
+  /** The user's live tokens, newest first. */
+  async listLive(userId: string): Promise<PersonalAccessToken[]> {
+    const rows = await this.sql<TokenRow[]>`
+      select id, name, scope, project_ids::text[], token_hint, created_at, expires_at, last_used_at
+      from personal_access_tokens
+      where user_id = ${userId} and expires_at > now()
+      order by created_at desc, id`;
+    return rows.map(toToken);
+  }
+
+  /** Deletes one of the user's tokens; every instance closes the event sockets it opened. False when it is not theirs. */
+  async delete(userId: string, id: string): Promise<boolean> {
+    return this.sql.begin(async (tx) => (await this.deleteWhere(tx, userId, id)).length > 0);
+  }
+
+  /** Ends every token of the user (a changed password, say); pass `tx` to do it in the caller's transaction. */
+  async deleteAllOf(userId: string, tx: Queryable = this.sql): Promise<void> {
+    await this.deleteWhere(tx, userId, null);
+  }
+
+  private async deleteWhere(tx: Queryable, userId: string, id: string | null): Promise<string[]> {
+    const rows = await tx<{ id: string }[]>`
+      delete from personal_access_tokens
+      where user_id = ${userId} ${id === null ? tx`` : tx`and id = ${id}`}
+      returning id`;
+    for (const row of rows) await tx`select pg_notify(${TOKENS_CHANNEL}, ${row.id})`;
+    return rows.map((row) => row.id);
+  }
+}

@@ -1,0 +1,65 @@
+import type { CreatedPersonalAccessToken, PersonalAccessToken, TokenScope } from '@bandcollab/sdk/contract';
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import { notFound } from '../core/errors.js';
+import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
+import { generatePersonalAccessToken, tokenHint } from '../core/personal-access-tokens.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { hashToken } from '../core/tokens.js';
+import { TokensRepository } from './repository.js';
+
+export interface TokenRequest {
+  name: string;
+  scope: TokenScope;
+  /** Absent: every project of the owner. */
+  projectIds?: string[];
+  expiresIn: number;
+}
+
+/**
+ * Personal access tokens for CI and scripts. Only a session reaches these (the app refuses a token on
+ * /api/tokens before any route), so a token never mints another.
+ */
+@injectable()
+export class TokensService {
+  constructor(
+    @inject(TokensRepository) private readonly tokens: TokensRepository,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(PersonalAccessTokenCache) private readonly cache: PersonalAccessTokenCache,
+  ) {}
+
+  /** The cache of token principals listens for revocations while the server runs. */
+  start(): Promise<void> {
+    return this.cache.start();
+  }
+
+  stop(): Promise<void> {
+    return this.cache.stop();
+  }
+
+  /** The token itself is in this answer only; its sha256 is what is stored. Each project must be the caller's (else 404). */
+  async create(principal: Principal, input: TokenRequest): Promise<CreatedPersonalAccessToken> {
+    for (const projectId of input.projectIds ?? []) await this.access.require(principal, 'project', projectId);
+    const token = generatePersonalAccessToken();
+    const record = await this.tokens.insert({
+      userId: principal.userId,
+      name: input.name,
+      tokenHash: hashToken(token),
+      tokenHint: tokenHint(token),
+      scope: input.scope,
+      projectIds: input.projectIds ?? null,
+      expiresInSeconds: input.expiresIn,
+    });
+    return { ...record, token };
+  }
+
+  list(principal: Principal): Promise<PersonalAccessToken[]> {
+    return this.tokens.listLive(principal.userId);
+  }
+
+  /** The owner's only; it stops working at once here, and on other instances when the notice reaches them. */
+  async delete(principal: Principal, id: string): Promise<void> {
+    if (!(await this.tokens.delete(principal.userId, id))) throw notFound('Token');
+    this.cache.forget(id);
+  }
+}

@@ -1,0 +1,29 @@
+import { everyone, expectStatus, type MatrixRow } from '../fixture.js';
+
+const newTokenBody = { name: 'CI', scope: 'write', expiresIn: 3600 };
+
+export const rows: MatrixRow[] = [
+  {
+    endpoint: 'POST /api/tokens',
+    path: () => '/api/tokens',
+    body: () => newTokenBody,
+    expect: { ...everyone(201), anonymous: 401 },
+  },
+  {
+    endpoint: 'GET /api/tokens',
+    path: () => '/api/tokens',
+    expect: { ...everyone(200), anonymous: 401 },
+  },
+  {
+    // Only its owner (the project's ADMIN here) revokes a token; to anyone else it does not exist.
+    endpoint: 'DELETE /api/tokens/:id',
+    path: async (fx) => {
+      const created = await expectStatus(
+        fx.api.request('POST', '/api/tokens', { token: fx.actors.projectAdmin.token, json: newTokenBody }),
+        201,
+      );
+      return `/api/tokens/${created.id}`;
+    },
+    expect: { ...everyone(404), anonymous: 401, projectAdmin: 200 },
+  },
+];

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import yauzl from 'yauzl';
+
+export interface ReadEntry {
+  name: string;
+  bytes: Buffer;
+  /** The CRC-32 the archive records for the entry. */
+  crc32: number;
+  /** 0: stored. */
+  compressionMethod: number;
+}
+
+/** Every entry of a ZIP, read by yauzl (an independent reader: it checks sizes, offsets and ZIP64 records). */
+export async function readZip(zipBytes: Buffer): Promise<{ entryCount: number; entries: ReadEntry[] }> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+    yauzl.fromBuffer(zipBytes, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true }, (error, opened) => (error ? reject(error) : resolve(opened))),
+  );
+  const entries: ReadEntry[] = [];
+  await new Promise<void>((resolve, reject) => {
+    zip.on('error', reject);
+    zip.on('end', () => resolve());
+    zip.on('entry', (entry: yauzl.Entry) => {
+      zip.openReadStream(entry, (error, stream) => {
+        if (error) return reject(error);
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('error', reject);
+        stream.on('end', () => {
+          entries.push({ name: entry.fileName, bytes: Buffer.concat(chunks), crc32: entry.crc32, compressionMethod: entry.compressionMethod });
+          zip.readEntry();
+        });
+      });
+    });
+    zip.readEntry();
+  });
+  return { entryCount: zip.entryCount, entries };
+}
+
+/** `unzip -t` (Info-ZIP): tests every entry's CRC; answers its exit code and output. */
+export async function unzipTest(zipBytes: Buffer): Promise<{ code: number; output: string }> {
+  const file = path.join(os.tmpdir(), `bandcollab-test-${process.pid}-${Math.random().toString(16).slice(2)}.zip`);
+  await writeFile(file, zipBytes);
+  try {
+    const { stdout } = await promisify(execFile)('unzip', ['-t', file]);
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: `${failed.stdout}${failed.stderr}` };
+  } finally {
+    await rm(file, { force: true });
+  }
+}
