@@ -8,6 +8,7 @@ export const EXIT = {
   auth: 4,
   unavailable: 5,
   notFound: 6,
+  checkFailed: 7,
   interrupted: 130,
 } as const;
 
@@ -21,6 +22,8 @@ export const EXIT_CODES_HELP = `Exit codes of band:
   4    not logged in, or authentication failed (wrong password, expired session)
   5    rate limited, or the server is unavailable or unreachable
   6    not found: a project, vibe, cut, file or member that does not exist (or that you may not see)
+  7    a check failed: band cut check found stems that do not line up, or band publish found the mix outside
+       --max-true-peak / --loudness (the file stays uploaded, not shared)
   130  interrupted (Ctrl-C)
 `;
 

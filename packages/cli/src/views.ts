@@ -3,6 +3,7 @@
 // (printable, styles, tables).
 import type {
   AcceptedInvitation,
+  AudioInfo,
   CreatedPersonalAccessToken,
   CurrentToken,
   FileRecord,
@@ -21,6 +22,7 @@ import type {
   ShareRecord,
   StorageBreakdown,
   StorageQuota,
+  StemAudio,
   StorageStats,
   User,
 } from '@bandcollab/sdk';
@@ -106,6 +108,7 @@ export function fileTable(out: Output, files: readonly FileRecord[]): string {
     { header: 'NAME', value: (f) => f.name },
     { header: 'TYPE', value: (f) => TYPE_LABELS[f.type] },
     { header: 'SIZE', value: (f) => formatBytes(f.size) },
+    { header: 'DURATION', value: (f) => fileDuration(f) },
     { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
     { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
     { header: 'ID', value: (f) => f.id },
@@ -121,7 +124,84 @@ export function fileView(out: Output, file: FileRecord): string {
     `Uploaded by: ${file.uploadedBy.name}, ${formatTime(file.createdAt)}`,
     `Cut:         ${file.cutId}`,
     `Path:        ${file.url}`,
+    `Analysis:    ${file.analysis}`,
+    ...(file.audio ? audioLines(file.audio) : []),
+    ...(file.stems ? ['', stemsTable(out, file.stems.entries), stemsVerdict(file)] : []),
   ].join('\n');
+}
+
+/** A CUT's duration, a STEM ZIP's longest stem; "pending" until analysed, "-" when there is none. */
+function fileDuration(file: FileRecord): string {
+  if (file.audio) return formatDuration(file.audio.durationMs);
+  if (file.stems?.summary.longestMs != null) return formatDuration(file.stems.summary.longestMs);
+  return file.analysis === 'pending' ? 'pending' : '-';
+}
+
+function audioLines(audio: AudioInfo): string[] {
+  const { integratedLufs, loudnessRangeLu, truePeakDbtp } = audio.loudness;
+  return [
+    `Format:      ${formatAudio(audio)}, ${Math.round(audio.bitrate / 1000)} kbit/s`,
+    `Duration:    ${formatDuration(audio.durationMs)}`,
+    `Loudness:    ${integratedLufs === null ? 'silent' : `${integratedLufs.toFixed(1)} LUFS integrated`}${loudnessRangeLu === null ? '' : `, range ${loudnessRangeLu.toFixed(1)} LU`}`,
+    `True peak:   ${truePeakDbtp === null ? 'none (digital silence)' : `${truePeakDbtp.toFixed(1)} dBTP`}`,
+  ];
+}
+
+/** "FLAC, 48 kHz, 24-bit, stereo" */
+function formatAudio(audio: StemAudio): string {
+  const channels = audio.channels === 1 ? 'mono' : audio.channels === 2 ? 'stereo' : `${audio.channels} channels`;
+  return [audio.codec.toUpperCase(), formatRate(audio.sampleRate), ...(audio.bitDepth ? [`${audio.bitDepth}-bit`] : []), channels].join(', ');
+}
+
+export const formatRate = (hertz: number): string => `${hertz / 1000} kHz`;
+
+/** 205_432 ms → "3:25.4" */
+function formatDuration(ms: number): string {
+  const tenths = Math.round(ms / 100);
+  const minutes = Math.floor(tenths / 600);
+  const seconds = (tenths % 600) / 10;
+  return `${minutes}:${seconds.toFixed(1).padStart(4, '0')}`;
+}
+
+function stemsTable(out: Output, entries: NonNullable<FileRecord['stems']>['entries']): string {
+  return out.table(entries, [
+    { header: 'ENTRY', value: (e) => e.path },
+    { header: 'SIZE', value: (e) => formatBytes(e.size) },
+    { header: 'FORMAT', value: (e) => (e.audio ? formatAudio(e.audio) : '-') },
+    { header: 'DURATION', value: (e) => (e.audio ? formatDuration(e.audio.durationMs) : '-') },
+  ]);
+}
+
+function stemsVerdict(file: FileRecord): string {
+  const summary = file.stems!.summary;
+  return summary.consistent
+    ? `${summary.audioCount} stems line up: one sample rate, one bit depth, one length`
+    : `${summary.audioCount} stems of ${summary.entryCount} entries do not line up`;
+}
+
+/** One audio stream `band cut check` compares: a CUT file, or one audio entry of a STEM ZIP. */
+export interface CheckedAudio {
+  /** The file name, and for a stem the entry path after it: "stems.zip › drums.wav". */
+  name: string;
+  /** null when the file could not be analysed. */
+  audio: StemAudio | null;
+}
+
+/** `band cut check`: every file's format side by side. */
+export function cutCheckTable(out: Output, audio: readonly CheckedAudio[]): string {
+  return out.table(audio, [
+    { header: 'FILE', value: (a) => a.name },
+    { header: 'CODEC', value: (a) => a.audio?.codec ?? 'not analysable' },
+    { header: 'RATE', value: (a) => (a.audio ? formatRate(a.audio.sampleRate) : '-') },
+    { header: 'BITS', value: (a) => (a.audio?.bitDepth ? String(a.audio.bitDepth) : '-') },
+    { header: 'CH', value: (a) => (a.audio ? String(a.audio.channels) : '-') },
+    { header: 'DURATION', value: (a) => (a.audio ? formatDuration(a.audio.durationMs) : '-') },
+  ]);
+}
+
+/** "sample rates differ: 48 kHz (drums.wav, bass.wav), 44.1 kHz (vox.wav)" */
+export function mismatchView(what: string, groups: ReadonlyMap<string, readonly string[]>): string {
+  return `${what} differ: ${[...groups].map(([value, names]) => `${value} (${names.join(', ')})`).join(', ')}`;
 }
 
 /** The caller's storage by type, and the whole site's for a site ADMIN. */
@@ -397,6 +477,9 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `deleted ${named('file', event.data.fileId)}`;
     case 'file.shared':
       return `shared ${named('file', event.data.fileId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
+    case 'file.analyzed':
+      // The actor is the uploader: the analysis completes their upload.
+      return `${named('file', event.data.fileId)} analysed: ${event.data.analysis}`;
     case 'cut.shared':
       return `shared ${named('cut', event.data.cutId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
   }

@@ -222,8 +222,10 @@ describe('band file and band storage', () => {
     const [uploaded] = await json<FileRecord[]>(ana, ['file', 'upload', local, ...where, '--name', 'Master mix']);
     expect(uploaded).toMatchObject({ name: 'Master mix', type: 'CUT', size: 20_012, mimeType: 'audio/wav', cutId: cut.id });
 
-    expect(await json<FileRecord[]>(ana, ['file', 'list', ...where])).toEqual((await apiGet<CutWithFiles>(server.url, `/api/cuts/${cut.id}`, anaToken)).files);
-    expect(await json<FileRecord>(ana, ['file', 'info', 'master mix', ...where])).toEqual(uploaded);
+    // The server's analysis of these bytes (they only look like WAV) may fail them between two reads.
+    const analysing = (file: FileRecord) => ({ ...file, analysis: expect.stringMatching(/^(pending|failed)$/) });
+    expect(await json<FileRecord[]>(ana, ['file', 'list', ...where])).toEqual((await apiGet<CutWithFiles>(server.url, `/api/cuts/${cut.id}`, anaToken)).files.map(analysing));
+    expect(await json<FileRecord>(ana, ['file', 'info', 'master mix', ...where])).toEqual(analysing(uploaded!));
 
     const target = path.join(work, 'copy.wav');
     await ok(ana, ['file', 'download', uploaded!.id, '-o', target]);

@@ -39,6 +39,9 @@ export type {
 } from './contract/requests.js';
 export type {
   AcceptedInvitation,
+  AnalysisStatus,
+  AudioCodec,
+  AudioInfo,
   AuthResult,
   CreatedPersonalAccessToken,
   Cut,
@@ -48,6 +51,7 @@ export type {
   FieldError,
   FileRecord,
   Health,
+  Loudness,
   IdpLinkResult,
   Invitation,
   InvitationView,
@@ -73,6 +77,10 @@ export type {
   SizeCount,
   StorageBreakdown,
   StorageQuota,
+  StemAudio,
+  StemEntry,
+  Stems,
+  StemsSummary,
   StorageStats,
   TokenPair,
   TokenScope,
@@ -81,6 +89,7 @@ export type {
   User,
   UserRef,
   Vibe,
+  Waveform,
   VibeWithCuts,
 } from './contract/records.js';
 export type { EventData, EventType, HelloMessage, ProjectEvent } from './contract/records.js';

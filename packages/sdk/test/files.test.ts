@@ -58,7 +58,8 @@ describe('upload', () => {
     });
     expect(progress.at(-1)).toEqual({ loaded: bytes.length, total: bytes.length });
     expect(progress.length).toBeGreaterThan(1);
-    expect(await owner.files.get(record.id)).toEqual(record);
+    // The background analysis may have run meanwhile (these bytes only look like MP3: it fails).
+    expect(await owner.files.get(record.id)).toEqual({ ...record, analysis: expect.stringMatching(/^(pending|failed)$/) });
   });
 
   it('takes bytes, a Blob/File and a stream of unknown length', async () => {

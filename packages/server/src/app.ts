@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
+import { AnalysisWorker } from './analysis/worker.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -106,7 +107,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, database, shutdown, features, purge } = built;
+  const { app, database, shutdown, features, purge, analysis } = built;
   serve = (req, res) => app.attach(req as Request, res as Response);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
@@ -125,6 +126,8 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         server.closeIdleConnections();
         // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
         for (const feature of features.reverse()) await feature.stop?.();
+        // An analysis in progress is abandoned (its job stays queued for the next start), not waited for.
+        await analysis.stop();
         // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
@@ -150,6 +153,7 @@ interface Built {
   shutdown: Shutdown;
   features: Feature[];
   purge: ExpiredRowsPurge;
+  analysis: AnalysisWorker;
 }
 
 /** Opens the database and builds every piece once, serving on `server`. */
@@ -231,7 +235,9 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
   await purge.start();
-  return { app, database, shutdown, features, purge };
+  const analysis = container.resolve(AnalysisWorker);
+  analysis.start();
+  return { app, database, shutdown, features, purge, analysis };
 }
 
 /** The answer while the server is still being built: come back in a moment. */

@@ -70,4 +70,11 @@ describe('settings', () => {
     expect(() => loadConfig({ IDLE_TIMEOUT_SECONDS: '0' })).toThrow(/IDLE_TIMEOUT_SECONDS must be a whole number/);
     expect(() => loadConfig({ MAX_CONNECTIONS: 'many' })).toThrow(/MAX_CONNECTIONS must be a whole number/);
   });
+
+  it('analyses one file at a time by default; ANALYSIS_CONCURRENCY takes 0 (none here) to 4', () => {
+    expect(loadConfig({}).analysisConcurrency).toBe(1);
+    expect(loadConfig({ ANALYSIS_CONCURRENCY: '0' }).analysisConcurrency).toBe(0);
+    expect(loadConfig({ ANALYSIS_CONCURRENCY: '4' }).analysisConcurrency).toBe(4);
+    expect(() => loadConfig({ ANALYSIS_CONCURRENCY: '5' })).toThrow(/ANALYSIS_CONCURRENCY must be a whole number from 0 to 4/);
+  });
 });

@@ -48,6 +48,9 @@ describe('cuts', () => {
         sha256: '0'.repeat(64),
         uploadedBy: { id: owner.user.id, name: 'Owner', avatarUrl: null },
         createdAt: expect.stringMatching(ISO_TIMESTAMP),
+        analysis: 'pending',
+        audio: null,
+        stems: null,
       },
     ]);
     const renamed = await expectStatus(api.request('PUT', `/api/cuts/${seeded.cutId}`, { token: owner.accessToken, json: { name: 'Final' } }), 200);

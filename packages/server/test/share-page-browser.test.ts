@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
@@ -96,6 +97,27 @@ it.skipIf(!hasChromium)('plays a shared CUT: the audio element loads the file, r
     );
     expect(seeked).toBeCloseTo(1.2, 1);
     expect(requests.every((url) => url.startsWith(server.url))).toBe(true);
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+  }
+});
+
+it.skipIf(!hasChromium)('seeks the player where the waveform is clicked', async () => {
+  const file = (await upload(api, owner.token, owner.cutId, 'long-tone.wav', toneWav(20), 'Long tone')).body;
+  while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token })).body;
+  const { page, errors } = await open(`/share/${token}`);
+  try {
+    await page.waitForFunction(() => (document.querySelector('audio')?.readyState ?? 0) >= 1);
+    expect(await page.locator('audio').evaluate((audio: HTMLAudioElement) => audio.currentTime)).toBe(0);
+    const wave = page.locator('#waveform');
+    const box = (await wave.boundingBox())!;
+    const seeked = page.locator('audio').evaluate(
+      (audio: HTMLAudioElement) => new Promise<number>((resolve) => audio.addEventListener('seeked', () => resolve(audio.currentTime), { once: true })),
+    );
+    await wave.click({ position: { x: box.width * 0.75, y: box.height / 2 } });
+    expect(await seeked).toBeCloseTo(15, 0);
     expect(errors).toEqual([]);
   } finally {
     await page.close();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
 import { call, client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
@@ -20,13 +21,14 @@ async function sharedPage(fileName: string, bytes: Buffer, name: string) {
   return { token, page: await call(server.url, 'GET', `/share/${token}`) };
 }
 
-/** Nothing on the page may come from elsewhere, and it runs no script. */
+/** Nothing on the page may come from elsewhere, and the only script it may run is its own inline one, by hash. */
 function expectSelfContained(html: string, headers: Headers) {
-  expect(html).not.toMatch(/<script|<link|<iframe|@import|url\(/i);
+  expect(html).not.toMatch(/<script[^>]*src|<link|<iframe|@import|url\(/i);
   expect(html).not.toMatch(/(src|href)="(https?:)?\/\//i);
   const csp = headers.get('content-security-policy')!;
   expect(csp).toMatch(/^default-src 'none'/);
-  expect(csp).not.toMatch(/script-src|https?:|\*/);
+  expect(csp).not.toMatch(/https?:|\*|unsafe-/);
+  expect(csp).toMatch(/script-src 'sha256-[A-Za-z0-9+/]+=*';/);
 }
 
 it('shows an audio player, the name, type and size (no API type codes), and a download button for a CUT', async () => {
@@ -40,6 +42,21 @@ it('shows an audio player, the name, type and size (no API type codes), and a do
   expect(page.text).not.toContain('<img');
   expectSelfContained(page.text, page.headers);
   expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+});
+
+it('shows an analysed CUT with its duration, format, loudness and the waveform drawn inline', async () => {
+  const file = (await upload(api, owner.token, owner.cutId, 'tone.wav', toneWav(65), 'Tone')).body;
+  while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token })).body;
+  const page = await call(server.url, 'GET', `/share/${token}`);
+  expect(page.status).toBe(200);
+  expect(page.text).toMatch(/<p class="meta">1:05 · PCM, 8 kHz, 16-bit, mono · -\d+\.\d LUFS, range \d+\.\d LU, true peak -\d+\.\d dBTP<\/p>/);
+  expect(page.text).toMatch(/<svg id="waveform" class="waveform" data-duration="65" viewBox="0 0 \d{4} 256"/);
+  expect(page.text).toContain('<script>');
+  expectSelfContained(page.text, page.headers);
+  // Before the analysis, or for a file that failed it, the page has no waveform and no script.
+  const failed = await sharedPage('broken.wav', sampleBytes('wav', 2000), 'Broken');
+  expect(failed.page.text).not.toMatch(/<svg|<script/);
 });
 
 it('shows the picture of an IMAGE and no player for stems', async () => {

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, CutWithFiles } from '@bandcollab/sdk';
 import type { Command } from 'commander';
+import { analysedFile, checkCut, checkFailed } from '../analysis.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import type { Io } from '../io.js';
@@ -10,7 +11,7 @@ import { confirm } from '../prompt.js';
 import type { FileProgress } from '../render.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
-import { createdView, deletedView, movedCutView, renamedView, savedArchiveView, shareLinkView } from '../views.js';
+import { createdView, cutCheckTable, deletedView, movedCutView, renamedView, savedArchiveView, shareLinkView } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'>;
 
@@ -61,6 +62,34 @@ export function register(cut: Command, io: Io): void {
         }),
       ),
     'band cut move "Take 1" --vibe Verse --to Chorus --project Demo',
+  );
+
+  withExamples(
+    withWhere(
+      cut
+        .command('check')
+        .description("every file's format side by side (waiting for the server's analysis); exit 7 when stems do not line up")
+        .argument('<cut>', 'cut id or name'),
+    )
+      .addHelpText(
+        'after',
+        '\nThe audio entries of the cut\'s STEM ZIPs must share one sample rate, one bit depth and one length (within 10 ms),\n' +
+          'and every audio file must be analysable; otherwise band says what is off and exits 7.\n' +
+          'With --json: {cutId, consistent, problems, audio}.',
+      )
+      .action(
+        run(async (ctx, ref: string, options: Where) => {
+          const client = await ctx.signedIn();
+          const found = await resolveCut(client, { ...options, cut: ref });
+          const files = await Promise.all(found.files.map((file) => analysedFile(client, file)));
+          const { audio, problems } = checkCut(files);
+          ctx.out.record({ cutId: found.id, consistent: problems.length === 0, problems, audio }, () => cutCheckTable(ctx.out, audio));
+          if (problems.length > 0) throw checkFailed(`cut ${found.name}: ${problems.join('; ')}`);
+          ctx.out.info(`cut ${found.name}: everything lines up`);
+        }),
+      ),
+    'band cut check "Take 1" --vibe Verse --project Demo',
+    'band cut check 3f1e0c4a-6b2d-4f8e-a1c3-5d7e9f0a2b4c --json',
   );
 
   withExamples(

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { BandClient, CutWithFiles, FileRecord, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
+import { analysedFile, checkFailed, masteringProblems } from '../analysis.js';
 import { sha256Of, uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
@@ -19,6 +20,10 @@ interface PublishOptions {
   share?: boolean;
   /** Seconds. */
   expires?: number;
+  /** dBTP. */
+  maxTruePeak?: number;
+  /** LUFS. */
+  loudness?: { target: number; tolerance: number };
 }
 
 export function register(publish: Command, io: Io): void {
@@ -35,15 +40,22 @@ export function register(publish: Command, io: Io): void {
       .option('--create', 'create the project, vibe and cut when they do not exist')
       .option('--share', 'make a public link and print its URL')
       .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w); default: no expiry', parseDuration)
+      .option('--max-true-peak <dBTP>', 'wait for the analysis; refuse (exit 7) when the true peak is above this, e.g. -1.0', decibels)
+      .option('--loudness <LUFS:LU>', 'wait for the analysis; refuse (exit 7) unless the integrated loudness is within target ± tolerance, e.g. -14:1', loudnessRange)
       .addHelpText(
         'after',
-        '\nOutput: with --share, the share URL (with --json, the share link record); without, the file record with --json.',
+        '\nOutput: with --share, the share URL (with --json, the share link record); without, the file record with --json.\n' +
+          'With --max-true-peak or --loudness (audio files only) band waits for the server to measure the mix; outside the limits it\n' +
+          'does not share, prints the measured figures and exits 7. The file stays uploaded either way.',
       )
       .action(
         run(async (ctx, filePattern: string, options: PublishOptions) => {
           if (options.expires !== undefined && !options.share) throw usageError('--expires needs --share');
           const files = await expand([filePattern], ctx.io.cwd);
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
+          const gated = options.maxTruePeak !== undefined || options.loudness !== undefined;
+          const { fileTypeFor } = await import('@bandcollab/sdk');
+          if (gated && fileTypeFor(files[0]!.path)?.type !== 'CUT') throw usageError('--max-true-peak and --loudness take an audio file');
           const client = await ctx.signedIn();
           const cut = await findOrCreateCut(ctx, client, options);
           const local = files[0]!;
@@ -51,7 +63,12 @@ export function register(publish: Command, io: Io): void {
           const sha256 = await sha256Of(local.path);
           const present = cut.files.find((record) => record.sha256 === sha256);
           if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
-          const file = present ?? (await uploadOne(ctx, cut.id, local));
+          let file = present ?? (await uploadOne(ctx, cut.id, local));
+          if (gated) {
+            file = await analysedFile(client, file);
+            const problems = masteringProblems(file, options);
+            if (problems.length > 0) throw checkFailed(`${file.name} not ${options.share ? 'shared' : 'accepted'}: ${problems.join('; ')} (the file stays uploaded, id ${file.id})`);
+          }
           if (!options.share) {
             ctx.out.done(file, () => publishedView(file));
             return;
@@ -63,6 +80,7 @@ export function register(publish: Command, io: Io): void {
       ),
     'band publish mix.mp3 --project Demo --vibe Mixes --cut Final',
     'band publish build/master.wav --project "Summer EP" --vibe Masters --cut "$CI_COMMIT_SHORT_SHA" --create --share --expires 7d',
+    'band publish master.wav --project Demo --vibe Masters --cut Final --share --max-true-peak -1.0 --loudness -14:1',
   );
 }
 
@@ -71,6 +89,19 @@ async function uploadOne(ctx: Context, cutId: string, file: LocalFile): Promise<
   const failure = report.failures[0];
   if (failure) throw failure.error;
   return report.records[0]!;
+}
+
+function decibels(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number)) throw usageError(`--max-true-peak takes a number of dBTP such as -1.0, not "${value}"`);
+  return number;
+}
+
+/** "-14:1" → target -14 LUFS, tolerance 1 LU. */
+function loudnessRange(value: string): { target: number; tolerance: number } {
+  const match = /^\s*(-?\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
+  if (!match) throw usageError(`--loudness takes target:tolerance in LUFS and LU such as -14:1, not "${value}"`);
+  return { target: Number(match[1]), tolerance: Number(match[2]) };
 }
 
 async function findOrCreateCut(ctx: Context, client: BandClient, options: PublishOptions): Promise<CutWithFiles> {

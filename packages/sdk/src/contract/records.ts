@@ -39,6 +39,7 @@ export const errorCode = z.enum([
   'PASSWORD_CHANGE_REQUIRED',
   'INTERNAL',
   'UNAVAILABLE',
+  'ANALYSIS_PENDING',
 ]);
 
 export const fieldError = z.object({ field: z.string(), message: z.string() });
@@ -130,6 +131,55 @@ export const uploader = z
   .object({ id: id.nullable(), name: z.string(), avatarUrl: z.string().nullable() })
   .meta({ description: 'A deleted account\'s files stay in projects that have other members: `id` null, `name` "Former member"' });
 
+// ---- audio analysis (§12)
+
+export const analysisStatus = z.enum(['pending', 'done', 'failed', 'unsupported']).meta({
+  description: 'pending until the background analysis ran; failed when the audio could not be decoded (the file still downloads); unsupported for images',
+});
+export const audioCodec = z.enum(['pcm', 'pcm-float', 'flac', 'mp3', 'vorbis', 'opus', 'aac', 'alac']);
+export const loudness = z.object({
+  integratedLufs: z.number().nullable().meta({ description: 'Gated integrated loudness (ITU-R BS.1770-4); null when everything is gated out (silence)' }),
+  loudnessRangeLu: z.number().nullable().meta({ description: 'EBU R128 loudness range (EBU Tech 3342); null when too short or silent' }),
+  truePeakDbtp: z.number().nullable().meta({ description: 'True peak, 4x oversampled; null for digital silence' }),
+});
+export const audioInfo = z.object({
+  codec: audioCodec,
+  durationMs: count,
+  sampleRate: count,
+  bitDepth: count.nullable().meta({ description: 'null for lossy codecs' }),
+  channels: count,
+  bitrate: count.meta({ description: 'Bits per second' }),
+  loudness,
+  peaksUrl: z.string().meta({ examples: ['/api/files/<id>/peaks'] }),
+});
+export const stemAudio = z.object({ codec: audioCodec, durationMs: count, sampleRate: count, bitDepth: count.nullable(), channels: count });
+export const stemEntry = z.object({
+  path: z.string(),
+  size: count,
+  audio: stemAudio.nullable().meta({ description: 'null for entries that are not audio, or whose header cannot be read' }),
+});
+export const stemsSummary = z.object({
+  entryCount: count,
+  audioCount: count,
+  sampleRates: z.array(count),
+  bitDepths: z.array(count.nullable()).meta({ description: 'Distinct bit depths; null stands for lossy entries' }),
+  longestMs: count.nullable(),
+  shortestMs: count.nullable(),
+  consistent: z.boolean().meta({ description: 'One sample rate, one bit depth, lengths within 10 ms, every audio entry readable' }),
+});
+export const stems = z.object({ entries: z.array(stemEntry), summary: stemsSummary });
+export const waveform = z
+  .object({
+    version: z.literal(2),
+    channels: z.literal(1),
+    sample_rate: count,
+    samples_per_pixel: count,
+    bits: z.literal(8),
+    length: count,
+    data: z.array(z.int().min(-128).max(127)).meta({ description: 'min, max pairs, 1000 to 2000 of them' }),
+  })
+  .meta({ description: 'The waveform in the waveform-data format version 2 (peaks.js, wavesurfer.js)' });
+
 export const fileRecord = z.object({
   id,
   cutId: id,
@@ -141,6 +191,9 @@ export const fileRecord = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   uploadedBy: uploader,
   createdAt: timestamp,
+  analysis: analysisStatus,
+  audio: audioInfo.nullable().meta({ description: 'A CUT once analysed; null otherwise' }),
+  stems: stems.nullable().meta({ description: 'A STEM ZIP once analysed; null otherwise' }),
 });
 
 export const vibe = z.object({
@@ -278,6 +331,15 @@ export type SiteStorage = z.output<typeof siteStorage>;
 export type StorageQuota = z.output<typeof storageQuota>;
 export type StorageStats = z.output<typeof storageStats>;
 export type Health = z.output<typeof health>;
+export type AnalysisStatus = z.output<typeof analysisStatus>;
+export type AudioCodec = z.output<typeof audioCodec>;
+export type Loudness = z.output<typeof loudness>;
+export type AudioInfo = z.output<typeof audioInfo>;
+export type StemAudio = z.output<typeof stemAudio>;
+export type StemEntry = z.output<typeof stemEntry>;
+export type StemsSummary = z.output<typeof stemsSummary>;
+export type Stems = z.output<typeof stems>;
+export type Waveform = z.output<typeof waveform>;
 
 // ---- events (§7)
 
@@ -303,6 +365,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('file.uploaded', { file: fileRecord }),
   event('file.deleted', { fileId: id, cutId: id }),
   event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
+  event('file.analyzed', { fileId: id, cutId: id, analysis: analysisStatus }),
   event('cut.shared', { cutId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
 ]);
 
@@ -354,4 +417,10 @@ export const RECORD_SCHEMAS = {
   ProjectEvent: projectEvent,
   HelloMessage: helloMessage,
   Health: health,
+  AudioInfo: audioInfo,
+  Loudness: loudness,
+  StemEntry: stemEntry,
+  StemsSummary: stemsSummary,
+  Stems: stems,
+  Waveform: waveform,
 } as const;

@@ -1,8 +1,25 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { checkSize, type FileInput, fileSource, multipartBody, type Progress } from '../multipart.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
-import { extensionOf, FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, type Deleted, type FileRecord, type RevokeSharesResult, type ShareLink, type ShareRequest, type StorageStats, type UploadFields } from '../types.js';
+import {
+  extensionOf,
+  FILE_TYPE_PLURALS,
+  FILE_TYPES,
+  fileTypeFor,
+  type Deleted,
+  type FileRecord,
+  type RevokeSharesResult,
+  type ShareLink,
+  type ShareRequest,
+  type StorageStats,
+  type UploadFields,
+  type Waveform,
+} from '../types.js';
+
+/** waitForAnalysis asks again after this, doubling up to the most. */
+const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
 
 /** The upload's text fields (`cutId`, the display name `name`), the file, and how to send it. */
 export interface UploadInput extends UploadFields {
@@ -45,6 +62,25 @@ export class FilesResource {
 
   get(id: string, options?: RequestOptions): Promise<FileRecord> {
     return this.transport.json<FileRecord>({ method: 'GET', path: `/api/files/${segment(id)}` }, options);
+  }
+
+  /**
+   * The file once its background analysis ran (`analysis` is then done, failed or unsupported). Asks the
+   * server again with growing pauses; `options.signal` ends the wait (it rejects with the signal's reason).
+   */
+  async waitForAnalysis(id: string, options?: RequestOptions): Promise<FileRecord> {
+    let pauseMs = ANALYSIS_POLL_MS.first;
+    for (;;) {
+      const file = await this.get(id, options);
+      if (file.analysis !== 'pending') return file;
+      await sleep(pauseMs, undefined, { signal: options?.signal }).catch(() => options?.signal?.throwIfAborted());
+      pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
+    }
+  }
+
+  /** A CUT's waveform (waveform-data v2); 409 ANALYSIS_PENDING until analysed, 404 when it has none. */
+  peaks(id: string, options?: RequestOptions): Promise<Waveform> {
+    return this.transport.json<Waveform>({ method: 'GET', path: `/api/files/${segment(id)}/peaks` }, options);
   }
 
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */

@@ -36,9 +36,15 @@ const DECODE_SLICE_BYTES = 16 * 1024;
 
 /**
  * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
- * audio: a file that cannot be decoded gives `failed` with the reason.
+ * audio: a file that cannot be decoded gives `failed` with the reason. `signal` stops it between two
+ * chunks (it rejects with the signal's reason); `pace` is awaited after each decoded slice, so a caller can
+ * make room for other work on the thread.
  */
-export async function analyzeAudio(source: string | Readable, extension: string): Promise<AudioAnalysis> {
+export async function analyzeAudio(
+  source: string | Readable,
+  extension: string,
+  { signal, pace }: { signal?: AbortSignal; pace?: () => Promise<void> } = {},
+): Promise<AudioAnalysis> {
   const normalized = extension.toLowerCase().replace(/^\./, '');
   if (!isAudioExtension(normalized)) return { status: 'unsupported' };
   let input: Readable;
@@ -53,8 +59,12 @@ export async function analyzeAudio(source: string | Readable, extension: string)
   let bytes = 0;
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
+      signal?.throwIfAborted();
       bytes += chunk.length;
-      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) measurement.take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
+      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) {
+        measurement.take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
+        await pace?.();
+      }
     }
     measurement.take(await decoder.finish());
     const { meter, reducer, frames } = measurement;
@@ -78,6 +88,7 @@ export async function analyzeAudio(source: string | Readable, extension: string)
       peaks: reducer.result(),
     };
   } catch (error) {
+    if (signal?.aborted) throw error;
     if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
     // A file that cannot be read (ENOENT, EIO) is the server's trouble, for the caller to retry or report.
     if (typeof (error as NodeJS.ErrnoException).code === 'string') throw error;

@@ -41,7 +41,8 @@ const LENGTH_TOLERANCE_MS = 10;
 /** A WAV header that has not reached its "data" chunk by here is not read further. */
 const MAX_WAV_HEADER_BYTES = 1 << 20;
 
-export async function analyzeStems(zipPath: string): Promise<StemsAnalysis> {
+/** `signal` stops it between two entries (it rejects with the signal's reason). */
+export async function analyzeStems(zipPath: string, signal?: AbortSignal): Promise<StemsAnalysis> {
   let zip: yauzl.ZipFile;
   try {
     zip = await new Promise((resolve, reject) =>
@@ -54,6 +55,7 @@ export async function analyzeStems(zipPath: string): Promise<StemsAnalysis> {
     const entries: StemEntry[] = [];
     let unreadable = 0;
     for await (const entry of zipEntries(zip)) {
+      signal?.throwIfAborted();
       if (entry.fileName.endsWith('/')) continue;
       const extension = entry.fileName.split('.').pop()!.toLowerCase();
       let audio: StemAudio | null = null;
@@ -73,6 +75,7 @@ export async function analyzeStems(zipPath: string): Promise<StemsAnalysis> {
     }
     return { status: 'done', stems: { entries, summary: summarize(entries, unreadable) } };
   } catch (error) {
+    if (signal?.aborted) throw error;
     return { status: 'failed', reason: `the ZIP could not be read: ${(error as Error).message}` };
   } finally {
     zip.close();

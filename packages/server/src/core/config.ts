@@ -52,6 +52,8 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** How long a client may take to send a request's headers. */
   headersTimeoutSeconds: number;
+  /** Files this instance analyses at once (each holds a database connection while it runs); 0: none. */
+  analysisConcurrency: number;
 }
 
 const MiB = 1024 * 1024;
@@ -179,6 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 60, 1, 3600),
     minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 1024, 0, 1_048_576_000) * MiB,
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
+    analysisConcurrency: integer('ANALYSIS_CONCURRENCY', 1, 0, 4),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

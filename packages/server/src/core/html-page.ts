@@ -14,6 +14,7 @@ img { height: auto; border-radius: 8px; }
 .files li { margin: 0 0 1.25rem; }
 .file { margin: 0 0 .5rem; font-weight: 600; overflow-wrap: anywhere; }
 .expiry { margin: 1.5rem 0 0; font-size: .875rem; color: #5b5b66; }
+.waveform { display: block; width: 100%; height: 6rem; margin: 0 0 1rem; cursor: pointer; }
 pre { padding: .75rem 1rem; border-radius: 8px; background: #f4f4f6; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;
 

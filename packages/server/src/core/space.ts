@@ -54,6 +54,11 @@ export class Space {
     @inject(SpaceRepository) private readonly repository: SpaceRepository,
   ) {}
 
+  /** Whether an upload is streaming into this process now (the analysis queue gives way to it). */
+  get uploading(): boolean {
+    return this.uploads.size > 0;
+  }
+
   /**
    * Reserves room for an upload of `owner` before its body is read; `declared` is its Content-Length (0 when
    * unknown). Refuses with 507 when that alone would cross the floor or the quota.

@@ -1,4 +1,4 @@
-import type { FileRecord, FileType } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileRecord, FileType, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -19,7 +19,13 @@ export interface FileRow {
   uploaderId: string | null;
   uploaderName: string | null;
   uploaderAvatarUrl: string | null;
+  analysis: AnalysisStatus;
+  /** AudioInfo as stored: the peaks URL is derived from the id. */
+  audio: StoredAudio | null;
+  stems: Stems | null;
 }
+
+export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
 
 /** Who uploaded a file whose uploader deleted their account. */
 const FORMER_MEMBER = { id: null, name: 'Former member', avatarUrl: null };
@@ -42,6 +48,9 @@ export function toFileRecord(row: FileRow): FileRecord {
         ? FORMER_MEMBER
         : { id: row.uploaderId, name: row.uploaderName!, avatarUrl: row.uploaderAvatarUrl },
     createdAt: row.createdAt.toISOString(),
+    analysis: row.analysis,
+    audio: row.audio ? { ...row.audio, peaksUrl: `/api/files/${row.id}/peaks` } : null,
+    stems: row.stems,
   };
 }
 
@@ -58,6 +67,7 @@ export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<F
         : tx`f.project_id = ${filter.projectId}`;
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
+           f.analysis, f.audio, f.stems,
            u.id as uploader_id, u.name as uploader_name, '/uploads/avatars/' || u.avatar as uploader_avatar_url
     from files f left join users u on u.id = f.uploaded_by
     where ${where}
@@ -103,8 +113,21 @@ export class FilesRepository {
     return row ?? null;
   }
 
+  /**
+   * Records a file; audio (CUT) and stems (STEM) also join the analysis queue, in the same transaction, so
+   * every way a file gets recorded feeds it. Images are never analysed.
+   */
   async insert(tx: Queryable, file: NewFile): Promise<void> {
-    await tx`insert into files ${tx(file)}`;
+    const analysed = file.type !== 'IMAGE';
+    await tx`insert into files ${tx({ ...file, analysis: analysed ? 'pending' : 'unsupported' })}`;
+    if (analysed) await tx`insert into analysis_jobs (file_id) values (${file.id})`;
+  }
+
+  /** The waveform of a file and where its analysis stands; null when the file is gone. */
+  async findPeaks(tx: Queryable, id: string): Promise<{ type: FileType; analysis: AnalysisStatus; peaks: Waveform | null } | null> {
+    const [row] = await tx<{ type: FileType; analysis: AnalysisStatus; peaks: Waveform | null }[]>`
+      select type, analysis, peaks from files where id = ${id}`;
+    return row ?? null;
   }
 
   async lockForDelete(tx: Queryable, id: string): Promise<FileOwnership | null> {

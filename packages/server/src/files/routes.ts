@@ -27,6 +27,11 @@ export class FilesRoutes implements Feature {
       sendJson(res, 200, await this.files.get(principal, idParam(req, 'id', 'File')));
     });
 
+    app.get('/api/files/:id/peaks', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      sendJson(res, 200, await this.files.peaks(principal, idParam(req, 'id', 'File')));
+    });
+
     // Downloads and media paths also take the access_token cookie, so an <audio> element can play and seek.
     app.get('/api/files/:id/download', async (req, res) => {
       const principal = await this.guard.authenticate(req, { allowCookie: true });

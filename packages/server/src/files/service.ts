@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FileRecord } from '@bandcollab/sdk/contract';
+import type { FileRecord, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { forbidden, notFound } from '../core/errors.js';
+import { DomainError, forbidden, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
@@ -76,6 +76,28 @@ export class FilesService {
 
   async get(principal: Principal, id: string): Promise<FileRecord> {
     return toFileRecord(await this.row(principal, id));
+  }
+
+  /** The waveform of a file the caller may read. */
+  async peaks(principal: Principal, id: string): Promise<Waveform> {
+    await this.access.require(principal, 'file', id);
+    return this.peaksOf(id);
+  }
+
+  /** A CUT's waveform: 409 while its analysis is pending, 404 when there is none (not audio, or failed). */
+  async peaksOf(id: string): Promise<Waveform> {
+    const found = await this.repository.findPeaks(this.sql, id);
+    if (!found) throw notFound('File');
+    if (found.type === 'CUT' && found.analysis === 'pending') {
+      throw new DomainError('ANALYSIS_PENDING', 'The file has not been analysed yet; try again shortly');
+    }
+    if (!found.peaks) throw notFound('Waveform');
+    return found.peaks;
+  }
+
+  /** The waveform when there is one (the share page draws it). */
+  async waveform(id: string): Promise<Waveform | null> {
+    return (await this.repository.findPeaks(this.sql, id))?.peaks ?? null;
   }
 
   /** The bytes of a file the caller may read. */

@@ -769,6 +769,18 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: { '200': ok(ref('Deleted')), ...errors(401, 403, 404) },
     },
   },
+  '/api/files/{id}/peaks': {
+    parameters: [idParam('id', 'File id')],
+    get: {
+      tags: ['files'],
+      security: bearer,
+      summary: "A CUT's waveform (waveform-data v2, 1000–2000 min/max pairs, as peaks.js and wavesurfer.js read it)",
+      description:
+        'Every CUT file and every STEM ZIP is analysed in the background after upload (File.analysis). 409 ANALYSIS_PENDING until the ' +
+        'analysis ran; 404 for files that are not audio (STEM, IMAGE) or whose audio could not be decoded (analysis: failed).',
+      responses: { '200': ok(ref('Waveform')), ...errors(401), '404': problem(COMMON_ERRORS['404']!), '409': problem('ANALYSIS_PENDING: not analysed yet; try again shortly') },
+    },
+  },
   '/api/files/{id}/download': {
     parameters: [idParam('id', 'File id')],
     get: {
@@ -818,12 +830,27 @@ const paths: Record<string, Record<string, unknown>> = {
       },
     },
   },
+  '/api/share/{token}/peaks': {
+    parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: ['shares'],
+      summary: 'The waveform of a shared CUT, no authentication (as GET /api/files/{id}/peaks)',
+      responses: {
+        '200': ok(ref('Waveform')),
+        '404': problem('NOT_FOUND: unknown, revoked or expired link; or no waveform (not audio, or analysis failed)'),
+        '409': problem('ANALYSIS_PENDING: not analysed yet; try again shortly'),
+      },
+    },
+  },
   '/share/{token}': {
     parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
     get: {
       tags: ['shares'],
       summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
-      description: "A cut link's page lists the cut's files, each with a player (audio) and a download, and a Download all button (the ZIP). " + ACCESS_COUNTING,
+      description:
+        "A cut link's page lists the cut's files, each with a player (audio) and a download, and a Download all button (the ZIP). " +
+        'A file link\'s page of an analysed CUT also shows its duration, format and loudness, and draws the waveform inline (SVG); clicking it seeks the player. ' +
+        ACCESS_COUNTING,
       responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
     },
   },

@@ -1,5 +1,7 @@
-import { FILE_TYPE_LABELS, type FileType } from '@bandcollab/sdk/contract';
+import { createHash } from 'node:crypto';
+import { FILE_TYPE_LABELS, type FileType, type Waveform } from '@bandcollab/sdk/contract';
 import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
+import type { StoredAudio } from '../files/repository.js';
 
 /** What the share page shows. Paths are relative to the page, so it works under any PUBLIC_URL. */
 export interface SharePageView {
@@ -11,15 +13,33 @@ export interface SharePageView {
   bytesPath: string;
   /** The bytes as an attachment. */
   downloadPath: string;
+  /** A CUT's analysis, once done. */
+  audio: StoredAudio | null;
+  peaks: Waveform | null;
 }
 
 /**
- * No scripts, and nothing from another origin: the policy allows exactly this page's inline style (by its
- * hash) and the shared bytes from this server.
+ * The one script: a click on the waveform seeks the player to that point. Inline and allowed by its hash,
+ * like the style, so the page still loads nothing from elsewhere and runs nothing else.
+ */
+const SEEK_SCRIPT = `
+const wave = document.getElementById('waveform');
+const audio = document.querySelector('audio');
+wave.addEventListener('click', (event) => {
+  const box = wave.getBoundingClientRect();
+  const duration = Number.isFinite(audio.duration) ? audio.duration : Number(wave.dataset.duration);
+  audio.currentTime = Math.min(Math.max((event.clientX - box.left) / box.width, 0), 1) * duration;
+});
+`;
+
+/**
+ * Nothing from another origin: the policy allows exactly this page's inline style and seek script (by their
+ * hashes) and the shared bytes from this server.
  */
 export const SHARE_PAGE_CSP = [
   "default-src 'none'",
   PAGE_STYLE_SRC,
+  `script-src 'sha256-${createHash('sha256').update(SEEK_SCRIPT).digest('base64')}'`,
   "img-src 'self'",
   "media-src 'self'",
   "base-uri 'none'",
@@ -31,15 +51,16 @@ export function renderSharePage(view: SharePageView): string {
   const name = escapeHtml(view.name);
   const preview =
     view.type === 'CUT'
-      ? `<audio controls preload="metadata" src="${escapeHtml(view.bytesPath)}"></audio>`
+      ? `${view.audio && view.peaks ? waveformSvg(view.peaks, view.audio.durationMs) : ''}<audio controls preload="metadata" src="${escapeHtml(view.bytesPath)}"></audio>${view.audio && view.peaks ? `<script>${SEEK_SCRIPT}</script>` : ''}`
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';
   const expiry = view.expiresAt ? `<p class="expiry">This link works until ${view.expiresAt.toUTCString()}.</p>` : '';
+  const audio = view.audio ? `\n<p class="meta">${escapeHtml(describeAudio(view.audio))}</p>` : '';
   return htmlPage(
     `${name} · bandcollab`,
     `<h1>${name}</h1>
-<p class="meta">${capitalized(FILE_TYPE_LABELS[view.type])} · ${formatSize(view.size)}</p>
+<p class="meta">${capitalized(FILE_TYPE_LABELS[view.type])} · ${formatSize(view.size)}</p>${audio}
 ${preview}
 <a class="download" href="${escapeHtml(view.downloadPath)}" download>Download</a>
 ${expiry}`,
@@ -87,6 +108,33 @@ export function renderNotFoundPage(): string {
     `<h1>Link not found</h1>
 <p class="meta">This share link does not exist, has expired or was revoked.</p>`,
   );
+}
+
+/** One vertical stroke per min/max pair, in a box as wide as the pairs and 256 high (the 8-bit range). */
+function waveformSvg(peaks: Waveform, durationMs: number): string {
+  let path = '';
+  for (let i = 0; i < peaks.length; i += 1) {
+    const min = peaks.data[2 * i]!;
+    const max = peaks.data[2 * i + 1]!;
+    // At least one unit high, so silence still draws a line.
+    path += `M${i} ${128 - max}V${Math.max(128 - min, 129 - max)}`;
+  }
+  return `<svg id="waveform" class="waveform" data-duration="${durationMs / 1000}" viewBox="0 0 ${peaks.length} 256" preserveAspectRatio="none" role="img" aria-label="Waveform; click to seek"><path d="${path}" stroke="#3b3bd6" stroke-width="1" vector-effect="non-scaling-stroke" fill="none"/></svg>`;
+}
+
+/** "3:25 · FLAC, 48 kHz, 24-bit, stereo · -14.1 LUFS, range 6.2 LU, true peak -1.0 dBTP" */
+function describeAudio(audio: StoredAudio): string {
+  const seconds = Math.round(audio.durationMs / 1000);
+  const duration = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+  const channels = audio.channels === 1 ? 'mono' : audio.channels === 2 ? 'stereo' : `${audio.channels} channels`;
+  const format = [audio.codec.toUpperCase(), `${audio.sampleRate / 1000} kHz`, ...(audio.bitDepth ? [`${audio.bitDepth}-bit`] : []), channels].join(', ');
+  const { integratedLufs, loudnessRangeLu, truePeakDbtp } = audio.loudness;
+  const loudness = [
+    integratedLufs === null ? 'silent' : `${integratedLufs.toFixed(1)} LUFS`,
+    ...(loudnessRangeLu === null ? [] : [`range ${loudnessRangeLu.toFixed(1)} LU`]),
+    ...(truePeakDbtp === null ? [] : [`true peak ${truePeakDbtp.toFixed(1)} dBTP`]),
+  ].join(', ');
+  return `${duration} · ${format} · ${loudness}`;
 }
 
 /** 1,536 → "1.5 KiB", 2,097,152 → "2.0 MiB"; sizes under 1 KiB in bytes. */

@@ -50,6 +50,13 @@ export class SharesRoutes implements Feature {
       await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
     });
 
+    // A file link's waveform (not an access: the page that draws it counted).
+    app.get('/api/share/:token/peaks', async (req, res) => {
+      const share = await this.shares.resolve(req.params.token ?? '');
+      if (share.kind !== 'file') throw notFound('Share link');
+      sendJson(res, 200, await this.files.peaksOf(share.file.id));
+    });
+
     app.get('/api/share/:token/archive', async (req, res) => {
       const share = await this.shares.resolve(req.params.token ?? '');
       if (share.kind !== 'cut') throw notFound('Share link');
@@ -78,6 +85,8 @@ export class SharesRoutes implements Feature {
               expiresAt: share.expiresAt,
               bytesPath: base,
               downloadPath: `${base}?download=1`,
+              audio: share.file.audio,
+              peaks: share.file.audio ? await this.files.waveform(share.file.id) : null,
             })
           : renderCutSharePage({
               name: share.name,

@@ -1,4 +1,5 @@
-import { sampleBytes, upload } from '../../support/files.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sampleBytes, toneWav, upload } from '../../support/files.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
 
 /** A file the project's ADMIN uploaded to the shared project, made once per fixture. */
@@ -26,6 +27,25 @@ const shareToken = (fx: Fixture) => {
   }
   return shareTokens.get(fx)!;
 };
+
+/** A real WAV whose analysis is done, and a share link of it (for the waveform rows), made once per fixture. */
+const analysedFiles = new WeakMap<Fixture, Promise<{ id: string; token: string }>>();
+const analysedFile = (fx: Fixture) => {
+  if (!analysedFiles.has(fx)) analysedFiles.set(fx, newAnalysedFile(fx));
+  return analysedFiles.get(fx)!;
+};
+
+async function newAnalysedFile(fx: Fixture): Promise<{ id: string; token: string }> {
+  const token = fx.actors.projectAdmin.token!;
+  const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'tone.wav', toneWav(2)), 201);
+  const until = Date.now() + 30_000;
+  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
+    if (Date.now() > until) throw new Error('the tone was not analysed within 30 s');
+    await delay(100);
+  }
+  const link = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token }), 201);
+  return { id: file.id, token: link.token };
+}
 
 const uploadForm = (fx: Fixture) => {
   const form = new FormData();
@@ -85,6 +105,16 @@ export const rows: MatrixRow[] = [
   {
     endpoint: 'GET /api/share/:token',
     path: async (fx) => `/api/share/${await shareToken(fx)}`,
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'GET /api/files/:id/peaks',
+    path: async (fx) => `/api/files/${(await analysedFile(fx)).id}/peaks`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/share/:token/peaks',
+    path: async (fx) => `/api/share/${(await analysedFile(fx)).token}/peaks`,
     expect: everyone(200),
   },
   {

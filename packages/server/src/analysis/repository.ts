@@ -1,0 +1,78 @@
+import type { AnalysisStatus, FileType, Stems, Waveform } from '@bandcollab/sdk/contract';
+import { injectable } from 'tsyringe';
+import type { Queryable, Tx } from '../core/database.js';
+import type { StoredAudio } from '../files/repository.js';
+
+/** A job as its taker sees it: the file to analyse, or null when the file was deleted since. */
+export interface TakenJob {
+  fileId: string;
+  file: {
+    type: FileType;
+    extension: string;
+    cutId: string;
+    projectId: string;
+    /** Null once the uploader's account is deleted. */
+    uploader: { id: string; name: string } | null;
+  } | null;
+}
+
+/** The taken row: every file column is null when the file is gone, the uploader's when their account is. */
+interface JobRow {
+  fileId: string;
+  type: FileType | null;
+  extension: string | null;
+  cutId: string | null;
+  projectId: string | null;
+  uploaderId: string | null;
+  uploaderName: string | null;
+}
+
+export interface AnalysisResult {
+  analysis: Exclude<AnalysisStatus, 'pending'>;
+  audio: StoredAudio | null;
+  stems: Stems | null;
+  peaks: Waveform | null;
+}
+
+@injectable()
+export class AnalysisRepository {
+  /**
+   * Takes the oldest job no other transaction holds and locks it until `tx` ends: another instance skips it,
+   * and a taker that dies (its connection gone) releases it.
+   */
+  async take(tx: Tx): Promise<TakenJob | null> {
+    // Left joins: a job outlives its file (no foreign key), and then every file column is null.
+    const [row] = await tx<JobRow[]>`
+      select j.file_id, f.type, f.extension, f.cut_id, f.project_id, u.id as uploader_id, u.name as uploader_name
+      from analysis_jobs j
+      left join files f on f.id = j.file_id
+      left join users u on u.id = f.uploaded_by
+      order by j.enqueued_at, j.file_id
+      limit 1
+      for update of j skip locked`;
+    if (!row) return null;
+    const { fileId, type, extension, cutId, projectId, uploaderId, uploaderName } = row;
+    if (type === null || extension === null || cutId === null || projectId === null) return { fileId, file: null };
+    const uploader = uploaderId !== null && uploaderName !== null ? { id: uploaderId, name: uploaderName } : null;
+    return { fileId, file: { type, extension, cutId, projectId, uploader } };
+  }
+
+  /** Stores the result on the file and removes the job; false when the file is gone. */
+  async finish(tx: Tx, fileId: string, result: AnalysisResult): Promise<boolean> {
+    const updated = await tx`
+      update files set analysis = ${result.analysis}, audio = ${json(tx, result.audio)}, stems = ${json(tx, result.stems)},
+                       peaks = ${json(tx, result.peaks)}
+      where id = ${fileId}`;
+    await this.drop(tx, fileId);
+    return updated.count > 0;
+  }
+
+  async drop(tx: Queryable, fileId: string): Promise<void> {
+    await tx`delete from analysis_jobs where file_id = ${fileId}`;
+  }
+}
+
+function json(tx: Tx, value: object | null) {
+  // postgres.js's json parameter type admits only its own JSONValue; these records are plain JSON.
+  return value === null ? null : tx.json(value as Parameters<Tx['json']>[0]);
+}
