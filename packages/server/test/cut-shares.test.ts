@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
-import { sampleBytes, upload, userWithCut } from './support/files.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
 import { call, client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { readZip } from './support/zip.js';
@@ -87,6 +88,28 @@ describe('cut share links', () => {
         { id: later.id, name: 'Cover', type: 'IMAGE', size: 100, mimeType: 'image/png', audio: null, downloadUrl: `${base}/files/${later.id}?download=1`, peaksUrl: null },
       ],
     });
+  });
+
+  it("give an analysed take its audio facts and a waveform under the link, and no other file's", async () => {
+    const cutId = await newCut('Analysed');
+    const tone = await put(cutId, 'tone.wav', toneWav(2), 'Tone');
+    const other = await put(owner.cutId, 'elsewhere.wav', toneWav(1));
+    for (const id of [tone.id, other.id]) {
+      const until = Date.now() + 30_000;
+      while ((await api.request('GET', `/api/files/${id}`, { token: owner.token })).body.analysis !== 'done') {
+        if (Date.now() > until) throw new Error('the tone was not analysed within 30 s');
+        await delay(100);
+      }
+    }
+    const { token } = await shareCut(cutId);
+    const described = await publicCall('GET', `/api/share/${token}`, asJson);
+    const [file] = described.body.files;
+    const peaksUrl = `${PUBLIC_URL}/api/share/${token}/files/${tone.id}/peaks`;
+    expect(file).toMatchObject({ peaksUrl, audio: { codec: 'pcm', sampleRate: 8000, channels: 1, peaksUrl } });
+    const peaks = await publicCall('GET', `/api/share/${token}/files/${tone.id}/peaks`);
+    expect(peaks.status).toBe(200);
+    expect(peaks.body).toMatchObject({ version: 2, channels: 1, bits: 8 });
+    expect((await publicCall('GET', `/api/share/${token}/files/${other.id}/peaks`)).status).toBe(404);
   });
 
   it('serve each file of the cut (ranges, inline or as an attachment) and nothing else', async () => {

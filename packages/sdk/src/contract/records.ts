@@ -239,9 +239,9 @@ export const sharedCutFile = z.object({
   type: fileType,
   size: count,
   mimeType: z.string(),
-  audio: z.null().meta({ description: "The file's audio facts once audio analysis has run; null until then" }),
+  audio: audioInfo.nullable().meta({ description: "A CUT's audio facts once analysed (its peaksUrl under the link); null otherwise" }),
   downloadUrl: z.string().meta({ description: 'The bytes as an attachment; without `?download=1` they play inline' }),
-  peaksUrl: z.string().nullable().meta({ description: 'The waveform, once analysed; null until then' }),
+  peaksUrl: z.string().nullable().meta({ description: 'The waveform under the link (GET /api/share/<token>/files/<id>/peaks) once analysed; null otherwise' }),
 });
 
 export const sharedCut = z.object({

@@ -842,6 +842,21 @@ const paths: Record<string, Record<string, unknown>> = {
       },
     },
   },
+  '/api/share/{token}/files/{fileId}/peaks': {
+    parameters: [
+      { name: 'token', in: 'path', required: true, schema: { type: 'string' } },
+      { name: 'fileId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+    ],
+    get: {
+      tags: ['shares'],
+      summary: 'The waveform of a CUT file of a cut link, no authentication (as GET /api/files/{id}/peaks)',
+      responses: {
+        '200': ok(ref('Waveform')),
+        '404': problem('NOT_FOUND: unknown, revoked or expired link, a file not in its cut; or no waveform (not audio, or analysis failed)'),
+        '409': problem('ANALYSIS_PENDING: not analysed yet; try again shortly'),
+      },
+    },
+  },
   '/share/{token}': {
     parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
     get: {

@@ -57,6 +57,13 @@ export class SharesRoutes implements Feature {
       sendJson(res, 200, await this.files.peaksOf(share.file.id));
     });
 
+    // The waveform of a file of a cut link (not an access either).
+    app.get('/api/share/:token/files/:fileId/peaks', async (req, res) => {
+      const share = await this.shares.resolve(req.params.token ?? '');
+      const file = this.shares.fileOf(share, req.params.fileId ?? '');
+      sendJson(res, 200, await this.files.peaksOf(file.id));
+    });
+
     app.get('/api/share/:token/archive', async (req, res) => {
       const share = await this.shares.resolve(req.params.token ?? '');
       if (share.kind !== 'cut') throw notFound('Share link');

@@ -186,16 +186,19 @@ export class SharesService {
       name: share.name,
       expiresAt: iso(share.expiresAt),
       archiveUrl: `${base}/archive`,
-      files: share.files.map((file) => ({
-        id: file.id,
-        name: file.name,
-        type: file.type,
-        size: file.size,
-        mimeType: file.mimeType,
-        audio: null,
-        downloadUrl: `${base}/files/${file.id}?download=1`,
-        peaksUrl: null,
-      })),
+      files: share.files.map((file) => {
+        const peaksUrl = file.audio ? `${base}/files/${file.id}/peaks` : null;
+        return {
+          id: file.id,
+          name: file.name,
+          type: file.type,
+          size: file.size,
+          mimeType: file.mimeType,
+          audio: file.audio && peaksUrl ? { ...file.audio, peaksUrl } : null,
+          downloadUrl: `${base}/files/${file.id}?download=1`,
+          peaksUrl,
+        };
+      }),
     };
   }
 

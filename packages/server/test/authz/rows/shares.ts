@@ -1,4 +1,5 @@
-import { sampleBytes, upload } from '../../support/files.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sampleBytes, toneWav, upload } from '../../support/files.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Actor, type Fixture, type MatrixRow } from '../fixture.js';
 
 /** A cut of the shared project holding one file, with a link made by its ADMIN; made once per fixture. */
@@ -17,6 +18,26 @@ const sharedCut = (fx: Fixture) => {
   }
   return sharedCuts.get(fx)!;
 };
+
+/** A cut holding a tone the server has analysed, with a link made by its ADMIN; made once per fixture. */
+const sharedAnalysedCuts = new WeakMap<Fixture, Promise<{ fileId: string; token: string }>>();
+const sharedAnalysedCut = (fx: Fixture) => {
+  if (!sharedAnalysedCuts.has(fx)) sharedAnalysedCuts.set(fx, newSharedAnalysedCut(fx));
+  return sharedAnalysedCuts.get(fx)!;
+};
+
+async function newSharedAnalysedCut(fx: Fixture): Promise<{ fileId: string; token: string }> {
+  const token = fx.actors.projectAdmin.token!;
+  const cutId = await fx.newCut();
+  const file = await expectStatus(upload(fx.api, token, cutId, 'tone.wav', toneWav(2)), 201);
+  const until = Date.now() + 30_000;
+  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
+    if (Date.now() > until) throw new Error('the tone was not analysed within 30 s');
+    await delay(100);
+  }
+  const link = await expectStatus(fx.api.request('POST', `/api/cuts/${cutId}/share`, { token }), 201);
+  return { fileId: file.id as string, token: link.token as string };
+}
 
 /** A new cut with a link made by `creator`; answers the cut and the link's id. */
 async function cutWithLink(fx: Fixture, creator: Actor): Promise<{ cutId: string; linkId: string }> {
@@ -82,6 +103,14 @@ export const rows: MatrixRow[] = [
     path: async (fx) => {
       const { token, fileId } = await sharedCut(fx);
       return `/api/share/${token}/files/${fileId}`;
+    },
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'GET /api/share/:token/files/:fileId/peaks',
+    path: async (fx) => {
+      const { token, fileId } = await sharedAnalysedCut(fx);
+      return `/api/share/${token}/files/${fileId}/peaks`;
     },
     expect: everyone(200),
   },
