@@ -21,8 +21,9 @@ export interface StoredBytes {
 
 export type Disposition = 'inline' | 'attachment';
 
-/** Bytes read from the file and written to the socket per step. */
+/** Bytes read from the file and written to the socket per step, and how many such buffers a download has. */
 const CHUNK_BYTES = 64 * 1024;
+const BUFFERS = 3;
 
 /** File responses are never rendered as a document of this origin. */
 const FILE_CSP = "default-src 'none'; sandbox";
@@ -74,32 +75,35 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
 }
 
 /**
- * Writes bytes `start`–`end` of an open file, then ends the response. Two buffers serve the whole transfer:
- * one is read into while the other is written, and a buffer is read into again only once the socket has
- * taken its bytes (the write's callback). A read stream allocates a new buffer per chunk instead, memory
- * outside the heap that only a garbage collection gives back; in this server's heap those collections were
- * full ones, costing a download a third of its CPU (README, Benchmarks). A client that stops reading (a
- * seeking audio element does it all the time) ends the transfer quietly.
+ * Writes bytes `start`–`end` of an open file, then ends the response. A few buffers serve the whole transfer,
+ * each read into again only once the socket has taken its previous bytes (the write's callback); with more
+ * than two, the next chunk waits in the response while the socket sends one, as with a piped stream. A read
+ * stream allocates a new buffer per chunk instead, memory outside the heap that only a garbage collection
+ * gives back; in this server's heap those collections were full ones, up to a third of a download's CPU
+ * (README, Benchmarks). A client that stops reading (a seeking audio element does it all the time) ends the
+ * transfer quietly.
  */
 async function sendRange(handle: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
-  const buffers = [Buffer.allocUnsafeSlow(CHUNK_BYTES), Buffer.allocUnsafeSlow(CHUNK_BYTES)];
+  const buffers = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafeSlow(CHUNK_BYTES));
+  /** The last write from each buffer. */
+  const writes: Promise<Error | null>[] = [];
   let closed = false;
   const onClose = () => {
     closed = true;
   };
   res.once('close', onClose);
-  let written: Promise<Error | null> = Promise.resolve(null);
   try {
-    for (let position = start, turn = 0; position <= end; turn = 1 - turn) {
-      const buffer = buffers[turn]!;
+    for (let position = start, step = 0; position <= end; step += 1) {
+      const slot = step % BUFFERS;
+      await sent(writes[slot]);
+      const buffer = buffers[slot]!;
       const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, end - position + 1), position);
       if (bytesRead === 0) throw new Error(`the stored file ended at byte ${position}, before the ${end + 1} its record names`);
-      await sent(written);
       if (closed) return;
-      written = write(res, buffer.subarray(0, bytesRead));
+      writes[slot] = write(res, buffer.subarray(0, bytesRead));
       position += bytesRead;
     }
-    await sent(written);
+    for (const written of writes) await sent(written);
     if (!closed) res.end();
   } catch (error) {
     if (!closed && !res.destroyed) throw error;
@@ -124,7 +128,7 @@ function write(res: ServerResponse, chunk: Buffer): Promise<Error | null> {
   });
 }
 
-async function sent(written: Promise<Error | null>): Promise<void> {
+async function sent(written: Promise<Error | null> | undefined): Promise<void> {
   const error = await written;
   if (error) throw error;
 }
