@@ -182,19 +182,9 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   });
   app.use((req, res, next) => {
     setCommonHeaders(req, res);
-    const started = process.hrtime.bigint();
-    const logged = () => ({
-      method: req.method,
-      path: redactUrl((req.originalUrl ?? req.url).split('?')[0]!),
-      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-      requestId: requestId(req),
-    });
-    res.once('finish', () => log.info('request', { ...logged(), status: res.statusCode }));
-    // Closed before the answer was complete: the client went away, or was cut for idling (below).
     let idled = false;
-    res.once('close', () => {
-      if (!res.writableFinished) log.info(idled ? 'connection idle too long: closed' : 'client went away', logged());
-    });
+    // Request lines are info: with info logging off, a request gathers no fields and adds no listeners for them.
+    if (log.enabled('info')) logRequest(log, req, res, () => idled);
     // IDLE_TIMEOUT_SECONDS without a byte moving (see core/connections.ts); handled here, so it is logged.
     res.once('timeout', () => {
       idled = true;
@@ -238,6 +228,21 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   const analysis = container.resolve(AnalysisWorker);
   analysis.start();
   return { app, database, shutdown, features, purge, analysis };
+}
+
+/** Logs the request when its answer is complete, or that it was not (closed by the client, or cut for idling). */
+function logRequest(log: Logger, req: Request, res: Response, idled: () => boolean): void {
+  const started = process.hrtime.bigint();
+  const logged = () => ({
+    method: req.method,
+    path: redactUrl((req.originalUrl ?? req.url).split('?')[0]!),
+    durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+    requestId: requestId(req),
+  });
+  res.once('finish', () => log.info('request', { ...logged(), status: res.statusCode }));
+  res.once('close', () => {
+    if (!res.writableFinished) log.info(idled() ? 'connection idle too long: closed' : 'client went away', logged());
+  });
 }
 
 /** The answer while the server is still being built: come back in a moment. */
@@ -288,6 +293,8 @@ function withPort(config: Config, port: number): Config {
 }
 
 function isDecodable(url: string): boolean {
+  // Only a percent escape can fail to decode; most paths have none.
+  if (!url.includes('%')) return true;
   try {
     decodeURIComponent(url.split('?')[0]!);
     return true;

@@ -9,6 +9,11 @@ export type LogFields = Record<string, unknown>;
 export class Logger {
   constructor(private readonly level: LogLevel) {}
 
+  /** Whether lines of `level` are written: a caller whose fields cost something to gather asks first. */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean {
+    return ORDER[level] >= ORDER[this.level];
+  }
+
   debug(msg: string, fields?: LogFields): void {
     this.write('debug', msg, fields);
   }
@@ -23,7 +28,7 @@ export class Logger {
   }
 
   private write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void {
-    if (ORDER[level] < ORDER[this.level]) return;
+    if (!this.enabled(level)) return;
     const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, loggable);
     process.stdout.write(`${line}\n`);
   }
