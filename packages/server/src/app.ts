@@ -31,6 +31,7 @@ import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
+import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, UploadsRoutes } from './uploads/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
@@ -71,6 +72,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   CutsRoutes,
   StorageRoutes,
   FilesRoutes,
+  UploadsRoutes,
   SharesRoutes,
   EventsRoutes,
 ];
@@ -196,7 +198,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     }
     // tinyhttp runs HEAD through the first route of the path whatever its method (a HEAD of
     // /api/auth/logout would log out): only a GET route may answer it.
-    if (req.method === 'HEAD' && firstRouteOf(app, req.url)?.method !== 'GET') {
+    if (req.method === 'HEAD' && !['GET', 'HEAD'].includes(firstRouteOf(app, req.url)?.method ?? '')) {
       sendProblem(req, res, noRoute(req));
       return;
     }
@@ -208,8 +210,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
       cors({
         origin: config.corsOrigins,
         credentials: true,
-        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id'],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id'],
+        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', ...TUS_REQUEST_HEADERS],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', ...TUS_RESPONSE_HEADERS],
       }),
     );
   }
