@@ -16,6 +16,7 @@ let fx: Fixture;
 let fileId: string;
 let memberId: string;
 let invitationId: string;
+let uploadId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -25,6 +26,11 @@ beforeAll(async () => {
   invitationId = (
     await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
   ).invitation.id;
+  const resumable = await fx.api.request('POST', '/api/uploads', {
+    token: fx.actors.projectAdmin.token,
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '256', 'upload-metadata': `cutId ${btoa(fx.project.cutId)},filename ${btoa('take.mp3')}` },
+  });
+  uploadId = resumable.headers.get('location')!.split('/').pop()!;
 });
 afterAll(() => server?.close());
 
@@ -47,7 +53,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'invitationId') return invitationId;
   if (param === 'token') return 'unknown-token';
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, uploads: uploadId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;
@@ -94,11 +100,18 @@ describe('a path id that is not a UUID', () => {
 });
 
 describe('JSON bodies', () => {
-  /** Routes that read a JSON body; the upload is multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
+  /**
+   * Routes that read a JSON body; the uploads are multipart or tus bytes only and the IdP exchange and link answer 404
+   * IDP_DISABLED here.
+   */
   const jsonRoutes = () =>
     routes().filter(
       ({ method, path }) =>
-        (method === 'POST' || method === 'PUT') && path !== '/api/files/upload' && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
+        (method === 'POST' || method === 'PUT') &&
+        path !== '/api/files/upload' &&
+        path !== '/api/uploads' &&
+        path !== '/api/auth/idp/exchange' &&
+        path !== '/api/auth/idp/link',
     );
   const send = (method: string, path: string, body: string, contentType: string) =>
     fx.api.request(method, fill(path, realId), { token: fx.actors.projectAdmin.token, body, headers: { 'content-type': contentType } });
@@ -159,6 +172,7 @@ describe('authentication failures', () => {
     'GET /api/reference',
     'GET /api/invitations/:token',
     'GET /invite/:token',
+    'OPTIONS /api/uploads',
   ]);
   const protectedRoutes = () => routes().filter(({ method, path }) => !OPEN.has(`${method} ${path}`) && !path.includes('/idp') && !path.includes('share/:token'));
 
@@ -274,7 +288,9 @@ describe('HEAD', () => {
 
   it('is 404 on a path without a GET route, and runs no other method (a HEAD never logs out)', async () => {
     const user = await fx.api.register();
-    const getPaths = new Set(routes().filter(({ method }) => method === 'GET').map(({ path }) => path));
+    // A resumable upload has a HEAD route of its own (uploads.test.ts).
+    const headRoutes = server.routes.filter((route) => route.startsWith('HEAD ')).map((route) => route.slice('HEAD '.length));
+    const getPaths = new Set([...routes().filter(({ method }) => method === 'GET').map(({ path }) => path), ...headRoutes]);
     const others = routes().filter(({ path }) => !getPaths.has(path));
     expect(others.map(({ path }) => path)).toContain('/api/auth/logout');
     for (const { path } of others) {

@@ -56,7 +56,7 @@ async function createdUrl(token: string, cutId: string, fileName: string, length
 function patch(token: string, url: string, offset: number, bytes: Buffer, headers: Record<string, string> = {}) {
   return api.request('PATCH', url, {
     token,
-    body: bytes,
+    body: new Uint8Array(bytes),
     headers: { ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset), ...headers },
   });
 }
@@ -150,7 +150,7 @@ describe('protocol', () => {
     expect(response.status).toBe(201);
     const responseWithBody = await api.request('POST', '/api/uploads', {
       token: owner.token,
-      body: bytes.subarray(0, 1000),
+      body: new Uint8Array(bytes.subarray(0, 1000)),
       headers: {
         ...TUS,
         'upload-length': String(bytes.length),

@@ -42,15 +42,16 @@ export class UploadsRoutes implements Feature {
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: HEAD comes first. */
   register(app: App): void {
     app.head('/api/uploads/:id', async (req, res) => {
-      tusRequest(req, res);
+      res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
-      sendState(res, 200, await this.uploads.state(principal, idParam(req, 'id', 'Upload')));
+      const id = idParam(req, 'id', 'Upload');
+      requireTusVersion(req, res);
+      sendState(res, 200, await this.uploads.state(principal, id));
     });
 
     app.options('/api/uploads', async (_req, res) => {
       const largest = Math.max(...this.fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']).map((rule) => rule.maxBytes));
       res.writeHead(204, {
-        'Tus-Resumable': TUS_VERSION,
         'Tus-Version': TUS_VERSION,
         'Tus-Extension': TUS_EXTENSIONS,
         'Tus-Max-Size': String(largest),
@@ -60,8 +61,9 @@ export class UploadsRoutes implements Feature {
     });
 
     app.post('/api/uploads', async (req, res) => {
-      tusRequest(req, res);
+      res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
+      requireTusVersion(req, res);
       if (req.headers['upload-defer-length'] !== undefined) throw invalidField('Upload-Defer-Length', 'is not supported: send Upload-Length');
       const length = byteCount(req, 'upload-length');
       if (length === null) throw invalidField('Upload-Length', 'is required');
@@ -80,9 +82,10 @@ export class UploadsRoutes implements Feature {
     });
 
     app.patch('/api/uploads/:id', async (req, res) => {
-      tusRequest(req, res);
+      res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
       const id = idParam(req, 'id', 'Upload');
+      requireTusVersion(req, res);
       if (contentType(req) !== OFFSET_STREAM) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the bytes as ${OFFSET_STREAM}`);
       const offset = byteCount(req, 'upload-offset');
       if (offset === null) throw invalidField('Upload-Offset', 'is required');
@@ -90,18 +93,19 @@ export class UploadsRoutes implements Feature {
     });
 
     app.delete('/api/uploads/:id', async (req, res) => {
-      tusRequest(req, res);
+      res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
-      await this.uploads.terminate(principal, idParam(req, 'id', 'Upload'));
+      const id = idParam(req, 'id', 'Upload');
+      requireTusVersion(req, res);
+      await this.uploads.terminate(principal, id);
       res.writeHead(204);
       res.end();
     });
   }
 }
 
-/** Every answer names the protocol version; a request for another version is 412. */
-function tusRequest(req: IncomingMessage, res: ServerResponse): void {
-  res.setHeader('Tus-Resumable', TUS_VERSION);
+/** A request for another protocol version is 412 (after authentication and the path's id, as everywhere). */
+function requireTusVersion(req: IncomingMessage, res: ServerResponse): void {
   if (req.headers['tus-resumable'] !== TUS_VERSION) {
     res.setHeader('Tus-Version', TUS_VERSION);
     throw new DomainError('TUS_VERSION_UNSUPPORTED', `Send Tus-Resumable: ${TUS_VERSION}`);
