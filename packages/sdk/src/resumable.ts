@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, pipeline, type Readable } from 'node:stream';
@@ -17,10 +17,14 @@ export interface ResumeStore {
   remove(fingerprint: string): Promise<void>;
 }
 
+/** The changes in progress to each store file in this process, one after another. */
+const fileQueues = new Map<string, Promise<unknown>>();
+
 /**
  * A ResumeStore in one JSON file (mode 0600, in a 0700 directory), written whole and renamed into place so a
- * reader never sees half of it. Two processes writing at once may lose one's entry: that upload then starts
- * again from its first byte, nothing worse.
+ * reader never sees half of it. Within a process, changes to one file (parallel uploads) run one after
+ * another, whichever instance makes them. Two processes writing at once may lose one's entry: that upload
+ * then starts again from its first byte, nothing worse.
  */
 export class FileResumeStore implements ResumeStore {
   constructor(readonly filePath: string) {}
@@ -29,15 +33,32 @@ export class FileResumeStore implements ResumeStore {
     return (await this.read())[fingerprint];
   }
 
-  async set(fingerprint: string, uploadUrl: string): Promise<void> {
-    await this.write({ ...(await this.read()), [fingerprint]: uploadUrl });
+  set(fingerprint: string, uploadUrl: string): Promise<void> {
+    return this.change((entries) => ({ ...entries, [fingerprint]: uploadUrl }));
   }
 
-  async remove(fingerprint: string): Promise<void> {
-    const entries = await this.read();
-    if (!(fingerprint in entries)) return;
-    delete entries[fingerprint];
-    await this.write(entries);
+  remove(fingerprint: string): Promise<void> {
+    return this.change((entries) => {
+      if (!(fingerprint in entries)) return null;
+      const { [fingerprint]: _removed, ...rest } = entries;
+      return rest;
+    });
+  }
+
+  /** Reads, changes and writes the file, after the changes queued before; `edit` answers null for no change. */
+  private change(edit: (entries: Record<string, string>) => Record<string, string> | null): Promise<void> {
+    const previous = fileQueues.get(this.filePath) ?? Promise.resolve();
+    const next = previous
+      .catch(() => undefined)
+      .then(async () => {
+        const changed = edit(await this.read());
+        if (changed) await this.write(changed);
+      });
+    fileQueues.set(this.filePath, next);
+    void next.finally(() => {
+      if (fileQueues.get(this.filePath) === next) fileQueues.delete(this.filePath);
+    }).catch(() => undefined);
+    return next;
   }
 
   private async read(): Promise<Record<string, string>> {
@@ -53,7 +74,7 @@ export class FileResumeStore implements ResumeStore {
 
   private async write(entries: Record<string, string>): Promise<void> {
     await mkdir(path.dirname(this.filePath), { recursive: true, mode: 0o700 });
-    const temp = `${this.filePath}.${process.pid}.tmp`;
+    const temp = `${this.filePath}.${randomUUID()}.tmp`;
     await writeFile(temp, JSON.stringify(entries, null, 2), { mode: 0o600 });
     await rename(temp, this.filePath);
   }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -164,5 +164,18 @@ describe('resumable uploads', () => {
     const again = owner.files.cancelUpload(url);
     await expect(again).rejects.toBeInstanceOf(BandApiError);
     await expect(again).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('FileResumeStore', () => {
+  it('keeps every entry when parallel uploads of one process change the file at once', async () => {
+    const file = path.join(workDir, 'parallel', 'uploads.json');
+    const stores = [new FileResumeStore(file), new FileResumeStore(file)];
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.set(`print-${i}`, `http://band.test/api/uploads/${i}`)));
+    const entries = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+    expect(Object.keys(entries)).toHaveLength(20);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.remove(`print-${i}`)));
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({});
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 });

@@ -18,6 +18,8 @@ interface PublishOptions {
   share?: boolean;
   /** Seconds. */
   expires?: number;
+  /** False with --no-resume. */
+  resume: boolean;
 }
 
 export function register(publish: Command, io: Io): void {
@@ -32,6 +34,7 @@ export function register(publish: Command, io: Io): void {
       .option('--create', 'create the project, vibe and cut when they do not exist')
       .option('--share', 'make a public link and print its URL')
       .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w); default: no expiry', parseDuration)
+      .option('--no-resume', 'send the file from its first byte, even when an interrupted run left it unfinished')
       .addHelpText(
         'after',
         '\nOutput: with --share, the share URL (with --json, the share link record); without, the file record with --json.',
@@ -43,7 +46,7 @@ export function register(publish: Command, io: Io): void {
           if (files.length !== 1) throw usageError(`publish takes one file; ${filePattern} matches ${files.length}`);
           const client = await ctx.signedIn();
           const cut = await findOrCreateCut(ctx, client, options);
-          const report = await uploadFiles(ctx, cut.id, [], files, { jobs: 1, skipExisting: false });
+          const report = await uploadFiles(ctx, cut.id, [], files, { jobs: 1, skipExisting: false, resume: options.resume });
           const failure = report.failures[0];
           if (failure) throw failure.error;
           const file = report.records[0]!;
