@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import * as tus from 'tus-js-client';
@@ -273,6 +273,17 @@ describe('protocol', () => {
     expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
     await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(path.basename(url)));
     expect(await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).toHaveLength(0);
+  });
+});
+
+describe('an upload whose bytes are gone', () => {
+  it('(a database restored from a backup, which holds no partial uploads) is 404 from its next PATCH on', async () => {
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'h.wav', bytes.length);
+    await patch(owner.token, url, 0, bytes.subarray(0, 100));
+    await rm(path.join(server.dataDir, 'resumable', path.basename(url)));
+    expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
+    expect((await head(owner.token, url)).status).toBe(404);
   });
 });
 

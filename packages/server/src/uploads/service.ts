@@ -145,11 +145,16 @@ export class UploadsService {
     await this.owned(principal, id);
     const lock = await this.repository.tryLock(id);
     if (!lock) throw new DomainError('UPLOAD_LOCKED', 'Another request is sending bytes to this upload; try again when it has ended');
-    try {
-      return await this.shutdown.track(this.patchLocked(principal, id, request));
-    } finally {
-      await lock.release();
-    }
+    // Tracked with the lock's release, so the shutdown closes the database only after its connection is back.
+    return this.shutdown.track(
+      (async () => {
+        try {
+          return await this.patchLocked(principal, id, request);
+        } finally {
+          await lock.release();
+        }
+      })(),
+    );
   }
 
   /** Termination: the row and the bytes go. A complete upload's file stays (it is a File now). */
@@ -197,8 +202,7 @@ export class UploadsService {
       throw invalidField('Content-Length', `goes past Upload-Length (${upload.length - upload.received} bytes remain)`);
     }
     const rule = this.ruleOf(upload);
-    const bytesPath = this.disk.resumablePath(id);
-    const handle = await open(bytesPath, 'r+');
+    const handle = await this.openBytes(upload);
     let written: number;
     try {
       written = await this.append(handle, upload, rule, request);
@@ -295,6 +299,21 @@ export class UploadsService {
   private keepRunningHash(id: string, intake: FileIntake, onDisk: number): void {
     const hash = intake.runningHash;
     if (hash && intake.received === onDisk) this.runningHashes.set(id, { hash, bytes: onDisk, lastUsedMs: Date.now() });
+  }
+
+  /**
+   * The upload's bytes, open for writing. A row whose bytes are gone (a database restored from a backup,
+   * which holds no partial uploads) names nothing any more: it is removed, and the upload is 404.
+   */
+  private async openBytes(upload: UploadRow): Promise<FileHandle> {
+    try {
+      return await open(this.disk.resumablePath(upload.id), 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.log.warn('a resumable upload without its bytes was removed', { id: upload.id });
+      await this.remove(upload.id);
+      throw notFound('Upload');
+    }
   }
 
   /** Drops this request's bytes (the file goes back to `start`), then rejects with `error`. */
