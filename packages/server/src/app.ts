@@ -29,9 +29,10 @@ import { ExpiredRowsPurge } from './operations/purge.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
+import { FileTypes } from './core/file-types.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
-import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, UploadsRoutes } from './uploads/routes.js';
+import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscoveryHeaders, UploadsRoutes } from './uploads/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
@@ -206,6 +207,12 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   });
 
   if (config.corsOrigins.length > 0) {
+    // The CORS middleware answers every OPTIONS itself: the tus discovery answer gets its headers first.
+    const discovery = tusDiscoveryHeaders(container.resolve(FileTypes));
+    app.use((req, res, next) => {
+      if (req.method === 'OPTIONS' && req.url.split('?')[0] === '/api/uploads') for (const [name, value] of Object.entries(discovery)) res.setHeader(name, value);
+      next?.();
+    });
     app.use(
       cors({
         origin: config.corsOrigins,

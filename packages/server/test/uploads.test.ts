@@ -101,6 +101,24 @@ describe('protocol', () => {
     expect(response.headers.get('tus-checksum-algorithm')).toBe('sha1,sha256');
   });
 
+  it('answers OPTIONS the same with CORS_ORIGINS set, and lets browsers send and read the tus headers', async () => {
+    const withCors = await startTestServer({ CORS_ORIGINS: 'https://app.example.test' });
+    try {
+      const discovery = await client(withCors.url).request('OPTIONS', '/api/uploads');
+      expect(discovery.status).toBe(204);
+      expect(discovery.headers.get('tus-version')).toBe('1.0.0');
+      expect(discovery.headers.get('tus-checksum-algorithm')).toBe('sha1,sha256');
+      const preflight = await client(withCors.url).request('OPTIONS', '/api/uploads/00000000-0000-4000-8000-000000000000', {
+        headers: { origin: 'https://app.example.test', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'upload-offset' },
+      });
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('upload-offset');
+      expect(preflight.headers.get('access-control-expose-headers')).toContain('upload-offset');
+      expect(preflight.headers.get('access-control-expose-headers')).toContain('band-file-id');
+    } finally {
+      await withCors.close();
+    }
+  });
+
   it('refuses a request without Tus-Resumable: 1.0.0 with 412', async () => {
     const response = await api.request('POST', '/api/uploads', {
       token: owner.token,

@@ -30,6 +30,20 @@ export const TUS_RESPONSE_HEADERS = [
 
 const OFFSET_STREAM = 'application/offset+octet-stream';
 
+/**
+ * What `OPTIONS /api/uploads` answers. With CORS_ORIGINS set, the CORS middleware answers every OPTIONS
+ * itself; app.ts sets these on that answer too.
+ */
+export function tusDiscoveryHeaders(fileTypes: FileTypes): Record<string, string> {
+  const largest = Math.max(...fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']).map((rule) => rule.maxBytes));
+  return {
+    'Tus-Version': TUS_VERSION,
+    'Tus-Extension': TUS_EXTENSIONS,
+    'Tus-Max-Size': String(largest),
+    'Tus-Checksum-Algorithm': TUS_CHECKSUM_ALGORITHMS,
+  };
+}
+
 /** Resumable uploads, tus 1.0.0: OPTIONS, creation (with upload), HEAD, PATCH, termination. */
 @injectable()
 export class UploadsRoutes implements Feature {
@@ -50,13 +64,7 @@ export class UploadsRoutes implements Feature {
     });
 
     app.options('/api/uploads', async (_req, res) => {
-      const largest = Math.max(...this.fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']).map((rule) => rule.maxBytes));
-      res.writeHead(204, {
-        'Tus-Version': TUS_VERSION,
-        'Tus-Extension': TUS_EXTENSIONS,
-        'Tus-Max-Size': String(largest),
-        'Tus-Checksum-Algorithm': TUS_CHECKSUM_ALGORITHMS,
-      });
+      res.writeHead(204, tusDiscoveryHeaders(this.fileTypes));
       res.end();
     });
 
