@@ -7,11 +7,12 @@ import { sampleBytes, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { type ServerProcess, spawnServer } from './support/process.js';
 import { openSocket, requestHead, sleep } from './support/raw-http.js';
-import { createTestDatabase } from './support/server.js';
+import { createTestDatabase, startTestServer } from './support/server.js';
+import { whenClosed } from './support/raw-http.js';
 
 // `kill -9` of the built server in the middle of a resumable upload's PATCH, then a restart on the same
 // DATA_DIR and database: the upload resumes where its last answered PATCH left it and completes to a
-// byte-identical file with the right sha256.
+// byte-identical file with the right sha256. And a shutdown cutting a PATCH: 503, the bytes kept.
 
 const MiB = 1024 * 1024;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -90,4 +91,51 @@ it('resumes an upload after the server is killed mid-PATCH and restarted, to a b
   expect(file.sha256).toBe(sha256(bytes));
   const stored = Buffer.from(await (await fetch(`${server.url}/api/files/${fileId}/download`, { headers: { authorization: `Bearer ${owner.token}` } })).arrayBuffer());
   expect(stored.equals(bytes)).toBe(true);
+});
+
+it('keeps what a PATCH sent when a shutdown cuts it (503), for the restarted server to resume', async () => {
+  const shared = { DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bandcollab-tus-shutdown-')), DATABASE_URL: await createTestDatabase() };
+  let running = await startTestServer({ ...shared, SHUTDOWN_GRACE_SECONDS: '0' });
+  try {
+    const api = client(running.url);
+    const owner = await userWithCut(api);
+    const bytes = sampleBytes('zip', 4 * MiB);
+    const created = await api.request('POST', '/api/uploads', {
+      token: owner.token,
+      headers: { ...TUS, 'upload-length': String(bytes.length), 'upload-metadata': `cutId ${btoa(owner.cutId)},filename ${btoa('set.zip')}` },
+    });
+    const url = created.headers.get('location')!;
+    const socket = await openSocket(running.url);
+    socket.write(
+      requestHead('PATCH', url, {
+        authorization: `Bearer ${owner.token}`,
+        ...TUS,
+        'content-type': 'application/offset+octet-stream',
+        'upload-offset': 0,
+        'content-length': bytes.length,
+      }),
+    );
+    socket.write(bytes.subarray(0, MiB));
+    const answer = whenClosed(socket);
+    const onDisk = path.join(shared.DATA_DIR, 'resumable', path.basename(url));
+    while ((await stat(onDisk)).size < MiB) await sleep(20);
+    await running.close();
+    expect(await answer).toMatch(/^HTTP\/1\.1 503[\s\S]*the bytes received so far are kept/);
+
+    running = await startTestServer({ ...shared });
+    const again = client(running.url);
+    const status = await again.request('HEAD', url, { token: owner.token, headers: TUS });
+    expect(status.headers.get('upload-offset')).toBe(String(MiB));
+    const rest = await again.request('PATCH', url, {
+      token: owner.token,
+      body: new Uint8Array(bytes.subarray(MiB)),
+      headers: { ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(MiB) },
+    });
+    expect(rest.status).toBe(204);
+    const file = (await again.request('GET', `/api/files/${rest.headers.get('band-file-id')}`, { token: owner.token })).body;
+    expect(file.sha256).toBe(sha256(bytes));
+  } finally {
+    await running.close();
+    await rm(shared.DATA_DIR, { recursive: true, force: true });
+  }
 });

@@ -8,12 +8,12 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { DomainError, invalidField, notFound } from '../core/errors.js';
+import { DomainError, invalidField, notFound, unavailable } from '../core/errors.js';
 import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
 import { type FileRule, FileTypes, SIGNATURE_LENGTH } from '../core/file-types.js';
 import type { Logger } from '../core/logger.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { Shutdown, shuttingDown } from '../core/shutdown.js';
+import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
 import { FilesService } from '../files/service.js';
 import { type UploadRow, UploadsRepository } from './repository.js';
@@ -260,7 +260,7 @@ export class UploadsService {
         }, callback);
       },
     });
-    const cut = () => request.body.destroy(shuttingDown());
+    const cut = () => request.body.destroy(unavailable('The server is shutting down: the bytes received so far are kept; resume this upload in a moment.'));
     this.shutdown.signal.addEventListener('abort', cut, { once: true });
     try {
       await pipeline(request.body, meter, sink);
