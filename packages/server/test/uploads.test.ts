@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import path from 'node:path';
 import * as tus from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -222,6 +222,25 @@ describe('protocol', () => {
     expect(await download(owner.token, rest.headers.get('band-file-id')!)).toEqual(bytes);
   });
 
+  it('holds at most 5 PATCHes at once per instance (each keeps a database connection): the 6th is 503, other requests are served', async () => {
+    const user = await userWithCut(api);
+    const bytes = sampleBytes('wav', 30_000);
+    const urls: string[] = [];
+    for (let i = 0; i < 6; i++) urls.push(await createdUrl(user.token, user.cutId, `p${i}.wav`, bytes.length));
+    const held: Socket[] = [];
+    for (const url of urls.slice(0, 5)) {
+      held.push(await openPatch(user.token, url, 0, bytes.length, bytes.subarray(0, 100)));
+      await until(async () => (await bytesOnDisk(url)) === 100);
+    }
+    const refused = await patch(user.token, urls[5]!, 0, bytes);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect((await api.request('GET', '/api/health')).status).toBe(200);
+    expect((await api.request('GET', `/api/cuts/${user.cutId}`, { token: user.token })).status).toBe(200);
+    for (const socket of held) socket.destroy();
+    await until(async () => (await patch(user.token, urls[5]!, 0, bytes)).status === 204);
+  });
+
   it('terminates with 415 a renamed .txt sent as .wav, after its first bytes', async () => {
     const text = Buffer.from('These are the lyrics of the song, not audio at all.\n'.repeat(20));
     const url = await createdUrl(owner.token, owner.cutId, 'lyrics.wav', text.length);
@@ -334,42 +353,81 @@ describe('tus-js-client', () => {
   });
 
   it('resumes after its connection is aborted mid-PATCH', async () => {
-    const bytes = sampleBytes('zip', 24 * 1024 * 1024);
-    const firstRun = await new Promise<{ url: string }>((resolve, reject) => {
-      let aborted: Promise<void> | null = null;
-      const upload: tus.Upload = tusUpload(bytes, {
-        // One PATCH for the whole file, aborted as soon as its first bytes have gone out.
-        onProgress: (sent) => {
-          if (sent >= 64 * 1024 && !aborted) aborted = upload.abort().then(() => resolve({ url: upload.url! }), reject);
-        },
-        onError: reject,
-      });
+    const bytes = sampleBytes('zip', 8 * 1024 * 1024);
+    // Between client and server, a proxy that stops forwarding the first PATCH after 1 MiB: the client, still
+    // sending into the proxy, aborts, and the server keeps the 1 MiB that reached it.
+    const proxy = await stallingProxy(1024 * 1024);
+    try {
+      const endpoint = `${proxy.url}/api/uploads`;
+      // One PATCH for the whole file, aborted once the server has the 1 MiB the proxy forwards.
+      let failed: Error | null = null;
+      const upload = tusUpload(bytes, { endpoint, onError: (error) => void (failed = error) });
       upload.start();
-    });
-    await until(async () => (await head(owner.token, new URL(firstRun.url).pathname)).status === 200 && (await offsetOf(new URL(firstRun.url).pathname)) > 0);
-    const kept = await offsetOf(new URL(firstRun.url).pathname);
-    expect(kept).toBeGreaterThan(0);
-    expect(kept).toBeLessThan(bytes.length);
+      await until(async () => {
+        if (failed) throw failed;
+        const names = await readdir(path.join(server.dataDir, 'resumable'));
+        const sizes = await Promise.all(names.map((name) => stat(path.join(server.dataDir, 'resumable', name)).then((info) => info.size)));
+        return upload.url !== null && sizes.includes(1024 * 1024);
+      });
+      await upload.abort();
+      const firstRun = { url: upload.url! };
+      const uploadPath = new URL(firstRun.url).pathname;
+      await until(async () => (await offsetOf(uploadPath)) > 0);
+      const kept = await offsetOf(uploadPath);
+      expect(kept).toBe(1024 * 1024);
 
-    let fileId: string | null = null;
-    let resumedFrom = -1;
-    await new Promise<void>((resolve, reject) => {
-      const upload = tusUpload(bytes, {
-        uploadUrl: firstRun.url,
-        onAfterResponse: (req, res) => {
-          if (req.getMethod() === 'HEAD') resumedFrom = Number(res.getHeader('Upload-Offset'));
-          fileId = res.getHeader('Band-File-Id') ?? fileId;
-        },
-        onSuccess: () => resolve(),
-        onError: reject,
+      let fileId: string | null = null;
+      let resumedFrom = -1;
+      await new Promise<void>((resolve, reject) => {
+        const upload = tusUpload(bytes, {
+          endpoint,
+          uploadUrl: firstRun.url,
+          onAfterResponse: (req, res) => {
+            if (req.getMethod() === 'HEAD') resumedFrom = Number(res.getHeader('Upload-Offset'));
+            fileId = res.getHeader('Band-File-Id') ?? fileId;
+          },
+          onSuccess: () => resolve(),
+          onError: reject,
+        });
+        upload.start();
       });
-      upload.start();
-    });
-    expect(resumedFrom).toBe(kept);
-    const stored = await download(owner.token, fileId!);
-    expect(sha256(stored)).toBe(sha256(bytes));
+      expect(resumedFrom).toBe(kept);
+      const stored = await download(owner.token, fileId!);
+      expect(sha256(stored)).toBe(sha256(bytes));
+    } finally {
+      proxy.close();
+    }
   });
 });
+
+/** A TCP proxy to the server that forwards only `forward` bytes of the first PATCH's connection, then holds the rest. */
+async function stallingProxy(forward: number): Promise<{ url: string; close(): void }> {
+  const target = new URL(server.url);
+  let stalled = false;
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    let budget = Number.POSITIVE_INFINITY;
+    client.on('data', (chunk: Buffer) => {
+      if (!stalled && chunk.subarray(0, 6).toString('latin1') === 'PATCH ') {
+        stalled = true;
+        budget = forward + chunk.indexOf('\r\n\r\n') + 4;
+      }
+      if (budget <= 0) return;
+      upstream.write(chunk.subarray(0, budget));
+      budget -= chunk.length;
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, close: () => proxy.close() };
+}
 
 describe('the bytes on disk', () => {
   it('are readable only by the server user', async () => {

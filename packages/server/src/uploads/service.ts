@@ -16,12 +16,17 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
 import { FilesService } from '../files/service.js';
-import { type UploadRow, UploadsRepository } from './repository.js';
+import { type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
 
 /** An incomplete upload expires this long after it last received bytes. */
 export const UPLOAD_LIFETIME_SECONDS = 24 * 60 * 60;
 /** At most this many incomplete uploads per user at a time. */
 export const MAX_INCOMPLETE_UPLOADS = 10;
+/**
+ * PATCHes (and terminations) each hold a connection of the pool (10) for their lock while they run: at most
+ * this many at once in one instance, so other requests always find connections. More: 503, Retry-After 1.
+ */
+export const MAX_LOCKED_UPLOADS = 5;
 /** Bytes of a resumable upload file without a row are removed once they are this old (a crash between the two). */
 const UNLISTED_GRACE_MS = 60 * 60 * 1000;
 
@@ -77,6 +82,8 @@ export class UploadsService {
    * optimisation: a state is used only when it covers exactly the recorded offset; else the file is hashed.
    */
   private readonly runningHashes = new Map<string, RunningHash>();
+  /** Locks held by this instance now (each on a connection of its own). */
+  private lockedUploads = 0;
 
   constructor(
     @inject(SQL) private readonly sql: Sql,
@@ -143,8 +150,7 @@ export class UploadsService {
    */
   async patch(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
     await this.owned(principal, id);
-    const lock = await this.repository.tryLock(id);
-    if (!lock) throw new DomainError('UPLOAD_LOCKED', 'Another request is sending bytes to this upload; try again when it has ended');
+    const lock = await this.lock(id, 'Another request is sending bytes to this upload; try again when it has ended');
     // Tracked with the lock's release, so the shutdown closes the database only after its connection is back.
     return this.shutdown.track(
       (async () => {
@@ -160,8 +166,7 @@ export class UploadsService {
   /** Termination: the row and the bytes go. A complete upload's file stays (it is a File now). */
   async terminate(principal: Principal, id: string): Promise<void> {
     await this.owned(principal, id);
-    const lock = await this.repository.tryLock(id);
-    if (!lock) throw new DomainError('UPLOAD_LOCKED', 'A request is sending bytes to this upload; try again when it has ended');
+    const lock = await this.lock(id, 'A request is sending bytes to this upload; try again when it has ended');
     try {
       await this.remove(id);
     } finally {
@@ -189,6 +194,29 @@ export class UploadsService {
     const stale = Date.now() - UPLOAD_LIFETIME_SECONDS * 1000;
     for (const [id, running] of this.runningHashes) if (running.lastUsedMs < stale) this.runningHashes.delete(id);
     return expired.length;
+  }
+
+  /** The upload's lock: 423 with `busy` while another request holds it, 503 while this instance holds too many. */
+  private async lock(id: string, busy: string): Promise<UploadLock> {
+    if (this.lockedUploads >= MAX_LOCKED_UPLOADS) throw unavailable('Too many uploads are receiving bytes on this server right now; try again in a moment', 1);
+    this.lockedUploads += 1;
+    let lock: UploadLock | null = null;
+    try {
+      lock = await this.repository.tryLock(id);
+    } finally {
+      if (!lock) this.lockedUploads -= 1;
+    }
+    if (!lock) throw new DomainError('UPLOAD_LOCKED', busy);
+    const held = lock;
+    return {
+      release: async () => {
+        try {
+          await held.release();
+        } finally {
+          this.lockedUploads -= 1;
+        }
+      },
+    };
   }
 
   private async patchLocked(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
