@@ -656,7 +656,11 @@ const paths: Record<string, Record<string, unknown>> = {
         '412': problem('TUS_VERSION_UNSUPPORTED'),
         '423': problem('UPLOAD_LOCKED: another PATCH of this upload is in progress'),
         '460': problem('CHECKSUM_MISMATCH: the bytes do not match Upload-Checksum; they were discarded'),
-        '503': problem('UNAVAILABLE, with Retry-After: the database is unreachable, or the server is shutting down (the bytes that arrived are kept)', RETRY_AFTER),
+        '503': problem(
+          'UNAVAILABLE, with Retry-After: the database is unreachable, the server is shutting down (the bytes that arrived are kept), ' +
+            'or 5 PATCHes are already receiving bytes on this instance (Retry-After: 1)',
+          RETRY_AFTER,
+        ),
       },
     },
     delete: {
