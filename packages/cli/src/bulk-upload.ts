@@ -8,11 +8,14 @@ import type { FileRecord } from '@bandcollab/sdk';
 import { type Context, toCliError } from './context.js';
 import type { CliError } from './exit-codes.js';
 import type { LocalFile } from './globs.js';
+import { formatBytes } from './render.js';
 
 export interface UploadOptions {
   jobs: number;
   skipExisting: boolean;
   name?: string;
+  /** Continue an upload an earlier run left unfinished (large files go through resumable uploads). */
+  resume: boolean;
 }
 
 export interface UploadReport {
@@ -49,9 +52,17 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
     }
     const bar = progress.start(label, file.size);
     try {
-      // An access token that expires during a long upload is refreshed by the SDK, which sends the file again.
+      // Large files go through resumable uploads: a broken connection or an expired access token costs a HEAD
+      // and the rest; an interrupted run (Ctrl-C, a killed process) is continued by the next one.
       const client = await ctx.signedIn();
-      const record = await client.files.upload({ cutId, file: file.path, name: options.name, onProgress: ({ loaded }) => bar.update(loaded) });
+      const record = await client.files.upload({
+        cutId,
+        file: file.path,
+        name: options.name,
+        onProgress: ({ loaded }) => bar.update(loaded),
+        resumeStore: options.resume ? ctx.resumeStore() : undefined,
+        onResume: (offset) => progress.note(`resuming ${label} at ${formatBytes(offset)}`),
+      });
       report.uploadedBytes += file.size;
       bar.finish(true);
       return record;

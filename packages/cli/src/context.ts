@@ -3,7 +3,7 @@
 // token), BAND_EMAIL + BAND_PASSWORD, or the tokens stored for that server's origin (never those another
 // server issued).
 import path from 'node:path';
-import type { BandClient, BandClientOptions, TokenPair, TokenStore } from '@bandcollab/sdk';
+import type { BandClient, BandClientOptions, ResumeStore, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import type Conf from 'conf';
 import {
@@ -131,6 +131,15 @@ export class Context {
 
   saveSettings(settings: ProfileSettings): void {
     this.config.set(this.profile, settings);
+  }
+
+  /**
+   * Where unfinished resumable uploads to this server are remembered between runs, per profile and origin:
+   * `uploads/<profile>@<origin>.json` in the config directory.
+   */
+  resumeStore(): ResumeStore {
+    const name = path.basename(credentialFile(this.configDir, this.profile, this.origin));
+    return new this.lib.sdk.FileResumeStore(path.join(this.configDir, 'uploads', name));
   }
 
   /** A client that sends no credentials (register, login). */

@@ -117,7 +117,7 @@ export class Output {
 
   /** Progress for a set of transfers: bars on a terminal, plain lines elsewhere, nothing with --no-progress. */
   async transfers(verb: string, fileCount: number, totalBytes: number): Promise<TransferProgress> {
-    if (!this.progressEnabled) return new SilentProgress();
+    if (!this.progressEnabled) return new SilentProgress((message) => this.info(message));
     if (this.liveTerminal) {
       // A CommonJS package: in the bundle, its exports are only the default export.
       const { MultiBar, Presets } = (await import('cli-progress')).default;
@@ -165,6 +165,8 @@ export interface TransferProgress {
   start(name: string, size: number): FileProgress;
   /** Records a file that needs no transfer (skipped). */
   skip(name: string, size: number): void;
+  /** A status line about one transfer ("resuming … at …"), written where the bars do not draw over it. */
+  note(message: string): void;
   stop(): void;
 }
 
@@ -203,6 +205,9 @@ function jsonText(value: unknown, indent?: number): string {
 }
 
 class SilentProgress implements TransferProgress {
+  /** Notes still reach the user (unless --quiet): only the progress is silent. */
+  constructor(readonly note: (message: string) => void) {}
+
   start(): FileProgress {
     return { update: () => undefined, finish: () => undefined };
   }
@@ -278,6 +283,10 @@ class BarProgress implements TransferProgress {
     this.refreshOverall();
   }
 
+  note(message: string): void {
+    this.bars.log(`${printable(message)}\n`);
+  }
+
   stop(): void {
     this.refreshOverall();
     // Draw once more so lines logged since the last redraw are not lost.
@@ -315,6 +324,10 @@ class PlainProgress implements TransferProgress {
 
   skip(_name: string, size: number): void {
     this.totals.close(this.totals.open(), size);
+  }
+
+  note(message: string): void {
+    writeLines(this.stream, message);
   }
 
   stop(): void {

@@ -59,7 +59,8 @@ afterAll(async () => {
 });
 
 it('band file upload cut by a server shutting down says so and exits 5 (unavailable)', async () => {
-  await writeFile(path.join(work, 'long.wav'), wavBytes(1, 8 * 1024 * 1024));
+  // Under 8 MiB, so a multipart upload (a resumable one keeps its bytes and is resumed: resume.test.ts).
+  await writeFile(path.join(work, 'long.wav'), wavBytes(1, 7 * 1024 * 1024));
   proxy.throttle = true;
   const upload = user.band(['file', 'upload', 'long.wav', '--cut', 'Take 1', '--vibe', 'Verse', '--project', 'Demo'], { cwd: work });
 

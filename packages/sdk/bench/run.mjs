@@ -33,7 +33,7 @@ try {
   const file = path.join(work, 'stems.zip');
   await writeFile(file, Buffer.from('PK\x03\x04', 'latin1'));
   await truncate(file, UPLOAD_MIB * MiB);
-  const uploadArgs = [server.url, client.tokens.accessToken, cut.id, file];
+  const uploadArgs = [server.url, client.sessionTokens.accessToken, cut.id, file];
   const bare = await measure(path.join(here, 'bare-upload-peak-rss.mjs'), uploadArgs);
   const sdk = await measure(path.join(here, '../test/fixtures/upload-peak-rss.mjs'), uploadArgs);
   report('upload peak RSS', {
@@ -47,7 +47,7 @@ try {
     bareSeconds: round(bare.seconds),
   });
 
-  report('small GET overhead', await getOverhead(server.url, client.tokens.accessToken));
+  report('small GET overhead', await getOverhead(server.url, client.sessionTokens.accessToken));
 } finally {
   server.process.kill('SIGTERM');
   await once(server.process, 'exit');

@@ -6,6 +6,7 @@ export type { FileInput, Progress } from './multipart.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
 export type { UploadInput } from './resources/files.js';
 export type { ShareListTarget } from './resources/shares.js';
+export { FileResumeStore, RESUMABLE_MIN_BYTES, type ResumeStore } from './resumable.js';
 export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
 export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
 export { AuthResource } from './resources/auth.js';

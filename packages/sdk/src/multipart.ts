@@ -21,18 +21,35 @@ export interface FileSource {
   filename: string | undefined;
   size: number | null;
   open(): Readable;
+  /** The bytes from `offset` on, for a replayable source (a resumable upload continues there). */
+  openFrom?(offset: number): Readable;
   replayable: boolean;
+  /** A file on disk as it is now (path, size, modification time): what a resumed upload must match. */
+  fingerprint?: string;
 }
 
 export async function fileSource(input: FileInput, filename?: string): Promise<FileSource> {
   if (typeof input === 'string') {
     const info = await stat(input);
     if (!info.isFile()) throw new TypeError(`${input} is not a file`);
-    return { filename: filename ?? path.basename(input), size: info.size, open: () => createReadStream(input), replayable: true };
+    return {
+      filename: filename ?? path.basename(input),
+      size: info.size,
+      open: () => createReadStream(input),
+      openFrom: (offset) => createReadStream(input, { start: offset }),
+      replayable: true,
+      fingerprint: `${path.resolve(input)}\n${info.size}\n${info.mtimeMs}`,
+    };
   }
   if (input instanceof Uint8Array) {
     const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-    return { filename, size: bytes.length, open: () => Readable.from(slices(bytes)), replayable: true };
+    return {
+      filename,
+      size: bytes.length,
+      open: () => Readable.from(slices(bytes)),
+      openFrom: (offset) => Readable.from(slices(bytes.subarray(offset))),
+      replayable: true,
+    };
   }
   if (isStream(input)) {
     const knownFile = input instanceof ReadStream && typeof input.path === 'string' && (input as { start?: number }).start === undefined;
@@ -49,6 +66,7 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
     filename: filename ?? (named || undefined),
     size: input.size,
     open: () => Readable.fromWeb(input.stream() as Parameters<typeof Readable.fromWeb>[0]),
+    openFrom: (offset) => Readable.fromWeb(input.slice(offset).stream() as Parameters<typeof Readable.fromWeb>[0]),
     replayable: true,
   };
 }

@@ -60,7 +60,7 @@ export interface TransportOptions {
   userAgent?: string;
 }
 
-type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
+type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A streamed request body; `open` is called once per attempt. */
 export interface StreamBody {

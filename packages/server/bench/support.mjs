@@ -1,7 +1,10 @@
 // Helpers every server benchmark shares: child processes that print "listening on <url>", JSON API calls,
-// /proc figures and the one-JSON-line-per-figure report.
-import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+// /proc figures and the one-JSON-line-per-figure report; the transfer benchmarks' files, uploads and measures.
+import { execFileSync, spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import path from 'node:path';
 
 /** Starts `node script ...args` and resolves once it prints its `listening on` line. */
 export async function start(script, args = [], env = {}) {
@@ -39,4 +42,101 @@ export function report(name, figures) {
 
 export function round(value) {
   return Math.round(value * 100) / 100;
+}
+
+const MiB = 1024 * 1024;
+
+/** A sparse file that starts like a ZIP: reading it costs no disk, so the servers are what is measured. */
+export async function zipFile(dir, name, sizeMiB) {
+  const file = path.join(dir, name);
+  await writeFile(file, Buffer.from('PK\x03\x04', 'latin1'));
+  await truncate(file, sizeMiB * MiB);
+  return { path: file, size: sizeMiB * MiB };
+}
+
+export function multipart(cutId, fileName) {
+  const boundary = '----bandcollab-bench-boundary';
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="cutId"\r\n\r\n${cutId}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\n` +
+      'Content-Type: application/zip\r\n\r\n',
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return { contentType: `multipart/form-data; boundary=${boundary}`, head, tail, overhead: head.length + tail.length };
+}
+
+/** Streams head + file + tail as one request with a Content-Length; resolves with the response. */
+export function send(url, token, body, file) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': body.contentType,
+        'content-length': body.overhead + file.size,
+      },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode, body: text }));
+    });
+    req.on('error', reject);
+    req.write(body.head);
+    const stream = createReadStream(file.path, { highWaterMark: MiB });
+    stream.pipe(req, { end: false });
+    stream.on('end', () => req.end(body.tail));
+  });
+}
+
+/** GETs a URL and counts the bytes without keeping them. */
+export function fetchAll(url, headers) {
+  return new Promise((resolve, reject) => {
+    request(url, { agent: false, headers }, (res) => {
+      let size = 0;
+      res.on('data', (chunk) => (size += chunk.length));
+      res.on('end', () => (res.statusCode === 200 ? resolve({ size }) : reject(new Error(`download: ${res.statusCode}`))));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/**
+ * Times `work` and the server's peak RSS growth during it. Dirty pages of earlier writes are flushed first,
+ * so no transfer pays for another's writeback.
+ */
+export async function measure(server, work) {
+  execFileSync('sync');
+  const rssBefore = await memory(server.process.pid, 'VmRSS');
+  await writeFile(`/proc/${server.process.pid}/clear_refs`, '5');
+  const cpuBefore = await cpuSeconds(server.process.pid);
+  const started = performance.now();
+  const result = await work();
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = (await cpuSeconds(server.process.pid)) - cpuBefore;
+  const peak = await memory(server.process.pid, 'VmHWM');
+  return { result, seconds, cpu, growthMiB: round((peak - rssBefore) / MiB) };
+}
+
+/** User + system CPU time of a process (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms). */
+export async function cpuSeconds(pid) {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export async function seed(baseUrl) {
+  const auth = await call(baseUrl, 'POST', '/api/auth/register', null, { email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
+  const token = auth.accessToken;
+  const project = await call(baseUrl, 'POST', '/api/projects', token, { name: 'Bench' });
+  const vibe = await call(baseUrl, 'POST', `/api/projects/${project.id}/vibes`, token, { name: 'Bench' });
+  const cut = await call(baseUrl, 'POST', `/api/vibes/${vibe.id}/cuts`, token, { name: 'Bench' });
+  return { token, cutId: cut.id };
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }

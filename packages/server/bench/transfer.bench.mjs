@@ -7,19 +7,15 @@
 // Throughput is the median of alternating rounds, in MB/s (10^6 bytes per second). Server memory is the
 // peak RSS growth of the server process during a transfer: VmHWM after, minus VmRSS before, with the
 // high-water mark reset (clear_refs) just before the transfer.
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { call, memory, report, round, start } from './support.mjs';
+import { call, fetchAll, measure, median, multipart, report, round, seed, send, start, zipFile } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
-const MiB = 1024 * 1024;
 const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENT = 8;
@@ -40,7 +36,7 @@ try {
   const bareHash = await started(path.join(here, 'transfer-bare-server.mjs'), ['pipe+sha256', await dir('hash')]);
   const { token, cutId } = await seed(bandcollab.url);
 
-  const big = await zipFile('stems.zip', UPLOAD_MIB);
+  const big = await zipFile(work, 'stems.zip', UPLOAD_MIB);
   const body = multipart(cutId, 'stems.zip');
   const upload = (server, file) => {
     const target = server === bandcollab ? `${server.url}/api/files/upload` : server.url;
@@ -109,7 +105,7 @@ try {
     met: downloadRatio >= TARGETS.throughputRatio,
   });
 
-  const medium = await zipFile('medium.zip', CONCURRENT_MIB);
+  const medium = await zipFile(work, 'medium.zip', CONCURRENT_MIB);
   const mediumBody = multipart(cutId, 'medium.zip');
   const concurrent = await measure(bandcollab, () =>
     Promise.all(Array.from({ length: CONCURRENT }, () => send(`${bandcollab.url}/api/files/upload`, token, mediumBody, medium))),
@@ -137,97 +133,3 @@ async function dir(name) {
   return target;
 }
 
-/** A sparse file that starts like a ZIP: reading it costs no disk, so the servers are what is measured. */
-async function zipFile(name, sizeMiB) {
-  const file = path.join(work, name);
-  await writeFile(file, Buffer.from('PK\x03\x04', 'latin1'));
-  await truncate(file, sizeMiB * MiB);
-  return { path: file, size: sizeMiB * MiB };
-}
-
-function multipart(cutId, fileName) {
-  const boundary = '----bandcollab-bench-boundary';
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="cutId"\r\n\r\n${cutId}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\n` +
-      'Content-Type: application/zip\r\n\r\n',
-  );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  return { contentType: `multipart/form-data; boundary=${boundary}`, head, tail, overhead: head.length + tail.length };
-}
-
-/** Streams head + file + tail as one request with a Content-Length; resolves with the response. */
-function send(url, token, body, file) {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: 'POST',
-      agent: false,
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': body.contentType,
-        'content-length': body.overhead + file.size,
-      },
-    });
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode, body: text }));
-    });
-    req.on('error', reject);
-    req.write(body.head);
-    const stream = createReadStream(file.path, { highWaterMark: MiB });
-    stream.pipe(req, { end: false });
-    stream.on('end', () => req.end(body.tail));
-  });
-}
-
-/** GETs a URL and counts the bytes without keeping them. */
-function fetchAll(url, headers) {
-  return new Promise((resolve, reject) => {
-    request(url, { agent: false, headers }, (res) => {
-      let size = 0;
-      res.on('data', (chunk) => (size += chunk.length));
-      res.on('end', () => (res.statusCode === 200 ? resolve({ size }) : reject(new Error(`download: ${res.statusCode}`))));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-/**
- * Times `work` and the server's peak RSS growth during it. Dirty pages of earlier writes are flushed first,
- * so no transfer pays for another's writeback.
- */
-async function measure(server, work) {
-  execFileSync('sync');
-  const rssBefore = await memory(server.process.pid, 'VmRSS');
-  await writeFile(`/proc/${server.process.pid}/clear_refs`, '5');
-  const cpuBefore = await cpuSeconds(server.process.pid);
-  const started = performance.now();
-  const result = await work();
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = (await cpuSeconds(server.process.pid)) - cpuBefore;
-  const peak = await memory(server.process.pid, 'VmHWM');
-  return { result, seconds, cpu, growthMiB: round((peak - rssBefore) / MiB) };
-}
-
-/** User + system CPU time of a process (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms). */
-async function cpuSeconds(pid) {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-async function seed(baseUrl) {
-  const auth = await call(baseUrl, 'POST', '/api/auth/register', null, { email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
-  const token = auth.accessToken;
-  const project = await call(baseUrl, 'POST', '/api/projects', token, { name: 'Bench' });
-  const vibe = await call(baseUrl, 'POST', `/api/projects/${project.id}/vibes`, token, { name: 'Bench' });
-  const cut = await call(baseUrl, 'POST', `/api/vibes/${vibe.id}/cuts`, token, { name: 'Bench' });
-  return { token, cutId: cut.id };
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}

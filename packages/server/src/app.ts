@@ -33,9 +33,11 @@ import { ExpiredRowsPurge } from './operations/purge.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
+import { FileTypes } from './core/file-types.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
 import { TokensRoutes } from './tokens/routes.js';
+import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscoveryHeaders, UploadsRoutes } from './uploads/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 
 export interface RunningServer {
@@ -79,6 +81,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   StorageRoutes,
   FilesRoutes,
   TokensRoutes,
+  UploadsRoutes,
   SharesRoutes,
   EventsRoutes,
 ];
@@ -197,7 +200,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     }
     // tinyhttp runs HEAD through the first route of the path whatever its method (a HEAD of
     // /api/auth/logout would log out): only a GET route may answer it.
-    if (req.method === 'HEAD' && firstRouteOf(app, req.url)?.method !== 'GET') {
+    if (req.method === 'HEAD' && !['GET', 'HEAD'].includes(firstRouteOf(app, req.url)?.method ?? '')) {
       sendProblem(req, res, noRoute(req));
       return;
     }
@@ -209,12 +212,18 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   });
 
   if (config.corsOrigins.length > 0) {
+    // The CORS middleware answers every OPTIONS itself: the tus discovery answer gets its headers first.
+    const discovery = tusDiscoveryHeaders(container.resolve(FileTypes));
+    app.use((req, res, next) => {
+      if (req.method === 'OPTIONS' && req.url.split('?')[0] === '/api/uploads') for (const [name, value] of Object.entries(discovery)) res.setHeader(name, value);
+      next?.();
+    });
     app.use(
       cors({
         origin: config.corsOrigins,
         credentials: true,
-        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id'],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id'],
+        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', ...TUS_REQUEST_HEADERS],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', ...TUS_RESPONSE_HEADERS],
       }),
     );
   }

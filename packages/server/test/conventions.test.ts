@@ -19,6 +19,7 @@ let invitationId: string;
 let avatarName: string;
 let shareId: string;
 let tokenId: string;
+let uploadId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -36,6 +37,11 @@ beforeAll(async () => {
   tokenId = (
     await expectStatus(fx.api.request('POST', '/api/tokens', { token: fx.actors.projectAdmin.token, json: { name: 'Listed', scope: 'read', expiresIn: 3600 } }), 201)
   ).id;
+  const resumable = await fx.api.request('POST', '/api/uploads', {
+    token: fx.actors.projectAdmin.token,
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '256', 'upload-metadata': `cutId ${btoa(fx.project.cutId)},filename ${btoa('take.mp3')}` },
+  });
+  uploadId = resumable.headers.get('location')!.split('/').pop()!;
 });
 afterAll(() => server?.close());
 
@@ -59,7 +65,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'token') return 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;
@@ -106,8 +112,8 @@ describe('a path id that is not a UUID', () => {
 });
 
 describe('JSON bodies', () => {
-  /** Routes that read a JSON body; the upload and the avatar are multipart only and the IdP exchange and link answer 404 IDP_DISABLED here. */
-  const MULTIPART_ONLY = new Set(['/api/files/upload', '/api/auth/me/avatar']);
+  /** Routes that read a JSON body; the uploads and the avatar are multipart or tus bytes only and the IdP exchange and link answer 404 IDP_DISABLED here. */
+  const MULTIPART_ONLY = new Set(['/api/files/upload', '/api/uploads', '/api/auth/me/avatar']);
   const jsonRoutes = () =>
     routes().filter(
       ({ method, path }) =>
@@ -172,6 +178,7 @@ describe('authentication failures', () => {
     'GET /api/reference',
     'GET /api/invitations/:token',
     'GET /invite/:token',
+    'OPTIONS /api/uploads',
   ]);
   const protectedRoutes = () => routes().filter(({ method, path }) => !OPEN.has(`${method} ${path}`) && !path.includes('/idp') && !path.includes('share/:token'));
 
@@ -287,7 +294,9 @@ describe('HEAD', () => {
 
   it('is 404 on a path without a GET route, and runs no other method (a HEAD never logs out)', async () => {
     const user = await fx.api.register();
-    const getPaths = new Set(routes().filter(({ method }) => method === 'GET').map(({ path }) => path));
+    // A resumable upload has a HEAD route of its own (uploads.test.ts).
+    const headRoutes = server.routes.filter((route) => route.startsWith('HEAD ')).map((route) => route.slice('HEAD '.length));
+    const getPaths = new Set([...routes().filter(({ method }) => method === 'GET').map(({ path }) => path), ...headRoutes]);
     const others = routes().filter(({ path }) => !getPaths.has(path));
     expect(others.map(({ path }) => path)).toContain('/api/auth/logout');
     for (const { path } of others) {

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options'];
 /** `GET /api/projects/:id` and `get /api/projects/{id}` both become `GET /api/projects/{}`. */
 const shape = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/:[A-Za-z]+|\{[A-Za-z]+\}|\*/g, '{}')}`;
 

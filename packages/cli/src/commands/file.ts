@@ -32,19 +32,26 @@ export function register(file: Command, io: Io): void {
       .option('-j, --jobs <n>', 'how many files to upload at the same time', positiveInteger, 4)
       .option('--skip-existing', 'skip files whose content (sha256) is already on the cut')
       .option('--name <name>', 'display name (one file only; default: the file name)')
+      .option('--no-resume', 'send every file from its first byte, even one an interrupted run left unfinished')
       .action(
-        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; skipExisting?: boolean; name?: string }) => {
+        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; skipExisting?: boolean; name?: string; resume: boolean }) => {
           const files = await expand(patterns, ctx.io.cwd);
           if (options.name !== undefined && files.length > 1) throw usageError('--name needs exactly one file');
           const client = await ctx.signedIn();
           const cut = await resolveCut(client, options);
-          const report = await uploadFiles(ctx, cut.id, cut.files, files, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting), name: options.name });
+          const report = await uploadFiles(ctx, cut.id, cut.files, files, {
+            jobs: options.jobs,
+            skipExisting: Boolean(options.skipExisting),
+            name: options.name,
+            resume: options.resume,
+          });
           reportUploads(ctx, files, report);
         }),
       ),
     'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo',
     'band file upload "takes/*.wav" stems.zip --cut 3f1e0c4a-6b2d-4f8e-a1c3-5d7e9f0a2b4c --jobs 8',
     'band file upload "takes/*.wav" --cut Final --project Demo --skip-existing   # re-run: only what is missing',
+    'band file upload stems.zip --cut Final --vibe Mixes --project Demo   # interrupted? run it again: it resumes',
   );
 
   withExamples(

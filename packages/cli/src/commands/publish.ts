@@ -24,6 +24,8 @@ interface PublishOptions {
   maxTruePeak?: number;
   /** LUFS. */
   loudness?: { target: number; tolerance: number };
+  /** False with --no-resume. */
+  resume: boolean;
 }
 
 export function register(publish: Command, io: Io): void {
@@ -42,6 +44,7 @@ export function register(publish: Command, io: Io): void {
       .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w); default: no expiry', parseDuration)
       .option('--max-true-peak <dBTP>', 'wait for the analysis; refuse (exit 7) when the true peak is above this, e.g. -1.0', decibels)
       .option('--loudness <LUFS:LU>', 'wait for the analysis; refuse (exit 7) unless the integrated loudness is within target ± tolerance, e.g. -14:1', loudnessRange)
+      .option('--no-resume', 'send the file from its first byte, even when an interrupted run left it unfinished')
       .addHelpText(
         'after',
         '\nOutput: with --share, the share URL (with --json, the share link record); without, the file record with --json.\n' +
@@ -63,7 +66,7 @@ export function register(publish: Command, io: Io): void {
           const sha256 = await sha256Of(local.path);
           const present = cut.files.find((record) => record.sha256 === sha256);
           if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
-          let file = present ?? (await uploadOne(ctx, cut.id, local));
+          let file = present ?? (await uploadOne(ctx, cut.id, local, options.resume));
           if (gated) {
             file = await analysedFile(client, file);
             const problems = masteringProblems(file, options);
@@ -84,8 +87,8 @@ export function register(publish: Command, io: Io): void {
   );
 }
 
-async function uploadOne(ctx: Context, cutId: string, file: LocalFile): Promise<FileRecord> {
-  const report = await uploadFiles(ctx, cutId, [], [file], { jobs: 1, skipExisting: false });
+async function uploadOne(ctx: Context, cutId: string, file: LocalFile, resume: boolean): Promise<FileRecord> {
+  const report = await uploadFiles(ctx, cutId, [], [file], { jobs: 1, skipExisting: false, resume });
   const failure = report.failures[0];
   if (failure) throw failure.error;
   return report.records[0]!;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkSize, type FileInput, fileSource, multipartBody, type Progress } from '../multipart.js';
+import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress } from '../multipart.js';
+import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
@@ -28,6 +29,20 @@ export interface UploadInput extends UploadFields {
   filename?: string;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
+  /**
+   * Through the server's resumable (tus) uploads: 'auto' (the default) for files of `resumableMinBytes` and more
+   * whose bytes can be read again (a path, bytes, a Blob); true for any such file; false never.
+   */
+  resumable?: boolean | 'auto';
+  /** The size from which 'auto' uploads resumably; 8 MiB by default. */
+  resumableMinBytes?: number;
+  /**
+   * Remembers unfinished resumable uploads of file paths, so a later run (another process) continues one
+   * instead of starting again; `FileResumeStore` keeps them in a file.
+   */
+  resumeStore?: ResumeStore;
+  /** Called when a resumable upload continues one an earlier run left at `offset` bytes. */
+  onResume?: (offset: number) => void;
 }
 
 export class FilesResource {
@@ -46,6 +61,24 @@ export class FilesResource {
       throw localProblem(415, 'UNSUPPORTED_FILE_TYPE', 'Unsupported Media Type', `${source.filename}: accepted types are ${accepted}`);
     }
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
+    if (this.resumable(input, source)) {
+      const signal = joined(input.signal, options?.signal);
+      const fileId = await uploadResumable(
+        this.transport,
+        {
+          cutId: input.cutId,
+          source,
+          filename: source.filename,
+          name: input.name,
+          resumeStore: input.resumeStore,
+          onProgress: input.onProgress,
+          onResume: input.onResume,
+          retries: options?.retries ?? this.transport.retries,
+        },
+        { ...options, signal },
+      );
+      return this.get(fileId, { ...options, signal });
+    }
     return this.transport.json<FileRecord>(
       {
         method: 'POST',
@@ -58,6 +91,19 @@ export class FilesResource {
       },
       options,
     );
+  }
+
+  /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
+  cancelUpload(url: string, options?: RequestOptions): Promise<void> {
+    return cancelUpload(this.transport, url, options);
+  }
+
+  private resumable(input: UploadInput, source: FileSource): boolean {
+    const mode = input.resumable ?? 'auto';
+    const possible = source.size !== null && source.size > 0 && source.openFrom !== undefined;
+    if (mode === true && !possible) throw new TypeError('upload: a resumable upload needs a path, bytes or a Blob (a stream cannot be read again)');
+    if (mode === 'auto') return possible && source.size! >= (input.resumableMinBytes ?? RESUMABLE_MIN_BYTES);
+    return mode;
   }
 
   get(id: string, options?: RequestOptions): Promise<FileRecord> {
@@ -106,4 +152,10 @@ export class FilesResource {
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
     return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` }, options);
   }
+}
+
+/** The call's signals as one (either aborts it). */
+function joined(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
+  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  return present.length > 1 ? AbortSignal.any(present) : present[0];
 }

@@ -20,6 +20,8 @@ export interface DeletedContent {
  *   files/<id>.<ext>   uploaded files (the row in `files` names them)
  *   images/<name>      project and vibe images (the `image` column names them)
  *   tmp/               uploads in progress; renamed into place once complete, swept at start-up
+ *   resumable/<id>     the bytes of resumable uploads (a row in `resumable_uploads` each); they outlive a
+ *                      restart, so start-up leaves them; renamed into files/ on completion
  *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there at start-up (never deleted:
  *                      a wrong DATABASE_URL or an older backup must not destroy them); `orphans` lists and purges
  * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
@@ -30,6 +32,7 @@ export class Disk {
   readonly filesDir: string;
   readonly imagesDir: string;
   readonly tempDir: string;
+  readonly resumableDir: string;
   readonly orphansDir: string;
 
   constructor(
@@ -39,6 +42,7 @@ export class Disk {
     this.filesDir = path.join(config.dataDir, 'files');
     this.imagesDir = path.join(config.dataDir, 'images');
     this.tempDir = path.join(config.dataDir, 'tmp');
+    this.resumableDir = path.join(config.dataDir, 'resumable');
     this.orphansDir = path.join(config.dataDir, 'orphans');
   }
 
@@ -49,7 +53,7 @@ export class Disk {
   async prepare(): Promise<void> {
     await mkdir(this.config.dataDir, { recursive: true, mode: PRIVATE_DIR });
     await chmod(this.config.dataDir, this.dataDirMode());
-    for (const dir of [this.filesDir, this.imagesDir, this.tempDir, this.orphansDir, ...this.orphanDirs()]) {
+    for (const dir of [this.filesDir, this.imagesDir, this.tempDir, this.resumableDir, this.orphansDir, ...this.orphanDirs()]) {
       await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
       await chmod(dir, PRIVATE_DIR);
     }
@@ -84,6 +88,11 @@ export class Disk {
   /** A fresh path under tmp/ for an upload in progress. */
   newTempPath(): string {
     return path.join(this.tempDir, `${randomUUID()}.part`);
+  }
+
+  /** The bytes of resumable upload `id` (a UUID the server chose). */
+  resumablePath(id: string): string {
+    return path.join(this.resumableDir, id);
   }
 
   /** `extension` must come from the FILE_TYPES table, never from a client. */

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,7 +7,8 @@ import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
 import { Disk } from './disk.js';
 import { DomainError, invalidField } from './errors.js';
-import { describeBytes, type FileRule, FileTypes, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
+import { cleanFileName, FileIntake, unsupportedType } from './file-intake.js';
+import { describeBytes, type FileRule, FileTypes } from './file-types.js';
 import { isMultipart, validate } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
 import { insufficientStorage, type Reservation, Space } from './space.js';
@@ -212,9 +212,8 @@ export class Multipart {
   }
 
   /**
-   * Streams one file part to tmp/, hashing, counting and checking it; removes the partial file on failure.
-   * Without a `named` rule, the first rule whose signature the leading bytes match types the file; until
-   * they have arrived, the largest limit of `rules` applies.
+   * Streams one file part to tmp/ through the upload rules (FileIntake); removes the partial file on failure.
+   * Without a `named` rule, the leading bytes type the file.
    */
   private async store(
     field: string,
@@ -228,26 +227,14 @@ export class Multipart {
     const temp = await this.disk.createTemp();
     const tempPath = temp.path;
     const sink = temp.handle.createWriteStream();
-    const hash = createHash('sha256');
-    let size = 0;
-    let head = Buffer.alloc(0);
-    let rule = named;
-    const largest = rules.reduce((a, b) => (b.maxBytes > a.maxBytes ? b : a));
-    const checkHead = (): Error | null => {
-      rule ??= rules.find((candidate) => hasExpectedSignature(candidate.extension, head)) ?? null;
-      return rule !== null && hasExpectedSignature(rule.extension, head) ? null : unsupportedType(rules);
-    };
+    const intake = new FileIntake(rules, named);
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length;
-        const limit = rule ?? largest;
-        if (size > limit.maxBytes) return callback(fileTooLarge(limit));
-        if (head.length < SIGNATURE_LENGTH) {
-          head = Buffer.concat([head, chunk.subarray(0, SIGNATURE_LENGTH - head.length)]);
-          const mismatch = head.length === SIGNATURE_LENGTH ? checkHead() : null;
-          if (mismatch) return callback(mismatch);
+        try {
+          intake.take(chunk);
+        } catch (error) {
+          return callback(error as Error);
         }
-        hash.update(chunk);
         reservation.add(chunk.length).then(() => callback(null, chunk), callback);
       },
     });
@@ -255,9 +242,8 @@ export class Multipart {
       // The upload may have failed while the file was being created; a destroyed source never ends a pipeline.
       if (stream.destroyed) throw new Error('The upload ended before its file was stored');
       await pipeline(stream, meter, sink);
-      if (size === 0) throw invalidField(field, 'must not be empty');
-      const mismatch = checkHead();
-      if (mismatch) throw mismatch;
+      if (intake.received === 0) throw invalidField(field, 'must not be empty');
+      intake.finish();
     } catch (error) {
       sink.destroy();
       await this.disk.removeQuietly(tempPath);
@@ -265,34 +251,16 @@ export class Multipart {
       this.space.measureAgain();
       throw insufficientStorage();
     }
-    return { tempPath, originalName, rule: rule!, size, sha256: hash.digest('hex') };
+    return { tempPath, originalName, rule: intake.rule!, size: intake.received, sha256: intake.runningHash!.digest('hex') };
   }
-}
-
-/** The base name a client sent (either separator), without control characters, at most 200 characters. */
-function cleanFileName(raw: string): string {
-  const base = raw.split(/[/\\]/).pop() ?? '';
-  const clean = base.replace(/\p{Cc}/gu, '').trim();
-  if (clean.length <= 200) return clean;
-  const extension = extensionOf(clean);
-  return extension ? `${clean.slice(0, 199 - extension.length)}.${extension}` : clean.slice(0, 200);
 }
 
 /**
  * STACK.md: after a refused upload the rest of the body is not read, so the connection cannot be reused;
  * the response says so and the socket is destroyed once it is sent.
  */
-function closeAfterResponse(res: ServerResponse): void {
+export function closeAfterResponse(res: ServerResponse): void {
   if (res.headersSent) return;
   res.setHeader('Connection', 'close');
   res.once('finish', () => res.socket?.destroy());
-}
-
-function unsupportedType(rules: FileRule[]): DomainError {
-  const accepted = rules.map((rule) => `.${rule.extension}`).join(', ');
-  return new DomainError('UNSUPPORTED_FILE_TYPE', `Accepted files are ${accepted}, with contents that match the extension`);
-}
-
-function fileTooLarge(rule: FileRule): DomainError {
-  return new DomainError('FILE_TOO_LARGE', `${FILE_TYPE_PLURALS[rule.type]} (.${rule.extension}) are limited to ${describeBytes(rule.maxBytes)}`);
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { FileRecord, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
-import type { Sql } from '../core/database.js';
+import type { Sql, Tx } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { DomainError, forbidden, notFound } from '../core/errors.js';
@@ -33,12 +33,17 @@ export class FilesService {
   /**
    * Records a received upload: in one transaction that locks the cut, writes the row, publishes the event
    * and renames the bytes into place. Whatever fails, neither the bytes nor the row stay behind.
+   * `alsoRecord` runs in that transaction once the row is written: a resumable upload marks itself complete.
    */
-  async upload(principal: Principal, upload: { cutId: string; name: string; file: ReceivedFile }): Promise<FileRecord> {
+  async upload(
+    principal: Principal,
+    upload: { cutId: string; name: string; file: ReceivedFile },
+    alsoRecord?: (tx: Tx, file: FileRecord) => Promise<void>,
+  ): Promise<FileRecord> {
     const id = randomUUID();
     const finalPath = this.disk.filePath(id, upload.file.rule.extension);
     try {
-      return await this.record(principal, { id, ...upload, finalPath });
+      return await this.record(principal, { id, ...upload, finalPath }, alsoRecord);
     } catch (error) {
       await this.disk.removeQuietly(upload.file.tempPath);
       await this.disk.removeQuietly(finalPath);
@@ -49,6 +54,7 @@ export class FilesService {
   private record(
     principal: Principal,
     upload: { id: string; cutId: string; name: string; file: ReceivedFile; finalPath: string },
+    alsoRecord?: (tx: Tx, file: FileRecord) => Promise<void>,
   ): Promise<FileRecord> {
     const { id, cutId, file } = upload;
     return this.sql.begin(async (tx) => {
@@ -68,6 +74,7 @@ export class FilesService {
         uploadedBy: principal.userId,
       });
       const record = toFileRecord((await this.repository.find(tx, id))!);
+      await alsoRecord?.(tx, record);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
       await this.disk.moveIntoPlace(file.tempPath, upload.finalPath);
       return record;

@@ -749,6 +749,128 @@ const paths: Record<string, Record<string, unknown>> = {
       },
     },
   },
+  '/api/uploads': {
+    options: {
+      tags: ['uploads'],
+      summary: 'Resumable uploads (tus 1.0.0): what this server supports; no authentication',
+      responses: {
+        '204': {
+          description: 'No content',
+          headers: {
+            'Tus-Version': { schema: { type: 'string', const: '1.0.0' } },
+            'Tus-Extension': { schema: { type: 'string', const: 'creation,creation-with-upload,termination,checksum,expiration' } },
+            'Tus-Max-Size': { schema: { type: 'integer' }, description: 'The largest type limit (500 MiB unless MAX_STEM_BYTES lowers it)' },
+            'Tus-Checksum-Algorithm': { schema: { type: 'string', const: 'sha1,sha256' } },
+          },
+        },
+      },
+    },
+    post: {
+      tags: ['uploads'],
+      security: bearer,
+      summary: 'Create a resumable upload (tus creation, creation-with-upload)',
+      description:
+        'The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a ' +
+        'restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 ' +
+        'TUS_VERSION_UNSUPPORTED) and a Bearer token (a session token or a write personal access token). Upload-Length is ' +
+        'required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated "key base64value") carries cutId and ' +
+        'filename (required; the extension decides the type) and name (optional display name). Checked before any byte: ' +
+        'access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type\'s limit (413 FILE_TOO_LARGE), quota and ' +
+        'free disk (507). At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as ' +
+        'application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset.',
+      parameters: [
+        { name: 'Tus-Resumable', in: 'header', required: true, schema: { type: 'string', const: '1.0.0' } },
+        { name: 'Upload-Length', in: 'header', required: true, schema: { type: 'integer', minimum: 1 } },
+        { name: 'Upload-Metadata', in: 'header', required: true, schema: { type: 'string' }, description: 'cutId and filename required, name optional; values base64' },
+      ],
+      requestBody: { required: false, content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      responses: {
+        '201': {
+          description: 'Created',
+          headers: {
+            Location: { schema: { type: 'string' }, description: '/api/uploads/<id>' },
+            'Upload-Expires': { schema: { type: 'string' }, description: 'An HTTP date: 24 hours after the last bytes arrived' },
+            'Upload-Offset': { schema: { type: 'integer' }, description: 'Bytes received (creation-with-upload)' },
+          },
+        },
+        ...errors(400, 401, 404, 413, 415, 429, 507),
+        '412': problem('TUS_VERSION_UNSUPPORTED: Tus-Resumable is not 1.0.0 (the answer names Tus-Version)'),
+      },
+    },
+  },
+  '/api/uploads/{id}': {
+    parameters: [idParam('id', 'The upload id, from the Location of its creation')],
+    head: {
+      tags: ['uploads'],
+      security: bearer,
+      summary: 'Where an upload stands: its offset, length and expiry; once complete, the file it became',
+      description: 'Only its creator sees an upload: everyone else gets 404, as for an expired or terminated upload.',
+      responses: {
+        '200': {
+          description: 'No body',
+          headers: {
+            'Upload-Offset': { schema: { type: 'integer' } },
+            'Upload-Length': { schema: { type: 'integer' } },
+            'Upload-Expires': { schema: { type: 'string' } },
+            'Band-File-Id': { schema: uuid, description: 'Once complete: the id of the File' },
+            'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
+          },
+        },
+        ...errors(401, 404),
+        '412': problem('TUS_VERSION_UNSUPPORTED'),
+      },
+    },
+    patch: {
+      tags: ['uploads'],
+      security: bearer,
+      summary: 'Send bytes at the current offset (one chunk or the whole rest)',
+      description:
+        'Upload-Offset must equal the bytes received (else 409 OFFSET_MISMATCH). An optional Upload-Checksum ' +
+        '("sha1 <base64>" or "sha256 <base64>") covers this request\'s bytes: a mismatch is 460 CHECKSUM_MISMATCH and they are ' +
+        'discarded. Bytes that arrived before a dropped connection are kept (unless a checksum must cover them); HEAD says ' +
+        'how many. An answered PATCH is durable (on disk before the 204). The leading bytes are checked as soon as they ' +
+        'arrive: a mismatch is 415 and the upload is terminated. A second PATCH while one is in progress (on any instance): ' +
+        '423 UPLOAD_LOCKED. The PATCH that reaches Upload-Length records the File exactly as POST /api/files/upload does ' +
+        '(sha256, the file.uploaded event) before it answers, with Band-File-Id.',
+      parameters: [
+        { name: 'Tus-Resumable', in: 'header', required: true, schema: { type: 'string', const: '1.0.0' } },
+        { name: 'Upload-Offset', in: 'header', required: true, schema: { type: 'integer', minimum: 0 } },
+        { name: 'Upload-Checksum', in: 'header', required: false, schema: { type: 'string' } },
+      ],
+      requestBody: { required: true, content: { 'application/offset+octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+      responses: {
+        '204': {
+          description: 'Stored',
+          headers: {
+            'Upload-Offset': { schema: { type: 'integer' } },
+            'Upload-Expires': { schema: { type: 'string' } },
+            'Band-File-Id': { schema: uuid, description: 'On the PATCH that completes the upload' },
+          },
+        },
+        ...errors(400, 401, 404, 413, 415, 507),
+        '409': problem('OFFSET_MISMATCH: Upload-Offset is not the bytes received'),
+        '412': problem('TUS_VERSION_UNSUPPORTED'),
+        '423': problem('UPLOAD_LOCKED: another PATCH of this upload is in progress'),
+        '460': problem('CHECKSUM_MISMATCH: the bytes do not match Upload-Checksum; they were discarded'),
+        '503': problem(
+          'UNAVAILABLE, with Retry-After: the database is unreachable, the server is shutting down (the bytes that arrived are kept), ' +
+            'or 5 PATCHes are already receiving bytes on this instance (Retry-After: 1)',
+          RETRY_AFTER,
+        ),
+      },
+    },
+    delete: {
+      tags: ['uploads'],
+      security: bearer,
+      summary: 'Terminate an upload: its bytes are removed (a completed upload\'s File stays)',
+      responses: {
+        '204': { description: 'Terminated' },
+        ...errors(401, 404),
+        '412': problem('TUS_VERSION_UNSUPPORTED'),
+        '423': problem('UPLOAD_LOCKED: a PATCH of this upload is in progress'),
+      },
+    },
+  },
   '/api/files/storage': {
     get: {
       tags: ['storage'],
@@ -931,7 +1053,7 @@ export const openApiDocument = {
       'Every response carries X-Request-Id (a sane incoming one is echoed). JSON bodies: malformed 400 INVALID_JSON, over ' +
       '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
       '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
-      'unreachable. HEAD is answered on GET routes only. ' +
+      'unreachable. HEAD is answered on GET routes only, and on a resumable upload (/api/uploads/{id}). ' +
       'An account whose password an admin reset (the reset-password server command) gets 403 PASSWORD_CHANGE_REQUIRED from ' +
       'every authenticated endpoint but POST /api/auth/password until it sets a new one. ' +
       'A personal access token (bcp_…, see POST /api/tokens) used beyond its scope gets 403 INSUFFICIENT_SCOPE on any ' +

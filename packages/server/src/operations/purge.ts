@@ -2,9 +2,10 @@ import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
 import type { Logger } from '../core/logger.js';
+import { UploadsService } from '../uploads/service.js';
 import { OperationsRepository } from './repository.js';
 
-/** Deletes expired rows once at start, then every PURGE_INTERVAL_SECONDS until stopped. */
+/** Deletes expired rows (and the bytes of expired resumable uploads) once at start, then every PURGE_INTERVAL_SECONDS until stopped. */
 @injectable()
 export class ExpiredRowsPurge {
   private timer: NodeJS.Timeout | null = null;
@@ -15,6 +16,7 @@ export class ExpiredRowsPurge {
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
     @inject(OperationsRepository) private readonly repository: OperationsRepository,
+    @inject(UploadsService) private readonly uploads: UploadsService,
   ) {}
 
   async start(): Promise<void> {
@@ -45,7 +47,10 @@ export class ExpiredRowsPurge {
         loginSeconds: this.config.loginWindowSeconds,
         registrationSeconds: this.config.registerWindowSeconds,
       });
-      if (Object.values(deleted).some((count) => count > 0)) this.log.info('expired rows purged', { ...deleted });
+      const resumableUploads = await this.uploads.purgeExpired();
+      if (resumableUploads > 0 || Object.values(deleted).some((count) => count > 0)) {
+        this.log.info('expired rows purged', { ...deleted, resumableUploads });
+      }
     } catch (error) {
       // The database may be briefly away: the next round tries again.
       this.log.warn('purge of expired rows failed', { error });

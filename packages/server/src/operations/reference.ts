@@ -32,7 +32,7 @@ export interface OpenApiLike {
   components: { securitySchemes: Record<string, { description?: string; type: string; scheme?: string; in?: string; name?: string }>; schemas: Record<string, Schema> };
 }
 
-const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete'];
+const METHODS = ['options', 'get', 'head', 'post', 'put', 'patch', 'delete'];
 
 export function renderReference(document: OpenApiLike): string {
   const lines: string[] = [

@@ -66,7 +66,10 @@ export interface Fixture {
 export interface MatrixRow {
   endpoint: string;
   path: (fx: Fixture, actor: Actor) => string | Promise<string>;
+  /** JSON, a FormData (multipart) or bytes (sent as they are, with `headers`). */
   body?: (fx: Fixture, actor: Actor) => unknown;
+  /** Request headers beyond the token (the tus protocol's). */
+  headers?: (fx: Fixture) => Record<string, string>;
   expect: Record<SessionActorName, number>;
   /** Where a token actor's status is not the one `tokenExpectations` derives. */
   tokens?: Partial<Record<TokenActorName, number>>;

@@ -9,7 +9,8 @@
  *   {
  *     endpoint: 'PUT /api/vibes/:id',                          // method and documented path: the test name
  *     path: (fx, actor) => `/api/vibes/${fx.project.vibeId}`,  // the concrete path for one actor's call
- *     body: (fx, actor) => ({ name: 'New name' }),             // optional: JSON, or a FormData (multipart)
+ *     body: (fx, actor) => ({ name: 'New name' }),             // optional: JSON, a FormData (multipart), or bytes
+ *     headers: (fx) => ({ 'tus-resumable': '1.0.0' }),          // optional: request headers beyond the token
  *     expect: { anonymous: 401, nonMember: 404, member: 200, projectAdmin: 200, siteAdminNonMember: 404 },
  *   }
  *
@@ -71,7 +72,8 @@ for (const { name, rows } of rowSets) {
         const body = await row.body?.(fx, actor);
         const response = await fx.api.request(method, path, {
           token: actor.token,
-          ...(body instanceof FormData ? { body } : body === undefined ? {} : { json: body }),
+          headers: row.headers?.(fx),
+          ...(body instanceof FormData || body instanceof Uint8Array ? { body: body as BodyInit } : body === undefined ? {} : { json: body }),
         });
         expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
         if (CODE_OF_STATUS[status] !== undefined && method !== 'HEAD') {

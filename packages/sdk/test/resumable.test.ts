@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BandApiError, BandClient, type Cut, FileResumeStore } from '../src/index.js';
+import { eventually, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
+
+// files.upload() through the server's resumable uploads: chosen by size, continued after a broken
+// connection, left resumable by an abort and resumed by a later call through a FileResumeStore.
+
+let server: TestServer;
+let owner: BandClient;
+let cut: Cut;
+let workDir: string;
+
+const MiB = 1024 * 1024;
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** A ZIP-looking file of `size` bytes with varied content, so a misplaced byte changes the hash. */
+function zipBytes(size: number): Buffer {
+  const bytes = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) bytes[i] = (i * 7919 + (i >> 13)) & 0xff;
+  bytes.write('PK\x03\x04', 0, 'latin1');
+  return bytes;
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = (await registeredClient(server.url)).client;
+  const project = await owner.projects.create({ name: 'Resumable' });
+  const vibe = await owner.vibes.create(project.id, { name: 'Verse' });
+  cut = await owner.cuts.create(vibe.id, { name: 'Take' });
+  workDir = await mkdtemp(path.join(os.tmpdir(), 'sdk-resumable-'));
+});
+afterAll(async () => {
+  await server?.close();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+/** A TCP proxy to the server that cuts the first connection carrying a PATCH once `cutAfter` bytes went through. */
+async function cuttingProxy(cutAfter: number): Promise<{ url: string; cuts: number; close(): void }> {
+  const target = new URL(server.url);
+  const state = { url: '', cuts: 0, close: () => proxy.close() };
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    let forwarded = 0;
+    let patching = false;
+    client.on('data', (chunk: Buffer) => {
+      if (!patching && chunk.subarray(0, 6).toString('latin1') === 'PATCH ') patching = state.cuts === 0;
+      forwarded += chunk.length;
+      upstream.write(chunk);
+      if (patching && forwarded > cutAfter) {
+        state.cuts += 1;
+        patching = false;
+        client.destroy();
+        upstream.destroy();
+      }
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
+  return state;
+}
+
+async function uploadOffset(url: string): Promise<number> {
+  const response = await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${owner.sessionTokens.accessToken}`, 'tus-resumable': '1.0.0' } });
+  return Number(response.headers.get('upload-offset'));
+}
+
+describe('resumable uploads', () => {
+  it('sends a file of 8 MiB or more through /api/uploads and answers the same File record', async () => {
+    const bytes = zipBytes(9 * MiB);
+    const file = path.join(workDir, 'stems.zip');
+    await writeFile(file, bytes);
+    const { dispatcher, requests } = recordingDispatcher();
+    const client = new BandClient({ baseUrl: server.url, dispatcher, ...owner.sessionTokens });
+    const record = await client.files.upload({ cutId: cut.id, file, name: 'Stems' });
+    expect(record).toMatchObject({ cutId: cut.id, name: 'Stems', type: 'STEM', size: bytes.length, sha256: sha256(bytes) });
+    expect(requests.map((request) => request.replace(/[0-9a-f-]{36}/g, ':id'))).toEqual(['POST /api/uploads', 'PATCH /api/uploads/:id', `GET /api/files/:id`]);
+
+    const small = await client.files.upload({ cutId: cut.id, file: zipBytes(MiB), filename: 'small.zip' });
+    expect(small.size).toBe(MiB);
+    expect(requests.at(-1)).toBe('POST /api/files/upload');
+    await client.files.upload({ cutId: cut.id, file, resumable: false });
+    expect(requests.at(-1)).toBe('POST /api/files/upload');
+  });
+
+  it('continues after the connection breaks mid-PATCH: HEAD, then the rest; progress never moves back', async () => {
+    const proxy = await cuttingProxy(3 * MiB);
+    try {
+      const bytes = zipBytes(10 * MiB);
+      const { dispatcher, requests } = recordingDispatcher();
+      const client = new BandClient({ baseUrl: proxy.url, dispatcher, ...owner.sessionTokens });
+      const loaded: number[] = [];
+      const record = await client.files.upload({ cutId: cut.id, file: bytes, filename: 'take.zip', onProgress: (p) => loaded.push(p.loaded) });
+      expect(proxy.cuts).toBe(1);
+      expect(record.sha256).toBe(sha256(bytes));
+      const methods = requests.map((request) => request.split(' ')[0]);
+      expect(methods).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH', 'GET']);
+      expect(loaded.every((value, i) => i === 0 || value > loaded[i - 1]!)).toBe(true);
+      expect(loaded.at(-1)).toBe(bytes.length);
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it('leaves an aborted upload resumable; a later call with the same store resumes it and forgets it once complete', async () => {
+    const bytes = zipBytes(24 * MiB);
+    const file = path.join(workDir, 'long take.zip');
+    await writeFile(file, bytes);
+    const storePath = path.join(workDir, 'state', 'uploads.json');
+    const store = new FileResumeStore(storePath);
+    const controller = new AbortController();
+    const first = owner.files.upload({
+      cutId: cut.id,
+      file,
+      resumeStore: store,
+      signal: controller.signal,
+      onProgress: ({ loaded }) => {
+        if (loaded >= 4 * MiB) controller.abort(new Error('stopped by the user'));
+      },
+    });
+    await expect(first).rejects.toThrow('stopped by the user');
+    const entries = JSON.parse(await readFile(storePath, 'utf8')) as Record<string, string>;
+    expect(Object.values(entries)).toHaveLength(1);
+    // A later run: by then the server has saved what the aborted request sent.
+    await eventually(async () => (await uploadOffset(Object.values(entries)[0]!)) > 0);
+
+    const resumedAt: number[] = [];
+    const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store, onResume: (offset) => resumedAt.push(offset) });
+    expect(resumedAt).toHaveLength(1);
+    expect(resumedAt[0]).toBeGreaterThan(0);
+    expect(record.sha256).toBe(sha256(bytes));
+    expect(JSON.parse(await readFile(storePath, 'utf8'))).toEqual({});
+  });
+
+  it('terminates an upload with cancelUpload(url)', async () => {
+    const bytes = zipBytes(12 * MiB);
+    const file = path.join(workDir, 'cancelled.zip');
+    await writeFile(file, bytes);
+    const store = new FileResumeStore(path.join(workDir, 'cancel', 'uploads.json'));
+    const controller = new AbortController();
+    await expect(
+      owner.files.upload({
+        cutId: cut.id,
+        file,
+        resumeStore: store,
+        signal: controller.signal,
+        onProgress: ({ loaded }) => loaded >= MiB && controller.abort(),
+      }),
+    ).rejects.toThrow();
+    const url = Object.values(JSON.parse(await readFile(store.filePath, 'utf8')) as Record<string, string>)[0]!;
+    await owner.files.cancelUpload(url);
+    const again = owner.files.cancelUpload(url);
+    await expect(again).rejects.toBeInstanceOf(BandApiError);
+    await expect(again).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('FileResumeStore', () => {
+  it('keeps every entry when parallel uploads of one process change the file at once', async () => {
+    const file = path.join(workDir, 'parallel', 'uploads.json');
+    const stores = [new FileResumeStore(file), new FileResumeStore(file)];
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.set(`print-${i}`, `http://band.test/api/uploads/${i}`)));
+    const entries = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+    expect(Object.keys(entries)).toHaveLength(20);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.remove(`print-${i}`)));
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({});
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+});

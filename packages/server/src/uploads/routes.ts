@@ -1,0 +1,203 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
+import type { App, Request } from '@tinyhttp/app';
+import { uploadFields } from '@bandcollab/sdk/contract';
+import { inject, injectable } from 'tsyringe';
+import { AuthGuard } from '../core/auth-guard.js';
+import { DomainError, invalidField } from '../core/errors.js';
+import type { Feature } from '../core/feature.js';
+import { FileTypes } from '../core/file-types.js';
+import { contentType, idParam, validate } from '../core/http.js';
+import { closeAfterResponse } from '../core/multipart.js';
+import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsService } from './service.js';
+
+export const TUS_VERSION = '1.0.0';
+export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,checksum,expiration';
+export const TUS_CHECKSUM_ALGORITHMS = 'sha1,sha256';
+/** The headers a browser client must be allowed to send and read (CORS). */
+export const TUS_REQUEST_HEADERS = ['tus-resumable', 'upload-length', 'upload-metadata', 'upload-offset', 'upload-checksum'];
+export const TUS_RESPONSE_HEADERS = [
+  'tus-resumable',
+  'tus-version',
+  'tus-extension',
+  'tus-max-size',
+  'tus-checksum-algorithm',
+  'upload-offset',
+  'upload-length',
+  'upload-expires',
+  'band-file-id',
+];
+
+const OFFSET_STREAM = 'application/offset+octet-stream';
+
+/**
+ * What `OPTIONS /api/uploads` answers. With CORS_ORIGINS set, the CORS middleware answers every OPTIONS
+ * itself; app.ts sets these on that answer too.
+ */
+export function tusDiscoveryHeaders(fileTypes: FileTypes): Record<string, string> {
+  const largest = Math.max(...fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']).map((rule) => rule.maxBytes));
+  return {
+    'Tus-Version': TUS_VERSION,
+    'Tus-Extension': TUS_EXTENSIONS,
+    'Tus-Max-Size': String(largest),
+    'Tus-Checksum-Algorithm': TUS_CHECKSUM_ALGORITHMS,
+  };
+}
+
+/** Resumable uploads, tus 1.0.0: OPTIONS, creation (with upload), HEAD, PATCH, termination. */
+@injectable()
+export class UploadsRoutes implements Feature {
+  constructor(
+    @inject(AuthGuard) private readonly guard: AuthGuard,
+    @inject(FileTypes) private readonly fileTypes: FileTypes,
+    @inject(UploadsService) private readonly uploads: UploadsService,
+  ) {}
+
+  /** tinyhttp runs the first route of a path for HEAD, whatever its method: HEAD comes first. */
+  register(app: App): void {
+    app.head('/api/uploads/:id', async (req, res) => {
+      res.setHeader('Tus-Resumable', TUS_VERSION);
+      const principal = await this.guard.authenticate(req);
+      const id = idParam(req, 'id', 'Upload');
+      requireTusVersion(req, res);
+      sendState(res, 200, await this.uploads.state(principal, id));
+    });
+
+    app.options('/api/uploads', async (_req, res) => {
+      res.writeHead(204, tusDiscoveryHeaders(this.fileTypes));
+      res.end();
+    });
+
+    app.post('/api/uploads', async (req, res) => {
+      res.setHeader('Tus-Resumable', TUS_VERSION);
+      const principal = await this.guard.authenticate(req);
+      requireTusVersion(req, res);
+      if (req.headers['upload-defer-length'] !== undefined) throw invalidField('Upload-Defer-Length', 'is not supported: send Upload-Length');
+      const length = byteCount(req, 'upload-length');
+      if (length === null) throw invalidField('Upload-Length', 'is required');
+      if (length === 0) throw invalidField('Upload-Length', 'must not be 0: a file must not be empty');
+      const metadata = parseMetadata(header(req, 'upload-metadata'));
+      const fields = validate(uploadFields, { cutId: metadata.cutId, name: metadata.name });
+      const fileName = metadata.filename?.trim();
+      if (!fileName) throw invalidField('Upload-Metadata', 'must carry filename');
+      const created = await this.uploads.create(principal, { cutId: fields.cutId, fileName, displayName: fields.name ?? null, length });
+      res.setHeader('Location', `/api/uploads/${created.id}`);
+      const state =
+        contentType(req) === OFFSET_STREAM
+          ? await closingOnRefusal(req, res, () => this.uploads.patch(principal, created.id, patchRequest(req, 0)))
+          : created;
+      sendState(res, 201, state);
+    });
+
+    app.patch('/api/uploads/:id', async (req, res) => {
+      res.setHeader('Tus-Resumable', TUS_VERSION);
+      const principal = await this.guard.authenticate(req);
+      const id = idParam(req, 'id', 'Upload');
+      requireTusVersion(req, res);
+      if (contentType(req) !== OFFSET_STREAM) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the bytes as ${OFFSET_STREAM}`);
+      const offset = byteCount(req, 'upload-offset');
+      if (offset === null) throw invalidField('Upload-Offset', 'is required');
+      sendState(res, 204, await closingOnRefusal(req, res, () => this.uploads.patch(principal, id, patchRequest(req, offset))));
+    });
+
+    app.delete('/api/uploads/:id', async (req, res) => {
+      res.setHeader('Tus-Resumable', TUS_VERSION);
+      const principal = await this.guard.authenticate(req);
+      const id = idParam(req, 'id', 'Upload');
+      requireTusVersion(req, res);
+      await this.uploads.terminate(principal, id);
+      res.writeHead(204);
+      res.end();
+    });
+  }
+}
+
+/** A request for another protocol version is 412 (after authentication and the path's id, as everywhere). */
+function requireTusVersion(req: IncomingMessage, res: ServerResponse): void {
+  if (req.headers['tus-resumable'] !== TUS_VERSION) {
+    res.setHeader('Tus-Version', TUS_VERSION);
+    throw new DomainError('TUS_VERSION_UNSUPPORTED', `Send Tus-Resumable: ${TUS_VERSION}`);
+  }
+}
+
+function patchRequest(req: Request, offset: number): PatchRequest {
+  return { offset, checksum: parseChecksum(header(req, 'upload-checksum')), declaredBytes: byteCount(req, 'content-length'), body: bodyOf(req) };
+}
+
+/**
+ * The request's body as a stream that fails when the request is cut off (Node only closes the request then),
+ * and that the service may destroy on a refusal without destroying the socket, so the refusal is answered.
+ */
+function bodyOf(req: IncomingMessage): Readable {
+  const body = new PassThrough();
+  const interrupted = () => body.destroy(new Error('The request was cut off before its body ended'));
+  req.once('error', interrupted);
+  req.once('close', () => {
+    if (!req.complete) interrupted();
+  });
+  req.pipe(body);
+  return body;
+}
+
+/**
+ * A refusal answered before the body was read: the rest is not read, so the connection cannot be reused
+ * (closed once the answer is out, as the multipart path does).
+ */
+async function closingOnRefusal<T>(req: IncomingMessage, res: ServerResponse, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!req.complete) closeAfterResponse(res);
+    throw error;
+  }
+}
+
+function sendState(res: ServerResponse, status: 200 | 201 | 204, state: UploadState): void {
+  const headers: Record<string, string> = {
+    'Upload-Offset': String(state.received),
+    'Upload-Length': String(state.length),
+    'Upload-Expires': state.expiresAt.toUTCString(),
+    'Cache-Control': 'no-store',
+  };
+  if (state.fileId) headers['Band-File-Id'] = state.fileId;
+  res.writeHead(status, headers);
+  res.end();
+}
+
+/** A header sent once; a repeated one counts as absent. */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A header holding a byte count: null when absent, 400 unless a non-negative integer. */
+function byteCount(req: IncomingMessage, header: string): number | null {
+  const value = req.headers[header];
+  if (value === undefined) return null;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw invalidField(header, 'must be a non-negative integer');
+  return Number(value);
+}
+
+/** `Upload-Metadata`: comma-separated `key base64value` pairs (the value may be absent). */
+function parseMetadata(header: string | undefined): Record<string, string> {
+  const metadata: Record<string, string> = {};
+  for (const pair of (header ?? '').split(',')) {
+    const [key, value = '', ...rest] = pair.trim().split(' ');
+    if (!key) continue;
+    if (rest.length > 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) throw invalidField('Upload-Metadata', `has a malformed pair for ${key}`);
+    metadata[key] = Buffer.from(value, 'base64').toString('utf8');
+  }
+  return metadata;
+}
+
+const CHECKSUM_LENGTHS: Record<ChecksumAlgorithm, number> = { sha1: 20, sha256: 32 };
+
+/** `Upload-Checksum: <algorithm> <base64 digest>`; an algorithm other than sha1 and sha256 is 400. */
+function parseChecksum(header: string | undefined): PatchRequest['checksum'] {
+  if (header === undefined) return null;
+  const [algorithm, encoded] = header.trim().split(/\s+/);
+  if (algorithm !== 'sha1' && algorithm !== 'sha256') throw invalidField('Upload-Checksum', `takes ${TUS_CHECKSUM_ALGORITHMS}`);
+  const digest = Buffer.from(encoded ?? '', 'base64');
+  if (digest.length !== CHECKSUM_LENGTHS[algorithm]) throw invalidField('Upload-Checksum', `is not a base64 ${algorithm} digest`);
+  return { algorithm, digest };
+}

@@ -1,0 +1,423 @@
+import { createHash, type Hash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
+import { Transform, Writable, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { inject, injectable } from 'tsyringe';
+import type { Principal } from '../core/auth-guard.js';
+import type { Sql } from '../core/database.js';
+import { LOGGER, SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { DomainError, invalidField, notFound, unavailable } from '../core/errors.js';
+import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
+import { type FileRule, FileTypes, SIGNATURE_LENGTH } from '../core/file-types.js';
+import type { Logger } from '../core/logger.js';
+import { ProjectAccess } from '../core/project-access.js';
+import { Shutdown } from '../core/shutdown.js';
+import { insufficientStorage, Space } from '../core/space.js';
+import { FilesService } from '../files/service.js';
+import { type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
+
+/** An incomplete upload expires this long after it last received bytes. */
+export const UPLOAD_LIFETIME_SECONDS = 24 * 60 * 60;
+/** At most this many incomplete uploads per user at a time. */
+export const MAX_INCOMPLETE_UPLOADS = 10;
+/**
+ * PATCHes (and terminations) each hold a connection of the pool (10) for their lock while they run: at most
+ * this many at once in one instance, so other requests always find connections. More: 503, Retry-After 1.
+ */
+export const MAX_LOCKED_UPLOADS = 5;
+/** Bytes of a resumable upload file without a row are removed once they are this old (a crash between the two). */
+const UNLISTED_GRACE_MS = 60 * 60 * 1000;
+
+export type ChecksumAlgorithm = 'sha1' | 'sha256';
+
+export interface NewUploadRequest {
+  cutId: string;
+  /** The client's file name; its extension decides the type. */
+  fileName: string;
+  /** The display name of the file it becomes; the file name when null. */
+  displayName: string | null;
+  length: number;
+}
+
+export interface PatchRequest {
+  /** Upload-Offset: must equal the bytes already received. */
+  offset: number;
+  /** Upload-Checksum of this request's bytes. */
+  checksum: { algorithm: ChecksumAlgorithm; digest: Buffer } | null;
+  /** Content-Length, when the request announced it. */
+  declaredBytes: number | null;
+  body: Readable;
+}
+
+/** Where an upload stands: HEAD answers it, and every PATCH that is answered. */
+export interface UploadState {
+  id: string;
+  received: number;
+  length: number;
+  expiresAt: Date;
+  /** The file the upload became, once complete. */
+  fileId: string | null;
+}
+
+/** The sha256 state over the first `bytes` of an upload, kept between its PATCHes in this process. */
+interface RunningHash {
+  hash: Hash;
+  bytes: number;
+  lastUsedMs: number;
+}
+
+/**
+ * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. The bytes pass the
+ * same rules (FileIntake) and become a File through FilesService.upload, as a multipart upload does. What
+ * makes them resumable: the offset in PostgreSQL moves only past bytes that are on disk (fsync first), a
+ * PATCH holds an advisory lock on a connection of its own (any instance; freed when a process dies), and a
+ * PATCH cut off mid-body records what arrived.
+ */
+@injectable()
+export class UploadsService {
+  /**
+   * Saves hashing a whole file again at completion when its PATCHes reached this process in order. Only an
+   * optimisation: a state is used only when it covers exactly the recorded offset; else the file is hashed.
+   */
+  private readonly runningHashes = new Map<string, RunningHash>();
+  /** Locks held by this instance now (each on a connection of its own). */
+  private lockedUploads = 0;
+
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(Disk) private readonly disk: Disk,
+    @inject(FileTypes) private readonly fileTypes: FileTypes,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(Space) private readonly space: Space,
+    @inject(Shutdown) private readonly shutdown: Shutdown,
+    @inject(FilesService) private readonly files: FilesService,
+    @inject(UploadsRepository) private readonly repository: UploadsRepository,
+  ) {}
+
+  /** Every check before any byte: access, type, limit, quota and disk, then the count of incomplete uploads. */
+  async create(principal: Principal, request: NewUploadRequest): Promise<UploadState> {
+    await this.access.require(principal, 'cut', request.cutId);
+    const rule = ruleForFileName(this.rules(), request.fileName);
+    if (request.length > rule.maxBytes) throw fileTooLarge(rule);
+    (await this.space.reserve(principal.userId, request.length)).release();
+    const id = randomUUID();
+    const bytesPath = this.disk.resumablePath(id);
+    // The file first, then the row: a crash between leaves only a file, which the purge removes.
+    await (await open(bytesPath, 'wx', 0o600)).close();
+    await syncDirectory(this.disk.resumableDir);
+    try {
+      const row = await this.sql.begin(async (tx) => {
+        await this.repository.lockOwner(tx, principal.userId);
+        if ((await this.repository.countIncomplete(tx, principal.userId)) >= MAX_INCOMPLETE_UPLOADS) {
+          throw new DomainError(
+            'RATE_LIMITED',
+            `At most ${MAX_INCOMPLETE_UPLOADS} incomplete uploads at a time: finish or cancel one first`,
+            { retryAfterSeconds: 60 },
+          );
+        }
+        return this.repository.insert(
+          tx,
+          {
+            id,
+            ownerId: principal.userId,
+            cutId: request.cutId,
+            fileName: request.fileName,
+            displayName: request.displayName,
+            extension: rule.extension,
+            length: request.length,
+          },
+          UPLOAD_LIFETIME_SECONDS,
+        );
+      });
+      return stateOf(row);
+    } catch (error) {
+      await this.disk.removeQuietly(bytesPath);
+      throw error;
+    }
+  }
+
+  /** An upload of the caller's: others, and expired uploads, are 404. */
+  async state(principal: Principal, id: string): Promise<UploadState> {
+    return stateOf(await this.owned(principal, id));
+  }
+
+  /**
+   * Appends the request's bytes at `offset`. 423 while another PATCH of the upload runs anywhere. The PATCH
+   * that reaches the length records the File before it answers.
+   */
+  async patch(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
+    await this.owned(principal, id);
+    const lock = await this.lock(id, 'Another request is sending bytes to this upload; try again when it has ended');
+    // Tracked with the lock's release, so the shutdown closes the database only after its connection is back.
+    return this.shutdown.track(
+      (async () => {
+        try {
+          return await this.patchLocked(principal, id, request);
+        } finally {
+          await lock.release();
+        }
+      })(),
+    );
+  }
+
+  /** Termination: the row and the bytes go. A complete upload's file stays (it is a File now). */
+  async terminate(principal: Principal, id: string): Promise<void> {
+    await this.owned(principal, id);
+    const lock = await this.lock(id, 'A request is sending bytes to this upload; try again when it has ended');
+    try {
+      await this.remove(id);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /**
+   * Run by the purge job: deletes expired uploads and their bytes, and bytes no row refers to (an upload
+   * whose cut was deleted, a crash between creating the file and its row).
+   */
+  async purgeExpired(): Promise<number> {
+    const expired = await this.repository.deleteExpired();
+    for (const id of expired) {
+      this.runningHashes.delete(id);
+      await this.disk.removeQuietly(this.disk.resumablePath(id));
+    }
+    const names = (await readdir(this.disk.resumableDir)).filter((name) => /^[0-9a-f-]{36}$/.test(name));
+    const listed = await this.repository.existing(names);
+    for (const name of names) {
+      if (listed.has(name)) continue;
+      const info = await stat(this.disk.resumablePath(name)).catch(() => null);
+      if (info && Date.now() - info.mtimeMs > UNLISTED_GRACE_MS) await this.disk.removeQuietly(this.disk.resumablePath(name));
+    }
+    const stale = Date.now() - UPLOAD_LIFETIME_SECONDS * 1000;
+    for (const [id, running] of this.runningHashes) if (running.lastUsedMs < stale) this.runningHashes.delete(id);
+    return expired.length;
+  }
+
+  /** The upload's lock: 423 with `busy` while another request holds it, 503 while this instance holds too many. */
+  private async lock(id: string, busy: string): Promise<UploadLock> {
+    if (this.lockedUploads >= MAX_LOCKED_UPLOADS) throw unavailable('Too many uploads are receiving bytes on this server right now; try again in a moment', 1);
+    this.lockedUploads += 1;
+    let lock: UploadLock | null = null;
+    try {
+      lock = await this.repository.tryLock(id);
+    } finally {
+      if (!lock) this.lockedUploads -= 1;
+    }
+    if (!lock) throw new DomainError('UPLOAD_LOCKED', busy);
+    const held = lock;
+    return {
+      release: async () => {
+        try {
+          await held.release();
+        } finally {
+          this.lockedUploads -= 1;
+        }
+      },
+    };
+  }
+
+  private async patchLocked(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
+    // Read again under the lock: the PATCH that held it before may have moved the offset.
+    const upload = await this.owned(principal, id);
+    if (request.offset !== upload.received) {
+      throw new DomainError('OFFSET_MISMATCH', `This upload has ${upload.received} bytes; send Upload-Offset: ${upload.received}`);
+    }
+    if (upload.completedAt) return stateOf(upload);
+    if (request.declaredBytes !== null && upload.received + request.declaredBytes > upload.length) {
+      throw invalidField('Content-Length', `goes past Upload-Length (${upload.length - upload.received} bytes remain)`);
+    }
+    const rule = this.ruleOf(upload);
+    const handle = await this.openBytes(upload);
+    let written: number;
+    try {
+      written = await this.append(handle, upload, rule, request);
+    } catch (error) {
+      await handle.close();
+      if (error instanceof DomainError && error.code === 'UNSUPPORTED_FILE_TYPE') await this.remove(id);
+      throw error;
+    }
+    await handle.close();
+    if (written < upload.length) {
+      const expiresAt = await this.repository.advance(id, written, UPLOAD_LIFETIME_SECONDS);
+      return { ...stateOf(upload), received: written, expiresAt };
+    }
+    return this.complete(principal, upload, rule);
+  }
+
+  /**
+   * Writes the body at the upload's offset through the upload rules and returns the new offset once the bytes
+   * are on disk. A body cut off keeps what arrived (unless a checksum must cover it) and the offset is
+   * recorded before this rejects; refused bytes (checksum, limits, disk) are discarded.
+   */
+  private async append(handle: FileHandle, upload: UploadRow, rule: FileRule, request: PatchRequest): Promise<number> {
+    const start = upload.received;
+    // Bytes past the recorded offset were never acknowledged (a crash before the offset was saved).
+    await handle.truncate(start);
+    const head = Buffer.alloc(Math.min(start, SIGNATURE_LENGTH));
+    if (head.length > 0) await handle.read(head, 0, head.length, 0);
+    const running = this.runningHashes.get(upload.id);
+    this.runningHashes.delete(upload.id);
+    const intake = new FileIntake([rule], rule, { received: start, head, hash: running?.bytes === start ? running.hash : null });
+    const checksum = request.checksum ? createHash(request.checksum.algorithm) : null;
+    const reservation = await this.space.reserve(upload.ownerId, request.declaredBytes ?? upload.length - start);
+    let position = start;
+    // The write in progress: a failed pipeline does not wait for it, so the failure paths do before they truncate.
+    let writing: Promise<unknown> = Promise.resolve();
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        try {
+          if (intake.received + chunk.length > upload.length) throw invalidField('body', 'goes past Upload-Length');
+          intake.take(chunk);
+        } catch (error) {
+          return callback(error as Error);
+        }
+        checksum?.update(chunk);
+        reservation.add(chunk.length).then(() => callback(null, chunk), callback);
+      },
+    });
+    const sink = new Writable({
+      // Written at explicit positions, several chunks per call: the file's offset is always the counted one.
+      writev(chunks, callback) {
+        const buffers = chunks.map(({ chunk }) => chunk as Buffer);
+        writing = handle.writev(buffers, position).then(({ bytesWritten }) => {
+          position += bytesWritten;
+          callback();
+        }, callback);
+      },
+    });
+    const cut = () => request.body.destroy(unavailable('The server is shutting down: the bytes received so far are kept; resume this upload in a moment.'));
+    this.shutdown.signal.addEventListener('abort', cut, { once: true });
+    try {
+      await pipeline(request.body, meter, sink);
+    } catch (error) {
+      await writing;
+      if (error instanceof DomainError && error.code !== 'UNAVAILABLE') return this.discard(handle, start, error);
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
+        this.space.measureAgain();
+        return this.discard(handle, start, insufficientStorage());
+      }
+      // Cut off (the client went away, the connection idled, the server shuts down): keep what arrived.
+      if (checksum) return this.discard(handle, start, error);
+      await handle.truncate(position);
+      await handle.datasync();
+      if (position > start) await this.repository.advance(upload.id, position, UPLOAD_LIFETIME_SECONDS);
+      this.keepRunningHash(upload.id, intake, position);
+      throw error;
+    } finally {
+      this.shutdown.signal.removeEventListener('abort', cut);
+      reservation.release();
+    }
+    if (checksum && !checksum.digest().equals(request.checksum!.digest)) {
+      return this.discard(
+        handle,
+        start,
+        new DomainError('CHECKSUM_MISMATCH', `The ${request.checksum!.algorithm} checksum does not match the bytes sent; they were discarded`),
+      );
+    }
+    if (position === upload.length) intake.finish();
+    await handle.datasync();
+    this.keepRunningHash(upload.id, intake, position);
+    return position;
+  }
+
+  /** Keeps the intake's hash for the next PATCH when it took exactly the bytes now on disk. */
+  private keepRunningHash(id: string, intake: FileIntake, onDisk: number): void {
+    const hash = intake.runningHash;
+    if (hash && intake.received === onDisk) this.runningHashes.set(id, { hash, bytes: onDisk, lastUsedMs: Date.now() });
+  }
+
+  /**
+   * The upload's bytes, open for writing. A row whose bytes are gone (a database restored from a backup,
+   * which holds no partial uploads) names nothing any more: it is removed, and the upload is 404.
+   */
+  private async openBytes(upload: UploadRow): Promise<FileHandle> {
+    try {
+      return await open(this.disk.resumablePath(upload.id), 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.log.warn('a resumable upload without its bytes was removed', { id: upload.id });
+      await this.remove(upload.id);
+      throw notFound('Upload');
+    }
+  }
+
+  /** Drops this request's bytes (the file goes back to `start`), then rejects with `error`. */
+  private async discard(handle: FileHandle, start: number, error: unknown): Promise<never> {
+    await handle.truncate(start);
+    throw error;
+  }
+
+  /** The last byte arrived: the file is recorded as a multipart upload's is, and the upload marks itself complete. */
+  private async complete(principal: Principal, upload: UploadRow, rule: FileRule): Promise<UploadState> {
+    const bytesPath = this.disk.resumablePath(upload.id);
+    const running = this.runningHashes.get(upload.id);
+    this.runningHashes.delete(upload.id);
+    const sha256 = running?.bytes === upload.length ? running.hash.digest('hex') : await hashFile(bytesPath);
+    try {
+      const file = await this.files.upload(
+        principal,
+        {
+          cutId: upload.cutId,
+          name: upload.displayName ?? upload.fileName,
+          file: { tempPath: bytesPath, originalName: upload.fileName, rule, size: upload.length, sha256 },
+        },
+        (tx, record) => this.repository.complete(tx, upload.id, record.id),
+      );
+      return { ...stateOf(upload), received: upload.length, fileId: file.id };
+    } catch (error) {
+      // FilesService.upload removed the bytes: the upload cannot complete any more.
+      await this.repository.delete(upload.id);
+      throw error;
+    }
+  }
+
+  private async remove(id: string): Promise<void> {
+    this.runningHashes.delete(id);
+    await this.repository.delete(id);
+    await this.disk.removeQuietly(this.disk.resumablePath(id));
+  }
+
+  private async owned(principal: Principal, id: string): Promise<UploadRow> {
+    const upload = await this.repository.find(id);
+    if (!upload || upload.ownerId !== principal.userId) throw notFound('Upload');
+    // A token limited to other projects does not see its owner's uploads into this one.
+    if (principal.token?.projectIds) await this.access.require(principal, 'cut', upload.cutId);
+    return upload;
+  }
+
+  private rules(): FileRule[] {
+    return this.fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']);
+  }
+
+  private ruleOf(upload: UploadRow): FileRule {
+    const rule = this.rules().find((candidate) => candidate.extension === upload.extension);
+    if (!rule) {
+      this.log.error('a resumable upload has an extension no rule knows', { id: upload.id, extension: upload.extension });
+      throw notFound('Upload');
+    }
+    return rule;
+  }
+}
+
+function stateOf(row: UploadRow): UploadState {
+  return { id: row.id, received: row.received, length: row.length, expiresAt: row.expiresAt, fileId: row.fileId };
+}
+
+async function hashFile(filePath: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(filePath), hash);
+  return hash.digest('hex');
+}
+
+/** A new file's directory entry is durable only once its directory is synced. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

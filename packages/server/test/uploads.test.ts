@@ -1,0 +1,438 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import net, { type Socket } from 'node:net';
+import path from 'node:path';
+import * as tus from 'tus-js-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleBytes, userWithCut } from './support/files.js';
+import { client } from './support/http.js';
+import { openSocket, requestHead, sleep } from './support/raw-http.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+// Resumable uploads (tus 1.0.0) against the real server: the protocol's answers, what each refusal leaves
+// behind, and tus-js-client as an independent client.
+
+const LIMITS = { CUT: 64 * 1024, STEM: 32 * 1024 * 1024, IMAGE: 2048 };
+
+let server: TestServer;
+let api: ReturnType<typeof client>;
+let owner: Awaited<ReturnType<typeof userWithCut>>;
+
+beforeAll(async () => {
+  server = await startTestServer({
+    MAX_AUDIO_BYTES: String(LIMITS.CUT),
+    MAX_STEM_BYTES: String(LIMITS.STEM),
+    MAX_IMAGE_BYTES: String(LIMITS.IMAGE),
+    PURGE_INTERVAL_SECONDS: '1',
+  });
+  api = client(server.url);
+  owner = await userWithCut(api);
+});
+afterAll(() => server?.close());
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const TUS = { 'tus-resumable': '1.0.0' };
+
+function metadata(fields: Record<string, string>): string {
+  return Object.entries(fields)
+    .map(([key, value]) => `${key} ${b64(value)}`)
+    .join(',');
+}
+
+async function create(token: string, cutId: string, fileName: string, length: number, extra: Record<string, string> = {}) {
+  return api.request('POST', '/api/uploads', {
+    token,
+    headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': metadata({ cutId, filename: fileName }), ...extra },
+  });
+}
+
+async function createdUrl(token: string, cutId: string, fileName: string, length: number): Promise<string> {
+  const response = await create(token, cutId, fileName, length);
+  expect(response.status).toBe(201);
+  return response.headers.get('location')!;
+}
+
+function patch(token: string, url: string, offset: number, bytes: Buffer, headers: Record<string, string> = {}) {
+  return api.request('PATCH', url, {
+    token,
+    body: new Uint8Array(bytes),
+    headers: { ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset), ...headers },
+  });
+}
+
+const head = (token: string, url: string) => api.request('HEAD', url, { token, headers: TUS });
+const offsetOf = async (url: string) => Number((await head(owner.token, url)).headers.get('upload-offset'));
+const bytesOnDisk = (url: string) => stat(path.join(server.dataDir, 'resumable', path.basename(url))).then((info) => info.size);
+const checksum = (algorithm: string, bytes: Buffer) => `${algorithm} ${createHash(algorithm).update(bytes).digest('base64')}`;
+
+async function download(token: string, fileId: string): Promise<Buffer> {
+  const response = await fetch(`${server.url}/api/files/${fileId}/download`, { headers: { authorization: `Bearer ${token}` } });
+  return Buffer.from(await response.arrayBuffer());
+}
+
+/** Opens a PATCH that has sent `sent` of `total` bytes and keeps its connection open. */
+async function openPatch(token: string, url: string, offset: number, total: number, sent: Buffer): Promise<Socket> {
+  const socket = await openSocket(server.url);
+  socket.write(
+    requestHead('PATCH', url, {
+      authorization: `Bearer ${token}`,
+      ...TUS,
+      'content-type': 'application/offset+octet-stream',
+      'upload-offset': offset,
+      'content-length': total,
+    }),
+  );
+  socket.write(sent);
+  return socket;
+}
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await sleep(20);
+}
+
+describe('protocol', () => {
+  it('OPTIONS names the version, extensions, largest size and checksum algorithms without authentication', async () => {
+    const response = await api.request('OPTIONS', '/api/uploads');
+    expect(response.status).toBe(204);
+    expect(response.headers.get('tus-version')).toBe('1.0.0');
+    expect(response.headers.get('tus-extension')).toBe('creation,creation-with-upload,termination,checksum,expiration');
+    expect(response.headers.get('tus-max-size')).toBe(String(LIMITS.STEM));
+    expect(response.headers.get('tus-checksum-algorithm')).toBe('sha1,sha256');
+  });
+
+  it('answers OPTIONS the same with CORS_ORIGINS set, and lets browsers send and read the tus headers', async () => {
+    const withCors = await startTestServer({ CORS_ORIGINS: 'https://app.example.test' });
+    try {
+      const discovery = await client(withCors.url).request('OPTIONS', '/api/uploads');
+      expect(discovery.status).toBe(204);
+      expect(discovery.headers.get('tus-version')).toBe('1.0.0');
+      expect(discovery.headers.get('tus-checksum-algorithm')).toBe('sha1,sha256');
+      const preflight = await client(withCors.url).request('OPTIONS', '/api/uploads/00000000-0000-4000-8000-000000000000', {
+        headers: { origin: 'https://app.example.test', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'upload-offset' },
+      });
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('upload-offset');
+      expect(preflight.headers.get('access-control-expose-headers')).toContain('upload-offset');
+      expect(preflight.headers.get('access-control-expose-headers')).toContain('band-file-id');
+    } finally {
+      await withCors.close();
+    }
+  });
+
+  it('refuses a request without Tus-Resumable: 1.0.0 with 412', async () => {
+    const response = await api.request('POST', '/api/uploads', {
+      token: owner.token,
+      headers: { 'upload-length': '10', 'upload-metadata': metadata({ cutId: owner.cutId, filename: 'a.wav' }) },
+    });
+    expect(response.status).toBe(412);
+    expect(response.body.code).toBe('TUS_VERSION_UNSUPPORTED');
+    expect(response.headers.get('tus-version')).toBe('1.0.0');
+  });
+
+  it('uploads in checksummed chunks and becomes the same File a multipart upload makes', async () => {
+    const bytes = sampleBytes('wav', 40_000);
+    const created = await create(owner.token, owner.cutId, 'take.wav', bytes.length, {
+      'upload-metadata': metadata({ cutId: owner.cutId, filename: 'dir/take.wav', name: 'Take one' }),
+    });
+    expect(created.status).toBe(201);
+    const url = created.headers.get('location')!;
+    expect(url).toMatch(/^\/api\/uploads\/[0-9a-f-]{36}$/);
+    expect(new Date(created.headers.get('upload-expires')!).getTime()).toBeGreaterThan(Date.now() + 23.9 * 3600 * 1000);
+
+    const first = await patch(owner.token, url, 0, bytes.subarray(0, 10), { 'upload-checksum': checksum('sha1', bytes.subarray(0, 10)) });
+    expect(first.status).toBe(204);
+    expect(first.headers.get('upload-offset')).toBe('10');
+    expect(first.headers.get('band-file-id')).toBeNull();
+    const second = await patch(owner.token, url, 10, bytes.subarray(10, 25_000), {
+      'upload-checksum': checksum('sha256', bytes.subarray(10, 25_000)),
+    });
+    expect(second.headers.get('upload-offset')).toBe('25000');
+    const last = await patch(owner.token, url, 25_000, bytes.subarray(25_000));
+    expect(last.status).toBe(204);
+    expect(last.headers.get('upload-offset')).toBe(String(bytes.length));
+    const fileId = last.headers.get('band-file-id')!;
+
+    const file = (await api.request('GET', `/api/files/${fileId}`, { token: owner.token })).body;
+    expect(file).toMatchObject({ cutId: owner.cutId, name: 'Take one', type: 'CUT', mimeType: 'audio/wav', size: bytes.length, sha256: sha256(bytes) });
+    expect(await download(owner.token, fileId)).toEqual(bytes);
+    const status = await head(owner.token, url);
+    expect(status.status).toBe(200);
+    expect(status.headers.get('band-file-id')).toBe(fileId);
+    expect(status.headers.get('cache-control')).toBe('no-store');
+    expect(await readdir(path.join(server.dataDir, 'resumable'))).not.toContain(path.basename(url));
+  });
+
+  it('takes the first bytes with the creation (creation-with-upload)', async () => {
+    const bytes = sampleBytes('mp3', 3000);
+    const response = await create(owner.token, owner.cutId, 'song.mp3', bytes.length, { 'content-type': 'application/offset+octet-stream' });
+    expect(response.status).toBe(201);
+    const responseWithBody = await api.request('POST', '/api/uploads', {
+      token: owner.token,
+      body: new Uint8Array(bytes.subarray(0, 1000)),
+      headers: {
+        ...TUS,
+        'upload-length': String(bytes.length),
+        'upload-metadata': metadata({ cutId: owner.cutId, filename: 'song.mp3' }),
+        'content-type': 'application/offset+octet-stream',
+      },
+    });
+    expect(responseWithBody.status).toBe(201);
+    expect(responseWithBody.headers.get('upload-offset')).toBe('1000');
+    const url = responseWithBody.headers.get('location')!;
+    const rest = await patch(owner.token, url, 1000, bytes.subarray(1000));
+    expect(await download(owner.token, rest.headers.get('band-file-id')!)).toEqual(bytes);
+  });
+
+  it('answers a PATCH at the wrong offset with 409 and keeps the upload as it was', async () => {
+    const bytes = sampleBytes('flac', 2000);
+    const url = await createdUrl(owner.token, owner.cutId, 'a.flac', bytes.length);
+    await patch(owner.token, url, 0, bytes.subarray(0, 500));
+    const response = await patch(owner.token, url, 400, bytes.subarray(400));
+    expect(response.status).toBe(409);
+    expect(response.body.code).toBe('OFFSET_MISMATCH');
+    expect(await offsetOf(url)).toBe(500);
+  });
+
+  it('discards the bytes of a PATCH whose checksum does not match (460)', async () => {
+    const bytes = sampleBytes('ogg', 2000);
+    const url = await createdUrl(owner.token, owner.cutId, 'a.ogg', bytes.length);
+    await patch(owner.token, url, 0, bytes.subarray(0, 500));
+    const response = await patch(owner.token, url, 500, bytes.subarray(500), { 'upload-checksum': checksum('sha256', bytes.subarray(0, 10)) });
+    expect(response.status).toBe(460);
+    expect(response.body.code).toBe('CHECKSUM_MISMATCH');
+    expect(await offsetOf(url)).toBe(500);
+    expect(await bytesOnDisk(url)).toBe(500);
+    const retried = await patch(owner.token, url, 500, bytes.subarray(500), { 'upload-checksum': checksum('sha256', bytes.subarray(500)) });
+    expect(await download(owner.token, retried.headers.get('band-file-id')!)).toEqual(bytes);
+  });
+
+  it('answers a second PATCH while one is in progress with 423; a PATCH cut off mid-body keeps what arrived', async () => {
+    const bytes = sampleBytes('wav', 30_000);
+    const url = await createdUrl(owner.token, owner.cutId, 'b.wav', bytes.length);
+    const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 12_345));
+    // Once its first bytes are on disk the first PATCH holds the lock: the second is refused meanwhile.
+    await until(async () => (await bytesOnDisk(url)) === 12_345);
+    const second = await patch(owner.token, url, 0, bytes);
+    expect(second.status).toBe(423);
+    expect(second.body.code).toBe('UPLOAD_LOCKED');
+    first.destroy();
+    await until(async () => (await offsetOf(url)) === 12_345);
+    const rest = await patch(owner.token, url, 12_345, bytes.subarray(12_345));
+    expect(rest.status).toBe(204);
+    expect(await download(owner.token, rest.headers.get('band-file-id')!)).toEqual(bytes);
+  });
+
+  it('holds at most 5 PATCHes at once per instance (each keeps a database connection): the 6th is 503, other requests are served', async () => {
+    const user = await userWithCut(api);
+    const bytes = sampleBytes('wav', 30_000);
+    const urls: string[] = [];
+    for (let i = 0; i < 6; i++) urls.push(await createdUrl(user.token, user.cutId, `p${i}.wav`, bytes.length));
+    const held: Socket[] = [];
+    for (const url of urls.slice(0, 5)) {
+      held.push(await openPatch(user.token, url, 0, bytes.length, bytes.subarray(0, 100)));
+      await until(async () => (await bytesOnDisk(url)) === 100);
+    }
+    const refused = await patch(user.token, urls[5]!, 0, bytes);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect((await api.request('GET', '/api/health')).status).toBe(200);
+    expect((await api.request('GET', `/api/cuts/${user.cutId}`, { token: user.token })).status).toBe(200);
+    for (const socket of held) socket.destroy();
+    await until(async () => (await patch(user.token, urls[5]!, 0, bytes)).status === 204);
+  });
+
+  it('terminates with 415 a renamed .txt sent as .wav, after its first bytes', async () => {
+    const text = Buffer.from('These are the lyrics of the song, not audio at all.\n'.repeat(20));
+    const url = await createdUrl(owner.token, owner.cutId, 'lyrics.wav', text.length);
+    const response = await patch(owner.token, url, 0, text);
+    expect(response.status).toBe(415);
+    expect(response.body.code).toBe('UNSUPPORTED_FILE_TYPE');
+    expect((await head(owner.token, url)).status).toBe(404);
+    expect(await readdir(path.join(server.dataDir, 'resumable'))).not.toContain(path.basename(url));
+  });
+
+  it('refuses before any byte: an unknown extension (415), an Upload-Length over the limit (413), no length (400), a stranger to the cut (404)', async () => {
+    expect((await create(owner.token, owner.cutId, 'notes.txt', 100)).status).toBe(415);
+    const tooLarge = await create(owner.token, owner.cutId, 'big.wav', LIMITS.CUT + 1);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body.code).toBe('FILE_TOO_LARGE');
+    expect((await create(owner.token, owner.cutId, 'stems.zip', LIMITS.CUT + 1)).status).toBe(201);
+    const noLength = await api.request('POST', '/api/uploads', {
+      token: owner.token,
+      headers: { ...TUS, 'upload-defer-length': '1', 'upload-metadata': metadata({ cutId: owner.cutId, filename: 'a.wav' }) },
+    });
+    expect(noLength.status).toBe(400);
+    const stranger = await api.register();
+    expect((await create(stranger.accessToken, owner.cutId, 'a.wav', 100)).status).toBe(404);
+    expect((await api.request('POST', '/api/uploads', { headers: TUS })).status).toBe(401);
+  });
+
+  it("hides an upload from everyone but its creator: a stranger's HEAD, PATCH and DELETE are 404", async () => {
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'c.wav', bytes.length);
+    const stranger = (await api.register()).accessToken;
+    expect((await head(stranger, url)).status).toBe(404);
+    expect((await patch(stranger, url, 0, bytes)).status).toBe(404);
+    expect((await api.request('DELETE', url, { token: stranger, headers: TUS })).status).toBe(404);
+    expect(await offsetOf(url)).toBe(0);
+  });
+
+  it('terminates an upload with DELETE: 204, then 404, its bytes gone', async () => {
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'd.wav', bytes.length);
+    await patch(owner.token, url, 0, bytes.subarray(0, 100));
+    const response = await api.request('DELETE', url, { token: owner.token, headers: TUS });
+    expect(response.status).toBe(204);
+    expect((await head(owner.token, url)).status).toBe(404);
+    expect(await readdir(path.join(server.dataDir, 'resumable'))).not.toContain(path.basename(url));
+  });
+
+  it('allows 10 incomplete uploads per user; the 11th POST is 429, also when they arrive at once', async () => {
+    const user = await userWithCut(api);
+    const responses = await Promise.all(Array.from({ length: 14 }, () => create(user.token, user.cutId, 'e.wav', 100)));
+    expect(responses.filter((r) => r.status === 201)).toHaveLength(10);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(4);
+    expect(refused[0]!.body.code).toBe('RATE_LIMITED');
+    expect(refused[0]!.headers.get('retry-after')).not.toBeNull();
+    const url = responses.find((r) => r.status === 201)!.headers.get('location')!;
+    await api.request('DELETE', url, { token: user.token, headers: TUS });
+    expect((await create(user.token, user.cutId, 'e.wav', 100)).status).toBe(201);
+  });
+
+  it('expires an upload: then 404, and the purge removes its bytes', async () => {
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'f.wav', bytes.length);
+    await patch(owner.token, url, 0, bytes.subarray(0, 100));
+    // 24 hours after its last bytes, as the database's clock sees it.
+    await server.sql`update resumable_uploads set expires_at = now() - interval '1 second' where id = ${path.basename(url)}`;
+    expect((await head(owner.token, url)).status).toBe(404);
+    expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
+    await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(path.basename(url)));
+    expect(await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).toHaveLength(0);
+  });
+});
+
+describe('an upload whose bytes are gone', () => {
+  it('(a database restored from a backup, which holds no partial uploads) is 404 from its next PATCH on', async () => {
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'h.wav', bytes.length);
+    await patch(owner.token, url, 0, bytes.subarray(0, 100));
+    await rm(path.join(server.dataDir, 'resumable', path.basename(url)));
+    expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
+    expect((await head(owner.token, url)).status).toBe(404);
+  });
+});
+
+describe('tus-js-client', () => {
+  function tusUpload(bytes: Buffer, options: Partial<tus.UploadOptions>): tus.Upload {
+    return new tus.Upload(bytes, {
+      endpoint: `${server.url}/api/uploads`,
+      headers: { authorization: `Bearer ${owner.token}` },
+      metadata: { cutId: owner.cutId, filename: 'stems.zip' },
+      retryDelays: [],
+      ...options,
+    });
+  }
+
+  it('uploads a file in chunks with checksums off and on', async () => {
+    const bytes = sampleBytes('zip', 200_000);
+    let fileId: string | null = null;
+    await new Promise<void>((resolve, reject) => {
+      const upload = tusUpload(bytes, {
+        chunkSize: 32 * 1024,
+        onAfterResponse: (_req, res) => {
+          fileId = res.getHeader('Band-File-Id') ?? fileId;
+        },
+        onSuccess: () => resolve(),
+        onError: reject,
+      });
+      upload.start();
+    });
+    expect(await download(owner.token, fileId!)).toEqual(bytes);
+  });
+
+  it('resumes after its connection is aborted mid-PATCH', async () => {
+    const bytes = sampleBytes('zip', 8 * 1024 * 1024);
+    // Between client and server, a proxy that stops forwarding the first PATCH after 1 MiB: the client, still
+    // sending into the proxy, aborts, and the server keeps the 1 MiB that reached it.
+    const proxy = await stallingProxy(1024 * 1024);
+    try {
+      const endpoint = `${proxy.url}/api/uploads`;
+      // One PATCH for the whole file, aborted once the server has the 1 MiB the proxy forwards.
+      let failed: Error | null = null;
+      const upload = tusUpload(bytes, { endpoint, onError: (error) => void (failed = error) });
+      upload.start();
+      await until(async () => {
+        if (failed) throw failed;
+        const names = await readdir(path.join(server.dataDir, 'resumable'));
+        const sizes = await Promise.all(names.map((name) => stat(path.join(server.dataDir, 'resumable', name)).then((info) => info.size)));
+        return upload.url !== null && sizes.includes(1024 * 1024);
+      });
+      await upload.abort();
+      const firstRun = { url: upload.url! };
+      const uploadPath = new URL(firstRun.url).pathname;
+      await until(async () => (await offsetOf(uploadPath)) > 0);
+      const kept = await offsetOf(uploadPath);
+      expect(kept).toBe(1024 * 1024);
+
+      let fileId: string | null = null;
+      let resumedFrom = -1;
+      await new Promise<void>((resolve, reject) => {
+        const upload = tusUpload(bytes, {
+          endpoint,
+          uploadUrl: firstRun.url,
+          onAfterResponse: (req, res) => {
+            if (req.getMethod() === 'HEAD') resumedFrom = Number(res.getHeader('Upload-Offset'));
+            fileId = res.getHeader('Band-File-Id') ?? fileId;
+          },
+          onSuccess: () => resolve(),
+          onError: reject,
+        });
+        upload.start();
+      });
+      expect(resumedFrom).toBe(kept);
+      const stored = await download(owner.token, fileId!);
+      expect(sha256(stored)).toBe(sha256(bytes));
+    } finally {
+      proxy.close();
+    }
+  });
+});
+
+/** A TCP proxy to the server that forwards only `forward` bytes of the first PATCH's connection, then holds the rest. */
+async function stallingProxy(forward: number): Promise<{ url: string; close(): void }> {
+  const target = new URL(server.url);
+  let stalled = false;
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    let budget = Number.POSITIVE_INFINITY;
+    client.on('data', (chunk: Buffer) => {
+      if (!stalled && chunk.subarray(0, 6).toString('latin1') === 'PATCH ') {
+        stalled = true;
+        budget = forward + chunk.indexOf('\r\n\r\n') + 4;
+      }
+      if (budget <= 0) return;
+      upstream.write(chunk.subarray(0, budget));
+      budget -= chunk.length;
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    for (const socket of [client, upstream]) {
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, close: () => proxy.close() };
+}
+
+describe('the bytes on disk', () => {
+  it('are readable only by the server user', async () => {
+    const url = await createdUrl(owner.token, owner.cutId, 'g.wav', 1000);
+    expect((await stat(path.join(server.dataDir, 'resumable', path.basename(url)))).mode & 0o777).toBe(0o600);
+    expect(await readFile(path.join(server.dataDir, 'resumable', path.basename(url)))).toHaveLength(0);
+  });
+});
