@@ -1,13 +1,13 @@
 // The bulk-download engine of `band file download --cut`: every file of a cut into a folder, several at a
 // time, with progress, skipping files whose local copy already has the same sha256. The twin of bulk-upload.
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FileRecord } from '@bandcollab/sdk';
 import { type Context, toCliError } from './context.js';
 import { type CliError, usageError } from './exit-codes.js';
+import { sha256Of } from './bulk-upload.js';
+import { runJobs } from './jobs.js';
 
 export interface DownloadOptions {
   jobs: number;
@@ -40,11 +40,10 @@ export async function downloadFiles(ctx: Context, files: readonly FileRecord[], 
   const done: boolean[] = new Array(files.length).fill(false);
   const report: DownloadReport = { dir, records: [], failures: [], skipped: 0, downloadedBytes: 0, seconds: 0 };
   const started = ctx.io.now();
-  let next = 0;
 
   const downloadOne = async (file: FileRecord, name: string): Promise<void> => {
     const target = path.join(dir, name);
-    if (options.skipExisting && (await sha256Of(target)) === file.sha256) {
+    if (options.skipExisting && existsSync(target) && (await sha256Of(target)) === file.sha256) {
       report.skipped += 1;
       progress.skip(name, file.size);
       return;
@@ -65,19 +64,12 @@ export async function downloadFiles(ctx: Context, files: readonly FileRecord[], 
       throw error;
     }
   };
-  const worker = async () => {
-    while (next < files.length) {
-      const index = next++;
-      try {
-        await downloadOne(files[index]!, names[index]!);
-        done[index] = true;
-      } catch (error) {
-        report.failures.push({ file: files[index]!, error: toCliError(error) });
-      }
-    }
-  };
   try {
-    await Promise.all(Array.from({ length: Math.min(options.jobs, files.length) }, worker));
+    const errors = await runJobs(files, options.jobs, async (file, index) => {
+      await downloadOne(file, names[index]!);
+      done[index] = true;
+    });
+    for (const [index, error] of errors.entries()) if (error !== undefined) report.failures.push({ file: files[index]!, error: toCliError(error) });
   } finally {
     progress.stop();
   }
@@ -105,16 +97,4 @@ function localNames(files: readonly FileRecord[]): string[] {
     taken.add(candidate.toLowerCase());
     return candidate;
   });
-}
-
-/** The sha256 of a local file; null when there is none. */
-async function sha256Of(file: string): Promise<string | null> {
-  const hash = createHash('sha256');
-  try {
-    await pipeline(createReadStream(file), hash);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  return hash.digest('hex');
 }

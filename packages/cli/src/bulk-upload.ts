@@ -6,6 +6,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FileRecord } from '@bandcollab/sdk';
 import { type Context, toCliError } from './context.js';
+import { runJobs } from './jobs.js';
 import type { CliError } from './exit-codes.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
@@ -38,7 +39,6 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
   const results: (FileRecord | undefined)[] = new Array(files.length);
   const report: UploadReport = { records: [], failures: [], skipped: 0, uploadedBytes: 0, seconds: 0 };
   const started = ctx.io.now();
-  let next = 0;
 
   const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
     const label = path.basename(file.path);
@@ -71,18 +71,11 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
       throw error;
     }
   };
-  const worker = async () => {
-    while (next < files.length) {
-      const index = next++;
-      try {
-        results[index] = await uploadOne(files[index]!);
-      } catch (error) {
-        report.failures.push({ file: files[index]!, error: toCliError(error) });
-      }
-    }
-  };
   try {
-    await Promise.all(Array.from({ length: Math.min(options.jobs, files.length) }, worker));
+    const errors = await runJobs(files, options.jobs, async (file, index) => {
+      results[index] = await uploadOne(file);
+    });
+    for (const [index, error] of errors.entries()) if (error !== undefined) report.failures.push({ file: files[index]!, error: toCliError(error) });
   } finally {
     progress.stop();
   }

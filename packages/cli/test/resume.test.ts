@@ -139,11 +139,13 @@ describe('--no-resume', () => {
     };
     while (!(await waitUntilSaved())) await sleep(20);
 
-    const fresh = await user.band(['publish', file, ...where, '--no-resume']);
+    // band file upload, not publish: a publish of content already on the cut reuses it and sends nothing.
+    const onTheCut = ['--cut', 'Late', '--vibe', 'Live', '--project', 'Club'];
+    const fresh = await user.band(['file', 'upload', file, ...onTheCut, '--no-resume']);
     expect(fresh.exitCode, fresh.stderr).toBe(0);
     expect(fresh.stderr).not.toContain('resuming');
 
-    const resumed = await user.band(['publish', file, ...where]);
+    const resumed = await user.band(['file', 'upload', file, ...onTheCut]);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/resuming set\.zip at [\d.]+ MiB/);
     const sha = createHash('sha256').update(bytes).digest('hex');
