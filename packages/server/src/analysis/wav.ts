@@ -21,6 +21,7 @@ export interface WavFormat {
 
 export class WavDecoder implements StreamDecoder {
   private header: Buffer | null = Buffer.alloc(0);
+  private readonly scan: HeaderScan = { offset: 12, fmt: null };
   private pending = Buffer.alloc(0);
   format: WavFormat | null = null;
   private dataSeen = 0;
@@ -28,7 +29,7 @@ export class WavDecoder implements StreamDecoder {
   decode(chunk: Uint8Array): DecodedChunk | null {
     if (this.header) {
       this.header = Buffer.concat([this.header, chunk]);
-      const parsed = parseWavHeader(this.header);
+      const parsed = parseWavHeader(this.header, this.scan);
       if (!parsed) {
         if (this.header.length > MAX_HEADER_BYTES) throw new AnalysisError('no "data" chunk in the WAV header');
         return null;
@@ -61,24 +62,35 @@ export class WavDecoder implements StreamDecoder {
   }
 }
 
-/** The format and where the samples start, or null while the bytes so far do not reach the "data" chunk. */
-export function parseWavHeader(buffer: Buffer): { format: WavFormat; dataOffset: number } | null {
+/** How far a header read in pieces has been walked: the next chunk's offset and the "fmt " chunk once seen. */
+export interface HeaderScan {
+  offset: number;
+  fmt: Omit<WavFormat, 'dataBytes'> | null;
+}
+
+const RIFF = 0x52494646; // "RIFF"
+const WAVE = 0x57415645; // "WAVE"
+const FMT = 0x666d7420; // "fmt "
+const DATA = 0x64617461; // "data"
+
+/**
+ * The format and where the samples start, or null while the bytes so far do not reach the "data" chunk.
+ * `scan` carries where the last call stopped, so a header that arrives in pieces is walked once, not from
+ * its start at every piece (a hostile file of a million empty chunks would otherwise cost seconds of CPU).
+ */
+export function parseWavHeader(buffer: Buffer, scan: HeaderScan = { offset: 12, fmt: null }): { format: WavFormat; dataOffset: number } | null {
   if (buffer.length < 12) return null;
-  if (buffer.toString('latin1', 0, 4) !== 'RIFF' || buffer.toString('latin1', 8, 12) !== 'WAVE') {
-    throw new AnalysisError('not a RIFF/WAVE file');
-  }
-  let offset = 12;
-  let fmt: Omit<WavFormat, 'dataBytes'> | null = null;
-  while (offset + 8 <= buffer.length) {
-    const id = buffer.toString('latin1', offset, offset + 4);
-    const size = buffer.readUInt32LE(offset + 4);
-    if (id === 'data') {
-      if (!fmt) throw new AnalysisError('the WAV "data" chunk comes before its "fmt " chunk');
-      return { format: { ...fmt, dataBytes: size === UNKNOWN_SIZE ? null : size }, dataOffset: offset + 8 };
+  if (buffer.readUInt32BE(0) !== RIFF || buffer.readUInt32BE(8) !== WAVE) throw new AnalysisError('not a RIFF/WAVE file');
+  while (scan.offset + 8 <= buffer.length) {
+    const id = buffer.readUInt32BE(scan.offset);
+    const size = buffer.readUInt32LE(scan.offset + 4);
+    if (id === DATA) {
+      if (!scan.fmt) throw new AnalysisError('the WAV "data" chunk comes before its "fmt " chunk');
+      return { format: { ...scan.fmt, dataBytes: size === UNKNOWN_SIZE ? null : size }, dataOffset: scan.offset + 8 };
     }
-    if (offset + 8 + size > buffer.length) return null;
-    if (id === 'fmt ') fmt = parseFmt(buffer.subarray(offset + 8, offset + 8 + size));
-    offset += 8 + size + (size % 2);
+    if (scan.offset + 8 + size > buffer.length) return null;
+    if (id === FMT) scan.fmt = parseFmt(buffer.subarray(scan.offset + 8, scan.offset + 8 + size));
+    scan.offset += 8 + size + (size % 2);
   }
   return null;
 }
