@@ -74,18 +74,10 @@ export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<F
     order by f.created_at, f.id`;
 }
 
-export interface NewFile {
-  id: string;
-  cutId: string;
-  projectId: string;
-  name: string;
-  extension: string;
-  type: FileType;
-  size: number;
-  mimeType: string;
-  sha256: string;
+/** A file to record: the row's own columns, with its uploader's id. */
+export type NewFile = Pick<FileRow, 'id' | 'cutId' | 'projectId' | 'name' | 'extension' | 'type' | 'size' | 'mimeType' | 'sha256'> & {
   uploadedBy: string;
-}
+};
 
 /** The columns the delete rule and the disk cleanup need. */
 export interface FileOwnership {

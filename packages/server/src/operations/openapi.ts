@@ -772,7 +772,7 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a ' +
         'restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 ' +
-        'TUS_VERSION_UNSUPPORTED) and a Bearer token (a session token or a write personal access token). Upload-Length is ' +
+        'VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is ' +
         'required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated "key base64value") carries cutId and ' +
         'filename (required; the extension decides the type) and name (optional display name). Checked before any byte: ' +
         'access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type\'s limit (413 FILE_TOO_LARGE), quota and ' +
@@ -794,7 +794,7 @@ const paths: Record<string, Record<string, unknown>> = {
           },
         },
         ...errors(400, 401, 404, 413, 415, 429, 507),
-        '412': problem('TUS_VERSION_UNSUPPORTED: Tus-Resumable is not 1.0.0 (the answer names Tus-Version)'),
+        '412': problem('VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0 (the answer names Tus-Version)'),
       },
     },
   },
@@ -817,7 +817,7 @@ const paths: Record<string, Record<string, unknown>> = {
           },
         },
         ...errors(401, 404),
-        '412': problem('TUS_VERSION_UNSUPPORTED'),
+        '412': problem('VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0'),
       },
     },
     patch: {
@@ -849,7 +849,7 @@ const paths: Record<string, Record<string, unknown>> = {
         },
         ...errors(400, 401, 404, 413, 415, 507),
         '409': problem('OFFSET_MISMATCH: Upload-Offset is not the bytes received'),
-        '412': problem('TUS_VERSION_UNSUPPORTED'),
+        '412': problem('VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0'),
         '423': problem('UPLOAD_LOCKED: another PATCH of this upload is in progress'),
         '460': problem('CHECKSUM_MISMATCH: the bytes do not match Upload-Checksum; they were discarded'),
         '503': problem(
@@ -866,7 +866,7 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: {
         '204': { description: 'Terminated' },
         ...errors(401, 404),
-        '412': problem('TUS_VERSION_UNSUPPORTED'),
+        '412': problem('VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0'),
         '423': problem('UPLOAD_LOCKED: a PATCH of this upload is in progress'),
       },
     },

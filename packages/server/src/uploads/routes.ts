@@ -7,7 +7,7 @@ import { AuthGuard } from '../core/auth-guard.js';
 import { DomainError, invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { FileTypes } from '../core/file-types.js';
-import { contentType, idParam, validate } from '../core/http.js';
+import { contentType, idParam, sendProblem, validate } from '../core/http.js';
 import { closeAfterResponse } from '../core/multipart.js';
 import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsService } from './service.js';
 
@@ -59,7 +59,7 @@ export class UploadsRoutes implements Feature {
       res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
       const id = idParam(req, 'id', 'Upload');
-      requireTusVersion(req, res);
+      if (!tusVersionSupported(req, res)) return;
       sendState(res, 200, await this.uploads.state(principal, id));
     });
 
@@ -71,7 +71,7 @@ export class UploadsRoutes implements Feature {
     app.post('/api/uploads', async (req, res) => {
       res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
-      requireTusVersion(req, res);
+      if (!tusVersionSupported(req, res)) return;
       if (req.headers['upload-defer-length'] !== undefined) throw invalidField('Upload-Defer-Length', 'is not supported: send Upload-Length');
       const length = byteCount(req, 'upload-length');
       if (length === null) throw invalidField('Upload-Length', 'is required');
@@ -93,7 +93,7 @@ export class UploadsRoutes implements Feature {
       res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
       const id = idParam(req, 'id', 'Upload');
-      requireTusVersion(req, res);
+      if (!tusVersionSupported(req, res)) return;
       if (contentType(req) !== OFFSET_STREAM) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the bytes as ${OFFSET_STREAM}`);
       const offset = byteCount(req, 'upload-offset');
       if (offset === null) throw invalidField('Upload-Offset', 'is required');
@@ -104,7 +104,7 @@ export class UploadsRoutes implements Feature {
       res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
       const id = idParam(req, 'id', 'Upload');
-      requireTusVersion(req, res);
+      if (!tusVersionSupported(req, res)) return;
       await this.uploads.terminate(principal, id);
       res.writeHead(204);
       res.end();
@@ -112,12 +112,15 @@ export class UploadsRoutes implements Feature {
   }
 }
 
-/** A request for another protocol version is 412 (after authentication and the path's id, as everywhere). */
-function requireTusVersion(req: IncomingMessage, res: ServerResponse): void {
-  if (req.headers['tus-resumable'] !== TUS_VERSION) {
-    res.setHeader('Tus-Version', TUS_VERSION);
-    throw new DomainError('TUS_VERSION_UNSUPPORTED', `Send Tus-Resumable: ${TUS_VERSION}`);
-  }
+/**
+ * A request for another protocol version is answered 412 with Tus-Version (after authentication and the
+ * path's id, as everywhere). The error table has no code for it, so, like a 416, it carries VALIDATION_FAILED
+ * (the field is the header) with HTTP's status.
+ */
+function tusVersionSupported(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.headers['tus-resumable'] === TUS_VERSION) return true;
+  sendProblem(req, res, invalidField('Tus-Resumable', `must be ${TUS_VERSION}`), { status: 412, headers: { 'Tus-Version': TUS_VERSION } });
+  return false;
 }
 
 function patchRequest(req: Request, offset: number): PatchRequest {
