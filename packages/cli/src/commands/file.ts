@@ -109,7 +109,7 @@ export function register(file: Command, io: Io): void {
     'band file download mix --cut Final --vibe Mixes --project Demo --force   # replace the mix.wav here',
     'band file download 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
     'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --jobs 8',
-    'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --skip-existing   # re-run: only what changed',
+    'band file download --cut "Take 3" --vibe Verse --project Demo --dir take3 --skip-existing   # re-run: only what is missing',
   );
 
   withExamples(
