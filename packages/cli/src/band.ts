@@ -1,7 +1,14 @@
 // The entry point: band on this process's streams, environment and clock (systemIo).
+import { setFlagsFromString } from 'node:v8';
 import { EXIT } from './exit-codes.js';
 import { systemIo } from './io.js';
 import { runBand } from './main.js';
+
+// undici parses HTTP with llhttp compiled to WebAssembly. V8 also optimises that module on a background
+// thread, which a process must wait for before it exits: about 50 ms and 35 MiB on every command that sends a
+// request, more than the request itself. V8's baseline code parses a few responses' headers as fast, and bodies
+// stream past the parser, so transfers keep their speed (the CLI bench measures both).
+setFlagsFromString('--liftoff-only');
 
 // `band project list | head -1`: a reader that went away is not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
