@@ -7,7 +7,7 @@ import { parseStream } from 'music-metadata';
 import yauzl from 'yauzl';
 import { AnalysisError } from './decoded.js';
 import { isAudioExtension, type Codec } from './decoders.js';
-import { parseWavHeader } from './wav.js';
+import { WavHeaderReader } from './wav.js';
 
 export interface StemAudio {
   codec: Codec;
@@ -38,8 +38,6 @@ export interface StemsSummary {
 export type StemsAnalysis = { status: 'done'; stems: { entries: StemEntry[]; summary: StemsSummary } } | { status: 'failed'; reason: string };
 
 const LENGTH_TOLERANCE_MS = 10;
-/** A WAV header that has not reached its "data" chunk by here is not read further. */
-const MAX_WAV_HEADER_BYTES = 1 << 20;
 
 /** `signal` stops it between two entries (it rejects with the signal's reason). */
 export async function analyzeStems(zipPath: string, signal?: AbortSignal): Promise<StemsAnalysis> {
@@ -104,17 +102,15 @@ function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
 }
 
 async function readWavStem(stream: Readable): Promise<StemAudio> {
-  let head = Buffer.alloc(0);
+  const header = new WavHeaderReader();
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    head = Buffer.concat([head, chunk]);
-    const parsed = parseWavHeader(head);
+    const parsed = header.push(chunk);
     if (parsed) {
       const { float, bitDepth, channels, sampleRate, dataBytes } = parsed.format;
       if (dataBytes === null) throw new AnalysisError('WAV without a data size');
       const frames = dataBytes / ((bitDepth / 8) * channels);
       return { codec: float ? 'pcm-float' : 'pcm', durationMs: Math.round((frames * 1000) / sampleRate), sampleRate, bitDepth, channels };
     }
-    if (head.length > MAX_WAV_HEADER_BYTES) break;
   }
   throw new AnalysisError('no WAV header');
 }

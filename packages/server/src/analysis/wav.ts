@@ -20,22 +20,17 @@ export interface WavFormat {
 }
 
 export class WavDecoder implements StreamDecoder {
-  private header: Buffer | null = Buffer.alloc(0);
-  private readonly scan: HeaderScan = { offset: 12, fmt: null };
+  private header: WavHeaderReader | null = new WavHeaderReader();
   private pending = Buffer.alloc(0);
   format: WavFormat | null = null;
   private dataSeen = 0;
 
   decode(chunk: Uint8Array): DecodedChunk | null {
     if (this.header) {
-      this.header = Buffer.concat([this.header, chunk]);
-      const parsed = parseWavHeader(this.header, this.scan);
-      if (!parsed) {
-        if (this.header.length > MAX_HEADER_BYTES) throw new AnalysisError('no "data" chunk in the WAV header');
-        return null;
-      }
+      const parsed = this.header.push(chunk);
+      if (!parsed) return null;
       this.format = parsed.format;
-      chunk = this.header.subarray(parsed.dataOffset);
+      chunk = parsed.samples;
       this.header = null;
     }
     const format = this.format!;
@@ -62,37 +57,54 @@ export class WavDecoder implements StreamDecoder {
   }
 }
 
-/** How far a header read in pieces has been walked: the next chunk's offset and the "fmt " chunk once seen. */
-export interface HeaderScan {
-  offset: number;
-  fmt: Omit<WavFormat, 'dataBytes'> | null;
-}
-
 const RIFF = 0x52494646; // "RIFF"
 const WAVE = 0x57415645; // "WAVE"
 const FMT = 0x666d7420; // "fmt "
 const DATA = 0x64617461; // "data"
 
 /**
- * The format and where the samples start, or null while the bytes so far do not reach the "data" chunk.
- * `scan` carries where the last call stopped, so a header that arrives in pieces is walked once, not from
- * its start at every piece (a hostile file of a million empty chunks would otherwise cost seconds of CPU).
+ * A WAV header read as it arrives, in pieces of any size. It keeps only the bytes it has not walked past (a
+ * chunk it skips is not kept), so each byte is looked at once: a hostile file of a million empty chunks, or
+ * a header grown piece by piece, would otherwise cost seconds of CPU in copies and walks from its start.
  */
-export function parseWavHeader(buffer: Buffer, scan: HeaderScan = { offset: 12, fmt: null }): { format: WavFormat; dataOffset: number } | null {
-  if (buffer.length < 12) return null;
-  if (buffer.readUInt32BE(0) !== RIFF || buffer.readUInt32BE(8) !== WAVE) throw new AnalysisError('not a RIFF/WAVE file');
-  while (scan.offset + 8 <= buffer.length) {
-    const id = buffer.readUInt32BE(scan.offset);
-    const size = buffer.readUInt32LE(scan.offset + 4);
-    if (id === DATA) {
-      if (!scan.fmt) throw new AnalysisError('the WAV "data" chunk comes before its "fmt " chunk');
-      return { format: { ...scan.fmt, dataBytes: size === UNKNOWN_SIZE ? null : size }, dataOffset: scan.offset + 8 };
+export class WavHeaderReader {
+  /** Bytes from `dropped` on: the chunk header or "fmt " chunk being read. */
+  private kept = Buffer.alloc(0);
+  private dropped = 0;
+  /** Where the next chunk starts, counted from the first kept byte; past the kept bytes while a chunk is skipped. */
+  private next = 12;
+  private fmt: Omit<WavFormat, 'dataBytes'> | null = null;
+
+  /** The format and the first sample bytes once the "data" chunk begins; null while the header goes on. */
+  push(piece: Uint8Array): { format: WavFormat; samples: Buffer } | null {
+    const bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+    const isFirst = this.dropped === 0 && this.kept.length < 12;
+    this.kept = this.kept.length === 0 ? bytes : Buffer.concat([this.kept, bytes]);
+    if (isFirst) {
+      if (this.kept.length < 12) return null;
+      if (this.kept.readUInt32BE(0) !== RIFF || this.kept.readUInt32BE(8) !== WAVE) throw new AnalysisError('not a RIFF/WAVE file');
     }
-    if (scan.offset + 8 + size > buffer.length) return null;
-    if (id === FMT) scan.fmt = parseFmt(buffer.subarray(scan.offset + 8, scan.offset + 8 + size));
-    scan.offset += 8 + size + (size % 2);
+    while (this.next + 8 <= this.kept.length) {
+      const id = this.kept.readUInt32BE(this.next);
+      const size = this.kept.readUInt32LE(this.next + 4);
+      if (id === DATA) {
+        if (!this.fmt) throw new AnalysisError('the WAV "data" chunk comes before its "fmt " chunk');
+        return { format: { ...this.fmt, dataBytes: size === UNKNOWN_SIZE ? null : size }, samples: this.kept.subarray(this.next + 8) };
+      }
+      if (id === FMT) {
+        if (this.next + 8 + size > this.kept.length) break;
+        this.fmt = parseFmt(this.kept.subarray(this.next + 8, this.next + 8 + size));
+      }
+      this.next += 8 + size + (size % 2);
+    }
+    const walked = Math.min(this.next, this.kept.length);
+    // A copy: a view would pin the whole piece it came from.
+    this.kept = Buffer.from(this.kept.subarray(walked));
+    this.next -= walked;
+    this.dropped += walked;
+    if (this.dropped + this.kept.length > MAX_HEADER_BYTES) throw new AnalysisError('no "data" chunk in the WAV header');
+    return null;
   }
-  return null;
 }
 
 function parseFmt(chunk: Buffer): Omit<WavFormat, 'dataBytes'> {
