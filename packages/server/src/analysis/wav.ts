@@ -69,7 +69,7 @@ const DATA = 0x64617461; // "data"
  */
 export class WavHeaderReader {
   /** Bytes from `dropped` on: the chunk header or "fmt " chunk being read. */
-  private kept = Buffer.alloc(0);
+  private kept: Buffer = Buffer.alloc(0);
   private dropped = 0;
   /** Where the next chunk starts, counted from the first kept byte; past the kept bytes while a chunk is skipped. */
   private next = 12;
