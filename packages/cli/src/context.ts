@@ -2,10 +2,10 @@
 // an SDK client signed in from, in this order, BAND_TOKEN (a personal access token bcp_…, or an access
 // token), BAND_EMAIL + BAND_PASSWORD, or the tokens stored for that server's origin (never those another
 // server issued).
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BandClient, BandClientOptions, ResumeStore, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import type Conf from 'conf';
 import {
   credentialFile,
   type CredentialStore,
@@ -24,19 +24,50 @@ const DEFAULT_API_URL = 'http://localhost:3000';
 const PERSONAL_ACCESS_TOKEN_PREFIX = 'bcp_';
 
 /**
- * The SDK (undici, form-data) and conf are most of the CLI's code: they are loaded when a command runs, not
- * when its group is registered, so `--help` and usage errors do not pay for them.
+ * The SDK (undici, form-data) is most of the CLI's code: it is loaded when a command runs, not when its group
+ * is registered, so `--help` and usage errors do not pay for it.
  */
 interface Libraries {
   sdk: typeof import('@bandcollab/sdk');
-  Conf: typeof Conf;
 }
 let libraries: Libraries | undefined;
 
 async function loadLibraries(): Promise<Libraries> {
-  const [sdk, conf] = await Promise.all([import('@bandcollab/sdk'), import('conf')]);
-  libraries = { sdk, Conf: conf.default };
+  libraries = { sdk: await import('@bandcollab/sdk') };
   return libraries;
+}
+
+/**
+ * The settings of every profile, in conf's file (`config.json`: one JSON object by profile name). Commands read
+ * it here and save through conf, which is loaded only to save: it imports ajv and semver, for schemas and
+ * migrations band does not use, about 20 ms of a command such as `band project list` that only reads.
+ */
+class SettingsFile {
+  constructor(private readonly dir: string) {}
+
+  read(profile: string): ProfileSettings {
+    let all: Record<string, ProfileSettings>;
+    try {
+      all = JSON.parse(readFileSync(path.join(this.dir, 'config.json'), 'utf8')) as Record<string, ProfileSettings>;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw error;
+    }
+    // A profile named like an Object.prototype key ("constructor") has no settings until it saves some.
+    return Object.hasOwn(all, profile) ? all[profile]! : {};
+  }
+
+  async write(profile: string, settings: ProfileSettings): Promise<void> {
+    const { default: Conf } = await import('conf');
+    const conf = new Conf<Record<string, ProfileSettings>>({
+      projectName: 'band',
+      cwd: this.dir,
+      configName: 'config',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+    });
+    conf.set(profile, settings);
+  }
 }
 
 export interface GlobalOptions {
@@ -86,7 +117,7 @@ export class Context {
   readonly apiUrl: string;
   /** What stored credentials are bound to. */
   readonly origin: string;
-  private readonly config: Conf<Record<string, ProfileSettings>>;
+  private readonly settingsFile: SettingsFile;
   private client: BandClient | undefined;
   private sessionKept = false;
   source: TokenSource | undefined;
@@ -103,13 +134,7 @@ export class Context {
       throw usageError(`profile names are letters, digits, ".", "-" and "_" (not "${this.profile}")`);
     }
     this.configDir = configDirectory(io);
-    this.config = new lib.Conf<Record<string, ProfileSettings>>({
-      projectName: 'band',
-      cwd: this.configDir,
-      configName: 'config',
-      configFileMode: 0o600,
-      accessPropertiesByDotNotation: false,
-    });
+    this.settingsFile = new SettingsFile(this.configDir);
     this.apiUrl = (options.apiUrl ?? io.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
     this.origin = originOf(this.apiUrl);
   }
@@ -126,11 +151,11 @@ export class Context {
   }
 
   get settings(): ProfileSettings {
-    return this.config.get(this.profile) ?? {};
+    return this.settingsFile.read(this.profile);
   }
 
-  saveSettings(settings: ProfileSettings): void {
-    this.config.set(this.profile, settings);
+  saveSettings(settings: ProfileSettings): Promise<void> {
+    return this.settingsFile.write(this.profile, settings);
   }
 
   /**
@@ -187,15 +212,15 @@ export class Context {
     const store = await this.chooseStore();
     await store.write(toStored(pair, this.io.now()));
     const { logins } = this.settings;
-    this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, logins: { ...logins, [this.origin]: { credentialStore: store.kind, user } } });
+    await this.saveSettings({ ...this.settings, apiUrl: this.apiUrl, logins: { ...logins, [this.origin]: { credentialStore: store.kind, user } } });
     return store;
   }
 
   /** Forgets this profile's login on this server (its tokens must be removed first). */
-  forgetSignIn(): void {
+  async forgetSignIn(): Promise<void> {
     const logins = { ...this.settings.logins };
     delete logins[this.origin];
-    this.saveSettings({ ...this.settings, logins });
+    await this.saveSettings({ ...this.settings, logins });
   }
 
   /** The store of this profile's tokens for this server, or null when it never signed in here. */
@@ -247,7 +272,7 @@ export class Context {
         logins = { ...logins, [origin]: { credentialStore: kind, user } };
       }
     }
-    this.saveSettings({ ...settings, logins });
+    await this.saveSettings({ ...settings, logins });
   }
 
   private newClient(tokens: Pick<BandClientOptions, 'token' | 'accessToken' | 'refreshToken' | 'tokenStore'>): BandClient {

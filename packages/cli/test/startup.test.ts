@@ -45,8 +45,9 @@ describe('start-up', () => {
     },
   );
 
-  it('a command that runs loads the SDK and conf (so the check above can see them), and form-data only to upload', async () => {
-    const loaded = await librariesLoaded(['project', 'list'], { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' });
-    expect(loaded).toEqual({ undici: true, conf: true, formData: false });
+  it('a command that runs loads the SDK (so the check above can see it), conf only to save settings, form-data only to upload', async () => {
+    const env = { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' };
+    expect(await librariesLoaded(['project', 'list'], env)).toEqual({ undici: true, conf: false, formData: false });
+    expect(await librariesLoaded(['auth', 'logout'], env)).toEqual({ undici: true, conf: true, formData: false });
   });
 });

@@ -125,7 +125,7 @@ export function register(auth: Command, io: Io): void {
             await client.auth.logout().catch((error: unknown) => ctx.out.debugLine(`server logout failed: ${String(error)}`));
             await store.remove();
           }
-          ctx.forgetSignIn();
+          await ctx.forgetSignIn();
           ctx.out.done({ ok: true }, () => loggedOutView(tokens !== null, ctx.apiUrl));
         }),
       ),
@@ -220,7 +220,7 @@ export function register(auth: Command, io: Io): void {
           else throw usageError('--password-stdin is required when not on a terminal');
           await client.auth.deleteAccount(password === '' ? { confirm: me.email } : { password });
           await (await ctx.credentialStore())?.remove();
-          ctx.forgetSignIn();
+          await ctx.forgetSignIn();
           ctx.out.record({ id: me.id, deleted: true }, () => accountDeletedView(me.email, ctx.apiUrl));
         }),
       ),
