@@ -168,6 +168,24 @@ describe('cut share links', () => {
     expect(response.text).not.toMatch(/<script/i);
   });
 
+  it('show what the analysis measured and the waveform of each analysed take, with the seek script', async () => {
+    const cutId = await newCut('Page of analysed takes');
+    const tone = await put(cutId, 'tone.wav', toneWav(5), 'Tone');
+    const broken = await put(cutId, 'broken.wav', sampleBytes('wav', 2000), 'Broken');
+    for (const id of [tone.id, broken.id]) {
+      while ((await api.request('GET', `/api/files/${id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+    }
+    const { token } = await shareCut(cutId);
+    const response = await publicCall('GET', `/share/${token}`);
+    expect(response.status).toBe(200);
+    const [toneItem, brokenItem] = response.text.split('<li>').slice(1);
+    expect(toneItem).toMatch(/<p class="meta">0:05 · PCM, 8 kHz, 16-bit, mono · -\d+\.\d LUFS/);
+    expect(toneItem).toMatch(new RegExp(`<svg class="waveform" data-duration="5" [^>]*>.*</svg><audio controls preload="metadata" src="/api/share/${token}/files/${tone.id}"></audio>`));
+    expect(brokenItem).not.toMatch(/<svg|class="meta">\d/);
+    expect(brokenItem).toContain(`<audio controls preload="metadata" src="/api/share/${token}/files/${broken.id}"></audio>`);
+    expect(response.text.match(/<script>/g)).toHaveLength(1);
+  });
+
   it('stop working when revoked, expired, or when the cut is deleted: 404 like an unknown token', async () => {
     const cutId = await newCut('Going');
     const file = await put(cutId, 'a.wav', sampleBytes('wav', 100));

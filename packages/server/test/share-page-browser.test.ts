@@ -111,7 +111,7 @@ it.skipIf(!hasChromium)('seeks the player where the waveform is clicked', async 
   try {
     await page.waitForFunction(() => (document.querySelector('audio')?.readyState ?? 0) >= 1);
     expect(await page.locator('audio').evaluate((audio: HTMLAudioElement) => audio.currentTime)).toBe(0);
-    const wave = page.locator('#waveform');
+    const wave = page.locator('svg.waveform');
     const box = (await wave.boundingBox())!;
     const seeked = page.locator('audio').evaluate(
       (audio: HTMLAudioElement) => new Promise<number>((resolve) => audio.addEventListener('seeked', () => resolve(audio.currentTime), { once: true })),
@@ -176,6 +176,33 @@ it.skipIf(!hasChromium)('lists a shared cut: its files with players that play, a
     expect(entries.map((entry) => entry.name)).toEqual(['Tone.wav', 'Dot.png']);
     expect(entries[0]!.bytes.equals(tone)).toBe(true);
     expect(requests.every((url) => url.startsWith(server.url))).toBe(true);
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+  }
+});
+
+it.skipIf(!hasChromium)('seeks the player of the waveform clicked on a shared cut with several takes', async () => {
+  const created = await api.request('POST', `/api/vibes/${owner.vibeId}/cuts`, { token: owner.token, json: { name: 'Two takes' } });
+  const cutId = created.body.id as string;
+  for (const [fileName, seconds] of [['short.wav', 8], ['long.wav', 20]] as const) {
+    const file = (await upload(api, owner.token, cutId, fileName, toneWav(seconds), fileName)).body;
+    while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  }
+  const { token } = (await api.request('POST', `/api/cuts/${cutId}/share`, { token: owner.token })).body;
+  const { page, errors } = await open(`/share/${token}`);
+  try {
+    await page.waitForFunction(() => [...document.querySelectorAll('audio')].every((audio) => audio.readyState >= 1));
+    expect(await page.locator('svg.waveform').count()).toBe(2);
+    const second = page.locator('audio').nth(1);
+    const seeked = second.evaluate(
+      (audio: HTMLAudioElement) => new Promise<number>((resolve) => audio.addEventListener('seeked', () => resolve(audio.currentTime), { once: true })),
+    );
+    const wave = page.locator('svg.waveform').nth(1);
+    const box = (await wave.boundingBox())!;
+    await wave.click({ position: { x: box.width * 0.5, y: box.height / 2 } });
+    expect(await seeked).toBeCloseTo(10, 0);
+    expect(await page.locator('audio').first().evaluate((audio: HTMLAudioElement) => audio.currentTime)).toBe(0);
     expect(errors).toEqual([]);
   } finally {
     await page.close();

@@ -122,6 +122,12 @@ export class FilesRepository {
     return row ?? null;
   }
 
+  /** The waveforms of those of `ids` that have one, by file id. */
+  async findWaveforms(tx: Queryable, ids: string[]): Promise<Map<string, Waveform>> {
+    const rows = await tx<{ id: string; peaks: Waveform }[]>`select id, peaks from files where id = any(${ids}::uuid[]) and peaks is not null`;
+    return new Map(rows.map((row) => [row.id, row.peaks]));
+  }
+
   async lockForDelete(tx: Queryable, id: string): Promise<FileOwnership | null> {
     const [row] = await tx<FileOwnership[]>`select cut_id, extension, uploaded_by from files where id = ${id} for update`;
     return row ?? null;

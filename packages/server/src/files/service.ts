@@ -107,6 +107,11 @@ export class FilesService {
     return (await this.repository.findPeaks(this.sql, id))?.peaks ?? null;
   }
 
+  /** The waveforms of those of `ids` that have one (a cut's share page draws them). */
+  waveforms(ids: string[]): Promise<Map<string, Waveform>> {
+    return this.repository.findWaveforms(this.sql, ids);
+  }
+
   /** The bytes of a file the caller may read. */
   async bytes(principal: Principal, id: string): Promise<StoredBytes> {
     return this.bytesOf(await this.row(principal, id));

@@ -986,7 +986,7 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
       description:
         "A cut link's page lists the cut's files, each with a player (audio) and a download, and a Download all button (the ZIP). " +
-        'A file link\'s page of an analysed CUT also shows its duration, format and loudness, and draws the waveform inline (SVG); clicking it seeks the player. ' +
+        "A file link's page of an analysed CUT, and each analysed take on a cut link's page, also shows its duration, format and loudness, and draws the waveform inline (SVG); clicking it seeks the player. " +
         ACCESS_COUNTING,
       responses: { '200': { description: 'HTML', content: { 'text/html': {} } }, '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } } },
     },

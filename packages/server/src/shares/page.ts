@@ -19,17 +19,18 @@ export interface SharePageView {
 }
 
 /**
- * The one script: a click on the waveform seeks the player to that point. Inline and allowed by its hash,
- * like the style, so the page still loads nothing from elsewhere and runs nothing else.
+ * The one script: a click on a waveform seeks the player after it to that point. Inline and allowed by its
+ * hash, like the style, so the page still loads nothing from elsewhere and runs nothing else.
  */
 const SEEK_SCRIPT = `
-const wave = document.getElementById('waveform');
-const audio = document.querySelector('audio');
-wave.addEventListener('click', (event) => {
-  const box = wave.getBoundingClientRect();
-  const duration = Number.isFinite(audio.duration) ? audio.duration : Number(wave.dataset.duration);
-  audio.currentTime = Math.min(Math.max((event.clientX - box.left) / box.width, 0), 1) * duration;
-});
+for (const wave of document.querySelectorAll('svg.waveform')) {
+  const audio = wave.nextElementSibling;
+  wave.addEventListener('click', (event) => {
+    const box = wave.getBoundingClientRect();
+    const duration = Number.isFinite(audio.duration) ? audio.duration : Number(wave.dataset.duration);
+    audio.currentTime = Math.min(Math.max((event.clientX - box.left) / box.width, 0), 1) * duration;
+  });
+}
 `;
 
 /**
@@ -51,7 +52,7 @@ export function renderSharePage(view: SharePageView): string {
   const name = escapeHtml(view.name);
   const preview =
     view.type === 'CUT'
-      ? `${view.audio && view.peaks ? waveformSvg(view.peaks, view.audio.durationMs) : ''}<audio controls preload="metadata" src="${escapeHtml(view.bytesPath)}"></audio>${view.audio && view.peaks ? `<script>${SEEK_SCRIPT}</script>` : ''}`
+      ? `${player(view)}${view.audio && view.peaks ? `<script>${SEEK_SCRIPT}</script>` : ''}`
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';
@@ -71,22 +72,25 @@ ${expiry}`,
 export interface CutSharePageView {
   name: string;
   expiresAt: Date | null;
-  files: { name: string; type: FileType; size: number; bytesPath: string; downloadPath: string }[];
+  files: Omit<SharePageView, 'expiresAt'>[];
   /** Every file as one ZIP. */
   archivePath: string;
 }
 
-/** The cut's files, each with a player (audio) and its own download, and one "Download all". */
+/**
+ * The cut's files, each with its own download and, for audio, a player (with its waveform and what the
+ * analysis measured, once done), and one "Download all".
+ */
 export function renderCutSharePage(view: CutSharePageView): string {
   const name = escapeHtml(view.name);
   const items = view.files.map((file) => {
-    const player = file.type === 'CUT' ? `<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>` : '';
+    const audio = file.type === 'CUT' ? `${file.audio ? `\n<p class="meta">${escapeHtml(describeAudio(file.audio))}</p>` : ''}\n${player(file)}` : '';
     return `<li>
-<p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>
-${player}
+<p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>${audio}
 <a href="${escapeHtml(file.downloadPath)}" download>Download</a>
 </li>`;
   });
+  const seek = view.files.some((file) => file.type === 'CUT' && file.audio && file.peaks) ? `\n<script>${SEEK_SCRIPT}</script>` : '';
   const count = view.files.length === 1 ? '1 file' : `${view.files.length} files`;
   const total = view.files.reduce((sum, file) => sum + file.size, 0);
   const expiry = view.expiresAt ? `<p class="expiry">This link works until ${view.expiresAt.toUTCString()}.</p>` : '';
@@ -97,7 +101,7 @@ ${player}
 <a class="download" href="${escapeHtml(view.archivePath)}" download>Download all</a>
 <ul class="files">
 ${items.join('\n')}
-</ul>
+</ul>${seek}
 ${expiry}`,
   );
 }
@@ -110,6 +114,12 @@ export function renderNotFoundPage(): string {
   );
 }
 
+/** An audio file's player, after its waveform once the analysis has drawn one (a click there seeks). */
+function player(file: Pick<SharePageView, 'bytesPath' | 'audio' | 'peaks'>): string {
+  const waveform = file.audio && file.peaks ? waveformSvg(file.peaks, file.audio.durationMs) : '';
+  return `${waveform}<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>`;
+}
+
 /** One vertical stroke per min/max pair, in a box as wide as the pairs and 256 high (the 8-bit range). */
 function waveformSvg(peaks: Waveform, durationMs: number): string {
   let path = '';
@@ -119,7 +129,7 @@ function waveformSvg(peaks: Waveform, durationMs: number): string {
     // At least one unit high, so silence still draws a line.
     path += `M${i} ${128 - max}V${Math.max(128 - min, 129 - max)}`;
   }
-  return `<svg id="waveform" class="waveform" data-duration="${durationMs / 1000}" viewBox="0 0 ${peaks.length} 256" preserveAspectRatio="none" role="img" aria-label="Waveform; click to seek"><path d="${path}" stroke="#3b3bd6" stroke-width="1" vector-effect="non-scaling-stroke" fill="none"/></svg>`;
+  return `<svg class="waveform" data-duration="${durationMs / 1000}" viewBox="0 0 ${peaks.length} 256" preserveAspectRatio="none" role="img" aria-label="Waveform; click to seek"><path d="${path}" stroke="#3b3bd6" stroke-width="1" vector-effect="non-scaling-stroke" fill="none"/></svg>`;
 }
 
 /** "3:25 · FLAC, 48 kHz, 24-bit, stereo · -14.1 LUFS, range 6.2 LU, true peak -1.0 dBTP" */

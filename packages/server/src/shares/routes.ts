@@ -9,8 +9,9 @@ import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
+import type { FileRow } from '../files/repository.js';
 import { FilesService } from '../files/service.js';
-import { renderCutSharePage, renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
+import { type CutSharePageView, renderCutSharePage, renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
 import type { ShareTarget } from './repository.js';
 import { type AccessRequest, type ResolvedShare, SharesService } from './service.js';
 
@@ -99,13 +100,7 @@ export class SharesRoutes implements Feature {
               name: share.name,
               expiresAt: share.expiresAt,
               archivePath: `${base}/archive`,
-              files: share.files.map((file) => ({
-                name: file.name,
-                type: file.type,
-                size: file.size,
-                bytesPath: `${base}/files/${file.id}`,
-                downloadPath: `${base}/files/${file.id}?download=1`,
-              })),
+              files: await this.cutPageFiles(share.files, base),
             });
       sendHtml(req, res, 200, html, SHARE_PAGE_CSP);
     });
@@ -157,6 +152,20 @@ export class SharesRoutes implements Feature {
     const { expiresIn } = await jsonBody(req, res, shareRequest);
     const link = await this.shares.create(principal, target, expiresIn ?? null);
     sendCreated(res, `/api/share/${link.token}`, link);
+  }
+
+  /** The cut's files as its page shows them: analysed audio with its waveform. */
+  private async cutPageFiles(files: FileRow[], base: string): Promise<CutSharePageView['files']> {
+    const waveforms = await this.files.waveforms(files.filter((file) => file.audio).map((file) => file.id));
+    return files.map((file) => ({
+      name: file.name,
+      type: file.type,
+      size: file.size,
+      bytesPath: `${base}/files/${file.id}`,
+      downloadPath: `${base}/files/${file.id}?download=1`,
+      audio: file.audio,
+      peaks: waveforms.get(file.id) ?? null,
+    }));
   }
 }
 
