@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, pipeline, type Readable } from 'node:stream';
+import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
@@ -106,10 +106,20 @@ interface Position {
 const TUS = { 'tus-resumable': '1.0.0' };
 
 /**
- * Uploads through the server's tus endpoint (/api/uploads). A network error or a 5xx (or a 423 while the
- * server still finishes a cut-off request) makes it ask the server for the offset and continue from there,
- * with backoff, up to `retries` times in a row; progress never moves back. An abort leaves the upload on
- * the server (and in the store) for a later run. Answers the id of the File the upload became.
+ * How long 423s in a row are waited out. After a PATCH is cut off the server holds the upload's lock while it
+ * saves what arrived (fsync, offset), which can take longer than `retries` quick retries last; the server
+ * forgets nothing meanwhile, so waiting is cheap and giving up early would fail an upload that was fine.
+ */
+const LOCK_PATIENCE_MS = 30_000;
+/** The longest pause between two tries while the lock is held (unless the server's Retry-After asks for more). */
+const LOCK_BACKOFF_CAP_MS = 2_000;
+
+/**
+ * Uploads through the server's tus endpoint (/api/uploads). A network error, a 5xx or a 409 makes it ask
+ * the server for the offset and continue from there, with backoff, up to `retries` times in a row; a 423
+ * (another request holds the upload) is waited out apart from those, for up to LOCK_PATIENCE_MS. Progress
+ * never moves back. An abort leaves the upload on the server (and in the store) for a later run. Answers
+ * the id of the File the upload became.
  */
 export async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
   const { source, resumeStore } = upload;
@@ -117,9 +127,11 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
   const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, upload.cutId) : undefined;
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
+  const patience = new LockPatience(options.signal);
   if (url !== undefined) {
     try {
-      position = await head(transport, url, options);
+      // The run that stored the URL may have been stopped a moment ago, its PATCH still being saved.
+      position = await resumePoint(transport, url, patience, options);
       if (position.offset > 0) upload.onResume?.(position.offset);
     } catch (error) {
       // Expired, terminated or another account's: start afresh.
@@ -142,12 +154,15 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
     try {
       position = await patch(transport, url, position.offset, source, progress, options);
       failures = 0;
+      patience.reset();
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (!resumable(error) || failures >= upload.retries) throw error;
-      await sleep(backoffMs(failures), undefined, { signal: options.signal });
-      failures += 1;
-      position = await head(transport, url, options).catch((headError: unknown) => {
+      if (!locked(error)) {
+        if (!resumable(error) || failures >= upload.retries) throw error;
+        await sleep(backoffMs(failures), undefined, { signal: options.signal });
+        failures += 1;
+      }
+      position = await resumePoint(transport, url, patience, options).catch((headError: unknown) => {
         if (resumable(headError)) return position;
         throw headError;
       });
@@ -159,18 +174,70 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
 
 /**
  * Terminates a resumable upload: the server removes its bytes. Right after an abort the server may still be
- * saving what the cut-off request sent (423): that is waited out, with backoff.
+ * saving what the cut-off request sent (423): that is waited out, for up to LOCK_PATIENCE_MS.
  */
 export async function cancelUpload(transport: Transport, url: string, options: RequestOptions = {}): Promise<void> {
-  const retries = options.retries ?? transport.retries;
-  for (let attempt = 0; ; attempt += 1) {
+  await untilUnlocked(new LockPatience(options.signal), async () => {
+    const response = await transport.send({ method: 'DELETE', path: pathOf(transport, url), headers: TUS }, options);
+    await response.body.dump();
+  });
+}
+
+/**
+ * The pauses of one series of 423s: the server's Retry-After when it sends one, else a backoff capped at
+ * LOCK_BACKOFF_CAP_MS, until the series has lasted LOCK_PATIENCE_MS. A signal ends a pause at once.
+ */
+class LockPatience {
+  private startedAt: number | null = null;
+  private pauses = 0;
+
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  /** Pauses before the next try, or throws `error` when the pause would end past the patience. */
+  async wait(error: unknown): Promise<void> {
+    this.startedAt ??= Date.now();
+    const retryAfter = error instanceof BandApiError ? error.retryAfter : null;
+    const pause = retryAfter !== null ? retryAfter * 1000 : Math.min(LOCK_BACKOFF_CAP_MS, backoffMs(this.pauses));
+    if (Date.now() + pause - this.startedAt > LOCK_PATIENCE_MS) throw error;
+    this.pauses += 1;
+    await sleep(pause, undefined, { signal: this.signal });
+  }
+
+  /** Bytes moved: a later 423 starts a new series. */
+  reset(): void {
+    this.startedAt = null;
+    this.pauses = 0;
+  }
+}
+
+/** Runs `request` again after each 423, as `patience` allows. */
+async function untilUnlocked<T>(patience: LockPatience, request: () => Promise<T>): Promise<T> {
+  for (;;) {
     try {
-      const response = await transport.send({ method: 'DELETE', path: pathOf(transport, url), headers: TUS }, options);
-      await response.body.dump();
-      return;
+      return await request();
     } catch (error) {
-      if (!(error instanceof BandApiError && error.status === 423) || attempt >= retries) throw error;
-      await sleep(backoffMs(attempt), undefined, { signal: options.signal });
+      if (!locked(error)) throw error;
+      await patience.wait(error);
+    }
+  }
+}
+
+/**
+ * Where to continue: the offset (HEAD), once no other request holds the upload's lock. A PATCH refused with
+ * 423 gets its connection closed while its body is still being sent, which reaches the client as a broken
+ * connection more often than as the 423. An empty PATCH at the offset has no body to be cut off: it answers
+ * 423 while the lock is held (waited out), 409 when the holder saved more meanwhile (asked again), and 204
+ * once the upload is free at that offset.
+ */
+async function resumePoint(transport: Transport, url: string, patience: LockPatience, options: RequestOptions): Promise<Position> {
+  for (;;) {
+    const position = await untilUnlocked(patience, () => head(transport, url, options));
+    if (position.fileId !== null) return position;
+    try {
+      return await emptyPatch(transport, url, position.offset, options);
+    } catch (error) {
+      if (!(locked(error) || (error instanceof BandApiError && error.status === 409))) throw error;
+      await patience.wait(error);
     }
   }
 }
@@ -186,7 +253,12 @@ function fingerprintOf(file: string, cutId: string): string {
 function resumable(error: unknown): boolean {
   if (error instanceof BandNetworkError) return true;
   if (!(error instanceof BandApiError)) return false;
-  return error.status >= 500 || error.status === 423 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
+  return error.status >= 500 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
+}
+
+/** 423 UPLOAD_LOCKED: another request is sending bytes to the upload, or the server still saves a cut-off one. */
+function locked(error: unknown): error is BandApiError {
+  return error instanceof BandApiError && error.status === 423;
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {
@@ -230,6 +302,27 @@ async function patch(
         open: () => ({
           body: counted(source.openFrom!(offset), offset, progress),
           headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(total - offset) },
+        }),
+      },
+    },
+    options,
+  );
+  await response.body.dump();
+  return positionOf(response);
+}
+
+/** A PATCH without bytes: the offset confirmed, and the lock free (see resumePoint). */
+async function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
+  const response = await transport.send(
+    {
+      method: 'PATCH',
+      path: pathOf(transport, url),
+      headers: { ...TUS, 'upload-offset': String(offset) },
+      stream: {
+        replayable: true,
+        open: () => ({
+          body: Readable.from([]),
+          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': '0' },
         }),
       },
     },

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandApiError, BandClient, type Cut, FileResumeStore } from '../src/index.js';
 import { eventually, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
@@ -106,7 +107,7 @@ describe('resumable uploads', () => {
       expect(proxy.cuts).toBe(1);
       expect(record.sha256).toBe(sha256(bytes));
       const methods = requests.map((request) => request.split(' ')[0]);
-      expect(methods).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH', 'GET']);
+      expect(methods).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH', 'PATCH', 'GET']);
       expect(loaded.every((value, i) => i === 0 || value > loaded[i - 1]!)).toBe(true);
       expect(loaded.at(-1)).toBe(bytes.length);
     } finally {
@@ -142,6 +143,62 @@ describe('resumable uploads', () => {
     expect(resumedAt[0]).toBeGreaterThan(0);
     expect(record.sha256).toBe(sha256(bytes));
     expect(JSON.parse(await readFile(storePath, 'utf8'))).toEqual({});
+  });
+
+  it('waits out a 423 for longer than its retries: another PATCH holding the lock for 3 s, then the rest, byte-identical', async () => {
+    const bytes = zipBytes(12 * MiB);
+    const file = path.join(workDir, 'locked take.zip');
+    await writeFile(file, bytes);
+    const store = new FileResumeStore(path.join(workDir, 'locked', 'uploads.json'));
+    const controller = new AbortController();
+    await expect(
+      owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal, onProgress: ({ loaded }) => loaded >= MiB && controller.abort() }),
+    ).rejects.toThrow();
+    const url = Object.values(JSON.parse(await readFile(store.filePath, 'utf8')) as Record<string, string>)[0]!;
+
+    /** An empty PATCH: 204 once the aborted PATCH has saved its bytes and let go of the lock, 423 while a PATCH holds it. */
+    const probe = (at: number) =>
+      fetch(url, {
+        method: 'PATCH',
+        headers: {
+          authorization: `Bearer ${owner.sessionTokens.accessToken}`,
+          'tus-resumable': '1.0.0',
+          'upload-offset': String(at),
+          'content-type': 'application/offset+octet-stream',
+        },
+        body: Buffer.alloc(0),
+      });
+    await eventually(async () => (await uploadOffset(url)) > 0);
+    await eventually(async () => (await probe(await uploadOffset(url))).status === 204);
+    const saved = await uploadOffset(url);
+
+    // A raw PATCH that sends 1 MiB of the rest and then holds the upload's lock, its body unfinished.
+    const holder = net.connect(Number(new URL(url).port), new URL(url).hostname);
+    holder.on('error', () => undefined);
+    holder.write(
+      [
+        `PATCH ${new URL(url).pathname} HTTP/1.1`,
+        `host: ${new URL(url).host}`,
+        `authorization: Bearer ${owner.sessionTokens.accessToken}`,
+        'tus-resumable: 1.0.0',
+        `upload-offset: ${saved}`,
+        'content-type: application/offset+octet-stream',
+        `content-length: ${bytes.length - saved}`,
+        '',
+        '',
+      ].join('\r\n'),
+    );
+    holder.write(bytes.subarray(saved, saved + MiB));
+    await eventually(async () => (await probe(saved)).status === 423);
+    const released = sleep(3000).then(() => holder.destroy());
+
+    const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store });
+    await released;
+    expect(record.size).toBe(bytes.length);
+    const downloaded = path.join(workDir, 'locked take (downloaded).zip');
+    await owner.files.download(record.id, { to: downloaded });
+    expect((await readFile(downloaded)).equals(bytes)).toBe(true);
+    expect(JSON.parse(await readFile(store.filePath, 'utf8'))).toEqual({});
   });
 
   it('terminates an upload with cancelUpload(url)', async () => {
