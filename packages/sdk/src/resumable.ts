@@ -20,21 +20,35 @@ export interface ResumeStore {
 /** The changes in progress to each store file in this process, one after another. */
 const fileQueues = new Map<string, Promise<unknown>>();
 
+/** The server forgets an incomplete upload this long after its last bytes; a store entry older than that is dead. */
+const UPLOAD_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+/** An entry as this version writes it; earlier versions wrote the URL alone. */
+interface StoredUpload {
+  url: string;
+  /** When the entry was last written (ms since the epoch). */
+  writtenAt: number;
+}
+
+type StoredEntry = StoredUpload | string;
+
 /**
  * A ResumeStore in one JSON file (mode 0600, in a 0700 directory), written whole and renamed into place so a
  * reader never sees half of it. Within a process, changes to one file (parallel uploads) run one after
  * another, whichever instance makes them. Two processes writing at once may lose one's entry: that upload
- * then starts again from its first byte, nothing worse.
+ * then starts again from its first byte, nothing worse. Every write drops entries last written longer ago
+ * than the server keeps an incomplete upload, so uploads never run again do not stay forever.
  */
 export class FileResumeStore implements ResumeStore {
   constructor(readonly filePath: string) {}
 
   async get(fingerprint: string): Promise<string | undefined> {
-    return (await this.read())[fingerprint];
+    const entry = (await this.read())[fingerprint];
+    return typeof entry === 'string' ? entry : entry?.url;
   }
 
   set(fingerprint: string, uploadUrl: string): Promise<void> {
-    return this.change((entries) => ({ ...entries, [fingerprint]: uploadUrl }));
+    return this.change((entries) => ({ ...entries, [fingerprint]: { url: uploadUrl, writtenAt: Date.now() } }));
   }
 
   remove(fingerprint: string): Promise<void> {
@@ -46,13 +60,13 @@ export class FileResumeStore implements ResumeStore {
   }
 
   /** Reads, changes and writes the file, after the changes queued before; `edit` answers null for no change. */
-  private change(edit: (entries: Record<string, string>) => Record<string, string> | null): Promise<void> {
+  private change(edit: (entries: Record<string, StoredEntry>) => Record<string, StoredEntry> | null): Promise<void> {
     const previous = fileQueues.get(this.filePath) ?? Promise.resolve();
     const next = previous
       .catch(() => undefined)
       .then(async () => {
         const changed = edit(await this.read());
-        if (changed) await this.write(changed);
+        if (changed) await this.write(withoutStale(changed));
       });
     fileQueues.set(this.filePath, next);
     void next.finally(() => {
@@ -61,10 +75,10 @@ export class FileResumeStore implements ResumeStore {
     return next;
   }
 
-  private async read(): Promise<Record<string, string>> {
+  private async read(): Promise<Record<string, StoredEntry>> {
     try {
       const parsed: unknown = JSON.parse(await readFile(this.filePath, 'utf8'));
-      return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
+      return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, StoredEntry>) : {};
     } catch (error) {
       // Absent (nothing to resume) or unreadable (a torn write of an older version): start afresh.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof SyntaxError) return {};
@@ -72,12 +86,27 @@ export class FileResumeStore implements ResumeStore {
     }
   }
 
-  private async write(entries: Record<string, string>): Promise<void> {
+  private async write(entries: Record<string, StoredEntry>): Promise<void> {
     await mkdir(path.dirname(this.filePath), { recursive: true, mode: 0o700 });
     const temp = `${this.filePath}.${randomUUID()}.tmp`;
     await writeFile(temp, JSON.stringify(entries, null, 2), { mode: 0o600 });
     await rename(temp, this.filePath);
   }
+}
+
+/**
+ * The entries the server may still know. An entry of an earlier version (the URL alone) counts as written
+ * now: it may belong to an upload from the last hours, still resumable, and a URL the server has forgotten
+ * costs one HEAD (404, then a fresh start); it gets a time when written again, so it goes within a day.
+ */
+function withoutStale(entries: Record<string, StoredEntry>): Record<string, StoredUpload> {
+  const now = Date.now();
+  const kept: Record<string, StoredUpload> = {};
+  for (const [fingerprint, entry] of Object.entries(entries)) {
+    const stored = typeof entry === 'string' ? { url: entry, writtenAt: now } : entry;
+    if (now - stored.writtenAt <= UPLOAD_LIFETIME_MS) kept[fingerprint] = stored;
+  }
+  return kept;
 }
 
 /** Files of at least this size go through a resumable upload when `resumable` is 'auto'. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,6 +73,11 @@ async function cuttingProxy(cutAfter: number): Promise<{ url: string; cuts: numb
   return state;
 }
 
+/** The upload URLs a FileResumeStore file holds. */
+async function storedUrls(file: string): Promise<string[]> {
+  return Object.values(JSON.parse(await readFile(file, 'utf8')) as Record<string, { url: string }>).map((entry) => entry.url);
+}
+
 async function uploadOffset(url: string): Promise<number> {
   const response = await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${owner.sessionTokens.accessToken}`, 'tus-resumable': '1.0.0' } });
   return Number(response.headers.get('upload-offset'));
@@ -132,10 +137,10 @@ describe('resumable uploads', () => {
       },
     });
     await expect(first).rejects.toThrow('stopped by the user');
-    const entries = JSON.parse(await readFile(storePath, 'utf8')) as Record<string, string>;
-    expect(Object.values(entries)).toHaveLength(1);
+    const urls = await storedUrls(storePath);
+    expect(urls).toHaveLength(1);
     // A later run: by then the server has saved what the aborted request sent.
-    await eventually(async () => (await uploadOffset(Object.values(entries)[0]!)) > 0);
+    await eventually(async () => (await uploadOffset(urls[0]!)) > 0);
 
     const resumedAt: number[] = [];
     const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store, onResume: (offset) => resumedAt.push(offset) });
@@ -154,7 +159,7 @@ describe('resumable uploads', () => {
     await expect(
       owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal, onProgress: ({ loaded }) => loaded >= MiB && controller.abort() }),
     ).rejects.toThrow();
-    const url = Object.values(JSON.parse(await readFile(store.filePath, 'utf8')) as Record<string, string>)[0]!;
+    const [url] = await storedUrls(store.filePath);
 
     /** An empty PATCH: 204 once the aborted PATCH has saved its bytes and let go of the lock, 423 while a PATCH holds it. */
     const probe = (at: number) =>
@@ -216,7 +221,7 @@ describe('resumable uploads', () => {
         onProgress: ({ loaded }) => loaded >= MiB && controller.abort(),
       }),
     ).rejects.toThrow();
-    const url = Object.values(JSON.parse(await readFile(store.filePath, 'utf8')) as Record<string, string>)[0]!;
+    const [url] = await storedUrls(store.filePath);
     await owner.files.cancelUpload(url);
     const again = owner.files.cancelUpload(url);
     await expect(again).rejects.toBeInstanceOf(BandApiError);
@@ -229,10 +234,40 @@ describe('FileResumeStore', () => {
     const file = path.join(workDir, 'parallel', 'uploads.json');
     const stores = [new FileResumeStore(file), new FileResumeStore(file)];
     await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.set(`print-${i}`, `http://band.test/api/uploads/${i}`)));
-    const entries = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
-    expect(Object.keys(entries)).toHaveLength(20);
+    expect(await storedUrls(file)).toHaveLength(20);
     await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.remove(`print-${i}`)));
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({});
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('drops entries last written more than 24 h ago whenever it writes; an entry of the URL alone (earlier versions) counts as written now', async () => {
+    const file = path.join(workDir, 'stale', 'uploads.json');
+    const hour = 60 * 60 * 1000;
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(
+      file,
+      JSON.stringify({
+        stale: { url: 'http://band.test/api/uploads/stale', writtenAt: Date.now() - 25 * hour },
+        recent: { url: 'http://band.test/api/uploads/recent', writtenAt: Date.now() - 23 * hour },
+        earlier: 'http://band.test/api/uploads/earlier',
+      }),
+    );
+    const store = new FileResumeStore(file);
+    // Reading changes nothing: a stale entry is only dropped by a write.
+    expect(await store.get('stale')).toBe('http://band.test/api/uploads/stale');
+    expect(await store.get('earlier')).toBe('http://band.test/api/uploads/earlier');
+
+    const before = Date.now();
+    await store.set('new', 'http://band.test/api/uploads/new');
+    const entries = JSON.parse(await readFile(file, 'utf8')) as Record<string, { url: string; writtenAt: number }>;
+    expect(Object.keys(entries).sort()).toEqual(['earlier', 'new', 'recent']);
+    expect(entries.earlier!.url).toBe('http://band.test/api/uploads/earlier');
+    expect(entries.earlier!.writtenAt).toBeGreaterThanOrEqual(before);
+    expect(entries.new!.writtenAt).toBeGreaterThanOrEqual(before);
+    expect(await store.get('stale')).toBeUndefined();
+    expect(await store.get('recent')).toBe('http://band.test/api/uploads/recent');
+
+    await store.remove('new');
+    expect(Object.keys(JSON.parse(await readFile(file, 'utf8')) as object).sort()).toEqual(['earlier', 'recent']);
   });
 });
