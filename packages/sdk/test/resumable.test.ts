@@ -159,7 +159,7 @@ describe('resumable uploads', () => {
     await expect(
       owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal, onProgress: ({ loaded }) => loaded >= MiB && controller.abort() }),
     ).rejects.toThrow();
-    const [url] = await storedUrls(store.filePath);
+    const url = (await storedUrls(store.filePath))[0]!;
 
     /** An empty PATCH: 204 once the aborted PATCH has saved its bytes and let go of the lock, 423 while a PATCH holds it. */
     const probe = (at: number) =>
@@ -221,7 +221,7 @@ describe('resumable uploads', () => {
         onProgress: ({ loaded }) => loaded >= MiB && controller.abort(),
       }),
     ).rejects.toThrow();
-    const [url] = await storedUrls(store.filePath);
+    const url = (await storedUrls(store.filePath))[0]!;
     await owner.files.cancelUpload(url);
     const again = owner.files.cancelUpload(url);
     await expect(again).rejects.toBeInstanceOf(BandApiError);
