@@ -183,12 +183,12 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
     try {
       position = await patch(transport, url, position.offset, source, progress, options);
       failures = 0;
-      patience.reset();
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (!locked(error)) {
+      if (locked(error)) await patience.wait(error);
+      else {
         if (!resumable(error) || failures >= upload.retries) throw error;
-        await sleep(backoffMs(failures), undefined, { signal: options.signal });
+        await pause(backoffMs(failures), options.signal);
         failures += 1;
       }
       position = await resumePoint(transport, url, patience, options).catch((headError: unknown) => {
@@ -226,13 +226,13 @@ class LockPatience {
   async wait(error: unknown): Promise<void> {
     this.startedAt ??= Date.now();
     const retryAfter = error instanceof BandApiError ? error.retryAfter : null;
-    const pause = retryAfter !== null ? retryAfter * 1000 : Math.min(LOCK_BACKOFF_CAP_MS, backoffMs(this.pauses));
-    if (Date.now() + pause - this.startedAt > LOCK_PATIENCE_MS) throw error;
+    const ms = retryAfter !== null ? retryAfter * 1000 : Math.min(LOCK_BACKOFF_CAP_MS, backoffMs(this.pauses));
+    if (Date.now() + ms - this.startedAt > LOCK_PATIENCE_MS) throw error;
     this.pauses += 1;
-    await sleep(pause, undefined, { signal: this.signal });
+    await pause(ms, this.signal);
   }
 
-  /** Bytes moved: a later 423 starts a new series. */
+  /** The lock was found free: a later 423 starts a new series. */
   reset(): void {
     this.startedAt = null;
     this.pauses = 0;
@@ -256,18 +256,31 @@ async function untilUnlocked<T>(patience: LockPatience, request: () => Promise<T
  * 423 gets its connection closed while its body is still being sent, which reaches the client as a broken
  * connection more often than as the 423. An empty PATCH at the offset has no body to be cut off: it answers
  * 423 while the lock is held (waited out), 409 when the holder saved more meanwhile (asked again), and 204
- * once the upload is free at that offset.
+ * once the upload is free at that offset. When that check itself fails otherwise (a 503 for too many locked
+ * uploads, a broken connection), the HEAD's offset is the answer: the PATCH with the bytes finds out.
  */
 async function resumePoint(transport: Transport, url: string, patience: LockPatience, options: RequestOptions): Promise<Position> {
   for (;;) {
     const position = await untilUnlocked(patience, () => head(transport, url, options));
     if (position.fileId !== null) return position;
     try {
-      return await emptyPatch(transport, url, position.offset, options);
+      const free = await emptyPatch(transport, url, position.offset, options);
+      patience.reset();
+      return free;
     } catch (error) {
-      if (!(locked(error) || (error instanceof BandApiError && error.status === 409))) throw error;
-      await patience.wait(error);
+      if (locked(error) || (error instanceof BandApiError && error.status === 409)) await patience.wait(error);
+      else if (resumable(error) && !options.signal?.aborted) return position;
+      else throw error;
     }
+  }
+}
+
+/** Sleeps `ms`; an abort rejects with the signal's reason, as the requests do. */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : error;
   }
 }
 

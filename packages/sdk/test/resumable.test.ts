@@ -83,6 +83,63 @@ async function uploadOffset(url: string): Promise<number> {
   return Number(response.headers.get('upload-offset'));
 }
 
+/** An upload of 12 MiB aborted after 1 MiB, its URL in a FileResumeStore; answers once the server has saved its bytes and let go of its lock. */
+async function abortedUpload(name: string) {
+  const bytes = zipBytes(12 * MiB);
+  const file = path.join(workDir, name);
+  await writeFile(file, bytes);
+  const store = new FileResumeStore(path.join(workDir, name.replace(/\W+/g, '-'), 'uploads.json'));
+  const controller = new AbortController();
+  await expect(
+    owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal, onProgress: ({ loaded }) => loaded >= MiB && controller.abort() }),
+  ).rejects.toThrow();
+  const url = (await storedUrls(store.filePath))[0]!;
+  await eventually(async () => (await uploadOffset(url)) > 0);
+  await eventually(async () => (await emptyPatch(url, await uploadOffset(url))).status === 204);
+  return { bytes, file, store, url };
+}
+
+/** A PATCH without bytes: 204 while no request holds the upload's lock (and `offset` is right), 423 while one does. */
+function emptyPatch(url: string, offset: number): Promise<Response> {
+  return fetch(url, {
+    method: 'PATCH',
+    headers: {
+      authorization: `Bearer ${owner.sessionTokens.accessToken}`,
+      'tus-resumable': '1.0.0',
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+    },
+    body: Buffer.alloc(0),
+  });
+}
+
+/**
+ * A raw PATCH that sends 1 MiB of the rest of `bytes` and holds the upload's lock, its body unfinished, until
+ * released (its connection then closes and the server saves that MiB). Answers once the server holds the lock.
+ */
+async function holdLock(url: string, bytes: Buffer): Promise<{ release(): void }> {
+  const saved = await uploadOffset(url);
+  const target = new URL(url);
+  const holder = net.connect(Number(target.port), target.hostname);
+  holder.on('error', () => undefined);
+  holder.write(
+    [
+      `PATCH ${target.pathname} HTTP/1.1`,
+      `host: ${target.host}`,
+      `authorization: Bearer ${owner.sessionTokens.accessToken}`,
+      'tus-resumable: 1.0.0',
+      `upload-offset: ${saved}`,
+      'content-type: application/offset+octet-stream',
+      `content-length: ${bytes.length - saved}`,
+      '',
+      '',
+    ].join('\r\n'),
+  );
+  holder.write(bytes.subarray(saved, saved + MiB));
+  await eventually(async () => (await emptyPatch(url, saved)).status === 423);
+  return { release: () => holder.destroy() };
+}
+
 describe('resumable uploads', () => {
   it('sends a file of 8 MiB or more through /api/uploads and answers the same File record', async () => {
     const bytes = zipBytes(9 * MiB);
@@ -151,51 +208,9 @@ describe('resumable uploads', () => {
   });
 
   it('waits out a 423 for longer than its retries: another PATCH holding the lock for 3 s, then the rest, byte-identical', async () => {
-    const bytes = zipBytes(12 * MiB);
-    const file = path.join(workDir, 'locked take.zip');
-    await writeFile(file, bytes);
-    const store = new FileResumeStore(path.join(workDir, 'locked', 'uploads.json'));
-    const controller = new AbortController();
-    await expect(
-      owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal, onProgress: ({ loaded }) => loaded >= MiB && controller.abort() }),
-    ).rejects.toThrow();
-    const url = (await storedUrls(store.filePath))[0]!;
-
-    /** An empty PATCH: 204 once the aborted PATCH has saved its bytes and let go of the lock, 423 while a PATCH holds it. */
-    const probe = (at: number) =>
-      fetch(url, {
-        method: 'PATCH',
-        headers: {
-          authorization: `Bearer ${owner.sessionTokens.accessToken}`,
-          'tus-resumable': '1.0.0',
-          'upload-offset': String(at),
-          'content-type': 'application/offset+octet-stream',
-        },
-        body: Buffer.alloc(0),
-      });
-    await eventually(async () => (await uploadOffset(url)) > 0);
-    await eventually(async () => (await probe(await uploadOffset(url))).status === 204);
-    const saved = await uploadOffset(url);
-
-    // A raw PATCH that sends 1 MiB of the rest and then holds the upload's lock, its body unfinished.
-    const holder = net.connect(Number(new URL(url).port), new URL(url).hostname);
-    holder.on('error', () => undefined);
-    holder.write(
-      [
-        `PATCH ${new URL(url).pathname} HTTP/1.1`,
-        `host: ${new URL(url).host}`,
-        `authorization: Bearer ${owner.sessionTokens.accessToken}`,
-        'tus-resumable: 1.0.0',
-        `upload-offset: ${saved}`,
-        'content-type: application/offset+octet-stream',
-        `content-length: ${bytes.length - saved}`,
-        '',
-        '',
-      ].join('\r\n'),
-    );
-    holder.write(bytes.subarray(saved, saved + MiB));
-    await eventually(async () => (await probe(saved)).status === 423);
-    const released = sleep(3000).then(() => holder.destroy());
+    const { bytes, file, store, url } = await abortedUpload('locked take.zip');
+    const holder = await holdLock(url, bytes);
+    const released = sleep(3000).then(() => holder.release());
 
     const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store });
     await released;
@@ -204,6 +219,30 @@ describe('resumable uploads', () => {
     await owner.files.download(record.id, { to: downloaded });
     expect((await readFile(downloaded)).equals(bytes)).toBe(true);
     expect(JSON.parse(await readFile(store.filePath, 'utf8'))).toEqual({});
+  });
+
+  it('stops waiting out a 423 at once when its signal aborts', async () => {
+    const { file, store, url, bytes } = await abortedUpload('aborted while locked.zip');
+    const holder = await holdLock(url, bytes);
+    try {
+      const controller = new AbortController();
+      const upload = owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal });
+      await sleep(500);
+      controller.abort(new Error('stopped while locked'));
+      // The lock is still held: only the signal can have ended the wait.
+      await expect(upload).rejects.toThrow('stopped while locked');
+    } finally {
+      holder.release();
+    }
+  });
+
+  it('cancelUpload waits out a 423 for longer than its retries', async () => {
+    const { bytes, url } = await abortedUpload('cancelled while locked.zip');
+    const holder = await holdLock(url, bytes);
+    const released = sleep(3000).then(() => holder.release());
+    await owner.files.cancelUpload(url);
+    await released;
+    await expect(owner.files.cancelUpload(url)).rejects.toMatchObject({ status: 404 });
   });
 
   it('terminates an upload with cancelUpload(url)', async () => {
