@@ -115,7 +115,8 @@ function emptyPatch(url: string, offset: number): Promise<Response> {
 
 /**
  * A raw PATCH that sends 1 MiB of the rest of `bytes` and holds the upload's lock, its body unfinished, until
- * released (its connection then closes and the server saves that MiB). Answers once the server holds the lock.
+ * released (its connection then closes and the server saves that MiB). Answers once the server holds the lock,
+ * seen in pg_locks: a probing request could take the lock itself and have the raw PATCH refused.
  */
 async function holdLock(url: string, bytes: Buffer): Promise<{ release(): void }> {
   const saved = await uploadOffset(url);
@@ -136,7 +137,14 @@ async function holdLock(url: string, bytes: Buffer): Promise<{ release(): void }
     ].join('\r\n'),
   );
   holder.write(bytes.subarray(saved, saved + MiB));
-  await eventually(async () => (await emptyPatch(url, saved)).status === 423);
+  const uploadId = target.pathname.split('/').at(-1)!;
+  await eventually(async () => {
+    const locks = await server.sql`
+      select 1 from pg_locks
+      where locktype = 'advisory' and granted and objid = hashtext(${uploadId})::oid
+        and database = (select oid from pg_database where datname = current_database())`;
+    return locks.length > 0;
+  });
   return { release: () => holder.destroy() };
 }
 
