@@ -177,7 +177,9 @@ describe('resumable uploads', () => {
       expect(proxy.cuts).toBe(1);
       expect(record.sha256).toBe(sha256(bytes));
       const methods = requests.map((request) => request.split(' ')[0]);
-      expect(methods).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH', 'PATCH', 'GET']);
+      // The offset (HEAD) and an empty PATCH checking the lock, again while the server still saves the cut-off
+      // PATCH (423), then the rest.
+      expect(methods.join(' ')).toMatch(/^POST PATCH (HEAD PATCH )+PATCH GET$/);
       expect(loaded.every((value, i) => i === 0 || value > loaded[i - 1]!)).toBe(true);
       expect(loaded.at(-1)).toBe(bytes.length);
     } finally {
