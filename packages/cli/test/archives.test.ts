@@ -65,6 +65,22 @@ describe('band cut download', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ id: cut.id, name: 'Take 3' });
     expect((await readFile(path.join(into, 'Take 3.zip'))).equals(await readFile(path.join(work, 'Take 3.zip')))).toBe(true);
   });
+
+  it('writes the ZIP to stdout with -o -, and nothing else there', async () => {
+    const before = await readdir(work);
+    const result = await ana.band(['cut', 'download', 'Take 3', ...where, '-o', '-'], { cwd: work });
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    const { entries } = await readZip(result.stdoutBytes);
+    const names = cut.files.map((file) => (file.name === 'Mix' ? 'Mix.wav' : file.name));
+    names[names.lastIndexOf('Mix.wav')] = 'Mix (2).wav';
+    expect(entries.map((entry) => entry.name)).toEqual(names);
+    for (const [i, bytes] of takes.entries()) expect(entries.find((entry) => entry.name === `take-${i}.wav`)!.bytes.equals(bytes)).toBe(true);
+    expect(entries.find((entry) => entry.name === 'Mix.wav')!.bytes.equals(wavBytes(99, 1_000))).toBe(true);
+    expect(entries.find((entry) => entry.name === 'Mix (2).wav')!.bytes.equals(wavBytes(99, 1_000))).toBe(true);
+    // No file was written for it.
+    expect(await readdir(work)).toEqual(before);
+  });
 });
 
 describe('band file download --cut', () => {

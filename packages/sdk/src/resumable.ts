@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, pipeline, type Readable } from 'node:stream';
+import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
@@ -20,21 +20,35 @@ export interface ResumeStore {
 /** The changes in progress to each store file in this process, one after another. */
 const fileQueues = new Map<string, Promise<unknown>>();
 
+/** The server forgets an incomplete upload this long after its last bytes; a store entry older than that is dead. */
+const UPLOAD_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+/** An entry as this version writes it; earlier versions wrote the URL alone. */
+interface StoredUpload {
+  url: string;
+  /** When the entry was last written (ms since the epoch). */
+  writtenAt: number;
+}
+
+type StoredEntry = StoredUpload | string;
+
 /**
  * A ResumeStore in one JSON file (mode 0600, in a 0700 directory), written whole and renamed into place so a
  * reader never sees half of it. Within a process, changes to one file (parallel uploads) run one after
  * another, whichever instance makes them. Two processes writing at once may lose one's entry: that upload
- * then starts again from its first byte, nothing worse.
+ * then starts again from its first byte, nothing worse. Every write drops entries last written longer ago
+ * than the server keeps an incomplete upload, so uploads never run again do not stay forever.
  */
 export class FileResumeStore implements ResumeStore {
   constructor(readonly filePath: string) {}
 
   async get(fingerprint: string): Promise<string | undefined> {
-    return (await this.read())[fingerprint];
+    const entry = (await this.read())[fingerprint];
+    return typeof entry === 'string' ? entry : entry?.url;
   }
 
   set(fingerprint: string, uploadUrl: string): Promise<void> {
-    return this.change((entries) => ({ ...entries, [fingerprint]: uploadUrl }));
+    return this.change((entries) => ({ ...entries, [fingerprint]: { url: uploadUrl, writtenAt: Date.now() } }));
   }
 
   remove(fingerprint: string): Promise<void> {
@@ -46,13 +60,13 @@ export class FileResumeStore implements ResumeStore {
   }
 
   /** Reads, changes and writes the file, after the changes queued before; `edit` answers null for no change. */
-  private change(edit: (entries: Record<string, string>) => Record<string, string> | null): Promise<void> {
+  private change(edit: (entries: Record<string, StoredEntry>) => Record<string, StoredEntry> | null): Promise<void> {
     const previous = fileQueues.get(this.filePath) ?? Promise.resolve();
     const next = previous
       .catch(() => undefined)
       .then(async () => {
         const changed = edit(await this.read());
-        if (changed) await this.write(changed);
+        if (changed) await this.write(withoutStale(changed));
       });
     fileQueues.set(this.filePath, next);
     void next.finally(() => {
@@ -61,10 +75,10 @@ export class FileResumeStore implements ResumeStore {
     return next;
   }
 
-  private async read(): Promise<Record<string, string>> {
+  private async read(): Promise<Record<string, StoredEntry>> {
     try {
       const parsed: unknown = JSON.parse(await readFile(this.filePath, 'utf8'));
-      return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
+      return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, StoredEntry>) : {};
     } catch (error) {
       // Absent (nothing to resume) or unreadable (a torn write of an older version): start afresh.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT' || error instanceof SyntaxError) return {};
@@ -72,12 +86,27 @@ export class FileResumeStore implements ResumeStore {
     }
   }
 
-  private async write(entries: Record<string, string>): Promise<void> {
+  private async write(entries: Record<string, StoredEntry>): Promise<void> {
     await mkdir(path.dirname(this.filePath), { recursive: true, mode: 0o700 });
     const temp = `${this.filePath}.${randomUUID()}.tmp`;
     await writeFile(temp, JSON.stringify(entries, null, 2), { mode: 0o600 });
     await rename(temp, this.filePath);
   }
+}
+
+/**
+ * The entries the server may still know. An entry of an earlier version (the URL alone) counts as written
+ * now: it may belong to an upload from the last hours, still resumable, and a URL the server has forgotten
+ * costs one HEAD (404, then a fresh start); it gets a time when written again, so it goes within a day.
+ */
+function withoutStale(entries: Record<string, StoredEntry>): Record<string, StoredUpload> {
+  const now = Date.now();
+  const kept: Record<string, StoredUpload> = {};
+  for (const [fingerprint, entry] of Object.entries(entries)) {
+    const stored = typeof entry === 'string' ? { url: entry, writtenAt: now } : entry;
+    if (now - stored.writtenAt <= UPLOAD_LIFETIME_MS) kept[fingerprint] = stored;
+  }
+  return kept;
 }
 
 /** Files of at least this size go through a resumable upload when `resumable` is 'auto'. */
@@ -106,10 +135,20 @@ interface Position {
 const TUS = { 'tus-resumable': '1.0.0' };
 
 /**
- * Uploads through the server's tus endpoint (/api/uploads). A network error or a 5xx (or a 423 while the
- * server still finishes a cut-off request) makes it ask the server for the offset and continue from there,
- * with backoff, up to `retries` times in a row; progress never moves back. An abort leaves the upload on
- * the server (and in the store) for a later run. Answers the id of the File the upload became.
+ * How long 423s in a row are waited out. After a PATCH is cut off the server holds the upload's lock while it
+ * saves what arrived (fsync, offset), which can take longer than `retries` quick retries last; the server
+ * forgets nothing meanwhile, so waiting is cheap and giving up early would fail an upload that was fine.
+ */
+const LOCK_PATIENCE_MS = 30_000;
+/** The longest pause between two tries while the lock is held (unless the server's Retry-After asks for more). */
+const LOCK_BACKOFF_CAP_MS = 2_000;
+
+/**
+ * Uploads through the server's tus endpoint (/api/uploads). A network error, a 5xx or a 409 makes it ask
+ * the server for the offset and continue from there, with backoff, up to `retries` times in a row; a 423
+ * (another request holds the upload) is waited out apart from those, for up to LOCK_PATIENCE_MS. Progress
+ * never moves back. An abort leaves the upload on the server (and in the store) for a later run. Answers
+ * the id of the File the upload became.
  */
 export async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
   const { source, resumeStore } = upload;
@@ -117,9 +156,11 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
   const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, upload.cutId) : undefined;
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
+  const patience = new LockPatience(options.signal);
   if (url !== undefined) {
     try {
-      position = await head(transport, url, options);
+      // The run that stored the URL may have been stopped a moment ago, its PATCH still being saved.
+      position = await resumePoint(transport, url, patience, options);
       if (position.offset > 0) upload.onResume?.(position.offset);
     } catch (error) {
       // Expired, terminated or another account's: start afresh.
@@ -144,10 +185,13 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
       failures = 0;
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (!resumable(error) || failures >= upload.retries) throw error;
-      await sleep(backoffMs(failures), undefined, { signal: options.signal });
-      failures += 1;
-      position = await head(transport, url, options).catch((headError: unknown) => {
+      if (locked(error)) await patience.wait(error);
+      else {
+        if (!resumable(error) || failures >= upload.retries) throw error;
+        await pause(backoffMs(failures), options.signal);
+        failures += 1;
+      }
+      position = await resumePoint(transport, url, patience, options).catch((headError: unknown) => {
         if (resumable(headError)) return position;
         throw headError;
       });
@@ -159,19 +203,84 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
 
 /**
  * Terminates a resumable upload: the server removes its bytes. Right after an abort the server may still be
- * saving what the cut-off request sent (423): that is waited out, with backoff.
+ * saving what the cut-off request sent (423): that is waited out, for up to LOCK_PATIENCE_MS.
  */
 export async function cancelUpload(transport: Transport, url: string, options: RequestOptions = {}): Promise<void> {
-  const retries = options.retries ?? transport.retries;
-  for (let attempt = 0; ; attempt += 1) {
+  await untilUnlocked(new LockPatience(options.signal), async () => {
+    const response = await transport.send({ method: 'DELETE', path: pathOf(transport, url), headers: TUS }, options);
+    await response.body.dump();
+  });
+}
+
+/**
+ * The pauses of one series of 423s: the server's Retry-After when it sends one, else a backoff capped at
+ * LOCK_BACKOFF_CAP_MS, until the series has lasted LOCK_PATIENCE_MS. A signal ends a pause at once.
+ */
+class LockPatience {
+  private startedAt: number | null = null;
+  private pauses = 0;
+
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  /** Pauses before the next try, or throws `error` when the pause would end past the patience. */
+  async wait(error: unknown): Promise<void> {
+    this.startedAt ??= Date.now();
+    const retryAfter = error instanceof BandApiError ? error.retryAfter : null;
+    const ms = retryAfter !== null ? retryAfter * 1000 : Math.min(LOCK_BACKOFF_CAP_MS, backoffMs(this.pauses));
+    if (Date.now() + ms - this.startedAt > LOCK_PATIENCE_MS) throw error;
+    this.pauses += 1;
+    await pause(ms, this.signal);
+  }
+
+  /** The lock was found free: a later 423 starts a new series. */
+  reset(): void {
+    this.startedAt = null;
+    this.pauses = 0;
+  }
+}
+
+/** Runs `request` again after each 423, as `patience` allows. */
+async function untilUnlocked<T>(patience: LockPatience, request: () => Promise<T>): Promise<T> {
+  for (;;) {
     try {
-      const response = await transport.send({ method: 'DELETE', path: pathOf(transport, url), headers: TUS }, options);
-      await response.body.dump();
-      return;
+      return await request();
     } catch (error) {
-      if (!(error instanceof BandApiError && error.status === 423) || attempt >= retries) throw error;
-      await sleep(backoffMs(attempt), undefined, { signal: options.signal });
+      if (!locked(error)) throw error;
+      await patience.wait(error);
     }
+  }
+}
+
+/**
+ * Where to continue: the offset (HEAD), once no other request holds the upload's lock. A PATCH refused with
+ * 423 gets its connection closed while its body is still being sent, which reaches the client as a broken
+ * connection more often than as the 423. An empty PATCH at the offset has no body to be cut off: it answers
+ * 423 while the lock is held (waited out), 409 when the holder saved more meanwhile (asked again), and 204
+ * once the upload is free at that offset. When that check itself fails otherwise (a 503 for too many locked
+ * uploads, a broken connection), the HEAD's offset is the answer: the PATCH with the bytes finds out.
+ */
+async function resumePoint(transport: Transport, url: string, patience: LockPatience, options: RequestOptions): Promise<Position> {
+  for (;;) {
+    const position = await untilUnlocked(patience, () => head(transport, url, options));
+    if (position.fileId !== null) return position;
+    try {
+      const free = await emptyPatch(transport, url, position.offset, options);
+      patience.reset();
+      return free;
+    } catch (error) {
+      if (locked(error) || (error instanceof BandApiError && error.status === 409)) await patience.wait(error);
+      else if (resumable(error) && !options.signal?.aborted) return position;
+      else throw error;
+    }
+  }
+}
+
+/** Sleeps `ms`; an abort rejects with the signal's reason, as the requests do. */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : error;
   }
 }
 
@@ -186,7 +295,12 @@ function fingerprintOf(file: string, cutId: string): string {
 function resumable(error: unknown): boolean {
   if (error instanceof BandNetworkError) return true;
   if (!(error instanceof BandApiError)) return false;
-  return error.status >= 500 || error.status === 423 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
+  return error.status >= 500 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
+}
+
+/** 423 UPLOAD_LOCKED: another request is sending bytes to the upload, or the server still saves a cut-off one. */
+function locked(error: unknown): error is BandApiError {
+  return error instanceof BandApiError && error.status === 423;
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {
@@ -230,6 +344,27 @@ async function patch(
         open: () => ({
           body: counted(source.openFrom!(offset), offset, progress),
           headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(total - offset) },
+        }),
+      },
+    },
+    options,
+  );
+  await response.body.dump();
+  return positionOf(response);
+}
+
+/** A PATCH without bytes: the offset confirmed, and the lock free (see resumePoint). */
+async function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
+  const response = await transport.send(
+    {
+      method: 'PATCH',
+      path: pathOf(transport, url),
+      headers: { ...TUS, 'upload-offset': String(offset) },
+      stream: {
+        replayable: true,
+        open: () => ({
+          body: Readable.from([]),
+          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': '0' },
         }),
       },
     },

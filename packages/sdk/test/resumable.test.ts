@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandApiError, BandClient, type Cut, FileResumeStore } from '../src/index.js';
 import { eventually, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
@@ -72,9 +73,79 @@ async function cuttingProxy(cutAfter: number): Promise<{ url: string; cuts: numb
   return state;
 }
 
+/** The upload URLs a FileResumeStore file holds. */
+async function storedUrls(file: string): Promise<string[]> {
+  return Object.values(JSON.parse(await readFile(file, 'utf8')) as Record<string, { url: string }>).map((entry) => entry.url);
+}
+
 async function uploadOffset(url: string): Promise<number> {
   const response = await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${owner.sessionTokens.accessToken}`, 'tus-resumable': '1.0.0' } });
   return Number(response.headers.get('upload-offset'));
+}
+
+/** An upload of 12 MiB aborted after 1 MiB, its URL in a FileResumeStore; answers once the server has saved its bytes and let go of its lock. */
+async function abortedUpload(name: string) {
+  const bytes = zipBytes(12 * MiB);
+  const file = path.join(workDir, name);
+  await writeFile(file, bytes);
+  const store = new FileResumeStore(path.join(workDir, name.replace(/\W+/g, '-'), 'uploads.json'));
+  const controller = new AbortController();
+  await expect(
+    owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal, onProgress: ({ loaded }) => loaded >= MiB && controller.abort() }),
+  ).rejects.toThrow();
+  const url = (await storedUrls(store.filePath))[0]!;
+  await eventually(async () => (await uploadOffset(url)) > 0);
+  await eventually(async () => (await emptyPatch(url, await uploadOffset(url))).status === 204);
+  return { bytes, file, store, url };
+}
+
+/** A PATCH without bytes: 204 while no request holds the upload's lock (and `offset` is right), 423 while one does. */
+function emptyPatch(url: string, offset: number): Promise<Response> {
+  return fetch(url, {
+    method: 'PATCH',
+    headers: {
+      authorization: `Bearer ${owner.sessionTokens.accessToken}`,
+      'tus-resumable': '1.0.0',
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+    },
+    body: Buffer.alloc(0),
+  });
+}
+
+/**
+ * A raw PATCH that sends 1 MiB of the rest of `bytes` and holds the upload's lock, its body unfinished, until
+ * released (its connection then closes and the server saves that MiB). Answers once the server holds the lock,
+ * seen in pg_locks: a probing request could take the lock itself and have the raw PATCH refused.
+ */
+async function holdLock(url: string, bytes: Buffer): Promise<{ release(): void }> {
+  const saved = await uploadOffset(url);
+  const target = new URL(url);
+  const holder = net.connect(Number(target.port), target.hostname);
+  holder.on('error', () => undefined);
+  holder.write(
+    [
+      `PATCH ${target.pathname} HTTP/1.1`,
+      `host: ${target.host}`,
+      `authorization: Bearer ${owner.sessionTokens.accessToken}`,
+      'tus-resumable: 1.0.0',
+      `upload-offset: ${saved}`,
+      'content-type: application/offset+octet-stream',
+      `content-length: ${bytes.length - saved}`,
+      '',
+      '',
+    ].join('\r\n'),
+  );
+  holder.write(bytes.subarray(saved, saved + MiB));
+  const uploadId = target.pathname.split('/').at(-1)!;
+  await eventually(async () => {
+    const locks = await server.sql`
+      select 1 from pg_locks
+      where locktype = 'advisory' and granted and objid = hashtext(${uploadId})::oid
+        and database = (select oid from pg_database where datname = current_database())`;
+    return locks.length > 0;
+  });
+  return { release: () => holder.destroy() };
 }
 
 describe('resumable uploads', () => {
@@ -106,7 +177,9 @@ describe('resumable uploads', () => {
       expect(proxy.cuts).toBe(1);
       expect(record.sha256).toBe(sha256(bytes));
       const methods = requests.map((request) => request.split(' ')[0]);
-      expect(methods).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH', 'GET']);
+      // The offset (HEAD) and an empty PATCH checking the lock, again while the server still saves the cut-off
+      // PATCH (423), then the rest.
+      expect(methods.join(' ')).toMatch(/^POST PATCH (HEAD PATCH )+PATCH GET$/);
       expect(loaded.every((value, i) => i === 0 || value > loaded[i - 1]!)).toBe(true);
       expect(loaded.at(-1)).toBe(bytes.length);
     } finally {
@@ -131,10 +204,10 @@ describe('resumable uploads', () => {
       },
     });
     await expect(first).rejects.toThrow('stopped by the user');
-    const entries = JSON.parse(await readFile(storePath, 'utf8')) as Record<string, string>;
-    expect(Object.values(entries)).toHaveLength(1);
+    const urls = await storedUrls(storePath);
+    expect(urls).toHaveLength(1);
     // A later run: by then the server has saved what the aborted request sent.
-    await eventually(async () => (await uploadOffset(Object.values(entries)[0]!)) > 0);
+    await eventually(async () => (await uploadOffset(urls[0]!)) > 0);
 
     const resumedAt: number[] = [];
     const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store, onResume: (offset) => resumedAt.push(offset) });
@@ -142,6 +215,44 @@ describe('resumable uploads', () => {
     expect(resumedAt[0]).toBeGreaterThan(0);
     expect(record.sha256).toBe(sha256(bytes));
     expect(JSON.parse(await readFile(storePath, 'utf8'))).toEqual({});
+  });
+
+  it('waits out a 423 for longer than its retries: another PATCH holding the lock for 3 s, then the rest, byte-identical', async () => {
+    const { bytes, file, store, url } = await abortedUpload('locked take.zip');
+    const holder = await holdLock(url, bytes);
+    const released = sleep(3000).then(() => holder.release());
+
+    const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store });
+    await released;
+    expect(record.size).toBe(bytes.length);
+    const downloaded = path.join(workDir, 'locked take (downloaded).zip');
+    await owner.files.download(record.id, { to: downloaded });
+    expect((await readFile(downloaded)).equals(bytes)).toBe(true);
+    expect(JSON.parse(await readFile(store.filePath, 'utf8'))).toEqual({});
+  });
+
+  it('stops waiting out a 423 at once when its signal aborts', async () => {
+    const { file, store, url, bytes } = await abortedUpload('aborted while locked.zip');
+    const holder = await holdLock(url, bytes);
+    try {
+      const controller = new AbortController();
+      const upload = owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal });
+      await sleep(500);
+      controller.abort(new Error('stopped while locked'));
+      // The lock is still held: only the signal can have ended the wait.
+      await expect(upload).rejects.toThrow('stopped while locked');
+    } finally {
+      holder.release();
+    }
+  });
+
+  it('cancelUpload waits out a 423 for longer than its retries', async () => {
+    const { bytes, url } = await abortedUpload('cancelled while locked.zip');
+    const holder = await holdLock(url, bytes);
+    const released = sleep(3000).then(() => holder.release());
+    await owner.files.cancelUpload(url);
+    await released;
+    await expect(owner.files.cancelUpload(url)).rejects.toMatchObject({ status: 404 });
   });
 
   it('terminates an upload with cancelUpload(url)', async () => {
@@ -159,7 +270,7 @@ describe('resumable uploads', () => {
         onProgress: ({ loaded }) => loaded >= MiB && controller.abort(),
       }),
     ).rejects.toThrow();
-    const url = Object.values(JSON.parse(await readFile(store.filePath, 'utf8')) as Record<string, string>)[0]!;
+    const url = (await storedUrls(store.filePath))[0]!;
     await owner.files.cancelUpload(url);
     const again = owner.files.cancelUpload(url);
     await expect(again).rejects.toBeInstanceOf(BandApiError);
@@ -172,10 +283,40 @@ describe('FileResumeStore', () => {
     const file = path.join(workDir, 'parallel', 'uploads.json');
     const stores = [new FileResumeStore(file), new FileResumeStore(file)];
     await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.set(`print-${i}`, `http://band.test/api/uploads/${i}`)));
-    const entries = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
-    expect(Object.keys(entries)).toHaveLength(20);
+    expect(await storedUrls(file)).toHaveLength(20);
     await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.remove(`print-${i}`)));
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({});
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('drops entries last written more than 24 h ago whenever it writes; an entry of the URL alone (earlier versions) counts as written now', async () => {
+    const file = path.join(workDir, 'stale', 'uploads.json');
+    const hour = 60 * 60 * 1000;
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(
+      file,
+      JSON.stringify({
+        stale: { url: 'http://band.test/api/uploads/stale', writtenAt: Date.now() - 25 * hour },
+        recent: { url: 'http://band.test/api/uploads/recent', writtenAt: Date.now() - 23 * hour },
+        earlier: 'http://band.test/api/uploads/earlier',
+      }),
+    );
+    const store = new FileResumeStore(file);
+    // Reading changes nothing: a stale entry is only dropped by a write.
+    expect(await store.get('stale')).toBe('http://band.test/api/uploads/stale');
+    expect(await store.get('earlier')).toBe('http://band.test/api/uploads/earlier');
+
+    const before = Date.now();
+    await store.set('new', 'http://band.test/api/uploads/new');
+    const entries = JSON.parse(await readFile(file, 'utf8')) as Record<string, { url: string; writtenAt: number }>;
+    expect(Object.keys(entries).sort()).toEqual(['earlier', 'new', 'recent']);
+    expect(entries.earlier!.url).toBe('http://band.test/api/uploads/earlier');
+    expect(entries.earlier!.writtenAt).toBeGreaterThanOrEqual(before);
+    expect(entries.new!.writtenAt).toBeGreaterThanOrEqual(before);
+    expect(await store.get('stale')).toBeUndefined();
+    expect(await store.get('recent')).toBe('http://band.test/api/uploads/recent');
+
+    await store.remove('new');
+    expect(Object.keys(JSON.parse(await readFile(file, 'utf8')) as object).sort()).toEqual(['earlier', 'recent']);
   });
 });

@@ -53,6 +53,12 @@ async function seedExpiredAndLive(server: TestServer) {
   await server.sql`update share_links set expires_at = now() - interval '1 minute'
     where token_hash = (select token_hash from share_links where file_id = ${file.id} and expires_at is not null limit 1)`;
 
+  // Expired 31 days ago (deleted), expired a day ago (kept for 30 days), live.
+  await server.sql`insert into personal_access_tokens (user_id, name, token_hash, token_hint, scope, expires_at) values
+    (${userId}, 'long expired', ${`old-${tag}`}, 'bcp_old', 'read', now() - interval '31 days'),
+    (${userId}, 'just expired', ${`recent-${tag}`}, 'bcp_rec', 'read', now() - interval '1 day'),
+    (${userId}, 'live', ${`new-${tag}`}, 'bcp_new', 'read', now() + interval '1 day')`;
+
   return async () => {
     const [counts] = await server.sql`select
       (select count(*)::int from sessions where user_id = ${userId}) as sessions,
@@ -61,7 +67,8 @@ async function seedExpiredAndLive(server: TestServer) {
       (select count(*)::int from registration_attempts where client_ip like ${`%-${tag}`}) as "registrationAttempts",
       (select count(*)::int from cli_login_codes where code_hash like ${`%-${tag}`}) as "cliLoginCodes",
       (select count(*)::int from invitations where email like ${`%-${tag}@example.com`}) as invitations,
-      (select count(*)::int from share_links where file_id = ${file.id}) as "shareLinks"`;
+      (select count(*)::int from share_links where file_id = ${file.id}) as "shareLinks",
+      (select count(*)::int from personal_access_tokens where token_hash like ${`%-${tag}`}) as "personalAccessTokens"`;
     return counts!;
   };
 }
@@ -74,7 +81,8 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
 }
 
 // The live ones stay: the owner's session from registering, the recent failure and registration, the unexpired
-// code and invitation, the unexpired and the never-expiring share link.
+// code and invitation, the unexpired and the never-expiring share link, the live personal access token and the
+// one that expired less than 30 days ago.
 const AFTER_PURGE = {
   sessions: 1,
   expiredRefreshTokens: 0,
@@ -83,9 +91,10 @@ const AFTER_PURGE = {
   cliLoginCodes: 1,
   invitations: 1,
   shareLinks: 2,
+  personalAccessTokens: 2,
 };
 
-it('deletes expired sessions with their refresh tokens, old failure and registration records, codes, invitations and links, periodically', async () => {
+it('deletes expired sessions with their refresh tokens, old failure and registration records, codes, invitations, links and tokens expired over 30 days ago, periodically', async () => {
   const server = await serverWith({ PURGE_INTERVAL_SECONDS: '1' });
   // Seeding can take longer than the interval on a busy machine, so the rows are not counted before the
   // purge. The counts below can only be reached by a purge that ran after seeding (the one at start ran

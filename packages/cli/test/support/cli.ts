@@ -16,6 +16,11 @@ export interface RunResult {
   stderr: string;
 }
 
+/** A run in this process: stdout also as written, for binary output (`band cut download -o -`). */
+export interface InProcessResult extends RunResult {
+  stdoutBytes: Buffer;
+}
+
 export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
@@ -31,7 +36,7 @@ export interface CliUser {
   home: string;
   env: Record<string, string>;
   /** Runs band in this process, on streams, environment and working directory of its own. */
-  band(args: string[], options?: RunOptions): Promise<RunResult>;
+  band(args: string[], options?: RunOptions): Promise<InProcessResult>;
   /** Runs the built binary: for the end-to-end tests. */
   bandProcess(args: string[], options?: RunOptions): Promise<RunResult>;
   cleanup(): Promise<void>;
@@ -73,7 +78,7 @@ export function runBand(args: string[], options: RunOptions = {}): Promise<RunRe
  * Runs band in-process with exactly `env`, stdin from `input` (else empty), no terminal, no keychain and no
  * browser, as runBand runs the binary: the same command code, without starting a process.
  */
-export async function runInProcess(args: string[], options: RunOptions = {}): Promise<RunResult> {
+export async function runInProcess(args: string[], options: RunOptions = {}): Promise<InProcessResult> {
   const env = Object.fromEntries(Object.entries(options.env ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
   const stdout = new Capture();
   const stderr = new Capture();
@@ -89,7 +94,7 @@ export async function runInProcess(args: string[], options: RunOptions = {}): Pr
     loadKeytar: () => Promise.reject(new Error('no OS keychain in tests')),
   };
   const exitCode = await runBandInProcess(args, io);
-  return { exitCode, stdout: stdout.text(), stderr: stderr.text() };
+  return { exitCode, stdout: stdout.text(), stdoutBytes: stdout.bytes(), stderr: stderr.text() };
 }
 
 /** A stream that keeps what is written to it. */
@@ -102,7 +107,11 @@ class Capture extends Writable {
   }
 
   text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
+    return this.bytes().toString('utf8');
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
   }
 }
 

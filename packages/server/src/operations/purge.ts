@@ -2,10 +2,20 @@ import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
 import type { Logger } from '../core/logger.js';
+import { TokensRepository } from '../tokens/repository.js';
 import { UploadsService } from '../uploads/service.js';
 import { OperationsRepository } from './repository.js';
 
-/** Deletes expired rows (and the bytes of expired resumable uploads) once at start, then every PURGE_INTERVAL_SECONDS until stopped. */
+/**
+ * Expired personal access tokens are kept this long after they expire, then deleted: for a while, whoever
+ * traces a script's 401s can still find in the database which token it presented (by its hint) and when it ran out.
+ */
+const EXPIRED_TOKEN_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * Deletes expired rows (and the bytes of expired resumable uploads, and personal access tokens 30 days after
+ * they expired) once at start, then every PURGE_INTERVAL_SECONDS until stopped.
+ */
 @injectable()
 export class ExpiredRowsPurge {
   private timer: NodeJS.Timeout | null = null;
@@ -17,6 +27,7 @@ export class ExpiredRowsPurge {
     @inject(LOGGER) private readonly log: Logger,
     @inject(OperationsRepository) private readonly repository: OperationsRepository,
     @inject(UploadsService) private readonly uploads: UploadsService,
+    @inject(TokensRepository) private readonly tokens: TokensRepository,
   ) {}
 
   async start(): Promise<void> {
@@ -48,8 +59,9 @@ export class ExpiredRowsPurge {
         registrationSeconds: this.config.registerWindowSeconds,
       });
       const resumableUploads = await this.uploads.purgeExpired();
-      if (resumableUploads > 0 || Object.values(deleted).some((count) => count > 0)) {
-        this.log.info('expired rows purged', { ...deleted, resumableUploads });
+      const personalAccessTokens = await this.tokens.deleteExpired(EXPIRED_TOKEN_RETENTION_SECONDS);
+      if (resumableUploads > 0 || personalAccessTokens > 0 || Object.values(deleted).some((count) => count > 0)) {
+        this.log.info('expired rows purged', { ...deleted, resumableUploads, personalAccessTokens });
       }
     } catch (error) {
       // The database may be briefly away: the next round tries again.

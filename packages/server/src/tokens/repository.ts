@@ -60,6 +60,15 @@ export class TokensRepository {
     return rows.map(toToken);
   }
 
+  /**
+   * Deletes tokens that expired more than `afterSeconds` ago (the purge job); they were refused since they
+   * expired. Answers how many went.
+   */
+  async deleteExpired(afterSeconds: number): Promise<number> {
+    const deleted = await this.sql`delete from personal_access_tokens where expires_at < now() - make_interval(secs => ${afterSeconds})`;
+    return deleted.count;
+  }
+
   /** Deletes one of the user's tokens; every instance closes the event sockets it opened. False when it is not theirs. */
   async delete(userId: string, id: string): Promise<boolean> {
     return this.sql.begin(async (tx) => (await this.deleteWhere(tx, userId, id)).length > 0);
