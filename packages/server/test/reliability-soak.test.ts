@@ -15,11 +15,18 @@ import { createTestDatabase } from './support/server.js';
  * requests, each kind hundreds of times or more over 200 connections at once, which is what finds a 5xx, a torn
  * answer or a leftover temporary file. The warm-up stays 20 s (the heap is still growing at 10 s); memory is
  * then compared over 20 s, some 3,500 requests: a leak of 20 KiB per request crosses the bound (10 KiB at 60 s).
+ * Memory is the lowest resident size in the last RSS_WINDOW_MS of each period, not one reading: between full
+ * collections the server holds up to 90 MiB of garbage (heap, dead buffers, the analysis queue's WebAssembly
+ * decoder memories), so single readings 20 s apart differed by -25 to +48 MiB in runs whose heap kept the
+ * same 26-30 MiB after every full collection; the low points differed by 7-26 MiB. What a leak keeps raises
+ * the low points too.
  */
 const CLIENTS = 200;
 const DURATION_MS = 40_000;
 const WARM_UP_MS = 20_000;
 const USERS = 8;
+const RSS_WINDOW_MS = 5_000;
+const RSS_EVERY_MS = 250;
 
 let server: ServerProcess;
 let dataDir: string;
@@ -88,10 +95,12 @@ it('serves 200 concurrent clients for 40 s of mixed traffic with no 5xx and flat
   }
 
   const started = Date.now();
-  let rssAfterWarmUp = 0;
-  const warmUp = setTimeout(() => {
-    void residentBytes(server.child.pid!).then((rss) => (rssAfterWarmUp = rss));
-  }, WARM_UP_MS);
+  const readings: { at: number; rss: number }[] = [];
+  const sampler = setInterval(() => {
+    const at = Date.now() - started;
+    void residentBytes(server.child.pid!).then((rss) => readings.push({ at, rss }));
+  }, RSS_EVERY_MS);
+  const lowestBefore = (end: number) => Math.min(...readings.filter(({ at }) => at > end - RSS_WINDOW_MS && at <= end).map(({ rss }) => rss));
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, worker) => {
       for (let round = 0; Date.now() - started < DURATION_MS; round++) {
@@ -103,8 +112,9 @@ it('serves 200 concurrent clients for 40 s of mixed traffic with no 5xx and flat
       }
     }),
   );
-  clearTimeout(warmUp);
-  const rssAtEnd = await residentBytes(server.child.pid!);
+  clearInterval(sampler);
+  const rssAfterWarmUp = lowestBefore(WARM_UP_MS);
+  const rssAtEnd = lowestBefore(DURATION_MS);
 
   const report = { requests, statuses: Object.fromEntries(statuses), rssAfterWarmUpMiB: rssAfterWarmUp / 2 ** 20, rssAtEndMiB: rssAtEnd / 2 ** 20 };
   process.stdout.write(`soak: ${JSON.stringify(report)}\n`);
@@ -113,7 +123,9 @@ it('serves 200 concurrent clients for 40 s of mixed traffic with no 5xx and flat
   expect([...statuses.keys()].sort()).toEqual([200, 201]);
   expect(requests).toBeGreaterThan(CLIENTS * 10);
   // Flat: what the server holds after warming up does not keep growing with the requests it answers.
-  expect(rssAfterWarmUp).toBeGreaterThan(0);
+  expect([rssAfterWarmUp, rssAtEnd].every(Number.isFinite), 'no RSS reading in a window').toBe(true);
   expect(rssAtEnd - rssAfterWarmUp).toBeLessThan(64 * 2 ** 20);
+  // Node's warning of listeners piling up on one emitter: none under this load (see core/shutdown.ts).
+  expect(server.output()).not.toContain('MaxListenersExceededWarning');
   expect(await readdir(path.join(dataDir, 'tmp'))).toEqual([]);
 });

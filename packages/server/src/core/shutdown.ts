@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type DomainError, unavailable } from './errors.js';
 
 /**
@@ -8,6 +9,13 @@ import { type DomainError, unavailable } from './errors.js';
 export class Shutdown {
   private readonly controller = new AbortController();
   private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor() {
+    // Every upload streaming in listens for the cut, and removes its listener when it ends: more than ten at
+    // once is ordinary load, not the leak Node's default limit warns of (the soak test's 200 clients had
+    // stderr say "Possible EventTarget memory leak detected"; heap snapshots showed none kept).
+    setMaxListeners(0, this.controller.signal);
+  }
 
   /** Aborted when the grace period is over. */
   get signal(): AbortSignal {

@@ -1,6 +1,6 @@
 import { createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { inject, injectable } from 'tsyringe';
+import { inject, Lifecycle, scoped } from 'tsyringe';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { CLOCK, CONFIG, SIGNING_SECRET } from './di.js';
@@ -11,14 +11,23 @@ export interface AccessClaims {
   sid: string;
 }
 
-/** Bounds the memory of the verified tokens: beyond this many the oldest is dropped (and verified again when used). */
+/**
+ * Bounds the memory of the verified tokens: beyond this many the oldest is dropped (and verified again when
+ * used). An expired token is not kept either (see `remember`), so this bound is reached only by more
+ * tokens in use within one token lifetime.
+ */
 const MAX_VERIFIED_TOKENS = 10_000;
 
 /** Opaque random tokens (refresh, share) are stored only as their SHA-256. */
 export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 export const randomToken = (): string => randomBytes(32).toString('base64url');
 
-@injectable()
+/**
+ * One per server (container-scoped): every route group has an AuthGuard of its own, and as a plain
+ * injectable each got its own verified-token cache, fifteen of them, each up to MAX_VERIFIED_TOKENS, with
+ * a token's signature checked once in each.
+ */
+@scoped(Lifecycle.ContainerScoped)
 export class AccessTokens {
   /**
    * Handed a string, jsonwebtoken tries `createPublicKey` on it (and fails) before making a secret key, on
@@ -61,10 +70,16 @@ export class AccessTokens {
   verify(token: string, { ignoreExpiration = false } = {}): AccessClaims {
     const known = this.verified.get(token) ?? this.checkSignature(token);
     // jsonwebtoken's rule: expired from the second `exp` names.
-    if (!ignoreExpiration && this.nowSeconds() >= known.exp) {
-      throw new DomainError('TOKEN_EXPIRED', 'The access token has expired; refresh it');
+    if (this.nowSeconds() >= known.exp) {
+      this.verified.delete(token);
+      if (!ignoreExpiration) throw new DomainError('TOKEN_EXPIRED', 'The access token has expired; refresh it');
     }
     return { sub: known.sub, sid: known.sid };
+  }
+
+  /** How many verified tokens are remembered now (the memory bound's test reads it). */
+  get verifiedCount(): number {
+    return this.verified.size;
   }
 
   private checkSignature(token: string): AccessClaims & { exp: number } {
@@ -78,8 +93,22 @@ export class AccessTokens {
       throw unauthenticated('The access token is invalid');
     }
     const known = { sub: payload.sub, sid: payload.sid, exp: payload.exp };
-    if (this.verified.size >= MAX_VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, known);
+    this.remember(token, known);
     return known;
+  }
+
+  /**
+   * Keeps a token until it expires. Every token of a server has the same lifetime, so the oldest remembered
+   * are about the first to expire: dropping expired ones from that end keeps the cache to the tokens of one
+   * lifetime without walking all of it (one remembered late behind them goes once it reaches that end).
+   */
+  private remember(token: string, known: AccessClaims & { exp: number }): void {
+    const now = this.nowSeconds();
+    if (now >= known.exp) return;
+    for (const [oldest, claims] of this.verified) {
+      if (claims.exp > now && this.verified.size < MAX_VERIFIED_TOKENS) break;
+      this.verified.delete(oldest);
+    }
+    this.verified.set(token, known);
   }
 }
