@@ -436,3 +436,24 @@ describe('the bytes on disk', () => {
     expect(await readFile(path.join(server.dataDir, 'resumable', path.basename(url)))).toHaveLength(0);
   });
 });
+
+/** Bytes this process has read so far, from files and sockets alike (Linux). */
+async function bytesRead(): Promise<number> {
+  return Number(/^rchar: (\d+)$/m.exec(await readFile('/proc/self/io', 'utf8'))![1]);
+}
+
+describe('the sha256 of an upload', () => {
+  it.skipIf(process.platform !== 'linux')('is taken as the bytes arrive: completing an upload in one PATCH does not read its file again', async () => {
+    const bytes = sampleBytes('zip', 8 * 1024 * 1024);
+    const url = await createdUrl(owner.token, owner.cutId, 'whole.zip', bytes.length);
+    const before = await bytesRead();
+    const response = await patch(owner.token, url, 0, bytes);
+    const read = (await bytesRead()) - before;
+    expect(response.status).toBe(204);
+    // The body, read from its socket once; hashing the file again at completion would read it a second time.
+    expect(read).toBeGreaterThanOrEqual(bytes.length);
+    expect(read).toBeLessThan(bytes.length * 1.5);
+    const file = await api.request('GET', `/api/files/${response.headers.get('band-file-id')}`, { token: owner.token });
+    expect(file.body.sha256).toBe(sha256(bytes));
+  });
+});

@@ -260,7 +260,10 @@ export class UploadsService {
     if (head.length > 0) await handle.read(head, 0, head.length, 0);
     const running = this.runningHashes.get(upload.id);
     this.runningHashes.delete(upload.id);
-    const intake = new FileIntake([rule], rule, { received: start, head, hash: running?.bytes === start ? running.hash : null });
+    // From the first byte, or on from where this process's hash of the earlier PATCHes stopped; else the
+    // completion hashes the file from disk.
+    const hash = start === 0 ? createHash('sha256') : running?.bytes === start ? running.hash : null;
+    const intake = new FileIntake([rule], rule, { received: start, head, hash });
     const checksum = request.checksum ? createHash(request.checksum.algorithm) : null;
     const reservation = await this.space.reserve(upload.ownerId, request.declaredBytes ?? upload.length - start);
     let position = start;
