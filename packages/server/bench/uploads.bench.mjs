@@ -5,6 +5,7 @@
 //  2. time to resume after an interruption: a PATCH's connection is cut after 64 MiB; once the server has saved
 //     what arrived (fsync, then the offset: reported beside, as savedAfterCutMs), a client's HEAD + the next
 //     PATCH (1 MiB) is what resuming costs.
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -12,9 +13,11 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { call, measure, median, multipart, report, round, seed, send, start, zipFile } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const syncDisk = () => promisify(execFile)('sync');
 const serverMain = path.resolve(here, '../dist/main.js');
 const MiB = 1024 * 1024;
 const UPLOAD_MIB = Number(process.env.BENCH_UPLOAD_MIB ?? 500);
@@ -50,9 +53,12 @@ try {
   };
   const rounds = { multipart: [], single: [], chunked: [] };
   for (let round = 0; round < ROUNDS; round += 1) {
-    // The order rotates so that no kind always runs first (or last) after the others' writes.
+    // The order rotates so that no kind always runs first (or last) after the others' writes, and each starts
+    // after a `sync`: a resumable upload makes its bytes durable before it answers, and must not also wait
+    // for the bytes an earlier multipart upload left to the kernel.
     const order = Object.keys(uploads);
     for (const name of [...order.slice(round % 3), ...order.slice(0, round % 3)]) {
+      await syncDisk();
       const run = await measure(server, uploads[name]);
       rounds[name].push(run);
       await call(server.url, 'DELETE', `/api/files/${run.result}`, token);
