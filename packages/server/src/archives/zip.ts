@@ -21,6 +21,12 @@ export interface ZipArchive {
 
 /** `-rw-r--r--`: extracted files are the recipient's, whatever mode they have on the server. */
 const ENTRY_MODE = 0o100644;
+/**
+ * Each chunk read passes yazl's streams as a new buffer, which only a garbage collection gives back: the
+ * default 64 KiB chunks cost the archive half a plain download's speed (cut archive bench: 0.50x). 256 KiB
+ * give 0.72x for 12 MiB of memory; 1 MiB gave 0.77x for 37 MiB.
+ */
+const READ_CHUNK_BYTES = 256 * 1024;
 
 /**
  * A stored (uncompressed) ZIP of `entries`, in their order: audio does not shrink, and stored entries let
@@ -38,7 +44,7 @@ export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
     const options = { size: entry.size, mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false };
     zip.addReadStreamLazy(entry.name, options, (callback) => {
       void reading.then(() => {
-        const stream = createReadStream(entry.path);
+        const stream = createReadStream(entry.path, { highWaterMark: READ_CHUNK_BYTES });
         opened.add(stream);
         // yazl pipes the stream without listening for its errors: a vanished file fails the archive.
         stream.once('error', (error) => zip.emit('error', error));
