@@ -285,6 +285,7 @@ const paths: Record<string, Record<string, unknown>> = {
         '401': unauthorized('INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
         '409': problem('LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)'),
         '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+        '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
   },
@@ -484,7 +485,11 @@ const paths: Record<string, Record<string, unknown>> = {
           ...multipart('CreateProjectForm'),
         },
       },
-      responses: { '201': created(ref('Project')), ...errors(400, 401, 413, 415, 507) },
+      responses: {
+        '201': created(ref('Project')),
+        ...errors(400, 401, 413, 415, 507),
+        '403': problem('INSUFFICIENT_SCOPE: a personal access token limited to projects cannot create one'),
+      },
     },
   },
   '/api/projects/{id}': {
@@ -557,7 +562,7 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: {
         '200': ok(ref('AcceptedInvitation')),
         ...errors(400, 401, 413, 415),
-        '403': problem('INVITATION_EMAIL_MISMATCH'),
+        '403': problem('INVITATION_EMAIL_MISMATCH; or INSUFFICIENT_SCOPE: a personal access token limited to projects cannot join one'),
         '404': problem('NOT_FOUND: unknown, revoked, used or expired'),
         '409': problem('ALREADY_MEMBER'),
       },
