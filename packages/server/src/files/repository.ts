@@ -59,7 +59,7 @@ export function toFileRecord(row: FileRow): FileRecord {
 /** Which files to read: one file, the files of some cuts, or every file of a project. */
 export type FileFilter = { id: string } | { cutIds: string[] } | { projectId: string };
 
-/** File rows with their uploader, oldest first; FilesRepository reads one, CutsRepository a cut's or a project's. */
+/** File rows with their uploader, oldest first: the one query behind every File record (files, cuts, archives). */
 export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<FileRow[]> {
   const where =
     'id' in filter
