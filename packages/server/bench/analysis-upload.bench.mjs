@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { call, report, round, start } from './support.mjs';
+import { call, median, report, round, seed, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
@@ -71,16 +71,6 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-async function seed(baseUrl) {
-  const auth = await call(baseUrl, 'POST', '/api/auth/register', null, { email: `bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
-  const token = auth.accessToken;
-  const project = await call(baseUrl, 'POST', '/api/projects', token, { name: 'Bench' });
-  const vibe = await call(baseUrl, 'POST', `/api/projects/${project.id}/vibes`, token, { name: 'Bench' });
-  const cut = await call(baseUrl, 'POST', `/api/vibes/${vibe.id}/cuts`, token, { name: 'Bench' });
-  return { token, cutId: cut.id };
-}
-
-/** Waits until no file of the cut is still pending. */
 async function queueDrained(baseUrl, token, cutId) {
   while ((await call(baseUrl, 'GET', `/api/cuts/${cutId}`, token)).files.some((file) => file.analysis === 'pending')) await delay(200);
 }
@@ -122,9 +112,4 @@ function send(url, token, cutId, file, fileName, contentType) {
     stream.pipe(req, { end: false });
     stream.on('end', () => req.end(tail));
   });
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }

@@ -5,16 +5,16 @@
 //  2. `band file download --cut` of 200 files of 1 MiB with --jobs 8 against --jobs 1 (the speed-up).
 // Rounds alternate which runs first; medians are reported. The stored files are sparse (reading them costs
 // no disk), so the server's own work is what is measured: reading, CRC-32 and the socket.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { call, memory, report, round, start } from './support.mjs';
+import { call, measure, median, report, round, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
@@ -152,35 +152,9 @@ function fetchAll(url, headers) {
   });
 }
 
-/** Times `task` and the server's peak RSS growth and CPU time during it (as transfer.bench.mjs does). */
-async function measure(target, task) {
-  execFileSync('sync');
-  const pid = target.process.pid;
-  const rssBefore = await memory(pid, 'VmRSS');
-  await writeFile(`/proc/${pid}/clear_refs`, '5');
-  const cpuBefore = await cpuSeconds(pid);
-  const started = performance.now();
-  const result = await task();
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = (await cpuSeconds(pid)) - cpuBefore;
-  const peak = await memory(pid, 'VmHWM');
-  return { result, seconds, cpu, growthMiB: round((peak - rssBefore) / MiB) };
-}
-
-/** User + system CPU time of a process (fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms). */
-async function cpuSeconds(pid) {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 async function seed(baseUrl) {
   const auth = await call(baseUrl, 'POST', '/api/auth/register', null, { email: `archive-bench-${Date.now()}@example.com`, password: 'bench-password', name: 'Bench' });
   const project = await call(baseUrl, 'POST', '/api/projects', auth.accessToken, { name: 'Bench' });
   const vibe = await call(baseUrl, 'POST', `/api/projects/${project.id}/vibes`, auth.accessToken, { name: 'Bench' });
   return { token: auth.accessToken, vibeId: vibe.id };
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }

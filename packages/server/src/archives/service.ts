@@ -33,12 +33,6 @@ export class ArchivesService {
     });
   }
 
-  /** For a share link, which has already named the cut; null when the cut is gone. */
-  async ofCut(cutId: string): Promise<CutArchive | null> {
-    const content = await this.repository.cutContent(this.sql, cutId);
-    return content && this.archive(content);
-  }
-
   /** Entries named as downloads are (`<display name>.<ext>`), repeats numbered, in upload order. */
   archive(content: CutContent): CutArchive {
     const stored = content.files.map((row) => this.files.bytesOf(row));

@@ -2,6 +2,7 @@ import type { AnalysisStatus, AudioInfo, FileRecord, FileType, Stems, Waveform }
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { avatarUrl } from '../images/service.js';
 
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */
 export interface FileRow {
@@ -18,7 +19,8 @@ export interface FileRow {
   /** Null once the uploader's account is deleted: the file stays, shown as a former member's. */
   uploaderId: string | null;
   uploaderName: string | null;
-  uploaderAvatarUrl: string | null;
+  /** The stored avatar's name (`<uuid>.<ext>`), if the uploader has one. */
+  uploaderAvatar: string | null;
   analysis: AnalysisStatus;
   /** AudioInfo as stored: the peaks URL is derived from the id. */
   audio: StoredAudio | null;
@@ -46,7 +48,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     uploadedBy:
       row.uploaderId === null
         ? FORMER_MEMBER
-        : { id: row.uploaderId, name: row.uploaderName!, avatarUrl: row.uploaderAvatarUrl },
+        : { id: row.uploaderId, name: row.uploaderName!, avatarUrl: avatarUrl(row.uploaderAvatar) },
     createdAt: row.createdAt.toISOString(),
     analysis: row.analysis,
     audio: row.audio ? { ...row.audio, peaksUrl: `/api/files/${row.id}/peaks` } : null,
@@ -57,7 +59,7 @@ export function toFileRecord(row: FileRow): FileRecord {
 /** Which files to read: one file, the files of some cuts, or every file of a project. */
 export type FileFilter = { id: string } | { cutIds: string[] } | { projectId: string };
 
-/** File rows with their uploader, oldest first; FilesRepository reads one, CutsRepository a cut's or a project's. */
+/** File rows with their uploader, oldest first: the one query behind every File record (files, cuts, archives). */
 export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<FileRow[]> {
   const where =
     'id' in filter
@@ -68,7 +70,7 @@ export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<F
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
            f.analysis, f.audio, f.stems,
-           u.id as uploader_id, u.name as uploader_name, '/uploads/avatars/' || u.avatar as uploader_avatar_url
+           u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar
     from files f left join users u on u.id = f.uploaded_by
     where ${where}
     order by f.created_at, f.id`;

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
-import { Multipart } from '../core/multipart.js';
+import { Multipart, type ReceivedUpload } from '../core/multipart.js';
 import { Images, type StoredImage } from './service.js';
 
 /** The create and update bodies of projects and vibes, which may carry an image: HTTP only, for their routes. */
@@ -21,12 +21,7 @@ export class ImageForms {
    */
   async read<S extends z.ZodType>(principal: Principal, req: Request, res: Response, schema: S): Promise<{ input: z.infer<S>; image: StoredImage | null }> {
     if (!isMultipart(req)) return { input: await jsonBody(req, res, schema), image: null };
-    const upload = await this.multipart.receive(req, res, {
-      owner: principal.userId,
-      fileField: 'image',
-      types: ['IMAGE'],
-      typeUnnamedByContent: true,
-    });
+    const upload = await this.receive(principal, req, res);
     const input = await this.multipart.validFields(upload, schema);
     const image = upload.file ? await this.images.store(principal, upload.file) : null;
     return { input, image };
@@ -34,13 +29,12 @@ export class ImageForms {
 
   /** A multipart form whose `image` part is required (an avatar), checked and stored as `read` does. */
   async readImage(principal: Principal, req: Request, res: Response): Promise<StoredImage> {
-    const upload = await this.multipart.receive(req, res, {
-      owner: principal.userId,
-      fileField: 'image',
-      types: ['IMAGE'],
-      typeUnnamedByContent: true,
-    });
+    const upload = await this.receive(principal, req, res);
     if (!upload.file) throw invalidField('image', 'is required: a JPEG, PNG, GIF or WebP image of at most 5 MiB');
     return this.images.store(principal, upload.file);
+  }
+
+  private receive(principal: Principal, req: Request, res: Response): Promise<ReceivedUpload> {
+    return this.multipart.receive(req, res, { owner: principal.userId, fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true });
   }
 }

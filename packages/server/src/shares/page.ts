@@ -56,8 +56,8 @@ export function renderSharePage(view: SharePageView): string {
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';
-  const expiry = view.expiresAt ? `<p class="expiry">This link works until ${view.expiresAt.toUTCString()}.</p>` : '';
-  const audio = view.audio ? `\n<p class="meta">${escapeHtml(describeAudio(view.audio))}</p>` : '';
+  const expiry = expiryNote(view.expiresAt);
+  const audio = audioMeta(view.audio);
   return htmlPage(
     `${name} · bandcollab`,
     `<h1>${name}</h1>
@@ -84,7 +84,7 @@ export interface CutSharePageView {
 export function renderCutSharePage(view: CutSharePageView): string {
   const name = escapeHtml(view.name);
   const items = view.files.map((file) => {
-    const audio = file.type === 'CUT' ? `${file.audio ? `\n<p class="meta">${escapeHtml(describeAudio(file.audio))}</p>` : ''}\n${player(file)}` : '';
+    const audio = file.type === 'CUT' ? `${audioMeta(file.audio)}\n${player(file)}` : '';
     return `<li>
 <p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>${audio}
 <a href="${escapeHtml(file.downloadPath)}" download>Download</a>
@@ -93,7 +93,7 @@ export function renderCutSharePage(view: CutSharePageView): string {
   const seek = view.files.some((file) => file.type === 'CUT' && file.audio && file.peaks) ? `\n<script>${SEEK_SCRIPT}</script>` : '';
   const count = view.files.length === 1 ? '1 file' : `${view.files.length} files`;
   const total = view.files.reduce((sum, file) => sum + file.size, 0);
-  const expiry = view.expiresAt ? `<p class="expiry">This link works until ${view.expiresAt.toUTCString()}.</p>` : '';
+  const expiry = expiryNote(view.expiresAt);
   return htmlPage(
     `${name} · bandcollab`,
     `<h1>${name}</h1>
@@ -112,6 +112,15 @@ export function renderNotFoundPage(): string {
     `<h1>Link not found</h1>
 <p class="meta">This share link does not exist, has expired or was revoked.</p>`,
   );
+}
+
+/** What the analysis measured, on a line of its own; nothing before it is done. */
+function audioMeta(audio: StoredAudio | null): string {
+  return audio ? `\n<p class="meta">${escapeHtml(describeAudio(audio))}</p>` : '';
+}
+
+function expiryNote(expiresAt: Date | null): string {
+  return expiresAt ? `<p class="expiry">This link works until ${expiresAt.toUTCString()}.</p>` : '';
 }
 
 /** An audio file's player, after its waveform once the analysis has drawn one (a click there seeks). */

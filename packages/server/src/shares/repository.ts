@@ -22,9 +22,12 @@ export interface ShareListRow {
 /** A link as its revocation needs it: who made it, and what it shares. */
 export interface ShareOwnership {
   createdBy: string;
-  fileId: string | null;
-  cutId: string | null;
+  target: ShareTarget;
 }
+
+/** A row's target: exactly one of its file_id and cut_id is set. */
+const targetOf = (row: { fileId: string | null; cutId: string | null }): ShareTarget =>
+  row.fileId !== null ? { fileId: row.fileId } : { cutId: row.cutId! };
 
 const targetCondition = (tx: Queryable, target: ShareTarget) =>
   'fileId' in target ? tx`file_id = ${target.fileId}` : tx`cut_id = ${target.cutId}`;
@@ -60,8 +63,9 @@ export class SharesRepository {
 
   /** Locks one link for its revocation; null when there is none. */
   async lockForDelete(tx: Queryable, id: string): Promise<ShareOwnership | null> {
-    const [row] = await tx<ShareOwnership[]>`select created_by, file_id, cut_id from share_links where id = ${id} for update`;
-    return row ?? null;
+    const [row] = await tx<{ createdBy: string; fileId: string | null; cutId: string | null }[]>`
+      select created_by, file_id, cut_id from share_links where id = ${id} for update`;
+    return row ? { createdBy: row.createdBy, target: targetOf(row) } : null;
   }
 
   async delete(tx: Queryable, id: string): Promise<void> {
@@ -74,8 +78,7 @@ export class SharesRepository {
       select id, file_id, cut_id, expires_at from share_links
       where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
     if (!row) return null;
-    const target: ShareTarget = row.fileId !== null ? { fileId: row.fileId } : { cutId: row.cutId! };
-    return { id: row.id, expiresAt: row.expiresAt, ...target };
+    return { id: row.id, expiresAt: row.expiresAt, ...targetOf(row) };
   }
 
   /** One access: a single-row update, whatever the size of what is sent. */

@@ -7,7 +7,6 @@ import { DomainError, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
-import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import type { FileRow } from '../files/repository.js';
 import { FilesService } from '../files/service.js';
@@ -20,7 +19,6 @@ import { type AccessRequest, type ResolvedShare, SharesService } from './service
 export class SharesRoutes implements Feature {
   constructor(
     @inject(AuthGuard) private readonly guard: AuthGuard,
-    @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(SharesService) private readonly shares: SharesService,
     @inject(FilesService) private readonly files: FilesService,
   ) {}
@@ -147,8 +145,7 @@ export class SharesRoutes implements Feature {
 
   private async createLink(req: Request, res: Response, principal: Principal, target: ShareTarget): Promise<void> {
     // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
-    if ('fileId' in target) await this.access.require(principal, 'file', target.fileId);
-    else await this.access.require(principal, 'cut', target.cutId);
+    await this.shares.requireMember(principal, target);
     const { expiresIn } = await jsonBody(req, res, shareRequest);
     const link = await this.shares.create(principal, target, expiresIn ?? null);
     sendCreated(res, `/api/share/${link.token}`, link);

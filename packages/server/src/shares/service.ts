@@ -4,10 +4,10 @@ import { ArchivesService, type CutArchive } from '../archives/service.js';
 import { hashToken, randomToken } from '../core/tokens.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
-import type { Sql } from '../core/database.js';
+import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
 import { forbidden, notFound } from '../core/errors.js';
-import { ProjectAccess } from '../core/project-access.js';
+import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, FilesRepository } from '../files/repository.js';
 import { ArchivesRepository } from '../archives/repository.js';
@@ -64,8 +64,7 @@ export class SharesService {
     const token = randomToken();
     const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
     await this.sql.begin(async (tx) => {
-      const scope = 'fileId' in target ? 'file' : 'cut';
-      const { projectId } = await this.access.require(principal, scope, 'fileId' in target ? target.fileId : target.cutId, 'MEMBER', tx);
+      const { projectId } = await this.requireMember(principal, target, tx);
       await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, expiresAt, createdBy: principal.userId });
       const event =
         'fileId' in target
@@ -103,8 +102,7 @@ export class SharesService {
   /** The live links of a file or a cut, for its project's members. */
   async list(principal: Principal, target: ShareTarget): Promise<ShareRecord[]> {
     return this.sql.begin('isolation level repeatable read read only', async (tx) => {
-      const scope = 'fileId' in target ? 'file' : 'cut';
-      await this.access.require(principal, scope, 'fileId' in target ? target.fileId : target.cutId, 'MEMBER', tx);
+      await this.requireMember(principal, target, tx);
       const rows = await this.repository.listLive(tx, target);
       return rows.map((row) => ({
         id: row.id,
@@ -122,12 +120,9 @@ export class SharesService {
     await this.sql.begin(async (tx) => {
       const link = await this.repository.lockForDelete(tx, linkId);
       if (!link) throw notFound('Share link');
-      const { role } =
-        link.fileId !== null
-          ? await this.access.require(principal, 'file', link.fileId, 'MEMBER', tx)
-          : await this.access.require(principal, 'cut', link.cutId!, 'MEMBER', tx);
+      const { role } = await this.requireMember(principal, link.target, tx);
       if (link.createdBy === principal.userId || role === 'ADMIN') return this.repository.delete(tx, linkId);
-      const file = link.fileId !== null ? await this.files.find(tx, link.fileId) : null;
+      const file = 'fileId' in link.target ? await this.files.find(tx, link.target.fileId) : null;
       if (file?.uploaderId === principal.userId) return this.repository.delete(tx, linkId);
       throw forbidden('Only the link’s creator, the file’s uploader or a project ADMIN can revoke this link');
     });
@@ -200,6 +195,13 @@ export class SharesService {
         };
       }),
     };
+  }
+
+  /** A project member's access to what a link shares (its file's or its cut's project); strangers get 404. */
+  requireMember(principal: Principal, target: ShareTarget, tx?: Queryable): Promise<Access> {
+    return 'fileId' in target
+      ? this.access.require(principal, 'file', target.fileId, 'MEMBER', tx)
+      : this.access.require(principal, 'cut', target.cutId, 'MEMBER', tx);
   }
 
   private shareUrl(token: string): string {

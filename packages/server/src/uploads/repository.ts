@@ -32,8 +32,8 @@ export class UploadsRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
   /** An upload that has not expired; null when it does not exist or has. */
-  async find(id: string, tx: Queryable = this.sql): Promise<UploadRow | null> {
-    const [row] = await tx<UploadRow[]>`select * from resumable_uploads where id = ${id} and expires_at > now()`;
+  async find(id: string): Promise<UploadRow | null> {
+    const [row] = await this.sql<UploadRow[]>`select * from resumable_uploads where id = ${id} and expires_at > now()`;
     return row ?? null;
   }
 
