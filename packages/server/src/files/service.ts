@@ -102,12 +102,7 @@ export class FilesService {
     return found.peaks;
   }
 
-  /** The waveform when there is one (the share page draws it). */
-  async waveform(id: string): Promise<Waveform | null> {
-    return (await this.repository.findPeaks(this.sql, id))?.peaks ?? null;
-  }
-
-  /** The waveforms of those of `ids` that have one (a cut's share page draws them). */
+  /** The waveforms of those of `ids` that have one (the share pages draw them). */
   waveforms(ids: string[]): Promise<Map<string, Waveform>> {
     return this.repository.findWaveforms(this.sql, ids);
   }

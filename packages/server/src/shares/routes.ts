@@ -92,7 +92,7 @@ export class SharesRoutes implements Feature {
               bytesPath: base,
               downloadPath: `${base}?download=1`,
               audio: share.file.audio,
-              peaks: share.file.audio ? await this.files.waveform(share.file.id) : null,
+              peaks: share.file.audio ? ((await this.files.waveforms([share.file.id])).get(share.file.id) ?? null) : null,
             })
           : renderCutSharePage({
               name: share.name,
