@@ -167,11 +167,16 @@ export class UploadsService {
   async terminate(principal: Principal, id: string): Promise<void> {
     await this.owned(principal, id);
     const lock = await this.lock(id, 'A request is sending bytes to this upload; try again when it has ended');
-    try {
-      await this.remove(id);
-    } finally {
-      await lock.release();
-    }
+    // Tracked as a PATCH is, so the shutdown closes the database only after the lock's connection is back.
+    await this.shutdown.track(
+      (async () => {
+        try {
+          await this.remove(id);
+        } finally {
+          await lock.release();
+        }
+      })(),
+    );
   }
 
   /**
