@@ -169,6 +169,15 @@ export class ProjectsRepository {
     return rows.map(toMember);
   }
 
+  /** `userId`'s member record in each of their projects. */
+  async memberRecordsOf(tx: Queryable, userId: string): Promise<{ projectId: string; member: Member }[]> {
+    const rows = await tx<(MemberRow & { projectId: string })[]>`
+      select m.project_id, m.user_id, u.email, u.name, u.avatar, m.role, m.joined_at
+      from project_members m join users u on u.id = m.user_id
+      where m.user_id = ${userId}`;
+    return rows.map((row) => ({ projectId: row.projectId, member: toMember(row) }));
+  }
+
   async findMember(tx: Queryable, projectId: string, userId: string): Promise<Member | null> {
     return (await this.members(tx, projectId, userId))[0] ?? null;
   }
