@@ -55,11 +55,6 @@ export class AccountsRepository {
       order by m.project_id`;
   }
 
-  async projectIds(tx: Queryable, userId: string): Promise<string[]> {
-    const rows = await tx<{ projectId: string }[]>`select project_id from project_members where user_id = ${userId}`;
-    return rows.map((row) => row.projectId);
-  }
-
   /**
    * Deletes the account. What signs in as it goes with it (sessions, refresh tokens, identities, personal
    * access tokens), and the links and invitations it made; its files stay with no uploader (migration 012).

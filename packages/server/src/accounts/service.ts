@@ -151,8 +151,7 @@ export class AccountsService {
   /** The account's projects hear of its new name or avatar, as the member record of each. */
   private async announce(tx: Tx, user: UserRow): Promise<void> {
     const actor = { id: user.id, name: user.name };
-    for (const projectId of await this.accounts.projectIds(tx, user.id)) {
-      const member = (await this.projects.findMember(tx, projectId, user.id))!;
+    for (const { projectId, member } of await this.projects.memberRecordsOf(tx, user.id)) {
       await this.events.publish(tx, { type: 'member.updated', projectId, actor, data: { member } });
     }
   }

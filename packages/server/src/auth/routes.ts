@@ -1,7 +1,7 @@
 import type { App } from '@tinyhttp/app';
 import { type AuthResult, loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard, bearerToken, REFRESH_COOKIE, tokenHeaders } from '../core/auth-guard.js';
+import { AuthGuard, bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
@@ -66,6 +66,18 @@ export class AuthRoutes implements Feature {
       sendJson(res, 200, await this.auth.me(principal.userId), principal.token ? tokenHeaders(principal.token) : {});
     });
   }
+}
+
+/**
+ * What `GET /api/auth/me` answers about the personal access token it was called with (the record stays the
+ * user's): its scope, expiry and, when limited, its projects. A token cannot read /api/tokens.
+ */
+function tokenHeaders(token: TokenGrant): Record<string, string> {
+  return {
+    'Band-Token-Scope': token.scope,
+    'Band-Token-Expires': token.expiresAt.toISOString(),
+    ...(token.projectIds ? { 'Band-Token-Projects': token.projectIds.join(',') } : {}),
+  };
 }
 
 /** The answer of every sign-in (register, login, a command-line identity-provider code): the user and the tokens. */

@@ -85,18 +85,6 @@ export function refusesPersonalAccessTokens(req: IncomingMessage): boolean {
 
 const isUnder = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
 
-/**
- * What `GET /api/auth/me` answers about the personal access token it was called with (the record stays the
- * user's): its scope, expiry and, when limited, its projects. A token cannot read /api/tokens.
- */
-export function tokenHeaders(token: TokenGrant): Record<string, string> {
-  return {
-    'Band-Token-Scope': token.scope,
-    'Band-Token-Expires': token.expiresAt.toISOString(),
-    ...(token.projectIds ? { 'Band-Token-Projects': token.projectIds.join(',') } : {}),
-  };
-}
-
 /** Whether the project exists for the principal at all: a token limited to projects reaches only those. */
 export const reaches = (principal: Principal, projectId: string): boolean => principal.token?.projectIds?.includes(projectId) ?? true;
 

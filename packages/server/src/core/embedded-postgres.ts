@@ -325,12 +325,12 @@ async function assertReachableByPostgresUser(paths: string[]): Promise<void> {
   }
 }
 
-/** A free TCP port on `host`: for an embedded PostgreSQL, and for the server when PORT=0. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+/** A free loopback TCP port, for an embedded PostgreSQL. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
-    probe.listen(0, host, () => {
+    probe.listen(0, '127.0.0.1', () => {
       const address = probe.address();
       probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });

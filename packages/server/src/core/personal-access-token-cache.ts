@@ -23,10 +23,11 @@ interface CachedToken {
  * The principals of live personal access tokens by the sha256 of the token, kept in memory so that a token
  * costs what a session costs: no query once known (a first use makes the one indexed lookup). As with the
  * SessionCache, PostgreSQL announces what would make an entry stale to every instance: a deleted token on
- * the tokens channel (TokensRepository), a user's changed name, email or role or their deletion on the users
- * channel. The revoking instance drops the token at once. What a token reaches is not cached: project access
- * is checked against the memberships of the moment on every request. Entries are kept only while both
- * channels are listened to; when the LISTEN connection comes back after a drop, everything is dropped.
+ * the tokens channel (TokensRepository), a user's changed name, email, role or required password change, or
+ * their deletion, on the users channel. The revoking instance drops the token at once. What a token reaches
+ * is not cached: project access is checked against the memberships of the moment on every request. Entries
+ * are kept only while both channels are listened to; when the LISTEN connection comes back after a drop,
+ * everything is dropped.
  */
 @scoped(Lifecycle.ContainerScoped)
 export class PersonalAccessTokenCache {

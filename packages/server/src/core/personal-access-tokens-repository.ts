@@ -1,24 +1,12 @@
-import type { Role, TokenScope } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Sql } from './database.js';
 import { SQL } from './di.js';
-import type { TokenPrincipal } from './sessions-repository.js';
+import type { Identity, TokenGrant, TokenPrincipal } from './sessions-repository.js';
 
-/** Carries the id of each revoked personal access token, so every instance closes the event sockets it opened (4401). */
+/** Carries the id of each revoked personal access token, so every instance drops it from its cache and closes its event sockets (4401). */
 export const TOKENS_CHANNEL = 'bandcollab_tokens';
 
-interface ActiveTokenRow {
-  tokenId: string;
-  userId: string;
-  name: string;
-  email: string;
-  role: Role;
-  passwordChangeRequired: boolean;
-  scope: TokenScope;
-  projectIds: string[] | null;
-  expiresAt: Date;
-  lastUsedAt: Date | null;
-}
+type ActiveTokenRow = Identity & TokenGrant & { lastUsedAt: Date | null };
 
 /** The lookup every request with a personal access token makes (the AuthGuard). */
 @injectable()

@@ -19,8 +19,8 @@ interface CachedSession {
 /**
  * The principals of active sessions, kept in memory so that an authenticated request costs no session
  * query. What would make one stale is announced by PostgreSQL to every instance: a revoked session on the
- * sessions channel (SessionsRepository.revoke), a user's changed name, email or role or their deletion
- * on the users channel (a trigger, whichever process makes the change). An instance drops the entry when
+ * sessions channel (SessionsRepository.revoke), a user's changed name, email, role or required password
+ * change, or their deletion, on the users channel (a trigger, whichever process makes the change). An instance drops the entry when
  * the notice arrives, so it accepts a revoked session at most for the notify round trip; its own
  * revocations are dropped at once. Entries are kept only while both channels are listened to; when the
  * LISTEN connection comes back after a drop, notices may have been missed, so everything is dropped.

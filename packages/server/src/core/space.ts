@@ -95,11 +95,6 @@ export class Space {
     return this.config.userQuotaBytes;
   }
 
-  /** What counts towards `owner`'s quota: files and images they uploaded. */
-  usedBytes(owner: string): Promise<number> {
-    return this.repository.usedBytes(owner);
-  }
-
   /**
    * The quota's final word, inside the transaction that records `bytes` more for `owner`: serialised per
    * user, so two transactions cannot both pass on the same remaining room.

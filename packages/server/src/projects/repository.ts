@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import { type Queryable, setChanged, type Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import type { DeletedContent } from '../core/disk.js';
-import { imageUrl, type StoredImage } from '../images/service.js';
+import { avatarUrl, imageUrl, type StoredImage } from '../images/service.js';
 
 const INVITATION_DAYS = 30;
 
@@ -19,7 +19,7 @@ export interface ProjectRow {
   role: Role;
 }
 
-type MemberRow = Omit<Member, 'joinedAt'> & { joinedAt: Date };
+type MemberRow = Omit<Member, 'avatarUrl' | 'joinedAt'> & { avatar: string | null; joinedAt: Date };
 
 interface InvitationRow {
   id: string;
@@ -46,7 +46,14 @@ export const toUpdatedProject = (row: ProjectRow): UpdatedProject => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-const toMember = (row: MemberRow): Member => ({ ...row, joinedAt: row.joinedAt.toISOString() });
+const toMember = (row: MemberRow): Member => ({
+  userId: row.userId,
+  email: row.email,
+  name: row.name,
+  avatarUrl: avatarUrl(row.avatar),
+  role: row.role,
+  joinedAt: row.joinedAt.toISOString(),
+});
 
 const toInvitation = (row: InvitationRow): Invitation => ({
   id: row.id,
@@ -155,11 +162,20 @@ export class ProjectsRepository {
   /** The project's members, earliest first; or just `userId` among them. */
   async members(tx: Queryable, projectId: string, userId?: string): Promise<Member[]> {
     const rows = await tx<MemberRow[]>`
-      select m.user_id, u.email, u.name, '/uploads/avatars/' || u.avatar as avatar_url, m.role, m.joined_at
+      select m.user_id, u.email, u.name, u.avatar, m.role, m.joined_at
       from project_members m join users u on u.id = m.user_id
       where m.project_id = ${projectId} ${userId === undefined ? tx`` : tx`and m.user_id = ${userId}`}
       order by m.joined_at, u.name, m.user_id`;
     return rows.map(toMember);
+  }
+
+  /** `userId`'s member record in each of their projects. */
+  async memberRecordsOf(tx: Queryable, userId: string): Promise<{ projectId: string; member: Member }[]> {
+    const rows = await tx<(MemberRow & { projectId: string })[]>`
+      select m.project_id, m.user_id, u.email, u.name, u.avatar, m.role, m.joined_at
+      from project_members m join users u on u.id = m.user_id
+      where m.user_id = ${userId}`;
+    return rows.map((row) => ({ projectId: row.projectId, member: toMember(row) }));
   }
 
   async findMember(tx: Queryable, projectId: string, userId: string): Promise<Member | null> {

@@ -31,6 +31,7 @@ export class ProjectsRoutes implements Feature {
 
     app.post('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
+      // Before the form is read: a refused request stores no image (the service checks it again, too late for that).
       requireEveryProject(principal, 'create projects');
       const { input, image } = await this.imageForms.read(principal, req, res, createProjectRequest);
       const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });

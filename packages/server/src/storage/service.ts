@@ -27,15 +27,16 @@ export class StorageService {
 
   /** The caller's own uploads and quota; a site ADMIN also gets the `site` block over every user. */
   async stats(principal: Principal): Promise<StorageStats> {
-    const own = { ...summarize(await this.repository.usageByType(principal.userId)), quota: await this.quota(principal) };
+    const summary = summarize(await this.repository.usageByType(principal.userId));
+    const own = { ...summary, quota: this.quota(summary.totalSize) };
     if (principal.role !== 'ADMIN') return own;
     const site = summarize(await this.repository.usageByType(null));
     return { ...own, site: { ...site, ...(await this.repository.siteCounts()) } };
   }
 
-  /** Counts images as well as files, so it can differ from `totalSize`. */
-  private async quota(principal: Principal): Promise<StorageQuota | null> {
+  /** The quota counts what `totalSize` counts: the files and the stored images (covers, avatars) the user uploaded. */
+  private quota(usedBytes: number): StorageQuota | null {
     const limitBytes = this.space.quotaBytes;
-    return limitBytes === null ? null : { limitBytes, usedBytes: await this.space.usedBytes(principal.userId) };
+    return limitBytes === null ? null : { limitBytes, usedBytes };
   }
 }

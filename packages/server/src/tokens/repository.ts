@@ -71,7 +71,7 @@ export class TokensRepository {
 
   /** Deletes one of the user's tokens; every instance closes the event sockets it opened. False when it is not theirs. */
   async delete(userId: string, id: string): Promise<boolean> {
-    return this.sql.begin(async (tx) => (await this.deleteWhere(tx, userId, id)).length > 0);
+    return (await this.deleteWhere(this.sql, userId, id)) > 0;
   }
 
   /** Ends every token of the user (a changed password, say); pass `tx` to do it in the caller's transaction. */
@@ -79,12 +79,15 @@ export class TokensRepository {
     await this.deleteWhere(tx, userId, null);
   }
 
-  private async deleteWhere(tx: Queryable, userId: string, id: string | null): Promise<string[]> {
-    const rows = await tx<{ id: string }[]>`
-      delete from personal_access_tokens
-      where user_id = ${userId} ${id === null ? tx`` : tx`and id = ${id}`}
-      returning id`;
-    for (const row of rows) await tx`select pg_notify(${TOKENS_CHANNEL}, ${row.id})`;
-    return rows.map((row) => row.id);
+  /** Each deleted token is announced on the tokens channel in the same statement, so when and only if it commits. */
+  private async deleteWhere(tx: Queryable, userId: string, id: string | null): Promise<number> {
+    const rows = await tx`
+      with deleted as (
+        delete from personal_access_tokens
+        where user_id = ${userId} ${id === null ? tx`` : tx`and id = ${id}`}
+        returning id
+      )
+      select pg_notify(${TOKENS_CHANNEL}, id::text) from deleted`;
+    return rows.length;
   }
 }

@@ -4,6 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { TokensService } from './service.js';
 
 /** Personal access tokens: create, list, revoke (with a session only). */
@@ -12,14 +13,16 @@ export class TokensRoutes implements Feature {
   constructor(
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(TokensService) private readonly tokens: TokensService,
+    @inject(PersonalAccessTokenCache) private readonly cache: PersonalAccessTokenCache,
   ) {}
 
+  /** The cache of token principals listens for revocations while the server runs. */
   async start(): Promise<void> {
-    await this.tokens.start();
+    await this.cache.start();
   }
 
   async stop(): Promise<void> {
-    await this.tokens.stop();
+    await this.cache.stop();
   }
 
   /** GET before POST: a HEAD is answered only where a path's first route is a GET. */

@@ -28,15 +28,6 @@ export class TokensService {
     @inject(PersonalAccessTokenCache) private readonly cache: PersonalAccessTokenCache,
   ) {}
 
-  /** The cache of token principals listens for revocations while the server runs. */
-  start(): Promise<void> {
-    return this.cache.start();
-  }
-
-  stop(): Promise<void> {
-    return this.cache.stop();
-  }
-
   /** The token itself is in this answer only; its sha256 is what is stored. Each project must be the caller's (else 404). */
   async create(principal: Principal, input: TokenRequest): Promise<CreatedPersonalAccessToken> {
     for (const projectId of input.projectIds ?? []) await this.access.require(principal, 'project', projectId);
