@@ -3,7 +3,6 @@ import { addMember, expectStatus, seedProject } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { TokensRepository } from '../src/tokens/repository.js';
 
 let server: TestServer;
 let api: ReturnType<typeof client>;
@@ -277,12 +276,12 @@ describe('authenticating with a token', () => {
     expect((await server.sql`select 1 from personal_access_tokens where user_id = ${owner.user.id}`).length).toBe(0);
   });
 
-  it('ends with deleteAllOf (a changed password): every token of the user stops, its event sockets close (4401)', async () => {
+  it('ends with its deleted account: every token of the user stops, its event sockets close (4401)', async () => {
     const [owner, other] = [await api.register(), await api.register()];
     const [first, second, others] = [await createToken(owner), await createToken(owner, { scope: 'read' }), await createToken(other)];
     // Each socket closes when its token's notice is handled: then the token's cache entry is gone too.
     const sockets = await Promise.all([first, second].map(({ token }) => openEventSocket(server.url, { token })));
-    await new TokensRepository(server.sql).deleteAllOf(owner.user.id);
+    expect((await api.request('DELETE', '/api/auth/me', { token: owner.accessToken, json: { password: owner.password } })).status).toBe(200);
     for (const socket of sockets) expect((await socket.closed).code).toBe(4401);
     for (const { token } of [first, second]) expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(401);
     expect((await api.request('GET', '/api/auth/me', { token: others.token })).status).toBe(200);

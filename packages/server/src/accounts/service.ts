@@ -13,6 +13,7 @@ import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { IMAGE_NAME, Images, type StoredImage } from '../images/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
+import { TokensRepository } from '../tokens/repository.js';
 import { AccountsRepository } from './repository.js';
 
 const invalidCredentials = () => new DomainError('INVALID_CREDENTIALS', 'The password is wrong');
@@ -31,6 +32,7 @@ export class AccountsService {
     @inject(SessionCache) private readonly sessions: SessionCache,
     @inject(Images) private readonly images: Images,
     @inject(Disk) private readonly disk: Disk,
+    @inject(TokensRepository) private readonly tokens: TokensRepository,
   ) {}
 
   /** A new display name; the account's projects hear of it (member.updated). */
@@ -121,6 +123,9 @@ export class AccountsService {
         await this.events.publish(tx, projectEvent(principal, projectId, 'member.removed', { userId: principal.userId }));
       }
       await this.sessions.revokeAllOfUser(tx, principal.userId);
+      // Deleted here rather than by the users row's cascade, which announces nothing: each token's notice
+      // closes the event sockets it opened, on every instance.
+      await this.tokens.deleteAllOf(tx, principal.userId);
       await this.accounts.delete(tx, principal.userId);
       if (account.avatar !== null) content.images.push(account.avatar);
       return content;

@@ -74,8 +74,8 @@ export class TokensRepository {
     return (await this.deleteWhere(this.sql, userId, id)) > 0;
   }
 
-  /** Ends every token of the user (a changed password, say); pass `tx` to do it in the caller's transaction. */
-  async deleteAllOf(userId: string, tx: Queryable = this.sql): Promise<void> {
+  /** Ends every token of the user (their account is deleted), in the caller's transaction. */
+  async deleteAllOf(tx: Queryable, userId: string): Promise<void> {
     await this.deleteWhere(tx, userId, null);
   }
 
