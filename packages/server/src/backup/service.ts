@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Disk } from '../core/disk.js';
+import { type Disk, sha256OfFile } from '../core/disk.js';
 import type { BackupRepository, TableRows } from './repository.js';
 
 /**
@@ -159,13 +159,13 @@ async function copyHashed(source: Readable, target: string, relative: string): P
 }
 
 async function verify(dir: string, file: StoredFile): Promise<void> {
-  const hash = createHash('sha256');
+  let sha256: string;
   try {
-    for await (const chunk of createReadStream(path.join(dir, file.path))) hash.update(chunk as Buffer);
+    sha256 = await sha256OfFile(path.join(dir, file.path));
   } catch (error) {
     throw new BackupError(`${dir}: ${file.path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (hash.digest('hex') !== file.sha256) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
+  if (sha256 !== file.sha256) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
 }
 
 function isMissing(error: unknown): boolean {

@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
 import { CONFIG, LOGGER } from './di.js';
@@ -185,3 +187,10 @@ export class Disk {
 
 const PRIVATE_FILE = 0o600;
 const PRIVATE_DIR = 0o700;
+
+/** The hex sha256 of a file's bytes, read as a stream. */
+export async function sha256OfFile(filePath: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(filePath), hash);
+  return hash.digest('hex');
+}

@@ -1,12 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { Disk, sha256OfFile } from '../core/disk.js';
 import { notFound } from '../core/errors.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
@@ -87,12 +86,10 @@ export class Images {
 
   /** Hashes a stored image's bytes: for images stored before their sha256 was recorded. 404 when they are gone. */
   async hash(name: string): Promise<string> {
-    const hash = createHash('sha256');
     try {
-      for await (const chunk of createReadStream(this.disk.imagePath(name))) hash.update(chunk as Buffer);
+      return await sha256OfFile(this.disk.imagePath(name));
     } catch {
       throw notFound('Image');
     }
-    return hash.digest('hex');
   }
 }

@@ -1,5 +1,4 @@
 import { createHash, type Hash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -7,7 +6,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { Disk, sha256OfFile } from '../core/disk.js';
 import { DomainError, invalidField, notFound, unavailable } from '../core/errors.js';
 import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
 import { type FileRule, FileTypes, SIGNATURE_LENGTH } from '../core/file-types.js';
@@ -363,7 +362,7 @@ export class UploadsService {
     const bytesPath = this.disk.resumablePath(upload.id);
     const running = this.runningHashes.get(upload.id);
     this.runningHashes.delete(upload.id);
-    const sha256 = running?.bytes === upload.length ? running.hash.digest('hex') : await hashFile(bytesPath);
+    const sha256 = running?.bytes === upload.length ? running.hash.digest('hex') : await sha256OfFile(bytesPath);
     try {
       const file = await this.files.upload(
         principal,
@@ -412,12 +411,6 @@ export class UploadsService {
 
 function stateOf(row: UploadRow): UploadState {
   return { id: row.id, received: row.received, length: row.length, expiresAt: row.expiresAt, fileId: row.fileId };
-}
-
-async function hashFile(filePath: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(filePath), hash);
-  return hash.digest('hex');
 }
 
 /** A new file's directory entry is durable only once its directory is synced. */
