@@ -183,7 +183,7 @@ function reportDownloads(ctx: Context, fileCount: number, report: DownloadReport
   const failed = report.failures.length;
   if (failed === 0) return;
   const exitCode = failed === fileCount ? report.failures[0]!.error.exitCode : EXIT.partial;
-  throw new CliError(`${failed} of ${fileCount} file${fileCount === 1 ? '' : 's'} failed`, exitCode);
+  throw new CliError(`${failed} of ${counted(fileCount, 'file')} failed`, exitCode);
 }
 
 async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined, force: boolean): Promise<void> {
