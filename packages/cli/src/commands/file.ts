@@ -3,12 +3,12 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type DownloadReport, downloadFiles, localName } from '../bulk-download.js';
-import { type UploadReport, uploadFiles } from '../bulk-upload.js';
+import { downloadFiles, localName } from '../bulk-download.js';
+import { uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import { expand, type LocalFile } from '../globs.js';
+import { expand } from '../globs.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
@@ -45,7 +45,8 @@ export function register(file: Command, io: Io): void {
             name: options.name,
             resume: options.resume,
           });
-          reportUploads(ctx, files, report);
+          const failures = report.failures.map(({ file, error }) => ({ label: file.path, error }));
+          reportTransfers(ctx, files.length, report.records, failures, uploadSummaryView(files.length, report));
         }),
       ),
     'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo',
@@ -101,7 +102,8 @@ export function register(file: Command, io: Io): void {
           const cut = await resolveCut(client, { ...options, cut: options.cut });
           const dir = path.resolve(ctx.io.cwd, options.dir ?? '.');
           const report = await downloadFiles(ctx, cut.files, dir, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting), force: Boolean(options.force) });
-          reportDownloads(ctx, cut.files.length, report);
+          const failures = report.failures.map(({ file, error }) => ({ label: file.name, error }));
+          reportTransfers(ctx, cut.files.length, report.records, failures, downloadSummaryView(cut.files.length, report));
         }),
       ),
     'band file download mix --cut Final --vibe Mixes --project Demo',
@@ -162,27 +164,22 @@ function withWhere(command: Command, cutRequired = false): Command {
 }
 
 /**
- * Reports a bulk upload: the records with --json, a summary line, one error line per failed file; exit 3
- * when some files failed, or the failure's own code when every file failed.
+ * Reports a bulk upload or download: one error line per failed file, the records with --json, the summary
+ * line; exit 3 when some files failed, or the failure's own code when every file failed.
  */
-function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): void {
-  for (const failure of report.failures) ctx.out.error(`${failure.file.path}: ${failure.error.message}`, failure.error.requestId);
-  if (ctx.out.json) ctx.out.record(report.records, () => '');
-  ctx.out.info(uploadSummaryView(files.length, report));
-  const failed = report.failures.length;
+function reportTransfers(
+  ctx: Context,
+  fileCount: number,
+  records: FileRecord[],
+  failures: { label: string; error: CliError }[],
+  summary: string,
+): void {
+  for (const failure of failures) ctx.out.error(`${failure.label}: ${failure.error.message}`, failure.error.requestId);
+  if (ctx.out.json) ctx.out.record(records, () => '');
+  ctx.out.info(summary);
+  const failed = failures.length;
   if (failed === 0) return;
-  const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
-  throw new CliError(`${failed} of ${counted(files.length, 'file')} failed`, exitCode);
-}
-
-/** Reports a bulk download as reportUploads does an upload: records with --json, a summary, exit 3 when some failed. */
-function reportDownloads(ctx: Context, fileCount: number, report: DownloadReport): void {
-  for (const failure of report.failures) ctx.out.error(`${failure.file.name}: ${failure.error.message}`, failure.error.requestId);
-  if (ctx.out.json) ctx.out.record(report.records, () => '');
-  ctx.out.info(downloadSummaryView(fileCount, report));
-  const failed = report.failures.length;
-  if (failed === 0) return;
-  const exitCode = failed === fileCount ? report.failures[0]!.error.exitCode : EXIT.partial;
+  const exitCode = failed === fileCount ? failures[0]!.error.exitCode : EXIT.partial;
   throw new CliError(`${failed} of ${counted(fileCount, 'file')} failed`, exitCode);
 }
 
