@@ -324,7 +324,8 @@ async function head(transport: Transport, url: string, options: RequestOptions):
   return positionOf(response);
 }
 
-async function patch(
+/** Sends the source's bytes from `offset` on; the transport never sends them again (after any failure the offset is asked for first). */
+function patch(
   transport: Transport,
   url: string,
   offset: number,
@@ -332,39 +333,32 @@ async function patch(
   progress: (loaded: number) => void,
   options: RequestOptions,
 ): Promise<Position> {
-  const total = source.size!;
-  const response = await transport.send(
-    {
-      method: 'PATCH',
-      path: pathOf(transport, url),
-      headers: { ...TUS, 'upload-offset': String(offset) },
-      stream: {
-        // Not sent again by the transport: after any failure the offset is asked for first.
-        replayable: false,
-        open: () => ({
-          body: counted(source.openFrom!(offset), offset, progress),
-          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(total - offset) },
-        }),
-      },
-    },
-    options,
-  );
-  await response.body.dump();
-  return positionOf(response);
+  const bytes = () => counted(source.openFrom!(offset), offset, progress);
+  return patchAt(transport, url, offset, { length: source.size! - offset, open: bytes, replayable: false }, options);
 }
 
 /** A PATCH without bytes: the offset confirmed, and the lock free (see resumePoint). */
-async function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
+function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
+  return patchAt(transport, url, offset, { length: 0, open: () => Readable.from([]), replayable: true }, options);
+}
+
+async function patchAt(
+  transport: Transport,
+  url: string,
+  offset: number,
+  body: { length: number; open: () => Readable; replayable: boolean },
+  options: RequestOptions,
+): Promise<Position> {
   const response = await transport.send(
     {
       method: 'PATCH',
       path: pathOf(transport, url),
       headers: { ...TUS, 'upload-offset': String(offset) },
       stream: {
-        replayable: true,
+        replayable: body.replayable,
         open: () => ({
-          body: Readable.from([]),
-          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': '0' },
+          body: body.open(),
+          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(body.length) },
         }),
       },
     },
