@@ -5,7 +5,7 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
-import { backoffMs, type RequestOptions, type StreamedResponse, type Transport } from './transport.js';
+import { backoffMs, type RequestOptions, single, type StreamedResponse, type Transport } from './transport.js';
 
 /**
  * Where unfinished resumable uploads are remembered between runs: a fingerprint of what is being uploaded
@@ -375,8 +375,7 @@ function positionOf(response: StreamedResponse): Position {
 }
 
 function header(response: StreamedResponse, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+  return single(response.headers[name]);
 }
 
 /** The upload's path on this client's server (the store keeps whole URLs). */

@@ -359,7 +359,8 @@ function defaultCode(status: number): ErrorCode {
   return codes[status] ?? 'INTERNAL';
 }
 
-function single(value: string | string[] | undefined): string | undefined {
+/** A response header's value; the first when it came more than once. */
+export function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
