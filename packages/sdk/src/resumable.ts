@@ -122,8 +122,6 @@ export interface ResumableUpload {
   onProgress: ((progress: Progress) => void) | undefined;
   /** Called once when the upload continues one that an earlier run left at `offset` bytes. */
   onResume: ((offset: number) => void) | undefined;
-  /** How many failures in a row are resumed before the upload gives up (it stays resumable). */
-  retries: number;
 }
 
 /** What the server answered to the PATCH that reached the end. */
@@ -145,7 +143,8 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
 
 /**
  * Uploads through the server's tus endpoint (/api/uploads). A network error, a 5xx or a 409 makes it ask
- * the server for the offset and continue from there, with backoff, up to `retries` times in a row; a 423
+ * the server for the offset and continue from there, with backoff, up to the call's (else the client's)
+ * `retries` times in a row, after which it gives up (the upload stays resumable); a 423
  * (another request holds the upload) is waited out apart from those, for up to LOCK_PATIENCE_MS. Progress
  * never moves back. An abort leaves the upload on the server (and in the store) for a later run. Answers
  * the id of the File the upload became.
@@ -157,6 +156,7 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
   const patience = new LockPatience(options.signal);
+  const retries = options.retries ?? transport.retries;
   if (url !== undefined) {
     try {
       // The run that stored the URL may have been stopped a moment ago, its PATCH still being saved.
@@ -187,7 +187,7 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
       if (options.signal?.aborted) throw error;
       if (locked(error)) await patience.wait(error);
       else {
-        if (!resumable(error) || failures >= upload.retries) throw error;
+        if (!resumable(error) || failures >= retries) throw error;
         await pause(backoffMs(failures), options.signal);
         failures += 1;
       }

@@ -73,7 +73,6 @@ export class FilesResource {
           resumeStore: input.resumeStore,
           onProgress: input.onProgress,
           onResume: input.onResume,
-          retries: options?.retries ?? this.transport.retries,
         },
         { ...options, signal },
       );
