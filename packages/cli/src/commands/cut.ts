@@ -143,14 +143,13 @@ async function downloadArchive(ctx: Context, client: BandClient, cut: CutWithFil
   }
   const filename = `${cut.name.replace(/[/\\]/g, '_')}.zip`;
   let target = output ?? filename;
-  const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
-  if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
+  if (existsSync(ctx.localPath(target)) && (await stat(ctx.localPath(target))).isDirectory()) target = path.join(target, filename);
   // The ZIP's size is known once the server answers: the bar starts with the first bytes.
   const progress = await ctx.out.transfers('downloading', 1, cut.files.reduce((sum, file) => sum + file.size, 0));
   let bar: FileProgress | undefined;
   try {
     const saved = await client.cuts.archive(cut.id, {
-      to: here(target),
+      to: ctx.localPath(target),
       onProgress: ({ loaded, total }) => {
         bar ??= progress.start(path.basename(target), total ?? loaded);
         bar.update(loaded);

@@ -100,7 +100,7 @@ export function register(file: Command, io: Io): void {
           if (!options.cut) throw usageError('name a file, or a whole cut with --cut');
           if (options.output !== undefined) throw usageError('-o is for one file; a whole cut goes into --dir');
           const cut = await resolveCut(client, { ...options, cut: options.cut });
-          const dir = path.resolve(ctx.io.cwd, options.dir ?? '.');
+          const dir = ctx.localPath(options.dir ?? '.');
           const report = await downloadFiles(ctx, cut.files, dir, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting), force: Boolean(options.force) });
           const failures = report.failures.map(({ file, error }) => ({ label: file.name, error }));
           reportTransfers(ctx, cut.files.length, report.records, failures, downloadSummaryView(cut.files.length, report));
@@ -190,14 +190,13 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
     return;
   }
   let target = output ?? filename;
-  const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
-  if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
+  if (existsSync(ctx.localPath(target)) && (await stat(ctx.localPath(target))).isDirectory()) target = path.join(target, filename);
   // A download never replaces a file by surprise (a take with the same name, a re-run): --force says to.
-  if (!force && existsSync(here(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
+  if (!force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
   const bar = progress.start(path.basename(target), file.size);
   try {
-    await client.files.download(file.id, { to: here(target), onProgress: ({ loaded }) => bar.update(loaded) });
+    await client.files.download(file.id, { to: ctx.localPath(target), onProgress: ({ loaded }) => bar.update(loaded) });
     bar.finish(true);
   } catch (error) {
     bar.finish(false);
