@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Command } from 'commander';
@@ -189,8 +188,7 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
     await client.files.download(file.id, { to: ctx.io.stdout });
     return;
   }
-  let target = output ?? filename;
-  if (existsSync(ctx.localPath(target)) && (await stat(ctx.localPath(target))).isDirectory()) target = path.join(target, filename);
+  const target = await ctx.saveTarget(output, filename);
   // A download never replaces a file by surprise (a take with the same name, a re-run): --force says to.
   if (!force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
