@@ -3,6 +3,7 @@
 // token), BAND_EMAIL + BAND_PASSWORD, or the tokens stored for that server's origin (never those another
 // server issued).
 import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, BandClientOptions, ResumeStore, TokenPair, TokenStore } from '@bandcollab/sdk';
 import type { Command } from 'commander';
@@ -148,6 +149,16 @@ export class Context {
   localPath(relative: string | undefined): string | undefined;
   localPath(relative: string | undefined): string | undefined {
     return relative === undefined ? undefined : path.resolve(this.io.cwd, relative);
+  }
+
+  /**
+   * Where `-o <output>` saves `filename`: `output` as given (the file inside it when it names a directory), else
+   * `filename` here. As the user wrote it, for messages: `localPath` resolves it.
+   */
+  async saveTarget(output: string | undefined, filename: string): Promise<string> {
+    const target = output ?? filename;
+    const found = await stat(this.localPath(target)).catch(() => null);
+    return found?.isDirectory() ? path.join(target, filename) : target;
   }
 
   get settings(): ProfileSettings {

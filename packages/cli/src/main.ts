@@ -15,13 +15,13 @@ interface CommandGroup {
 }
 
 const GROUPS: Record<string, CommandGroup> = {
-  auth: { summary: 'register, log in and out, show who you are', load: () => import('./commands/auth.js') },
+  auth: { summary: 'register, log in and out, show who you are, manage your account', load: () => import('./commands/auth.js') },
   project: { summary: 'list, create, show, update and delete projects', load: () => import('./commands/project.js') },
   member: { summary: 'invite members, change their role, remove them', load: () => import('./commands/member.js') },
   invitation: { summary: 'accept an invitation link, or see what it offers', load: () => import('./commands/invitation.js') },
   vibe: { summary: 'create, rename, delete and reorder vibes', load: () => import('./commands/vibe.js') },
-  cut: { summary: 'create, rename, move, delete, download and share cuts', load: () => import('./commands/cut.js') },
-  file: { summary: 'upload, list, download, share and delete files', load: () => import('./commands/file.js') },
+  cut: { summary: 'create, rename, move, check, delete, download and share cuts', load: () => import('./commands/cut.js') },
+  file: { summary: 'upload, list, show, download, share, unshare and delete files', load: () => import('./commands/file.js') },
   share: { summary: 'list the public links of a file or cut, revoke one', load: () => import('./commands/share.js') },
   storage: { summary: 'how much you store, by type', load: () => import('./commands/storage.js') },
   token: { summary: 'create, list and revoke personal access tokens (for CI: BAND_TOKEN)', load: () => import('./commands/token.js') },

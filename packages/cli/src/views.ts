@@ -281,7 +281,7 @@ export function savedView(file: FileRecord, target: string): string {
 export function downloadSummaryView(fileCount: number, report: DownloadReport): string {
   const downloaded = fileCount - report.skipped - report.failures.length;
   return (
-    `Downloaded ${downloaded} file${downloaded === 1 ? '' : 's'} (${formatBytes(report.downloadedBytes)}) to ${report.dir} in ${report.seconds.toFixed(1)} s; ` +
+    `Downloaded ${counted(downloaded, 'file')} (${formatBytes(report.downloadedBytes)}) to ${report.dir} in ${report.seconds.toFixed(1)} s; ` +
     `${report.skipped} skipped (already there, same sha256); ${report.failures.length} failed`
   );
 }
@@ -364,7 +364,7 @@ function tokenProjects(projectIds: readonly string[] | null, names: ReadonlyMap<
 
 /** Said on stderr after the token itself went to stdout. */
 export function createdTokenView(token: CreatedPersonalAccessToken): string {
-  const limit = token.projectIds === null ? 'all your projects' : `${token.projectIds.length} project${token.projectIds.length === 1 ? '' : 's'}`;
+  const limit = token.projectIds === null ? 'all your projects' : counted(token.projectIds.length, 'project');
   return (
     `Created token ${token.name} (${token.scope}, ${limit}, expires ${formatTime(token.expiresAt)}). ` +
     'It is not shown again: store it as a secret and use it as BAND_TOKEN.'

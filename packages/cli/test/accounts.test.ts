@@ -47,6 +47,14 @@ describe('band auth profile', () => {
     expect(both.exitCode).toBe(2);
     expect(both.stderr).toContain('--avatar and --remove-avatar exclude each other');
   });
+
+  it('reads an --avatar path relative to the directory band runs in', async () => {
+    const ivo = await newUser('ivo@example.com');
+    await writeFile(path.join(ivo.home, 'me.png'), PNG);
+    const changed = await ivo.band(['auth', 'profile', '--avatar', 'me.png'], { cwd: ivo.home });
+    expect(changed.exitCode, changed.stderr).toBe(0);
+    expect(changed.stdout).toMatch(/Avatar: \/uploads\/avatars\/[0-9a-f-]{36}\.png/);
+  });
 });
 
 describe('band auth password', () => {

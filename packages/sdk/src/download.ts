@@ -7,7 +7,7 @@ import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandNetworkError } from './errors.js';
 import type { Progress } from './multipart.js';
-import { backoffMs, type RequestOptions, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
+import { backoffMs, joinedSignal, type RequestOptions, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
 
 export interface DownloadOptions {
   /** A file path (created or overwritten) or a stream (written to, not ended). */
@@ -43,6 +43,7 @@ export async function download(
   // A whole file is checked against the sha256 the server sends as its ETag, across resumed parts too.
   const hash = options.range ? undefined : createHash('sha256');
   let expectedSha256: string | undefined;
+  const signal = joinedSignal(options.signal, requestOptions.signal);
   try {
     for (let attempt = 0; ; attempt += 1) {
       const ranged = written > 0 || options.range !== undefined;
@@ -72,13 +73,12 @@ export async function download(
         }
         break;
       } catch (cause) {
-        if (options.signal?.aborted) throw options.signal.reason;
-        if (requestOptions.signal?.aborted) throw requestOptions.signal.reason;
+        if (signal?.aborted) throw signal.reason;
         if (sinkError) throw sinkError;
         if (attempt >= (requestOptions.retries ?? transport.retries)) {
           throw new BandNetworkError(`The download was interrupted after ${written} bytes`, { cause });
         }
-        await sleep(backoffMs(attempt), undefined, { signal: options.signal });
+        await sleep(backoffMs(attempt), undefined, { signal });
       }
     }
     if (hash && expectedSha256 && hash.digest('hex') !== expectedSha256) {

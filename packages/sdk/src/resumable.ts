@@ -5,7 +5,7 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
-import { backoffMs, type RequestOptions, type StreamedResponse, type Transport } from './transport.js';
+import { backoffMs, type RequestOptions, single, type StreamedResponse, type Transport } from './transport.js';
 
 /**
  * Where unfinished resumable uploads are remembered between runs: a fingerprint of what is being uploaded
@@ -122,8 +122,6 @@ export interface ResumableUpload {
   onProgress: ((progress: Progress) => void) | undefined;
   /** Called once when the upload continues one that an earlier run left at `offset` bytes. */
   onResume: ((offset: number) => void) | undefined;
-  /** How many failures in a row are resumed before the upload gives up (it stays resumable). */
-  retries: number;
 }
 
 /** What the server answered to the PATCH that reached the end. */
@@ -145,7 +143,8 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
 
 /**
  * Uploads through the server's tus endpoint (/api/uploads). A network error, a 5xx or a 409 makes it ask
- * the server for the offset and continue from there, with backoff, up to `retries` times in a row; a 423
+ * the server for the offset and continue from there, with backoff, up to the call's (else the client's)
+ * `retries` times in a row, after which it gives up (the upload stays resumable); a 423
  * (another request holds the upload) is waited out apart from those, for up to LOCK_PATIENCE_MS. Progress
  * never moves back. An abort leaves the upload on the server (and in the store) for a later run. Answers
  * the id of the File the upload became.
@@ -157,6 +156,7 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
   const patience = new LockPatience(options.signal);
+  const retries = options.retries ?? transport.retries;
   if (url !== undefined) {
     try {
       // The run that stored the URL may have been stopped a moment ago, its PATCH still being saved.
@@ -187,7 +187,7 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
       if (options.signal?.aborted) throw error;
       if (locked(error)) await patience.wait(error);
       else {
-        if (!resumable(error) || failures >= upload.retries) throw error;
+        if (!resumable(error) || failures >= retries) throw error;
         await pause(backoffMs(failures), options.signal);
         failures += 1;
       }
@@ -324,7 +324,8 @@ async function head(transport: Transport, url: string, options: RequestOptions):
   return positionOf(response);
 }
 
-async function patch(
+/** Sends the source's bytes from `offset` on; the transport never sends them again (after any failure the offset is asked for first). */
+function patch(
   transport: Transport,
   url: string,
   offset: number,
@@ -332,39 +333,32 @@ async function patch(
   progress: (loaded: number) => void,
   options: RequestOptions,
 ): Promise<Position> {
-  const total = source.size!;
-  const response = await transport.send(
-    {
-      method: 'PATCH',
-      path: pathOf(transport, url),
-      headers: { ...TUS, 'upload-offset': String(offset) },
-      stream: {
-        // Not sent again by the transport: after any failure the offset is asked for first.
-        replayable: false,
-        open: () => ({
-          body: counted(source.openFrom!(offset), offset, progress),
-          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(total - offset) },
-        }),
-      },
-    },
-    options,
-  );
-  await response.body.dump();
-  return positionOf(response);
+  const bytes = () => counted(source.openFrom!(offset), offset, progress);
+  return patchAt(transport, url, offset, { length: source.size! - offset, open: bytes, replayable: false }, options);
 }
 
 /** A PATCH without bytes: the offset confirmed, and the lock free (see resumePoint). */
-async function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
+function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
+  return patchAt(transport, url, offset, { length: 0, open: () => Readable.from([]), replayable: true }, options);
+}
+
+async function patchAt(
+  transport: Transport,
+  url: string,
+  offset: number,
+  body: { length: number; open: () => Readable; replayable: boolean },
+  options: RequestOptions,
+): Promise<Position> {
   const response = await transport.send(
     {
       method: 'PATCH',
       path: pathOf(transport, url),
       headers: { ...TUS, 'upload-offset': String(offset) },
       stream: {
-        replayable: true,
+        replayable: body.replayable,
         open: () => ({
-          body: Readable.from([]),
-          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': '0' },
+          body: body.open(),
+          headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(body.length) },
         }),
       },
     },
@@ -381,8 +375,7 @@ function positionOf(response: StreamedResponse): Position {
 }
 
 function header(response: StreamedResponse, name: string): string | undefined {
-  const value = response.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+  return single(response.headers[name]);
 }
 
 /** The upload's path on this client's server (the store keeps whole URLs). */

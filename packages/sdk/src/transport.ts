@@ -284,14 +284,19 @@ export class Transport {
 
 /** A request with a call's options folded in: its headers added, its signal joined to the request's own. */
 function withRequestOptions(spec: RequestSpec, options: RequestOptions): RequestSpec {
-  const signals = [spec.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
   return {
     ...spec,
     headers: options.headers ? { ...options.headers, ...spec.headers } : spec.headers,
-    signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
+    signal: joinedSignal(spec.signal, options.signal),
     timeoutMs: options.timeoutMs ?? spec.timeoutMs,
     retries: options.retries ?? spec.retries,
   };
+}
+
+/** The given signals as one (either aborts); undefined when none is given. */
+export function joinedSignal(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
+  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  return present.length > 1 ? AbortSignal.any(present) : present[0];
 }
 
 /** A stored pair as a TokenPair: `expiresIn` from the access token's `exp`. */
@@ -354,7 +359,8 @@ function defaultCode(status: number): ErrorCode {
   return codes[status] ?? 'INTERNAL';
 }
 
-function single(value: string | string[] | undefined): string | undefined {
+/** A response header's value; the first when it came more than once. */
+export function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 

@@ -164,7 +164,7 @@ export function register(auth: Command, io: Io): void {
           if (options.avatar !== undefined && options.removeAvatar) throw usageError('--avatar and --remove-avatar exclude each other');
           const client = await ctx.signedIn();
           let me = options.name === undefined ? null : await client.auth.updateMe({ name: options.name });
-          if (options.avatar !== undefined) me = await client.auth.setAvatar(options.avatar);
+          if (options.avatar !== undefined) me = await client.auth.setAvatar(ctx.localPath(options.avatar));
           if (options.removeAvatar) me = await client.auth.removeAvatar();
           const shown = me ?? (await client.auth.me());
           ctx.out.record(shown, () => profileView(shown));

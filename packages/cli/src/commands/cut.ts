@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, CutWithFiles } from '@bandcollab/sdk';
 import type { Command } from 'commander';
@@ -142,15 +140,13 @@ async function downloadArchive(ctx: Context, client: BandClient, cut: CutWithFil
     return;
   }
   const filename = `${cut.name.replace(/[/\\]/g, '_')}.zip`;
-  let target = output ?? filename;
-  const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
-  if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
+  const target = await ctx.saveTarget(output, filename);
   // The ZIP's size is known once the server answers: the bar starts with the first bytes.
   const progress = await ctx.out.transfers('downloading', 1, cut.files.reduce((sum, file) => sum + file.size, 0));
   let bar: FileProgress | undefined;
   try {
     const saved = await client.cuts.archive(cut.id, {
-      to: here(target),
+      to: ctx.localPath(target),
       onProgress: ({ loaded, total }) => {
         bar ??= progress.start(path.basename(target), total ?? loaded);
         bar.update(loaded);

@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type DownloadReport, downloadFiles, localName } from '../bulk-download.js';
-import { type UploadReport, uploadFiles } from '../bulk-upload.js';
+import { downloadFiles, localName } from '../bulk-download.js';
+import { uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import { expand, type LocalFile } from '../globs.js';
+import { expand } from '../globs.js';
 import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
@@ -45,7 +44,8 @@ export function register(file: Command, io: Io): void {
             name: options.name,
             resume: options.resume,
           });
-          reportUploads(ctx, files, report);
+          const failures = report.failures.map(({ file, error }) => ({ label: file.path, error }));
+          reportTransfers(ctx, files.length, report.records, failures, uploadSummaryView(files.length, report));
         }),
       ),
     'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo',
@@ -99,9 +99,10 @@ export function register(file: Command, io: Io): void {
           if (!options.cut) throw usageError('name a file, or a whole cut with --cut');
           if (options.output !== undefined) throw usageError('-o is for one file; a whole cut goes into --dir');
           const cut = await resolveCut(client, { ...options, cut: options.cut });
-          const dir = path.resolve(ctx.io.cwd, options.dir ?? '.');
+          const dir = ctx.localPath(options.dir ?? '.');
           const report = await downloadFiles(ctx, cut.files, dir, { jobs: options.jobs, skipExisting: Boolean(options.skipExisting), force: Boolean(options.force) });
-          reportDownloads(ctx, cut.files.length, report);
+          const failures = report.failures.map(({ file, error }) => ({ label: file.name, error }));
+          reportTransfers(ctx, cut.files.length, report.records, failures, downloadSummaryView(cut.files.length, report));
         }),
       ),
     'band file download mix --cut Final --vibe Mixes --project Demo',
@@ -162,28 +163,23 @@ function withWhere(command: Command, cutRequired = false): Command {
 }
 
 /**
- * Reports a bulk upload: the records with --json, a summary line, one error line per failed file; exit 3
- * when some files failed, or the failure's own code when every file failed.
+ * Reports a bulk upload or download: one error line per failed file, the records with --json, the summary
+ * line; exit 3 when some files failed, or the failure's own code when every file failed.
  */
-function reportUploads(ctx: Context, files: LocalFile[], report: UploadReport): void {
-  for (const failure of report.failures) ctx.out.error(`${failure.file.path}: ${failure.error.message}`, failure.error.requestId);
-  if (ctx.out.json) ctx.out.record(report.records, () => '');
-  ctx.out.info(uploadSummaryView(files.length, report));
-  const failed = report.failures.length;
+function reportTransfers(
+  ctx: Context,
+  fileCount: number,
+  records: FileRecord[],
+  failures: { label: string; error: CliError }[],
+  summary: string,
+): void {
+  for (const failure of failures) ctx.out.error(`${failure.label}: ${failure.error.message}`, failure.error.requestId);
+  if (ctx.out.json) ctx.out.record(records, () => '');
+  ctx.out.info(summary);
+  const failed = failures.length;
   if (failed === 0) return;
-  const exitCode = failed === files.length ? report.failures[0]!.error.exitCode : EXIT.partial;
-  throw new CliError(`${failed} of ${counted(files.length, 'file')} failed`, exitCode);
-}
-
-/** Reports a bulk download as reportUploads does an upload: records with --json, a summary, exit 3 when some failed. */
-function reportDownloads(ctx: Context, fileCount: number, report: DownloadReport): void {
-  for (const failure of report.failures) ctx.out.error(`${failure.file.name}: ${failure.error.message}`, failure.error.requestId);
-  if (ctx.out.json) ctx.out.record(report.records, () => '');
-  ctx.out.info(downloadSummaryView(fileCount, report));
-  const failed = report.failures.length;
-  if (failed === 0) return;
-  const exitCode = failed === fileCount ? report.failures[0]!.error.exitCode : EXIT.partial;
-  throw new CliError(`${failed} of ${fileCount} file${fileCount === 1 ? '' : 's'} failed`, exitCode);
+  const exitCode = failed === fileCount ? failures[0]!.error.exitCode : EXIT.partial;
+  throw new CliError(`${failed} of ${counted(fileCount, 'file')} failed`, exitCode);
 }
 
 async function download(ctx: Context, client: BandClient, file: FileRecord, output: string | undefined, force: boolean): Promise<void> {
@@ -192,15 +188,13 @@ async function download(ctx: Context, client: BandClient, file: FileRecord, outp
     await client.files.download(file.id, { to: ctx.io.stdout });
     return;
   }
-  let target = output ?? filename;
-  const here = (relative: string) => path.resolve(ctx.io.cwd, relative);
-  if (existsSync(here(target)) && (await stat(here(target))).isDirectory()) target = path.join(target, filename);
+  const target = await ctx.saveTarget(output, filename);
   // A download never replaces a file by surprise (a take with the same name, a re-run): --force says to.
-  if (!force && existsSync(here(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
+  if (!force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
   const progress = await ctx.out.transfers('downloading', 1, file.size);
   const bar = progress.start(path.basename(target), file.size);
   try {
-    await client.files.download(file.id, { to: here(target), onProgress: ({ loaded }) => bar.update(loaded) });
+    await client.files.download(file.id, { to: ctx.localPath(target), onProgress: ({ loaded }) => bar.update(loaded) });
     bar.finish(true);
   } catch (error) {
     bar.finish(false);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { BandClient, CutWithFiles, FileRecord, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { analysedFile, checkFailed, masteringProblems } from '../analysis.js';
+import { analysedFile, checkFailed, type MasteringLimits, masteringProblems } from '../analysis.js';
 import { sha256Of, uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
@@ -12,7 +12,7 @@ import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
 import { alreadyPublishedView, createdOnTheWayView, publishedView } from '../views.js';
 
-interface PublishOptions {
+interface PublishOptions extends MasteringLimits {
   project: string;
   vibe: string;
   cut: string;
@@ -20,10 +20,6 @@ interface PublishOptions {
   share?: boolean;
   /** Seconds. */
   expires?: number;
-  /** dBTP. */
-  maxTruePeak?: number;
-  /** LUFS. */
-  loudness?: { target: number; tolerance: number };
   /** False with --no-resume. */
   resume: boolean;
 }
@@ -101,7 +97,7 @@ function decibels(value: string): number {
 }
 
 /** "-14:1" → target -14 LUFS, tolerance 1 LU. */
-function loudnessRange(value: string): { target: number; tolerance: number } {
+function loudnessRange(value: string): NonNullable<MasteringLimits['loudness']> {
   const match = /^\s*(-?\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
   if (!match) throw usageError(`--loudness takes target:tolerance in LUFS and LU such as -14:1, not "${value}"`);
   return { target: Number(match[1]), tolerance: Number(match[2]) };

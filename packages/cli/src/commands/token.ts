@@ -15,7 +15,8 @@ const MAX_EXPIRY = 31_622_400;
 
 interface CreateOptions {
   scope: string;
-  project: string[];
+  /** Absent: every project of the owner. */
+  project?: string[];
   /** Seconds. */
   expires: number;
 }
@@ -30,14 +31,14 @@ export function register(token: Command, io: Io): void {
       .description('create a personal access token for CI and scripts (BAND_TOKEN) and print it once')
       .argument('<name>', 'what the token is for')
       .option('--scope <scope>', 'read (GET only) or write (all you may do)', 'read')
-      .option('--project <project>', 'limit the token to this project (id or name); repeat for several; default: all yours', collect, [])
-      .requiredOption('--expires <duration>', 'lifetime, 1h to 366d (90s, 30m, 12h, 90d, 52w)', parseDuration)
+      .option('--project <project>', 'limit the token to this project (id or name); repeat for several; default: all yours', collect)
+      .requiredOption('--expires <duration>', 'lifetime, 1h to 366d (12h, 90d, 52w)', parseDuration)
       .addHelpText('after', '\nOutput: the token alone on stdout (it is not shown again); with --json, the token record plus "token".')
       .action(
         run(async (ctx, name: string, options: CreateOptions) => {
           if (options.expires < MIN_EXPIRY || options.expires > MAX_EXPIRY) throw usageError('--expires: a token lives 1h to 366d');
           const client = await ctx.signedIn();
-          const projectIds = await Promise.all(options.project.map((ref) => projectId(client, ref)));
+          const projectIds = await Promise.all((options.project ?? []).map((ref) => projectId(client, ref)));
           const created = await client.tokens.create({
             name,
             scope: scope(options.scope),
@@ -87,7 +88,7 @@ export function register(token: Command, io: Io): void {
   );
 }
 
-function collect(value: string, previous: string[]): string[] {
+function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 

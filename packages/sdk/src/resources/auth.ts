@@ -18,6 +18,21 @@ import type {
   UpdateMeRequest,
 } from '../types.js';
 
+/** The parameters of an identity-provider sign-in (see `AuthResource.idpUrl`). */
+interface IdpLogin {
+  cliRedirect?: string;
+  codeChallenge?: string;
+  redirect?: string;
+}
+
+function idpPath(login: IdpLogin): string {
+  const query = new URLSearchParams();
+  if (login.cliRedirect) query.set('cliRedirect', login.cliRedirect);
+  if (login.codeChallenge) query.set('code_challenge', login.codeChallenge);
+  if (login.redirect) query.set('redirect', login.redirect);
+  return query.size > 0 ? `/api/auth/idp?${query}` : '/api/auth/idp';
+}
+
 export class AuthResource {
   constructor(private readonly transport: Transport) {}
 
@@ -98,13 +113,8 @@ export class AuthResource {
    * then): base64url(SHA-256(verifier)) of a random verifier the client keeps for `exchangeIdpCode`.
    * `redirect` is a same-origin path.
    */
-  idpUrl(options: { cliRedirect?: string; codeChallenge?: string; redirect?: string } = {}): string {
-    const query = new URLSearchParams();
-    if (options.cliRedirect) query.set('cliRedirect', options.cliRedirect);
-    if (options.codeChallenge) query.set('code_challenge', options.codeChallenge);
-    if (options.redirect) query.set('redirect', options.redirect);
-    const search = query.size > 0 ? `?${query}` : '';
-    return `${this.transport.baseUrl}/api/auth/idp${search}`;
+  idpUrl(login: IdpLogin = {}): string {
+    return `${this.transport.baseUrl}${idpPath(login)}`;
   }
 
   /**
@@ -112,11 +122,10 @@ export class AuthResource {
    * rejects with a BandApiError 404 `IDP_DISABLED` when the server has no identity provider, so a client
    * does not send anyone to an error page. The probe starts no session.
    */
-  async idpLoginUrl(login: { cliRedirect?: string; codeChallenge?: string; redirect?: string }, options?: RequestOptions): Promise<string> {
-    const address = this.idpUrl(login);
-    const response = await this.transport.send({ method: 'GET', path: address.slice(this.transport.baseUrl.length), auth: false }, options);
+  async idpLoginUrl(login: IdpLogin, options?: RequestOptions): Promise<string> {
+    const response = await this.transport.send({ method: 'GET', path: idpPath(login), auth: false }, options);
     await response.body.dump();
-    return address;
+    return this.idpUrl(login);
   }
 
   /**

@@ -3,7 +3,7 @@ import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, 
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
-import { type RequestOptions, segment, type Transport } from '../transport.js';
+import { joinedSignal, type RequestOptions, segment, type Transport } from '../transport.js';
 import {
   extensionOf,
   FILE_TYPE_PLURALS,
@@ -62,7 +62,7 @@ export class FilesResource {
     }
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     if (this.resumable(input, source)) {
-      const signal = joined(input.signal, options?.signal);
+      const signal = joinedSignal(input.signal, options?.signal);
       const fileId = await uploadResumable(
         this.transport,
         {
@@ -73,7 +73,6 @@ export class FilesResource {
           resumeStore: input.resumeStore,
           onProgress: input.onProgress,
           onResume: input.onResume,
-          retries: options?.retries ?? this.transport.retries,
         },
         { ...options, signal },
       );
@@ -152,10 +151,4 @@ export class FilesResource {
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
     return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` }, options);
   }
-}
-
-/** The call's signals as one (either aborts it). */
-function joined(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
-  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  return present.length > 1 ? AbortSignal.any(present) : present[0];
 }

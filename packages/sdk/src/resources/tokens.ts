@@ -1,4 +1,4 @@
-import { type RequestOptions, segment, type Transport } from '../transport.js';
+import { type RequestOptions, segment, single, type Transport } from '../transport.js';
 import type { CreatedPersonalAccessToken, CreateTokenRequest, Deleted, Me, PersonalAccessToken, TokenScope } from '../types.js';
 
 /** The personal access token a client runs on, as the server describes it. */
@@ -34,10 +34,10 @@ export class TokensResource {
   async current(options?: RequestOptions): Promise<{ me: Me; token: CurrentToken | null }> {
     const response = await this.transport.send({ method: 'GET', path: '/api/auth/me' }, options);
     const me = (await response.body.json()) as Me;
-    const scope = header(response.headers['band-token-scope']);
-    const expiresAt = header(response.headers['band-token-expires']);
+    const scope = single(response.headers['band-token-scope']);
+    const expiresAt = single(response.headers['band-token-expires']);
     if ((scope !== 'read' && scope !== 'write') || expiresAt === undefined) return { me, token: null };
-    const projects = header(response.headers['band-token-projects']);
+    const projects = single(response.headers['band-token-projects']);
     return { me, token: { scope, expiresAt, projectIds: projects ? projects.split(',') : null } };
   }
 
@@ -46,5 +46,3 @@ export class TokensResource {
     return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/tokens/${segment(id)}` }, options);
   }
 }
-
-const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
