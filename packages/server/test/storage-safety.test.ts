@@ -366,7 +366,12 @@ describe('quota', () => {
       request.write(Buffer.concat([first.head, sampleBytes('wav', size)]));
       finishFirst = () => void request.end(first.tail);
     });
-    await eventually(async () => (await tempFiles()).length === 1, 'the first upload to start');
+    // All of the first's bytes on disk, so all counted: the second then crosses the quota, never the first.
+    const firstOnDisk = async () => {
+      const names = await tempFiles();
+      return names.length === 1 && (await stat(path.join(server.dataDir, 'tmp', names[0]!)).catch(() => ({ size: 0 }))).size === size;
+    };
+    await eventually(firstOnDisk, 'the first upload to have sent its bytes');
     const second = multipartPieces(owner.cutId, 'second.wav');
     const secondResponse = await rawUpload(server.url, owner.token, { 'content-type': second.contentType, 'transfer-encoding': 'chunked' }, (request) => {
       request.end(Buffer.concat([second.head, sampleBytes('wav', size), second.tail]));
