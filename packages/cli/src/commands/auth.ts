@@ -3,9 +3,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthResult, BandApiError, BandClient } from '@bandcollab/sdk';
 import type { Command } from 'commander';
-import { type Context, commandRunner, toCliError } from '../context.js';
+import { type Context, commandRunner } from '../context.js';
+import { toCliError } from '../errors.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { ask, askSecret, confirm, isInteractive, readStdin } from '../prompt.js';
 import { type Spinner, withExamples } from '../render.js';
 import {
@@ -27,8 +28,8 @@ interface CredentialOptions {
   passwordStdin?: boolean;
 }
 
-export function register(auth: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(auth: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(auth, 'band auth login', 'band auth status');
 
   withExamples(
