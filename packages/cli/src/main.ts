@@ -17,7 +17,7 @@ interface CommandGroup {
 }
 
 const GROUPS: Record<string, CommandGroup> = {
-  auth: { summary: 'register, log in and out, show who you are, manage your account', load: () => import('./commands/auth.js') },
+  auth: { summary: 'register, log in and out, show who you are, manage your account', load: () => import('./commands/auth/index.js') },
   project: { summary: 'list, create, show, update and delete projects', load: () => import('./commands/project.js') },
   member: { summary: 'invite members, change their role, remove them', load: () => import('./commands/member.js') },
   invitation: { summary: 'accept an invitation link, or see what it offers', load: () => import('./commands/invitation.js') },
