@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { BandClient } from '@bandcollab/sdk';
+import { recordingDispatcher } from '../../../sdk/test/support.js';
 import { bandFactory, type Factory } from '../../src/factory.js';
 import type { Io } from '../../src/io.js';
 import { runBand as runBandInProcess } from '../../src/main.js';
@@ -98,6 +100,15 @@ export async function runInProcess(args: string[], options: RunOptions = {}): Pr
   };
   const exitCode = await runBandInProcess(args, options.newClient ? { io, newClient: options.newClient } : bandFactory(io));
   return { exitCode, stdout: stdout.text(), stdoutBytes: stdout.bytes(), stderr: stderr.text() };
+}
+
+/**
+ * SDK clients for band's factory seam (`RunOptions.newClient`) that send through a dispatcher recording the
+ * method and path of every request, in order: what a command sent, seen without a process or a proxy.
+ */
+export function recordingClients(): { newClient: Factory['newClient']; requests: string[]; close(): Promise<void> } {
+  const { dispatcher, requests } = recordingDispatcher();
+  return { newClient: (options) => new BandClient({ ...options, dispatcher }), requests, close: () => dispatcher.close() };
 }
 
 /** A stream that keeps what is written to it. */
