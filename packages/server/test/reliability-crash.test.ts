@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { multipartPieces, rawUpload, sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
-import { type ServerProcess, spawnServer } from './support/process.js';
+import { type ServerEnv, type ServerProcess, spawnServer } from './support/process.js';
 import { createTestDatabase } from './support/server.js';
 
 // `kill -9` of the built server while 5 uploads stream and a project is being deleted, then a restart on the
@@ -17,7 +17,7 @@ const KiB = 1024;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 let dataDir: string;
-let env: Record<string, string>;
+let env: ServerEnv;
 let sql: postgres.Sql;
 let server: ServerProcess | null = null;
 
