@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import type { Config } from './config.js';
+import { bindDataDir, checkBinding, describeDatabase, lockDataDir, refuseIfBoundElsewhere } from './data-dir.js';
 import { type EmbeddedUse, startEmbeddedPostgres } from './embedded-postgres.js';
 import type { Logger } from './logger.js';
 
@@ -54,16 +55,49 @@ const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
 /**
  * Opens `DATABASE_URL`, or the embedded PostgreSQL under `DATA_DIR`, and applies migrations. The server owns
  * the embedded database (`use`); admin commands (the default) join the one a running server owns.
+ *
+ * A server also takes `DATA_DIR` (see data-dir.ts): it refuses to start, changing nothing, on a DATA_DIR
+ * whose files belong to another database or that another server runs on; once migrated, the DATA_DIR records
+ * its database. Closing releases it.
  */
 export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse = { kind: 'command' }): Promise<Database> {
-  let url = config.databaseUrl;
-  let stopEmbedded: (() => Promise<void>) | null = null;
-  if (url === null) {
-    const embedded = await startEmbeddedPostgres(config.dataDir, log, use);
-    url = embedded.url;
-    stopEmbedded = embedded.stop;
+  const database = describeDatabase(config.databaseUrl, config.dataDir);
+  const taken: (() => Promise<void>)[] = [];
+  const release = async () => {
+    for (const undo of taken.reverse()) await undo();
+  };
+  let sql: Sql | null = null;
+  try {
+    let url = config.databaseUrl;
+    if (url === null) {
+      if (use.kind === 'server') {
+        await refuseIfBoundElsewhere(config.dataDir, database);
+        taken.push(await lockDataDir(config.dataDir));
+      }
+      const embedded = await startEmbeddedPostgres(config.dataDir, log, use);
+      taken.push(embedded.stop);
+      url = embedded.url;
+    }
+    sql = connect(url);
+    const opened = sql;
+    taken.push(() => opened.end({ timeout: 5 }));
+    if (use.kind === 'server') {
+      // With DATABASE_URL the database is checked first: a second server beside a running one hears which
+      // database the DATA_DIR belongs to, not only that it is taken.
+      await checkBinding(sql, config.dataDir, database);
+      if (config.databaseUrl !== null) taken.push(await lockDataDir(config.dataDir));
+    }
+    await migrate(sql, log);
+    if (use.kind === 'server') await bindDataDir(sql, config.dataDir, database);
+  } catch (error) {
+    await release();
+    throw error;
   }
-  const sql = postgres(url, {
+  return { sql, close: release };
+}
+
+function connect(url: string): Sql {
+  return postgres(url, {
     max: 10,
     // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
     // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
@@ -75,20 +109,6 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     types: { bigint: BIGINT_AS_NUMBER },
   });
-  try {
-    await migrate(sql, log);
-  } catch (error) {
-    await sql.end({ timeout: 1 });
-    await stopEmbedded?.();
-    throw error;
-  }
-  return {
-    sql,
-    async close() {
-      await sql.end({ timeout: 5 });
-      await stopEmbedded?.();
-    },
-  };
 }
 
 /**
