@@ -94,7 +94,7 @@ describe('admin commands beside a running server', () => {
     const postgresPid = await postmasterPid();
     const second = await runServerCommand([], { DATA_DIR: dataDir, PORT: '0' });
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`Another bandcollab server or command (pid ${running.child.pid}) runs the embedded database of ${dataDir}`);
+    expect(second.stderr).toContain(`Another bandcollab server (pid ${running.child.pid}) runs on DATA_DIR ${dataDir}: stop it first`);
     expect(isAlive(postgresPid)).toBe(true);
     expect((await client(running.url).request('GET', '/api/health')).status).toBe(200);
   });
