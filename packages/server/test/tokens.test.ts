@@ -181,6 +181,28 @@ describe('authenticating with a token', () => {
     expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(200);
   });
 
+  it('cannot reach a session-only route through another spelling of its path: another letter case is 404', async () => {
+    const owner = await api.register();
+    const project = await seedProject(api, owner.accessToken);
+    const limited = await createToken(owner, { projectIds: [project.id] });
+    const others = await createToken(owner);
+    const attempts = [
+      ['POST', '/API/TOKENS', { name: 'Minted', scope: 'write', expiresIn: 366 * DAY }],
+      ['GET', '/Api/Tokens', undefined],
+      ['DELETE', `/Api/Tokens/${others.id}`, undefined],
+      ['PUT', '/Api/auth/me', { name: 'Changed' }],
+    ] as const;
+    for (const [method, path, json] of attempts) {
+      const answer = await api.request(method, path, { token: limited.token, ...(json === undefined ? {} : { json }) });
+      expect(answer.status, `${method} ${path}: ${answer.text}`).toBe(404);
+      expect(answer.body.code).toBe('NOT_FOUND');
+    }
+    const tokens = await server.sql`select id from personal_access_tokens where user_id = ${owner.user.id} order by created_at`;
+    expect(tokens.map((row) => row.id)).toEqual([limited.id, others.id]);
+    const [user] = await server.sql`select name from users where id = ${owner.user.id}`;
+    expect(user!.name).toBe(owner.user.name);
+  });
+
   it('read: GET and HEAD only, anything else 403 INSUFFICIENT_SCOPE', async () => {
     const owner = await api.register();
     const project = await seedProject(api, owner.accessToken);

@@ -24,31 +24,31 @@ export class AccountsRoutes implements Feature {
 
   register(app: App): void {
     app.put('/api/auth/me', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const { name } = await jsonBody(req, res, updateMeRequest);
       sendJson(res, 200, await this.accounts.rename(principal, name));
     });
 
     app.put('/api/auth/me/avatar', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const image = await this.imageForms.readImage(principal, req, res);
       sendJson(res, 200, await this.accounts.setAvatar(principal, image));
     });
 
     app.delete('/api/auth/me/avatar', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       sendJson(res, 200, await this.accounts.setAvatar(principal, null));
     });
 
     app.post('/api/auth/password', async (req, res) => {
-      const principal = await this.guard.authenticate(req, { passwordChange: true });
+      const principal = await this.guard.authenticate(req, { passwordChange: true, sessionOnly: true });
       const input = await jsonBody(req, res, changePasswordRequest);
       await this.accounts.changePassword(principal, input, clientAddress(req, this.config.trustProxy));
       sendJson(res, 200, { ok: true });
     });
 
     app.delete('/api/auth/me', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const input = await jsonBody(req, res, deleteAccountRequest);
       await this.accounts.deleteAccount(principal, input, clientAddress(req, this.config.trustProxy));
       this.authCookies.clear(res);

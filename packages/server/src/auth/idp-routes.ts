@@ -23,8 +23,10 @@ export class IdpRoutes implements Feature {
     @inject(AuthGuard) private readonly guard: AuthGuard,
   ) {}
 
+  /** Every route here signs in or links a sign-in: a personal access token is refused first, even with the provider off. */
   register(app: App): void {
     app.get(START_PATH, async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
       if (typeof flow === 'string') return this.startFlow(res, await this.idp.resume(flow));
@@ -50,6 +52,7 @@ export class IdpRoutes implements Feature {
     });
 
     app.get(CALLBACK_PATH, async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const search = new URL(req.originalUrl ?? req.url, 'http://callback').search;
       const outcome = await this.idp.complete(search, cookies(req)[FLOW_COOKIE]);
@@ -59,6 +62,7 @@ export class IdpRoutes implements Feature {
     });
 
     app.post('/api/auth/idp/exchange', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const input = await jsonBody(req, res, idpExchangeRequest);
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
@@ -67,6 +71,7 @@ export class IdpRoutes implements Feature {
     });
 
     app.post('/api/auth/idp/link', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const { userId } = await this.guard.authenticate(req);
       const input = await jsonBody(req, res, idpExchangeRequest);

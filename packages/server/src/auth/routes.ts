@@ -32,6 +32,7 @@ export class AuthRoutes implements Feature {
 
   register(app: App): void {
     app.post('/api/auth/register', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, registerRequest);
       const signedIn = await this.auth.register(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
@@ -39,6 +40,7 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/login', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, loginRequest);
       const signedIn = await this.auth.login(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
@@ -46,6 +48,7 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/refresh', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, refreshRequest);
       const token = input.refreshToken ?? cookies(req)[REFRESH_COOKIE];
       if (!token) throw refreshMissing();
@@ -55,12 +58,14 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/logout', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, refreshRequest);
       await this.auth.logout(input.refreshToken ?? cookies(req)[REFRESH_COOKIE], bearerToken(req));
       this.authCookies.clear(res);
       sendJson(res, 200, { ok: true });
     });
 
+    // The one route here a personal access token may call: it says whose the token is.
     app.get('/api/auth/me', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.auth.me(principal.userId), principal.token ? tokenHeaders(principal.token) : {});

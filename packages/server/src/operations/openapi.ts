@@ -1058,7 +1058,8 @@ export const openApiDocument = {
       'Every response carries X-Request-Id (a sane incoming one is echoed). JSON bodies: malformed 400 INVALID_JSON, over ' +
       '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
       '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
-      'unreachable. HEAD is answered on GET routes only, and on a resumable upload (/api/uploads/{id}). ' +
+      'unreachable. HEAD is answered on GET routes only, and on a resumable upload (/api/uploads/{id}). Paths match exactly as ' +
+      'documented: another letter case, a trailing slash or a percent-encoded letter is 404 NOT_FOUND. ' +
       'An account whose password an admin reset (the reset-password server command) gets 403 PASSWORD_CHANGE_REQUIRED from ' +
       'every authenticated endpoint but POST /api/auth/password until it sets a new one. ' +
       'A personal access token (bcp_…, see POST /api/tokens) used beyond its scope gets 403 INSUFFICIENT_SCOPE on any ' +

@@ -28,19 +28,19 @@ export class TokensRoutes implements Feature {
   /** GET before POST: a HEAD is answered only where a path's first route is a GET. */
   register(app: App): void {
     app.get('/api/tokens', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       sendJson(res, 200, await this.tokens.list(principal));
     });
 
     app.post('/api/tokens', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const input = await jsonBody(req, res, createTokenRequest);
       const created = await this.tokens.create(principal, input);
       sendCreated(res, '/api/tokens', created);
     });
 
     app.delete('/api/tokens/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const id = idParam(req, 'id', 'Token');
       await this.tokens.delete(principal, id);
       sendJson(res, 200, { id, deleted: true });

@@ -27,10 +27,9 @@
  * 'DELETE /api/projects/:id/members/:userId (self)', tells rows of one route apart); the few routes
  * that cannot be one HTTP call per actor are listed in NOT_IN_MATRIX with the test that covers them.
  */
-import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow, tokenExpectations } from './fixture.js';
+import { ACTOR_NAMES, buildFixture, callRow, type Fixture, loadRowSets, shape, tokenExpectations } from './fixture.js';
 
 /** Routes without a row, and why. */
 const NOT_IN_MATRIX: Record<string, string> = {
@@ -38,19 +37,13 @@ const NOT_IN_MATRIX: Record<string, string> = {
   'DELETE /api/auth/me': "deletes the caller's own account, so it would delete the actors: accounts.test.ts checks who may",
 };
 
-/** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`, `/:id.:ext` too. */
-const shape = (route: string) => route.replace(/ \(.*\)$/, '').replace(/\/[^/]*:[^/]*/g, '/{}');
-
 const CODE_OF_STATUS: Record<number, string[]> = {
   401: ['UNAUTHENTICATED'],
   403: ['FORBIDDEN', 'INSUFFICIENT_SCOPE'],
   404: ['NOT_FOUND', 'IDP_DISABLED'],
 };
 
-const rowFiles = readdirSync(new URL('./rows/', import.meta.url)).filter((name) => name.endsWith('.ts')).sort();
-const rowSets = await Promise.all(
-  rowFiles.map(async (name) => ({ name, rows: ((await import(/* @vite-ignore */ new URL(`./rows/${name}`, import.meta.url).href)) as { rows: MatrixRow[] }).rows })),
-);
+const rowSets = await loadRowSets();
 
 let server: TestServer;
 let fx: Fixture;
@@ -69,12 +62,7 @@ for (const { name, rows } of rowSets) {
       it.each(ACTOR_NAMES.map((actor) => [actor, expected[actor]] as const))(`${row.endpoint} as %s → %i`, async (actorName, status) => {
         const actor = fx.actors[actorName];
         const path = await row.path(fx, actor);
-        const body = await row.body?.(fx, actor);
-        const response = await fx.api.request(method, path, {
-          token: actor.token,
-          headers: row.headers?.(fx),
-          ...(body instanceof FormData || body instanceof Uint8Array ? { body: body as BodyInit } : body === undefined ? {} : { json: body }),
-        });
+        const response = await callRow(fx, row, path, actor);
         expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
         if (CODE_OF_STATUS[status] !== undefined && method !== 'HEAD') {
           expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
