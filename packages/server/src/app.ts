@@ -15,7 +15,8 @@ import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
-import { insufficientScope, refusesPersonalAccessTokens } from './core/auth-guard.js';
+import { AuthGuard, insufficientScope, refusesPersonalAccessTokens } from './core/auth-guard.js';
+import { Routes } from './core/routes.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
@@ -229,7 +230,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   }
 
   const features = FEATURES.map((token) => container.resolve(token));
-  for (const feature of features) feature.register(app);
+  const routes = new Routes(app, container.resolve(AuthGuard));
+  for (const feature of features) feature.register(routes);
 
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);

@@ -198,6 +198,16 @@ export const ROUTES = declareRoutes({
     tag: 'tokens',
     summary: "The caller's live personal access tokens, newest first (with a session only)",
   },
+  getToken: {
+    method: 'GET',
+    path: '/api/tokens/:id',
+    auth: 'session',
+    params: { id: 'Token' },
+    response: 'PersonalAccessToken',
+    status: 200,
+    tag: 'tokens',
+    summary: 'One of your live personal access tokens, without its secret (with a session only)',
+  },
   deleteToken: {
     method: 'DELETE',
     path: '/api/tokens/:id',

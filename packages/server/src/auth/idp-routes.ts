@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
 import { idpExchangeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
@@ -7,6 +6,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { authResult } from './routes.js';
@@ -23,7 +23,7 @@ export class IdpRoutes implements Feature {
     @inject(AuthGuard) private readonly guard: AuthGuard,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.get(START_PATH, async (req, res) => {
       this.idp.requireEnabled();
       const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
