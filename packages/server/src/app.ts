@@ -15,6 +15,8 @@ import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
+import { AuthGuard } from './core/auth-guard.js';
+import { Routes } from './core/routes.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
@@ -225,7 +227,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   }
 
   const features = FEATURES.map((token) => container.resolve(token));
-  for (const feature of features) feature.register(app);
+  const routes = new Routes(app, container.resolve(AuthGuard));
+  for (const feature of features) feature.register(routes);
   routeExactly(app);
   // Used by the handlers above, which run only once the server is built (requests wait for that).
   const urls = new UrlRedactor(declaredRoutes(app));

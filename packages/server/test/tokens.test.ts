@@ -24,7 +24,7 @@ async function createToken(owner: Session, body: Record<string, unknown> = {}) {
   );
 }
 
-describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
+describe('POST /api/tokens, GET /api/tokens, GET and DELETE /api/tokens/:id', () => {
   it('creates a token shown once, lists it without the secret, newest first, and revokes it at once', async () => {
     const owner = await api.register();
     const before = Date.now();
@@ -33,8 +33,8 @@ describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
       json: { name: '  Release job ', scope: 'read', expiresIn: 3600 },
     });
     expect(created.status).toBe(201);
-    expect(created.headers.get('location')).toBe('/api/tokens');
     const { token, ...record } = created.body;
+    expect(created.headers.get('location')).toBe(`/api/tokens/${record.id}`);
     expect(token).toMatch(/^bcp_[0-9A-Za-z]{36}$/);
     expect(record).toEqual({
       id: expect.any(String),
@@ -56,6 +56,7 @@ describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
     const listed = await expectStatus(api.request('GET', '/api/tokens', { token: owner.accessToken }), 200);
     expect(listed.map((t: { id: string }) => t.id)).toEqual([second.id, record.id]);
     expect(JSON.stringify(listed)).not.toContain(token.slice(4, 34));
+    expect(await expectStatus(api.request('GET', `/api/tokens/${record.id}`, { token: owner.accessToken }), 200)).toEqual(record);
 
     expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(200);
     expect((await api.request('DELETE', `/api/tokens/${record.id}`, { token: owner.accessToken })).body).toEqual({ id: record.id, deleted: true });
@@ -64,11 +65,13 @@ describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
     expect(revoked.body.code).toBe('UNAUTHENTICATED');
     expect(revoked.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect((await api.request('DELETE', `/api/tokens/${record.id}`, { token: owner.accessToken })).status).toBe(404);
+    expect((await api.request('GET', `/api/tokens/${record.id}`, { token: owner.accessToken })).status).toBe(404);
   });
 
-  it("refuses to revoke another user's token (404)", async () => {
+  it("refuses to show or revoke another user's token (404)", async () => {
     const [owner, other] = [await api.register(), await api.register()];
     const { id, token } = await createToken(owner);
+    expect((await api.request('GET', `/api/tokens/${id}`, { token: other.accessToken })).body.code).toBe('NOT_FOUND');
     expect((await api.request('DELETE', `/api/tokens/${id}`, { token: other.accessToken })).status).toBe(404);
     expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(200);
   });

@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import { changePasswordRequest, deleteAccountRequest, updateMeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthCookies } from '../auth/cookies.js';
@@ -6,6 +5,7 @@ import { AuthGuard } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { clientAddress, jsonBody, sendJson } from '../core/http.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { ImageForms } from '../images/forms.js';
@@ -22,7 +22,7 @@ export class AccountsRoutes implements Feature {
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.put('/api/auth/me', async (req, res) => {
       const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const { name } = await jsonBody(req, res, updateMeRequest);

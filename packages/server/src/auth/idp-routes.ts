@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
 import { idpExchangeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
@@ -7,6 +6,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { authResult } from './routes.js';
@@ -24,7 +24,7 @@ export class IdpRoutes implements Feature {
   ) {}
 
   /** Every route here signs in or links a sign-in: a personal access token is refused first, even with the provider off. */
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.get(START_PATH, async (req, res) => {
       this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();

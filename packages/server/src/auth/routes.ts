@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import { type AuthResult, loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard, bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
@@ -6,6 +5,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService, type SignedIn } from './service.js';
@@ -30,7 +30,7 @@ export class AuthRoutes implements Feature {
     await this.sessions.stop();
   }
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.post('/api/auth/register', async (req, res) => {
       this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, registerRequest);

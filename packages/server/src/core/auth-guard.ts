@@ -32,9 +32,12 @@ export class AuthGuard {
    * `refusePersonalAccessToken`. An account whose one-time password (reset-password) is not changed yet gets
    * 403 PASSWORD_CHANGE_REQUIRED, except where `passwordChange` lets it change that password.
    */
-  async authenticate(req: IncomingMessage, { allowCookie = false, passwordChange = false, sessionOnly = false } = {}): Promise<Principal> {
+  async authenticate(
+    req: IncomingMessage,
+    { allowCookie = false, passwordChange = false, sessionOnly = false, scope = scopeByMethod(req) }: AuthenticateOptions = {},
+  ): Promise<Principal> {
     if (sessionOnly) this.refusePersonalAccessToken(req);
-    const principal = await this.identify(req, allowCookie);
+    const principal = await this.identify(req, allowCookie, scope);
     if (principal.passwordChangeRequired && !passwordChange) {
       throw new DomainError('PASSWORD_CHANGE_REQUIRED', 'This account has a one-time password: set a new one with POST /api/auth/password first');
     }
@@ -54,9 +57,9 @@ export class AuthGuard {
     }
   }
 
-  private async identify(req: IncomingMessage, allowCookie: boolean): Promise<Principal> {
+  private async identify(req: IncomingMessage, allowCookie: boolean, scope: TokenScope): Promise<Principal> {
     const bearer = bearerToken(req);
-    if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(req, bearer);
+    if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(bearer, scope);
     const token = bearer ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
     if (!token) throw unauthenticated();
     const claims = this.tokens.verify(token);
@@ -66,16 +69,29 @@ export class AuthGuard {
     return principal;
   }
 
-  private async personalAccessToken(req: IncomingMessage, token: string): Promise<TokenPrincipal> {
+  private async personalAccessToken(token: string, scope: TokenScope): Promise<TokenPrincipal> {
     if (!isValidPersonalAccessToken(token)) throw unauthenticated('The personal access token is malformed');
     const principal = await this.personalTokens.principal(hashToken(token));
     if (!principal) throw unauthenticated('The personal access token is unknown, revoked or expired');
-    if (principal.token.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
+    if (principal.token.scope === 'read' && scope === 'write') {
       throw insufficientScope('A read token can only read (GET, HEAD and the events stream)');
     }
     return principal;
   }
 }
+
+type TokenScope = 'read' | 'write';
+
+interface AuthenticateOptions {
+  allowCookie?: boolean;
+  passwordChange?: boolean;
+  /** Refuses every personal access token (403 INSUFFICIENT_SCOPE): the route changes sign-in or manages tokens. */
+  sessionOnly?: boolean;
+  /** What a personal access token needs: a route's declared scope; for routes not declared yet, by method. */
+  scope?: TokenScope;
+}
+
+const scopeByMethod = (req: IncomingMessage): TokenScope => (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
 
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');

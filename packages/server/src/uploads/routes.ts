@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
-import type { App, Request } from '@tinyhttp/app';
+import type { Request } from '@tinyhttp/app';
 import { uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import { DomainError, invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { FileTypes } from '../core/file-types.js';
 import { contentType, idParam, sendProblem, validate } from '../core/http.js';
 import { closeAfterResponse } from '../core/multipart.js';
@@ -54,7 +55,7 @@ export class UploadsRoutes implements Feature {
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: HEAD comes first. */
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.head('/api/uploads/:id', async (req, res) => {
       res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
