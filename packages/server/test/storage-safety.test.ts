@@ -391,7 +391,12 @@ describe('quota', () => {
       request.write(Buffer.concat([file.head, sampleBytes('wav', 600 * KiB)]));
       finishFile = () => void request.end(file.tail);
     });
-    await eventually(async () => (await tempFiles()).length === 1, 'the file upload to start');
+    // All of the file's bytes on disk, so all counted: the image then crosses the quota, never the file.
+    const fileOnDisk = async () => {
+      const names = await tempFiles();
+      return names.length === 1 && (await stat(path.join(server.dataDir, 'tmp', names[0]!)).catch(() => ({ size: 0 }))).size === 600 * KiB;
+    };
+    await eventually(fileOnDisk, 'the file upload to have sent its bytes');
     const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Cover', sampleBytes('png', 500 * KiB)) });
     expect(image.status).toBe(507);
     expect(image.body.code).toBe('QUOTA_EXCEEDED');
