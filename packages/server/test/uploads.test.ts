@@ -244,6 +244,40 @@ describe('protocol', () => {
     await until(async () => (await patch(trickler.token, urls[3]!, 0, bytes)).status === 204);
   });
 
+  it('holds the lock where every instance sees it, on no pooled connection; a PATCH whose lock was lost saves nothing', async () => {
+    const bytes = sampleBytes('wav', 30_000);
+    const url = await createdUrl(owner.token, owner.cutId, 'locked.wav', bytes.length);
+    const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
+    let answer = '';
+    first.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    await until(async () => (await bytesOnDisk(url)) === 100);
+    const other = await startTestServer({ DATABASE_URL: server.config.databaseUrl! });
+    try {
+      const elsewhere = await client(other.url).request('PATCH', url, {
+        token: owner.token,
+        body: new Uint8Array(bytes),
+        headers: { ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+      });
+      expect(elsewhere.status).toBe(423);
+    } finally {
+      await other.close();
+    }
+    // Only the locks connection holds it: none of the pool's connections waits on the body.
+    const holders = await server.sql<{ pid: number }[]>`
+      select pid from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid and granted`;
+    expect(holders).toHaveLength(1);
+    // That connection is lost (PostgreSQL frees its locks): the PATCH still running must not record its bytes.
+    await server.sql`select pg_terminate_backend(${holders[0]!.pid})`;
+    first.write(bytes.subarray(100));
+    await until(async () => answer.endsWith('}'));
+    first.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 503[\s\S]*lock was lost/);
+    expect(await offsetOf(url)).toBe(0);
+    const again = await patch(owner.token, url, 0, bytes);
+    expect(again.status).toBe(204);
+    expect(await download(owner.token, again.headers.get('band-file-id')!)).toEqual(bytes);
+  });
+
   it('cuts a PATCH slower than the minimum rate over a minute, keeping what it received', async () => {
     const bytes = sampleBytes('wav', 30_000);
     const url = await createdUrl(owner.token, owner.cutId, 'slow.wav', bytes.length);

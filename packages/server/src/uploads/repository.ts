@@ -115,6 +115,12 @@ export class UploadsRepository {
     return row?.expiresAt ?? null;
   }
 
+  /** Whether `lock` is still held: its session was not lost meanwhile. */
+  async stillHeld(lock: UploadLock): Promise<boolean> {
+    const [row] = await this.sql<{ held: boolean }[]>`select ${held(this.sql, lock)} as held`;
+    return row!.held;
+  }
+
   /**
    * Marks the upload as having become `fileId`, in the transaction that records the file, while `lock` is
    * still held; false when it is not any more (the caller rolls back).

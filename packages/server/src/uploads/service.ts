@@ -409,6 +409,8 @@ export class UploadsService {
 
   /** The last byte arrived: the file is recorded as a multipart upload's is, and the upload marks itself complete. */
   private async complete(principal: Principal, lock: UploadLock, upload: UploadRow, rule: FileRule): Promise<UploadState> {
+    // A completion that fails ends the upload: a lost lock is found before, while the upload can still be resumed.
+    if (!(await this.repository.stillHeld(lock))) throw lockLost();
     const bytesPath = this.disk.resumablePath(upload.id);
     const running = this.runningHashes.get(upload.id);
     this.runningHashes.delete(upload.id);
