@@ -779,9 +779,12 @@ const paths: Record<string, Record<string, unknown>> = {
         'restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 ' +
         'VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is ' +
         'required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated "key base64value") carries cutId and ' +
-        'filename (required; the extension decides the type) and name (optional display name). Checked before any byte: ' +
+        'filename (required; a name as every name, 1–200 characters without control or bidirectional control characters, ' +
+        'and without / or \\: else 400 on the field filename, as a missing one; the extension decides the type) and name ' +
+        '(optional display name). Checked before any byte: ' +
         'access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type\'s limit (413 FILE_TOO_LARGE), quota and ' +
-        'free disk (507). At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as ' +
+        'free disk (507): an incomplete upload holds its whole Upload-Length of its owner\'s quota until it completes, is ' +
+        'terminated or expires. At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as ' +
         'application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset.',
       parameters: [
         { name: 'Tus-Resumable', in: 'header', required: true, schema: { type: 'string', const: '1.0.0' } },
@@ -794,7 +797,7 @@ const paths: Record<string, Record<string, unknown>> = {
           description: 'Created',
           headers: {
             Location: { schema: { type: 'string' }, description: '/api/uploads/<id>' },
-            'Upload-Expires': { schema: { type: 'string' }, description: 'An HTTP date: 24 hours after the last bytes arrived' },
+            'Upload-Expires': { schema: { type: 'string' }, description: 'An HTTP date: 24 hours after the last bytes arrived, and at most 7 days after the creation' },
             'Upload-Offset': { schema: { type: 'integer' }, description: 'Bytes received (creation-with-upload)' },
           },
         },
@@ -817,6 +820,7 @@ const paths: Record<string, Record<string, unknown>> = {
             'Upload-Offset': { schema: { type: 'integer' } },
             'Upload-Length': { schema: { type: 'integer' } },
             'Upload-Expires': { schema: { type: 'string' } },
+            'Upload-Metadata': { schema: { type: 'string' }, description: 'The Upload-Metadata the upload was created with' },
             'Band-File-Id': { schema: uuid, description: 'Once complete: the id of the File' },
             'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
           },
@@ -835,7 +839,9 @@ const paths: Record<string, Record<string, unknown>> = {
         'discarded. Bytes that arrived before a dropped connection are kept (unless a checksum must cover them); HEAD says ' +
         'how many. An answered PATCH is durable (on disk before the 204). The leading bytes are checked as soon as they ' +
         'arrive: a mismatch is 415 and the upload is terminated. A second PATCH while one is in progress (on any instance): ' +
-        '423 UPLOAD_LOCKED. The PATCH that reaches Upload-Length records the File exactly as POST /api/files/upload does ' +
+        '423 UPLOAD_LOCKED. At most 3 PATCHes of one user receive bytes at once on an instance: another is 429 RATE_LIMITED ' +
+        '(Retry-After: 1). A PATCH slower than 1 KiB/s over a minute is cut with 503 (the bytes received before are kept). ' +
+        'The PATCH that reaches Upload-Length records the File exactly as POST /api/files/upload does ' +
         '(sha256, the file.uploaded event) before it answers, with Band-File-Id.',
       parameters: [
         { name: 'Tus-Resumable', in: 'header', required: true, schema: { type: 'string', const: '1.0.0' } },
@@ -852,14 +858,14 @@ const paths: Record<string, Record<string, unknown>> = {
             'Band-File-Id': { schema: uuid, description: 'On the PATCH that completes the upload' },
           },
         },
-        ...errors(400, 401, 404, 413, 415, 507),
+        ...errors(400, 401, 404, 413, 415, 429, 507),
         '409': problem('OFFSET_MISMATCH: Upload-Offset is not the bytes received'),
         '412': problem('VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0'),
         '423': problem('UPLOAD_LOCKED: another PATCH of this upload is in progress'),
         '460': problem('CHECKSUM_MISMATCH: the bytes do not match Upload-Checksum; they were discarded'),
         '503': problem(
-          'UNAVAILABLE, with Retry-After: the database is unreachable, the server is shutting down (the bytes that arrived are kept), ' +
-            'or 5 PATCHes are already receiving bytes on this instance (Retry-After: 1)',
+          'UNAVAILABLE, with Retry-After: the database is unreachable, the server is shutting down, or the PATCH was slower than ' +
+            '1 KiB/s over a minute (the bytes that arrived before are kept), or its lock was lost with a database connection',
           RETRY_AFTER,
         ),
       },
