@@ -17,7 +17,7 @@ import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
 import { Routes } from './core/routes.js';
-import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
+import { CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
@@ -174,6 +174,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   container.register(CONFIG, { useValue: config });
   container.register(LOGGER, { useValue: log });
   container.register(SQL, { useValue: database.sql });
+  container.register(LOCKS_SQL, { useValue: database.locks });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
   container.register(Shutdown, { useValue: shutdown });
   // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
