@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
+import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
 import { BandApiError, BandNetworkError } from './errors.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
 import type { ErrorCode, Problem, RefreshRequest, TokenPair } from './types.js';
@@ -70,6 +71,12 @@ export interface StreamedResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
+
+/** A declared route's path parameters and JSON body, each only where it has them. */
+export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> extends never ? { params?: never } : { params: ParamsOf<R> }) &
+  (R['request'] extends string ? { json: RequestOf<R> } : { json?: never });
+
 const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 /** A server asking for a longer pause than this gets its error surfaced (with retryAfter) instead of a wait. */
@@ -133,6 +140,17 @@ export class Transport {
   /** An access token that is not about to expire, refreshing first when needed. */
   freshAccessToken(): Promise<string | undefined> {
     return this.session.freshAccessToken();
+  }
+
+  /**
+   * Calls a declared route (contract/routes.ts): its method and path come from the declaration, its parameters
+   * fill the path, and the answer has the declared record's type. Credentials go with every route that
+   * authenticates.
+   */
+  call<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    const { params, json } = input as { params?: Record<string, string>; json?: unknown };
+    const method = route.method as Method;
+    return this.json<ResponseOf<R>>({ method, path: pathOf(route, params), json, auth: AUTHENTICATED.has(route.auth) }, options);
   }
 
   /** Sends a request and parses the JSON answer. */

@@ -19,6 +19,12 @@ export type Queryable = Sql | Tx;
 
 export interface Database {
   sql: Sql;
+  /**
+   * One connection of its own, outside the pool, for session-level advisory locks held across requests'
+   * bodies (resumable uploads): it never ages out as pool connections do, and a process that dies frees
+   * every lock it held with it. Connected on its first query.
+   */
+  locks: Sql;
   close(): Promise<void>;
 }
 
@@ -62,11 +68,11 @@ const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
  */
 export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse = { kind: 'command' }): Promise<Database> {
   const database = describeDatabase(config.databaseUrl, config.dataDir);
+  // What is taken so far, undone in reverse order on a failure and at close.
   const taken: (() => Promise<void>)[] = [];
   const release = async () => {
     for (const undo of taken.reverse()) await undo();
   };
-  let sql: Sql | null = null;
   try {
     let url = config.databaseUrl;
     if (url === null) {
@@ -78,9 +84,8 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
       taken.push(embedded.stop);
       url = embedded.url;
     }
-    sql = connect(url);
-    const opened = sql;
-    taken.push(() => opened.end({ timeout: 5 }));
+    const sql = postgres(url, { ...CONNECTION_OPTIONS, max: 10 });
+    taken.push(() => sql.end({ timeout: 5 }));
     if (use.kind === 'server') {
       // With DATABASE_URL the database is checked first: a second server beside a running one hears which
       // database the DATA_DIR belongs to, not only that it is taken.
@@ -89,27 +94,27 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     }
     await migrate(sql, log);
     if (use.kind === 'server') await bindDataDir(sql, config.dataDir, database);
+    // A session's locks go with the session: no lifetime (and, as in the pool, no idle timeout), so it is never replaced unasked.
+    const locks = postgres(url, { ...CONNECTION_OPTIONS, max: 1, max_lifetime: null });
+    taken.push(() => locks.end({ timeout: 5 }));
+    return { sql, locks, close: release };
   } catch (error) {
     await release();
     throw error;
   }
-  return { sql, close: release };
 }
 
-function connect(url: string): Sql {
-  return postgres(url, {
-    max: 10,
-    // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
-    // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-    onnotice: () => undefined,
-    connection: { application_name: 'bandcollab' },
-    // Columns come back camelCase and keys of sql(obj) helpers go out snake_case. Only column names:
-    // postgres.camel would also rename the keys inside json values.
-    transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
-    types: { bigint: BIGINT_AS_NUMBER },
-  });
-}
+const CONNECTION_OPTIONS = {
+  // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
+  // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
+  backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+  onnotice: () => undefined,
+  connection: { application_name: 'bandcollab' },
+  // Columns come back camelCase and keys of sql(obj) helpers go out snake_case. Only column names:
+  // postgres.camel would also rename the keys inside json values.
+  transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
+  types: { bigint: BIGINT_AS_NUMBER },
+};
 
 /**
  * Applies the versioned SQL files in `migrations/` in order, once. One transaction holds an advisory lock,
