@@ -28,7 +28,7 @@ export type ServerEnv = Record<string, string> & { DATA_DIR: string };
  * DATABASE_URL it may carry (a developer's shell that runs `pnpm start` beside `pnpm test`). Without a DATA_DIR
  * the server would take ./data of the working directory, a live server's files: a test that names none fails.
  */
-function serverEnvironment(env: ServerEnv): NodeJS.ProcessEnv {
+export function serverEnvironment(env: ServerEnv): NodeJS.ProcessEnv {
   if (!env.DATA_DIR) throw new Error('a test server process needs a DATA_DIR of its own (without one it would use ./data)');
   const { DATA_DIR: _inheritedDataDir, DATABASE_URL: _inheritedDatabaseUrl, ...inherited } = process.env;
   return { ...inherited, ...env };
