@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { readdir } from 'node:fs/promises';
-import type { Role } from '@bandcollab/sdk/contract';
 import { AccountsRepository } from './accounts/repository.js';
 import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
@@ -25,7 +24,7 @@ answer 503, and the embedded database is stopped; a second signal ends the grace
 
 Commands (on the database the same settings select; beside a running server they use its embedded
 database, and never stop it):
-  set-role <email> <ADMIN|MEMBER>   set a user's site role
+  set-role <email> <ADMIN|MEMBER>   set a user's site role (the role in any case)
   reset-password <email>            give a user who forgot their password a one-time password (printed
                                     once); it must be changed at the next sign-in, and the account's
                                     sessions end; safe beside a running server
@@ -64,11 +63,13 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if (command === 'reset-password' && rest.length === 1) {
     return resetPassword(config, rest[0]!);
   }
-  if (command !== 'set-role' || rest.length !== 2 || (rest[1] !== 'ADMIN' && rest[1] !== 'MEMBER')) {
+  // Roles in any case: `set-role someone@example.com admin` is what people type.
+  const role = rest[1]?.toUpperCase();
+  if (command !== 'set-role' || rest.length !== 2 || (role !== 'ADMIN' && role !== 'MEMBER')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const [email, role] = rest as [string, Role];
+  const email = rest[0]!;
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const user = await new AuthRepository(database.sql).setRole(email.trim().toLowerCase(), role);

@@ -46,7 +46,7 @@ describe('the server process on the embedded database', () => {
     // The embedded PostgreSQL was stopped, not left running: it removes its pid file on a clean shutdown.
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 
-    const promoted = await runServerCommand(['set-role', 'SECOND@example.com', 'ADMIN'], env);
+    const promoted = await runServerCommand(['set-role', 'SECOND@example.com', 'admin'], env);
     expect(promoted.stdout).toContain('second@example.com is now ADMIN');
     expect(promoted.code).toBe(0);
     const unknown = await runServerCommand(['set-role', 'nobody@example.com', 'ADMIN'], env);
