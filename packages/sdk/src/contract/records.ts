@@ -170,7 +170,17 @@ export const stemsSummary = z.object({
   shortestMs: count.nullable(),
   consistent: z.boolean().meta({ description: 'One sample rate, one bit depth, lengths within 10 ms, every audio entry readable' }),
 });
-export const stems = z.object({ entries: z.array(stemEntry), summary: stemsSummary });
+export const stems = z.object({
+  entries: z.array(stemEntry).meta({
+    description: 'The first 100 entries in the ZIP\'s order; summary.entryCount counts them all, and GET /api/files/{id}/entries pages through every one',
+  }),
+  summary: stemsSummary,
+});
+/** `GET /api/files/:id/entries`: one page of a STEM ZIP's entries. */
+export const stemEntriesPage = z.object({
+  entries: z.array(stemEntry).meta({ description: "In the ZIP's order" }),
+  nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
+});
 export const waveform = z
   .object({
     version: z.literal(2),
@@ -342,6 +352,7 @@ export type StemAudio = z.output<typeof stemAudio>;
 export type StemEntry = z.output<typeof stemEntry>;
 export type StemsSummary = z.output<typeof stemsSummary>;
 export type Stems = z.output<typeof stems>;
+export type StemEntriesPage = z.output<typeof stemEntriesPage>;
 export type Waveform = z.output<typeof waveform>;
 
 // ---- events (§7)
@@ -425,5 +436,6 @@ export const RECORD_SCHEMAS = {
   StemEntry: stemEntry,
   StemsSummary: stemsSummary,
   Stems: stems,
+  StemEntriesPage: stemEntriesPage,
   Waveform: waveform,
 } as const;

@@ -123,6 +123,17 @@ export const uploadFields = z.object({
   name: nameSchema.optional().meta({ description: 'Display name; default the file name without path' }),
 });
 
+/** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
+export const stemEntriesQuery = z.object({
+  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional(),
+  limit: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .default(500),
+});
+
 export const shareRequest = z.object({
   expiresIn: z
     .number({ error: 'must be a whole number of seconds' })

@@ -908,6 +908,28 @@ const paths: Record<string, Record<string, unknown>> = {
       responses: { '200': ok(ref('Waveform')), ...errors(401), '404': problem(COMMON_ERRORS['404']!), '409': problem('ANALYSIS_PENDING: not analysed yet; try again shortly') },
     },
   },
+  '/api/files/{id}/entries': {
+    parameters: [idParam('id', 'File id')],
+    get: {
+      tags: ['files'],
+      security: bearer,
+      summary: "A page of a STEM ZIP's entries, in the ZIP's order (the File record lists only the first 100)",
+      description:
+        "`stems.summary.entryCount` counts every entry; this pages through all of them. Pass a page's `nextCursor` as `cursor` for the " +
+        'next page; it is null on the last. 409 ANALYSIS_PENDING until the analysis ran; 404 for files without entries (not a STEM, or ' +
+        'a ZIP that could not be read).',
+      parameters: [
+        { name: 'cursor', in: 'query', required: false, description: 'The nextCursor of the previous page', schema: { type: 'string' } },
+        { name: 'limit', in: 'query', required: false, description: 'Entries per page, 1–1000 (default 500)', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } },
+      ],
+      responses: {
+        '200': ok(ref('StemEntriesPage')),
+        ...errors(400, 401),
+        '404': problem(COMMON_ERRORS['404']!),
+        '409': problem('ANALYSIS_PENDING: not analysed yet; try again shortly'),
+      },
+    },
+  },
   '/api/files/{id}/download': {
     parameters: [idParam('id', 'File id')],
     get: {
