@@ -88,6 +88,13 @@ export const createdPersonalAccessToken = personalAccessToken.extend({
   token: z.string().meta({ description: 'The token itself (bcp_ + 36 characters); shown only in this answer' }),
 });
 
+/** `POST /api/auth/password`: the personal access tokens the change revoked (revokeTokens) or left working. */
+export const passwordChangeResult = z.object({
+  ok: z.literal(true),
+  revokedTokens: count.meta({ description: 'How many personal access tokens the change revoked (revokeTokens: true); else 0' }),
+  tokens: z.array(personalAccessToken).meta({ description: 'The live personal access tokens that still work after the change, newest first' }),
+});
+
 // ---- projects, members, invitations (§4)
 
 export const userRef = z.object({ id, name: z.string() });
@@ -311,7 +318,7 @@ export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
 /** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
-export type PasswordChangeResult = z.output<typeof okResult>;
+export type PasswordChangeResult = z.output<typeof passwordChangeResult>;
 export type PersonalAccessToken = z.output<typeof personalAccessToken>;
 export type CreatedPersonalAccessToken = z.output<typeof createdPersonalAccessToken>;
 export type UserRef = z.output<typeof userRef>;
@@ -400,6 +407,7 @@ export const RECORD_SCHEMAS = {
   TokenPair: tokenPair,
   AuthResult: authResult,
   OkResult: okResult,
+  PasswordChangeResult: passwordChangeResult,
   PersonalAccessToken: personalAccessToken,
   CreatedPersonalAccessToken: createdPersonalAccessToken,
   UserRef: userRef,

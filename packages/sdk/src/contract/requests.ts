@@ -38,6 +38,11 @@ export const updateMeRequest = z.object({ name: nameSchema });
 export const changePasswordRequest = z.object({
   currentPassword: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
   newPassword: passwordSchema,
+  revokeTokens: z
+    .boolean({ error: 'must be a boolean' })
+    .optional()
+    .default(false)
+    .meta({ description: "true: also revoke every personal access token of the account (they do not end with a password change otherwise)" }),
 });
 
 /** `DELETE /api/auth/me`: the password, or for an account without one its email as confirmation. */

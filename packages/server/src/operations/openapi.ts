@@ -319,12 +319,13 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         '`currentPassword` is required unless the account has no password yet (created through the identity provider: this ' +
         'sets its first). Every other session of the account ends at once (its access and refresh tokens, its WebSocket ' +
-        'connections); the caller\'s session stays, and personal access tokens (not sessions) keep working. The one endpoint an account with a ' +
+        'connections); the caller\'s session stays. Personal access tokens (not sessions) keep working unless `revokeTokens` is true; the ' +
+        'answer lists those that still work, or counts those revoked. The one endpoint an account with a ' +
         'one-time password (the reset-password server command) may call: until then every other answers 403 ' +
         'PASSWORD_CHANGE_REQUIRED.',
       requestBody: { required: true, ...json(ref('ChangePasswordRequest')) },
       responses: {
-        '200': ok(ref('OkResult')),
+        '200': ok(ref('PasswordChangeResult')),
         ...errors(400, 401, 413, 415),
         '401': unauthorized('INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
         '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),

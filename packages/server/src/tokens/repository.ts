@@ -74,9 +74,9 @@ export class TokensRepository {
     return (await this.deleteWhere(this.sql, userId, id)) > 0;
   }
 
-  /** Ends every token of the user (their account is deleted), in the caller's transaction. */
-  async deleteAllOf(tx: Queryable, userId: string): Promise<void> {
-    await this.deleteWhere(tx, userId, null);
+  /** Ends every token of the user (their account is deleted, their password reset), in the caller's transaction; answers how many. */
+  async deleteAllOf(tx: Queryable, userId: string): Promise<number> {
+    return this.deleteWhere(tx, userId, null);
   }
 
   /** Each deleted token is announced on the tokens channel in the same statement, so when and only if it commits. */
