@@ -883,7 +883,8 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: "The caller's uploads by type and quota; site ADMINs also get the site block",
       description:
-        '`images` counts every image the caller uploaded: image files on cuts, project covers and vibe images (an image replaced or removed no longer counts). The three types add up to `totalSize` and `fileCount`.',
+        '`images` counts every image the caller uploaded: image files on cuts, project covers and vibe images (an image replaced or removed no longer counts). The three types add up to `totalSize` and `fileCount`. ' +
+        'A personal access token limited to projects counts only those projects (no avatar) and never gets `site`; its `quota.usedBytes` is the account\'s.',
       responses: { '200': ok(ref('StorageStats')), ...errors(401) },
     },
   },
