@@ -193,6 +193,7 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['auth'],
       summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
       description:
+        'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). ' +
         'Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: ' +
         'LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client ' +
         'address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds ' +
@@ -346,9 +347,14 @@ const paths: Record<string, Record<string, unknown>> = {
         '(404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants ' +
         'more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked ' +
         'or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) ' +
-        'nor /api/tokens: 403 INSUFFICIENT_SCOPE.',
+        'nor /api/tokens: 403 INSUFFICIENT_SCOPE. At most 100 live tokens per account: the 101st is 429 RATE_LIMITED until one ' +
+        'is revoked or expires.',
       requestBody: { required: true, ...json(ref('CreateTokenRequest')) },
-      responses: { '201': created(ref('CreatedPersonalAccessToken')), ...errors(400, 401, 403, 404, 413, 415) },
+      responses: {
+        '201': created(ref('CreatedPersonalAccessToken')),
+        ...errors(400, 401, 403, 404, 413, 415),
+        '429': problem('RATE_LIMITED: the account already has 100 live tokens; revoke one (Retry-After)', RETRY_AFTER),
+      },
     },
     get: {
       tags: ['tokens'],
@@ -692,9 +698,11 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['shares'],
       security: bearer,
       summary: "Make a new share link of the cut (each call makes another); event cut.shared",
-      description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP.",
+      description:
+        "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP. " +
+        'At most 100 live links per cut: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
       requestBody: { required: false, ...json(ref('ShareRequest')) },
-      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415), '429': problem('RATE_LIMITED: 100 live links already; revoke one (Retry-After)', RETRY_AFTER) },
     },
     delete: {
       tags: ['shares'],
@@ -947,11 +955,12 @@ const paths: Record<string, Record<string, unknown>> = {
       tags: ['shares'],
       security: bearer,
       summary: 'Make a new share link (each call makes another)',
+      description: 'At most 100 live links per file: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
       requestBody: {
         required: false,
         ...json(ref('ShareRequest')),
       },
-      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415) },
+      responses: { '201': created(ref('ShareLink')), ...errors(400, 401, 404, 413, 415), '429': problem('RATE_LIMITED: 100 live links already; revoke one (Retry-After)', RETRY_AFTER) },
     },
     delete: {
       tags: ['shares'],

@@ -6,12 +6,15 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
-import { forbidden, notFound } from '../core/errors.js';
+import { DomainError, forbidden, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { FilesRepository, type StoredFileRow } from '../files/repository.js';
 import { ArchivesRepository } from '../archives/repository.js';
 import { type ShareTarget, SharesRepository } from './repository.js';
+
+/** Live links one file or cut may have: each is a public door to audit and revoke. */
+export const MAX_LIVE_LINKS = 100;
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -65,6 +68,9 @@ export class SharesService {
     const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
     await this.sql.begin(async (tx) => {
       const { projectId } = await this.requireMember(principal, target, tx);
+      if ((await this.repository.countLiveLocked(tx, target)) >= MAX_LIVE_LINKS) {
+        throw new DomainError('RATE_LIMITED', `At most ${MAX_LIVE_LINKS} live links per file or cut: revoke one first`, { retryAfterSeconds: 60 });
+      }
       await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, expiresAt, createdBy: principal.userId });
       const event =
         'fileId' in target

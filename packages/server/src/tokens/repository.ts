@@ -41,8 +41,21 @@ export interface NewToken {
 export class TokensRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  async insert(token: NewToken): Promise<PersonalAccessToken> {
-    const [row] = await this.sql<TokenRow[]>`
+  /**
+   * Records a token unless the user already has `max` live ones (then null). The user's row lock makes the
+   * count hold under parallel requests.
+   */
+  async insertWithin(max: number, token: NewToken): Promise<PersonalAccessToken | null> {
+    return this.sql.begin(async (tx) => {
+      await tx`select 1 from users where id = ${token.userId} for no key update`;
+      const [live] = await tx<{ count: number }[]>`
+        select count(*)::int as count from personal_access_tokens where user_id = ${token.userId} and expires_at > now()`;
+      return live!.count >= max ? null : this.insert(tx, token);
+    });
+  }
+
+  private async insert(tx: Queryable, token: NewToken): Promise<PersonalAccessToken> {
+    const [row] = await tx<TokenRow[]>`
       insert into personal_access_tokens (user_id, name, token_hash, token_hint, scope, project_ids, expires_at)
       values (${token.userId}, ${token.name}, ${token.tokenHash}, ${token.tokenHint}, ${token.scope},
               ${token.projectIds}::uuid[], now() + make_interval(secs => ${token.expiresInSeconds}))
