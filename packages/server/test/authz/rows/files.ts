@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import yazl from 'yazl';
 import { sampleBytes, toneWav, upload } from '../../support/files.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
 
@@ -45,6 +46,30 @@ async function newAnalysedFile(fx: Fixture): Promise<{ id: string; token: string
   }
   const link = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token }), 201);
   return { id: file.id, token: link.token };
+}
+
+/** A STEM ZIP whose analysis is done, made once per fixture. */
+const analysedStems = new WeakMap<Fixture, Promise<string>>();
+const analysedStem = (fx: Fixture) => {
+  if (!analysedStems.has(fx)) analysedStems.set(fx, newAnalysedStem(fx));
+  return analysedStems.get(fx)!;
+};
+
+async function newAnalysedStem(fx: Fixture): Promise<string> {
+  const token = fx.actors.projectAdmin.token!;
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(toneWav(1), 'drums.wav');
+  zip.addBuffer(Buffer.from('notes'), 'notes.txt');
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'stems.zip', Buffer.concat(chunks)), 201);
+  const until = Date.now() + 30_000;
+  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
+    if (Date.now() > until) throw new Error('the stems were not analysed within 30 s');
+    await delay(100);
+  }
+  return file.id;
 }
 
 const uploadForm = (fx: Fixture) => {
@@ -110,6 +135,11 @@ export const rows: MatrixRow[] = [
   {
     endpoint: 'GET /api/files/:id/peaks',
     path: async (fx) => `/api/files/${(await analysedFile(fx)).id}/peaks`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/files/:id/entries',
+    path: async (fx) => `/api/files/${await analysedStem(fx)}/entries`,
     expect: anyMember(),
   },
   {
