@@ -2,12 +2,12 @@
 // entries with exact counts, and GET /api/files/:id/entries pages through every one in the ZIP's order.
 import type { FileRecord, StemEntriesPage, StemEntry } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yazl from 'yazl';
 import type { Api } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { zipOf } from './support/zip.js';
 
 const ENTRY_COUNT = 3000;
 /** Positions of the real WAVs among the text entries: the first, and one far past the record's 100. */
@@ -15,16 +15,9 @@ const WAV_POSITIONS = new Set([0, 2500]);
 
 const entryName = (position: number): string => (WAV_POSITIONS.has(position) ? `audio/take-${position}.wav` : `notes/n${position}.txt`);
 
-async function manyEntryZip(): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
+function manyEntryZip(): Promise<Buffer> {
   const wav = toneWav(0.25);
-  for (let position = 0; position < ENTRY_COUNT; position++) {
-    zip.addBuffer(WAV_POSITIONS.has(position) ? wav : Buffer.from(`note ${position}`), entryName(position), { compress: false });
-  }
-  zip.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+  return zipOf(Array.from({ length: ENTRY_COUNT }, (_, position): [string, Buffer] => [entryName(position), WAV_POSITIONS.has(position) ? wav : Buffer.from(`note ${position}`)]));
 }
 
 describe('a STEM ZIP with thousands of entries', () => {

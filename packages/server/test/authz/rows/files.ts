@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import yazl from 'yazl';
 import { sampleBytes, toneWav, upload } from '../../support/files.js';
+import { zipOf } from '../../support/zip.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
 
 /** A file the project's ADMIN uploaded to the shared project, made once per fixture. */
@@ -57,13 +57,8 @@ const analysedStem = (fx: Fixture) => {
 
 async function newAnalysedStem(fx: Fixture): Promise<string> {
   const token = fx.actors.projectAdmin.token!;
-  const zip = new yazl.ZipFile();
-  zip.addBuffer(toneWav(1), 'drums.wav');
-  zip.addBuffer(Buffer.from('notes'), 'notes.txt');
-  zip.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
-  const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'stems.zip', Buffer.concat(chunks)), 201);
+  const zip = await zipOf([['drums.wav', toneWav(1)], ['notes.txt', Buffer.from('notes')]]);
+  const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'stems.zip', zip), 201);
   const until = Date.now() + 30_000;
   while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
     if (Date.now() > until) throw new Error('the stems were not analysed within 30 s');
