@@ -183,7 +183,7 @@ const paths: Record<string, Record<string, unknown>> = {
         '403': problem('INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email'),
         '404': problem('NOT_FOUND: the inviteToken names no pending invitation'),
         '409': problem('EMAIL_TAKEN'),
-        '429': problem('RATE_LIMITED: more than REGISTER_MAX_PER_ADDRESS (20) registrations from this client address within REGISTER_WINDOW_SECONDS (3600); Retry-After', RETRY_AFTER),
+        '429': problem('RATE_LIMITED: more than REGISTER_MAX_PER_ADDRESS (20) registrations from this client address within REGISTER_WINDOW_SECONDS (3600), or a password check from this address already waiting; Retry-After', RETRY_AFTER),
         '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
@@ -195,10 +195,13 @@ const paths: Record<string, Record<string, unknown>> = {
       description:
         'Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: ' +
         'LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client ' +
-        'address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds ' +
-        'until the window frees an attempt), even for the right password, and no password is checked. A successful login is ' +
-        'not counted and clears the failures of its email from its address. Password checks run a few at a time: past a ' +
-        'short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
+        'address over all emails; and LOGIN_MAX_SUCCESSES (30) successful logins per account from any address, and ' +
+        'LOGIN_MAX_SUCCESSES_PER_ADDRESS (100) per client address over all accounts; all within LOGIN_WINDOW_SECONDS (900). ' +
+        'Past any, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, ' +
+        'and no password is checked. A successful login is not counted as a failure and clears the failures of its email from ' +
+        'its address. Password checks run a few at a time behind a queue shared fairly between client addresses: one address ' +
+        'holds at most one running check and one waiting, a third is 429 RATE_LIMITED with Retry-After: 1; past the whole ' +
+        'queue, 503 UNAVAILABLE with Retry-After: 1 (neither counted as an attempt).',
       requestBody: {
         required: true,
         ...json(ref('LoginRequest')),
@@ -284,7 +287,7 @@ const paths: Record<string, Record<string, unknown>> = {
         ...errors(400, 401, 413, 415),
         '401': unauthorized('INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
         '409': problem('LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)'),
-        '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+        '429': problem('RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After', RETRY_AFTER),
         '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
@@ -327,7 +330,7 @@ const paths: Record<string, Record<string, unknown>> = {
         '200': ok(ref('OkResult')),
         ...errors(400, 401, 413, 415),
         '401': unauthorized('INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED'),
-        '429': problem('RATE_LIMITED: too many failed logins of this email, with Retry-After', RETRY_AFTER),
+        '429': problem('RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After', RETRY_AFTER),
         '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
@@ -1039,9 +1042,12 @@ const paths: Record<string, Record<string, unknown>> = {
         'requests without Origin (non-browser clients) are allowed. The server pings every EVENTS_HEARTBEAT_SECONDS (30) and ' +
         'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
         'lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
-        '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
-        'backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake".',
-      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(400, 401, 403) },
+        '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error; 1008 the client ' +
+        'sent a message (the stream takes none: clients only answer pings); 1009 a frame over 4 KiB. Reconnect with ' +
+        'backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake". ' +
+        'One session or personal access token may hold 16 open sockets and one user 32 (per server instance); past either, ' +
+        '429 RATE_LIMITED with Retry-After: 30.',
+      responses: { '101': { description: 'Switching protocols', ...json(ref('ProjectEvent')) }, ...errors(400, 401, 403, 429) },
     },
   },
 };
@@ -1066,7 +1072,8 @@ export const openApiDocument = {
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
       'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
-      'is cut; idle keep-alive connections close after 5 s; at most MAX_CONNECTIONS (2000) are open at once.',
+      'is cut; a new connection that sends no byte within 10 s is closed; idle keep-alive connections close after 5 s; at most ' +
+      'MAX_CONNECTIONS (2000) are open at once, and at most 200 from one client address (not behind TRUST_PROXY).',
   },
   servers: [{ url: '/' }],
   components: {
