@@ -10,12 +10,15 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Scrypt from 'scrypt-kdf';
 import { median, report, round, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
 const LOGINS = Number(process.env.BENCH_LOGINS ?? 50);
 const PASSWORD = 'bench-password';
+/** SCRYPT_LOG_N's default (core/config.ts), which the server runs with here. */
+const DEFAULT_SCRYPT_LOG_N = 16;
 
 /** A JSON POST from `localAddress`; resolves with the status (or the network error) and how long the answer took. */
 function post(baseUrl, pathname, localAddress, json) {
@@ -51,6 +54,11 @@ try {
     if (registered.status !== 201) throw new Error(`register ${n}: ${registered.status}`);
   }
 
+  // What one hash costs on this machine right now (other load slows it): the figures below scale with it.
+  const hashStarted = performance.now();
+  await Scrypt.kdf(PASSWORD, { logN: DEFAULT_SCRYPT_LOG_N });
+  const hashMs = performance.now() - hashStarted;
+
   const started = performance.now();
   const answers = await Promise.all(
     Array.from({ length: LOGINS }, (_, n) => post(server.url, '/api/auth/login', address(2, n), { email: email(n), password: PASSWORD })),
@@ -63,6 +71,7 @@ try {
     logins: LOGINS,
     cores: os.availableParallelism(),
     loadAverage: round(os.loadavg()[0]),
+    hashMs: Math.round(hashMs),
     answersByStatus: byStatus,
     allSucceeded: byStatus[200] === LOGINS,
     seconds: round(seconds),
