@@ -15,10 +15,10 @@ const Scrypt = (scryptTypings as unknown as { default: typeof scryptTypings }).d
  * cores (at least one), never on every pool thread (4 unless UV_THREADPOOL_SIZE says otherwise), and each slot
  * hashes at most half the time. The queue is shared fairly between client addresses: each holds at most one
  * running hash and one waiting, and a third from the same address is an immediate 429 for that address alone,
- * so one client (even with valid credentials) cannot take everyone's turn. Up to 64 per slot wait: 50 people
- * logging in from 50 addresses at once are all served (measured on 2 cores at the default cost: bench/logins),
- * the last after some 20 s; past that the answer is an immediate 503. One bound for the process: the pool and
- * the cores are the process's. Login, registration and password change share it.
+ * so one client (even with valid credentials) cannot take everyone's turn. Up to 64 per slot wait, so 50 people
+ * logging in from 50 addresses at once are all served (bench/logins.bench.mjs); past that the answer is an
+ * immediate 503. A waiting login moves no byte: IDLE_TIMEOUT_SECONDS is also the longest it may wait. One bound
+ * for the process: the pool and the cores are the process's. Login, registration and password change share it.
  */
 const THREAD_POOL_SIZE = Number(process.env.UV_THREADPOOL_SIZE) || 4;
 const HASHING_CONCURRENCY = Math.max(1, Math.min(os.availableParallelism() - 1, THREAD_POOL_SIZE - 1));
