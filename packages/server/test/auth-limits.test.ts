@@ -46,7 +46,11 @@ describe('login failures', () => {
   it('holds the per-address limit under 20 simultaneous guesses at different emails', async () => {
     const { api } = await serverWith({ LOGIN_MAX_FAILURES_PER_ADDRESS: '5' });
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => login(api, `parallel${i}@example.com`, 'wrong-password')));
-    expect(statuses(responses)).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+    // At most the allowance is checked; on a busy machine one address's third check at once is refused by the
+    // hashing queue (429, uncounted) instead, so fewer may be.
+    const checked = responses.filter((r) => r.status === 401).length;
+    expect(checked).toBeLessThanOrEqual(5);
+    expect(statuses(responses)).toEqual([...Array(checked).fill(401), ...Array(20 - checked).fill(429)]);
     for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 900);
   });
 
@@ -97,11 +101,15 @@ describe('registrations', () => {
   it('allows REGISTER_MAX_PER_ADDRESS per client address in the window, counted before hashing, also in parallel', async () => {
     const { server, api } = await serverWith({ REGISTER_MAX_PER_ADDRESS: '3' });
     const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => register(api, `new${i}@example.com`)));
-    expect(statuses(responses)).toEqual([201, 201, 201, ...Array(7).fill(429)]);
+    // As with logins, one address's third hash at once may be refused by the hashing queue (429, uncounted).
+    const registered = responses.filter((r) => r.status === 201).length;
+    expect(registered).toBeLessThanOrEqual(3);
+    expect(statuses(responses)).toEqual([...Array(registered).fill(201), ...Array(10 - registered).fill(429)]);
     for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 3600);
     const [row] = await server.sql`select count(*)::int as n from users`;
-    expect(row!.n).toBe(3);
+    expect(row!.n).toBe(registered);
 
+    for (let i = registered; i < 3; i++) expect((await register(api, `after${i}@example.com`)).status).toBe(201);
     expectRateLimited(await register(api, 'later@example.com'), 3600);
     expect((await register(api, 'elsewhere@example.com', '198.51.100.2')).status).toBe(201);
   });
