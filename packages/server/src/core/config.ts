@@ -33,6 +33,10 @@ export interface Config {
   loginWindowSeconds: number;
   /** Failed logins per client address over all emails in the login window. */
   loginMaxFailuresPerAddress: number;
+  /** Successful logins per account (from any address) in the login window. */
+  loginMaxSuccesses: number;
+  /** Successful logins per client address over all accounts in the login window. */
+  loginMaxSuccessesPerAddress: number;
   registerMaxPerAddress: number;
   registerWindowSeconds: number;
   scryptLogN: number;
@@ -171,6 +175,8 @@ export function loadConfig(env: Env = process.env): Config {
     loginMaxFailures: integer('LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
     loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 900, 1, 86_400),
     loginMaxFailuresPerAddress: integer('LOGIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
+    loginMaxSuccesses: integer('LOGIN_MAX_SUCCESSES', 30, 1, 1_000_000),
+    loginMaxSuccessesPerAddress: integer('LOGIN_MAX_SUCCESSES_PER_ADDRESS', 100, 1, 1_000_000),
     registerMaxPerAddress: integer('REGISTER_MAX_PER_ADDRESS', 20, 1, 1_000_000),
     registerWindowSeconds: integer('REGISTER_WINDOW_SECONDS', 3600, 1, 86_400),
     scryptLogN: integer('SCRYPT_LOG_N', 16, 1, 20),

@@ -45,7 +45,7 @@ export const openApiDocument = {
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
       'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
-      'is cut; idle keep-alive connections close after 5 s; at most MAX_CONNECTIONS (2000) are open at once.',
+      'is cut; a new connection that sends no byte within 10 s is closed; idle keep-alive connections close after 5 s; at most MAX_CONNECTIONS (2000) are open at once, and at most 200 from one client address (not behind TRUST_PROXY).',
   },
   servers: [{ url: '/' }],
   components: {
