@@ -2,7 +2,7 @@ import type { AnalysisStatus, AudioInfo, FileRecord, FileType, Stems, Waveform }
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { avatarUrl } from '../images/service.js';
+import { avatarUrl } from '../images/repository.js';
 
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */
 export interface FileRow {

@@ -4,7 +4,8 @@ import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
 import { Multipart, type ReceivedUpload } from '../core/multipart.js';
-import { Images, type StoredImage } from './service.js';
+import type { StoredImage } from './repository.js';
+import { Images } from './service.js';
 
 /** The create and update bodies of projects and vibes, which may carry an image: HTTP only, for their routes. */
 @injectable()
