@@ -1,5 +1,6 @@
-import { FORM_SCHEMAS, RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
+import { FORM_SCHEMAS, MAX_UPLOAD_BYTES, RECORD_SCHEMAS, REQUEST_SCHEMAS, sizeInMiB } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
+import { SETTINGS } from '../core/config.js';
 import { SERVER_VERSION } from '../version.js';
 
 // The OpenAPI 3.1 document, served at GET /api/openapi.json. Its schemas (records and request bodies)
@@ -7,6 +8,10 @@ import { SERVER_VERSION } from '../version.js';
 // test/openapi.test.ts checks that every route the server registers is described here.
 
 type Schema = Record<string, unknown>;
+
+/** A setting named with its default, as the prose states it: `IDLE_TIMEOUT_SECONDS (60)`. */
+const setting = (name: 'REGISTER_MAX_PER_ADDRESS' | 'REGISTER_WINDOW_SECONDS' | 'LOGIN_MAX_FAILURES' | 'LOGIN_MAX_FAILURES_PER_ADDRESS' | 'LOGIN_WINDOW_SECONDS' | 'EVENTS_HEARTBEAT_SECONDS' | 'IDLE_TIMEOUT_SECONDS' | 'MAX_CONNECTIONS'): string =>
+  `${name} (${SETTINGS[name].default})`;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const uuid: Schema = { type: 'string', format: 'uuid' };
@@ -66,7 +71,7 @@ const AUTH_COOKIES = {
   'Set-Cookie': {
     schema: { type: 'string' },
     description:
-      'access_token (HttpOnly; SameSite=Lax; Path=/; Max-Age=900) and refresh_token (HttpOnly; SameSite=Strict; ' +
+      `access_token (HttpOnly; SameSite=Lax; Path=/; Max-Age=${SETTINGS.ACCESS_TOKEN_TTL_SECONDS.default}) and refresh_token (HttpOnly; SameSite=Strict; ` +
       'Path=/api/auth; Max-Age = seconds left in the session with rememberMe, else a session cookie); both Secure when ' +
       'PUBLIC_URL is https or COOKIE_SECURE=true.',
   },
@@ -183,7 +188,7 @@ const paths: Record<string, Record<string, unknown>> = {
         '403': problem('INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email'),
         '404': problem('NOT_FOUND: the inviteToken names no pending invitation'),
         '409': problem('EMAIL_TAKEN'),
-        '429': problem('RATE_LIMITED: more than REGISTER_MAX_PER_ADDRESS (20) registrations from this client address within REGISTER_WINDOW_SECONDS (3600); Retry-After', RETRY_AFTER),
+        '429': problem(`RATE_LIMITED: more than ${setting('REGISTER_MAX_PER_ADDRESS')} registrations from this client address within ${setting('REGISTER_WINDOW_SECONDS')}; Retry-After`, RETRY_AFTER),
         '503': problem(PASSWORD_CHECKS_UNAVAILABLE, RETRY_AFTER),
       },
     },
@@ -194,8 +199,8 @@ const paths: Record<string, Record<string, unknown>> = {
       summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
       description:
         'Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: ' +
-        'LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client ' +
-        'address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds ' +
+        `${setting('LOGIN_MAX_FAILURES')} failures per email and client address, and ${setting('LOGIN_MAX_FAILURES_PER_ADDRESS')} per client ` +
+        `address over all emails, within ${setting('LOGIN_WINDOW_SECONDS')}. Past either, 429 RATE_LIMITED with Retry-After (seconds ` +
         'until the window frees an attempt), even for the right password, and no password is checked. A successful login is ' +
         'not counted and clears the failures of its email from its address. Password checks run a few at a time: past a ' +
         'short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
@@ -738,8 +743,8 @@ const paths: Record<string, Record<string, unknown>> = {
       security: bearer,
       summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
       description:
-        'Type from the extension, MIME type from the table, leading bytes verified. Limits: audio 100 MiB, ZIP stems 500 MiB, ' +
-        'images 5 MiB; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any ' +
+        `Type from the extension, MIME type from the table, leading bytes verified. Limits: audio ${sizeInMiB(MAX_UPLOAD_BYTES.CUT)}, ZIP stems ${sizeInMiB(MAX_UPLOAD_BYTES.STEM)}, ` +
+        `images ${sizeInMiB(MAX_UPLOAD_BYTES.IMAGE)}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any ` +
         'byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would ' +
         "leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over " +
         'USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.',
@@ -764,7 +769,7 @@ const paths: Record<string, Record<string, unknown>> = {
           headers: {
             'Tus-Version': { schema: { type: 'string', const: '1.0.0' } },
             'Tus-Extension': { schema: { type: 'string', const: 'creation,creation-with-upload,termination,checksum,expiration' } },
-            'Tus-Max-Size': { schema: { type: 'integer' }, description: 'The largest type limit (500 MiB unless MAX_STEM_BYTES lowers it)' },
+            'Tus-Max-Size': { schema: { type: 'integer' }, description: `The largest type limit (${sizeInMiB(MAX_UPLOAD_BYTES.STEM)} unless MAX_STEM_BYTES lowers it)` },
             'Tus-Checksum-Algorithm': { schema: { type: 'string', const: 'sha1,sha256' } },
           },
         },
@@ -1036,7 +1041,7 @@ const paths: Record<string, Record<string, unknown>> = {
         'user belongs to at that moment (member.added for the user adds a project, member.removed and project.deleted drop it ' +
         'after delivering that event; creating a project is a member.added of its creator). Events missed while disconnected ' +
         'are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); ' +
-        'requests without Origin (non-browser clients) are allowed. The server pings every EVENTS_HEARTBEAT_SECONDS (30) and ' +
+        `requests without Origin (non-browser clients) are allowed. The server pings every ${setting('EVENTS_HEARTBEAT_SECONDS')} and ` +
         'drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its ' +
         'lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events ' +
         '(its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with ' +
@@ -1065,8 +1070,8 @@ export const openApiDocument = {
       'endpoint: a read token on anything but GET and HEAD, any token on /api/auth/* (except GET /api/auth/me) and /api/tokens. ' +
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
-      'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
-      'is cut; idle keep-alive connections close after 5 s; at most MAX_CONNECTIONS (2000) are open at once.',
+      `Connections: headers must arrive within ${SETTINGS.HEADERS_TIMEOUT_SECONDS.default} s; a request whose connection moves no byte for ${setting('IDLE_TIMEOUT_SECONDS')} ` +
+      `is cut; idle keep-alive connections close after 5 s; at most ${setting('MAX_CONNECTIONS')} are open at once.`,
   },
   servers: [{ url: '/' }],
   components: {
