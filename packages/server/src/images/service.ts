@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { FILE_TYPES } from '@bandcollab/sdk/contract';
+import { extensionsOf, FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
@@ -13,7 +13,7 @@ import type { StoredBytes } from '../core/transfer.js';
 import { ImagesRepository, type StoredImage } from './repository.js';
 
 /** The names this server gives images; anything else names no image. */
-export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;
+export const IMAGE_NAME = new RegExp(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\.(${extensionsOf('IMAGE').join('|')})$`);
 
 /** Project covers, vibe images and avatars, stored under DATA_DIR/images (received by ImageForms). */
 @injectable()
