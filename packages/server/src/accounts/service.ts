@@ -12,7 +12,8 @@ import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js
 import { SessionCache } from '../core/session-cache.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { IMAGE_NAME, Images, type StoredImage } from '../images/service.js';
+import type { StoredImage } from '../images/repository.js';
+import { IMAGE_NAME, Images } from '../images/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { AccountsRepository } from './repository.js';
