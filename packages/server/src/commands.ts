@@ -139,7 +139,7 @@ const ORPHAN_ACTIONS: Record<string, 'move' | 'purge'> = { '--move': 'move', '--
 async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promise<number> {
   const log = new Logger('warn');
   const disk = new Disk(config, log);
-  const database = describeDatabase(config.databaseUrl, config.dataDir);
+  const database = describeDatabase(config.databaseUrl);
   let release: (() => Promise<void>) | null = null;
   try {
     if (action !== 'list') release = await lockDataDir(config.dataDir);
@@ -192,7 +192,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
       }
     }
     const database = await openDatabase(config, log);
-    const described = describeDatabase(config.databaseUrl, config.dataDir);
+    const described = describeDatabase(config.databaseUrl);
     try {
       const service = new BackupService(new BackupRepository(database.sql), disk);
       if (manifest) {

@@ -76,7 +76,7 @@ describe('a DATA_DIR and its database', () => {
     expect(beside.code).toBe(1);
     expect(beside.stdout).toBe('');
     expect(beside.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(beside.stderr).toContain(`DATA_DIR ${dataDir} holds the files of the database ${databaseName(own)} on 127.0.0.1`);
+    expect(beside.stderr).toContain(`DATA_DIR ${dataDir} holds the files of ${databaseName(own)} on 127.0.0.1`);
     expect(beside.stderr).toContain(`not of ${databaseName(other)} on 127.0.0.1`);
     expect(await tree(dataDir)).toEqual(before);
     expect(await hasTables(other)).toBe(false);
@@ -98,9 +98,16 @@ describe('a DATA_DIR and its database', () => {
     const stopped = await tree(dataDir);
     const after = await runServerCommand([], { ...env, DATABASE_URL: other, PORT: '0' });
     expect(after.code).toBe(1);
-    expect(after.stderr).toContain(`holds the files of the database ${databaseName(own)}`);
+    expect(after.stderr).toContain(`holds the files of ${databaseName(own)} on 127.0.0.1`);
     expect(await tree(dataDir)).toEqual(stopped);
     expect(await hasTables(other)).toBe(false);
+
+    // Without DATABASE_URL: refused before an embedded database is initialised in it.
+    const embedded = await runServerCommand([], { DATA_DIR: dataDir, JWT_SECRET: env.JWT_SECRET, PORT: '0' });
+    expect(embedded.code).toBe(1);
+    expect(embedded.stderr).toContain(`holds the files of ${databaseName(own)} on 127.0.0.1`);
+    expect(embedded.stderr).toContain('not of the embedded PostgreSQL in DATA_DIR/postgres');
+    expect(await tree(dataDir)).toEqual(stopped);
 
     // Its own database again: it starts, and the file is still served.
     running = await spawnServer(env);

@@ -22,9 +22,12 @@ interface Binding {
   database: string;
 }
 
+/** The embedded database, wherever DATA_DIR is: a DATA_DIR may be moved. */
+const EMBEDDED = 'the embedded PostgreSQL in DATA_DIR/postgres';
+
 /** How the DATA_DIR's records name a database: never with its user or password. */
-export function describeDatabase(databaseUrl: string | null, dataDir: string): string {
-  if (databaseUrl === null) return `the embedded PostgreSQL in ${path.join(dataDir, 'postgres')}`;
+export function describeDatabase(databaseUrl: string | null): string {
+  if (databaseUrl === null) return EMBEDDED;
   const url = new URL(databaseUrl);
   return `${decodeURIComponent(url.pathname.slice(1)) || 'postgres'} on ${url.hostname}:${url.port || '5432'}`;
 }
@@ -52,8 +55,8 @@ async function readBinding(dataDir: string): Promise<Binding | null> {
 
 const mismatch = (dataDir: string, recorded: Binding, database: string, id: string | null): DataDirRefused =>
   new DataDirRefused(
-    `DATA_DIR ${dataDir} holds the files of the database ${recorded.database} (id ${recorded.id}), not of ${database} ` +
-      `(${id === null ? 'a new database' : `id ${id}`}): start with the database it belongs to, or another DATA_DIR ` +
+    `DATA_DIR ${dataDir} holds the files of ${recorded.database} (database id ${recorded.id}), not of ${database} ` +
+      `(${id === null ? 'a new database' : `database id ${id}`}): start with the database it belongs to, or another DATA_DIR ` +
       `(if ${database} really is its database, delete ${path.join(dataDir, BINDING_FILE)}).`,
   );
 

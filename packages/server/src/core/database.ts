@@ -67,7 +67,7 @@ const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
  * its database. Closing releases it.
  */
 export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse = { kind: 'command' }): Promise<Database> {
-  const database = describeDatabase(config.databaseUrl, config.dataDir);
+  const database = describeDatabase(config.databaseUrl);
   // What is taken so far, undone in reverse order on a failure and at close.
   const taken: (() => Promise<void>)[] = [];
   const release = async () => {
