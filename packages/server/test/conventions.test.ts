@@ -173,6 +173,7 @@ describe('authentication failures', () => {
     'POST /api/auth/login',
     'POST /api/auth/refresh',
     'POST /api/auth/logout',
+    'GET /',
     'GET /api/health',
     'GET /api/openapi.json',
     'GET /api/reference',
