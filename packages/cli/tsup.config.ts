@@ -1,13 +1,14 @@
 import { defineConfig } from 'tsup';
 
-// Dependencies are bundled (@napi-rs/keyring aside: it loads a native binary from a package of its own): resolving and loading hundreds of small files
-// from node_modules (undici, ajv under conf) was a third of `band project list`'s start-up. The bundle's
-// CommonJS parts need `require`, which an ES module does not have: the banner provides it.
+// Dependencies are bundled (@napi-rs/keyring aside: it loads a native binary from a package of its own):
+// resolving and loading hundreds of small files from node_modules (undici, ajv under conf) was a third of
+// `band project list`'s start-up. The bundle's CommonJS parts need `require`, which an ES module does not
+// have: the banner provides it.
 export default defineConfig({
   // The keychain worker is a file of its own: a worker thread is started from a file.
   entry: { band: 'src/band.ts', 'keychain-worker': 'src/keychain-worker.ts' },
   format: ['esm'],
-  target: 'node20',
+  target: 'node22',
   clean: true,
   sourcemap: true,
   splitting: true,
