@@ -177,19 +177,26 @@ export class Transport {
     return response;
   }
 
+  /**
+   * An idempotent call is sent again after a broken connection or a 429/502/503/504. Any other call only after a
+   * 429: the server refused it before doing anything (parallel CI jobs signing in from one address share its
+   * password checks), so sending it again cannot do its work twice.
+   */
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
-    const retries = IDEMPOTENT.has(spec.method) && spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
+    const retries = spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
+    const idempotent = IDEMPOTENT.has(spec.method);
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
         response = await this.sendOnce(spec, token);
       } catch (cause) {
         if (spec.signal?.aborted) throw spec.signal.reason;
-        if (attempt >= retries) throw networkError(cause, spec);
+        if (!idempotent || attempt >= retries) throw networkError(cause, spec);
         await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
         continue;
       }
-      if (attempt >= retries || !RETRY_STATUSES.has(response.status)) return response;
+      const retried = idempotent ? RETRY_STATUSES.has(response.status) : response.status === 429;
+      if (attempt >= retries || !retried) return response;
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
       await response.body.dump();
