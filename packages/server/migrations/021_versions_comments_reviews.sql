@@ -49,8 +49,9 @@ create table comments (
   resolved_by uuid references users (id) on delete set null,
   edited      boolean not null default false,
   deleted     boolean not null default false,
-  created_at  timestamptz not null default now(),
-  updated_at  timestamptz not null default now()
+  -- Kept to the millisecond, as the API shows them: a poll with ?since=<updatedAt> must not see the row again.
+  created_at  timestamptz not null default date_trunc('milliseconds', now()),
+  updated_at  timestamptz not null default date_trunc('milliseconds', now())
 );
 -- The page order (at_ms, nulls last, then created_at) of a file's top-level comments, and their replies.
 create index comments_file_order_idx on comments (file_id, (at_ms is null), at_ms, created_at, id) where parent_id is null;

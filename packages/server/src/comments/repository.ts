@@ -121,12 +121,13 @@ export class CommentsRepository {
   }
 
   async update(tx: Queryable, id: string, change: { body?: string; atMs?: number | null; endMs?: number | null; mentions?: string[] }): Promise<void> {
-    await tx`update comments set ${tx(change)}, edited = true, updated_at = now() where id = ${id}`;
+    await tx`update comments set ${tx(change)}, edited = true, updated_at = date_trunc('milliseconds', now()) where id = ${id}`;
   }
 
   async setResolved(tx: Queryable, id: string, by: string | null): Promise<void> {
     await tx`
-      update comments set resolved_at = ${by === null ? null : tx`now()`}, resolved_by = ${by}, updated_at = now()
+      update comments set resolved_at = ${by === null ? null : tx`date_trunc('milliseconds', now())`}, resolved_by = ${by},
+          updated_at = date_trunc('milliseconds', now())
       where id = ${id}`;
   }
 
@@ -137,7 +138,7 @@ export class CommentsRepository {
   }
 
   async tombstone(tx: Queryable, id: string): Promise<void> {
-    await tx`update comments set body = null, mentions = '{}', deleted = true, updated_at = now() where id = ${id}`;
+    await tx`update comments set body = null, mentions = '{}', deleted = true, updated_at = date_trunc('milliseconds', now()) where id = ${id}`;
   }
 
   async delete(tx: Queryable, id: string): Promise<void> {
