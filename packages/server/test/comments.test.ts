@@ -160,7 +160,7 @@ describe('comment pages', () => {
   async function crowdedFile() {
     const { fileId } = await band();
     const rows = Array.from({ length: 2000 }, (_, index) => ({
-      id: randomUUID(),
+      id: randomUUID() as string,
       fileId,
       authorId: member.user.id,
       body: `note ${index}`,

@@ -7,6 +7,7 @@ import { forbidden, invalidField, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { avatarUrl } from '../images/service.js';
+import type { ExportedComment } from './markers.js';
 import { type CommentQuery, type CommentRow, type CommentScope, CommentsRepository, type PageKey } from './repository.js';
 
 /** What a page asks for, as the routes read it from the query string. */
@@ -24,6 +25,9 @@ export interface FilePageRequest extends PageRequest {
 export interface InboxPageRequest extends PageRequest {
   mentionsMe: boolean;
 }
+
+/** An export reads at most this many threads: far beyond a review round, and a bound on one request's work. */
+const EXPORT_LIMIT = 10_000;
 
 /** Who wrote a comment whose account is gone. */
 const FORMER_MEMBER = 'Former member';
@@ -146,6 +150,35 @@ export class CommentsService {
       if (row.parentId === null && (await this.comments.hasReplies(tx, id))) await this.comments.tombstone(tx, id);
       else await this.comments.delete(tx, id);
       await this.announce(tx, principal, 'comment.deleted', comment);
+    });
+  }
+
+  /**
+   * The comments a marker export holds: the top-level ones of this version (or its whole series) with their
+   * replies, every status or only open ones, in page order (whole-mix comments last).
+   */
+  async exportable(principal: Principal, fileId: string, request: { status: 'open' | 'all'; versions: 'this' | 'series' }): Promise<ExportedComment[]> {
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      const fileIds = request.versions === 'this' ? [fileId] : await this.seriesFileIds(tx, fileId);
+      const rows = await this.comments.page(tx, { scope: { fileIds }, status: request.status, since: null, mentioning: null, after: null, limit: EXPORT_LIMIT });
+      const replies = await this.comments.replies(tx, rows.map((row) => row.id));
+      const authorOf = (row: CommentRow): string => toComment(row, null).author.name;
+      // A deleted thread (a tombstone kept for its replies) is no marker: the band took that note back.
+      return rows
+        .filter((row) => !row.deleted)
+        .map((row) => ({
+          id: row.id,
+          atMs: row.atMs,
+          endMs: row.endMs,
+          author: authorOf(row),
+          body: row.body!,
+          resolved: row.resolvedAt !== null,
+          version: row.version,
+          replies: replies
+            .filter((reply) => reply.parentId === row.id)
+            .map((reply) => ({ id: reply.id, author: authorOf(reply), body: reply.body!, version: reply.version })),
+        }));
     });
   }
 
