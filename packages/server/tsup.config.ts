@@ -2,7 +2,8 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig({
   // The analysis engine is an entry of its own too: its benchmark runs it alone in a process (dist/analysis/).
-  entry: ['src/main.ts', 'src/analysis/index.ts'],
+  // So is the analysis job, which the server runs in a worker thread (src/analysis/isolated.ts).
+  entry: ['src/main.ts', 'src/analysis/index.ts', 'src/analysis/job.ts'],
   format: ['esm'],
   target: 'node20',
   clean: true,

@@ -1,6 +1,7 @@
-// The entry point: band on this process's streams, environment and clock (systemIo).
+// The entry point: band on this process's streams, environment and clock (systemIo), with the SDK's clients.
 import { setFlagsFromString } from 'node:v8';
 import { EXIT } from './exit-codes.js';
+import { bandFactory } from './factory.js';
 import { systemIo } from './io.js';
 import { runBand } from './main.js';
 
@@ -20,4 +21,4 @@ process.on('SIGINT', () => {
   process.exit(EXIT.interrupted);
 });
 
-process.exitCode = await runBand(process.argv.slice(2), systemIo());
+process.exitCode = await runBand(process.argv.slice(2), bandFactory(systemIo()));

@@ -1,9 +1,11 @@
 // One band run: it declares the global flags and loads only the command group the arguments name (the
 // others appear in help as one-line stubs), so `band --version` loads commander and nothing heavy: not the
-// SDK (undici), conf, or the other groups. Everything it reads and writes goes through the Io it is given.
+// SDK (undici), conf, or the other groups. Everything it reads and writes goes through the Io of the factory
+// it is given, and every SDK client it makes comes from that factory.
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
 import { CliError, EXIT, EXIT_CODES_HELP } from './exit-codes.js';
+import type { Factory } from './factory.js';
 import type { Io } from './io.js';
 import { Output } from './render.js';
 
@@ -11,11 +13,11 @@ interface CommandGroup {
   /** The group's description, in `band --help` and its own help (storage, publish and watch give a longer one there). */
   summary: string;
   /** Adds the group's subcommands (or its own arguments and action) to its command. */
-  load: () => Promise<{ register(command: Command, io: Io): void }>;
+  load: () => Promise<{ register(command: Command, factory: Factory): void }>;
 }
 
 const GROUPS: Record<string, CommandGroup> = {
-  auth: { summary: 'register, log in and out, show who you are, manage your account', load: () => import('./commands/auth.js') },
+  auth: { summary: 'register, log in and out, show who you are, manage your account', load: () => import('./commands/auth/index.js') },
   project: { summary: 'list, create, show, update and delete projects', load: () => import('./commands/project.js') },
   member: { summary: 'invite members, change their role, remove them', load: () => import('./commands/member.js') },
   invitation: { summary: 'accept an invitation link, or see what it offers', load: () => import('./commands/invitation.js') },
@@ -91,9 +93,10 @@ function buildProgram(io: Io): Command {
     .exitOverride();
 }
 
-/** Runs band with `args` (the arguments after `band`) and answers its exit code. */
-export async function runBand(args: readonly string[], systemIo: Io): Promise<number> {
-  const io = args.includes('--no-color') ? { ...systemIo, env: { ...systemIo.env, NO_COLOR: '1' } } : systemIo;
+/** Runs band with `args` (the arguments after `band`) on `factory` and answers its exit code. */
+export async function runBand(args: readonly string[], systemFactory: Factory): Promise<number> {
+  const io = args.includes('--no-color') ? { ...systemFactory.io, env: { ...systemFactory.io.env, NO_COLOR: '1' } } : systemFactory.io;
+  const factory: Factory = { io, newClient: (options) => systemFactory.newClient(options) };
   if (args[0] === 'help' && args[1] === 'exit-codes') {
     io.stdout.write(EXIT_CODES_HELP);
     return EXIT.ok;
@@ -102,7 +105,7 @@ export async function runBand(args: readonly string[], systemIo: Io): Promise<nu
   const target = targetGroup(args);
   for (const [name, group] of Object.entries(GROUPS)) {
     const command = program.command(name).description(group.summary);
-    if (name === target || target === 'completion') (await group.load()).register(command, io);
+    if (name === target || target === 'completion') (await group.load()).register(command, factory);
   }
   try {
     await program.parseAsync(args, { from: 'user' });
@@ -111,7 +114,7 @@ export async function runBand(args: readonly string[], systemIo: Io): Promise<nu
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     const options = program.opts();
     const out = new Output({ json: false, quiet: false, color: options.color !== false, progress: false, debug: Boolean(options.debug) }, io);
-    const failure = error instanceof CliError ? error : (await import('./context.js')).toCliError(error);
+    const failure = error instanceof CliError ? error : (await import('./errors.js')).toCliError(error);
     out.error(failure.message, failure.requestId);
     return failure.exitCode;
   }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { ANSI, type CliUser, cliUser, credentialFile, registerWithCli } from './support/cli.js';
+import { ANSI, type CliUser, cliUser, credentialFile, recordingClients, registerWithCli } from './support/cli.js';
 
 // Each test runs many commands against a real server; on a loaded machine that takes a while.
 vi.setConfig({ testTimeout: 90_000 });
@@ -120,6 +120,21 @@ describe('band auth', () => {
       const me = await fetch(`${server.url}/api/auth/me`, { headers: { authorization: `Bearer ${token.stdout.trim()}` } });
       expect(me.status).toBe(200);
     } finally {
+      await ci.cleanup();
+    }
+  });
+
+  it('ends the session a BAND_EMAIL run signed in for, unless the run printed its token (requests recorded through the factory)', async () => {
+    const ci = await cliUser(server.url, { BAND_EMAIL: 'ana@example.com', BAND_PASSWORD: 'correct horse battery', CI: 'true' });
+    const recorded = recordingClients();
+    try {
+      expect((await ci.band(['project', 'list'], { newClient: recorded.newClient })).exitCode).toBe(0);
+      expect(recorded.requests).toEqual(['POST /api/auth/login', 'GET /api/projects', 'POST /api/auth/logout']);
+      recorded.requests.length = 0;
+      expect((await ci.band(['auth', 'token'], { newClient: recorded.newClient })).exitCode).toBe(0);
+      expect(recorded.requests).toEqual(['POST /api/auth/login']);
+    } finally {
+      await recorded.close();
       await ci.cleanup();
     }
   });

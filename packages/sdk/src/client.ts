@@ -7,7 +7,8 @@ import { ProjectsResource } from './resources/projects.js';
 import { SharesResource } from './resources/shares.js';
 import { TokensResource } from './resources/tokens.js';
 import { VibesResource } from './resources/vibes.js';
-import { type Tokens, Transport, type TransportOptions } from './transport.js';
+import type { Tokens } from './session.js';
+import { Transport, type TransportOptions } from './transport.js';
 import type { Health } from './types.js';
 
 export type BandClientOptions = TransportOptions;

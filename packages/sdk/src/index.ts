@@ -1,7 +1,8 @@
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
 export { BandApiError, BandNetworkError, isAuthError, isStorageFull } from './errors.js';
-export type { RequestOptions, Tokens, TokenStore, Transport, TransportOptions } from './transport.js';
+export type { RequestOptions, Transport, TransportOptions } from './transport.js';
+export type { Tokens, TokenStore } from './session.js';
 export type { FileInput, Progress } from './multipart.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
 export type { UploadInput } from './resources/files.js';

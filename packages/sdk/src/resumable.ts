@@ -145,7 +145,8 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
  * Uploads through the server's tus endpoint (/api/uploads). A network error, a 5xx or a 409 makes it ask
  * the server for the offset and continue from there, with backoff, up to the call's (else the client's)
  * `retries` times in a row, after which it gives up (the upload stays resumable); a 423
- * (another request holds the upload) is waited out apart from those, for up to LOCK_PATIENCE_MS. Progress
+ * (another request holds the upload) or a 429 (the user's other uploads take every slot) is waited out apart
+ * from those, for up to LOCK_PATIENCE_MS. Progress
  * never moves back. An abort leaves the upload on the server (and in the store) for a later run. Answers
  * the id of the File the upload became.
  */
@@ -185,7 +186,7 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
       failures = 0;
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (locked(error)) await patience.wait(error);
+      if (busy(error)) await patience.wait(error);
       else {
         if (!resumable(error) || failures >= retries) throw error;
         await pause(backoffMs(failures), options.signal);
@@ -245,7 +246,7 @@ async function untilUnlocked<T>(patience: LockPatience, request: () => Promise<T
     try {
       return await request();
     } catch (error) {
-      if (!locked(error)) throw error;
+      if (!busy(error)) throw error;
       await patience.wait(error);
     }
   }
@@ -268,7 +269,7 @@ async function resumePoint(transport: Transport, url: string, patience: LockPati
       patience.reset();
       return free;
     } catch (error) {
-      if (locked(error) || (error instanceof BandApiError && error.status === 409)) await patience.wait(error);
+      if (busy(error) || (error instanceof BandApiError && error.status === 409)) await patience.wait(error);
       else if (resumable(error) && !options.signal?.aborted) return position;
       else throw error;
     }
@@ -298,9 +299,12 @@ function resumable(error: unknown): boolean {
   return error.status >= 500 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
 }
 
-/** 423 UPLOAD_LOCKED: another request is sending bytes to the upload, or the server still saves a cut-off one. */
-function locked(error: unknown): error is BandApiError {
-  return error instanceof BandApiError && error.status === 423;
+/**
+ * Waited out: 423 UPLOAD_LOCKED (another request is sending bytes to the upload, or the server still saves a
+ * cut-off one), and 429 on a PATCH (as many of the user's uploads as the server takes at once are receiving bytes).
+ */
+function busy(error: unknown): error is BandApiError {
+  return error instanceof BandApiError && (error.status === 423 || error.status === 429);
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {

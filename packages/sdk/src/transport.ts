@@ -2,28 +2,10 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
-import { BandApiError, BandNetworkError, localProblem } from './errors.js';
+import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
+import { BandApiError, BandNetworkError } from './errors.js';
+import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
 import type { ErrorCode, Problem, RefreshRequest, TokenPair } from './types.js';
-
-export interface Tokens {
-  accessToken: string | undefined;
-  refreshToken: string | undefined;
-}
-
-/**
- * Where a token pair is kept between runs and shared between processes (a file, a keychain). With a store,
- * a refresh runs inside `withRefreshLock`, reloads the stored pair first and uses it when another process
- * already rotated it; only when the stored pair is still the one this client holds does it rotate it, and
- * then it saves the new pair. The server revokes a whole session when a rotated refresh token is presented
- * again, so processes sharing one pair need the lock.
- */
-export interface TokenStore {
-  /** The stored pair; undefined when signed out (in this process or another). */
-  load(): Promise<Pick<TokenPair, 'accessToken' | 'refreshToken'> | undefined>;
-  save(pair: TokenPair): Promise<void>;
-  /** Runs `refresh` while no other process refreshes the same pair; without it, refreshes are not serialised. */
-  withRefreshLock?<T>(refresh: () => Promise<T>): Promise<T>;
-}
 
 /** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
 export interface RequestOptions {
@@ -48,7 +30,7 @@ export interface TransportOptions {
   accessToken?: string;
   refreshToken?: string;
   /** Called with every new token pair (login, register, refresh) so the caller can persist it. */
-  onTokens?: (pair: TokenPair) => void | Promise<void>;
+  onTokens?: TokenSessionOptions['onTokens'];
   /** Shares the pair with other processes: refreshes reload, lock and save through it. */
   tokenStore?: TokenStore;
   /** An undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
@@ -89,17 +71,21 @@ export interface StreamedResponse {
   body: Dispatcher.ResponseData['body'];
 }
 
+const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
+
+/** A declared route's path parameters and JSON body, each only where it has them. */
+export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> extends never ? { params?: never } : { params: ParamsOf<R> }) &
+  (R['request'] extends string ? { json: RequestOf<R> } : { json?: never });
+
 const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 /** A server asking for a longer pause than this gets its error surfaced (with retryAfter) instead of a wait. */
 const MAX_RETRY_AFTER_SECONDS = 10;
-/** Refresh this long before expiry, but never earlier than a tenth of the token's lifetime before it. */
-const REFRESH_MARGIN_SECONDS = 30;
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
 /**
- * The one place that talks HTTP: base URL, the Authorization header, token refresh, retries, timeouts,
- * and turning failures into BandApiError / BandNetworkError.
+ * The one place that talks HTTP: base URL, the Authorization header (from its token session, which refreshes),
+ * retries, timeouts, and turning failures into BandApiError / BandNetworkError.
  */
 export class Transport {
   readonly baseUrl: string;
@@ -107,14 +93,7 @@ export class Transport {
   readonly dispatcher: Dispatcher | undefined;
   readonly userAgent: string;
   private readonly timeoutMs: number;
-  private readonly onTokens: TransportOptions['onTokens'];
-  private readonly tokenStore: TokenStore | undefined;
-  private accessToken: string | undefined;
-  private refreshToken: string | undefined;
-  /** When to refresh the current access token proactively (ms since epoch); Infinity when unknown. */
-  private refreshAt = Infinity;
-  /** The refresh in flight, shared by every call that needs it. */
-  private refreshing: Promise<TokenPair> | undefined;
+  private readonly session: TokenSession;
 
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -122,8 +101,12 @@ export class Transport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.dispatcher = options.dispatcher;
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
-    this.onTokens = options.onTokens;
-    this.tokenStore = options.tokenStore;
+    this.session = new TokenSession({
+      onTokens: options.onTokens,
+      tokenStore: options.tokenStore,
+      rotate: (refreshToken) =>
+        this.json<TokenPair>({ method: 'POST', path: '/api/auth/refresh', json: { refreshToken } satisfies RefreshRequest, auth: false }),
+    });
     if (options.token !== undefined && (options.accessToken !== undefined || options.refreshToken !== undefined)) {
       throw new TypeError('Pass either a personal access token (token) or a session pair (accessToken, refreshToken), not both');
     }
@@ -137,34 +120,37 @@ export class Transport {
   }
 
   get tokens(): Tokens {
-    return { accessToken: this.accessToken, refreshToken: this.refreshToken };
+    return this.session.tokens;
   }
 
   setTokens(tokens: Partial<Tokens>): void {
-    this.accessToken = tokens.accessToken;
-    this.refreshToken = tokens.refreshToken;
-    this.refreshAt = this.accessToken ? refreshTime(this.accessToken) : Infinity;
+    this.session.setTokens(tokens);
   }
 
   /** Keeps a new pair, saves it in the token store and hands it to onTokens. */
-  async storeTokens(pair: TokenPair): Promise<void> {
-    this.setTokens(pair);
-    await this.tokenStore?.save(pair);
-    await this.onTokens?.(pair);
+  storeTokens(pair: TokenPair): Promise<void> {
+    return this.session.storeTokens(pair);
   }
 
   /** Rotates the token pair; concurrent callers share one refresh request. */
   refresh(): Promise<TokenPair> {
-    this.refreshing ??= this.refreshShared().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
+    return this.session.refresh();
   }
 
   /** An access token that is not about to expire, refreshing first when needed. */
-  async freshAccessToken(): Promise<string | undefined> {
-    if (this.accessToken && this.refreshToken && Date.now() >= this.refreshAt) await this.refresh();
-    return this.accessToken;
+  freshAccessToken(): Promise<string | undefined> {
+    return this.session.freshAccessToken();
+  }
+
+  /**
+   * Calls a declared route (contract/routes.ts): its method and path come from the declaration, its parameters
+   * fill the path, and the answer has the declared record's type. Credentials go with every route that
+   * authenticates.
+   */
+  call<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+    const { params, json } = input as { params?: Record<string, string>; json?: unknown };
+    const method = route.method as Method;
+    return this.json<ResponseOf<R>>({ method, path: pathOf(route, params), json, auth: AUTHENTICATED.has(route.auth) }, options);
   }
 
   /** Sends a request and parses the JSON answer. */
@@ -179,62 +165,15 @@ export class Transport {
     const usesAuth = spec.auth !== false;
     let token = usesAuth ? await this.freshAccessToken() : undefined;
     let response = await this.sendWithRetries(spec, token);
-    if (response.status === 401 && token !== undefined && this.refreshToken && spec.stream?.replayable !== false) {
+    if (response.status === 401 && token !== undefined && this.tokens.refreshToken && spec.stream?.replayable !== false) {
       const error = await problemFrom(response);
       if (error.code !== 'TOKEN_EXPIRED') throw error;
-      if (this.accessToken === token) await this.refresh();
-      token = this.accessToken;
+      if (this.tokens.accessToken === token) await this.refresh();
+      token = this.tokens.accessToken;
       response = await this.sendWithRetries(spec, token);
     }
     if (response.status >= 400) throw await problemFrom(response);
     return response;
-  }
-
-  /**
-   * With a token store: under its lock, the stored pair wins when another process already rotated the one
-   * this client holds (and its access token is not due yet); else that pair is rotated here.
-   */
-  private async refreshShared(): Promise<TokenPair> {
-    const store = this.tokenStore;
-    if (!store) return this.rotate();
-    const held = this.refreshToken;
-    const underLock = store.withRefreshLock?.bind(store) ?? ((refresh: () => Promise<TokenPair>) => refresh());
-    return underLock(async () => {
-      const stored = await store.load();
-      if (!stored) {
-        this.setTokens({});
-        throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'Signed out meanwhile: sign in again');
-      }
-      if (stored.refreshToken !== held && Date.now() < refreshTime(stored.accessToken)) {
-        this.setTokens(stored);
-        return withExpiry(stored);
-      }
-      this.setTokens(stored);
-      return this.rotate();
-    });
-  }
-
-  private async rotate(): Promise<TokenPair> {
-    const refreshToken = this.refreshToken;
-    if (!refreshToken) {
-      throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'No refresh token: sign in again');
-    }
-    try {
-      const pair = await this.json<TokenPair>({
-        method: 'POST',
-        path: '/api/auth/refresh',
-        json: { refreshToken } satisfies RefreshRequest,
-        auth: false,
-      });
-      await this.storeTokens(pair);
-      return pair;
-    } catch (error) {
-      // A dead refresh token stays dead: forget the pair so later calls do not keep presenting it.
-      if (error instanceof BandApiError && error.status === 401 && this.refreshToken === refreshToken) {
-        this.setTokens({});
-      }
-      throw error;
-    }
   }
 
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
@@ -297,13 +236,6 @@ function withRequestOptions(spec: RequestSpec, options: RequestOptions): Request
 export function joinedSignal(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
   const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
   return present.length > 1 ? AbortSignal.any(present) : present[0];
-}
-
-/** A stored pair as a TokenPair: `expiresIn` from the access token's `exp`. */
-function withExpiry(pair: Pick<TokenPair, 'accessToken' | 'refreshToken'>): TokenPair {
-  const exp = claims(pair.accessToken).exp;
-  const expiresIn = typeof exp === 'number' ? Math.max(0, Math.floor(exp - Date.now() / 1000)) : 0;
-  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken, expiresIn };
 }
 
 /** Reads an error response into a BandApiError, whether or not the body is problem+json. */
@@ -382,21 +314,4 @@ export function segment(id: string): string {
 export function backoffMs(attempt: number): number {
   const ceiling = Math.min(4000, 250 * 2 ** attempt);
   return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-/** When to refresh an access token proactively, from its `exp` and `iat` claims. */
-function refreshTime(accessToken: string): number {
-  const payload = claims(accessToken);
-  if (typeof payload.exp !== 'number') return Infinity;
-  const lifetime = typeof payload.iat === 'number' ? payload.exp - payload.iat : REFRESH_MARGIN_SECONDS * 10;
-  return (payload.exp - Math.min(REFRESH_MARGIN_SECONDS, lifetime / 10)) * 1000;
-}
-
-/** The claims of a JWT, unverified (the server verifies); none when it is not one. */
-function claims(token: string): { exp?: unknown; iat?: unknown } {
-  try {
-    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown; iat?: unknown };
-  } catch {
-    return {};
-  }
 }

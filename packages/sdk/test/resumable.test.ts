@@ -231,6 +231,31 @@ describe('resumable uploads', () => {
     expect(JSON.parse(await readFile(store.filePath, 'utf8'))).toEqual({});
   });
 
+  it("waits out a 429 while three other uploads of the user's receive bytes, then completes", async () => {
+    const bytes = zipBytes(8 * MiB);
+    const others: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const created = await fetch(`${server.url}/api/uploads`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${owner.sessionTokens.accessToken}`,
+          'tus-resumable': '1.0.0',
+          'upload-length': String(bytes.length),
+          'upload-metadata': `cutId ${btoa(cut.id)},filename ${btoa(`other${i}.zip`)}`,
+        },
+      });
+      others.push(new URL(created.headers.get('location')!, server.url).href);
+    }
+    const holders = await Promise.all(others.map((url) => holdLock(url, bytes)));
+    const file = path.join(workDir, 'fourth.zip');
+    await writeFile(file, bytes);
+    const released = sleep(2000).then(() => holders.forEach((holder) => holder.release()));
+
+    const record = await owner.files.upload({ cutId: cut.id, file });
+    await released;
+    expect(record.sha256).toBe(sha256(bytes));
+  });
+
   it('stops waiting out a 423 at once when its signal aborts', async () => {
     const { file, store, url, bytes } = await abortedUpload('aborted while locked.zip');
     const holder = await holdLock(url, bytes);

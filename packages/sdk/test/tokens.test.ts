@@ -17,6 +17,8 @@ describe('client.tokens and new BandClient({ token })', () => {
     expect(created.token).toMatch(/^bcp_[0-9A-Za-z]{36}$/);
     expect(created).toMatchObject({ name: 'CI', scope: 'write', projectIds: [project.id], tokenHint: `bcp_${created.token.slice(-4)}` });
     expect((await client.tokens.list()).map((t) => t.id)).toEqual([created.id]);
+    const { token: _secret, ...shown } = created;
+    expect(await client.tokens.get(created.id)).toEqual(shown);
     expect(await client.tokens.delete(created.id)).toEqual({ id: created.id, deleted: true });
     expect(await client.tokens.list()).toEqual([]);
   });

@@ -15,13 +15,15 @@ import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
-import { insufficientScope, refusesPersonalAccessTokens } from './core/auth-guard.js';
-import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
+import { AuthGuard } from './core/auth-guard.js';
+import { Routes } from './core/routes.js';
+import { CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
 import { Logger } from './core/logger.js';
-import { redactUrl } from './core/redact.js';
+import { UrlRedactor } from './core/redact.js';
+import { declaredRoutes, routeExactly } from './core/routing.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
 import { CutsRoutes } from './cuts/routes.js';
@@ -172,6 +174,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   container.register(CONFIG, { useValue: config });
   container.register(LOGGER, { useValue: log });
   container.register(SQL, { useValue: database.sql });
+  container.register(LOCKS_SQL, { useValue: database.locks });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
   container.register(Shutdown, { useValue: shutdown });
   // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
@@ -181,13 +184,13 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   const app = new App({
     settings: { xPoweredBy: false },
     noMatchHandler: (req: Request, res: Response) => sendProblem(req, res, noRoute(req)),
-    onError: (error: unknown, req: Request, res: Response) => handleError(log, error, req, res),
+    onError: (error: unknown, req: Request, res: Response) => handleError(log, urls, error, req, res),
   });
   app.use((req, res, next) => {
     setCommonHeaders(req, res);
     let idled = false;
     // Request lines are info: with info logging off, a request gathers no fields and adds no listeners for them.
-    if (log.enabled('info')) logRequest(log, req, res, () => idled);
+    if (log.enabled('info')) logRequest(log, urls, req, res, () => idled);
     // IDLE_TIMEOUT_SECONDS without a byte moving (see core/connections.ts); handled here, so it is logged.
     res.once('timeout', () => {
       idled = true;
@@ -202,10 +205,6 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     // /api/auth/logout would log out): only a GET route may answer it.
     if (req.method === 'HEAD' && !['GET', 'HEAD'].includes(firstRouteOf(app, req.url)?.method ?? '')) {
       sendProblem(req, res, noRoute(req));
-      return;
-    }
-    if (refusesPersonalAccessTokens(req)) {
-      sendProblem(req, res, insufficientScope('A personal access token cannot sign in, change its owner’s sign-in or manage tokens'));
       return;
     }
     next?.();
@@ -229,7 +228,11 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   }
 
   const features = FEATURES.map((token) => container.resolve(token));
-  for (const feature of features) feature.register(app);
+  const routes = new Routes(app, container.resolve(AuthGuard));
+  for (const feature of features) feature.register(routes);
+  routeExactly(app);
+  // Used by the handlers above, which run only once the server is built (requests wait for that).
+  const urls = new UrlRedactor(declaredRoutes(app));
 
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
@@ -240,11 +243,11 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
 }
 
 /** Logs the request when its answer is complete, or that it was not (closed by the client, or cut for idling). */
-function logRequest(log: Logger, req: Request, res: Response, idled: () => boolean): void {
+function logRequest(log: Logger, urls: UrlRedactor, req: Request, res: Response, idled: () => boolean): void {
   const started = process.hrtime.bigint();
   const logged = () => ({
     method: req.method,
-    path: redactUrl((req.originalUrl ?? req.url).split('?')[0]!),
+    path: urls.redact(req.method ?? '', (req.originalUrl ?? req.url).split('?')[0]!),
     durationMs: Number(process.hrtime.bigint() - started) / 1e6,
     requestId: requestId(req),
   });
@@ -259,7 +262,7 @@ function answerStarting(req: IncomingMessage, res: ServerResponse): void {
   sendProblem(req, res, unavailable('The server is starting', 1));
 }
 
-function handleError(log: Logger, error: unknown, req: IncomingMessage, res: ServerResponse): void {
+function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: IncomingMessage, res: ServerResponse): void {
   if (isHangUp(error)) {
     // Nobody is left to answer; the request log notes it at info when the connection closes.
     res.destroy();
@@ -279,7 +282,7 @@ function handleError(log: Logger, error: unknown, req: IncomingMessage, res: Ser
     sendProblem(req, res, unavailable('The service is temporarily unavailable'));
     return;
   }
-  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: redactUrl(req.url ?? ''), error });
+  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
   sendProblem(req, res, new DomainError('INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
 }
 

@@ -211,6 +211,15 @@ describe('upload', () => {
     expect(response.body.name).toBe('tabandbell\u266b.mp3');
     for (const name of await storedFiles()) expect(name).toMatch(/^[0-9a-f-]{36}\.[a-z0-9]+$/);
   });
+
+  it('refuses a client file name with a bidirectional control (400 on file), as a resumable upload\'s filename', async () => {
+    const { contentType, head, tail } = multipartPieces(owner.cutId, 'ignored.mp3');
+    const encodedHead = head.toString('latin1').replace('filename="ignored.mp3"', "filename*=UTF-8''evil%E2%80%AEavw.mp3");
+    const body = Buffer.concat([Buffer.from(encodedHead, 'latin1'), sampleBytes('mp3', 64), tail]);
+    const response = await api.request('POST', '/api/files/upload', { token: owner.token, body, headers: { 'content-type': contentType } });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([{ field: 'file', message: 'must not contain bidirectional control characters' }]);
+  });
 });
 
 describe('limits', () => {

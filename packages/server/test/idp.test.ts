@@ -331,6 +331,24 @@ describe('explicit linking (?link=1)', () => {
       expect(late.body.code).toBe('IDENTITY_IN_USE');
     });
 
+    it('refuses a personal access token with 403 INSUFFICIENT_SCOPE at both steps, and in another letter case finds no route (404)', async () => {
+      const owner = await api.register();
+      const created = await api.request('POST', '/api/tokens', { token: owner.accessToken, json: { name: 'CI', scope: 'write', expiresIn: 3600 } });
+      const personalToken: string = created.body.token;
+      const { subject } = providerAccount();
+      const code = new URL((await cliLink(owner.accessToken, subject)).location).searchParams.get('code')!;
+      for (const [start, link, status, errorCode] of [
+        ['/api/auth/idp', '/api/auth/idp/link', 403, 'INSUFFICIENT_SCOPE'],
+        ['/API/AUTH/IDP', '/API/AUTH/IDP/LINK', 404, 'NOT_FOUND'],
+      ] as const) {
+        const started = await api.request('GET', `${start}${linkQuery}`, { token: personalToken });
+        expect([started.status, started.body.code], start).toEqual([status, errorCode]);
+        const redeemed = await api.request('POST', link, { token: personalToken, json: { code, redirectUri: cliRedirect, codeVerifier } });
+        expect([redeemed.status, redeemed.body.code], link).toEqual([status, errorCode]);
+      }
+      expect(await server.sql`select 1 from identities where subject = ${subject}`).toEqual([]);
+    });
+
     it('refuses a Bearer link without a loopback redirect and challenge, and POST /api/auth/idp/link without a token', async () => {
       const owner = await api.register();
       const bare = await api.request('GET', '/api/auth/idp?link=1', { token: owner.accessToken });

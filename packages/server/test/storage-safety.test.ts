@@ -391,12 +391,48 @@ describe('quota', () => {
       request.write(Buffer.concat([file.head, sampleBytes('wav', 600 * KiB)]));
       finishFile = () => void request.end(file.tail);
     });
-    await eventually(async () => (await tempFiles()).length === 1, 'the file upload to start');
+    // All of the file's bytes on disk, so all counted: the image then crosses the quota, never the file.
+    const fileOnDisk = async () => {
+      const names = await tempFiles();
+      return names.length === 1 && (await stat(path.join(server.dataDir, 'tmp', names[0]!)).catch(() => ({ size: 0 }))).size === 600 * KiB;
+    };
+    await eventually(fileOnDisk, 'the file upload to have sent its bytes');
     const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Cover', sampleBytes('png', 500 * KiB)) });
     expect(image.status).toBe(507);
     expect(image.body.code).toBe('QUOTA_EXCEEDED');
     finishFile();
     expect((await fileResponse)?.status).toBe(201);
+  });
+
+  it('counts incomplete resumable uploads at their whole length: a creation that would cross the quota is refused', async () => {
+    const owner = await userWithCut(api);
+    const tus = { 'tus-resumable': '1.0.0' };
+    const create = (fileName: string, length: number) =>
+      api.request('POST', '/api/uploads', {
+        token: owner.token,
+        headers: { ...tus, 'upload-length': String(length), 'upload-metadata': `cutId ${btoa(owner.cutId)},filename ${btoa(fileName)}` },
+      });
+    const first = await create('first.wav', 600 * KiB);
+    expect(first.status).toBe(201);
+    // Nothing of it has arrived, and it holds its length: a second that would not fit with it is refused.
+    const second = await create('second.wav', 600 * KiB);
+    expect(second.status).toBe(507);
+    expect(second.body.code).toBe('QUOTA_EXCEEDED');
+    const multipart = await upload(api, owner.token, owner.cutId, 'beside.wav', sampleBytes('wav', 600 * KiB));
+    expect(multipart.status).toBe(507);
+    // Its own bytes fit the room it holds, to the end; then the file counts instead.
+    const bytes = sampleBytes('wav', 600 * KiB);
+    const done = await api.request('PATCH', first.headers.get('location')!, {
+      token: owner.token,
+      body: new Uint8Array(bytes),
+      headers: { ...tus, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    });
+    expect(done.status).toBe(204);
+    expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: 600 * KiB });
+    const third = await create('third.wav', 400 * KiB);
+    expect(third.status).toBe(201);
+    expect((await api.request('DELETE', third.headers.get('location')!, { token: owner.token, headers: tus })).status).toBe(204);
+    expect((await create('fourth.wav', 400 * KiB)).status).toBe(201);
   });
 
   it('frees quota when a file is deleted, and counts no one else', async () => {

@@ -24,7 +24,7 @@ async function createToken(owner: Session, body: Record<string, unknown> = {}) {
   );
 }
 
-describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
+describe('POST /api/tokens, GET /api/tokens, GET and DELETE /api/tokens/:id', () => {
   it('creates a token shown once, lists it without the secret, newest first, and revokes it at once', async () => {
     const owner = await api.register();
     const before = Date.now();
@@ -33,8 +33,8 @@ describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
       json: { name: '  Release job ', scope: 'read', expiresIn: 3600 },
     });
     expect(created.status).toBe(201);
-    expect(created.headers.get('location')).toBe('/api/tokens');
     const { token, ...record } = created.body;
+    expect(created.headers.get('location')).toBe(`/api/tokens/${record.id}`);
     expect(token).toMatch(/^bcp_[0-9A-Za-z]{36}$/);
     expect(record).toEqual({
       id: expect.any(String),
@@ -56,6 +56,7 @@ describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
     const listed = await expectStatus(api.request('GET', '/api/tokens', { token: owner.accessToken }), 200);
     expect(listed.map((t: { id: string }) => t.id)).toEqual([second.id, record.id]);
     expect(JSON.stringify(listed)).not.toContain(token.slice(4, 34));
+    expect(await expectStatus(api.request('GET', `/api/tokens/${record.id}`, { token: owner.accessToken }), 200)).toEqual(record);
 
     expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(200);
     expect((await api.request('DELETE', `/api/tokens/${record.id}`, { token: owner.accessToken })).body).toEqual({ id: record.id, deleted: true });
@@ -64,11 +65,13 @@ describe('POST /api/tokens, GET /api/tokens, DELETE /api/tokens/:id', () => {
     expect(revoked.body.code).toBe('UNAUTHENTICATED');
     expect(revoked.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect((await api.request('DELETE', `/api/tokens/${record.id}`, { token: owner.accessToken })).status).toBe(404);
+    expect((await api.request('GET', `/api/tokens/${record.id}`, { token: owner.accessToken })).status).toBe(404);
   });
 
-  it("refuses to revoke another user's token (404)", async () => {
+  it("refuses to show or revoke another user's token (404)", async () => {
     const [owner, other] = [await api.register(), await api.register()];
     const { id, token } = await createToken(owner);
+    expect((await api.request('GET', `/api/tokens/${id}`, { token: other.accessToken })).body.code).toBe('NOT_FOUND');
     expect((await api.request('DELETE', `/api/tokens/${id}`, { token: other.accessToken })).status).toBe(404);
     expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(200);
   });
@@ -179,6 +182,28 @@ describe('authenticating with a token', () => {
       expect(answer.body.code).toBe('INSUFFICIENT_SCOPE');
     }
     expect((await api.request('GET', '/api/auth/me', { token })).status).toBe(200);
+  });
+
+  it('cannot reach a session-only route through another spelling of its path: another letter case is 404', async () => {
+    const owner = await api.register();
+    const project = await seedProject(api, owner.accessToken);
+    const limited = await createToken(owner, { projectIds: [project.id] });
+    const others = await createToken(owner);
+    const attempts = [
+      ['POST', '/API/TOKENS', { name: 'Minted', scope: 'write', expiresIn: 366 * DAY }],
+      ['GET', '/Api/Tokens', undefined],
+      ['DELETE', `/Api/Tokens/${others.id}`, undefined],
+      ['PUT', '/Api/auth/me', { name: 'Changed' }],
+    ] as const;
+    for (const [method, path, json] of attempts) {
+      const answer = await api.request(method, path, { token: limited.token, ...(json === undefined ? {} : { json }) });
+      expect(answer.status, `${method} ${path}: ${answer.text}`).toBe(404);
+      expect(answer.body.code).toBe('NOT_FOUND');
+    }
+    const tokens = await server.sql`select id from personal_access_tokens where user_id = ${owner.user.id} order by created_at`;
+    expect(tokens.map((row) => row.id)).toEqual([limited.id, others.id]);
+    const [user] = await server.sql`select name from users where id = ${owner.user.id}`;
+    expect(user!.name).toBe(owner.user.name);
   });
 
   it('read: GET and HEAD only, anything else 403 INSUFFICIENT_SCOPE', async () => {

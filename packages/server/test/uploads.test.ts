@@ -6,7 +6,7 @@ import * as tus from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleBytes, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
-import { openSocket, requestHead, sleep } from './support/raw-http.js';
+import { openSocket, requestHead, sleep, whenClosed } from './support/raw-http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 // Resumable uploads (tus 1.0.0) against the real server: the protocol's answers, what each refusal leaves
@@ -132,7 +132,7 @@ describe('protocol', () => {
   it('uploads in checksummed chunks and becomes the same File a multipart upload makes', async () => {
     const bytes = sampleBytes('wav', 40_000);
     const created = await create(owner.token, owner.cutId, 'take.wav', bytes.length, {
-      'upload-metadata': metadata({ cutId: owner.cutId, filename: 'dir/take.wav', name: 'Take one' }),
+      'upload-metadata': metadata({ cutId: owner.cutId, filename: 'take.wav', name: 'Take one' }),
     });
     expect(created.status).toBe(201);
     const url = created.headers.get('location')!;
@@ -222,23 +222,76 @@ describe('protocol', () => {
     expect(await download(owner.token, rest.headers.get('band-file-id')!)).toEqual(bytes);
   });
 
-  it('holds at most 5 PATCHes at once per instance (each keeps a database connection): the 6th is 503, other requests are served', async () => {
-    const user = await userWithCut(api);
+  it("refuses a user's 4th PATCH at once with 429 while their 3 trickle, and serves another user's meanwhile", async () => {
+    const trickler = await userWithCut(api);
     const bytes = sampleBytes('wav', 30_000);
     const urls: string[] = [];
-    for (let i = 0; i < 6; i++) urls.push(await createdUrl(user.token, user.cutId, `p${i}.wav`, bytes.length));
+    for (let i = 0; i < 4; i++) urls.push(await createdUrl(trickler.token, trickler.cutId, `p${i}.wav`, bytes.length));
     const held: Socket[] = [];
-    for (const url of urls.slice(0, 5)) {
-      held.push(await openPatch(user.token, url, 0, bytes.length, bytes.subarray(0, 100)));
+    for (const url of urls.slice(0, 3)) {
+      held.push(await openPatch(trickler.token, url, 0, bytes.length, bytes.subarray(0, 100)));
       await until(async () => (await bytesOnDisk(url)) === 100);
     }
-    const refused = await patch(user.token, urls[5]!, 0, bytes);
-    expect(refused.status).toBe(503);
+    const refused = await patch(trickler.token, urls[3]!, 0, bytes);
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('RATE_LIMITED');
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect((await api.request('GET', '/api/health')).status).toBe(200);
-    expect((await api.request('GET', `/api/cuts/${user.cutId}`, { token: user.token })).status).toBe(200);
+    const other = await userWithCut(api);
+    const otherUrl = await createdUrl(other.token, other.cutId, 'other.wav', bytes.length);
+    expect((await patch(other.token, otherUrl, 0, bytes)).status).toBe(204);
+    expect((await api.request('GET', `/api/cuts/${trickler.cutId}`, { token: trickler.token })).status).toBe(200);
     for (const socket of held) socket.destroy();
-    await until(async () => (await patch(user.token, urls[5]!, 0, bytes)).status === 204);
+    await until(async () => (await patch(trickler.token, urls[3]!, 0, bytes)).status === 204);
+  });
+
+  it('holds the lock where every instance sees it, on no pooled connection; a PATCH whose lock was lost saves nothing', async () => {
+    const bytes = sampleBytes('wav', 30_000);
+    const url = await createdUrl(owner.token, owner.cutId, 'locked.wav', bytes.length);
+    const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
+    let answer = '';
+    first.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    await until(async () => (await bytesOnDisk(url)) === 100);
+    const other = await startTestServer({ DATABASE_URL: server.config.databaseUrl! });
+    try {
+      const elsewhere = await client(other.url).request('PATCH', url, {
+        token: owner.token,
+        body: new Uint8Array(bytes),
+        headers: { ...TUS, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+      });
+      expect(elsewhere.status).toBe(423);
+    } finally {
+      await other.close();
+    }
+    // Only the locks connection holds it: none of the pool's connections waits on the body.
+    const holders = await server.sql<{ pid: number }[]>`
+      select pid from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid and granted`;
+    expect(holders).toHaveLength(1);
+    // That connection is lost (PostgreSQL frees its locks): the PATCH still running must not record its bytes.
+    await server.sql`select pg_terminate_backend(${holders[0]!.pid})`;
+    first.write(bytes.subarray(100));
+    await until(async () => answer.endsWith('}'));
+    first.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 503[\s\S]*lock was lost/);
+    expect(await offsetOf(url)).toBe(0);
+    const again = await patch(owner.token, url, 0, bytes);
+    expect(again.status).toBe(204);
+    expect(await download(owner.token, again.headers.get('band-file-id')!)).toEqual(bytes);
+  });
+
+  it('cuts a PATCH slower than the minimum rate over a minute, keeping what it received', async () => {
+    const bytes = sampleBytes('wav', 30_000);
+    const url = await createdUrl(owner.token, owner.cutId, 'slow.wav', bytes.length);
+    const socket = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
+    const answer = whenClosed(socket);
+    await until(async () => (await bytesOnDisk(url)) === 100);
+    // A minute on the server's clock with 100 bytes: far below the minimum rate.
+    server.clock.advance(61);
+    socket.write(bytes.subarray(100, 101));
+    expect(await answer).toMatch(/^HTTP\/1\.1 503[\s\S]*slower than/);
+    expect(await offsetOf(url)).toBe(100);
+    const rest = await patch(owner.token, url, 100, bytes.subarray(100));
+    expect(rest.status).toBe(204);
+    expect(await download(owner.token, rest.headers.get('band-file-id')!)).toEqual(bytes);
   });
 
   it('terminates with 415 a renamed .txt sent as .wav, after its first bytes', async () => {
@@ -310,6 +363,83 @@ describe('protocol', () => {
     expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
     await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(path.basename(url)));
     expect(await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).toHaveLength(0);
+  });
+});
+
+describe('the rules a multipart upload has', () => {
+  it.each([
+    ['a NUL', 'take\u0000.wav', 'must not contain control characters'],
+    ['a directory', '../take.wav', 'must be a file name without a directory (no / or \\)'],
+    ['a backslash', '..\\take.wav', 'must be a file name without a directory (no / or \\)'],
+    ['a bidirectional override', 'evil\u202Eavw.zip', 'must not contain bidirectional control characters'],
+    ['11,000 characters', `${'x'.repeat(11_000)}.wav`, 'must be at most 200 characters'],
+  ])('refuses a filename with %s: 400 on the field filename, nothing stored', async (_what, fileName, message) => {
+    const before = await readdir(path.join(server.dataDir, 'resumable'));
+    const response = await create(owner.token, owner.cutId, fileName, 100);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'filename', message }] });
+    expect(await readdir(path.join(server.dataDir, 'resumable'))).toEqual(before);
+  });
+
+  it('reports a missing filename on the field filename, as a missing cutId on cutId', async () => {
+    const response = await api.request('POST', '/api/uploads', {
+      token: owner.token,
+      headers: { ...TUS, 'upload-length': '100', 'upload-metadata': metadata({ cutId: owner.cutId }) },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([{ field: 'filename', message: 'is required' }]);
+    const noCut = await api.request('POST', '/api/uploads', {
+      token: owner.token,
+      headers: { ...TUS, 'upload-length': '100', 'upload-metadata': metadata({ filename: 'a.wav' }) },
+    });
+    expect(noCut.body.errors).toEqual([{ field: 'cutId', message: 'must be a UUID' }]);
+  });
+
+  it('refuses a bidirectional control in the display name as in every name', async () => {
+    const response = await create(owner.token, owner.cutId, 'take.wav', 100, {
+      'upload-metadata': metadata({ cutId: owner.cutId, filename: 'take.wav', name: 'Take \u2066one' }),
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([{ field: 'name', message: 'must not contain bidirectional control characters' }]);
+  });
+
+  it('HEAD repeats the Upload-Metadata of the creation (tus 1.0.0)', async () => {
+    const sent = metadata({ cutId: owner.cutId, filename: 'meta.wav', name: 'Meta take' });
+    const created = await create(owner.token, owner.cutId, 'meta.wav', 100, { 'upload-metadata': sent });
+    const status = await head(owner.token, created.headers.get('location')!);
+    expect(status.status).toBe(200);
+    const pairs = Object.fromEntries(
+      status.headers
+        .get('upload-metadata')!
+        .split(',')
+        .map((pair) => pair.split(' ') as [string, string])
+        .map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]),
+    );
+    expect(pairs).toEqual({ cutId: owner.cutId, filename: 'meta.wav', name: 'Meta take' });
+  });
+
+  it('ends an upload at its maximum age from creation, even one that received bytes a moment ago', async () => {
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'old.wav', bytes.length);
+    const id = path.basename(url);
+    // Created a week ago, as the database's clock sees it; then a PATCH keeps it busy.
+    await server.sql`update resumable_uploads set created_at = now() - interval '7 days' where id = ${id}`;
+    await patch(owner.token, url, 0, bytes.subarray(0, 100));
+    expect((await head(owner.token, url)).status).toBe(404);
+    await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(id));
+    expect(await server.sql`select 1 from resumable_uploads where id = ${id}`).toHaveLength(0);
+  });
+
+  it.each([
+    ['its cut', (user: Awaited<ReturnType<typeof userWithCut>>) => api.request('DELETE', `/api/cuts/${user.cutId}`, { token: user.token })],
+    ['its account', (user: Awaited<ReturnType<typeof userWithCut>>) => api.request('DELETE', '/api/auth/me', { token: user.token, json: { password: user.user.password } })],
+  ])('removes the bytes of an incomplete upload when %s is deleted', async (_what, remove) => {
+    const user = await userWithCut(api);
+    const bytes = sampleBytes('wav', 1000);
+    const url = await createdUrl(user.token, user.cutId, 'partial.wav', bytes.length);
+    await patch(user.token, url, 0, bytes.subarray(0, 100));
+    expect((await remove(user)).status).toBe(200);
+    await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(path.basename(url)));
   });
 });
 

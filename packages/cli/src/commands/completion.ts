@@ -2,7 +2,7 @@
 // command), so they never disagree with the commands. They complete command names and flags.
 import type { Command } from 'commander';
 import { usageError } from '../exit-codes.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 
 interface Node {
@@ -11,7 +11,7 @@ interface Node {
   words: string[];
 }
 
-export function register(completion: Command, io: Io): void {
+export function register(completion: Command, factory: Factory): void {
   withExamples(
     completion
       .argument('<shell>', 'bash, zsh or fish')
@@ -20,7 +20,7 @@ export function register(completion: Command, io: Io): void {
         const scripts: Record<string, (nodes: Node[]) => string> = { bash, zsh, fish };
         const script = scripts[shell];
         if (!script) throw usageError(`no completion for "${shell}": use bash, zsh or fish`);
-        io.stdout.write(script(nodes));
+        factory.io.stdout.write(script(nodes));
       }),
     'band completion bash > /etc/bash_completion.d/band',
     'band completion zsh > "${fpath[1]}/_band"',

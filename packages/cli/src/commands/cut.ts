@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { analysedFile, checkCut, checkFailed } from '../analysis.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import type { FileProgress } from '../render.js';
 import { counted, withExamples } from '../render.js';
@@ -13,8 +13,8 @@ import { createdView, cutCheckTable, deletedView, movedCutView, renamedView, sav
 
 type Where = Omit<CutRef, 'cut'>;
 
-export function register(cut: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(cut: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(cut, 'band cut create "Take 1" --vibe Verse --project Demo');
 
   withExamples(

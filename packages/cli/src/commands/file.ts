@@ -7,8 +7,8 @@ import { uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import type { Factory } from '../factory.js';
 import { expand } from '../globs.js';
-import type { Io } from '../io.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
@@ -16,8 +16,8 @@ import { deletedView, downloadSummaryView, fileTable, fileView, savedView, share
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
-export function register(file: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(file: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(
     file,
     'band file upload "takes/*.wav" --cut "Take 1" --vibe Verse --project Demo',

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { invitationOfferView, joinedView } from '../views.js';
 
-export function register(invitation: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(invitation: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(invitation, 'band invitation accept https://band.example.com/invite/2bX…');
 
   withExamples(

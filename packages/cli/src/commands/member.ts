@@ -2,14 +2,14 @@ import type { Member, ProjectDetail, Role } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import { notFoundError, usageError } from '../exit-codes.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectDetail, projectId } from '../resolve.js';
 import { inviteView, removedMemberView, revokedInvitationView, roleChangedView } from '../views.js';
 
-export function register(member: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(member: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(member, 'band member invite ana@example.com --project Demo');
 
   withExamples(

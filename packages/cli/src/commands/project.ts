@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { projectDetail, projectId } from '../resolve.js';
@@ -12,8 +12,8 @@ interface ProjectFields {
   image?: string;
 }
 
-export function register(project: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(project: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(project, 'band project list', 'band project show Demo');
 
   withExamples(

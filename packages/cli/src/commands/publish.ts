@@ -6,8 +6,8 @@ import { sha256Of, uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
+import type { Factory } from '../factory.js';
 import { expand, type LocalFile } from '../globs.js';
-import type { Io } from '../io.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
 import { alreadyPublishedView, createdOnTheWayView, publishedView } from '../views.js';
@@ -24,8 +24,8 @@ interface PublishOptions extends MasteringLimits {
   resume: boolean;
 }
 
-export function register(publish: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(publish: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(
     publish
       .description(

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { resolveCut, resolveFile } from '../resolve.js';
 import { revokedLinkView, shareTable } from '../views.js';
@@ -13,8 +13,8 @@ interface Where {
   project?: string;
 }
 
-export function register(share: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(share: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(share, 'band share list --cut "Take 3" --vibe Verse --project Demo', 'band share revoke 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a');
 
   withExamples(

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { storageView } from '../views.js';
 
-export function register(storage: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(storage: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(
     storage
       .description('how much you store, by type (and the whole site, for site admins)')

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { usageError } from '../exit-codes.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectId } from '../resolve.js';
@@ -21,8 +21,8 @@ interface CreateOptions {
   expires: number;
 }
 
-export function register(token: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(token: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(token, 'band token create ci --scope write --project "Summer EP" --expires 90d', 'band token list');
 
   withExamples(

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
 import { createdView, deletedView, renamedView, vibeOrderView } from '../views.js';
 
-export function register(vibe: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(vibe: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(vibe, 'band vibe create Verse --project Demo');
 
   withExamples(

@@ -1,7 +1,7 @@
 import type { BandClient, ProjectEvent } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { type Context, commandRunner } from '../context.js';
-import type { Io } from '../io.js';
+import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
 import { disconnectedView, eventLine, watchingView } from '../views.js';
@@ -10,8 +10,8 @@ interface WatchOptions {
   project?: string;
 }
 
-export function register(command: Command, io: Io): void {
-  const run = commandRunner(io);
+export function register(command: Command, factory: Factory): void {
+  const run = commandRunner(factory);
   withExamples(
     command
       .description('print the events of your projects as they happen, one line each (--json: one JSON object per line)')

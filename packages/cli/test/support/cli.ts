@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { BandClient } from '@bandcollab/sdk';
+import { recordingDispatcher } from '../../../sdk/test/support.js';
+import { bandFactory, type Factory } from '../../src/factory.js';
 import type { Io } from '../../src/io.js';
 import { runBand as runBandInProcess } from '../../src/main.js';
 
@@ -29,6 +32,8 @@ export interface RunOptions {
   now?: () => number;
   /** In-process only: the browser (default: none, so nothing opens). */
   openBrowser?: (url: string) => void;
+  /** In-process only: how the commands' SDK clients are made (default: band's own, the SDK as it is). */
+  newClient?: Factory['newClient'];
 }
 
 /** A user at a machine: their own temporary HOME, no OS keychain (no D-Bus), no terminal. */
@@ -93,8 +98,17 @@ export async function runInProcess(args: string[], options: RunOptions = {}): Pr
     openBrowser: options.openBrowser ?? (() => undefined),
     loadKeytar: () => Promise.reject(new Error('no OS keychain in tests')),
   };
-  const exitCode = await runBandInProcess(args, io);
+  const exitCode = await runBandInProcess(args, options.newClient ? { io, newClient: options.newClient } : bandFactory(io));
   return { exitCode, stdout: stdout.text(), stdoutBytes: stdout.bytes(), stderr: stderr.text() };
+}
+
+/**
+ * SDK clients for band's factory seam (`RunOptions.newClient`) that send through a dispatcher recording the
+ * method and path of every request, in order: what a command sent, seen without a process or a proxy.
+ */
+export function recordingClients(): { newClient: Factory['newClient']; requests: string[]; close(): Promise<void> } {
+  const { dispatcher, requests } = recordingDispatcher();
+  return { newClient: (options) => new BandClient({ ...options, dispatcher }), requests, close: () => dispatcher.close() };
 }
 
 /** A stream that keeps what is written to it. */

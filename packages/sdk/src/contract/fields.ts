@@ -1,16 +1,37 @@
 import { z } from 'zod';
 
 const CONTROL_CHARACTERS = /\p{Cc}/u;
+/**
+ * The invisible characters that reorder the text around them (Unicode bidirectional controls: ALM, LRM, RLM,
+ * the embeddings and overrides, the isolates): in a name they make `evil\u202Eavw.zip` read as `evilpiz.wav`.
+ */
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Project, vibe, cut and display names: trimmed, 1–200 characters, no control characters. */
+/** Missing is "is required"; any other type "must be a string". */
+const requiredString = (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : 'must be a string');
+
+/** Project, vibe, cut and display names: trimmed, 1–200 characters, no control characters, no bidirectional controls. */
 export const nameSchema = z
   .string({ error: 'must be a string' })
   .trim()
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters')
   .refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters')
-  .meta({ description: 'Trimmed, then 1–200 characters; no control characters.' });
+  .refine((value) => !BIDI_CONTROLS.test(value), 'must not contain bidirectional control characters')
+  .meta({ description: 'Trimmed, then 1–200 characters; no control characters, no bidirectional controls (U+061C, U+200E–F, U+202A–E, U+2066–9).' });
+
+/**
+ * The name of an uploaded file, however it arrives (a multipart part's file name, once the server dropped its
+ * directories as RFC 7578 asks; a resumable upload's `filename`): a name by the rules above that names no
+ * directory either. Its extension decides the file's type.
+ */
+export const fileNameSchema = z
+  .string({ error: requiredString })
+  .pipe(nameSchema)
+  .refine((value) => !/[/\\]/.test(value), 'must be a file name without a directory (no / or \\)')
+  .refine((value) => value !== '.' && value !== '..', 'must be a file name, not . or ..')
+  .meta({ description: 'A name as above without / or \\; its extension decides the type.' });
 
 export const descriptionSchema = z
   .string({ error: 'must be a string or null' })

@@ -6,3 +6,5 @@ export * from './fields.js';
 export * from './file-types.js';
 export * from './records.js';
 export * from './requests.js';
+export * from './route-types.js';
+export * from './routes.js';

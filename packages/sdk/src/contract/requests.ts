@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   clearImageField,
   emailSchema,
+  fileNameSchema,
   inviteTokenSchema,
   nameSchema,
   optionalDescription,
@@ -121,6 +122,11 @@ export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
 export const uploadFields = z.object({
   cutId: uuidSchema,
   name: nameSchema.optional().meta({ description: 'Display name; default the file name without path' }),
+});
+
+/** The `Upload-Metadata` of a resumable upload's creation (tus): the multipart fields, and the file's name. */
+export const resumableUploadMetadata = uploadFields.extend({
+  filename: fileNameSchema,
 });
 
 export const shareRequest = z.object({

@@ -1,30 +1,32 @@
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
-import { type RequestOptions, segment, type Transport } from '../transport.js';
-import type { CreateCutRequest, Cut, CutWithFiles, Deleted, MoveCutRequest, RevokeSharesResult, ShareLink, ShareRequest, UpdateCutRequest } from '../types.js';
+import { pathOf } from '../contract/route-types.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, type Transport } from '../transport.js';
+import type { CreateCutRequest, Cut, CutWithFiles, Deleted, RevokeSharesResult, ShareLink, ShareRequest, UpdateCutRequest } from '../types.js';
 
 export class CutsResource {
   constructor(private readonly transport: Transport) {}
 
   create(vibeId: string, input: CreateCutRequest, options?: RequestOptions): Promise<Cut> {
-    return this.transport.json<Cut>({ method: 'POST', path: `/api/vibes/${segment(vibeId)}/cuts`, json: input }, options);
+    return this.transport.call(ROUTES.createCut, { params: { vibeId }, json: input }, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<CutWithFiles> {
-    return this.transport.json<CutWithFiles>({ method: 'GET', path: `/api/cuts/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.getCut, { params: { id } }, options);
   }
 
   update(id: string, input: UpdateCutRequest, options?: RequestOptions): Promise<Cut> {
-    return this.transport.json<Cut>({ method: 'PUT', path: `/api/cuts/${segment(id)}`, json: input }, options);
+    return this.transport.call(ROUTES.updateCut, { params: { id }, json: input }, options);
   }
 
   /** Deletes the cut and its files. */
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/cuts/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.deleteCut, { params: { id } }, options);
   }
 
   /** Moves the cut to another vibe of the same project. */
   move(id: string, targetVibeId: string, options?: RequestOptions): Promise<Cut> {
-    return this.transport.json<Cut>({ method: 'PUT', path: `/api/cuts/${segment(id)}/move`, json: { targetVibeId } satisfies MoveCutRequest }, options);
+    return this.transport.call(ROUTES.moveCut, { params: { id }, json: { targetVibeId } }, options);
   }
 
   /**
@@ -32,16 +34,16 @@ export class CutsResource {
    * The server writes the ZIP as it sends it: a broken connection fails the download instead of resuming it.
    */
   archive(id: string, target: Omit<DownloadOptions, 'range'>, options?: RequestOptions): Promise<DownloadResult> {
-    return download(this.transport, { path: `/api/cuts/${segment(id)}/archive` }, target, options);
+    return download(this.transport, { path: pathOf(ROUTES.cutArchive, { id }) }, target, options);
   }
 
   /** Makes a new public link to the cut's files; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
   share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
-    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/cuts/${segment(id)}/share`, json: request }, options);
+    return this.transport.call(ROUTES.shareCut, { params: { id }, json: request }, options);
   }
 
   /** Revokes every public link of the cut (a project ADMIN, or a member when every link is their own). */
   unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
-    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/cuts/${segment(id)}/share` }, options);
+    return this.transport.call(ROUTES.unshareCut, { params: { id } }, options);
   }
 }

@@ -1,4 +1,5 @@
-import { type RequestOptions, segment, single, type Transport } from '../transport.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, single, type Transport } from '../transport.js';
 import type { CreatedPersonalAccessToken, CreateTokenRequest, Deleted, Me, PersonalAccessToken, TokenScope } from '../types.js';
 
 /** The personal access token a client runs on, as the server describes it. */
@@ -19,12 +20,17 @@ export class TokensResource {
 
   /** A new token; `token` (the secret) is in this answer only. `expiresIn` in seconds (1 hour to 366 days). */
   create(input: CreateTokenRequest, options?: RequestOptions): Promise<CreatedPersonalAccessToken> {
-    return this.transport.json<CreatedPersonalAccessToken>({ method: 'POST', path: '/api/tokens', json: input }, options);
+    return this.transport.call(ROUTES.createToken, { json: input }, options);
   }
 
   /** The caller's live tokens, newest first (without their secrets). */
   list(options?: RequestOptions): Promise<PersonalAccessToken[]> {
-    return this.transport.json<PersonalAccessToken[]>({ method: 'GET', path: '/api/tokens' }, options);
+    return this.transport.call(ROUTES.listTokens, {}, options);
+  }
+
+  /** One of the caller's live tokens (without its secret). */
+  get(id: string, options?: RequestOptions): Promise<PersonalAccessToken> {
+    return this.transport.call(ROUTES.getToken, { params: { id } }, options);
   }
 
   /**
@@ -32,7 +38,7 @@ export class TokensResource {
    * projects (`token` is null with a session). From GET /api/auth/me, which a token may call.
    */
   async current(options?: RequestOptions): Promise<{ me: Me; token: CurrentToken | null }> {
-    const response = await this.transport.send({ method: 'GET', path: '/api/auth/me' }, options);
+    const response = await this.transport.send({ method: 'GET', path: ROUTES.me.path }, options);
     const me = (await response.body.json()) as Me;
     const scope = single(response.headers['band-token-scope']);
     const expiresAt = single(response.headers['band-token-expires']);
@@ -43,6 +49,6 @@ export class TokensResource {
 
   /** Revokes a token: it stops working at once. */
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/tokens/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.deleteToken, { params: { id } }, options);
   }
 }

@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import { changePasswordRequest, deleteAccountRequest, updateMeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthCookies } from '../auth/cookies.js';
@@ -6,6 +5,7 @@ import { AuthGuard } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { clientAddress, jsonBody, sendJson } from '../core/http.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { ImageForms } from '../images/forms.js';
@@ -22,33 +22,33 @@ export class AccountsRoutes implements Feature {
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.put('/api/auth/me', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const { name } = await jsonBody(req, res, updateMeRequest);
       sendJson(res, 200, await this.accounts.rename(principal, name));
     });
 
     app.put('/api/auth/me/avatar', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const image = await this.imageForms.readImage(principal, req, res);
       sendJson(res, 200, await this.accounts.setAvatar(principal, image));
     });
 
     app.delete('/api/auth/me/avatar', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       sendJson(res, 200, await this.accounts.setAvatar(principal, null));
     });
 
     app.post('/api/auth/password', async (req, res) => {
-      const principal = await this.guard.authenticate(req, { passwordChange: true });
+      const principal = await this.guard.authenticate(req, { passwordChange: true, sessionOnly: true });
       const input = await jsonBody(req, res, changePasswordRequest);
       await this.accounts.changePassword(principal, input, clientAddress(req, this.config.trustProxy));
       sendJson(res, 200, { ok: true });
     });
 
     app.delete('/api/auth/me', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+      const principal = await this.guard.authenticate(req, { sessionOnly: true });
       const input = await jsonBody(req, res, deleteAccountRequest);
       await this.accounts.deleteAccount(principal, input, clientAddress(req, this.config.trustProxy));
       this.authCookies.clear(res);

@@ -4,7 +4,7 @@
 // is read twice.
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { AnalysisError, type DecodedChunk } from './decoded.js';
+import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from './decoded.js';
 import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
 import { LoudnessMeter, type Loudness } from './loudness.js';
 import { m4aInStreamingOrder } from './m4a.js';
@@ -29,10 +29,13 @@ export type AudioAnalysis =
 
 const READ_CHUNK_BYTES = 64 * 1024;
 /**
- * The most compressed bytes handed to a decoder at once: 16 KiB of 64 kbit/s Opus is 2 s of audio, 0.8 MB
- * decoded; whole read chunks of it would be tens of MB at a time.
+ * The most bytes handed to a decoder at once, which bounds what one call decodes: the samples of all the
+ * frames in a slice arrive together. WAV holds at most one sample per byte. A compressed frame may hold far
+ * more: 35 bytes of FLAC constant frames are 2 MiB of float samples, so 16 KiB of them would be 1 GB at once;
+ * 2 KiB bounds that to about 120 MB, for the same CPU time on real files.
  */
-const DECODE_SLICE_BYTES = 16 * 1024;
+const WAV_SLICE_BYTES = 16 * 1024;
+const COMPRESSED_SLICE_BYTES = 2 * 1024;
 
 /**
  * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
@@ -55,14 +58,15 @@ export async function analyzeAudio(
     throw error;
   }
   const decoder = await createDecoder(normalized);
+  const sliceBytes = normalized === 'wav' ? WAV_SLICE_BYTES : COMPRESSED_SLICE_BYTES;
   const measurement = new Measurement();
   let bytes = 0;
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       signal?.throwIfAborted();
       bytes += chunk.length;
-      for (let at = 0; at < chunk.length; at += DECODE_SLICE_BYTES) {
-        measurement.take(await decoder.decode(chunk.subarray(at, at + DECODE_SLICE_BYTES)));
+      for (let at = 0; at < chunk.length; at += sliceBytes) {
+        measurement.take(await decoder.decode(chunk.subarray(at, at + sliceBytes)));
         await pace?.();
       }
     }
@@ -114,8 +118,11 @@ class Measurement {
     } else if (chunk.sampleRate !== this.meter.sampleRate || chunk.channelData.length !== this.meter.channels) {
       throw new AnalysisError('the sample rate or channel count changes within the file');
     }
+    this.frames += chunk.channelData[0]!.length;
+    if (this.frames > MAX_DURATION_SECONDS * chunk.sampleRate) {
+      throw new AnalysisError(`the audio is longer than ${MAX_DURATION_SECONDS / 3600} hours, the longest analysed`);
+    }
     this.meter.add(chunk.channelData);
     this.reducer.add(chunk.channelData);
-    this.frames += chunk.channelData[0]!.length;
   }
 }

@@ -12,6 +12,12 @@ export interface StreamDecoder {
   free?(): void;
 }
 
+/**
+ * The longest audio analysed: a file announcing more, or decoding to more, is `failed`. A whole day's
+ * rehearsal fits; what a few KiB of FLAC can claim to hold (days of samples) does not.
+ */
+export const MAX_DURATION_SECONDS = 10 * 3600;
+
 /** The file is not decodable audio (truncated, lying header, wrong codec): the analysis fails, the file stays. */
 export class AnalysisError extends Error {
   override readonly name = 'AnalysisError';

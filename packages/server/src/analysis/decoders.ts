@@ -6,7 +6,7 @@ import { FLACDecoder } from '@wasm-audio-decoders/flac';
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
-import { AnalysisError, type DecodedChunk, type StreamDecoder } from './decoded.js';
+import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS, type StreamDecoder } from './decoded.js';
 import { WavDecoder } from './wav.js';
 
 /** Codec names, the same for a decoded cut (here) and a stem read from its headers (./stems.ts). */
@@ -46,10 +46,13 @@ class WavFileDecoder extends WavDecoder implements FileDecoder {
   }
 }
 
-/** FLAC, with the STREAMINFO block read here for the bit depth and the total length (truncation check). */
+/**
+ * FLAC, with the STREAMINFO block read here for the bit depth and the total length: the decoded samples are
+ * held to it both ways (truncation; a few bytes of constant frames that decode to far more, a bomb).
+ */
 class FlacFileDecoder implements FileDecoder {
   private head = Buffer.alloc(0);
-  private streamInfo: { bitDepth: number; totalSamples: number } | null = null;
+  private streamInfo: StreamInfo | null = null;
   private decoded = 0;
 
   constructor(private readonly wasm: FLACDecoder) {}
@@ -74,6 +77,10 @@ class FlacFileDecoder implements FileDecoder {
 
   private count(result: WasmResult): DecodedChunk | null {
     this.decoded += result.samplesDecoded;
+    const expected = this.streamInfo?.totalSamples ?? 0;
+    if (expected > 0 && this.decoded > expected) {
+      throw new AnalysisError(`the FLAC decodes to more than the ${expected} samples STREAMINFO announces`);
+    }
     return fromWasm(result);
   }
 
@@ -88,11 +95,21 @@ class FlacFileDecoder implements FileDecoder {
   }
 }
 
-function readStreamInfo(head: Buffer): { bitDepth: number; totalSamples: number } {
+interface StreamInfo {
+  bitDepth: number;
+  /** Per channel; 0 when the encoder did not know it. */
+  totalSamples: number;
+}
+
+function readStreamInfo(head: Buffer): StreamInfo {
   if (head.toString('latin1', 0, 4) !== 'fLaC' || (head[4]! & 0x7f) !== 0) throw new AnalysisError('not a FLAC file');
   // STREAMINFO body from byte 8: sample rate (20 bits), channels - 1 (3), bits per sample - 1 (5), total samples (36).
+  const sampleRate = (head.readUInt16BE(18) << 4) | (head[20]! >> 4);
   const bitDepth = (((head[20]! & 0x01) << 4) | (head[21]! >> 4)) + 1;
   const totalSamples = (head[21]! & 0x0f) * 2 ** 32 + head.readUInt32BE(22);
+  if (sampleRate > 0 && totalSamples > MAX_DURATION_SECONDS * sampleRate) {
+    throw new AnalysisError(`the FLAC announces audio longer than ${MAX_DURATION_SECONDS / 3600} hours, the longest analysed`);
+  }
   return { bitDepth, totalSamples };
 }
 

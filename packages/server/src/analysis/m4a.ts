@@ -16,6 +16,11 @@ interface Box {
 
 const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl']);
 const MAX_MOOV_BYTES = 64 * 1024 * 1024;
+/**
+ * Real M4As have a handful of top-level boxes (ftyp, moov, mdat, free, udta); a file of empty 8-byte boxes
+ * has a million per 8 MB, each a read.
+ */
+const MAX_TOP_LEVEL_BOXES = 10_000;
 
 /** The file's bytes in faststart order: unchanged when its `moov` already precedes its `mdat`. */
 export async function m4aInStreamingOrder(path: string, highWaterMark: number): Promise<Readable> {
@@ -58,6 +63,7 @@ async function topLevelBoxes(path: string): Promise<Box[]> {
       if (size === 1) size = Number(header.readBigUInt64BE(8));
       else if (size === 0) size = fileSize - start;
       if (size < 8) throw new AnalysisError(`M4A box of ${size} bytes at ${start}`);
+      if (boxes.length === MAX_TOP_LEVEL_BOXES) throw new AnalysisError(`an M4A of more than ${MAX_TOP_LEVEL_BOXES} top-level boxes`);
       boxes.push({ type: header.toString('latin1', 4, 8), start, size: Math.min(size, fileSize - start) });
       start += size;
     }

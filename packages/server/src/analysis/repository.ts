@@ -37,16 +37,17 @@ export interface AnalysisResult {
 @injectable()
 export class AnalysisRepository {
   /**
-   * Takes the oldest job no other transaction holds and locks it until `tx` ends: another instance skips it,
-   * and a taker that dies (its connection gone) releases it.
+   * Takes the oldest job no other transaction holds, and not waiting for a retry after `now`, and locks it
+   * until `tx` ends: another instance skips it, and a taker that dies (its connection gone) releases it.
    */
-  async take(tx: Tx): Promise<TakenJob | null> {
+  async take(tx: Tx, now: Date): Promise<TakenJob | null> {
     // Left joins: a job outlives its file (no foreign key), and then every file column is null.
     const [row] = await tx<JobRow[]>`
       select j.file_id, f.type, f.extension, f.cut_id, f.project_id, u.id as uploader_id, u.name as uploader_name
       from analysis_jobs j
       left join files f on f.id = j.file_id
       left join users u on u.id = f.uploaded_by
+      where j.retry_at is null or j.retry_at <= ${now}
       order by j.enqueued_at, j.file_id
       limit 1
       for update of j skip locked`;
@@ -67,6 +68,18 @@ export class AnalysisRepository {
     return updated.count > 0;
   }
 
+  /**
+   * Counts a failed attempt at the job and keeps it out of the queue until `retryAt`; the attempts so far, or
+   * null when the job is gone or another instance holds it (then that one is at it).
+   */
+  async countFailure(tx: Tx, fileId: string, retryAt: Date): Promise<number | null> {
+    const [row] = await tx<{ attempts: number }[]>`
+      update analysis_jobs set attempts = attempts + 1, retry_at = ${retryAt}
+      where file_id = (select file_id from analysis_jobs where file_id = ${fileId} for update skip locked)
+      returning attempts`;
+    return row?.attempts ?? null;
+  }
+
   async drop(tx: Queryable, fileId: string): Promise<void> {
     await tx`delete from analysis_jobs where file_id = ${fileId}`;
   }
@@ -74,5 +87,19 @@ export class AnalysisRepository {
 
 function json(tx: Tx, value: object | null) {
   // postgres.js's json parameter type admits only its own JSONValue; these records are plain JSON.
-  return value === null ? null : tx.json(value as Parameters<Tx['json']>[0]);
+  return value === null ? null : tx.json(storableJson(value) as Parameters<Tx['json']>[0]);
+}
+
+// With the u flag a surrogate pair is one code point, so only the lone halves match the range.
+const UNSTORABLE = /[\0\uD800-\uDFFF]/gu;
+
+/**
+ * The value with every string made storable in jsonb, which refuses U+0000 and lone surrogates (a ZIP entry
+ * name is whatever bytes its maker wrote): each becomes U+FFFD, the replacement character.
+ */
+function storableJson(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableJson(key), storableJson(item)]));
+  return value;
 }

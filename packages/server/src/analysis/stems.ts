@@ -2,7 +2,7 @@
 // (entries are streamed and the stream dropped once the header is read: nothing is decoded). WAV headers
 // are read by ./wav.ts, like a decoded cut's; every other codec by music-metadata (11.x: the line that
 // supports Node 20). The ZIP is read by yauzl, which reads the central directory and streams entries.
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { parseStream } from 'music-metadata';
 import yauzl from 'yauzl';
 import { AnalysisError } from './decoded.js';
@@ -38,6 +38,13 @@ export interface StemsSummary {
 export type StemsAnalysis = { status: 'done'; stems: { entries: StemEntry[]; summary: StemsSummary } } | { status: 'failed'; reason: string };
 
 const LENGTH_TOLERANCE_MS = 10;
+/**
+ * How much of an audio entry is inflated to read its header. An entry of deflated zeros costs seconds of CPU
+ * per GiB, and music-metadata scans an MP3 to its end for a frame. Headers sit in the first few KiB (a WAV's
+ * within 1 MiB, ./wav.ts); only an Ogg stem's length needs its last page, so one above 32 MiB (about half an
+ * hour of Vorbis) is listed without audio.
+ */
+const MAX_HEADER_READ_BYTES = 32 * 1024 * 1024;
 
 /** `signal` stops it between two entries (it rejects with the signal's reason). */
 export async function analyzeStems(zipPath: string, signal?: AbortSignal): Promise<StemsAnalysis> {
@@ -60,7 +67,7 @@ export async function analyzeStems(zipPath: string, signal?: AbortSignal): Promi
       if (entry.fileName.includes('.') && isAudioExtension(extension)) {
         let stream: Readable | null = null;
         try {
-          stream = await openEntry(zip, entry);
+          stream = boundedTo(await openEntry(zip, entry), MAX_HEADER_READ_BYTES);
           audio = extension === 'wav' ? await readWavStem(stream) : await readTaggedStem(stream, entry);
         } catch {
           // An encrypted entry, an unknown compression method or a broken header: listed, without audio.
@@ -99,6 +106,19 @@ async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
 
 function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
   return new Promise((resolve, reject) => zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))));
+}
+
+/** The entry's first `limit` bytes; a read past them fails (so a parser never takes a prefix for the whole). */
+function boundedTo(entry: Readable, limit: number): Readable {
+  let read = 0;
+  const bounded = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      read += chunk.length;
+      callback(read > limit ? new AnalysisError(`audio header not found in the entry's first ${limit} bytes`) : null, chunk);
+    },
+  });
+  // Errors travel both ways, and ending either end ends the other (the reader drops the stream once it has the header).
+  return pipeline(entry, bounded, () => undefined);
 }
 
 async function readWavStem(stream: Readable): Promise<StemAudio> {

@@ -1,28 +1,28 @@
 // The analysis queue's consumer: ANALYSIS_CONCURRENCY loops per server instance, each taking the oldest job
-// no other instance holds (analysis/repository.ts), analysing the file while it holds the job's lock, and
-// storing the result, removing the job and publishing `file.analyzed` in that same transaction. A stop or a
-// crash rolls the transaction back, so the job stays queued for the next start (or another instance).
+// no other instance holds (analysis/repository.ts), analysing the file in a worker thread (./isolated.ts)
+// while it holds the job's lock, and storing the result, removing the job and publishing `file.analyzed` in
+// that same transaction. A stop or a crash rolls the transaction back, so the job stays queued for the next
+// start (or another instance). A job that fails otherwise is tried again later, MAX_ATTEMPTS times at most.
 import { setTimeout as delay } from 'node:timers/promises';
+import postgres from 'postgres';
 import { inject, injectable } from 'tsyringe';
+import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
-import type { Sql } from '../core/database.js';
-import { CONFIG, LOGGER, SQL } from '../core/di.js';
+import type { Sql, Tx } from '../core/database.js';
+import { CLOCK, CONFIG, LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import type { Logger } from '../core/logger.js';
 import { Space } from '../core/space.js';
 import { EventPublisher } from '../events/publisher.js';
-import { analyzeAudio } from './analyze.js';
+import { analyzeInThread } from './isolated.js';
 import { type AnalysisResult, AnalysisRepository, type TakenJob } from './repository.js';
-import { analyzeStems } from './stems.js';
 
 /** How long an idle loop waits before it looks at the queue again (jobs of other instances included). */
 const IDLE_POLL_MS = 1000;
-/**
- * The analysis runs on the server's thread. While an upload streams in, it takes at most a fifth of the
- * thread: after every BURST_MS of decoding it rests four times as long as it worked.
- */
-const BURST_MS = 10;
-const REST_PER_WORK = 4;
+/** Attempts at one job before its file is `failed`; a database blip (a restart, a failover) costs one or two. */
+const MAX_ATTEMPTS = 3;
+/** The wait before a failed job's next attempt: a database restart or failover is over by then. */
+const RETRY_DELAY_MS = 30_000;
 
 @injectable()
 export class AnalysisWorker {
@@ -33,6 +33,7 @@ export class AnalysisWorker {
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
     @inject(SQL) private readonly sql: Sql,
+    @inject(CLOCK) private readonly clock: Clock,
     @inject(Disk) private readonly disk: Disk,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(AnalysisRepository) private readonly repository: AnalysisRepository,
@@ -56,7 +57,7 @@ export class AnalysisWorker {
       try {
         worked = await this.next(signal);
       } catch (error) {
-        // Stopped mid-analysis, or the database is briefly away: the job stays queued either way.
+        // Stopped mid-analysis, or the database is away: the job stays queued either way.
         if (!signal.aborted) this.log.warn('analysis queue: a job could not be completed; it stays queued', { error });
       }
       if (!worked) await delay(IDLE_POLL_MS, undefined, { signal }).catch(() => undefined);
@@ -64,62 +65,89 @@ export class AnalysisWorker {
   }
 
   /** Takes and completes one job; false when the queue had none free. */
-  private next(signal: AbortSignal): Promise<boolean> {
-    return this.sql.begin(async (tx) => {
-      const job = await this.repository.take(tx);
-      if (!job) return false;
-      if (!job.file) {
-        await this.repository.drop(tx, job.fileId);
+  private async next(signal: AbortSignal): Promise<boolean> {
+    let taken: TakenJob | null = null;
+    try {
+      return await this.sql.begin(async (tx) => {
+        const job = await this.repository.take(tx, new Date(this.clock.now()));
+        if (!job) return false;
+        taken = job;
+        if (!job.file) {
+          await this.repository.drop(tx, job.fileId);
+          return true;
+        }
+        await this.complete(tx, job, await this.analyse(job.fileId, job.file, signal));
         return true;
-      }
-      const result = await this.analyse(job.fileId, job.file, signal);
-      const { projectId, cutId, uploader } = job.file;
-      // Nobody acted: the event names the uploader, whose upload it completes. A deleted account's file is
-      // analysed all the same, without an event (an event needs an actor).
-      if ((await this.repository.finish(tx, job.fileId, result)) && uploader) {
-        await this.events.publish(tx, {
-          type: 'file.analyzed',
-          projectId,
-          actor: uploader,
-          data: { fileId: job.fileId, cutId, analysis: result.analysis },
-        });
-      }
+      });
+    } catch (error) {
+      if (signal.aborted || !taken) throw error;
+      await this.countFailure(taken, error);
       return true;
+    }
+  }
+
+  /** Stores the result and removes the job. Nobody acted: `file.analyzed` names the uploader. */
+  private async complete(tx: Tx, job: TakenJob, result: AnalysisResult): Promise<void> {
+    const { projectId, cutId, uploader } = job.file!;
+    // A deleted account's file is analysed all the same, without an event (an event needs an actor).
+    if ((await this.repository.finish(tx, job.fileId, result)) && uploader) {
+      await this.events.publish(tx, {
+        type: 'file.analyzed',
+        projectId,
+        actor: uploader,
+        data: { fileId: job.fileId, cutId, analysis: result.analysis },
+      });
+    }
+  }
+
+  /**
+   * A job whose analysis or result storing failed: tried again later, unless that was its last attempt or
+   * the database refused the result itself (trying again would give the same answer); then its file is
+   * `failed`, so one file never holds the queue.
+   */
+  private async countFailure(job: TakenJob, error: unknown): Promise<void> {
+    const refused = refusedByDatabase(error);
+    await this.sql.begin(async (tx) => {
+      const attempts = await this.repository.countFailure(tx, job.fileId, new Date(this.clock.now() + RETRY_DELAY_MS));
+      if (attempts === null) return;
+      if (!refused && attempts < MAX_ATTEMPTS) {
+        this.log.warn('analysis queue: a job failed; it is tried again later', { fileId: job.fileId, attempts, error });
+        return;
+      }
+      this.log.error('analysis queue: a job failed for good; its file is marked failed', { fileId: job.fileId, attempts, error });
+      await this.complete(tx, job, { analysis: 'failed', audio: null, stems: null, peaks: null });
     });
   }
 
-  /** The pace of one analysis: full speed alone, a fifth of the thread while uploads stream in. */
-  private pacer(): () => Promise<void> {
-    let since = performance.now();
-    return async () => {
-      const worked = performance.now() - since;
-      if (worked < BURST_MS) return;
-      if (this.space.uploading) await delay(worked * REST_PER_WORK);
-      since = performance.now();
-    };
-  }
-
   private async analyse(fileId: string, file: NonNullable<TakenJob['file']>, signal: AbortSignal): Promise<AnalysisResult> {
-    const path = this.disk.filePath(fileId, file.extension);
     const none = { audio: null, stems: null, peaks: null };
-    try {
-      if (file.type === 'STEM') {
-        const analysed = await analyzeStems(path, signal);
-        if (analysed.status === 'done') return { ...none, analysis: 'done', stems: analysed.stems };
-        this.log.info('analysis failed', { fileId, reason: analysed.reason });
+    if (file.type !== 'CUT' && file.type !== 'STEM') return { ...none, analysis: 'unsupported' };
+    const outcome = await analyzeInThread(
+      { path: this.disk.filePath(fileId, file.extension), type: file.type, extension: file.extension },
+      { timeoutMs: this.config.analysisTimeoutSeconds * 1000, uploading: () => this.space.uploading, signal },
+    );
+    switch (outcome.status) {
+      case 'audio':
+        return { ...none, analysis: 'done', audio: outcome.audio, peaks: outcome.peaks };
+      case 'stems':
+        return { ...none, analysis: 'done', stems: outcome.stems };
+      case 'unsupported':
+        return { ...none, analysis: 'unsupported' };
+      case 'failed':
+        this.log.info('analysis failed', { fileId, reason: outcome.reason });
         return { ...none, analysis: 'failed' };
-      }
-      const analysed = await analyzeAudio(path, file.extension, { signal, pace: this.pacer() });
-      if (analysed.status === 'done') return { analysis: 'done', audio: analysed.audio, stems: null, peaks: analysed.peaks };
-      if (analysed.status === 'unsupported') return { ...none, analysis: 'unsupported' };
-      this.log.info('analysis failed', { fileId, reason: analysed.reason });
-      return { ...none, analysis: 'failed' };
-    } catch (error) {
-      if (signal.aborted) throw error;
-      // The stored bytes cannot be read (deleted meanwhile, a disk error): nothing to analyse, and retrying
-      // a missing file would hold the queue forever.
-      this.log.error('analysis could not read the stored file', { fileId, error });
-      return { ...none, analysis: 'failed' };
+      case 'unreadable':
+        // Nothing to analyse (deleted meanwhile, a disk error), and retrying a missing file would hold the queue.
+        this.log.error('analysis could not read the stored file', { fileId, reason: outcome.reason });
+        return { ...none, analysis: 'failed' };
     }
   }
+}
+
+/**
+ * The database refused the data (a data exception, class 22, or a limit, class 54): the same result would
+ * be refused again. Connection trouble and the rest may pass.
+ */
+function refusedByDatabase(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && (error.code.startsWith('22') || error.code.startsWith('54'));
 }

@@ -1,7 +1,7 @@
-import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { idParam } from '../core/http.js';
 import { sendArchive } from './http.js';
 import { ArchivesService } from './service.js';
@@ -14,7 +14,7 @@ export class ArchivesRoutes implements Feature {
     @inject(ArchivesService) private readonly archives: ArchivesService,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     // Also with the access_token cookie, as file downloads: a browser link can fetch it.
     app.get('/api/cuts/:id/archive', async (req, res) => {
       const principal = await this.guard.authenticate(req, { allowCookie: true });

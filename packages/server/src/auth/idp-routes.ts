@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
 import { idpExchangeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
@@ -7,6 +6,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { authResult } from './routes.js';
@@ -23,8 +23,10 @@ export class IdpRoutes implements Feature {
     @inject(AuthGuard) private readonly guard: AuthGuard,
   ) {}
 
-  register(app: App): void {
+  /** Every route here signs in or links a sign-in: a personal access token is refused first, even with the provider off. */
+  register({ app }: Routes): void {
     app.get(START_PATH, async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
       if (typeof flow === 'string') return this.startFlow(res, await this.idp.resume(flow));
@@ -50,6 +52,7 @@ export class IdpRoutes implements Feature {
     });
 
     app.get(CALLBACK_PATH, async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const search = new URL(req.originalUrl ?? req.url, 'http://callback').search;
       const outcome = await this.idp.complete(search, cookies(req)[FLOW_COOKIE]);
@@ -59,6 +62,7 @@ export class IdpRoutes implements Feature {
     });
 
     app.post('/api/auth/idp/exchange', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const input = await jsonBody(req, res, idpExchangeRequest);
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
@@ -67,6 +71,7 @@ export class IdpRoutes implements Feature {
     });
 
     app.post('/api/auth/idp/link', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       this.idp.requireEnabled();
       const { userId } = await this.guard.authenticate(req);
       const input = await jsonBody(req, res, idpExchangeRequest);

@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import { type AuthResult, loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard, bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
@@ -6,6 +5,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService, type SignedIn } from './service.js';
@@ -30,8 +30,9 @@ export class AuthRoutes implements Feature {
     await this.sessions.stop();
   }
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.post('/api/auth/register', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, registerRequest);
       const signedIn = await this.auth.register(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
@@ -39,6 +40,7 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/login', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, loginRequest);
       const signedIn = await this.auth.login(input, clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
@@ -46,6 +48,7 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/refresh', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, refreshRequest);
       const token = input.refreshToken ?? cookies(req)[REFRESH_COOKIE];
       if (!token) throw refreshMissing();
@@ -55,12 +58,14 @@ export class AuthRoutes implements Feature {
     });
 
     app.post('/api/auth/logout', async (req, res) => {
+      this.guard.refusePersonalAccessToken(req);
       const input = await jsonBody(req, res, refreshRequest);
       await this.auth.logout(input.refreshToken ?? cookies(req)[REFRESH_COOKIE], bearerToken(req));
       this.authCookies.clear(res);
       sendJson(res, 200, { ok: true });
     });
 
+    // The one route here a personal access token may call: it says whose the token is.
     app.get('/api/auth/me', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.auth.me(principal.userId), principal.token ? tokenHeaders(principal.token) : {});

@@ -27,21 +27,39 @@ export class AuthGuard {
    * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) the
    * `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
    * access token (bearer only) is live, unexpired and used within its scope: a `read` one only for GET
-   * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. An account whose one-time
-   * password (reset-password) is not changed yet gets 403 PASSWORD_CHANGE_REQUIRED, except where
-   * `passwordChange` lets it change that password.
+   * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. A `sessionOnly` route (one that
+   * changes how its owner signs in, or manages tokens) refuses every personal access token, see
+   * `refusePersonalAccessToken`. An account whose one-time password (reset-password) is not changed yet gets
+   * 403 PASSWORD_CHANGE_REQUIRED, except where `passwordChange` lets it change that password.
    */
-  async authenticate(req: IncomingMessage, { allowCookie = false, passwordChange = false } = {}): Promise<Principal> {
-    const principal = await this.identify(req, allowCookie);
+  async authenticate(
+    req: IncomingMessage,
+    { allowCookie = false, passwordChange = false, sessionOnly = false, scope = scopeByMethod(req) }: AuthenticateOptions = {},
+  ): Promise<Principal> {
+    if (sessionOnly) this.refusePersonalAccessToken(req);
+    const principal = await this.identify(req, allowCookie, scope);
     if (principal.passwordChangeRequired && !passwordChange) {
       throw new DomainError('PASSWORD_CHANGE_REQUIRED', 'This account has a one-time password: set a new one with POST /api/auth/password first');
     }
     return principal;
   }
 
-  private async identify(req: IncomingMessage, allowCookie: boolean): Promise<Principal> {
+  /**
+   * A personal access token cannot sign in, change its owner's sign-in or manage tokens. Routes that do are
+   * session only: those that authenticate say `sessionOnly`, the others (register, login, refresh, logout,
+   * the identity provider's) call this first. 403 INSUFFICIENT_SCOPE for a request that carries one, judged
+   * on the token's prefix alone (valid or not), before anything else the route does.
+   */
+  refusePersonalAccessToken(req: IncomingMessage): void {
     const bearer = bearerToken(req);
-    if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(req, bearer);
+    if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) {
+      throw insufficientScope('A personal access token cannot sign in, change its owner’s sign-in or manage tokens');
+    }
+  }
+
+  private async identify(req: IncomingMessage, allowCookie: boolean, scope: TokenScope): Promise<Principal> {
+    const bearer = bearerToken(req);
+    if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(bearer, scope);
     const token = bearer ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
     if (!token) throw unauthenticated();
     const claims = this.tokens.verify(token);
@@ -51,16 +69,29 @@ export class AuthGuard {
     return principal;
   }
 
-  private async personalAccessToken(req: IncomingMessage, token: string): Promise<TokenPrincipal> {
+  private async personalAccessToken(token: string, scope: TokenScope): Promise<TokenPrincipal> {
     if (!isValidPersonalAccessToken(token)) throw unauthenticated('The personal access token is malformed');
     const principal = await this.personalTokens.principal(hashToken(token));
     if (!principal) throw unauthenticated('The personal access token is unknown, revoked or expired');
-    if (principal.token.scope === 'read' && req.method !== 'GET' && req.method !== 'HEAD') {
+    if (principal.token.scope === 'read' && scope === 'write') {
       throw insufficientScope('A read token can only read (GET, HEAD and the events stream)');
     }
     return principal;
   }
 }
+
+type TokenScope = 'read' | 'write';
+
+interface AuthenticateOptions {
+  allowCookie?: boolean;
+  passwordChange?: boolean;
+  /** Refuses every personal access token (403 INSUFFICIENT_SCOPE): the route changes sign-in or manages tokens. */
+  sessionOnly?: boolean;
+  /** What a personal access token needs: a route's declared scope; for routes not declared yet, by method. */
+  scope?: TokenScope;
+}
+
+const scopeByMethod = (req: IncomingMessage): TokenScope => (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
 
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -68,22 +99,6 @@ export function bearerToken(req: IncomingMessage): string | undefined {
 }
 
 export const insufficientScope = (detail: string): DomainError => new DomainError('INSUFFICIENT_SCOPE', detail);
-
-/**
- * A personal access token cannot sign in, change its owner's sign-in or mint tokens: every path under
- * `/api/auth` (except reading `/api/auth/me`) and `/api/tokens` refuses a request that carries one, with
- * 403 INSUFFICIENT_SCOPE, whether or not the route itself authenticates (login, logout). Judged on the
- * token's prefix alone, before anything else.
- */
-export function refusesPersonalAccessTokens(req: IncomingMessage): boolean {
-  const bearer = bearerToken(req);
-  if (bearer === undefined || !looksLikePersonalAccessToken(bearer)) return false;
-  const path = (req.url ?? '/').split('?')[0]!;
-  if (path === '/api/auth/me' && (req.method === 'GET' || req.method === 'HEAD')) return false;
-  return isUnder(path, '/api/auth') || isUnder(path, '/api/tokens');
-}
-
-const isUnder = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
 
 /** Whether the project exists for the principal at all: a token limited to projects reaches only those. */
 export const reaches = (principal: Principal, projectId: string): boolean => principal.token?.projectIds?.includes(projectId) ?? true;

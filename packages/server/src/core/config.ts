@@ -54,6 +54,8 @@ export interface Config {
   headersTimeoutSeconds: number;
   /** Files this instance analyses at once (each holds a database connection while it runs); 0: none. */
   analysisConcurrency: number;
+  /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
+  analysisTimeoutSeconds: number;
 }
 
 const MiB = 1024 * 1024;
@@ -182,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
     minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 1024, 0, 1_048_576_000) * MiB,
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
     analysisConcurrency: integer('ANALYSIS_CONCURRENCY', 1, 0, 4),
+    analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 600, 1, 86_400),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

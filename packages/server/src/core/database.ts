@@ -18,6 +18,12 @@ export type Queryable = Sql | Tx;
 
 export interface Database {
   sql: Sql;
+  /**
+   * One connection of its own, outside the pool, for session-level advisory locks held across requests'
+   * bodies (resumable uploads): it never ages out as pool connections do, and a process that dies frees
+   * every lock it held with it. Connected on its first query.
+   */
+  locks: Sql;
   close(): Promise<void>;
 }
 
@@ -63,8 +69,7 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     url = embedded.url;
     stopEmbedded = embedded.stop;
   }
-  const sql = postgres(url, {
-    max: 10,
+  const options = {
     // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
     // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
@@ -74,7 +79,8 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     // postgres.camel would also rename the keys inside json values.
     transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
     types: { bigint: BIGINT_AS_NUMBER },
-  });
+  };
+  const sql = postgres(url, { ...options, max: 10 });
   try {
     await migrate(sql, log);
   } catch (error) {
@@ -82,9 +88,13 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     await stopEmbedded?.();
     throw error;
   }
+  // A session's locks go with the session: no lifetime (and, as in the pool, no idle timeout), so it is never replaced unasked.
+  const locks = postgres(url, { ...options, max: 1, max_lifetime: null });
   return {
     sql,
+    locks,
     async close() {
+      await locks.end({ timeout: 5 });
       await sql.end({ timeout: 5 });
       await stopEmbedded?.();
     },

@@ -7,6 +7,8 @@ import type { Logger } from './logger.js';
 // Values registered once in the composition root (app.ts). Classes are injected by their own constructor.
 export const CONFIG: InjectionToken<Config> = Symbol('Config');
 export const SQL: InjectionToken<Sql> = Symbol('Sql');
+/** Database.locks: the connection that holds session-level advisory locks across requests. */
+export const LOCKS_SQL: InjectionToken<Sql> = Symbol('LocksSql');
 export const LOGGER: InjectionToken<Logger> = Symbol('Logger');
 /** The secret that signs access tokens and other short-lived signed values. */
 export const SIGNING_SECRET: InjectionToken<string> = Symbol('SigningSecret');

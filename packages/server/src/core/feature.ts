@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
-import type { App } from '@tinyhttp/app';
+import type { Routes } from './routes.js';
 
 /** A feature's HTTP surface. The composition root registers each one, in order, on one App. */
 export interface Feature {
-  register(app: App): void;
+  /** Registers its routes, each from its declaration (contract/routes.ts). */
+  register(routes: Routes): void;
   /** Runs once the HTTP server exists and before it listens: WebSocket upgrades, start-up sweeps. */
   start?(server: Server): Promise<void>;
   /**

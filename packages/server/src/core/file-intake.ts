@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
-import { extensionOf, FILE_TYPE_PLURALS } from '@bandcollab/sdk/contract';
-import { DomainError } from './errors.js';
+import { extensionOf, FILE_TYPE_PLURALS, fileNameSchema } from '@bandcollab/sdk/contract';
+import { DomainError, invalidField } from './errors.js';
 import { describeBytes, type FileRule, hasExpectedSignature, SIGNATURE_LENGTH } from './file-types.js';
 
 /**
@@ -75,13 +75,22 @@ export function ruleForFileName(rules: FileRule[], fileName: string): FileRule {
   return rule;
 }
 
-/** The base name a client sent (either separator), without control characters, at most 200 characters. */
-export function cleanFileName(raw: string): string {
+/**
+ * The file name of a multipart part: the base name the browser sent (either separator, as RFC 7578 asks),
+ * without control characters, at most 200 characters; then it must pass fileNameSchema, the rule every
+ * uploaded file's name passes (a resumable upload's `filename` too): what cleaning cannot fix (a
+ * bidirectional control, a name of only dots) is 400 on `field`.
+ */
+export function cleanFileName(raw: string, field: string): string {
   const base = raw.split(/[/\\]/).pop() ?? '';
   const clean = base.replace(/\p{Cc}/gu, '').trim();
-  if (clean.length <= 200) return clean;
   const extension = extensionOf(clean);
-  return extension ? `${clean.slice(0, 199 - extension.length)}.${extension}` : clean.slice(0, 200);
+  const short = clean.length <= 200 ? clean : extension ? `${clean.slice(0, 199 - extension.length)}.${extension}` : clean.slice(0, 200);
+  // No name at all is no name to check: the part is typed by its content, or refused for its missing extension.
+  if (short === '') return short;
+  const checked = fileNameSchema.safeParse(short);
+  if (!checked.success) throw invalidField(field, checked.error.issues[0]!.message);
+  return checked.data;
 }
 
 export function unsupportedType(rules: FileRule[]): DomainError {

@@ -168,7 +168,7 @@ export class Multipart {
         storing = (async () => {
           await fieldChecks;
           if (failure !== null) throw failure;
-          const originalName = cleanFileName(info.filename ?? '');
+          const originalName = cleanFileName(info.filename ?? '', name);
           const extension = extensionOf(originalName);
           const rule = rules.find((candidate) => candidate.extension === extension) ?? null;
           if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);

@@ -12,7 +12,8 @@ class Upload {
   received = 0;
 
   constructor(
-    readonly owner: string,
+    /** Whose quota the bytes count towards; null when it counts them already (a resumable upload's PATCH). */
+    readonly owner: string | null,
     readonly declared: number,
   ) {}
 
@@ -64,7 +65,18 @@ export class Space {
    * unknown). Refuses with 507 when that alone would cross the floor or the quota.
    */
   async reserve(owner: string, declared: number): Promise<Reservation> {
-    const used = this.config.userQuotaBytes === null ? null : await this.repository.usedBytes(owner);
+    return this.hold(owner, declared, this.config.userQuotaBytes === null ? null : await this.repository.usedBytes(owner));
+  }
+
+  /**
+   * Reserves room on disk for bytes the quota counts already (a resumable upload holds its whole length from
+   * its creation on): the free-disk floor only.
+   */
+  async reserveDisk(declared: number): Promise<Reservation> {
+    return this.hold(null, declared, null);
+  }
+
+  private async hold(owner: string | null, declared: number, used: number | null): Promise<Reservation> {
     const upload = new Upload(owner, declared);
     this.uploads.add(upload);
     const reservation: Reservation = {
@@ -96,8 +108,8 @@ export class Space {
   }
 
   /**
-   * The quota's final word, inside the transaction that records `bytes` more for `owner`: serialised per
-   * user, so two transactions cannot both pass on the same remaining room.
+   * The quota's final word, inside the transaction that records `bytes` more for `owner` (0 once it has
+   * written them): serialised per user, so two transactions cannot both pass on the same remaining room.
    */
   async checkQuotaInTransaction(tx: Queryable, owner: string, bytes: number): Promise<void> {
     const limit = this.config.userQuotaBytes;
@@ -108,7 +120,7 @@ export class Space {
 
   private checkQuota(upload: Upload, used: number | null): void {
     const limit = this.config.userQuotaBytes;
-    if (limit === null || used === null) return;
+    if (limit === null || used === null || upload.owner === null) return;
     let held = 0;
     for (const other of this.uploads) if (other.owner === upload.owner) held += other.held;
     if (used + held > limit) throw quotaExceeded(limit);

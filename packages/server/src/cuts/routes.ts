@@ -1,8 +1,8 @@
-import type { App } from '@tinyhttp/app';
 import { cutNameRequest, moveCutRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsService } from './service.js';
@@ -16,7 +16,7 @@ export class CutsRoutes implements Feature {
     @inject(CutsService) private readonly cuts: CutsService,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.post('/api/vibes/:vibeId/cuts', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const vibeId = idParam(req, 'vibeId', 'Vibe');

@@ -1,7 +1,6 @@
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { WebSocketServer } from 'ws';
 import { AuthGuard } from '../core/auth-guard.js';
@@ -31,7 +30,8 @@ export class EventsRoutes implements Feature {
     this.sockets.on('wsClientError', (error, socket, req) => refuse(req, socket, invalidField('handshake', error.message)));
   }
 
-  register(_app: App): void {}
+  /** ROUTES.events is a WebSocket upgrade, answered by the HTTP server's upgrade handler (start), not by a route. */
+  register(): void {}
 
   async start(server: Server): Promise<void> {
     await this.hub.start();

@@ -1,9 +1,9 @@
-import type { App } from '@tinyhttp/app';
 import { isUuid, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { idParam, sendCreated, sendJson } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
@@ -21,7 +21,7 @@ export class FilesRoutes implements Feature {
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.get('/api/files/:id', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.files.get(principal, idParam(req, 'id', 'File')));

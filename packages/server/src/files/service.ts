@@ -60,7 +60,6 @@ export class FilesService {
     return this.sql.begin(async (tx) => {
       if (!(await this.repository.lockCut(tx, cutId))) throw notFound('Cut');
       const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
-      await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
       await this.repository.insert(tx, {
         id,
         cutId,
@@ -75,6 +74,8 @@ export class FilesService {
       });
       const record = toFileRecord((await this.repository.find(tx, id))!);
       await alsoRecord?.(tx, record);
+      // Once both are written: a resumable upload that completes here stops holding its length as it starts to count as a file.
+      await this.space.checkQuotaInTransaction(tx, principal.userId, 0);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
       await this.disk.moveIntoPlace(file.tempPath, upload.finalPath);
       return record;

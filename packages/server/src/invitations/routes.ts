@@ -1,4 +1,3 @@
-import type { App } from '@tinyhttp/app';
 import { acceptInvitationRequest, inviteRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
@@ -6,6 +5,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
@@ -22,7 +22,7 @@ export class InvitationsRoutes implements Feature {
     @inject(InvitationsService) private readonly invitations: InvitationsService,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.post('/api/projects/:id/invite', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'id', 'Project');

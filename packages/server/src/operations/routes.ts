@@ -1,7 +1,7 @@
-import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { unavailable } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { sendJson } from '../core/http.js';
 import { SERVER_VERSION } from '../version.js';
 import { openApiDocument } from './openapi.js';
@@ -15,7 +15,7 @@ const reference = renderReference(openApiDocument);
 export class OperationsRoutes implements Feature {
   constructor(@inject(OperationsRepository) private readonly repository: OperationsRepository) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.get('/api/health', async (_req, res) => {
       try {
         await this.repository.ping();

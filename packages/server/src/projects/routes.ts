@@ -1,8 +1,8 @@
-import type { App } from '@tinyhttp/app';
 import { createProjectRequest, updateMemberRequest, updateProjectRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard, requireEveryProject } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -23,7 +23,7 @@ export class ProjectsRoutes implements Feature {
    * Routes with a body check access before reading it, so a stranger gets 404 and a MEMBER 403 whatever
    * they send, and no image is stored for them; the services check again inside their transactions.
    */
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.get('/api/projects', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.projects.list(principal));

@@ -1,10 +1,11 @@
-import type { App, Request, Response } from '@tinyhttp/app';
+import type { Request, Response } from '@tinyhttp/app';
 import { shareRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { sendArchive } from '../archives/http.js';
 import { AuthGuard, type Principal } from '../core/auth-guard.js';
 import { DomainError, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -24,7 +25,7 @@ export class SharesRoutes implements Feature {
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
-  register(app: App): void {
+  register({ app }: Routes): void {
     // A file link: JSON, else the file's bytes. A cut link: JSON, else its ZIP.
     app.get('/api/share/:token', async (req, res) => {
       const token = req.params.token ?? '';

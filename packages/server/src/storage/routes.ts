@@ -1,7 +1,7 @@
-import type { App } from '@tinyhttp/app';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { sendJson } from '../core/http.js';
 import { StorageService } from './service.js';
 
@@ -13,7 +13,7 @@ export class StorageRoutes implements Feature {
     @inject(StorageService) private readonly storage: StorageService,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.get('/api/files/storage', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.storage.stats(principal));

@@ -50,6 +50,15 @@ export class TokensRepository {
     return toToken(row!);
   }
 
+  /** One of the user's live tokens; undefined when it is not theirs, or expired. */
+  async findLive(userId: string, id: string): Promise<PersonalAccessToken | undefined> {
+    const [row] = await this.sql<TokenRow[]>`
+      select id, name, scope, project_ids::text[], token_hint, created_at, expires_at, last_used_at
+      from personal_access_tokens
+      where user_id = ${userId} and id = ${id} and expires_at > now()`;
+    return row && toToken(row);
+  }
+
   /** The user's live tokens, newest first. */
   async listLive(userId: string): Promise<PersonalAccessToken[]> {
     const rows = await this.sql<TokenRow[]>`

@@ -1,17 +1,14 @@
-import type { App } from '@tinyhttp/app';
-import { createTokenRequest } from '@bandcollab/sdk/contract';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
-import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
+import type { Routes } from '../core/routes.js';
 import { TokensService } from './service.js';
 
-/** Personal access tokens: create, list, revoke (with a session only). */
+/** Personal access tokens: create, list, show, revoke (with a session only: the declarations say so). */
 @injectable()
 export class TokensRoutes implements Feature {
   constructor(
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(TokensService) private readonly tokens: TokensService,
     @inject(PersonalAccessTokenCache) private readonly cache: PersonalAccessTokenCache,
   ) {}
@@ -26,24 +23,19 @@ export class TokensRoutes implements Feature {
   }
 
   /** GET before POST: a HEAD is answered only where a path's first route is a GET. */
-  register(app: App): void {
-    app.get('/api/tokens', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.tokens.list(principal));
+  register(routes: Routes): void {
+    routes.on(ROUTES.listTokens, async ({ principal }) => this.tokens.list(principal));
+
+    routes.on(ROUTES.createToken, async ({ principal, body }) => {
+      const created = await this.tokens.create(principal, await body());
+      return { location: `/api/tokens/${created.id}`, body: created };
     });
 
-    app.post('/api/tokens', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const input = await jsonBody(req, res, createTokenRequest);
-      const created = await this.tokens.create(principal, input);
-      sendCreated(res, '/api/tokens', created);
-    });
+    routes.on(ROUTES.getToken, async ({ principal, params }) => this.tokens.get(principal, params.id));
 
-    app.delete('/api/tokens/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const id = idParam(req, 'id', 'Token');
-      await this.tokens.delete(principal, id);
-      sendJson(res, 200, { id, deleted: true });
+    routes.on(ROUTES.deleteToken, async ({ principal, params }) => {
+      await this.tokens.delete(principal, params.id);
+      return { id: params.id, deleted: true };
     });
   }
 }

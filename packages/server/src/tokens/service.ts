@@ -48,6 +48,13 @@ export class TokensService {
     return this.tokens.listLive(principal.userId);
   }
 
+  /** The owner's only: another user's token is 404, as an unknown one. */
+  async get(principal: Principal, id: string): Promise<PersonalAccessToken> {
+    const token = await this.tokens.findLive(principal.userId, id);
+    if (!token) throw notFound('Token');
+    return token;
+  }
+
   /** The owner's only; it stops working at once here, and on other instances when the notice reaches them. */
   async delete(principal: Principal, id: string): Promise<void> {
     if (!(await this.tokens.delete(principal.userId, id))) throw notFound('Token');

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
-import { SQL } from '../core/di.js';
+import { LOCKS_SQL, SQL } from '../core/di.js';
 
 /** A `resumable_uploads` row. */
 export interface UploadRow {
@@ -15,21 +15,49 @@ export interface UploadRow {
   fileId: string | null;
   completedAt: Date | null;
   expiresAt: Date;
+  /** The Upload-Metadata header of the creation; null for uploads created before it was kept. */
+  metadata: string | null;
 }
 
-export type NewUpload = Pick<UploadRow, 'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'extension' | 'length'>;
+export type NewUpload = Pick<UploadRow, 'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'extension' | 'length' | 'metadata'>;
 
-/** A PATCH holds its upload's lock on a connection of its own: PostgreSQL frees it if this process dies. */
+/** When an upload expires: `lifetimeSeconds` after its last bytes, and never later than `maxAgeSeconds` after its creation. */
+export interface Expiry {
+  lifetimeSeconds: number;
+  maxAgeSeconds: number;
+}
+
+/**
+ * An upload's lock, held by the session of the locks connection (LOCKS_SQL) whose backend is `pid`: when that
+ * connection was lost and replaced, PostgreSQL freed the lock, and writes fenced by it no longer happen.
+ */
 export interface UploadLock {
-  release(): Promise<void>;
+  id: string;
+  pid: number;
 }
 
 /** The first key of the two-key advisory locks of resumable uploads ("tus!"); the second is the id's hash. */
 const LOCK_CLASS = 0x74757321;
+/** Migration 018's trigger notifies it with the id of each deleted upload. */
+const DELETED_CHANNEL = 'resumable_upload_deleted';
+
+/**
+ * Whether the session `lock.pid` still holds the lock (pg_locks shows a two-key advisory lock as classid,
+ * objid with objsubid 2; objid is the key's bits as an oid).
+ */
+function held(sql: Queryable, lock: UploadLock) {
+  return sql`exists (
+    select 1 from pg_locks
+    where locktype = 'advisory' and granted and pid = ${lock.pid}
+      and classid = ${LOCK_CLASS}::bigint::oid and objid = (hashtext(${lock.id})::bigint & 4294967295)::oid and objsubid = 2)`;
+}
 
 @injectable()
 export class UploadsRepository {
-  constructor(@inject(SQL) private readonly sql: Sql) {}
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(LOCKS_SQL) private readonly locks: Sql,
+  ) {}
 
   /** An upload that has not expired; null when it does not exist or has. */
   async find(id: string): Promise<UploadRow | null> {
@@ -48,50 +76,60 @@ export class UploadsRepository {
     return row!.n;
   }
 
-  async insert(tx: Queryable, upload: NewUpload, lifetimeSeconds: number): Promise<UploadRow> {
+  async insert(tx: Queryable, upload: NewUpload, expiry: Expiry): Promise<UploadRow> {
     const [row] = await tx<UploadRow[]>`
-      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, extension, length, expires_at)
+      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, extension, length, metadata, expires_at)
       values (${upload.id}, ${upload.ownerId}, ${upload.cutId}, ${upload.fileName}, ${upload.displayName}, ${upload.extension},
-              ${upload.length}, now() + make_interval(secs => ${lifetimeSeconds}))
+              ${upload.length}, ${upload.metadata},
+              now() + make_interval(secs => ${Math.min(expiry.lifetimeSeconds, expiry.maxAgeSeconds)}))
       returning *`;
     return row!;
   }
 
-  /** Takes the upload's lock if no other PATCH (in any instance) holds it; null when one does. */
+  /**
+   * Takes the upload's lock unless another session (another instance) holds it; null when one does. The
+   * caller makes sure this instance does not ask twice for one upload: the session's locks are re-entrant.
+   */
   async tryLock(id: string): Promise<UploadLock | null> {
-    const connection = await this.sql.reserve();
-    try {
-      const [row] = await connection<{ locked: boolean }[]>`select pg_try_advisory_lock(${LOCK_CLASS}, hashtext(${id})) as locked`;
-      if (row!.locked) {
-        return {
-          release: async () => {
-            try {
-              await connection`select pg_advisory_unlock(${LOCK_CLASS}, hashtext(${id}))`;
-            } finally {
-              connection.release();
-            }
-          },
-        };
-      }
-    } catch (error) {
-      connection.release();
-      throw error;
-    }
-    connection.release();
-    return null;
+    const [row] = await this.locks<{ locked: boolean; pid: number }[]>`
+      select pg_try_advisory_lock(${LOCK_CLASS}, hashtext(${id})) as locked, pg_backend_pid() as pid`;
+    return row!.locked ? { id, pid: row!.pid } : null;
   }
 
-  /** Records bytes up to `received` as durable, and moves the expiry on from now. */
-  async advance(id: string, received: number, lifetimeSeconds: number): Promise<Date> {
+  async unlock(lock: UploadLock): Promise<void> {
+    // After a lost connection the new session holds nothing: unlocking there changes nothing (and says false).
+    await this.locks`select pg_advisory_unlock(${LOCK_CLASS}, hashtext(${lock.id}))`;
+  }
+
+  /**
+   * Records bytes up to `received` as durable and moves the expiry on, while `lock` is still held; null when
+   * it is not any more (its connection was lost) or the row is gone (its cut or owner deleted meanwhile).
+   */
+  async advance(lock: UploadLock, received: number, expiry: Expiry): Promise<Date | null> {
     const [row] = await this.sql<{ expiresAt: Date }[]>`
-      update resumable_uploads set received = ${received}, expires_at = now() + make_interval(secs => ${lifetimeSeconds})
-      where id = ${id} returning expires_at`;
-    return row!.expiresAt;
+      update resumable_uploads
+      set received = ${received},
+          expires_at = least(now() + make_interval(secs => ${expiry.lifetimeSeconds}), created_at + make_interval(secs => ${expiry.maxAgeSeconds}))
+      where id = ${lock.id} and ${held(this.sql, lock)}
+      returning expires_at`;
+    return row?.expiresAt ?? null;
   }
 
-  /** Marks the upload as having become `fileId`, in the transaction that records the file. */
-  async complete(tx: Queryable, id: string, fileId: string): Promise<void> {
-    await tx`update resumable_uploads set received = length, file_id = ${fileId}, completed_at = now() where id = ${id}`;
+  /** Whether `lock` is still held: its session was not lost meanwhile. */
+  async stillHeld(lock: UploadLock): Promise<boolean> {
+    const [row] = await this.sql<{ held: boolean }[]>`select ${held(this.sql, lock)} as held`;
+    return row!.held;
+  }
+
+  /**
+   * Marks the upload as having become `fileId`, in the transaction that records the file, while `lock` is
+   * still held; false when it is not any more (the caller rolls back).
+   */
+  async complete(tx: Queryable, lock: UploadLock, fileId: string): Promise<boolean> {
+    const rows = await tx`
+      update resumable_uploads set received = length, file_id = ${fileId}, completed_at = now()
+      where id = ${lock.id} and ${held(tx, lock)}`;
+    return rows.count === 1;
   }
 
   async delete(id: string): Promise<void> {
@@ -102,6 +140,11 @@ export class UploadsRepository {
   async deleteExpired(): Promise<string[]> {
     const rows = await this.sql<{ id: string }[]>`delete from resumable_uploads where expires_at <= now() returning id`;
     return rows.map((row) => row.id);
+  }
+
+  /** Calls `removed` with the id of every upload whose row is deleted, once the deletion commits, on every instance. */
+  async onDeleted(removed: (id: string) => void): Promise<{ unlisten(): Promise<void> }> {
+    return this.sql.listen(DELETED_CHANNEL, removed);
   }
 
   /** Which of `ids` still have a row (expired or not). */

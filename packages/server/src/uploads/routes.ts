@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
-import type { App, Request } from '@tinyhttp/app';
-import { uploadFields } from '@bandcollab/sdk/contract';
+import type { Request } from '@tinyhttp/app';
+import { resumableUploadMetadata } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import { DomainError, invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { FileTypes } from '../core/file-types.js';
 import { contentType, idParam, sendProblem, validate } from '../core/http.js';
 import { closeAfterResponse } from '../core/multipart.js';
@@ -25,6 +26,7 @@ export const TUS_RESPONSE_HEADERS = [
   'upload-offset',
   'upload-length',
   'upload-expires',
+  'upload-metadata',
   'band-file-id',
 ];
 
@@ -47,14 +49,24 @@ export function tusDiscoveryHeaders(fileTypes: FileTypes): Record<string, string
 /** Resumable uploads, tus 1.0.0: OPTIONS, creation (with upload), HEAD, PATCH, termination. */
 @injectable()
 export class UploadsRoutes implements Feature {
+
   constructor(
     @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(UploadsService) private readonly uploads: UploadsService,
   ) {}
 
+  /** Listens for deleted uploads, to remove their bytes. */
+  async start(): Promise<void> {
+    await this.uploads.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.uploads.stop();
+  }
+
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: HEAD comes first. */
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.head('/api/uploads/:id', async (req, res) => {
       res.setHeader('Tus-Resumable', TUS_VERSION);
       const principal = await this.guard.authenticate(req);
@@ -76,11 +88,17 @@ export class UploadsRoutes implements Feature {
       const length = byteCount(req, 'upload-length');
       if (length === null) throw invalidField('Upload-Length', 'is required');
       if (length === 0) throw invalidField('Upload-Length', 'must not be 0: a file must not be empty');
-      const metadata = parseMetadata(header(req, 'upload-metadata'));
-      const fields = validate(uploadFields, { cutId: metadata.cutId, name: metadata.name });
-      const fileName = metadata.filename?.trim();
-      if (!fileName) throw invalidField('Upload-Metadata', 'must carry filename');
-      const created = await this.uploads.create(principal, { cutId: fields.cutId, fileName, displayName: fields.name ?? null, length });
+      const sentMetadata = header(req, 'upload-metadata') ?? '';
+      const metadata = parseMetadata(sentMetadata);
+      // The file name passes the rules every name does, as a multipart upload's; a missing one is reported on its field, as cutId is.
+      const fields = validate(resumableUploadMetadata, { cutId: metadata.cutId, filename: metadata.filename, name: metadata.name });
+      const created = await this.uploads.create(principal, {
+        cutId: fields.cutId,
+        fileName: fields.filename,
+        displayName: fields.name ?? null,
+        length,
+        metadata: sentMetadata,
+      });
       res.setHeader('Location', `/api/uploads/${created.id}`);
       const state =
         contentType(req) === OFFSET_STREAM
@@ -163,6 +181,8 @@ function sendState(res: ServerResponse, status: 200 | 201 | 204, state: UploadSt
     'Cache-Control': 'no-store',
   };
   if (state.fileId) headers['Band-File-Id'] = state.fileId;
+  // tus 1.0.0: HEAD repeats the metadata the upload was created with.
+  if (status === 200 && state.metadata) headers['Upload-Metadata'] = state.metadata;
   res.writeHead(status, headers);
   res.end();
 }

@@ -4,8 +4,9 @@ import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
+import type { Clock } from '../core/clock.js';
 import type { Sql } from '../core/database.js';
-import { LOGGER, SQL } from '../core/di.js';
+import { CLOCK, LOGGER, SQL } from '../core/di.js';
 import { Disk, sha256OfFile } from '../core/disk.js';
 import { DomainError, invalidField, notFound, unavailable } from '../core/errors.js';
 import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
@@ -15,17 +16,24 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
 import { FilesService } from '../files/service.js';
-import { type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
+import { type Expiry, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
 
-/** An incomplete upload expires this long after it last received bytes. */
+/** An incomplete upload expires this long after it last received bytes, */
 export const UPLOAD_LIFETIME_SECONDS = 24 * 60 * 60;
+/** and this long after its creation at the latest, however its bytes trickle in. */
+export const UPLOAD_MAX_AGE_SECONDS = 7 * 24 * 60 * 60;
+const EXPIRY: Expiry = { lifetimeSeconds: UPLOAD_LIFETIME_SECONDS, maxAgeSeconds: UPLOAD_MAX_AGE_SECONDS };
 /** At most this many incomplete uploads per user at a time. */
 export const MAX_INCOMPLETE_UPLOADS = 10;
+/** At most this many PATCHes of one user receive bytes at once in an instance; another is 429 with Retry-After 1. */
+export const MAX_PATCHES_PER_USER = 3;
 /**
- * PATCHes (and terminations) each hold a connection of the pool (10) for their lock while they run: at most
- * this many at once in one instance, so other requests always find connections. More: 503, Retry-After 1.
+ * A PATCH must bring at least this many bytes a second, measured over each window: a slower one is cut (503,
+ * what it sent before kept), so a trickle cannot hold an upload (and a user's PATCH slots) for hours. A body
+ * that stops altogether is the idle timeout's (IDLE_TIMEOUT_SECONDS).
  */
-export const MAX_LOCKED_UPLOADS = 5;
+export const MIN_PATCH_BYTES_PER_SECOND = 1024;
+export const RATE_WINDOW_SECONDS = 60;
 /** Bytes of a resumable upload file without a row are removed once they are this old (a crash between the two). */
 const UNLISTED_GRACE_MS = 60 * 60 * 1000;
 
@@ -33,11 +41,13 @@ export type ChecksumAlgorithm = 'sha1' | 'sha256';
 
 export interface NewUploadRequest {
   cutId: string;
-  /** The client's file name; its extension decides the type. */
+  /** The client's file name (fileNameSchema); its extension decides the type. */
   fileName: string;
   /** The display name of the file it becomes; the file name when null. */
   displayName: string | null;
   length: number;
+  /** The Upload-Metadata header as sent, for HEAD to repeat. */
+  metadata: string;
 }
 
 export interface PatchRequest {
@@ -58,6 +68,8 @@ export interface UploadState {
   expiresAt: Date;
   /** The file the upload became, once complete. */
   fileId: string | null;
+  /** The Upload-Metadata of its creation (null for uploads created before it was kept). */
+  metadata: string | null;
 }
 
 /** The sha256 state over the first `bytes` of an upload, kept between its PATCHes in this process. */
@@ -71,8 +83,9 @@ interface RunningHash {
  * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. The bytes pass the
  * same rules (FileIntake) and become a File through FilesService.upload, as a multipart upload does. What
  * makes them resumable: the offset in PostgreSQL moves only past bytes that are on disk (fsync first), a
- * PATCH holds an advisory lock on a connection of its own (any instance; freed when a process dies), and a
- * PATCH cut off mid-body records what arrived.
+ * PATCH holds its upload's advisory lock (seen by every instance; freed when a process dies) in the session of
+ * the one locks connection, so no pooled connection waits on a body, and a PATCH cut off mid-body records
+ * what arrived. An incomplete upload holds its whole length of its owner's quota.
  */
 @injectable()
 export class UploadsService {
@@ -81,12 +94,16 @@ export class UploadsService {
    * optimisation: a state is used only when it covers exactly the recorded offset; else the file is hashed.
    */
   private readonly runningHashes = new Map<string, RunningHash>();
-  /** Locks held by this instance now (each on a connection of its own). */
-  private lockedUploads = 0;
+  /** The uploads whose lock this instance holds: the locks session would grant them again. */
+  private readonly lockedHere = new Set<string>();
+  /** PATCHes receiving bytes in this instance, by user. */
+  private readonly patchesByUser = new Map<string, number>();
+  private deletions: { unlisten(): Promise<void> } | null = null;
 
   constructor(
     @inject(SQL) private readonly sql: Sql,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(CLOCK) private readonly clock: Clock,
     @inject(Disk) private readonly disk: Disk,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
@@ -96,7 +113,25 @@ export class UploadsService {
     @inject(UploadsRepository) private readonly repository: UploadsRepository,
   ) {}
 
-  /** Every check before any byte: access, type, limit, quota and disk, then the count of incomplete uploads. */
+  /**
+   * Removes the bytes of every upload whose row is deleted from now on, whoever deletes it (a cut, project or
+   * account deleted takes its uploads by cascade), on every instance.
+   */
+  async start(): Promise<void> {
+    this.deletions = await this.repository.onDeleted((id) => {
+      this.runningHashes.delete(id);
+      void this.disk.removeQuietly(this.disk.resumablePath(id));
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.deletions?.unlisten();
+  }
+
+  /**
+   * Every check before any byte: access, type, limit, quota and disk, then the count of incomplete uploads
+   * and the quota again, with the upload's whole length, in the transaction that records it.
+   */
   async create(principal: Principal, request: NewUploadRequest): Promise<UploadState> {
     await this.access.require(principal, 'cut', request.cutId);
     const rule = ruleForFileName(this.rules(), request.fileName);
@@ -117,6 +152,7 @@ export class UploadsService {
             { retryAfterSeconds: 60 },
           );
         }
+        await this.space.checkQuotaInTransaction(tx, principal.userId, request.length);
         return this.repository.insert(
           tx,
           {
@@ -127,8 +163,9 @@ export class UploadsService {
             displayName: request.displayName,
             extension: rule.extension,
             length: request.length,
+            metadata: request.metadata,
           },
-          UPLOAD_LIFETIME_SECONDS,
+          EXPIRY,
         );
       });
       return stateOf(row);
@@ -144,38 +181,34 @@ export class UploadsService {
   }
 
   /**
-   * Appends the request's bytes at `offset`. 423 while another PATCH of the upload runs anywhere. The PATCH
-   * that reaches the length records the File before it answers.
+   * Appends the request's bytes at `offset`. 423 while another PATCH of the upload runs anywhere; 429 while
+   * MAX_PATCHES_PER_USER of its owner's run here. The PATCH that reaches the length records the File before
+   * it answers.
    */
   async patch(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
     await this.owned(principal, id);
-    const lock = await this.lock(id, 'Another request is sending bytes to this upload; try again when it has ended');
-    // Tracked with the lock's release, so the shutdown closes the database only after its connection is back.
-    return this.shutdown.track(
-      (async () => {
-        try {
-          return await this.patchLocked(principal, id, request);
-        } finally {
-          await lock.release();
-        }
-      })(),
-    );
+    const running = this.patchesByUser.get(principal.userId) ?? 0;
+    if (running >= MAX_PATCHES_PER_USER) {
+      throw new DomainError('RATE_LIMITED', `At most ${MAX_PATCHES_PER_USER} uploads of yours receive bytes at once: try again when one has ended`, {
+        retryAfterSeconds: 1,
+      });
+    }
+    this.patchesByUser.set(principal.userId, running + 1);
+    try {
+      return await this.whileLocked(id, 'Another request is sending bytes to this upload; try again when it has ended', (lock) =>
+        this.patchLocked(principal, lock, request),
+      );
+    } finally {
+      const left = this.patchesByUser.get(principal.userId)! - 1;
+      if (left === 0) this.patchesByUser.delete(principal.userId);
+      else this.patchesByUser.set(principal.userId, left);
+    }
   }
 
   /** Termination: the row and the bytes go. A complete upload's file stays (it is a File now). */
   async terminate(principal: Principal, id: string): Promise<void> {
     await this.owned(principal, id);
-    const lock = await this.lock(id, 'A request is sending bytes to this upload; try again when it has ended');
-    // Tracked as a PATCH is, so the shutdown closes the database only after the lock's connection is back.
-    await this.shutdown.track(
-      (async () => {
-        try {
-          await this.remove(id);
-        } finally {
-          await lock.release();
-        }
-      })(),
-    );
+    await this.whileLocked(id, 'A request is sending bytes to this upload; try again when it has ended', () => this.remove(id));
   }
 
   /**
@@ -200,30 +233,35 @@ export class UploadsService {
     return expired.length;
   }
 
-  /** The upload's lock: 423 with `busy` while another request holds it, 503 while this instance holds too many. */
-  private async lock(id: string, busy: string): Promise<UploadLock> {
-    if (this.lockedUploads >= MAX_LOCKED_UPLOADS) throw unavailable('Too many uploads are receiving bytes on this server right now; try again in a moment', 1);
-    this.lockedUploads += 1;
+  /**
+   * Runs `work` holding the upload's lock: 423 with `busy` while another request (here or on another
+   * instance) holds it. Tracked by the shutdown, so the locks connection closes only after the unlock.
+   */
+  private async whileLocked<T>(id: string, busy: string, work: (lock: UploadLock) => Promise<T>): Promise<T> {
+    if (this.lockedHere.has(id)) throw new DomainError('UPLOAD_LOCKED', busy);
+    this.lockedHere.add(id);
     let lock: UploadLock | null = null;
     try {
       lock = await this.repository.tryLock(id);
     } finally {
-      if (!lock) this.lockedUploads -= 1;
+      if (!lock) this.lockedHere.delete(id);
     }
     if (!lock) throw new DomainError('UPLOAD_LOCKED', busy);
     const held = lock;
-    return {
-      release: async () => {
+    return this.shutdown.track(
+      (async () => {
         try {
-          await held.release();
+          return await work(held);
         } finally {
-          this.lockedUploads -= 1;
+          this.lockedHere.delete(id);
+          await this.repository.unlock(held);
         }
-      },
-    };
+      })(),
+    );
   }
 
-  private async patchLocked(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
+  private async patchLocked(principal: Principal, lock: UploadLock, request: PatchRequest): Promise<UploadState> {
+    const id = lock.id;
     // Read again under the lock: the PATCH that held it before may have moved the offset.
     const upload = await this.owned(principal, id);
     if (request.offset !== upload.received) {
@@ -237,18 +275,15 @@ export class UploadsService {
     const handle = await this.openBytes(upload);
     let written: number;
     try {
-      written = await this.append(handle, upload, rule, request);
+      written = await this.append(handle, lock, upload, rule, request);
     } catch (error) {
       await handle.close();
       if (error instanceof DomainError && error.code === 'UNSUPPORTED_FILE_TYPE') await this.remove(id);
       throw error;
     }
     await handle.close();
-    if (written < upload.length) {
-      const expiresAt = await this.repository.advance(id, written, UPLOAD_LIFETIME_SECONDS);
-      return { ...stateOf(upload), received: written, expiresAt };
-    }
-    return this.complete(principal, upload, rule);
+    if (written < upload.length) return { ...stateOf(upload), received: written, expiresAt: await this.advance(lock, written) };
+    return this.complete(principal, lock, upload, rule);
   }
 
   /**
@@ -256,7 +291,7 @@ export class UploadsService {
    * are on disk. A body cut off keeps what arrived (unless a checksum must cover it) and the offset is
    * recorded before this rejects; refused bytes (checksum, limits, disk) are discarded.
    */
-  private async append(handle: FileHandle, upload: UploadRow, rule: FileRule, request: PatchRequest): Promise<number> {
+  private async append(handle: FileHandle, lock: UploadLock, upload: UploadRow, rule: FileRule, request: PatchRequest): Promise<number> {
     const start = upload.received;
     // Bytes past the recorded offset were never acknowledged (a crash before the offset was saved).
     await handle.truncate(start);
@@ -269,7 +304,9 @@ export class UploadsService {
     const hash = start === 0 ? createHash('sha256') : running?.bytes === start ? running.hash : null;
     const intake = new FileIntake([rule], rule, { received: start, head, hash });
     const checksum = request.checksum ? createHash(request.checksum.algorithm) : null;
-    const reservation = await this.space.reserve(upload.ownerId, request.declaredBytes ?? upload.length - start);
+    // The quota counts the upload's whole length since its creation: its bytes only need room on disk.
+    const reservation = await this.space.reserveDisk(request.declaredBytes ?? upload.length - start);
+    const pace = new MinimumRate(this.clock);
     let position = start;
     // The write in progress: a failed pipeline does not wait for it, so the failure paths do before they truncate.
     let writing: Promise<unknown> = Promise.resolve();
@@ -277,6 +314,7 @@ export class UploadsService {
       transform(chunk: Buffer, _encoding, callback) {
         try {
           if (intake.received + chunk.length > upload.length) throw invalidField('body', 'goes past Upload-Length');
+          pace.take(chunk.length);
           intake.take(chunk);
         } catch (error) {
           return callback(error as Error);
@@ -310,7 +348,7 @@ export class UploadsService {
       if (checksum) return this.discard(handle, start, error);
       await handle.truncate(position);
       await handle.datasync();
-      if (position > start) await this.repository.advance(upload.id, position, UPLOAD_LIFETIME_SECONDS);
+      if (position > start) await this.advance(lock, position);
       this.keepRunningHash(upload.id, intake, position);
       throw error;
     } finally {
@@ -357,8 +395,22 @@ export class UploadsService {
     throw error;
   }
 
+  /**
+   * Records the bytes up to `received` as durable. 404 when the row went meanwhile (its cut or owner deleted);
+   * 503 when the lock was lost with the locks connection (another request may hold it now): the client asks
+   * for the offset and continues.
+   */
+  private async advance(lock: UploadLock, received: number): Promise<Date> {
+    const expiresAt = await this.repository.advance(lock, received, EXPIRY);
+    if (expiresAt) return expiresAt;
+    if (!(await this.repository.find(lock.id))) throw notFound('Upload');
+    throw lockLost();
+  }
+
   /** The last byte arrived: the file is recorded as a multipart upload's is, and the upload marks itself complete. */
-  private async complete(principal: Principal, upload: UploadRow, rule: FileRule): Promise<UploadState> {
+  private async complete(principal: Principal, lock: UploadLock, upload: UploadRow, rule: FileRule): Promise<UploadState> {
+    // A completion that fails ends the upload: a lost lock is found before, while the upload can still be resumed.
+    if (!(await this.repository.stillHeld(lock))) throw lockLost();
     const bytesPath = this.disk.resumablePath(upload.id);
     const running = this.runningHashes.get(upload.id);
     this.runningHashes.delete(upload.id);
@@ -371,7 +423,9 @@ export class UploadsService {
           name: upload.displayName ?? upload.fileName,
           file: { tempPath: bytesPath, originalName: upload.fileName, rule, size: upload.length, sha256 },
         },
-        (tx, record) => this.repository.complete(tx, upload.id, record.id),
+        async (tx, record) => {
+          if (!(await this.repository.complete(tx, lock, record.id))) throw lockLost();
+        },
       );
       return { ...stateOf(upload), received: upload.length, fileId: file.id };
     } catch (error) {
@@ -410,7 +464,40 @@ export class UploadsService {
 }
 
 function stateOf(row: UploadRow): UploadState {
-  return { id: row.id, received: row.received, length: row.length, expiresAt: row.expiresAt, fileId: row.fileId };
+  return { id: row.id, received: row.received, length: row.length, expiresAt: row.expiresAt, fileId: row.fileId, metadata: row.metadata };
+}
+
+const lockLost = (): DomainError =>
+  unavailable('This upload’s lock was lost with a database connection: ask for its offset (HEAD) and continue from there', 1);
+
+/**
+ * MIN_PATCH_BYTES_PER_SECOND over each RATE_WINDOW_SECONDS of a PATCH, checked as bytes arrive (a body that
+ * sends nothing at all is the idle timeout's). The refusal is 503, as a shutdown's cut: what arrived before
+ * is kept, and clients resume from the offset.
+ */
+class MinimumRate {
+  private windowStartMs: number;
+  private bytesInWindow = 0;
+
+  constructor(private readonly clock: Clock) {
+    this.windowStartMs = clock.now();
+  }
+
+  take(bytes: number): void {
+    const elapsedMs = this.clock.now() - this.windowStartMs;
+    if (elapsedMs >= RATE_WINDOW_SECONDS * 1000) {
+      if (this.bytesInWindow < (MIN_PATCH_BYTES_PER_SECOND * elapsedMs) / 1000) {
+        throw unavailable(
+          `This request sent its bytes slower than ${MIN_PATCH_BYTES_PER_SECOND / 1024} KiB/s over ${RATE_WINDOW_SECONDS} s and was cut: ` +
+            'the bytes received before are kept; resume from the offset',
+          1,
+        );
+      }
+      this.windowStartMs = this.clock.now();
+      this.bytesInWindow = 0;
+    }
+    this.bytesInWindow += bytes;
+  }
 }
 
 /** A new file's directory entry is durable only once its directory is synced. */

@@ -1,8 +1,8 @@
-import type { App } from '@tinyhttp/app';
 import { createVibeRequest, reorderVibesRequest, updateVibeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
+import type { Routes } from '../core/routes.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { ImageForms } from '../images/forms.js';
@@ -18,7 +18,7 @@ export class VibesRoutes implements Feature {
     @inject(ImageForms) private readonly imageForms: ImageForms,
   ) {}
 
-  register(app: App): void {
+  register({ app }: Routes): void {
     app.post('/api/projects/:projectId/vibes', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       const projectId = idParam(req, 'projectId', 'Project');

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeAudio, type AudioAnalysis } from '../../src/analysis/index.js';
+import { emptyBoxesM4a, flacBomb } from './bombs.js';
 import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
 
 // Fixtures are made by ffmpeg in the test; ffmpeg's ebur128 filter (peak=true) is the oracle the contract
@@ -192,6 +193,25 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio on broken files', () => {
 
   it('rejects, instead of failing the analysis, when the file cannot be read at all', async () => {
     await expect(analyzeAudio(path.join(dir, 'missing.wav'), 'wav')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('fails a FLAC that decodes to more samples than its STREAMINFO announces, at the first slice past it', async () => {
+    // 35 KB that decode to 4.4 GB of samples when the announced second is not held against it.
+    const file = path.join(dir, 'bomb.flac');
+    await writeFile(file, flacBomb(1000, 48_000));
+    expect(await analyzeAudio(file, 'flac')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/more than the 48000 samples STREAMINFO announces/) });
+  });
+
+  it('fails a FLAC whose STREAMINFO announces more than the longest duration analysed, without decoding it', async () => {
+    const file = path.join(dir, 'endless.flac');
+    await writeFile(file, flacBomb(2, 48_000 * 3600 * 11));
+    expect(await analyzeAudio(file, 'flac')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/longer than 10 hours/) });
+  });
+
+  it('fails an M4A of more top-level boxes than any real one holds, without walking them all', async () => {
+    const file = path.join(dir, 'boxes.m4a');
+    await writeFile(file, emptyBoxesM4a(200_000));
+    expect(await analyzeAudio(file, 'm4a')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/more than 10000 top-level boxes/) });
   });
 
   it('answers unsupported for a file that is not audio', async () => {

@@ -128,4 +128,16 @@ describe.skipIf(!hasFfmpeg)('analyzeStems', () => {
     await writeFile(notZip, Buffer.alloc(1000, 1));
     expect(await analyzeStems(notZip)).toMatchObject({ status: 'failed' });
   });
+
+  it("reads an audio entry's header from its first 32 MiB only: an MP3 behind 33 MiB of deflated zeros is listed without audio", async () => {
+    const mp3 = await readFile(stem('late.mp3', 44100, 1, ['-c:a', 'libmp3lame']));
+    const zipPath = await zipOf('late.zip', {
+      'late.mp3': Buffer.concat([Buffer.alloc(33 * 1024 * 1024), mp3]),
+      'early.mp3': mp3,
+    });
+    const { entries } = done(await analyzeStems(zipPath));
+    expect(entries.find((entry) => entry.path === 'late.mp3')).toMatchObject({ audio: null });
+    // The bound is the only reason: the same bytes up front are read.
+    expect(entries.find((entry) => entry.path === 'early.mp3')).toMatchObject({ audio: { codec: 'mp3', sampleRate: 44100 } });
+  });
 });

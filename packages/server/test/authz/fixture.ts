@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
@@ -74,6 +75,27 @@ export interface MatrixRow {
   /** Where a token actor's status is not the one `tokenExpectations` derives. */
   tokens?: Partial<Record<TokenActorName, number>>;
 }
+
+/** Every file of `rows/` with its rows, in file name order. */
+export async function loadRowSets(): Promise<Array<{ name: string; rows: MatrixRow[] }>> {
+  const names = readdirSync(new URL('./rows/', import.meta.url)).filter((name) => name.endsWith('.ts')).sort();
+  return Promise.all(
+    names.map(async (name) => ({ name, rows: ((await import(/* @vite-ignore */ new URL(`./rows/${name}`, import.meta.url).href)) as { rows: MatrixRow[] }).rows })),
+  );
+}
+
+/** Calls `row`'s endpoint on `path` (its own, or another spelling of it) as `actor`, with the row's body and headers. */
+export async function callRow(fx: Fixture, row: MatrixRow, path: string, actor: Actor) {
+  const body = await row.body?.(fx, actor);
+  return fx.api.request(row.endpoint.split(' ')[0]!, path, {
+    token: actor.token,
+    headers: row.headers?.(fx),
+    ...(body instanceof FormData || body instanceof Uint8Array ? { body: body as BodyInit } : body === undefined ? {} : { json: body }),
+  });
+}
+
+/** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`, `/:id.:ext` too; a row's suffix in parentheses goes. */
+export const shape = (route: string) => route.replace(/ \(.*\)$/, '').replace(/\/[^/]*:[^/]*/g, '/{}');
 
 /**
  * What the ADMIN's tokens get, from what the ADMIN gets: nothing under /api/auth (but reading me) or

@@ -23,14 +23,14 @@
  * fx.newCut(), fx.newMember()), so no actor's call depends on another's. Bodies must be valid, so the
  * status shows the access decision alone. See fixture.ts for what the fixture holds.
  *
- * The last test checks that every route the server registers has a row (a suffix in parentheses, as in
+ * The last test checks that every declared route (contract/routes.ts, which the server registers) has a row (a suffix in parentheses, as in
  * 'DELETE /api/projects/:id/members/:userId (self)', tells rows of one route apart); the few routes
  * that cannot be one HTTP call per actor are listed in NOT_IN_MATRIX with the test that covers them.
  */
-import { readdirSync } from 'node:fs';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ACTOR_NAMES, buildFixture, type Fixture, type MatrixRow, tokenExpectations } from './fixture.js';
+import { ACTOR_NAMES, buildFixture, callRow, type Fixture, loadRowSets, shape, tokenExpectations } from './fixture.js';
 
 /** Routes without a row, and why. */
 const NOT_IN_MATRIX: Record<string, string> = {
@@ -38,19 +38,13 @@ const NOT_IN_MATRIX: Record<string, string> = {
   'DELETE /api/auth/me': "deletes the caller's own account, so it would delete the actors: accounts.test.ts checks who may",
 };
 
-/** `/api/projects/:id` and `/api/projects/:projectId` both become `/api/projects/{}`, `/:id.:ext` too. */
-const shape = (route: string) => route.replace(/ \(.*\)$/, '').replace(/\/[^/]*:[^/]*/g, '/{}');
-
 const CODE_OF_STATUS: Record<number, string[]> = {
   401: ['UNAUTHENTICATED'],
   403: ['FORBIDDEN', 'INSUFFICIENT_SCOPE'],
   404: ['NOT_FOUND', 'IDP_DISABLED'],
 };
 
-const rowFiles = readdirSync(new URL('./rows/', import.meta.url)).filter((name) => name.endsWith('.ts')).sort();
-const rowSets = await Promise.all(
-  rowFiles.map(async (name) => ({ name, rows: ((await import(/* @vite-ignore */ new URL(`./rows/${name}`, import.meta.url).href)) as { rows: MatrixRow[] }).rows })),
-);
+const rowSets = await loadRowSets();
 
 let server: TestServer;
 let fx: Fixture;
@@ -69,12 +63,7 @@ for (const { name, rows } of rowSets) {
       it.each(ACTOR_NAMES.map((actor) => [actor, expected[actor]] as const))(`${row.endpoint} as %s → %i`, async (actorName, status) => {
         const actor = fx.actors[actorName];
         const path = await row.path(fx, actor);
-        const body = await row.body?.(fx, actor);
-        const response = await fx.api.request(method, path, {
-          token: actor.token,
-          headers: row.headers?.(fx),
-          ...(body instanceof FormData || body instanceof Uint8Array ? { body: body as BodyInit } : body === undefined ? {} : { json: body }),
-        });
+        const response = await callRow(fx, row, path, actor);
         expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
         if (CODE_OF_STATUS[status] !== undefined && method !== 'HEAD') {
           expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -85,9 +74,10 @@ for (const { name, rows } of rowSets) {
   });
 }
 
-it('has a row for every route the server registers, and no route both in a row and in NOT_IN_MATRIX', () => {
+it('has a row for every declared route, and no route both in a row and in NOT_IN_MATRIX', () => {
   const inRows = new Set(rowSets.flatMap(({ rows }) => rows.map((row) => shape(row.endpoint))));
   const exempt = new Set(Object.keys(NOT_IN_MATRIX).map(shape));
-  expect(server.routes.map(shape).filter((route) => !inRows.has(route) && !exempt.has(route))).toEqual([]);
+  const declared = Object.values(ROUTES).map((route) => shape(`${route.method} ${route.path}`));
+  expect(declared.filter((route) => !inRows.has(route) && !exempt.has(route))).toEqual([]);
   expect([...exempt].filter((route) => inRows.has(route))).toEqual([]);
 });

@@ -1,28 +1,60 @@
 import { describe, expect, it } from 'vitest';
-import { REDACTED, redactUrl, SECRET_HEADERS } from '../../src/core/redact.js';
+import { REDACTED, SECRET_HEADERS, UrlRedactor } from '../../src/core/redact.js';
 
-describe('redactUrl', () => {
+/** Routes like the server's: `:token` marks a secret segment. */
+const urls = new UrlRedactor([
+  { method: 'GET', path: '/api/projects/:id' },
+  { method: 'GET', path: '/api/files/:id/shares' },
+  { method: 'POST', path: '/api/files/:id/share' },
+  { method: 'DELETE', path: '/api/projects/:id/invitations/:invitationId' },
+  { method: 'GET', path: '/api/share/:token' },
+  { method: 'GET', path: '/api/share/:token/files/:fileId' },
+  { method: 'GET', path: '/share/:token' },
+  { method: 'POST', path: '/api/invitations/accept' },
+  { method: 'GET', path: '/api/invitations/:token' },
+  { method: 'GET', path: '/invite/:token' },
+  { method: 'GET', path: '/api/auth/idp/callback' },
+]);
+
+describe('UrlRedactor', () => {
   it('leaves a path without secrets as it is', () => {
-    expect(redactUrl('/api/projects/1/vibes')).toBe('/api/projects/1/vibes');
+    expect(urls.redact('GET', '/api/projects/1')).toBe('/api/projects/1');
+    expect(urls.redact('POST', '/api/files/123/share')).toBe('/api/files/123/share');
+    expect(urls.redact('DELETE', '/api/projects/1/invitations/2')).toBe('/api/projects/1/invitations/2');
   });
 
-  it('replaces the token of share and invitation paths, however the slashes are spelt', () => {
-    expect(redactUrl('/share/abc123')).toBe(`/share/${REDACTED}`);
-    expect(redactUrl('/api/share/abc123/download')).toBe(`/api/share/${REDACTED}/download`);
-    expect(redactUrl('//api//share//abc123')).toBe(`//api//share//${REDACTED}`);
-    expect(redactUrl('/invite/tok')).toBe(`/invite/${REDACTED}`);
-    expect(redactUrl('/api/invitations/tok')).toBe(`/api/invitations/${REDACTED}`);
+  it('replaces the segment a route declares as :token, however the slashes are spelt', () => {
+    expect(urls.redact('GET', '/share/abc123')).toBe(`/share/${REDACTED}`);
+    expect(urls.redact('GET', '/api/share/abc123/files/f1')).toBe(`/api/share/${REDACTED}/files/f1`);
+    expect(urls.redact('GET', '//api//share//abc123')).toBe(`//api//share//${REDACTED}`);
+    expect(urls.redact('GET', '/share/abc123/')).toBe(`/share/${REDACTED}/`);
+    expect(urls.redact('GET', '/invite/tok')).toBe(`/invite/${REDACTED}`);
+    expect(urls.redact('GET', '/api/invitations/tok')).toBe(`/api/invitations/${REDACTED}`);
   });
 
-  it('keeps the accept action of invitations, which is no token', () => {
-    expect(redactUrl('/api/invitations/accept')).toBe('/api/invitations/accept');
-    expect(redactUrl('/api/invitations/acceptable')).toBe(`/api/invitations/${REDACTED}`);
+  it('fits the path to the routes in any letter case and percent-encoding (routing answers those 404, the log still gets no token)', () => {
+    expect(urls.redact('GET', '/SHARE/abc123')).toBe(`/SHARE/${REDACTED}`);
+    expect(urls.redact('GET', '/Api/Share/abc123/FILES/f1')).toBe(`/Api/Share/${REDACTED}/FILES/f1`);
+    expect(urls.redact('GET', '/%73hare/abc123')).toBe(`/%73hare/${REDACTED}`);
+    expect(urls.redact('GET', '/API/INVITATIONS/tok')).toBe(`/API/INVITATIONS/${REDACTED}`);
+  });
+
+  it('redacts the token whatever the method, and whatever follows it', () => {
+    expect(urls.redact('POST', '/share/abc123')).toBe(`/share/${REDACTED}`);
+    expect(urls.redact('HEAD', '/invite/tok')).toBe(`/invite/${REDACTED}`);
+    expect(urls.redact('GET', '/share/abc123/no/such/route')).toBe(`/share/${REDACTED}/no/such/route`);
+  });
+
+  it('goes by the route the method and path name: accepting an invitation is an action, no token', () => {
+    expect(urls.redact('POST', '/api/invitations/accept')).toBe('/api/invitations/accept');
+    expect(urls.redact('POST', '/api/invitations/acceptable')).toBe(`/api/invitations/${REDACTED}`);
+    expect(urls.redact('GET', '/api/invitations/accept')).toBe(`/api/invitations/${REDACTED}`);
   });
 
   it('keeps query parameter names and drops every value, and a bare query entirely', () => {
-    expect(redactUrl('/api/auth/idp/callback?code=secret&state=s')).toBe(`/api/auth/idp/callback?code=${REDACTED}&state=${REDACTED}`);
-    expect(redactUrl('/x?sometoken')).toBe(`/x?${REDACTED}`);
-    expect(redactUrl('/share/t?download=1')).toBe(`/share/${REDACTED}?download=${REDACTED}`);
+    expect(urls.redact('GET', '/api/auth/idp/callback?code=secret&state=s')).toBe(`/api/auth/idp/callback?code=${REDACTED}&state=${REDACTED}`);
+    expect(urls.redact('GET', '/x?sometoken')).toBe(`/x?${REDACTED}`);
+    expect(urls.redact('GET', '/share/t?download=1')).toBe(`/share/${REDACTED}?download=${REDACTED}`);
   });
 });
 

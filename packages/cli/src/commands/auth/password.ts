@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import type { Context, Run } from '../../context.js';
+import { usageError } from '../../exit-codes.js';
+import { askSecret, isInteractive, readStdin } from '../../prompt.js';
+import { withExamples } from '../../render.js';
+import { passwordChangedView } from '../../views.js';
+import { askNewPassword, CHANGE_PROMPTS } from './prompts.js';
+
+export function addPassword(auth: Command, run: Run): void {
+  withExamples(
+    auth
+      .command('password')
+      .description('change your password; your other sessions end')
+      .option('--password-stdin', 'read the current password and the new one from stdin, on two lines (the first empty for an account without a password)')
+      .action(
+        run(async (ctx, options: { passwordStdin?: boolean }) => {
+          const client = await ctx.signedIn();
+          let currentPassword: string;
+          let newPassword: string;
+          if (options.passwordStdin) {
+            [currentPassword, newPassword] = await twoLines(ctx);
+          } else {
+            if (!isInteractive(ctx.io)) throw usageError('--password-stdin is required when not on a terminal');
+            currentPassword = await askSecret(ctx.io, 'Current password (empty if your account has none): ');
+            newPassword = await askNewPassword(ctx, CHANGE_PROMPTS);
+          }
+          await client.auth.changePassword({ newPassword, ...(currentPassword === '' ? {} : { currentPassword }) });
+          ctx.out.record({ ok: true }, passwordChangedView);
+        }),
+      ),
+    'band auth password',
+    'printf "%s\\n%s\\n" "$OLD" "$NEW" | band auth password --password-stdin',
+  );
+}
+
+/** The two lines of --password-stdin: the current password (may be empty) and the new one. */
+async function twoLines(ctx: Context): Promise<[string, string]> {
+  const lines = (await readStdin(ctx.io)).split(/\r?\n/);
+  if (lines.length !== 2 || lines[1] === '') throw usageError('--password-stdin takes two lines: the current password, then the new one');
+  return [lines[0]!, lines[1]!];
+}

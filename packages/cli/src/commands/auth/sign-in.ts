@@ -1,0 +1,9 @@
+import type { AuthResult } from '@bandcollab/sdk';
+import type { Context } from '../../context.js';
+import { signedInView } from '../../views.js';
+
+/** Stores the pair of a sign-in (register, login, login --web) and says who is signed in, where. */
+export async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {
+  const store = await ctx.saveSignIn(result, { id: result.user.id, email: result.user.email, name: result.user.name });
+  ctx.out.done(result.user, () => signedInView(verb, ctx.apiUrl, result.user, store.location));
+}

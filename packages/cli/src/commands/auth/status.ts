@@ -1,0 +1,33 @@
+import type { Command } from 'commander';
+import type { Context, Run } from '../../context.js';
+import { withExamples } from '../../render.js';
+import { statusView } from '../../views.js';
+
+export function addStatus(auth: Command, run: Run): void {
+  withExamples(
+    auth
+      .command('status')
+      .description('who you are, on which server, and where the credentials are kept')
+      .action(
+        run(async (ctx) => {
+          const client = await ctx.signedIn();
+          const { me, token } = await client.tokens.current();
+          const location = await credentialLocation(ctx);
+          const where = { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location };
+          if (!token) return ctx.out.record(me, () => statusView(me, where));
+          // The projects a token reaches are all it lists: their names, for the ids it is limited to.
+          const projectNames = new Map((await client.projects.list()).map((p) => [p.id, p.name]));
+          ctx.out.record({ ...me, token }, () => statusView(me, where, { token, projectNames }));
+        }),
+      ),
+    'band auth status',
+    'band auth status --json',
+  );
+}
+
+async function credentialLocation(ctx: Context): Promise<string> {
+  if (ctx.source === 'BAND_TOKEN') return 'BAND_TOKEN environment variable (nothing stored)';
+  if (ctx.source === 'BAND_EMAIL') return 'BAND_EMAIL and BAND_PASSWORD, for this run only (nothing stored)';
+  const store = await ctx.credentialStore();
+  return store?.kind === 'file' ? `${store.location} (file, mode 0600)` : 'the OS keychain';
+}

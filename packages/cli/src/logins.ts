@@ -1,0 +1,87 @@
+// A profile's login on the server this run talks to: the credential store holding its tokens (chosen at
+// sign-in: the OS keychain, else a 0600 file), saving and forgetting it, and the stored pair as the SDK's
+// token store.
+import path from 'node:path';
+import type { TokenPair, TokenStore } from '@bandcollab/sdk';
+import type { Context } from './context.js';
+import {
+  credentialFile,
+  type CredentialStore,
+  FileStore,
+  openKeychain,
+  type StoreKind,
+  type StoredTokens,
+  withProfileLock,
+} from './credentials.js';
+import { CliError, EXIT } from './exit-codes.js';
+import { adoptLegacyLogin } from './legacy-login.js';
+import type { ProfileUser } from './settings.js';
+
+/** What a login depends on: which profile, which server, the settings and the machine. */
+type LoginScope = Pick<Context, 'options' | 'io' | 'out' | 'profile' | 'configDir' | 'apiUrl' | 'origin' | 'settings' | 'saveSettings'>;
+
+export class Logins {
+  constructor(private readonly ctx: LoginScope) {}
+
+  /**
+   * Stores a fresh sign-in (login, register, web login) for this profile on this server; logins on other
+   * servers stay. This server becomes the profile's default.
+   */
+  async save(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
+    // The pair of an earlier login here goes, wherever it was (a keychain that is gone now is no reason to fail).
+    const previous = await this.store().catch(() => null);
+    await previous?.remove().catch(() => undefined);
+    const store = await this.chooseStore();
+    await store.write(toStored(pair, this.ctx.io.now()));
+    const { logins } = this.ctx.settings;
+    await this.ctx.saveSettings({ ...this.ctx.settings, apiUrl: this.ctx.apiUrl, logins: { ...logins, [this.ctx.origin]: { credentialStore: store.kind, user } } });
+    return store;
+  }
+
+  /** Forgets this profile's login on this server (its tokens must be removed first). */
+  async forget(): Promise<void> {
+    const logins = { ...this.ctx.settings.logins };
+    delete logins[this.ctx.origin];
+    await this.ctx.saveSettings({ ...this.ctx.settings, logins });
+  }
+
+  /** The store of this profile's tokens for this server, or null when it never signed in here. */
+  async store(): Promise<CredentialStore | null> {
+    await adoptLegacyLogin(this.ctx, path.join(this.ctx.configDir, 'credentials', `${this.ctx.profile}.json`), (kind, origin) => this.openStore(kind, origin));
+    const kind = this.ctx.settings.logins?.[this.ctx.origin]?.credentialStore;
+    return kind ? this.openStore(kind, this.ctx.origin) : null;
+  }
+
+  /** The stored pair as the SDK's token store: every band process of this profile refreshes it under one lock. */
+  tokenStore(store: CredentialStore): TokenStore {
+    const lockPath = path.join(this.ctx.configDir, `${this.ctx.profile}.refresh.lock`);
+    return {
+      load: async () => (await store.read()) ?? undefined,
+      save: (pair) => store.write(toStored(pair, this.ctx.io.now())),
+      withRefreshLock: (refresh) => withProfileLock(lockPath, refresh),
+    };
+  }
+
+  private async openStore(kind: StoreKind, origin: string): Promise<CredentialStore> {
+    if (kind === 'file') return new FileStore(credentialFile(this.ctx.configDir, this.ctx.profile, origin));
+    const keychain = await openKeychain(this.ctx.profile, origin, this.ctx.io.loadKeytar);
+    if ('unavailable' in keychain) throw new CliError(`the OS keychain holding your credentials is unavailable: ${keychain.unavailable}`, EXIT.auth);
+    return keychain;
+  }
+
+  private async chooseStore(): Promise<CredentialStore> {
+    const file = new FileStore(credentialFile(this.ctx.configDir, this.ctx.profile, this.ctx.origin));
+    if (this.ctx.options.insecureStorage) {
+      this.ctx.out.notice(`storing credentials in ${file.location} (--insecure-storage)`);
+      return file;
+    }
+    const keychain = await openKeychain(this.ctx.profile, this.ctx.origin, this.ctx.io.loadKeytar);
+    if (!('unavailable' in keychain)) return keychain;
+    this.ctx.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
+    return file;
+  }
+}
+
+function toStored(pair: TokenPair, now: number): StoredTokens {
+  return { accessToken: pair.accessToken, refreshToken: pair.refreshToken, accessTokenExpiresAt: now + pair.expiresIn * 1000 };
+}

@@ -1,0 +1,92 @@
+import type { App, Request, Response } from '@tinyhttp/app';
+import {
+  type ParamsOf,
+  REQUEST_SCHEMAS,
+  type RequestName,
+  type RequestOf,
+  type ResponseOf,
+  type RouteDeclaration,
+  type RouteMethod,
+} from '@bandcollab/sdk/contract';
+import type { z } from 'zod';
+import type { AuthGuard, Principal } from './auth-guard.js';
+import { idParam, jsonBody, sendJson } from './http.js';
+
+/** What a handler gets: the request, its checked path parameters, its caller (for authenticated routes) and its body on demand. */
+export interface RouteContext<R extends RouteDeclaration> {
+  req: Request;
+  res: Response;
+  params: ParamsOf<R>;
+  principal: R['auth'] extends 'session' | 'read' | 'write' ? Principal : undefined;
+  /** Reads and validates the JSON body (≤ 1 MiB). Called by the handler, so access can be checked before the body is read. */
+  body(): Promise<R['request'] extends RequestName ? z.output<(typeof REQUEST_SCHEMAS)[R['request']]> : never>;
+}
+
+/** The answer of a 201: the created record and the path of it. */
+export interface Created<T> {
+  location: string;
+  body: T;
+}
+
+/**
+ * A handler answers a route with a JSON `response` by returning the body (`Created` for a 201), sent with the
+ * declared status; a route without one (bytes, pages, tus) writes its own answer.
+ */
+export type RouteHandler<R extends RouteDeclaration> = (
+  context: RouteContext<R>,
+) => Promise<R['response'] extends string ? (R['status'] extends 201 ? Created<ResponseOf<R>> : ResponseOf<R>) : void>;
+
+export type { RequestOf };
+
+const AUTHENTICATED = new Set(['session', 'read', 'write']);
+
+/**
+ * Registers routes from their declarations (contract/routes.ts) and performs the authentication a declaration
+ * names, so who may call a route is decided by its declaration, never by its path.
+ */
+export class Routes {
+  /** The declarations registered so far, in order: the tests compare them with the table. */
+  readonly registered: RouteDeclaration[] = [];
+
+  constructor(
+    /** For what is not a route of its own: the tus discovery answer's headers before CORS, upgrade handlers. */
+    readonly app: App,
+    private readonly guard: AuthGuard,
+  ) {}
+
+  on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>): void {
+    this.registered.push(route);
+    const guard = this.guard;
+    const nouns = uuidNouns(route);
+    const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
+    const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
+    this.app[method](route.path, async (req: Request, res: Response) => {
+      if (route.auth === 'session' || route.auth === 'sign-in') guard.refusePersonalAccessToken(req);
+      const principal = AUTHENTICATED.has(route.auth)
+        ? await guard.authenticate(req, { allowCookie: route.cookie === true, passwordChange: route.passwordChange === true, scope: route.auth === 'write' ? 'write' : 'read' })
+        : undefined;
+      const params: Record<string, string> = {};
+      for (const name of Object.keys(route.params ?? {})) params[name] = nouns[name] === undefined ? (req.params[name] ?? '') : idParam(req, name, nouns[name]);
+      const body = async () => {
+        if (schema === undefined) throw new TypeError(`${route.method} ${route.path} declares no JSON body`);
+        return jsonBody(req, res, schema);
+      };
+      const answer = await handler({ req, res, params, principal, body } as RouteContext<R>);
+      if (route.response === undefined) return;
+      if (route.status === 201) {
+        const { location, body: created } = answer as Created<unknown>;
+        sendJson(res, 201, created, { Location: location });
+      } else sendJson(res, route.status, answer);
+    });
+  }
+}
+
+/** The noun a 404 names for each UUID parameter ("Token not found"). */
+function uuidNouns(route: RouteDeclaration): Record<string, string> {
+  const nouns: Record<string, string> = {};
+  for (const [name, param] of Object.entries(route.params ?? {})) {
+    if (typeof param === 'string') nouns[name] = param;
+    else if ('noun' in param) nouns[name] = param.noun;
+  }
+  return nouns;
+}

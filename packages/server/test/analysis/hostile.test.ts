@@ -1,0 +1,128 @@
+// Files crafted against the analysis queue: none may stop the server's answers, hold the queue, or keep
+// a job retrying forever.
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FileRecord } from '@bandcollab/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Api } from '../authz/fixture.js';
+import { toneWav, upload, userWithCut } from '../support/files.js';
+import { client } from '../support/http.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { flacBomb, zipBuffer } from './bombs.js';
+import { generate, hasFfmpeg } from './ffmpeg.js';
+
+/** Polls the file until its analysis is no longer pending. */
+async function analysed(api: Api, token: string, id: string, timeoutMs = 60_000): Promise<FileRecord> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await api.request<FileRecord>('GET', `/api/files/${id}`, { token });
+    expect(response.status).toBe(200);
+    if (response.body.analysis !== 'pending') return response.body;
+    if (Date.now() > until) throw new Error(`file ${id} still pending after ${timeoutMs} ms`);
+    await delay(100);
+  }
+}
+
+/** Waits until a worker holds the file's job (its row lock: a SKIP LOCKED read no longer sees it). */
+async function analysing(server: TestServer, fileId: string): Promise<void> {
+  const until = Date.now() + 30_000;
+  while ((await server.sql`select file_id from analysis_jobs where file_id = ${fileId} for update skip locked`).length > 0) {
+    if (Date.now() > until) throw new Error('no worker took the job');
+    await delay(20);
+  }
+}
+
+describe.skipIf(!hasFfmpeg)('hostile files in the analysis queue', () => {
+  let server: TestServer;
+  let api: Api;
+  let owner: Awaited<ReturnType<typeof userWithCut>>;
+  beforeAll(async () => {
+    server = await startTestServer({ ANALYSIS_TIMEOUT_SECONDS: '5' });
+    api = client(server.url);
+    owner = await userWithCut(api);
+  });
+  afterAll(() => server?.close());
+
+  it('analyses a STEM ZIP whose entry name holds a NUL (stored as U+FFFD), and the file queued after it', async () => {
+    const wav = path.join(os.tmpdir(), `nul-stem-${process.pid}.wav`);
+    generate('anoisesrc=color=pink:amplitude=0.2:sample_rate=48000', 1, ['-c:a', 'pcm_s16le'], wav);
+    const zip = await zipBuffer({ 'drums\0.wav': await readFile(wav), 'notes\0.txt': Buffer.from('tempo 120\n') });
+    const stems = await upload(api, owner.token, owner.cutId, 'stems.zip', zip);
+    expect(stems.status).toBe(201);
+    const next = await upload(api, owner.token, owner.cutId, 'next.wav', toneWav(1));
+    expect(next.status).toBe(201);
+
+    expect(await analysed(api, owner.token, next.body.id, 20_000)).toMatchObject({ analysis: 'done', audio: { durationMs: 1000 } });
+    const record = await analysed(api, owner.token, stems.body.id);
+    expect(record.analysis).toBe('done');
+    expect(record.stems!.entries.map((entry) => entry.path).sort()).toEqual(['drums\uFFFD.wav', 'notes\uFFFD.txt']);
+    expect(record.stems!.entries.find((entry) => entry.path === 'drums\uFFFD.wav')!.audio).toMatchObject({ sampleRate: 48000 });
+  });
+
+  it('keeps answering while a FLAC bomb of unknown length is analysed, and fails it at the time budget', async () => {
+    // 35 KB announcing no length and decoding to 8 channels of 23 minutes: minutes of work without a budget.
+    const bomb = await upload(api, owner.token, owner.cutId, 'bomb.flac', flacBomb(1000, 0));
+    expect(bomb.status).toBe(201);
+    await analysing(server, bomb.body.id);
+    for (let i = 0; i < 20; i += 1) expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+    // All twenty were answered while the bomb was still being analysed.
+    expect((await server.sql`select analysis from files where id = ${bomb.body.id}`)[0]!.analysis).toBe('pending');
+
+    expect(await analysed(api, owner.token, bomb.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
+    expect(await server.sql`select file_id from analysis_jobs where file_id = ${bomb.body.id}`).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasFfmpeg)('attempts at a job', () => {
+  let server: TestServer;
+  let api: Api;
+  let owner: Awaited<ReturnType<typeof userWithCut>>;
+  beforeAll(async () => {
+    server = await startTestServer();
+    api = client(server.url);
+    owner = await userWithCut(api);
+    // The database refuses a named file's result: with a data exception (22023), or with an I/O error (58030)
+    // as a failing disk would. Failing only the `done` write leaves room to mark the file failed.
+    await server.sql.unsafe(`
+      create function refuse_result() returns trigger language plpgsql as $$
+      begin
+        if new.analysis = 'done' and new.name like 'refused%' then raise exception 'refused' using errcode = '22023'; end if;
+        if new.analysis = 'done' and new.name like 'flaky%' then raise exception 'disk trouble' using errcode = '58030'; end if;
+        return new;
+      end $$;
+      create trigger refuse_result before update on files for each row execute function refuse_result();`);
+  });
+  afterAll(() => server?.close());
+
+  async function attempts(fileId: string, count: number): Promise<void> {
+    const until = Date.now() + 30_000;
+    while ((await server.sql`select attempts from analysis_jobs where file_id = ${fileId}`)[0]?.attempts !== count) {
+      if (Date.now() > until) throw new Error(`the job never reached ${count} attempts`);
+      await delay(50);
+    }
+  }
+
+  it('fails the file at once when the database refuses its result, and the queue moves on', async () => {
+    const refused = await upload(api, owner.token, owner.cutId, 'refused.wav', toneWav(1));
+    const next = await upload(api, owner.token, owner.cutId, 'next.wav', toneWav(1));
+    expect(await analysed(api, owner.token, refused.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
+    expect(await analysed(api, owner.token, next.body.id, 20_000)).toMatchObject({ analysis: 'done' });
+  });
+
+  it('tries a job that fails otherwise three times, later each time and out of the way of the others, then fails its file', async () => {
+    const flaky = await upload(api, owner.token, owner.cutId, 'flaky.wav', toneWav(1));
+    await attempts(flaky.body.id, 1);
+    // Waiting for its retry, the job lets the next one through.
+    const next = await upload(api, owner.token, owner.cutId, 'next.wav', toneWav(1));
+    expect(await analysed(api, owner.token, next.body.id, 20_000)).toMatchObject({ analysis: 'done' });
+    expect((await api.request<FileRecord>('GET', `/api/files/${flaky.body.id}`, { token: owner.token })).body.analysis).toBe('pending');
+
+    server.clock.advance(30);
+    await attempts(flaky.body.id, 2);
+    server.clock.advance(30);
+    expect(await analysed(api, owner.token, flaky.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
+    expect(await server.sql`select file_id from analysis_jobs where file_id = ${flaky.body.id}`).toEqual([]);
+  });
+});
