@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { comment, commentPage, review, reviewList, withdrawnReview } from './comments.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
 // The records the API answers with. They describe what the server sends (the OpenAPI document is generated
@@ -412,6 +413,11 @@ export const RECORD_SCHEMAS = {
   VibeWithCuts: vibeWithCuts,
   Cut: cut,
   CutWithFiles: cutWithFiles,
+  Comment: comment,
+  CommentPage: commentPage,
+  Review: review,
+  ReviewList: reviewList,
+  WithdrawnReview: withdrawnReview,
   ReorderVibesResult: reorderVibesResult,
   File: fileRecord,
   ShareLink: shareLink,
