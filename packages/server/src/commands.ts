@@ -6,7 +6,7 @@ import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
-import type { Config } from './core/config.js';
+import { type Config, SETTINGS } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { Disk } from './core/disk.js';
 import { Logger } from './core/logger.js';
@@ -14,11 +14,13 @@ import { SessionsRepository } from './core/sessions-repository.js';
 import { randomToken } from './core/tokens.js';
 import { openApiDocument } from './operations/openapi.js';
 import { renderReference } from './operations/reference.js';
+import { renderSettings } from './operations/settings-reference.js';
+import { TokensRepository } from './tokens/repository.js';
 
 const USAGE = `Usage: bandcollab-server [command]
 
 Without a command, starts the server (settings from the environment, see README). SIGINT or SIGTERM stops
-it: requests in flight get SHUTDOWN_GRACE_SECONDS (default 30) to finish, uploads still running then
+it: requests in flight get SHUTDOWN_GRACE_SECONDS (default ${SETTINGS.SHUTDOWN_GRACE_SECONDS.default}) to finish, uploads still running then
 answer 503, and the embedded database is stopped; a second signal ends the grace period at once.
 
 Commands (on the database the same settings select; beside a running server they use its embedded
@@ -26,7 +28,8 @@ database, and never stop it):
   set-role <email> <ADMIN|MEMBER>   set a user's site role
   reset-password <email>            give a user who forgot their password a one-time password (printed
                                     once); it must be changed at the next sign-in, and the account's
-                                    sessions end; safe beside a running server
+                                    sessions and personal access tokens end (the count is printed);
+                                    safe beside a running server
   orphans                           list stored files no record refers to (moved to DATA_DIR/orphans
                                     at start-up), with their sizes
   orphans --purge                   delete them for good
@@ -37,6 +40,7 @@ database, and never stop it):
                                     empty database (DATABASE_URL) with no stored files, then start the
                                     server on it. Refuses anything else, and a backup that fails its checks
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
+  settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
 
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
@@ -51,6 +55,10 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if (command === 'api-reference' && rest.length === 0) {
     process.stdout.write(renderReference(openApiDocument));
+    return 0;
+  }
+  if (command === 'settings-reference' && rest.length === 0) {
+    process.stdout.write(`${renderSettings()}\n`);
     return 0;
   }
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
@@ -79,30 +87,35 @@ export async function runCommand(config: Config, args: string[]): Promise<number
 }
 
 /**
- * Sets a one-time password (256 random bits) and ends the account's sessions, in one transaction; until the
- * user changes it every endpoint but POST /api/auth/password answers 403 PASSWORD_CHANGE_REQUIRED. Running
- * servers hear of both through PostgreSQL's notices. Exit codes: 0 done, 1 no such user.
+ * Sets a one-time password (256 random bits) and ends the account's sessions and personal access tokens, in
+ * one transaction: whoever had the account may have minted tokens, and a token outlives a password. Until
+ * the user changes it every endpoint but POST /api/auth/password answers 403 PASSWORD_CHANGE_REQUIRED.
+ * Running servers hear of all of it through PostgreSQL's notices. Exit codes: 0 done, 1 no such user.
  */
 async function resetPassword(config: Config, email: string): Promise<number> {
   const oneTimePassword = randomToken();
-  const passwordHash = await new Passwords(config).hash(oneTimePassword);
+  const passwordHash = await new Passwords(config).hash(oneTimePassword, 'reset-password command');
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const accounts = new AccountsRepository(database.sql);
     const sessions = new SessionsRepository(database.sql);
-    const found = await database.sql.begin(async (tx) => {
+    const tokens = new TokensRepository(database.sql);
+    const revokedTokens = await database.sql.begin(async (tx) => {
       const userId = await accounts.findIdByEmail(tx, email.trim().toLowerCase());
-      if (userId === null) return false;
+      if (userId === null) return null;
       await accounts.setPassword(tx, userId, passwordHash, true);
       await sessions.revokeAllOfUser(tx, userId);
-      return true;
+      return tokens.deleteAllOf(tx, userId);
     });
-    if (!found) {
+    if (revokedTokens === null) {
       process.stderr.write(`No user with email ${email}\n`);
       return 1;
     }
     process.stdout.write(`${oneTimePassword}\n`);
-    process.stderr.write(`One-time password for ${email.trim().toLowerCase()} (shown only now); it must be changed at the next sign-in\n`);
+    process.stderr.write(
+      `One-time password for ${email.trim().toLowerCase()} (shown only now); it must be changed at the next sign-in. ` +
+        `Its sessions ended, and ${revokedTokens} personal access token(s) were revoked\n`,
+    );
     return 0;
   } finally {
     await database.close();

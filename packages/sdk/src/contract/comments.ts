@@ -8,7 +8,7 @@ const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T
 const count = z.int();
 
 /** Newlines and tabs are part of a comment; every other control character is refused. */
-const CONTROL_BUT_LINE_BREAKS = /[\p{Cc}--[\n\t]]/v;
+const CONTROL_BUT_LINE_BREAKS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
 
 export const commentBodySchema = z
   .string({ error: 'must be a string' })

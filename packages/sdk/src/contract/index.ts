@@ -2,6 +2,7 @@
 // generates its OpenAPI document from them) and the SDK (whose types are derived from them). This entry loads
 // zod; `@bandcollab/sdk` does not.
 export * from './comments.js';
+export * from './error-codes.js';
 export * from './fields.js';
 export * from './file-types.js';
 export * from './records.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { comment, commentPage, review, reviewList, withdrawnReview } from './comments.js';
+import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
 // The records the API answers with. They describe what the server sends (the OpenAPI document is generated
@@ -11,40 +12,7 @@ const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T
 const count = z.int();
 const fileType = z.enum(['CUT', 'STEM', 'IMAGE']);
 
-export const errorCode = z.enum([
-  'VALIDATION_FAILED',
-  'INVALID_JSON',
-  'CROSS_PROJECT_MOVE',
-  'UNAUTHENTICATED',
-  'TOKEN_EXPIRED',
-  'INVALID_CREDENTIALS',
-  'INVALID_REFRESH_TOKEN',
-  'FORBIDDEN',
-  'INSUFFICIENT_SCOPE',
-  'NOT_FOUND',
-  'IDP_DISABLED',
-  'EMAIL_TAKEN',
-  'IDENTITY_IN_USE',
-  'ALREADY_MEMBER',
-  'INVITATION_EMAIL_MISMATCH',
-  'LAST_ADMIN',
-  'ORDER_CONFLICT',
-  'NAME_TAKEN',
-  'OFFSET_MISMATCH',
-  'UPLOAD_LOCKED',
-  'CHECKSUM_MISMATCH',
-  'FILE_TOO_LARGE',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_FILE_TYPE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'INSUFFICIENT_STORAGE',
-  'QUOTA_EXCEEDED',
-  'RATE_LIMITED',
-  'PASSWORD_CHANGE_REQUIRED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'ANALYSIS_PENDING',
-]);
+export const errorCode = z.enum(ERROR_CODES);
 
 export const fieldError = z.object({ field: z.string(), message: z.string() });
 
@@ -87,6 +55,13 @@ export const personalAccessToken = z.object({
 });
 export const createdPersonalAccessToken = personalAccessToken.extend({
   token: z.string().meta({ description: 'The token itself (bcp_ + 36 characters); shown only in this answer' }),
+});
+
+/** `POST /api/auth/password`: the personal access tokens the change revoked (revokeTokens) or left working. */
+export const passwordChangeResult = z.object({
+  ok: z.literal(true),
+  revokedTokens: count.meta({ description: 'How many personal access tokens the change revoked (revokeTokens: true); else 0' }),
+  tokens: z.array(personalAccessToken).meta({ description: 'The live personal access tokens that still work after the change, newest first' }),
 });
 
 // ---- projects, members, invitations (§4)
@@ -171,7 +146,17 @@ export const stemsSummary = z.object({
   shortestMs: count.nullable(),
   consistent: z.boolean().meta({ description: 'One sample rate, one bit depth, lengths within 10 ms, every audio entry readable' }),
 });
-export const stems = z.object({ entries: z.array(stemEntry), summary: stemsSummary });
+export const stems = z.object({
+  entries: z.array(stemEntry).meta({
+    description: 'The first 100 entries in the ZIP\'s order; summary.entryCount counts them all, and GET /api/files/{id}/entries pages through every one',
+  }),
+  summary: stemsSummary,
+});
+/** `GET /api/files/:id/entries`: one page of a STEM ZIP's entries. */
+export const stemEntriesPage = z.object({
+  entries: z.array(stemEntry).meta({ description: "In the ZIP's order" }),
+  nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
+});
 export const waveform = z
   .object({
     version: z.literal(2),
@@ -290,7 +275,6 @@ export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), v
 
 export type Role = z.output<typeof roleSchema>;
 export type TokenScope = z.output<typeof tokenScopeSchema>;
-export type ErrorCode = z.output<typeof errorCode>;
 export type FieldError = z.output<typeof fieldError>;
 export type Problem = z.output<typeof problem>;
 export type Deleted = z.output<typeof deleted>;
@@ -302,7 +286,7 @@ export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
 /** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
-export type PasswordChangeResult = z.output<typeof okResult>;
+export type PasswordChangeResult = z.output<typeof passwordChangeResult>;
 export type PersonalAccessToken = z.output<typeof personalAccessToken>;
 export type CreatedPersonalAccessToken = z.output<typeof createdPersonalAccessToken>;
 export type UserRef = z.output<typeof userRef>;
@@ -343,6 +327,7 @@ export type StemAudio = z.output<typeof stemAudio>;
 export type StemEntry = z.output<typeof stemEntry>;
 export type StemsSummary = z.output<typeof stemsSummary>;
 export type Stems = z.output<typeof stems>;
+export type StemEntriesPage = z.output<typeof stemEntriesPage>;
 export type Waveform = z.output<typeof waveform>;
 
 // ---- events (§7)
@@ -398,6 +383,7 @@ export const RECORD_SCHEMAS = {
   TokenPair: tokenPair,
   AuthResult: authResult,
   OkResult: okResult,
+  PasswordChangeResult: passwordChangeResult,
   PersonalAccessToken: personalAccessToken,
   CreatedPersonalAccessToken: createdPersonalAccessToken,
   UserRef: userRef,
@@ -439,5 +425,6 @@ export const RECORD_SCHEMAS = {
   StemEntry: stemEntry,
   StemsSummary: stemsSummary,
   Stems: stems,
+  StemEntriesPage: stemEntriesPage,
   Waveform: waveform,
 } as const;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
+import { extensionsOf, MAX_UPLOAD_BYTES, sizeInMiB } from './file-types.js';
 import {
   clearImageField,
   emailSchema,
@@ -40,6 +41,11 @@ export const updateMeRequest = z.object({ name: nameSchema });
 export const changePasswordRequest = z.object({
   currentPassword: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
   newPassword: passwordSchema,
+  revokeTokens: z
+    .boolean({ error: 'must be a boolean' })
+    .optional()
+    .default(false)
+    .meta({ description: "true: also revoke every personal access token of the account (they do not end with a password change otherwise)" }),
 });
 
 /** `DELETE /api/auth/me`: the password, or for an account without one its email as confirmation. */
@@ -130,6 +136,17 @@ export const resumableUploadMetadata = uploadFields.extend({
   filename: fileNameSchema,
 });
 
+/** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
+export const stemEntriesQuery = z.object({
+  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional(),
+  limit: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .default(500),
+});
+
 export const shareRequest = z.object({
   expiresIn: z
     .number({ error: 'must be a whole number of seconds' })
@@ -147,8 +164,8 @@ const imagePart = z
   .file()
   .meta({
     description:
-      'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
-      "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
+      `JPEG, PNG, GIF or WebP, at most ${sizeInMiB(MAX_UPLOAD_BYTES.IMAGE)}, checked by its leading bytes. A file name extension, when there is one, must be ` +
+      `the image's (${extensionsOf('IMAGE').map((extension) => `.${extension}`).join(' ')}); a part without one (a Blob sent as "blob") is typed by its leading bytes.`,
   })
   .optional();
 

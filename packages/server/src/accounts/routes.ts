@@ -43,8 +43,7 @@ export class AccountsRoutes implements Feature {
     app.post('/api/auth/password', async (req, res) => {
       const principal = await this.guard.authenticate(req, { passwordChange: true, sessionOnly: true });
       const input = await jsonBody(req, res, changePasswordRequest);
-      await this.accounts.changePassword(principal, input, clientAddress(req, this.config.trustProxy));
-      sendJson(res, 200, { ok: true });
+      sendJson(res, 200, await this.accounts.changePassword(principal, input, clientAddress(req, this.config.trustProxy)));
     });
 
     app.delete('/api/auth/me', async (req, res) => {

@@ -1,4 +1,4 @@
-import type { Me } from '@bandcollab/sdk/contract';
+import type { Me, PasswordChangeResult } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AbuseLimits } from '../auth/limits.js';
 import { Passwords } from '../auth/passwords.js';
@@ -8,10 +8,12 @@ import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { type DeletedContent, Disk } from '../core/disk.js';
 import { DomainError, invalidField, notFound } from '../core/errors.js';
+import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { SessionCache } from '../core/session-cache.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { IMAGE_NAME, Images, type StoredImage } from '../images/service.js';
+import type { StoredImage } from '../images/repository.js';
+import { IMAGE_NAME, Images } from '../images/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { AccountsRepository } from './repository.js';
@@ -33,6 +35,7 @@ export class AccountsService {
     @inject(Images) private readonly images: Images,
     @inject(Disk) private readonly disk: Disk,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
+    @inject(PersonalAccessTokenCache) private readonly tokenCache: PersonalAccessTokenCache,
   ) {}
 
   /** A new display name; the account's projects hear of it (member.updated). */
@@ -69,21 +72,30 @@ export class AccountsService {
   /**
    * Checks the current password (a wrong one counts as a failed login), except for an account that has none
    * (identity provider) setting its first. Every other session of the account is revoked, its access tokens
-   * at once; the caller's session stays. Clears a required change (reset-password).
+   * at once; the caller's session stays. Clears a required change (reset-password). Personal access tokens
+   * are not sessions: they end only with `revokeTokens`; the answer lists the ones that still work, so whoever
+   * changes a password because it leaked sees what else may be in other hands.
    */
-  async changePassword(principal: Principal, input: { currentPassword?: string | undefined; newPassword: string }, clientIp: string): Promise<void> {
+  async changePassword(
+    principal: Principal,
+    input: { currentPassword?: string | undefined; newPassword: string; revokeTokens: boolean },
+    clientIp: string,
+  ): Promise<PasswordChangeResult> {
     const user = await this.user(principal.userId);
     if (user.passwordHash !== null) {
       if (input.currentPassword === undefined) throw invalidField('currentPassword', 'is required');
       await this.confirmPassword(user, input.currentPassword, clientIp);
     }
-    this.passwords.refuseWhenSaturated();
-    const passwordHash = await this.passwords.hash(input.newPassword);
-    await this.sql.begin(async (tx) => {
+    this.passwords.refuseWhenSaturated(clientIp);
+    const passwordHash = await this.passwords.hash(input.newPassword, clientIp);
+    const revokedTokens = await this.sql.begin(async (tx) => {
       await this.lock(tx, principal.userId);
       await this.accounts.setPassword(tx, principal.userId, passwordHash, false);
       await this.sessions.revokeAllOfUser(tx, principal.userId, principal.sessionId);
+      return input.revokeTokens ? this.tokens.deleteAllOf(tx, principal.userId) : 0;
     });
+    if (revokedTokens > 0) this.tokenCache.forgetAllOf(principal.userId);
+    return { ok: true, revokedTokens, tokens: await this.tokens.listLive(principal.userId) };
   }
 
   /**
@@ -136,7 +148,7 @@ export class AccountsService {
   /** A wrong password counts towards the login abuse limits of the account's email. */
   private async confirmPassword(user: UserRow, password: string, clientIp: string): Promise<void> {
     const confirmed = await this.limits.login(user.email, clientIp, async () =>
-      (await this.passwords.verify(user.passwordHash, password)) ? true : null,
+      (await this.passwords.verify(user.passwordHash, password, clientIp)) ? true : null,
     );
     if (!confirmed) throw invalidCredentials();
   }

@@ -6,7 +6,7 @@ import { SQL } from '../core/di.js';
 import { forbidden, invalidField, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { avatarUrl } from '../images/service.js';
+import { avatarUrl } from '../images/repository.js';
 import type { ExportedComment } from './markers.js';
 import { type CommentQuery, type CommentRow, type CommentScope, CommentsRepository, type PageKey } from './repository.js';
 
