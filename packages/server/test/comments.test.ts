@@ -67,7 +67,7 @@ describe('comments', () => {
     ['an end without a start', { body: 'b', endMs: 10 }, 'endMs'],
     ['a non-member mention', { body: 'b', mentions: ['STRANGER'] }, 'mentions'],
     ['an unknown parent', { body: 'b', parentId: randomUUID() }, 'parentId'],
-  ])('refuses %s with 400 VALIDATION_FAILED naming %s', async (_label, json, field) => {
+  ])('refuses %s with 400 VALIDATION_FAILED on its field', async (_label, json, field) => {
     const { fileId } = await band();
     const body = JSON.parse(JSON.stringify(json).replace('STRANGER', stranger.user.id));
     const response = await post(fileId, body);
@@ -161,11 +161,11 @@ describe('comment pages', () => {
     const { fileId } = await band();
     const rows = Array.from({ length: 2000 }, (_, index) => ({
       id: randomUUID() as string,
-      fileId,
-      authorId: member.user.id,
+      file_id: fileId,
+      author_id: member.user.id,
       body: `note ${index}`,
-      atMs: index % 10 === 0 ? null : (index * 7919) % 5000,
-      createdAt: new Date(Date.UTC(2026, 10, 1) + ((index * 104729) % 2000) * 1000),
+      at_ms: index % 10 === 0 ? null : (index * 7919) % 5000,
+      created_at: new Date(Date.UTC(2026, 10, 1) + ((index * 104729) % 2000) * 1000),
     }));
     await server.sql`insert into comments ${server.sql(rows)}`;
     return { fileId, ids: rows.map((row) => row.id) };

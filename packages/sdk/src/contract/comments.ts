@@ -50,7 +50,12 @@ export const updateCommentRequest = z
     endMs: millisecondsSchema.nullable().optional(),
     mentions: z.array(uuidSchema, { error: 'must be an array of user ids' }).max(50, 'must name at most 50 members').optional(),
   })
-  .superRefine(timesRule);
+  .superRefine((value, ctx) => {
+    if (Object.values(value).every((field) => field === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['body'], message: 'give what changes: body, atMs, endMs or mentions' });
+    }
+    timesRule(value, ctx);
+  });
 
 export const guestCommentRequest = z
   .object({
