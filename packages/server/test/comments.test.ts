@@ -1,7 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import tonejs from '@tonejs/midi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, ISO_TIMESTAMP, seedProject, startWithUsers, storeFileDirectly, type User } from './authz/fixture.js';
+import { toneWav, upload } from './support/files.js';
 import type { TestServer } from './support/server.js';
+import { readZip } from './support/zip.js';
 
 let server: TestServer;
 let api: Api;
@@ -259,5 +262,90 @@ describe('reviews', () => {
     });
     expect((await expectStatus(api.request('GET', `/api/files/${fileId}/reviews`, { token: admin.accessToken }), 200)).summary.approved).toBe(1);
     expect((await api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'maybe' } })).status).toBe(400);
+  });
+});
+
+describe('marker exports through the API', () => {
+  /** A WAV mix with a point comment, a range, a whole-mix note and a reply. */
+  async function commentedMix() {
+    const seeded = await seedProject(api, admin.accessToken);
+    await addMember(api, admin.accessToken, seeded.id, member);
+    const wav = toneWav(4);
+    const file = await expectStatus(upload(api, admin.accessToken, seeded.cutId, 'Mix v1.wav', wav), 201);
+    const point = await comment(file.id, { body: 'Kick\ntoo loud', atMs: 1000 });
+    await comment(file.id, { body: 'Guitar "buzz"', atMs: 2000, endMs: 3500 }, admin.accessToken);
+    await comment(file.id, { body: 'More air overall' });
+    await comment(file.id, { body: 'agreed', parentId: point.id }, admin.accessToken);
+    return { fileId: file.id as string, wav };
+  }
+
+  const exported = async (fileId: string, query: string) => {
+    const response = await fetch(`${server.url}/api/files/${fileId}/comments/export?${query}`, { headers: { authorization: `Bearer ${member.accessToken}` } });
+    return { response, bytes: Buffer.from(await response.arrayBuffer()) };
+  };
+  const dataChunk = (bytes: Buffer): Buffer => {
+    for (let at = 12; at + 8 <= bytes.length; ) {
+      const size = bytes.readUInt32LE(at + 4);
+      if (bytes.toString('latin1', at, at + 4) === 'data') return bytes.subarray(at + 8, at + 8 + size);
+      at += 8 + size + (size & 1);
+    }
+    throw new Error('no data chunk');
+  };
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+  it('streams the WAV with cue points: exact Content-Length, every audio byte as uploaded', async () => {
+    const { fileId, wav } = await commentedMix();
+    const { response, bytes } = await exported(fileId, 'format=wav&offsetMs=500');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('audio/wav');
+    expect(response.headers.get('content-disposition')).toContain('attachment; filename="Mix v1.wav"');
+    expect(Number(response.headers.get('content-length'))).toBe(bytes.length);
+    expect(sha256(dataChunk(bytes))).toBe(sha256(dataChunk(wav)));
+    const cue = bytes.subarray(bytes.indexOf('cue '));
+    expect(cue.readUInt32LE(8)).toBe(2);
+    // 8 kHz: 1,500 ms is frame 12,000 and 2,500 ms frame 20,000 (dwSampleOffset of each cue point).
+    expect([cue.readUInt32LE(12 + 20), cue.readUInt32LE(12 + 24 + 20)]).toEqual([12_000, 20_000]);
+  });
+
+  it('writes MIDI markers, a REAPER ZIP, Audacity labels, CSV and JSON', async () => {
+    const { fileId, wav } = await commentedMix();
+    const midi = new tonejs.Midi((await exported(fileId, 'format=midi')).bytes);
+    expect(midi.header.meta.filter((m) => m.type === 'marker').map((m) => [Math.round(midi.header.ticksToSeconds(m.ticks) * 1000), m.text])).toEqual([
+      [1000, 'Bo: Kick too loud'],
+      [2000, 'Ana: Guitar "buzz"'],
+      [3500, 'Ana: Guitar "buzz" (end)'],
+    ]);
+
+    const rpp = await exported(fileId, 'format=rpp');
+    expect(rpp.response.status, rpp.bytes.toString()).toBe(200);
+    expect(rpp.response.headers.get('content-disposition')).toContain('filename="Mix v1.zip"');
+    const zip = await readZip(rpp.bytes);
+    expect(zip.entries.map((entry) => entry.name)).toEqual(['Mix v1.RPP', 'Mix v1.wav']);
+    expect(zip.entries[1]!.bytes.equals(wav)).toBe(true);
+    expect(zip.entries[0]!.bytes.toString()).toContain('MARKER 2 2.000000 \'Ana: Guitar "buzz"\' 1');
+
+    expect((await exported(fileId, 'format=audacity')).bytes.toString()).toBe('1.000000\t1.000000\tBo: Kick too loud\n2.000000\t3.500000\tAna: Guitar "buzz"\n');
+    const csv = (await exported(fileId, 'format=csv&status=open')).bytes.toString();
+    expect(csv.split('\r\n')[0]).toBe('#,Start,End,Author,Comment,Status,Version');
+    expect(csv).toContain('"Kick\ntoo loud"');
+    expect(csv).toContain(',,,Bo,More air overall,open,1');
+    const json = JSON.parse((await exported(fileId, 'format=json&offsetMs=250')).bytes.toString());
+    expect(json.offsetMs).toBe(250);
+    expect(json.markers.map((m: { atMs: number | null }) => m.atMs)).toEqual([1250, 1250, 2250, null]);
+  });
+
+  it('refuses a missing or unknown format, and wav for a file that is not a WAV', async () => {
+    const { fileId } = await commentedMix();
+    for (const query of ['', 'format=aiff', 'format=midi&offsetMs=-1']) {
+      const { response, bytes } = await exported(fileId, query);
+      expect(response.status).toBe(400);
+      expect(JSON.parse(bytes.toString()).errors[0].field).toBe(query.includes('offsetMs') ? 'offsetMs' : 'format');
+    }
+    const seeded = await seedProject(api, admin.accessToken);
+    await addMember(api, admin.accessToken, seeded.id, member);
+    const mp3 = await storeFileDirectly(server, seeded.cutId, admin.user.id);
+    const { response, bytes } = await exported(mp3.id, 'format=wav');
+    expect(response.status).toBe(400);
+    expect(JSON.parse(bytes.toString()).errors[0].field).toBe('format');
   });
 });

@@ -6,9 +6,8 @@ import { ZipFile } from 'yazl';
 export type ArchiveEntry = {
   /** The name inside the archive. */
   name: string;
-  size: number;
   modifiedAt: Date;
-} & ({ /** Where the bytes are stored. */ path: string } | { bytes: Buffer });
+} & ({ /** Where the bytes are stored. */ path: string; size: number } | { bytes: Buffer });
 
 /** A ZIP whose length is known before its first byte. */
 export interface ZipArchive {
@@ -39,12 +38,13 @@ export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
   const opened = new Set<ReadStream>();
   const output = zip.outputStream as Readable;
   for (const entry of entries) {
-    const options = { size: entry.size, mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false };
     if ('bytes' in entry) {
-      zip.addBuffer(entry.bytes, entry.name, options);
+      // yazl takes a buffer's size from the buffer itself (and refuses a `size` option for it).
+      zip.addBuffer(entry.bytes, entry.name, { mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false });
       continue;
     }
     const { path } = entry;
+    const options = { size: entry.size, mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false };
     zip.addReadStreamLazy(entry.name, options, (callback) => {
       void reading.then(() => {
         const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });

@@ -73,7 +73,7 @@ export class MarkerExports {
         if (file.type !== 'CUT') throw invalidField('format', 'rpp places an audio file in a REAPER project: this file is not audio');
         const project = Buffer.from(reaperProject(markers, { fileName: stored.downloadName, extension, durationMs: file.audio?.durationMs ?? null }));
         const zip = zipArchive([
-          { name: `${base}.RPP`, bytes: project, size: project.length, modifiedAt: new Date() },
+          { name: `${base}.RPP`, bytes: project, modifiedAt: new Date() },
           { name: stored.downloadName, path: stored.path, size: stored.size, modifiedAt: stored.modifiedAt },
         ]);
         answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, body: () => zip.open() };
