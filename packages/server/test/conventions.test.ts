@@ -4,7 +4,7 @@
  * error is problem details carrying the request id, and every 401 names the Bearer scheme.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { ROUTES } from '@bandcollab/sdk/contract';
+import { type RouteDeclaration, ROUTES } from '@bandcollab/sdk/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP, PNG_BYTES } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
@@ -118,7 +118,11 @@ describe('JSON bodies', () => {
   /** Routes that read a JSON body; the uploads and the avatar are multipart or tus bytes only and the IdP exchange and link answer 404 IDP_DISABLED here. */
   const MULTIPART_ONLY = new Set(['/api/files/upload', '/api/uploads', '/api/auth/me/avatar']);
   /** Routes whose declaration takes no body at all (resolving a comment). */
-  const BODYLESS = new Set(Object.values(ROUTES).filter((route) => !route.request && !route.form).map((route) => `${route.method} ${route.path}`));
+  const BODYLESS = new Set(
+    Object.values(ROUTES as Record<string, RouteDeclaration>)
+      .filter((route) => !route.request && !route.form)
+      .map((route) => `${route.method} ${route.path}`),
+  );
   const jsonRoutes = () =>
     routes().filter(
       ({ method, path }) =>
