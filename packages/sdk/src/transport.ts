@@ -74,9 +74,12 @@ export interface StreamedResponse {
 
 const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
 
-/** A declared route's path parameters and JSON body, each only where it has them. */
+/** A query string's values; undefined ones are left out. */
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
+/** A declared route's path parameters and JSON body, each only where it has them, and its query string. */
 export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> extends never ? { params?: never } : { params: ParamsOf<R> }) &
-  (R['request'] extends string ? { json: RequestOf<R> } : { json?: never });
+  (R['request'] extends string ? { json: RequestOf<R> } : { json?: never }) & { query?: Query };
 
 const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
@@ -149,9 +152,9 @@ export class Transport {
    * authenticates.
    */
   call<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
-    const { params, json } = input as { params?: Record<string, string>; json?: unknown };
+    const { params, json, query } = input as { params?: Record<string, string>; json?: unknown; query?: Query };
     const method = route.method as Method;
-    return this.json<ResponseOf<R>>({ method, path: pathOf(route, params), json, auth: AUTHENTICATED.has(route.auth) }, options);
+    return this.json<ResponseOf<R>>({ method, path: withQuery(pathOf(route, params), query), json, auth: AUTHENTICATED.has(route.auth) }, options);
   }
 
   /** Sends a request and parses the JSON answer. */
@@ -296,6 +299,12 @@ const CODE_BY_STATUS: ReadonlyMap<number, ErrorCode> = new Map([
 
 function defaultCode(status: number): ErrorCode {
   return CODE_BY_STATUS.get(status) ?? 'INTERNAL';
+}
+
+/** `path?name=value…` with the defined values of `query`. */
+export function withQuery(path: string, query: Query | undefined): string {
+  const defined = Object.entries(query ?? {}).filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined);
+  return defined.length === 0 ? path : `${path}?${new URLSearchParams(defined.map(([name, value]) => [name, String(value)])).toString()}`;
 }
 
 /** A response header's value; the first when it came more than once. */
