@@ -164,6 +164,7 @@ export const ROUTES = declareRoutes({
     method: 'POST',
     path: '/api/auth/password',
     auth: 'session',
+    passwordChange: true,
     request: 'ChangePasswordRequest',
     response: 'OkResult',
     status: 200,

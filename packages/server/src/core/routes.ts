@@ -40,6 +40,15 @@ export type { RequestOf };
 
 const AUTHENTICATED = new Set(['session', 'read', 'write']);
 
+export interface RouteOptions {
+  /**
+   * Runs before authentication (after a personal access token is refused where the declaration says so): what
+   * every answer of the route carries, even a 401 (tus's `Tus-Resumable`), or a feature that is switched off
+   * (the identity provider) and so answers everyone alike.
+   */
+  before?: (req: Request, res: Response) => void;
+}
+
 /**
  * Registers routes from their declarations (contract/routes.ts) and performs the authentication a declaration
  * names, so who may call a route is decided by its declaration, never by its path.
@@ -54,7 +63,7 @@ export class Routes {
     private readonly guard: AuthGuard,
   ) {}
 
-  on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>): void {
+  on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>, { before }: RouteOptions = {}): void {
     this.registered.push(route);
     const guard = this.guard;
     const nouns = uuidNouns(route);
@@ -62,6 +71,7 @@ export class Routes {
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
     this.app[method](route.path, async (req: Request, res: Response) => {
       if (route.auth === 'session' || route.auth === 'sign-in') guard.refusePersonalAccessToken(req);
+      before?.(req, res);
       const principal = AUTHENTICATED.has(route.auth)
         ? await guard.authenticate(req, { allowCookie: route.cookie === true, passwordChange: route.passwordChange === true, scope: route.auth === 'write' ? 'write' : 'read' })
         : undefined;
