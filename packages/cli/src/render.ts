@@ -188,20 +188,34 @@ const STYLE_MARKS = new RegExp(`${STYLE_MARK}(\\d+)m`, 'g');
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /**
+ * Bidirectional controls (ALM, LRM, RLM, the embeddings, overrides and isolates): they reorder what follows
+ * them, so `take<U+202E>vaw.exe` would show as `takeexe.wav`, and a name could pose as another.
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+const hex = (char: string, digits: number): string => char.charCodeAt(0).toString(16).padStart(digits, '0');
+
+/**
  * `text` with every control character but newline and tab shown as `\xHH` (ESC as `\x1b`, CSI as `\x9b`),
- * so it cannot move the cursor, erase, retitle the window or write the clipboard. A CR before a newline
- * (Windows line ends) is dropped.
+ * so it cannot move the cursor, erase, retitle the window or write the clipboard, and every bidirectional
+ * control as `\uHHHH`, so it cannot reorder what is shown. A CR before a newline (Windows line ends) is dropped.
  */
 export function printable(text: string): string {
-  return text.replace(/\r\n/g, '\n').replace(CONTROL_CHARACTERS, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text
+    .replace(/\r\n/g, '\n')
+    .replace(CONTROL_CHARACTERS, (char) => `\\x${hex(char, 2)}`)
+    .replace(BIDI_CONTROLS, (char) => `\\u${hex(char, 4)}`);
 }
 
 /**
- * JSON.stringify escapes C0 characters but leaves DEL and C1 as they are, and some terminals act on C1 in
- * UTF-8: those get \u escapes too. Outside strings JSON has none of them, so the JSON means the same.
+ * JSON.stringify escapes C0 characters but leaves DEL, C1 and the bidirectional controls as they are; some
+ * terminals act on C1 in UTF-8, and bidi controls reorder what a terminal shows: those get \u escapes too.
+ * Outside strings JSON has none of them, so the JSON means the same.
  */
 function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent)
+    .replace(/[\u007f-\u009f]/g, (char) => `\\u${hex(char, 4)}`)
+    .replace(BIDI_CONTROLS, (char) => `\\u${hex(char, 4)}`);
 }
 
 class SilentProgress implements TransferProgress {

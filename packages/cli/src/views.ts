@@ -12,6 +12,7 @@ import type {
   InviteResult,
   Me,
   Member,
+  PasswordChangeResult,
   PersonalAccessToken,
   Project,
   ProjectDetail,
@@ -400,8 +401,15 @@ export function profileView(me: Me): string {
   return [`Name:   ${me.name} <${me.email}>`, `Avatar: ${me.avatarUrl ?? 'none'}`].join('\n');
 }
 
-export function passwordChangedView(): string {
-  return 'Password changed; your other sessions have ended';
+/** After a password change: the tokens it revoked, or the ones that still work and how to end them. */
+export function passwordChangedView(out: Output, changed: PasswordChangeResult): string {
+  const done = 'Password changed; your other sessions have ended';
+  if (changed.revokedTokens > 0) return `${done}; revoked ${counted(changed.revokedTokens, 'personal access token')}`;
+  if (changed.tokens.length === 0) return done;
+  return [
+    `${done}. These personal access tokens still work (band auth password --revoke-tokens ends them all, band token revoke one):`,
+    tokenTable(out, changed.tokens, new Map()),
+  ].join('\n');
 }
 
 export function accountDeletedView(email: string, apiUrl: string): string {

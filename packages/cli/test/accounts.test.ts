@@ -71,6 +71,24 @@ describe('band auth password', () => {
     expect(fresh.exitCode, fresh.stderr).toBe(0);
   });
 
+  it('lists the personal access tokens that still work, and --revoke-tokens revokes them and says how many', async () => {
+    const ida = await newUser('ida@example.com');
+    for (const name of ['ci', 'backup-job']) {
+      const created = await ida.band(['token', 'create', name, '--expires', '30d']);
+      expect(created.exitCode, created.stderr).toBe(0);
+    }
+    const kept = await ida.band(['auth', 'password', '--password-stdin'], { input: 'correct horse battery\nsecond long password\n' });
+    expect(kept.exitCode, kept.stderr).toBe(0);
+    expect(kept.stdout).toContain('These personal access tokens still work (band auth password --revoke-tokens ends them all');
+    expect(kept.stdout).toMatch(/backup-job\s+bcp_/);
+    expect(kept.stdout).toMatch(/ci\s+bcp_/);
+
+    const revoked = await ida.band(['auth', 'password', '--revoke-tokens', '--password-stdin'], { input: 'second long password\nthird long password\n' });
+    expect(revoked.exitCode, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toContain('Password changed; your other sessions have ended; revoked 2 personal access tokens');
+    expect(JSON.parse((await ida.band(['token', 'list', '--json'])).stdout)).toEqual([]);
+  });
+
   it('refuses one line, and asks for --password-stdin off a terminal', async () => {
     const max = await newUser('max@example.com');
     const oneLine = await max.band(['auth', 'password', '--password-stdin'], { input: 'correct horse battery\n' });

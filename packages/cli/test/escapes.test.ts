@@ -22,9 +22,14 @@ const NAME = 'Evil\u001b]0;pwned\u0007\u001b[2K\r\u009b2J';
 /** Any control character a terminal acts on: C0 except newline and tab, DEL, C1. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
+/** Bidirectional controls: they reorder what follows them on the screen. */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
 function neutral(result: RunResult): RunResult {
   expect(result.stdout).not.toMatch(CONTROL);
   expect(result.stderr).not.toMatch(CONTROL);
+  expect(result.stdout).not.toMatch(BIDI);
+  expect(result.stderr).not.toMatch(BIDI);
   return result;
 }
 
@@ -64,6 +69,7 @@ describe('printable', () => {
       expect(printable(char)).toBe(expected);
     }
     expect(printable('a\r\nb')).toBe('a\nb');
+    expect(printable('take\u202Evaw.exe \u2066x\u2069 \u200E\u200F\u061C\u202A')).toBe('take\\u202evaw.exe \\u2066x\\u2069 \\u200e\\u200f\\u061c\\u202a');
     expect(printable('été ♪ 日本')).toBe('été ♪ 日本');
   });
 });
@@ -102,6 +108,19 @@ describe('human output neutralises control characters from the server', () => {
       expect(result.stderr).toBe('error: no such project\\x1b]52;c;ZXZpbA==\\x07\\x9b2J\n');
     } finally {
       hostile.close();
+    }
+  });
+
+  it('bidirectional controls another member wrote are shown as text, so a name cannot pose as another', async () => {
+    await server.sql`update projects set description = ${'mix_\u202Ewav.exe and \u2067hidden\u2069'} where id = ${project.id}`;
+    try {
+      const shown = neutral(await ana.band(['project', 'show', project.id]));
+      expect(shown.stdout).toContain('mix_\\u202ewav.exe and \\u2067hidden\\u2069');
+      const asJson = await ana.band(['project', 'show', project.id, '--json']);
+      expect(asJson.stdout).not.toMatch(BIDI);
+      expect((JSON.parse(asJson.stdout) as ProjectDetail).description).toBe('mix_\u202Ewav.exe and \u2067hidden\u2069');
+    } finally {
+      await server.sql`update projects set description = ${DESCRIPTION} where id = ${project.id}`;
     }
   });
 

@@ -79,6 +79,7 @@ export type {
   StorageQuota,
   StemAudio,
   StemEntry,
+  StemEntriesPage,
   Stems,
   StemsSummary,
   StorageStats,

@@ -25,7 +25,7 @@ describe('auth: the caller\'s account', () => {
     const { client, email } = await registeredClient(server.url);
     const other = new BandClient({ baseUrl: server.url });
     await other.auth.login({ email, password: PASSWORD });
-    expect(await client.auth.changePassword({ currentPassword: PASSWORD, newPassword: 'another long password' })).toEqual({ ok: true });
+    expect(await client.auth.changePassword({ currentPassword: PASSWORD, newPassword: 'another long password' })).toEqual({ ok: true, revokedTokens: 0, tokens: [] });
     expect((await client.auth.me()).email).toBe(email);
     const ended = await other.auth.me().catch((error: unknown) => error);
     expect(ended).toMatchObject({ status: 401 });

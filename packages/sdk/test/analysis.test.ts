@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toneWav } from '../../server/test/support/files.js';
+import { zipOf } from '../../server/test/support/zip.js';
 import { BandApiError, type BandClient, type Cut } from '../src/index.js';
 import { registeredClient, startTestServer, type TestServer } from './support.js';
 
@@ -26,6 +27,21 @@ describe('an analysing server', () => {
     const peaks = await client.files.peaks(file.id);
     expect(peaks).toMatchObject({ version: 2, channels: 1, sample_rate: 8000, bits: 8 });
     expect(peaks.data).toHaveLength(peaks.length * 2);
+  });
+
+  it("pages through a STEM ZIP's entries with entries(id, {cursor, limit})", async () => {
+    const { client, cut } = await clientWithCut(server);
+    const zip = await zipOf(Array.from({ length: 5 }, (_, i): [string, Buffer] => [`stem-${i}.wav`, toneWav(0.1)]));
+    const uploaded = await client.files.upload({ cutId: cut.id, file: zip, filename: 'stems.zip' });
+    await client.files.waitForAnalysis(uploaded.id, { signal: AbortSignal.timeout(30_000) });
+    const paths: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.files.entries(uploaded.id, { cursor, limit: 2 });
+      paths.push(...page.entries.map((entry) => entry.path));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(paths).toEqual(['stem-0.wav', 'stem-1.wav', 'stem-2.wav', 'stem-3.wav', 'stem-4.wav']);
   });
 });
 

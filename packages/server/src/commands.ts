@@ -14,6 +14,7 @@ import { SessionsRepository } from './core/sessions-repository.js';
 import { randomToken } from './core/tokens.js';
 import { openApiDocument } from './operations/openapi.js';
 import { renderReference } from './operations/reference.js';
+import { TokensRepository } from './tokens/repository.js';
 
 const USAGE = `Usage: bandcollab-server [command]
 
@@ -26,7 +27,8 @@ database, and never stop it):
   set-role <email> <ADMIN|MEMBER>   set a user's site role
   reset-password <email>            give a user who forgot their password a one-time password (printed
                                     once); it must be changed at the next sign-in, and the account's
-                                    sessions end; safe beside a running server
+                                    sessions and personal access tokens end (the count is printed);
+                                    safe beside a running server
   orphans                           list stored files no record refers to (moved to DATA_DIR/orphans
                                     at start-up), with their sizes
   orphans --purge                   delete them for good
@@ -79,9 +81,10 @@ export async function runCommand(config: Config, args: string[]): Promise<number
 }
 
 /**
- * Sets a one-time password (256 random bits) and ends the account's sessions, in one transaction; until the
- * user changes it every endpoint but POST /api/auth/password answers 403 PASSWORD_CHANGE_REQUIRED. Running
- * servers hear of both through PostgreSQL's notices. Exit codes: 0 done, 1 no such user.
+ * Sets a one-time password (256 random bits) and ends the account's sessions and personal access tokens, in
+ * one transaction: whoever had the account may have minted tokens, and a token outlives a password. Until
+ * the user changes it every endpoint but POST /api/auth/password answers 403 PASSWORD_CHANGE_REQUIRED.
+ * Running servers hear of all of it through PostgreSQL's notices. Exit codes: 0 done, 1 no such user.
  */
 async function resetPassword(config: Config, email: string): Promise<number> {
   const oneTimePassword = randomToken();
@@ -90,19 +93,23 @@ async function resetPassword(config: Config, email: string): Promise<number> {
   try {
     const accounts = new AccountsRepository(database.sql);
     const sessions = new SessionsRepository(database.sql);
-    const found = await database.sql.begin(async (tx) => {
+    const tokens = new TokensRepository(database.sql);
+    const revokedTokens = await database.sql.begin(async (tx) => {
       const userId = await accounts.findIdByEmail(tx, email.trim().toLowerCase());
-      if (userId === null) return false;
+      if (userId === null) return null;
       await accounts.setPassword(tx, userId, passwordHash, true);
       await sessions.revokeAllOfUser(tx, userId);
-      return true;
+      return tokens.deleteAllOf(tx, userId);
     });
-    if (!found) {
+    if (revokedTokens === null) {
       process.stderr.write(`No user with email ${email}\n`);
       return 1;
     }
     process.stdout.write(`${oneTimePassword}\n`);
-    process.stderr.write(`One-time password for ${email.trim().toLowerCase()} (shown only now); it must be changed at the next sign-in\n`);
+    process.stderr.write(
+      `One-time password for ${email.trim().toLowerCase()} (shown only now); it must be changed at the next sign-in. ` +
+        `Its sessions ended, and ${revokedTokens} personal access token(s) were revoked\n`,
+    );
     return 0;
   } finally {
     await database.close();

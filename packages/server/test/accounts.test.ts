@@ -136,7 +136,7 @@ describe('POST /api/auth/password', () => {
       json: { currentPassword: user.password, newPassword: 'a new long password' },
     });
     expect(changed.status).toBe(200);
-    expect(changed.body).toEqual({ ok: true });
+    expect(changed.body).toEqual({ ok: true, revokedTokens: 0, tokens: [] });
 
     const stale = await api.request('GET', '/api/auth/me', { token: other.accessToken });
     expect(stale.status).toBe(401);
@@ -147,6 +147,32 @@ describe('POST /api/auth/password', () => {
 
     expect((await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password } })).status).toBe(401);
     await secondSession(user, 'a new long password');
+  });
+
+  it('lists the personal access tokens that still work, and revokes them all with revokeTokens', async () => {
+    const user = await api.register();
+    const createToken = (name: string) =>
+      expectStatus(api.request('POST', '/api/tokens', { token: user.accessToken, json: { name, scope: 'read', expiresIn: 3600 } }), 201);
+    const ci = await createToken('CI');
+    const laptop = await createToken('laptop');
+
+    const kept = await expectStatus(
+      api.request('POST', '/api/auth/password', { token: user.accessToken, json: { currentPassword: user.password, newPassword: 'second long password' } }),
+      200,
+    );
+    expect(kept.revokedTokens).toBe(0);
+    expect(kept.tokens.map((token: { name: string }) => token.name)).toEqual(['laptop', 'CI']);
+    expect((await api.request('GET', '/api/auth/me', { token: ci.token })).status).toBe(200);
+
+    const revoked = await expectStatus(
+      api.request('POST', '/api/auth/password', {
+        token: user.accessToken,
+        json: { currentPassword: 'second long password', newPassword: 'third long password', revokeTokens: true },
+      }),
+      200,
+    );
+    expect(revoked).toEqual({ ok: true, revokedTokens: 2, tokens: [] });
+    for (const token of [ci, laptop]) expect((await api.request('GET', '/api/auth/me', { token: token.token })).status).toBe(401);
   });
 
   it('refuses a wrong current password with 401 INVALID_CREDENTIALS and a missing one with 400, changing nothing', async () => {
@@ -285,12 +311,18 @@ describe('DELETE /api/auth/me', () => {
 });
 
 describe('reset-password (server command)', () => {
-  it('prints a one-time password, ends the sessions, and forces a change before anything else', async () => {
+  it('prints a one-time password, ends the sessions and personal access tokens, and forces a change before anything else', async () => {
     const user = await api.register();
+    const tokens = [];
+    for (const name of ['CI', 'deploy']) {
+      tokens.push(await expectStatus(api.request('POST', '/api/tokens', { token: user.accessToken, json: { name, scope: 'write', expiresIn: 3600 } }), 201));
+    }
     const reset = await runServerCommand(['reset-password', user.user.email], server.env);
     expect(reset.code, reset.stderr).toBe(0);
     const oneTime = reset.stdout.trim();
     expect(oneTime).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(reset.stderr).toContain('2 personal access token(s) were revoked');
+    for (const token of tokens) expect((await api.request('GET', '/api/projects', { token: token.token })).status).toBe(401);
 
     expect((await me(user)).status).toBe(401);
     expect((await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password } })).status).toBe(401);

@@ -89,6 +89,20 @@ describe('GET /api/cuts/:id/archive', () => {
     entries.slice(0, 3).forEach((entry, i) => expect(entry.bytes.equals(bytes[i]!)).toBe(true));
   });
 
+  it('sanitises display names into safe entry names: a drive prefix, .., backslashes never fail the archive', async () => {
+    const cutId = await newCut('Hostile names');
+    const bytes = [1, 2, 3].map((n) => sampleBytes('wav', 100 + n));
+    await put(cutId, 'a.wav', bytes[0]!, 'C:x');
+    await put(cutId, 'b.wav', bytes[1]!, '..\\..\\evil');
+    await put(cutId, 'c.wav', bytes[2]!, '/abs|path');
+    const response = await getRaw(`/api/cuts/${cutId}/archive`, owner.token);
+    expect(response.status).toBe(200);
+    const { entries } = await readZip(response.body);
+    expect(entries.map((entry) => entry.name)).toEqual(['C_x.wav', '.._.._evil.wav', '_abs_path.wav']);
+    entries.forEach((entry, i) => expect(entry.bytes.equals(bytes[i]!)).toBe(true));
+    expect((await unzipTest(response.body)).code).toBe(0);
+  });
+
   it('answers an empty ZIP for a cut without files', async () => {
     const cutId = await newCut('Nothing yet');
     const response = await getRaw(`/api/cuts/${cutId}/archive`, owner.token);

@@ -366,3 +366,28 @@ describe('CORS', () => {
     }
   });
 });
+
+describe('the cap on sessions', () => {
+  it('keeps the 50 newest sessions of a user: the 51st login ends the oldest, its access and refresh tokens at once', async () => {
+    const user = await api.register();
+    const login = () => api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password } });
+    const sessions = [user];
+    for (let i = 1; i < 50; i++) {
+      const next = await login();
+      expect(next.status).toBe(200);
+      sessions.push({ ...user, ...next.body });
+    }
+    const me = (accessToken: string) => api.request('GET', '/api/auth/me', { token: accessToken });
+    expect((await me(sessions[0]!.accessToken)).status).toBe(200);
+
+    const fiftyFirst = await login();
+    expect(fiftyFirst.status).toBe(200);
+    expect((await me(sessions[0]!.accessToken)).status).toBe(401);
+    expect((await api.request('POST', '/api/auth/refresh', { json: { refreshToken: sessions[0]!.refreshToken } })).status).toBe(401);
+    expect((await me(sessions[1]!.accessToken)).status).toBe(200);
+    expect((await me(fiftyFirst.body.accessToken)).status).toBe(200);
+    const [active] = await server.sql<{ count: number }[]>`
+      select count(*)::int as count from sessions where user_id = ${user.user.id} and revoked_at is null`;
+    expect(active!.count).toBe(50);
+  });
+});

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -132,6 +132,45 @@ describe('backup and restore', () => {
     const target = { ...server.env, DATA_DIR: path.join(scratch, 'tampered-data'), DATABASE_URL: await createTestDatabase() };
     const refused = await runServerCommand(['restore', backup], target);
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('does not match its sha256 in the manifest') });
+  });
+
+  it('refuses a manifest whose paths leave the backup folder: .., absolute paths, symbolic links', async () => {
+    const backup = path.join(scratch, 'escaping');
+    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const original = await readFile(path.join(backup, 'manifest.json'), 'utf8');
+    // A copy outside the backup with the same bytes, so only the path check can tell them apart.
+    const outside = path.join(scratch, 'outside');
+    await mkdir(outside, { recursive: true });
+    const manifest = JSON.parse(original);
+    const table = manifest.tables[0].path as string;
+    const file = manifest.files[0].path as string;
+    await copyFile(path.join(backup, table), path.join(outside, path.basename(table)));
+    await copyFile(path.join(backup, file), path.join(outside, path.basename(file)));
+
+    const restoreWith = async (edit: (m: typeof manifest) => void) => {
+      const edited = JSON.parse(original);
+      edit(edited);
+      await writeFile(path.join(backup, 'manifest.json'), JSON.stringify(edited));
+      const target = { ...server.env, DATA_DIR: await mkdtemp(path.join(scratch, 'escaping-data-')), DATABASE_URL: await createTestDatabase() };
+      return runServerCommand(['restore', backup], target);
+    };
+    const refusal = (shown: string) => ({ code: 1, stderr: expect.stringContaining(`the manifest lists an unsafe path ${shown}`) });
+
+    const upTable = `database/../../outside/${path.basename(table)}`;
+    expect(await restoreWith((m) => (m.tables[0].path = upTable))).toMatchObject(refusal(upTable));
+    const upFile = `${file}/../../../outside/${path.basename(file)}`;
+    expect(await restoreWith((m) => (m.files[0].path = upFile))).toMatchObject(refusal(upFile));
+    const absolute = path.join(outside, path.basename(table));
+    expect(await restoreWith((m) => (m.tables[0].path = absolute))).toMatchObject(refusal(absolute));
+
+    await rm(path.join(backup, table));
+    await symlink(path.join(outside, path.basename(table)), path.join(backup, table));
+    expect(await restoreWith(() => undefined)).toMatchObject(refusal(table));
+    await rm(path.join(backup, table));
+    await copyFile(path.join(outside, path.basename(table)), path.join(backup, table));
+    await rm(path.join(backup, 'files'), { recursive: true });
+    await symlink(path.join(server.dataDir, 'files'), path.join(backup, 'files'));
+    expect(await restoreWith(() => undefined)).toMatchObject(refusal(file));
   });
 
   it('restores onto a new DATA_DIR with the embedded database, and refuses a DATA_DIR that holds anything', async () => {

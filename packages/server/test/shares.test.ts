@@ -183,3 +183,21 @@ describe('links that no longer work', () => {
     await expectGone(link.token);
   });
 });
+
+describe('the cap on live links', () => {
+  it('allows 100 live links per file and per cut, also under parallel requests, and another once one is revoked', async () => {
+    const file = await uploaded('Capped');
+    const cut = await api.request('POST', `/api/vibes/${owner.vibeId}/cuts`, { token: owner.token, json: { name: 'Capped cut' } });
+    for (const path of [`/api/files/${file.id}/share`, `/api/cuts/${cut.body.id}/share`]) {
+      const attempts = await Promise.all(Array.from({ length: 103 }, () => api.request('POST', path, { token: owner.token, json: {} })));
+      expect(attempts.filter((attempt) => attempt.status === 201), path).toHaveLength(100);
+      const refused = attempts.filter((attempt) => attempt.status !== 201);
+      expect(refused.map((attempt) => [attempt.status, attempt.body.code])).toEqual(Array(3).fill([429, 'RATE_LIMITED']));
+      expect(refused[0]!.body.detail).toContain('At most 100 live links per file or cut');
+    }
+    const links = await api.request('GET', `/api/files/${file.id}/shares`, { token: owner.token });
+    expect(links.body).toHaveLength(100);
+    expect((await api.request('DELETE', `/api/shares/${links.body[0].id}`, { token: owner.token })).status).toBe(200);
+    expect((await share(file.id, {})).status).toBe(201);
+  });
+});

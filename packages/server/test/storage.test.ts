@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { seedProject } from './authz/fixture.js';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
@@ -98,4 +99,31 @@ it('counts project covers and vibe images the caller uploaded as images, in the 
   const site = (await stats(admin.token)).body.site;
   expect(site.breakdown.images).toEqual({ size: 60 + 820, count: 2 + 3 });
   expect(site.totalSize).toBe(1060 + 820);
+});
+
+it("gives a token limited to projects only those projects' uploads, and never the site block", async () => {
+  const elsewhere = await seedProject(api, admin.token, 'Side project');
+  const cover = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(92, 7)]);
+  const form = new FormData();
+  form.append('image', new Blob([new Uint8Array(cover)]), 'cover.png');
+  expect((await api.request('PUT', `/api/projects/${elsewhere.id}`, { token: admin.token, body: form })).status).toBe(200);
+  expect((await upload(api, admin.token, elsewhere.cutId, 'side.wav', sampleBytes('wav', 700))).status).toBe(201);
+
+  const created = await api.request('POST', '/api/tokens', {
+    token: admin.token,
+    json: { name: 'side only', scope: 'read', projectIds: [elsewhere.id], expiresIn: 3600 },
+  });
+  expect(created.status).toBe(201);
+  const limited = (await stats(created.body.token)).body;
+  expect(limited).toEqual({
+    totalSize: 800,
+    fileCount: 2,
+    breakdown: { audio: { size: 700, count: 1 }, stems: { size: 0, count: 0 }, images: { size: 100, count: 1 } },
+    quota: null,
+  });
+
+  const everywhere = await api.request('POST', '/api/tokens', { token: admin.token, json: { name: 'all', scope: 'read', expiresIn: 3600 } });
+  const whole = (await stats(everywhere.body.token)).body;
+  expect(whole).toMatchObject({ totalSize: 810, fileCount: 3 });
+  expect(whole.site).toBeDefined();
 });

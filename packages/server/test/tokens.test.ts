@@ -312,3 +312,26 @@ describe('authenticating with a token', () => {
     expect((await api.request('GET', '/api/auth/me', { token: others.token })).status).toBe(200);
   });
 });
+
+describe('the cap on live tokens', () => {
+  it('allows 100 live tokens per account, also under parallel requests, and another once one is revoked', async () => {
+    const owner = await api.register();
+    const attempts = await Promise.all(
+      Array.from({ length: 104 }, (_, i) =>
+        api.request('POST', '/api/tokens', { token: owner.accessToken, json: { name: `job ${i}`, scope: 'read', expiresIn: 3600 } }),
+      ),
+    );
+    expect(attempts.filter((attempt) => attempt.status === 201)).toHaveLength(100);
+    const refused = attempts.filter((attempt) => attempt.status !== 201);
+    expect(refused).toHaveLength(4);
+    for (const refusal of refused) {
+      expect(refusal.status).toBe(429);
+      expect(refusal.body.code).toBe('RATE_LIMITED');
+      expect(refusal.body.detail).toContain('At most 100 live personal access tokens');
+    }
+    const live = await expectStatus(api.request('GET', '/api/tokens', { token: owner.accessToken }), 200);
+    expect(live).toHaveLength(100);
+    await expectStatus(api.request('DELETE', `/api/tokens/${live[0].id}`, { token: owner.accessToken }), 200);
+    await createToken(owner);
+  });
+});

@@ -88,6 +88,13 @@ export const createdPersonalAccessToken = personalAccessToken.extend({
   token: z.string().meta({ description: 'The token itself (bcp_ + 36 characters); shown only in this answer' }),
 });
 
+/** `POST /api/auth/password`: the personal access tokens the change revoked (revokeTokens) or left working. */
+export const passwordChangeResult = z.object({
+  ok: z.literal(true),
+  revokedTokens: count.meta({ description: 'How many personal access tokens the change revoked (revokeTokens: true); else 0' }),
+  tokens: z.array(personalAccessToken).meta({ description: 'The live personal access tokens that still work after the change, newest first' }),
+});
+
 // ---- projects, members, invitations (§4)
 
 export const userRef = z.object({ id, name: z.string() });
@@ -170,7 +177,17 @@ export const stemsSummary = z.object({
   shortestMs: count.nullable(),
   consistent: z.boolean().meta({ description: 'One sample rate, one bit depth, lengths within 10 ms, every audio entry readable' }),
 });
-export const stems = z.object({ entries: z.array(stemEntry), summary: stemsSummary });
+export const stems = z.object({
+  entries: z.array(stemEntry).meta({
+    description: 'The first 100 entries in the ZIP\'s order; summary.entryCount counts them all, and GET /api/files/{id}/entries pages through every one',
+  }),
+  summary: stemsSummary,
+});
+/** `GET /api/files/:id/entries`: one page of a STEM ZIP's entries. */
+export const stemEntriesPage = z.object({
+  entries: z.array(stemEntry).meta({ description: "In the ZIP's order" }),
+  nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page' }),
+});
 export const waveform = z
   .object({
     version: z.literal(2),
@@ -301,7 +318,7 @@ export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
 /** `POST /api/auth/password`: the password is changed and the account's other sessions ended. */
-export type PasswordChangeResult = z.output<typeof okResult>;
+export type PasswordChangeResult = z.output<typeof passwordChangeResult>;
 export type PersonalAccessToken = z.output<typeof personalAccessToken>;
 export type CreatedPersonalAccessToken = z.output<typeof createdPersonalAccessToken>;
 export type UserRef = z.output<typeof userRef>;
@@ -342,6 +359,7 @@ export type StemAudio = z.output<typeof stemAudio>;
 export type StemEntry = z.output<typeof stemEntry>;
 export type StemsSummary = z.output<typeof stemsSummary>;
 export type Stems = z.output<typeof stems>;
+export type StemEntriesPage = z.output<typeof stemEntriesPage>;
 export type Waveform = z.output<typeof waveform>;
 
 // ---- events (§7)
@@ -389,6 +407,7 @@ export const RECORD_SCHEMAS = {
   TokenPair: tokenPair,
   AuthResult: authResult,
   OkResult: okResult,
+  PasswordChangeResult: passwordChangeResult,
   PersonalAccessToken: personalAccessToken,
   CreatedPersonalAccessToken: createdPersonalAccessToken,
   UserRef: userRef,
@@ -425,5 +444,6 @@ export const RECORD_SCHEMAS = {
   StemEntry: stemEntry,
   StemsSummary: stemsSummary,
   Stems: stems,
+  StemEntriesPage: stemEntriesPage,
   Waveform: waveform,
 } as const;

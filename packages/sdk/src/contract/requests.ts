@@ -39,6 +39,11 @@ export const updateMeRequest = z.object({ name: nameSchema });
 export const changePasswordRequest = z.object({
   currentPassword: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').optional(),
   newPassword: passwordSchema,
+  revokeTokens: z
+    .boolean({ error: 'must be a boolean' })
+    .optional()
+    .default(false)
+    .meta({ description: "true: also revoke every personal access token of the account (they do not end with a password change otherwise)" }),
 });
 
 /** `DELETE /api/auth/me`: the password, or for an account without one its email as confirmation. */
@@ -127,6 +132,17 @@ export const uploadFields = z.object({
 /** The `Upload-Metadata` of a resumable upload's creation (tus): the multipart fields, and the file's name. */
 export const resumableUploadMetadata = uploadFields.extend({
   filename: fileNameSchema,
+});
+
+/** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
+export const stemEntriesQuery = z.object({
+  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional(),
+  limit: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .default(500),
 });
 
 export const shareRequest = z.object({

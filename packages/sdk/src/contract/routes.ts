@@ -68,7 +68,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'auth',
     summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
-    description: 'Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted and clears the failures of its email from its address. Password checks run a few at a time: past a short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
+    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted and clears the failures of its email from its address. Password checks run a few at a time: past a short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
   },
   refresh: {
     method: 'POST',
@@ -166,7 +166,7 @@ export const ROUTES = declareRoutes({
     auth: 'session',
     passwordChange: true,
     request: 'ChangePasswordRequest',
-    response: 'OkResult',
+    response: 'PasswordChangeResult',
     status: 200,
     errors: ['RATE_LIMITED','UNAVAILABLE'],
     errorNotes: {
@@ -176,7 +176,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'account',
     summary: "Change the caller's password",
-    description: "`currentPassword` is required unless the account has no password yet (created through the identity provider: this sets its first). Every other session of the account ends at once (its access and refresh tokens, its WebSocket connections); the caller's session stays, and personal access tokens (not sessions) keep working. The one endpoint an account with a one-time password (the reset-password server command) may call: until then every other answers 403 PASSWORD_CHANGE_REQUIRED.",
+    description: "`currentPassword` is required unless the account has no password yet (created through the identity provider: this sets its first). Every other session of the account ends at once (its access and refresh tokens, its WebSocket connections); the caller's session stays. Personal access tokens (not sessions) keep working unless `revokeTokens` is true; the answer lists those that still work, or counts those revoked. The one endpoint an account with a one-time password (the reset-password server command) may call: until then every other answers 403 PASSWORD_CHANGE_REQUIRED.",
   },
   createToken: {
     method: 'POST',
@@ -185,10 +185,13 @@ export const ROUTES = declareRoutes({
     request: 'CreateTokenRequest',
     response: 'CreatedPersonalAccessToken',
     status: 201,
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND','RATE_LIMITED'],
+    errorNotes: {
+      429: 'RATE_LIMITED: the account already has 100 live tokens; revoke one (Retry-After)',
+    },
     tag: 'tokens',
     summary: 'Create a personal access token (with a session only)',
-    description: 'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all its owner may do. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it (404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) nor /api/tokens: 403 INSUFFICIENT_SCOPE.',
+    description: 'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all its owner may do. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it (404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) nor /api/tokens: 403 INSUFFICIENT_SCOPE. At most 100 live tokens per account: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
   },
   listTokens: {
     method: 'GET',
@@ -594,8 +597,12 @@ export const ROUTES = declareRoutes({
     response: 'ShareLink',
     status: 201,
     tag: 'shares',
+    errors: ['RATE_LIMITED'],
+    errorNotes: {
+      429: 'RATE_LIMITED: 100 live links already; revoke one (Retry-After)',
+    },
     summary: 'Make a new share link of the cut (each call makes another); event cut.shared',
-    description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP.",
+    description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP. At most 100 live links per cut: the 101st is 429 RATE_LIMITED until one is revoked or expires.",
   },
   unshareCut: {
     method: 'DELETE',
@@ -765,7 +772,7 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'storage',
     summary: "The caller's uploads by type and quota; site ADMINs also get the site block",
-    description: '`images` counts every image the caller uploaded: image files on cuts, project covers and vibe images (an image replaced or removed no longer counts). The three types add up to `totalSize` and `fileCount`.',
+    description: '`images` counts every image the caller uploaded: image files on cuts, project covers and vibe images (an image replaced or removed no longer counts). The three types add up to `totalSize` and `fileCount`. A personal access token limited to projects counts only those projects (no avatar) and never gets `site`; its `quota.usedBytes` is the account\'s.',
   },
   getFile: {
     method: 'GET',
@@ -803,6 +810,25 @@ export const ROUTES = declareRoutes({
     summary: "A CUT's waveform (waveform-data v2, 1000–2000 min/max pairs, as peaks.js and wavesurfer.js read it)",
     description: 'Every CUT file and every STEM ZIP is analysed in the background after upload (File.analysis). 409 ANALYSIS_PENDING until the analysis ran; 404 for files that are not audio (STEM, IMAGE) or whose audio could not be decoded (analysis: failed).',
   },
+  stemEntries: {
+    method: 'GET',
+    path: '/api/files/:id/entries',
+    auth: 'read',
+    params: { id: 'File' },
+    response: 'StemEntriesPage',
+    status: 200,
+    errors: ['VALIDATION_FAILED','ANALYSIS_PENDING'],
+    errorNotes: {
+      409: 'ANALYSIS_PENDING: not analysed yet; try again shortly',
+    },
+    tag: 'files',
+    summary: "A page of a STEM ZIP's entries, in the ZIP's order (the File record lists only the first 100)",
+    description: "`stems.summary.entryCount` counts every entry; this pages through all of them. Pass a page's `nextCursor` as `cursor` for the next page; it is null on the last. 409 ANALYSIS_PENDING until the analysis ran; 404 for files without entries (not a STEM, or a ZIP that could not be read).",
+    openapi: { parameters: [
+      { name: 'cursor', in: 'query', required: false, description: 'The nextCursor of the previous page', schema: { type: 'string' } },
+      { name: 'limit', in: 'query', required: false, description: 'Entries per page, 1–1000 (default 500)', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } },
+    ] },
+  },
   downloadFile: {
     method: 'GET',
     path: '/api/files/:id/download',
@@ -823,8 +849,13 @@ export const ROUTES = declareRoutes({
     optionalBody: true,
     response: 'ShareLink',
     status: 201,
+    errors: ['RATE_LIMITED'],
+    errorNotes: {
+      429: 'RATE_LIMITED: 100 live links already; revoke one (Retry-After)',
+    },
     tag: 'shares',
     summary: 'Make a new share link (each call makes another)',
+    description: 'At most 100 live links per file: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
   },
   unshareFile: {
     method: 'DELETE',

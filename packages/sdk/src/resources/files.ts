@@ -14,6 +14,7 @@ import {
   type RevokeSharesResult,
   type ShareLink,
   type ShareRequest,
+  type StemEntriesPage,
   type StorageStats,
   type UploadFields,
   type Waveform,
@@ -126,6 +127,18 @@ export class FilesResource {
   /** A CUT's waveform (waveform-data v2); 409 ANALYSIS_PENDING until analysed, 404 when it has none. */
   peaks(id: string, options?: RequestOptions): Promise<Waveform> {
     return this.transport.json<Waveform>({ method: 'GET', path: `/api/files/${segment(id)}/peaks` }, options);
+  }
+
+  /**
+   * One page of a STEM ZIP's entries (the File record lists only the first 100): pass the page's `nextCursor`
+   * as `cursor` for the next; 409 ANALYSIS_PENDING until analysed, 404 when it has none.
+   */
+  entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): Promise<StemEntriesPage> {
+    const query = new URLSearchParams();
+    if (page.cursor !== undefined) query.set('cursor', page.cursor);
+    if (page.limit !== undefined) query.set('limit', String(page.limit));
+    const search = query.size > 0 ? `?${query}` : '';
+    return this.transport.json<StemEntriesPage>({ method: 'GET', path: `/api/files/${segment(id)}/entries${search}` }, options);
   }
 
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */

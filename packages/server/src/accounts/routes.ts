@@ -31,8 +31,7 @@ export class AccountsRoutes implements Feature {
     routes.on(ROUTES.removeAvatar, async ({ principal }) => this.accounts.setAvatar(principal, null));
 
     routes.on(ROUTES.changePassword, async ({ req, principal, body }) => {
-      await this.accounts.changePassword(principal, await body(), clientAddress(req, this.config.trustProxy));
-      return { ok: true };
+      return this.accounts.changePassword(principal, await body(), clientAddress(req, this.config.trustProxy));
     });
 
     routes.on(ROUTES.deleteAccount, async ({ req, res, principal, body }) => {

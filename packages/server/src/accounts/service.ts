@@ -1,4 +1,4 @@
-import type { Me } from '@bandcollab/sdk/contract';
+import type { Me, PasswordChangeResult } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AbuseLimits } from '../auth/limits.js';
 import { Passwords } from '../auth/passwords.js';
@@ -8,6 +8,7 @@ import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { type DeletedContent, Disk } from '../core/disk.js';
 import { DomainError, invalidField, notFound } from '../core/errors.js';
+import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { SessionCache } from '../core/session-cache.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
@@ -33,6 +34,7 @@ export class AccountsService {
     @inject(Images) private readonly images: Images,
     @inject(Disk) private readonly disk: Disk,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
+    @inject(PersonalAccessTokenCache) private readonly tokenCache: PersonalAccessTokenCache,
   ) {}
 
   /** A new display name; the account's projects hear of it (member.updated). */
@@ -69,9 +71,15 @@ export class AccountsService {
   /**
    * Checks the current password (a wrong one counts as a failed login), except for an account that has none
    * (identity provider) setting its first. Every other session of the account is revoked, its access tokens
-   * at once; the caller's session stays. Clears a required change (reset-password).
+   * at once; the caller's session stays. Clears a required change (reset-password). Personal access tokens
+   * are not sessions: they end only with `revokeTokens`; the answer lists the ones that still work, so whoever
+   * changes a password because it leaked sees what else may be in other hands.
    */
-  async changePassword(principal: Principal, input: { currentPassword?: string | undefined; newPassword: string }, clientIp: string): Promise<void> {
+  async changePassword(
+    principal: Principal,
+    input: { currentPassword?: string | undefined; newPassword: string; revokeTokens: boolean },
+    clientIp: string,
+  ): Promise<PasswordChangeResult> {
     const user = await this.user(principal.userId);
     if (user.passwordHash !== null) {
       if (input.currentPassword === undefined) throw invalidField('currentPassword', 'is required');
@@ -79,11 +87,14 @@ export class AccountsService {
     }
     this.passwords.refuseWhenSaturated();
     const passwordHash = await this.passwords.hash(input.newPassword);
-    await this.sql.begin(async (tx) => {
+    const revokedTokens = await this.sql.begin(async (tx) => {
       await this.lock(tx, principal.userId);
       await this.accounts.setPassword(tx, principal.userId, passwordHash, false);
       await this.sessions.revokeAllOfUser(tx, principal.userId, principal.sessionId);
+      return input.revokeTokens ? this.tokens.deleteAllOf(tx, principal.userId) : 0;
     });
+    if (revokedTokens > 0) this.tokenCache.forgetAllOf(principal.userId);
+    return { ok: true, revokedTokens, tokens: await this.tokens.listLive(principal.userId) };
   }
 
   /**

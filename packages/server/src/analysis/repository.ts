@@ -1,7 +1,10 @@
-import type { AnalysisStatus, FileType, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, FileType, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable, Tx } from '../core/database.js';
-import type { StoredAudio } from '../files/repository.js';
+import { STEM_ENTRIES_IN_RECORD, type StoredAudio } from '../files/repository.js';
+
+/** 5 parameters a row: well under PostgreSQL's 65,535 parameters a statement. */
+const ENTRY_ROWS_PER_INSERT = 5000;
 
 /** A job as its taker sees it: the file to analyse, or null when the file was deleted since. */
 export interface TakenJob {
@@ -58,12 +61,18 @@ export class AnalysisRepository {
     return { fileId, file: { type, extension, cutId, projectId, uploader } };
   }
 
-  /** Stores the result on the file and removes the job; false when the file is gone. */
+  /**
+   * Stores the result on the file and removes the job; false when the file is gone. A STEM's entries go to
+   * stem_entries, one row each; the file keeps the summary and only the first STEM_ENTRIES_IN_RECORD of them,
+   * so the records every answer carries stay small however many entries the ZIP lists.
+   */
   async finish(tx: Tx, fileId: string, result: AnalysisResult): Promise<boolean> {
+    const shown = result.stems && { ...result.stems, entries: result.stems.entries.slice(0, STEM_ENTRIES_IN_RECORD) };
     const updated = await tx`
-      update files set analysis = ${result.analysis}, audio = ${json(tx, result.audio)}, stems = ${json(tx, result.stems)},
+      update files set analysis = ${result.analysis}, audio = ${json(tx, result.audio)}, stems = ${json(tx, shown)},
                        peaks = ${json(tx, result.peaks)}
       where id = ${fileId}`;
+    if (updated.count > 0 && result.stems) await this.storeEntries(tx, fileId, result.stems.entries);
     await this.drop(tx, fileId);
     return updated.count > 0;
   }
@@ -78,6 +87,20 @@ export class AnalysisRepository {
       where file_id = (select file_id from analysis_jobs where file_id = ${fileId} for update skip locked)
       returning attempts`;
     return row?.attempts ?? null;
+  }
+
+  private async storeEntries(tx: Tx, fileId: string, entries: StemEntry[]): Promise<void> {
+    await tx`delete from stem_entries where file_id = ${fileId}`;
+    for (let start = 0; start < entries.length; start += ENTRY_ROWS_PER_INSERT) {
+      const rows = entries.slice(start, start + ENTRY_ROWS_PER_INSERT).map((entry, i) => ({
+        fileId,
+        position: start + i,
+        path: storableText(entry.path),
+        size: entry.size,
+        audio: entry.audio === null ? null : json(tx, entry.audio),
+      }));
+      await tx`insert into stem_entries ${tx(rows)}`;
+    }
   }
 
   async drop(tx: Queryable, fileId: string): Promise<void> {
@@ -97,8 +120,11 @@ const UNSTORABLE = /[\0\uD800-\uDFFF]/gu;
  * The value with every string made storable in jsonb, which refuses U+0000 and lone surrogates (a ZIP entry
  * name is whatever bytes its maker wrote): each becomes U+FFFD, the replacement character.
  */
+/** Text as PostgreSQL stores it (text and jsonb refuse U+0000; jsonb lone surrogates too). */
+const storableText = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
+
 function storableJson(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(UNSTORABLE, '\uFFFD');
+  if (typeof value === 'string') return storableText(value);
   if (Array.isArray(value)) return value.map(storableJson);
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableJson(key), storableJson(item)]));
   return value;

@@ -1,11 +1,11 @@
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
-import { type FileRow, findFileRows } from '../files/repository.js';
+import { findStoredFileRows, type StoredFileRow } from '../files/repository.js';
 
 /** A cut's name and its files, oldest first. */
 export interface CutContent {
   name: string;
-  files: FileRow[];
+  files: StoredFileRow[];
 }
 
 @injectable()
@@ -14,6 +14,6 @@ export class ArchivesRepository {
   async cutContent(tx: Queryable, cutId: string): Promise<CutContent | null> {
     const [cut] = await tx<{ name: string }[]>`select name from cuts where id = ${cutId}`;
     if (!cut) return null;
-    return { name: cut.name, files: await findFileRows(tx, { cutIds: [cutId] }) };
+    return { name: cut.name, files: await findStoredFileRows(tx, { cutIds: [cutId] }) };
   }
 }

@@ -78,15 +78,33 @@ export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
 }
 
 /**
+ * Characters an entry name must not carry, each made `_`: path separators; `:` (a drive prefix, which yazl
+ * refuses as an absolute path, or an NTFS stream) and the rest Windows forbids in a name.
+ */
+const UNSAFE_IN_ENTRY_NAME = /[/\\:*?"<>|]/g;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+/** Bidirectional controls: `take<U+202E>vaw.exe` shows as `takeexe.wav` in a file manager. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * A display name as a safe ZIP entry name: one plain file name that extracts where the archive is unpacked,
+ * whatever the name holds. Never throws and never answers a name yazl refuses (empty, absolute, `..`).
+ */
+export function entryName(given: string): string {
+  const name = given.replace(CONTROL_CHARACTERS, '').replace(BIDI_CONTROLS, '').replace(UNSAFE_IN_ENTRY_NAME, '_');
+  return name === '' || /^\.+$/.test(name) ? '_' : name;
+}
+
+/**
  * `take.wav`, `take (2).wav`, `take (3).wav`…: display names repeat in a cut, entry names must not (compared
- * case-insensitively, as Windows and macOS extract them). A slash would make a folder: it becomes `_`.
+ * case-insensitively, as Windows and macOS extract them). Each is made safe first (entryName).
  */
 export function uniqueNames(names: string[]): string[] {
   const taken = new Set<string>();
   // The next number to try per name, so thousands of one name stay linear.
   const nextNumber = new Map<string, number>();
   return names.map((given) => {
-    const name = given.replace(/[/\\]/g, '_');
+    const name = entryName(given);
     const key = name.toLowerCase();
     const dot = name.lastIndexOf('.');
     const [stem, extension] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];

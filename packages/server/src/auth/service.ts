@@ -15,6 +15,8 @@ import { AccessTokens, hashToken, randomToken } from '../core/tokens.js';
 const DAY = 86_400;
 const SESSION_SECONDS = DAY;
 const REMEMBERED_SESSION_SECONDS = 30 * DAY;
+/** Active sessions a user keeps; a new one past it ends the oldest. */
+export const MAX_SESSIONS_PER_USER = 50;
 
 /** What the routes need to set the cookies of a new token pair. */
 export interface IssuedTokens {
@@ -81,7 +83,11 @@ export class AuthService {
     return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
   }
 
-  /** A new session for a user already identified (password login, identity provider, CLI code). */
+  /**
+   * A new session for a user already identified (password login, identity provider, CLI code). Past
+   * MAX_SESSIONS_PER_USER active sessions the oldest end: a script that logs in on every run must not pile up
+   * sessions (each checked and cached) without bound.
+   */
   async startSession(tx: Queryable, userId: string, rememberMe: boolean): Promise<IssuedTokens> {
     const session = await this.repository.insertSession(
       tx,
@@ -89,6 +95,7 @@ export class AuthService {
       rememberMe,
       rememberMe ? REMEMBERED_SESSION_SECONDS : SESSION_SECONDS,
     );
+    await this.sessions.revokeAllButNewest(tx, userId, MAX_SESSIONS_PER_USER);
     const refreshToken = randomToken();
     await this.repository.insertRefreshToken(tx, session.id, hashToken(refreshToken));
     return { session, pair: this.pair(userId, session.id, refreshToken) };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -90,10 +90,11 @@ export class BackupService {
 
     const targets: Record<string, string> = { files: this.disk.filesDir, images: this.disk.imagesDir };
     try {
+      // readBackup checked every path: `files/<name>` or `images/<name>`, inside `dir`, no links.
       for (const file of manifest.files) {
         const [kind, name] = file.path.split('/') as [string, string];
         const target = targets[kind];
-        if (!target || name !== path.basename(name)) throw new BackupError(`${dir}: the manifest lists an unexpected path ${file.path}`);
+        if (!target) throw new BackupError(`${dir}: the manifest lists an unexpected path ${file.path}`);
         await mkdir(target, { recursive: true, mode: 0o700 });
         const copied = await copyHashed(createReadStream(path.join(dir, file.path)), path.join(target, name), file.path);
         if (copied.sha256 !== file.sha256 || copied.size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
@@ -115,8 +116,33 @@ export async function readBackup(dir: string): Promise<Manifest> {
     throw new BackupError(`${dir} is not a complete backup (no readable ${MANIFEST}): ${error instanceof Error ? error.message : String(error)}`);
   }
   if (manifest.format !== FORMAT) throw new BackupError(`${dir}: backup format ${String(manifest.format)} is not one this server reads (${FORMAT})`);
+  for (const listed of [...manifest.tables, ...manifest.files]) await assertInside(dir, listed.path);
   for (const table of manifest.tables) await verify(dir, table);
   return manifest;
+}
+
+/** `database/<name>`, `files/<name>`, `images/<name>`: the only places a backup's manifest may point. */
+const MANIFEST_PATH = /^(database|files|images)\/([^/\\]+)$/;
+
+/**
+ * A manifest is read from a folder someone may have handed over: a path it lists must name a regular file
+ * inside that folder, reached without a symbolic link (`..`, an absolute path or a link would restore, say,
+ * /etc/shadow into a table, or a running server's files).
+ */
+async function assertInside(dir: string, listed: unknown): Promise<void> {
+  const match = typeof listed === 'string' ? MANIFEST_PATH.exec(listed) : null;
+  const unsafe = (reason: string) => new BackupError(`${dir}: the manifest lists an unsafe path ${String(listed)} (${reason})`);
+  if (!match || match[2] === '.' || match[2] === '..') throw unsafe('not database/, files/ or images/ and a plain file name');
+  for (const [part, regularFile] of [[match[1]!, false], [listed as string, true]] as const) {
+    let found: Stats;
+    try {
+      found = await lstat(path.join(dir, part));
+    } catch (error) {
+      throw unsafe(error instanceof Error ? error.message : String(error));
+    }
+    if (found.isSymbolicLink()) throw unsafe(`${part} is a symbolic link`);
+    if (regularFile ? !found.isFile() : !found.isDirectory()) throw unsafe(`${part} is not a ${regularFile ? 'regular file' : 'directory'}`);
+  }
 }
 
 async function assertEmptyDirectory(dir: string, what: string): Promise<void> {

@@ -84,6 +84,11 @@ export class PersonalAccessTokenCache {
     this.drop((token) => token.principal.token.tokenId === tokenId);
   }
 
+  /** Forgets every token of a user whose tokens this instance revoked, without waiting for the notices. */
+  forgetAllOf(userId: string): void {
+    this.drop((token) => token.principal.userId === userId);
+  }
+
   private remember(tokenHash: string, token: CachedToken): void {
     if (this.tokens.size >= MAX_TOKENS) this.tokens.delete(this.tokens.keys().next().value!);
     this.tokens.set(tokenHash, token);

@@ -83,6 +83,11 @@ export class SessionCache {
     this.dropUser(userId);
   }
 
+  /** Revokes the user's active sessions beyond the `keep` newest within `tx`; this instance forgets them at once. */
+  async revokeAllButNewest(tx: Queryable, userId: string, keep: number): Promise<void> {
+    for (const sessionId of await this.repository.revokeAllButNewest(tx, userId, keep)) this.dropSession(sessionId);
+  }
+
   private remember(sessionId: string, session: CachedSession): void {
     this.sessions.delete(sessionId);
     if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);

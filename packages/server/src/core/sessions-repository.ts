@@ -66,6 +66,27 @@ export class SessionsRepository {
       select pg_notify(${SESSIONS_CHANNEL}, id::text) from revoked`;
   }
 
+  /**
+   * Revokes the user's active sessions beyond the `keep` newest, within `tx` (announced as revokeAllOfUser
+   * does); answers their ids. Takes the user's row lock first, so logins at once cannot each leave one over.
+   */
+  async revokeAllButNewest(tx: Queryable, userId: string, keep: number): Promise<string[]> {
+    await tx`select 1 from users where id = ${userId} for no key update`;
+    const rows = await tx<{ id: string }[]>`
+      with revoked as (
+        update sessions set revoked_at = now()
+        where id in (
+          select id from sessions
+          where user_id = ${userId} and revoked_at is null and expires_at > now()
+          order by created_at desc, id desc
+          offset ${keep}
+        )
+        returning id
+      )
+      select id, pg_notify(${SESSIONS_CHANNEL}, id::text) from revoked`;
+    return rows.map((row) => row.id);
+  }
+
   /** The principal of an access token and its session's expiry, only while the session is active and its user exists. */
   async findActive(userId: string, sessionId: string): Promise<{ principal: Principal; expiresAt: Date } | null> {
     const [row] = await this.sql<(Identity & { sessionId: string; expiresAt: Date })[]>`

@@ -1,11 +1,11 @@
-import type { AnalysisStatus, AudioInfo, FileRecord, FileType, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileRecord, FileType, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { avatarUrl } from '../images/service.js';
 
-/** A `files` row joined with its uploader, as every query that returns File records selects it. */
-export interface FileRow {
+/** A `files` row as downloads, archives and share links use it: what they show and send, no more. */
+export interface StoredFileRow {
   id: string;
   cutId: string;
   projectId: string;
@@ -16,18 +16,25 @@ export interface FileRow {
   mimeType: string;
   sha256: string;
   createdAt: Date;
+  analysis: AnalysisStatus;
+  /** AudioInfo as stored: the peaks URL is derived from the id. */
+  audio: StoredAudio | null;
+}
+
+/** A `files` row joined with its uploader, as every query that returns File records selects it. */
+export interface FileRow extends StoredFileRow {
   /** Null once the uploader's account is deleted: the file stays, shown as a former member's. */
   uploaderId: string | null;
   uploaderName: string | null;
   /** The stored avatar's name (`<uuid>.<ext>`), if the uploader has one. */
   uploaderAvatar: string | null;
-  analysis: AnalysisStatus;
-  /** AudioInfo as stored: the peaks URL is derived from the id. */
-  audio: StoredAudio | null;
   stems: Stems | null;
 }
 
 export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
+
+/** How many of a STEM ZIP's entries its File record lists; the rest are paged from GET /api/files/:id/entries. */
+export const STEM_ENTRIES_IN_RECORD = 100;
 
 /** Who uploaded a file whose uploader deleted their account. */
 const FORMER_MEMBER = { id: null, name: 'Former member', avatarUrl: null };
@@ -59,25 +66,39 @@ export function toFileRecord(row: FileRow): FileRecord {
 /** Which files to read: one file, the files of some cuts, or every file of a project. */
 export type FileFilter = { id: string } | { cutIds: string[] } | { projectId: string };
 
-/** File rows with their uploader, oldest first: the one query behind every File record (files, cuts, archives). */
+const fileCondition = (tx: Queryable, filter: FileFilter) =>
+  'id' in filter
+    ? tx`f.id = ${filter.id}`
+    : 'cutIds' in filter
+      ? tx`f.cut_id = any(${filter.cutIds}::uuid[])`
+      : tx`f.project_id = ${filter.projectId}`;
+
+/** File rows with their uploader, oldest first: the one query behind every File record (files, cuts, projects). */
 export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<FileRow[]> {
-  const where =
-    'id' in filter
-      ? tx`f.id = ${filter.id}`
-      : 'cutIds' in filter
-        ? tx`f.cut_id = any(${filter.cutIds}::uuid[])`
-        : tx`f.project_id = ${filter.projectId}`;
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
            f.analysis, f.audio, f.stems,
            u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar
     from files f left join users u on u.id = f.uploaded_by
-    where ${where}
+    where ${fileCondition(tx, filter)}
+    order by f.created_at, f.id`;
+}
+
+/**
+ * The same files without uploader or stems, oldest first: for archives and share links, which show neither
+ * (a link is anonymous, and a STEM's entries are not part of what it shows).
+ */
+export async function findStoredFileRows(tx: Queryable, filter: FileFilter): Promise<StoredFileRow[]> {
+  return tx<StoredFileRow[]>`
+    select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
+           f.analysis, f.audio
+    from files f
+    where ${fileCondition(tx, filter)}
     order by f.created_at, f.id`;
 }
 
 /** A file to record: the row's own columns, with its uploader's id. */
-export type NewFile = Pick<FileRow, 'id' | 'cutId' | 'projectId' | 'name' | 'extension' | 'type' | 'size' | 'mimeType' | 'sha256'> & {
+export type NewFile = Pick<StoredFileRow, 'id' | 'cutId' | 'projectId' | 'name' | 'extension' | 'type' | 'size' | 'mimeType' | 'sha256'> & {
   uploadedBy: string;
 };
 
@@ -107,6 +128,12 @@ export class FilesRepository {
     return row ?? null;
   }
 
+  /** One file as a download or a link sends it; null when it is gone. */
+  async findStored(tx: Queryable, id: string): Promise<StoredFileRow | null> {
+    const [row] = await findStoredFileRows(tx, { id });
+    return row ?? null;
+  }
+
   /**
    * Records a file; audio (CUT) and stems (STEM) also join the analysis queue, in the same transaction, so
    * every way a file gets recorded feeds it. Images are never analysed.
@@ -122,6 +149,21 @@ export class FilesRepository {
     const [row] = await tx<{ type: FileType; analysis: AnalysisStatus; peaks: Waveform | null }[]>`
       select type, analysis, peaks from files where id = ${id}`;
     return row ?? null;
+  }
+
+  /** Where a file's analysis stands: what its entries need to know; null when the file is gone. */
+  async findAnalysis(tx: Queryable, id: string): Promise<{ type: FileType; analysis: AnalysisStatus } | null> {
+    const [row] = await tx<{ type: FileType; analysis: AnalysisStatus }[]>`select type, analysis from files where id = ${id}`;
+    return row ?? null;
+  }
+
+  /** Up to `limit` entries of a STEM ZIP from `position` on, in the ZIP's order, with their positions. */
+  async findStemEntries(tx: Queryable, id: string, position: number, limit: number): Promise<(StemEntry & { position: number })[]> {
+    return tx<(StemEntry & { position: number })[]>`
+      select position, path, size, audio from stem_entries
+      where file_id = ${id} and position >= ${position}
+      order by position
+      limit ${limit}`;
   }
 
   /** The waveforms of those of `ids` that have one, by file id. */

@@ -1,10 +1,10 @@
-import { isUuid, uploadFields } from '@bandcollab/sdk/contract';
+import { isUuid, stemEntriesQuery, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { idParam, sendCreated, sendJson } from '../core/http.js';
+import { idParam, sendCreated, sendJson, validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -30,6 +30,12 @@ export class FilesRoutes implements Feature {
     app.get('/api/files/:id/peaks', async (req, res) => {
       const principal = await this.guard.authenticate(req);
       sendJson(res, 200, await this.files.peaks(principal, idParam(req, 'id', 'File')));
+    });
+
+    app.get('/api/files/:id/entries', async (req, res) => {
+      const principal = await this.guard.authenticate(req);
+      const page = validate(stemEntriesQuery, req.query);
+      sendJson(res, 200, await this.files.stemEntries(principal, idParam(req, 'id', 'File'), page));
     });
 
     // Downloads and media paths also take the access_token cookie, so an <audio> element can play and seek.

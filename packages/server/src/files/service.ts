@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FileRecord, Waveform } from '@bandcollab/sdk/contract';
+import type { FileRecord, StemEntriesPage, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
@@ -13,7 +13,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, type StoredFileRow, toFileRecord } from './repository.js';
 
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;
@@ -103,6 +103,29 @@ export class FilesService {
     return found.peaks;
   }
 
+  /**
+   * A page of a STEM ZIP's entries from `cursor` (an entry's position) on: 409 while its analysis is pending,
+   * 404 when it has no entries (not a STEM, or its ZIP could not be read). One more row than the page is
+   * read to tell whether another page follows.
+   */
+  async stemEntries(principal: Principal, id: string, page: { cursor?: string; limit: number }): Promise<StemEntriesPage> {
+    await this.access.require(principal, 'file', id);
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      const found = await this.repository.findAnalysis(tx, id);
+      if (!found) throw notFound('File');
+      if (found.type === 'STEM' && found.analysis === 'pending') {
+        throw new DomainError('ANALYSIS_PENDING', 'The file has not been analysed yet; try again shortly');
+      }
+      if (found.type !== 'STEM' || found.analysis !== 'done') throw notFound('Stem entries');
+      const rows = await this.repository.findStemEntries(tx, id, Number(page.cursor ?? 0), page.limit + 1);
+      const next = rows.length > page.limit ? rows[page.limit]! : null;
+      return {
+        entries: rows.slice(0, page.limit).map(({ path, size, audio }) => ({ path, size, audio })),
+        nextCursor: next === null ? null : String(next.position),
+      };
+    });
+  }
+
   /** The waveforms of those of `ids` that have one (the share pages draw them). */
   waveforms(ids: string[]): Promise<Map<string, Waveform>> {
     return this.repository.findWaveforms(this.sql, ids);
@@ -110,20 +133,20 @@ export class FilesService {
 
   /** The bytes of a file the caller may read. */
   async bytes(principal: Principal, id: string): Promise<StoredBytes> {
-    return this.bytesOf(await this.row(principal, id));
+    return this.bytesOf(await this.storedRow(principal, id));
   }
 
   /** The same through a media path's `<id>.<ext>`; an extension that is not the file's names nothing. */
   async bytesByStoredName(principal: Principal, storedName: string): Promise<StoredBytes> {
     const match = STORED_NAME.exec(storedName);
     if (!match) throw notFound('File');
-    const row = await this.row(principal, match[1]!);
+    const row = await this.storedRow(principal, match[1]!);
     if (row.extension !== match[2]) throw notFound('File');
     return this.bytesOf(row);
   }
 
   /** What a download of a file row sends; the download name is the display name plus its extension. */
-  bytesOf(row: FileRow): StoredBytes {
+  bytesOf(row: StoredFileRow): StoredBytes {
     const extension = `.${row.extension}`;
     return {
       path: this.disk.filePath(row.id, row.extension),
@@ -185,6 +208,14 @@ export class FilesService {
   private async row(principal: Principal, id: string): Promise<FileRow> {
     await this.access.require(principal, 'file', id);
     const row = await this.repository.find(this.sql, id);
+    if (!row) throw notFound('File');
+    return row;
+  }
+
+  /** A download reads only what it sends (no uploader, no stems). */
+  private async storedRow(principal: Principal, id: string): Promise<StoredFileRow> {
+    await this.access.require(principal, 'file', id);
+    const row = await this.repository.findStored(this.sql, id);
     if (!row) throw notFound('File');
     return row;
   }

@@ -40,6 +40,18 @@ export class SharesRepository {
     await tx`insert into share_links ${tx(link)}`;
   }
 
+  /**
+   * How many links of a file or a cut still work, under a lock on the file's or cut's row, so parallel
+   * creations count each other.
+   */
+  async countLiveLocked(tx: Queryable, target: ShareTarget): Promise<number> {
+    if ('fileId' in target) await tx`select 1 from files where id = ${target.fileId} for no key update`;
+    else await tx`select 1 from cuts where id = ${target.cutId} for no key update`;
+    const [row] = await tx<{ count: number }[]>`
+      select count(*)::int as count from share_links where ${targetCondition(tx, target)} and (expires_at is null or expires_at > now())`;
+    return row!.count;
+  }
+
   /** Deletes every link of a file or a cut; answers how many there were. */
   async revokeAll(tx: Queryable, target: ShareTarget): Promise<number> {
     const result = await tx`delete from share_links where ${targetCondition(tx, target)}`;

@@ -9,7 +9,7 @@ import type { Routes } from '../core/routes.js';
 import { sendHtml } from '../core/html-page.js';
 import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { sendStoredBytes } from '../core/transfer.js';
-import type { FileRow } from '../files/repository.js';
+import type { StoredFileRow } from '../files/repository.js';
 import { FilesService } from '../files/service.js';
 import { type CutSharePageView, renderCutSharePage, renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
 import type { ShareTarget } from './repository.js';
@@ -153,7 +153,7 @@ export class SharesRoutes implements Feature {
   }
 
   /** The cut's files as its page shows them: analysed audio with its waveform. */
-  private async cutPageFiles(files: FileRow[], base: string): Promise<CutSharePageView['files']> {
+  private async cutPageFiles(files: StoredFileRow[], base: string): Promise<CutSharePageView['files']> {
     const waveforms = await this.files.waveforms(files.filter((file) => file.audio).map((file) => file.id));
     return files.map((file) => ({
       name: file.name,

@@ -6,20 +6,23 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
-import { forbidden, notFound } from '../core/errors.js';
+import { DomainError, forbidden, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository } from '../files/repository.js';
+import { FilesRepository, type StoredFileRow } from '../files/repository.js';
 import { ArchivesRepository } from '../archives/repository.js';
 import { type ShareTarget, SharesRepository } from './repository.js';
+
+/** Live links one file or cut may have: each is a public door to audit and revoke. */
+export const MAX_LIVE_LINKS = 100;
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** What a working token opens: a file, or a cut with its files as they are now. */
 export type ResolvedShare =
-  | { kind: 'file'; linkId: string; expiresAt: Date | null; file: FileRow }
-  | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: FileRow[] };
+  | { kind: 'file'; linkId: string; expiresAt: Date | null; file: StoredFileRow }
+  | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: StoredFileRow[] };
 
 /** Which request to a link's bytes or page is an access, as the counting rule reads it. */
 export interface AccessRequest {
@@ -65,6 +68,9 @@ export class SharesService {
     const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
     await this.sql.begin(async (tx) => {
       const { projectId } = await this.requireMember(principal, target, tx);
+      if ((await this.repository.countLiveLocked(tx, target)) >= MAX_LIVE_LINKS) {
+        throw new DomainError('RATE_LIMITED', `At most ${MAX_LIVE_LINKS} live links per file or cut: revoke one first`, { retryAfterSeconds: 60 });
+      }
       await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, expiresAt, createdBy: principal.userId });
       const event =
         'fileId' in target
@@ -132,7 +138,7 @@ export class SharesService {
   async resolve(token: string): Promise<ResolvedShare> {
     const share = TOKEN_SHAPE.test(token) ? await this.repository.findActive(hashToken(token)) : null;
     if (share && 'fileId' in share) {
-      const file = await this.files.find(this.sql, share.fileId);
+      const file = await this.files.findStored(this.sql, share.fileId);
       if (file) return { kind: 'file', linkId: share.id, expiresAt: share.expiresAt, file };
     }
     if (share && 'cutId' in share) {
@@ -143,7 +149,7 @@ export class SharesService {
   }
 
   /** A file of a shared cut, by its id; a file of another cut (or a file link) is 404 like a bad token. */
-  fileOf(share: ResolvedShare, fileId: string): FileRow {
+  fileOf(share: ResolvedShare, fileId: string): StoredFileRow {
     const file = share.kind === 'cut' ? share.files.find((candidate) => candidate.id === fileId) : undefined;
     if (!file) throw notFound('Share link');
     return file;

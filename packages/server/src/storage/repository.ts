@@ -15,15 +15,34 @@ export class StorageRepository {
 
   /**
    * Bytes and files per type: one uploader's, or (null) everyone's. Project covers, vibe images and avatars
-   * (stored_images) are IMAGE uploads like an image file on a cut.
+   * (stored_images) are IMAGE uploads like an image file on a cut. With `projectIds` (a token limited to
+   * projects), only the uploader's files in those of them they still belong to, and those projects' covers
+   * and vibe images: other projects do not exist for such a token, and an avatar belongs to no project.
    */
-  async usageByType(uploadedBy: string | null): Promise<TypeUsage[]> {
+  async usageByType(uploadedBy: string | null, projectIds: string[] | null = null): Promise<TypeUsage[]> {
+    if (uploadedBy !== null && projectIds !== null) return this.usageInProjects(uploadedBy, projectIds);
     const whose = uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`;
     return this.sql<TypeUsage[]>`
       select type, sum(size)::bigint as size, count(*)::int as count from (
         select type, size from files ${whose}
         union all
         select 'IMAGE', size from stored_images ${whose}
+      ) uploads
+      group by type`;
+  }
+
+  private async usageInProjects(uploadedBy: string, projectIds: string[]): Promise<TypeUsage[]> {
+    return this.sql<TypeUsage[]>`
+      with reached as (
+        select project_id as id from project_members where user_id = ${uploadedBy} and project_id = any(${projectIds}::uuid[])
+      )
+      select type, sum(size)::bigint as size, count(*)::int as count from (
+        select type, size from files where uploaded_by = ${uploadedBy} and project_id in (select id from reached)
+        union all
+        select 'IMAGE', s.size from stored_images s
+        where s.uploaded_by = ${uploadedBy}
+          and (exists (select 1 from projects p where p.image = s.name and p.id in (select id from reached))
+               or exists (select 1 from vibes v where v.image = s.name and v.project_id in (select id from reached)))
       ) uploads
       group by type`;
   }

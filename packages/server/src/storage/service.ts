@@ -25,18 +25,27 @@ export class StorageService {
     @inject(Space) private readonly space: Space,
   ) {}
 
-  /** The caller's own uploads and quota; a site ADMIN also gets the `site` block over every user. */
+  /**
+   * The caller's own uploads and quota; a site ADMIN also gets the `site` block over every user. A token
+   * limited to projects counts only those projects and never gets the site block; its quota still shows the
+   * account's use, which is what an upload with it is checked against.
+   */
   async stats(principal: Principal): Promise<StorageStats> {
-    const summary = summarize(await this.repository.usageByType(principal.userId));
-    const own = { ...summary, quota: this.quota(summary.totalSize) };
-    if (principal.role !== 'ADMIN') return own;
+    const limitedTo = principal.token?.projectIds ?? null;
+    const reached = summarize(await this.repository.usageByType(principal.userId, limitedTo));
+    const own = { ...reached, quota: await this.quota(principal.userId, limitedTo === null ? reached.totalSize : null) };
+    if (principal.role !== 'ADMIN' || limitedTo !== null) return own;
     const site = summarize(await this.repository.usageByType(null));
     return { ...own, site: { ...site, ...(await this.repository.siteCounts()) } };
   }
 
-  /** The quota counts what `totalSize` counts: the files and the stored images (covers, avatars) the user uploaded. */
-  private quota(usedBytes: number): StorageQuota | null {
+  /**
+   * The quota counts what `totalSize` counts for the whole account: the files and the stored images (covers,
+   * avatars) the user uploaded. `usedBytes` null: not counted yet (the stats covered only some projects).
+   */
+  private async quota(userId: string, usedBytes: number | null): Promise<StorageQuota | null> {
     const limitBytes = this.space.quotaBytes;
-    return limitBytes === null ? null : { limitBytes, usedBytes };
+    if (limitBytes === null) return null;
+    return { limitBytes, usedBytes: usedBytes ?? summarize(await this.repository.usageByType(userId)).totalSize };
   }
 }

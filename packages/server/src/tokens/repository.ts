@@ -41,8 +41,21 @@ export interface NewToken {
 export class TokensRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  async insert(token: NewToken): Promise<PersonalAccessToken> {
-    const [row] = await this.sql<TokenRow[]>`
+  /**
+   * Records a token unless the user already has `max` live ones (then null). The user's row lock makes the
+   * count hold under parallel requests.
+   */
+  async insertWithin(max: number, token: NewToken): Promise<PersonalAccessToken | null> {
+    return this.sql.begin(async (tx) => {
+      await tx`select 1 from users where id = ${token.userId} for no key update`;
+      const [live] = await tx<{ count: number }[]>`
+        select count(*)::int as count from personal_access_tokens where user_id = ${token.userId} and expires_at > now()`;
+      return live!.count >= max ? null : this.insert(tx, token);
+    });
+  }
+
+  private async insert(tx: Queryable, token: NewToken): Promise<PersonalAccessToken> {
+    const [row] = await tx<TokenRow[]>`
       insert into personal_access_tokens (user_id, name, token_hash, token_hint, scope, project_ids, expires_at)
       values (${token.userId}, ${token.name}, ${token.tokenHash}, ${token.tokenHint}, ${token.scope},
               ${token.projectIds}::uuid[], now() + make_interval(secs => ${token.expiresInSeconds}))
@@ -83,9 +96,9 @@ export class TokensRepository {
     return (await this.deleteWhere(this.sql, userId, id)) > 0;
   }
 
-  /** Ends every token of the user (their account is deleted), in the caller's transaction. */
-  async deleteAllOf(tx: Queryable, userId: string): Promise<void> {
-    await this.deleteWhere(tx, userId, null);
+  /** Ends every token of the user (their account is deleted, their password reset), in the caller's transaction; answers how many. */
+  async deleteAllOf(tx: Queryable, userId: string): Promise<number> {
+    return this.deleteWhere(tx, userId, null);
   }
 
   /** Each deleted token is announced on the tokens channel in the same statement, so when and only if it commits. */

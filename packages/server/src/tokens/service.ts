@@ -1,12 +1,17 @@
 import type { CreatedPersonalAccessToken, PersonalAccessToken, TokenScope } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
-import { notFound } from '../core/errors.js';
+import { DomainError, notFound } from '../core/errors.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { generatePersonalAccessToken, tokenHint } from '../core/personal-access-tokens.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { hashToken } from '../core/tokens.js';
 import { TokensRepository } from './repository.js';
+
+/** Live (unexpired) tokens an account may hold: each is a standing credential to audit and revoke. */
+export const MAX_LIVE_TOKENS = 100;
+/** RATE_LIMITED carries a Retry-After; a place frees when a token is revoked or expires. */
+const LIMIT_RETRY_SECONDS = 60;
 
 export interface TokenRequest {
   name: string;
@@ -32,7 +37,7 @@ export class TokensService {
   async create(principal: Principal, input: TokenRequest): Promise<CreatedPersonalAccessToken> {
     for (const projectId of input.projectIds ?? []) await this.access.require(principal, 'project', projectId);
     const token = generatePersonalAccessToken();
-    const record = await this.tokens.insert({
+    const record = await this.tokens.insertWithin(MAX_LIVE_TOKENS, {
       userId: principal.userId,
       name: input.name,
       tokenHash: hashToken(token),
@@ -41,6 +46,11 @@ export class TokensService {
       projectIds: input.projectIds ?? null,
       expiresInSeconds: input.expiresIn,
     });
+    if (!record) {
+      throw new DomainError('RATE_LIMITED', `At most ${MAX_LIVE_TOKENS} live personal access tokens per account: revoke one first`, {
+        retryAfterSeconds: LIMIT_RETRY_SECONDS,
+      });
+    }
     return { ...record, token };
   }
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import yauzl from 'yauzl';
+import yazl from 'yazl';
 
 export interface ReadEntry {
   name: string;
@@ -53,4 +54,14 @@ export async function unzipTest(zipBytes: Buffer): Promise<{ code: number; outpu
   } finally {
     await rm(file, { force: true });
   }
+}
+
+/** A stored ZIP of `entries` (name, bytes), in their order, in memory. */
+export async function zipOf(entries: Iterable<[string, Buffer]>): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const [name, bytes] of entries) zip.addBuffer(bytes, name, { compress: false });
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

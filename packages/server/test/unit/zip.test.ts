@@ -34,6 +34,21 @@ describe('zipArchive', () => {
 });
 
 describe('uniqueNames', () => {
+  it('makes every name a safe entry name: no drive prefix, no .. segment, no separators, control or bidi characters', () => {
+    expect(uniqueNames(['C:x.wav', 'c:\\x.wav', '..', '...', '..\\evil.wav', '/etc/passwd', 'a\u0001b\u009F.wav', 'x\u202Ey\u2066z\u200F.wav', '', 'a|b?*"<>.wav'])).toEqual([
+      'C_x.wav',
+      'c__x.wav',
+      '_',
+      '_ (2)',
+      '.._evil.wav',
+      '_etc_passwd',
+      'ab.wav',
+      'xyz.wav',
+      '_ (3)',
+      'a_b_____.wav',
+    ]);
+  });
+
   it('numbers repeats before the extension, case-insensitively, around names that already carry a number', () => {
     expect(uniqueNames(['a.wav', 'A.wav', 'a (2).wav', 'a.wav', 'b', 'b', 'x/y.wav', '.hidden', '.hidden'])).toEqual([
       'a.wav',

@@ -54,8 +54,8 @@ async function replaceOneTimePassword(ctx: Context, client: BandClient, oneTimeP
     );
   }
   ctx.out.notice('An admin reset your password: choose your own now.');
-  await client.auth.changePassword({ currentPassword: oneTimePassword, newPassword: await askNewPassword(ctx, CHANGE_PROMPTS) });
-  ctx.out.notice(passwordChangedView());
+  const changed = await client.auth.changePassword({ currentPassword: oneTimePassword, newPassword: await askNewPassword(ctx, CHANGE_PROMPTS) });
+  ctx.out.notice(passwordChangedView(ctx.out, changed));
 }
 
 async function readPassword(ctx: Context, options: CredentialOptions): Promise<string> {

@@ -10,10 +10,11 @@ export function addPassword(auth: Command, run: Run): void {
   withExamples(
     auth
       .command('password')
-      .description('change your password; your other sessions end')
+      .description('change your password; your other sessions end (personal access tokens only with --revoke-tokens)')
       .option('--password-stdin', 'read the current password and the new one from stdin, on two lines (the first empty for an account without a password)')
+      .option('--revoke-tokens', 'also revoke every personal access token of the account')
       .action(
-        run(async (ctx, options: { passwordStdin?: boolean }) => {
+        run(async (ctx, options: { passwordStdin?: boolean; revokeTokens?: boolean }) => {
           const client = await ctx.signedIn();
           let currentPassword: string;
           let newPassword: string;
@@ -24,11 +25,16 @@ export function addPassword(auth: Command, run: Run): void {
             currentPassword = await askSecret(ctx.io, 'Current password (empty if your account has none): ');
             newPassword = await askNewPassword(ctx, CHANGE_PROMPTS);
           }
-          await client.auth.changePassword({ newPassword, ...(currentPassword === '' ? {} : { currentPassword }) });
-          ctx.out.record({ ok: true }, passwordChangedView);
+          const changed = await client.auth.changePassword({
+            newPassword,
+            revokeTokens: options.revokeTokens === true,
+            ...(currentPassword === '' ? {} : { currentPassword }),
+          });
+          ctx.out.record(changed, () => passwordChangedView(ctx.out, changed));
         }),
       ),
     'band auth password',
+    'band auth password --revoke-tokens',
     'printf "%s\\n%s\\n" "$OLD" "$NEW" | band auth password --password-stdin',
   );
 }

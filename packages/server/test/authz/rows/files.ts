@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sampleBytes, toneWav, upload } from '../../support/files.js';
+import { zipOf } from '../../support/zip.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
 
 /** A file the project's ADMIN uploaded to the shared project, made once per fixture. */
@@ -45,6 +46,25 @@ async function newAnalysedFile(fx: Fixture): Promise<{ id: string; token: string
   }
   const link = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token }), 201);
   return { id: file.id, token: link.token };
+}
+
+/** A STEM ZIP whose analysis is done, made once per fixture. */
+const analysedStems = new WeakMap<Fixture, Promise<string>>();
+const analysedStem = (fx: Fixture) => {
+  if (!analysedStems.has(fx)) analysedStems.set(fx, newAnalysedStem(fx));
+  return analysedStems.get(fx)!;
+};
+
+async function newAnalysedStem(fx: Fixture): Promise<string> {
+  const token = fx.actors.projectAdmin.token!;
+  const zip = await zipOf([['drums.wav', toneWav(1)], ['notes.txt', Buffer.from('notes')]]);
+  const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'stems.zip', zip), 201);
+  const until = Date.now() + 30_000;
+  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
+    if (Date.now() > until) throw new Error('the stems were not analysed within 30 s');
+    await delay(100);
+  }
+  return file.id;
 }
 
 const uploadForm = (fx: Fixture) => {
@@ -110,6 +130,11 @@ export const rows: MatrixRow[] = [
   {
     endpoint: 'GET /api/files/:id/peaks',
     path: async (fx) => `/api/files/${(await analysedFile(fx)).id}/peaks`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/files/:id/entries',
+    path: async (fx) => `/api/files/${await analysedStem(fx)}/entries`,
     expect: anyMember(),
   },
   {
