@@ -44,7 +44,8 @@ export class IdpRoutes implements Feature {
       const target = { redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null, codeChallenge: challenge };
       if (link !== '1') return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: null }));
 
-      const { userId } = await this.guard.authenticate(req, { allowCookie: true });
+      // Declared `sign-in` (a personal access token was refused): only linking needs a caller, a session.
+      const { userId } = await this.guard.authenticate(req, { allowCookie: true, scope: 'read' });
       if (bearerToken(req) === undefined) return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: userId }));
       // A Bearer token comes from a program, not from the browser that must carry the flow cookie to the
       // callback: it gets the address to open there, and redeems the outcome at its loopback listener.
