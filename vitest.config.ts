@@ -14,6 +14,27 @@ const plainSummary: Reporter = {
   },
 };
 
+/**
+ * The long reliability runs (a 40 s soak, slow clients, brute force, kill -9, 65,536 archive entries): minutes of
+ * load each, so `pnpm test` leaves them to `pnpm test:reliability`; CI (.ci/run) runs both.
+ */
+const RELIABILITY = ['packages/server/test/reliability-*.test.ts', 'packages/server/test/archive-zip64.test.ts'];
+
+/** The files of the integration tests: each starts its servers on the PostgreSQL cluster the run shares. */
+const integration = (name: string, include: string[], exclude: string[]) => ({
+  extends: true,
+  test: {
+    name,
+    include,
+    exclude: [...exclude, '**/node_modules/**'],
+    globalSetup: ['packages/server/test/support/global-setup.ts'],
+    // One worker process runs file after file with its module cache kept: each file no longer pays ~2 s to
+    // start a process and load the server again. Test files keep no state in modules between them (each
+    // starts its own servers and databases, and restores the umask it changes).
+    isolate: false,
+  },
+});
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -26,22 +47,12 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default', plainSummary],
-    // Pure logic runs without the PostgreSQL cluster the integration tests share; `vitest run` runs both.
+    // Pure logic runs without the PostgreSQL cluster the integration tests share. `pnpm test` runs unit and
+    // integration, `pnpm test:reliability` the long runs.
     projects: [
       { extends: true, test: { name: 'unit', include: ['packages/*/test/unit/**/*.test.ts'] } },
-      {
-        extends: true,
-        test: {
-          name: 'integration',
-          include: ['packages/*/test/**/*.test.ts'],
-          exclude: ['packages/*/test/unit/**', '**/node_modules/**'],
-          globalSetup: ['packages/server/test/support/global-setup.ts'],
-          // One worker process runs file after file with its module cache kept: each file no longer pays ~2 s to
-          // start a process and load the server again. Test files keep no state in modules between them (each
-          // starts its own servers and databases, and restores the umask it changes).
-          isolate: false,
-        },
-      },
+      integration('integration', ['packages/*/test/**/*.test.ts'], ['packages/*/test/unit/**', ...RELIABILITY]),
+      integration('reliability', RELIABILITY, []),
     ],
   },
 });

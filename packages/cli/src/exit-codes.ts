@@ -48,10 +48,13 @@ export function notFoundError(message: string): CliError {
   return new CliError(message, EXIT.notFound);
 }
 
-/** The exit code for an HTTP status the server answered with. */
+/**
+ * The exit code for an error's HTTP status: the status the contract gives its code (STATUS_BY_CODE), so a
+ * gateway's 502 or 504, which the SDK reports as UNAVAILABLE, is a 503 here.
+ */
 export function exitCodeForStatus(status: number): ExitCode {
   if (status === 401) return EXIT.auth;
   if (status === 404) return EXIT.notFound;
-  if (status === 429 || status === 502 || status === 503 || status === 504) return EXIT.unavailable;
+  if (status === 429 || status === 503) return EXIT.unavailable;
   return EXIT.error;
 }

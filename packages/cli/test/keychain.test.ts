@@ -6,6 +6,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requirePrerequisite } from '../../server/test/support/prerequisites.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { BAND, type CliUser, cliUser, credentialFile } from './support/cli.js';
 
@@ -23,10 +24,9 @@ function missingPrerequisite(): string | null {
   return null;
 }
 
-const skipReason = missingPrerequisite();
-if (skipReason) console.warn(`[cli keychain test] SKIPPED: ${skipReason}`);
+const hasKeychain = requirePrerequisite('an OS keychain', missingPrerequisite());
 
-describe.skipIf(skipReason !== null)('credentials in the OS keychain (dbus-run-session + gnome-keyring)', () => {
+describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session + gnome-keyring)', () => {
   let server: TestServer;
   let user: CliUser;
 

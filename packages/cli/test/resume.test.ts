@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { requirePrerequisite } from '../../server/test/support/prerequisites.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { BandClient, FileResumeStore } from '@bandcollab/sdk';
 import { BAND, type CliUser, cliUser, credentialFile, registerWithCli } from './support/cli.js';
@@ -14,8 +15,7 @@ import { BAND, type CliUser, cliUser, credentialFile, registerWithCli } from './
 vi.setConfig({ testTimeout: 120_000 });
 
 const MiB = 1024 * 1024;
-const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
-if (!hasTmux) console.warn('[cli resume test] SKIPPED: tmux is not installed');
+const hasTmux = requirePrerequisite('tmux', spawnSync('sh', ['-c', 'command -v tmux']).status === 0 ? null : 'tmux is not installed (apt-get install tmux)');
 
 /** A ZIP-looking file of `size` bytes whose content differs at every offset, so a misplaced byte shows. */
 function zipBytes(size: number): Buffer {

@@ -7,13 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runServerCommand } from '../../server/test/support/process.js';
+import { requirePrerequisite } from '../../server/test/support/prerequisites.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
 
 vi.setConfig({ testTimeout: 90_000 });
 
-const hasTmux = spawnSync('sh', ['-c', 'command -v tmux']).status === 0;
-if (!hasTmux) console.warn('[cli terminal test] SKIPPED: tmux is not installed');
+const hasTmux = requirePrerequisite('tmux', spawnSync('sh', ['-c', 'command -v tmux']).status === 0 ? null : 'tmux is not installed (apt-get install tmux)');
 
 describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
   const socket = `band-test-${randomBytes(4).toString('hex')}`;

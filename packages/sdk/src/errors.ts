@@ -1,4 +1,6 @@
-import type { ErrorCode, FieldError, Problem } from './types.js';
+import { STATUS_CODES } from 'node:http';
+import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
+import type { FieldError, Problem } from './types.js';
 
 /** The server answered with an error (RFC 9457 problem details), or the SDK refused a request the server would refuse. */
 export class BandApiError extends Error {
@@ -48,7 +50,8 @@ export function isStorageFull(error: unknown): error is BandApiError {
   return error instanceof BandApiError && error.status === 507;
 }
 
-/** An error the SDK raises itself, shaped like the server's answer to the same request. */
-export function localProblem(status: number, code: ErrorCode, title: string, detail: string): BandApiError {
-  return new BandApiError({ type: 'about:blank', title, status, detail, code, requestId: '' });
+/** An error the SDK raises itself, shaped like the server's answer to the same request: its code's status and that status's title. */
+export function localProblem(code: ErrorCode, detail: string): BandApiError {
+  const status = STATUS_BY_CODE[code];
+  return new BandApiError({ type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, code, requestId: '' });
 }

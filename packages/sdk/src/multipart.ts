@@ -190,6 +190,6 @@ function imageNameFor(image: FileInput): string {
 /** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
 export function checkSize(source: FileSource, maxBytes: number, what: string): void {
   if (source.size !== null && source.size > maxBytes) {
-    throw localProblem(413, 'FILE_TOO_LARGE', 'Content Too Large', `${what} may be at most ${sizeInMiB(maxBytes)}; this one is ${sizeInMiB(source.size)}`);
+    throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${sizeInMiB(maxBytes)}; this one is ${sizeInMiB(source.size)}`);
   }
 }

@@ -98,7 +98,7 @@ export class TokenSession {
       const stored = await store.load();
       if (!stored) {
         this.setTokens({});
-        throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'Signed out meanwhile: sign in again');
+        throw localProblem('UNAUTHENTICATED', 'Signed out meanwhile: sign in again');
       }
       if (stored.refreshToken !== held && Date.now() < refreshTime(stored.accessToken)) {
         this.setTokens(stored);
@@ -112,7 +112,7 @@ export class TokenSession {
   private async rotate(): Promise<TokenPair> {
     const refreshToken = this.refreshToken;
     if (!refreshToken) {
-      throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'No refresh token: sign in again');
+      throw localProblem('UNAUTHENTICATED', 'No refresh token: sign in again');
     }
     try {
       const pair = await this.rotateWith(refreshToken);

@@ -2,10 +2,11 @@ import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
+import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
 import { BandApiError, BandNetworkError } from './errors.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
-import type { ErrorCode, Problem, RefreshRequest, TokenPair } from './types.js';
+import type { Problem, RefreshRequest, TokenPair } from './types.js';
 
 /** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
 export interface RequestOptions {
@@ -274,21 +275,20 @@ function networkError(cause: unknown, spec: RequestSpec): BandNetworkError {
   return new BandNetworkError(`${spec.method} ${spec.path} failed: ${reason}`, { cause });
 }
 
+/**
+ * The code an error answer without problem details (a proxy's page) is given: the generic code of its status
+ * (the contract's STATUS_BY_CODE), a gateway's 502 and 504 being UNAVAILABLE like a 503; any other status INTERNAL.
+ */
+const CODE_BY_STATUS: ReadonlyMap<number, ErrorCode> = new Map([
+  ...(['VALIDATION_FAILED', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'UNAVAILABLE', 'INSUFFICIENT_STORAGE'] as const).map(
+    (code) => [STATUS_BY_CODE[code], code] as const,
+  ),
+  [502, 'UNAVAILABLE'],
+  [504, 'UNAVAILABLE'],
+]);
+
 function defaultCode(status: number): ErrorCode {
-  const codes: Record<number, ErrorCode> = {
-    400: 'VALIDATION_FAILED',
-    401: 'UNAUTHENTICATED',
-    403: 'FORBIDDEN',
-    404: 'NOT_FOUND',
-    413: 'PAYLOAD_TOO_LARGE',
-    415: 'UNSUPPORTED_MEDIA_TYPE',
-    429: 'RATE_LIMITED',
-    502: 'UNAVAILABLE',
-    503: 'UNAVAILABLE',
-    504: 'UNAVAILABLE',
-    507: 'INSUFFICIENT_STORAGE',
-  };
-  return codes[status] ?? 'INTERNAL';
+  return CODE_BY_STATUS.get(status) ?? 'INTERNAL';
 }
 
 /** A response header's value; the first when it came more than once. */

@@ -13,6 +13,7 @@ export {
   type FileType,
   type FileTypeRule,
 } from './contract/file-types.js';
+export { ERROR_CODES, STATUS_BY_CODE, type ErrorCode } from './contract/error-codes.js';
 export type {
   AcceptInvitationRequest,
   ChangePasswordRequest,
@@ -47,7 +48,6 @@ export type {
   Cut,
   CutWithFiles,
   Deleted,
-  ErrorCode,
   FieldError,
   FileRecord,
   Health,

@@ -6,7 +6,7 @@ import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
-import type { Config } from './core/config.js';
+import { type Config, SETTINGS } from './core/config.js';
 import { openDatabase } from './core/database.js';
 import { Disk } from './core/disk.js';
 import { Logger } from './core/logger.js';
@@ -14,12 +14,13 @@ import { SessionsRepository } from './core/sessions-repository.js';
 import { randomToken } from './core/tokens.js';
 import { openApiDocument } from './operations/openapi.js';
 import { renderReference } from './operations/reference.js';
+import { renderSettings } from './operations/settings-reference.js';
 import { TokensRepository } from './tokens/repository.js';
 
 const USAGE = `Usage: bandcollab-server [command]
 
 Without a command, starts the server (settings from the environment, see README). SIGINT or SIGTERM stops
-it: requests in flight get SHUTDOWN_GRACE_SECONDS (default 30) to finish, uploads still running then
+it: requests in flight get SHUTDOWN_GRACE_SECONDS (default ${SETTINGS.SHUTDOWN_GRACE_SECONDS.default}) to finish, uploads still running then
 answer 503, and the embedded database is stopped; a second signal ends the grace period at once.
 
 Commands (on the database the same settings select; beside a running server they use its embedded
@@ -39,6 +40,7 @@ database, and never stop it):
                                     empty database (DATABASE_URL) with no stored files, then start the
                                     server on it. Refuses anything else, and a backup that fails its checks
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
+  settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
 
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
@@ -53,6 +55,10 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if (command === 'api-reference' && rest.length === 0) {
     process.stdout.write(renderReference(openApiDocument));
+    return 0;
+  }
+  if (command === 'settings-reference' && rest.length === 0) {
+    process.stdout.write(`${renderSettings()}\n`);
     return 0;
   }
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
@@ -88,7 +94,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
  */
 async function resetPassword(config: Config, email: string): Promise<number> {
   const oneTimePassword = randomToken();
-  const passwordHash = await new Passwords(config).hash(oneTimePassword);
+  const passwordHash = await new Passwords(config).hash(oneTimePassword, 'reset-password command');
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const accounts = new AccountsRepository(database.sql);

@@ -46,7 +46,11 @@ describe('login failures', () => {
   it('holds the per-address limit under 20 simultaneous guesses at different emails', async () => {
     const { api } = await serverWith({ LOGIN_MAX_FAILURES_PER_ADDRESS: '5' });
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => login(api, `parallel${i}@example.com`, 'wrong-password')));
-    expect(statuses(responses)).toEqual([...Array(5).fill(401), ...Array(15).fill(429)]);
+    // At most the allowance is checked; on a busy machine one address's third check at once is refused by the
+    // hashing queue (429, uncounted) instead, so fewer may be.
+    const checked = responses.filter((r) => r.status === 401).length;
+    expect(checked).toBeLessThanOrEqual(5);
+    expect(statuses(responses)).toEqual([...Array(checked).fill(401), ...Array(20 - checked).fill(429)]);
     for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 900);
   });
 
@@ -60,7 +64,7 @@ describe('login failures', () => {
     expect((await login(api, user.user.email, user.password)).status).toBe(200);
   });
 
-  it('does not count a successful login, and a success clears that email and address', async () => {
+  it('does not count a successful login as a failure, and a success clears the failures of that email and address', async () => {
     const { server, api } = await serverWith({ LOGIN_MAX_FAILURES: '3' });
     const user = await api.register();
     expect((await login(api, user.user.email, 'wrong-password')).status).toBe(401);
@@ -73,28 +77,89 @@ describe('login failures', () => {
   });
 });
 
+describe('successful logins', () => {
+  it('limits LOGIN_MAX_SUCCESSES per account, from any address; other accounts are not held up', async () => {
+    const { api } = await serverWith({ LOGIN_MAX_SUCCESSES: '3' });
+    const user = await api.register();
+    const other = await api.register();
+    for (let i = 0; i < 3; i++) expect((await login(api, user.user.email, user.password, `198.51.100.${10 + i}`)).status).toBe(200);
+    expectRateLimited(await login(api, user.user.email, user.password, '198.51.100.20'), 900);
+    expect((await login(api, other.user.email, other.password, '198.51.100.20')).status).toBe(200);
+  });
+
+  it('limits LOGIN_MAX_SUCCESSES_PER_ADDRESS over all accounts; other addresses are not held up', async () => {
+    const { api } = await serverWith({ LOGIN_MAX_SUCCESSES_PER_ADDRESS: '3' });
+    const users = await Promise.all(Array.from({ length: 4 }, () => api.register()));
+    for (const user of users.slice(0, 3)) expect((await login(api, user.user.email, user.password)).status).toBe(200);
+    const last = users[3]!;
+    expectRateLimited(await login(api, last.user.email, last.password), 900);
+    expect((await login(api, last.user.email, last.password, '198.51.100.2')).status).toBe(200);
+  });
+});
+
 describe('registrations', () => {
   it('allows REGISTER_MAX_PER_ADDRESS per client address in the window, counted before hashing, also in parallel', async () => {
     const { server, api } = await serverWith({ REGISTER_MAX_PER_ADDRESS: '3' });
     const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => register(api, `new${i}@example.com`)));
-    expect(statuses(responses)).toEqual([201, 201, 201, ...Array(7).fill(429)]);
+    // As with logins, one address's third hash at once may be refused by the hashing queue (429, uncounted).
+    const registered = responses.filter((r) => r.status === 201).length;
+    expect(registered).toBeLessThanOrEqual(3);
+    expect(statuses(responses)).toEqual([...Array(registered).fill(201), ...Array(10 - registered).fill(429)]);
     for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 3600);
     const [row] = await server.sql`select count(*)::int as n from users`;
-    expect(row!.n).toBe(3);
+    expect(row!.n).toBe(registered);
 
+    for (let i = registered; i < 3; i++) expect((await register(api, `after${i}@example.com`)).status).toBe(201);
     expectRateLimited(await register(api, 'later@example.com'), 3600);
     expect((await register(api, 'elsewhere@example.com', '198.51.100.2')).status).toBe(201);
   });
 });
 
 describe('password hashing', () => {
+  it('answers 429 to one address flooding valid logins past one running and one waiting, while another address logs in', async () => {
+    // A quarter of the production cost (2^14), so each check is long enough for the flood to keep the queue full.
+    const { api } = await serverWith({ SCRYPT_LOG_N: '14', LOGIN_MAX_SUCCESSES: '1000000', LOGIN_MAX_SUCCESSES_PER_ADDRESS: '1000000' });
+    const flooder = await api.register();
+    const bystander = await api.register();
+    // 20 clients behind one address, each sending its next login as soon as the previous is answered.
+    const floodAnswers: TestResponse[] = [];
+    let flooding = true;
+    let inFullSwing!: () => void;
+    const fullSwing = new Promise<void>((resolve) => (inFullSwing = resolve));
+    const flood = Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (flooding) {
+          floodAnswers.push(await login(api, flooder.user.email, flooder.password, '198.51.100.66'));
+          if (floodAnswers.length === 20) inFullSwing();
+        }
+      }),
+    );
+    try {
+      await fullSwing;
+      const bystanderAnswers: number[] = [];
+      for (let i = 0; i < 5; i++) bystanderAnswers.push((await login(api, bystander.user.email, bystander.password, '198.51.100.77')).status);
+      expect(bystanderAnswers).toEqual([200, 200, 200, 200, 200]);
+    } finally {
+      flooding = false;
+      await flood;
+    }
+    expect(floodAnswers.filter((r) => r.status === 503)).toEqual([]);
+    const limited = floodAnswers.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    // Refused by the hashing queue (Retry-After: 1), or by the failure limits, which count an attempt in flight.
+    for (const response of limited) {
+      expect(response.body.code).toBe('RATE_LIMITED');
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+  }, 90_000);
+
   it('refuses password checks past the hashing bound and its queue with 503 UNAVAILABLE and Retry-After: 1, uncounted', async () => {
     // A quarter of the production cost (2^14): a check still takes long enough that the first ones are hashing
-    // when the rest of 40 logins sent at once arrive, so the bound and its queue (9 places on two cores) fill;
-    // the production cost only made the queue drain for 11 s more.
+    // when the rest of 100 logins sent at once (each from its own address) arrive, so the bound and its queue
+    // (65 places on two cores) fill; the production cost only made the queue drain for longer.
     const { server, api } = await serverWith({ SCRYPT_LOG_N: '14' });
     const responses = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => login(api, `flood${i}@example.com`, 'wrong-password', `203.0.113.${i}`)),
+      Array.from({ length: 100 }, (_, i) => login(api, `flood${i}@example.com`, 'wrong-password', `203.0.113.${i}`)),
     );
     const refused = responses.filter((r) => r.status === 503);
     expect(refused.length).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEventSocket, refusedUpgrade } from './support/event-socket.js';
+import { type EventSocket, openEventSocket, refusedUpgrade } from './support/event-socket.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
@@ -138,5 +138,38 @@ describe('ending a session', () => {
     expect((await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } })).status).toBe(200);
     expect((await api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } })).status).toBe(401);
     expect((await events.closed).code).toBe(4401);
+  });
+});
+
+describe('limits', () => {
+  it('closes a socket whose client sends a message with 1008: the stream takes none', async () => {
+    const user = await api.register();
+    const events = await openEventSocket(server.url, { token: user.accessToken });
+    events.socket.send(JSON.stringify({ type: 'subscribe', projectId: 'all' }));
+    expect((await events.closed).code).toBe(1008);
+  });
+
+  it('refuses the 17th socket of one session and the 33rd of one user with 429 RATE_LIMITED', async () => {
+    const user = await api.register();
+    const loginAgain = async () =>
+      (await api.request('POST', '/api/auth/login', { json: { email: user.user.email, password: user.password } })).body.accessToken as string;
+    const [second, third] = [await loginAgain(), await loginAgain()];
+    const open: EventSocket[] = [];
+    const expectRefused = async (token: string) => {
+      const refusal = await refusedUpgrade(server.url, { token });
+      expect(refusal.status).toBe(429);
+      expect(refusal.body.code).toBe('RATE_LIMITED');
+      expect(Number(refusal.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    };
+    try {
+      for (let i = 0; i < 16; i++) open.push(await openEventSocket(server.url, { token: user.accessToken }));
+      await expectRefused(user.accessToken);
+      for (let i = 0; i < 16; i++) open.push(await openEventSocket(server.url, { token: second }));
+      await expectRefused(third);
+      // The sockets already open are untouched by the refusals.
+      expect(open.every((events) => events.socket.readyState === WebSocket.OPEN)).toBe(true);
+    } finally {
+      for (const events of open) events.close();
+    }
   });
 });

@@ -30,6 +30,9 @@ async function seedExpiredAndLive(server: TestServer) {
   await server.sql`insert into login_failures (email, client_ip, failed_at) values
     (${`old-${tag}@example.com`}, '192.0.2.1', now() - interval '16 minutes'),
     (${`new-${tag}@example.com`}, '192.0.2.1', now())`;
+  await server.sql`insert into login_successes (email, client_ip, succeeded_at) values
+    (${`old-${tag}@example.com`}, '192.0.2.1', now() - interval '16 minutes'),
+    (${`new-${tag}@example.com`}, '192.0.2.1', now())`;
   await server.sql`insert into registration_attempts (client_ip, attempted_at) values
     (${`old-${tag}`}, now() - interval '61 minutes'), (${`new-${tag}`}, now())`;
 
@@ -64,6 +67,7 @@ async function seedExpiredAndLive(server: TestServer) {
       (select count(*)::int from sessions where user_id = ${userId}) as sessions,
       (select count(*)::int from refresh_tokens where token_hash = ${`expired-${tag}`}) as "expiredRefreshTokens",
       (select count(*)::int from login_failures where email like ${`%-${tag}@example.com`}) as "loginFailures",
+      (select count(*)::int from login_successes where email like ${`%-${tag}@example.com`}) as "loginSuccesses",
       (select count(*)::int from registration_attempts where client_ip like ${`%-${tag}`}) as "registrationAttempts",
       (select count(*)::int from cli_login_codes where code_hash like ${`%-${tag}`}) as "cliLoginCodes",
       (select count(*)::int from invitations where email like ${`%-${tag}@example.com`}) as invitations,
@@ -80,13 +84,14 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
   }
 }
 
-// The live ones stay: the owner's session from registering, the recent failure and registration, the unexpired
+// The live ones stay: the owner's session from registering, the recent failure, success and registration, the unexpired
 // code and invitation, the unexpired and the never-expiring share link, the live personal access token and the
 // one that expired less than 30 days ago.
 const AFTER_PURGE = {
   sessions: 1,
   expiredRefreshTokens: 0,
   loginFailures: 1,
+  loginSuccesses: 1,
   registrationAttempts: 1,
   cliLoginCodes: 1,
   invitations: 1,
@@ -94,7 +99,7 @@ const AFTER_PURGE = {
   personalAccessTokens: 2,
 };
 
-it('deletes expired sessions with their refresh tokens, old failure and registration records, codes, invitations, links and tokens expired over 30 days ago, periodically', async () => {
+it('deletes expired sessions with their refresh tokens, old failure, success and registration records, codes, invitations, links and tokens expired over 30 days ago, periodically', async () => {
   const server = await serverWith({ PURGE_INTERVAL_SECONDS: '1' });
   // Seeding can take longer than the interval on a busy machine, so the rows are not counted before the
   // purge. The counts below can only be reached by a purge that ran after seeding (the one at start ran

@@ -27,7 +27,7 @@ beforeAll(async () => {
   // A quarter of the production hashing cost (2^14), and every X-Forwarded-For hop trusted: each guess may come
   // from a new address. The flood is as hard on the thread pool at that cost: each hashing slot is busy half the
   // time whatever one hash costs, and cheaper hashes mean more logins answered per second. What the lower cost
-  // saves is the wait for the queue of 8 hashes per slot to drain before each round's download alone (11 s at 2^16).
+  // saves is the wait for the queue of 64 hashes per slot to drain before each round's download alone (some 27 s at 2^16).
   server = await spawnServer({ DATA_DIR: dataDir, DATABASE_URL: await createTestDatabase(), SCRYPT_LOG_N: '14', TRUST_PROXY: 'true' });
   api = client(server.url);
 });
@@ -119,13 +119,14 @@ interface LoginFlood {
 }
 
 /**
- * 64 clients in another process, each sending wrong-password logins for a new email from a new address (so no
+ * 128 clients in another process (twice what the hashing bound and its queue hold on 2 cores), each sending wrong-password logins for a new email from a new address (so no
  * limit per email or address applies: only the hashing bound does), the next as soon as an answer comes back,
  * after the Retry-After a 503 asks for. That keeps the hashing full all the time; a client that ignores
  * Retry-After floods with plain requests, which the connection limits are for, not the hashing bound.
  */
 function startLoginFlood(baseUrl: string): LoginFlood {
   const script = `
+    const CLIENTS = 128;
     const counts = {};
     let state = 'running';
     let resumed = null;
@@ -134,7 +135,7 @@ function startLoginFlood(baseUrl: string): LoginFlood {
     let answersSinceResume = 0;
     let n = 0;
     const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-    const reportIdle = () => { if (idle === 64) process.send('paused'); };
+    const reportIdle = () => { if (idle === CLIENTS) process.send('paused'); };
     process.on('message', (message) => {
       if (message === 'pause') { state = 'paused'; resumed = new Promise((resolve) => (wake = resolve)); reportIdle(); }
       if (message === 'resume') { state = 'running'; answersSinceResume = 0; wake(); }
@@ -163,7 +164,7 @@ function startLoginFlood(baseUrl: string): LoginFlood {
         if (answersSinceResume === 100) process.send('full');
       }
     }
-    Promise.all(Array.from({ length: 64 }, client)).then(() => process.send(counts, () => process.exit(0)));
+    Promise.all(Array.from({ length: CLIENTS }, client)).then(() => process.send(counts, () => process.exit(0)));
   `;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const next = (expected: string) => new Promise<unknown>((resolve) => child.once('message', (message) => resolve(message ?? expected)));

@@ -1,11 +1,13 @@
 /**
  * Reliability: slow clients cost a timeout, never the service. Against the built server in its own
  * process, with the timeouts made small through their settings:
- * - 500 connections trickle (half their headers, a line every 500 ms; half a login body, a byte every 6 s)
- *   while 50 normal clients, arriving one every 30 ms, each on new connections, get every answer within
+ * - 500 connections, each from its own client address, trickle (half their headers, a line every 500 ms; half
+ *   a login body, a byte every 6 s) while 50 normal clients, arriving one every 30 ms, each on new connections, get every answer within
  *   2.5 s: well inside the header timeout (4 s here) that a held worker would make them wait for, with room
  *   for a busy machine (answers take milliseconds on a quiet one). The header timeout closes
  *   the first half (408), the body idle timeout the second (each logged as such);
+ * - one client address holds at most 200 connections: 2,000 idle ones from it leave others served; a
+ *   connection that sends nothing is closed after 10 s;
  * - beyond MAX_CONNECTIONS new connections are closed unanswered, while those already open are served.
  * The figures (connections held, answer latencies, when the tricklers were closed) are printed.
  */
@@ -33,9 +35,9 @@ interface Trickler {
   closedAt: number | null;
 }
 
-/** Opens a connection that sends a little, now and then, and never completes its request. */
-async function trickle(baseUrl: string, kind: Trickler['kind']): Promise<Trickler> {
-  const socket = await openSocket(baseUrl);
+/** Opens a connection from `address` that sends a little, now and then, and never completes its request. */
+async function trickle(baseUrl: string, kind: Trickler['kind'], address: string): Promise<Trickler> {
+  const socket = await openSocket(baseUrl, address);
   const trickler: Trickler = { kind, socket, openedAt: Date.now(), closed: whenClosed(socket), closedAt: null };
   void trickler.closed.then(() => (trickler.closedAt = Date.now()));
   const send = (text: string) => {
@@ -98,7 +100,12 @@ describe('slowloris', () => {
 
     const tricklers: Trickler[] = [];
     for (let i = 0; i < TRICKLERS; i += 50) {
-      tricklers.push(...(await Promise.all(Array.from({ length: 50 }, (_, j) => trickle(server.url, (i + j) % 2 === 0 ? 'headers' : 'body')))));
+      // Each from its own client address, as a crowd of slow clients would be (one address may hold only 200).
+      tricklers.push(
+        ...(await Promise.all(
+          Array.from({ length: 50 }, (_, j) => trickle(server.url, (i + j) % 2 === 0 ? 'headers' : 'body', `127.0.${1 + Math.floor((i + j) / 250)}.${1 + ((i + j) % 250)}`)),
+        )),
+      );
     }
     const heldAtStart = tricklers.filter((t) => t.closedAt === null).length;
 
@@ -123,6 +130,52 @@ describe('slowloris', () => {
     const idleCuts = () => logLines(server.output()).filter((line) => line.requestId === 'slow-body' && /idle/.test(line.msg)).length;
     while (idleCuts() < TRICKLERS / 2) await sleep(50);
     expect(idleCuts()).toBe(TRICKLERS / 2);
+  });
+
+  it('holds at most 200 connections of one client address: 2,000 idle ones from it leave others served', async () => {
+    const server = await startLoggedServer({});
+    servers.push(server);
+    const FLOOD = 2000;
+    let closedByServer = 0;
+    let allButTheCapClosed!: () => void;
+    const capReached = new Promise<void>((resolve) => (allButTheCapClosed = resolve));
+    const flood: { socket: Socket; closed: Promise<string> }[] = [];
+    for (let i = 0; i < FLOOD; i += 100) {
+      const batch = await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          const socket = await openSocket(server.url, '127.0.0.2');
+          const closed = whenClosed(socket);
+          void closed.then(() => {
+            closedByServer += 1;
+            if (closedByServer === FLOOD - 200) allButTheCapClosed();
+          });
+          return { socket, closed };
+        }),
+      );
+      flood.push(...batch);
+    }
+
+    const other = await openSocket(server.url, '127.0.0.3');
+    const answer = whenClosed(other);
+    other.write(requestHead('GET', '/api/health', { Connection: 'close' }));
+    expect(await answer).toMatch(/^HTTP\/1\.1 200 /);
+
+    // The ones past the cap were closed unanswered as they arrived; 200 stay open, so far.
+    await capReached;
+    const refused = await Promise.all(flood.filter(({ socket }) => socket.destroyed).map(({ closed }) => closed));
+    expect(refused).toHaveLength(FLOOD - 200);
+    expect(refused.every((received) => received === '')).toBe(true);
+    await waitForLog(server.output, (line) => line.level === 'warn' && /connections from one client address/.test(line.msg));
+    for (const { socket } of flood) socket.destroy();
+  });
+
+  it('closes a connection that sends no byte within 10 s, unanswered, long before the header timeout', async () => {
+    const server = await startLoggedServer({ HEADERS_TIMEOUT_SECONDS: '120' });
+    servers.push(server);
+    const opened = Date.now();
+    const silent = await openSocket(server.url);
+    expect(await whenClosed(silent)).toBe('');
+    expect(Date.now() - opened).toBeLessThan(20_000);
   });
 
   it('closes connections beyond MAX_CONNECTIONS unanswered, and serves those it holds', async () => {

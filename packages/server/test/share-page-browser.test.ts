@@ -7,6 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
+import { requirePrerequisite } from './support/prerequisites.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { readZip } from './support/zip.js';
 
@@ -27,9 +28,7 @@ const CHROMIUM_FLAGS = [
 /** A real 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
-// Tests install nothing: .ci/run installs chromium; without it this file is skipped, saying why.
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) console.warn(`[share page browser test] SKIPPED: ${CHROMIUM} is not installed (apt-get install chromium)`);
+const hasChromium = requirePrerequisite('chromium', existsSync(CHROMIUM) ? null : `${CHROMIUM} is not installed (apt-get install chromium)`);
 
 let server: TestServer;
 let api: ReturnType<typeof client>;

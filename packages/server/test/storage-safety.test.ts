@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { multipartPieces, rawUpload, sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { runServerCommand, spawnServer } from './support/process.js';
+import { requirePrerequisite } from './support/prerequisites.js';
 import { mountSmallDisk } from './support/small-disk.js';
 import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
 
@@ -165,7 +166,7 @@ describe('modes', () => {
 
 // DATA_DIR on a 16 MiB tmpfs with a 10 MiB floor: about 6 MiB of room, whatever else the machine does.
 const floorDisk = await mountSmallDisk(16);
-if (typeof floorDisk === 'string') console.warn(`skipping the free-disk floor tests: ${floorDisk}`);
+requirePrerequisite('a 16 MiB tmpfs', typeof floorDisk === 'string' ? floorDisk : null);
 // At the top level, so the disk is unmounted even when a filter skips its tests.
 afterAll(async () => {
   if (typeof floorDisk !== 'string') await floorDisk.unmount();
@@ -272,7 +273,7 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
 
 // DATA_DIR on an 8 MiB tmpfs without a floor: the disk itself fills up.
 const fullDisk = await mountSmallDisk(8);
-if (typeof fullDisk === 'string') console.warn(`skipping the disk-full test: ${fullDisk}`);
+requirePrerequisite('an 8 MiB tmpfs', typeof fullDisk === 'string' ? fullDisk : null);
 afterAll(async () => {
   if (typeof fullDisk !== 'string') await fullDisk.unmount();
 });

@@ -30,6 +30,11 @@ export const FILE_TYPES: Readonly<Record<string, FileTypeRule>> = {
   webp: { type: 'IMAGE', mimeType: 'image/webp', maxBytes: MAX_UPLOAD_BYTES.IMAGE },
 };
 
+/** The extensions of a type, in the table's order: `extensionsOf('IMAGE')` is jpg, jpeg, png, gif, webp. */
+export function extensionsOf(type: FileType): string[] {
+  return Object.keys(FILE_TYPES).filter((extension) => FILE_TYPES[extension]!.type === type);
+}
+
 /** What people call each type, for display (the API's codes CUT, STEM and IMAGE are not for them). */
 export const FILE_TYPE_LABELS: Readonly<Record<FileType, string>> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image' };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
 // The records the API answers with. They describe what the server sends (the OpenAPI document is generated
@@ -10,40 +11,7 @@ const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T
 const count = z.int();
 const fileType = z.enum(['CUT', 'STEM', 'IMAGE']);
 
-export const errorCode = z.enum([
-  'VALIDATION_FAILED',
-  'INVALID_JSON',
-  'CROSS_PROJECT_MOVE',
-  'UNAUTHENTICATED',
-  'TOKEN_EXPIRED',
-  'INVALID_CREDENTIALS',
-  'INVALID_REFRESH_TOKEN',
-  'FORBIDDEN',
-  'INSUFFICIENT_SCOPE',
-  'NOT_FOUND',
-  'IDP_DISABLED',
-  'EMAIL_TAKEN',
-  'IDENTITY_IN_USE',
-  'ALREADY_MEMBER',
-  'INVITATION_EMAIL_MISMATCH',
-  'LAST_ADMIN',
-  'ORDER_CONFLICT',
-  'NAME_TAKEN',
-  'OFFSET_MISMATCH',
-  'UPLOAD_LOCKED',
-  'CHECKSUM_MISMATCH',
-  'FILE_TOO_LARGE',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_FILE_TYPE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'INSUFFICIENT_STORAGE',
-  'QUOTA_EXCEEDED',
-  'RATE_LIMITED',
-  'PASSWORD_CHANGE_REQUIRED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'ANALYSIS_PENDING',
-]);
+export const errorCode = z.enum(ERROR_CODES);
 
 export const fieldError = z.object({ field: z.string(), message: z.string() });
 
@@ -306,7 +274,6 @@ export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), v
 
 export type Role = z.output<typeof roleSchema>;
 export type TokenScope = z.output<typeof tokenScopeSchema>;
-export type ErrorCode = z.output<typeof errorCode>;
 export type FieldError = z.output<typeof fieldError>;
 export type Problem = z.output<typeof problem>;
 export type Deleted = z.output<typeof deleted>;

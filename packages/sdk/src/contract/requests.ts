@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { extensionsOf, MAX_UPLOAD_BYTES, sizeInMiB } from './file-types.js';
 import {
   clearImageField,
   emailSchema,
@@ -162,8 +163,8 @@ const imagePart = z
   .file()
   .meta({
     description:
-      'JPEG, PNG, GIF or WebP, at most 5 MiB, checked by its leading bytes. A file name extension, when there is one, must be ' +
-      "the image's (.jpg .jpeg .png .gif .webp); a part without one (a Blob sent as \"blob\") is typed by its leading bytes.",
+      `JPEG, PNG, GIF or WebP, at most ${sizeInMiB(MAX_UPLOAD_BYTES.IMAGE)}, checked by its leading bytes. A file name extension, when there is one, must be ` +
+      `the image's (${extensionsOf('IMAGE').map((extension) => `.${extension}`).join(' ')}); a part without one (a Blob sent as "blob") is typed by its leading bytes.`,
   })
   .optional();
 

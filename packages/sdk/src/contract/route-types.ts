@@ -1,7 +1,8 @@
 // What a route declaration is (contract/routes.ts holds one per endpoint). Types and plain data only, no zod at
 // run time: the SDK's main entry reads the declarations to build its calls and must not load zod.
 import type { z } from 'zod';
-import type { ErrorCode, RECORD_SCHEMAS } from './records.js';
+import type { ErrorCode } from './error-codes.js';
+import type { RECORD_SCHEMAS } from './records.js';
 import type { FORM_SCHEMAS, REQUEST_SCHEMAS } from './requests.js';
 
 export type RouteMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';

@@ -2,6 +2,8 @@
 // answer (by name), its error codes and its documentation. The server registers its routes from these
 // declarations and generates the OpenAPI `paths` from them; the SDK takes each call's method, path and types
 // from them. Plain data: importing this loads no zod.
+// Prose names a setting as `{SETTING}` and a type's upload limit as `{limit:CUT}`: the OpenAPI generator states
+// each value from its one table (the server's settings, the contract's limits).
 import { declareRoutes } from './route-types.js';
 
 export const ROUTES = declareRoutes({
@@ -46,7 +48,7 @@ export const ROUTES = declareRoutes({
       403: 'INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email',
       404: 'NOT_FOUND: the inviteToken names no pending invitation',
       409: 'EMAIL_TAKEN',
-      429: 'RATE_LIMITED: more than REGISTER_MAX_PER_ADDRESS (20) registrations from this client address within REGISTER_WINDOW_SECONDS (3600); Retry-After',
+      429: 'RATE_LIMITED: more than {REGISTER_MAX_PER_ADDRESS} registrations from this client address within {REGISTER_WINDOW_SECONDS}, or a password check from this address already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'auth',
@@ -68,7 +70,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'auth',
     summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
-    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: LOGIN_MAX_FAILURES (10) failures per email and client address, and LOGIN_MAX_FAILURES_PER_ADDRESS (100) per client address over all emails, within LOGIN_WINDOW_SECONDS (900). Past either, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted and clears the failures of its email from its address. Password checks run a few at a time: past a short queue, 503 UNAVAILABLE with Retry-After: 1 (not counted as an attempt).',
+    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: {LOGIN_MAX_FAILURES} failures per email and client address, and {LOGIN_MAX_FAILURES_PER_ADDRESS} per client address over all emails; and {LOGIN_MAX_SUCCESSES} successful logins per account from any address, and {LOGIN_MAX_SUCCESSES_PER_ADDRESS} per client address over all accounts; all within {LOGIN_WINDOW_SECONDS}. Past any, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted as a failure and clears the failures of its email from its address. Password checks run a few at a time behind a queue shared fairly between client addresses: one address holds at most one running check and one waiting, a third is 429 RATE_LIMITED with Retry-After: 1; past the whole queue, 503 UNAVAILABLE with Retry-After: 1 (neither counted as an attempt).',
   },
   refresh: {
     method: 'POST',
@@ -132,7 +134,7 @@ export const ROUTES = declareRoutes({
     errorNotes: {
       401: 'INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED',
       409: 'LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)',
-      429: 'RATE_LIMITED: too many failed logins of this email, with Retry-After',
+      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'account',
@@ -171,7 +173,7 @@ export const ROUTES = declareRoutes({
     errors: ['RATE_LIMITED','UNAVAILABLE'],
     errorNotes: {
       401: 'INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED',
-      429: 'RATE_LIMITED: too many failed logins of this email, with Retry-After',
+      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'account',
@@ -691,7 +693,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'files',
     summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
-    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio 100 MiB, ZIP stems 500 MiB, images 5 MiB; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.",
+    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.",
   },
   tusOptions: {
     method: 'OPTIONS',
@@ -700,7 +702,7 @@ export const ROUTES = declareRoutes({
     status: 204,
     tag: 'uploads',
     summary: 'Resumable uploads (tus 1.0.0): what this server supports; no authentication',
-    openapi: {"responses":{"204":{"description":"No content","headers":{"Tus-Version":{"schema":{"type":"string","const":"1.0.0"}},"Tus-Extension":{"schema":{"type":"string","const":"creation,creation-with-upload,termination,checksum,expiration"}},"Tus-Max-Size":{"schema":{"type":"integer"},"description":"The largest type limit (500 MiB unless MAX_STEM_BYTES lowers it)"},"Tus-Checksum-Algorithm":{"schema":{"type":"string","const":"sha1,sha256"}}}}}},
+    openapi: {"responses":{"204":{"description":"No content","headers":{"Tus-Version":{"schema":{"type":"string","const":"1.0.0"}},"Tus-Extension":{"schema":{"type":"string","const":"creation,creation-with-upload,termination,checksum,expiration"}},"Tus-Max-Size":{"schema":{"type":"integer"},"description":"The largest type limit ({limit:STEM} unless MAX_STEM_BYTES lowers it)"},"Tus-Checksum-Algorithm":{"schema":{"type":"string","const":"sha1,sha256"}}}}}},
   },
   tusCreate: {
     method: 'POST',
@@ -977,10 +979,10 @@ export const ROUTES = declareRoutes({
     auth: 'read',
     cookie: true,
     status: 101,
-    errors: ['VALIDATION_FAILED','FORBIDDEN'],
+    errors: ['VALIDATION_FAILED','FORBIDDEN','RATE_LIMITED'],
     tag: 'events',
     summary: "WebSocket (Upgrade: websocket): every event of the caller's projects",
-    description: 'First message {type: "hello", userId, projectIds}; then ProjectEvent messages, in commit order, for the projects the user belongs to at that moment (member.added for the user adds a project, member.removed and project.deleted drop it after delivering that event; creating a project is a member.added of its creator). Events missed while disconnected are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); requests without Origin (non-browser clients) are allowed. The server pings every EVENTS_HEARTBEAT_SECONDS (30) and drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events (its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error. Reconnect with backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake".',
+    description: 'First message {type: "hello", userId, projectIds}; then ProjectEvent messages, in commit order, for the projects the user belongs to at that moment (member.added for the user adds a project, member.removed and project.deleted drop it after delivering that event; creating a project is a member.added of its creator). Events missed while disconnected are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); requests without Origin (non-browser clients) are allowed. The server pings every {EVENTS_HEARTBEAT_SECONDS} and drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events (its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error; 1008 the client sent a message (the stream takes none: clients only answer pings); 1009 a frame over 4 KiB. Reconnect with backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake". One session or personal access token may hold 16 open sockets and one user 32 (per server instance); past either, 429 RATE_LIMITED with Retry-After: 30.',
     openapi: {"responses":{"101":{"description":"Switching protocols","content":{"application/json":{"schema":{"$ref":"#/components/schemas/ProjectEvent"}}}}}},
   },
 });

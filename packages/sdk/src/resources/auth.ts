@@ -139,7 +139,7 @@ export class AuthResource {
     await response.body.dump();
     const location = response.headers.location;
     if (response.status !== 302 || typeof location !== 'string') {
-      throw localProblem(502, 'INTERNAL', 'Bad Gateway', `expected a redirect to the linking address, got HTTP ${response.status}`);
+      throw localProblem('INTERNAL', `expected a redirect to the linking address, got HTTP ${response.status}`);
     }
     return location;
   }

@@ -63,7 +63,7 @@ export class EventsResource {
       if (signal.aborted) return;
       if (connection.failure) throw connection.failure.error;
       if (connection.code === SESSION_ENDED) {
-        throw localProblem(401, 'UNAUTHENTICATED', 'Unauthorized', 'The session has ended; sign in again');
+        throw localProblem('UNAUTHENTICATED', 'The session has ended; sign in again');
       }
       // A refused upgrade does not say why: an authenticated request tells a dead session from a passing fault.
       if (!connection.opened) await this.assertSignedIn(signal);

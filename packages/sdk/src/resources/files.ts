@@ -59,7 +59,7 @@ export class FilesResource {
     const rule = fileTypeFor(source.filename);
     if (!rule) {
       const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
-      throw localProblem(415, 'UNSUPPORTED_FILE_TYPE', 'Unsupported Media Type', `${source.filename}: accepted types are ${accepted}`);
+      throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted}`);
     }
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     if (this.resumable(input, source)) {

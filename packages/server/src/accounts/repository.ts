@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import type { UserRow } from '../auth/repository.js';
-import type { StoredImage } from '../images/service.js';
+import type { StoredImage } from '../images/repository.js';
 
 /** One project of an account, as deleting the account weighs it. */
 export interface Membership {

@@ -12,7 +12,8 @@ import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js
 import { SessionCache } from '../core/session-cache.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { IMAGE_NAME, Images, type StoredImage } from '../images/service.js';
+import type { StoredImage } from '../images/repository.js';
+import { IMAGE_NAME, Images } from '../images/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { AccountsRepository } from './repository.js';
@@ -85,8 +86,8 @@ export class AccountsService {
       if (input.currentPassword === undefined) throw invalidField('currentPassword', 'is required');
       await this.confirmPassword(user, input.currentPassword, clientIp);
     }
-    this.passwords.refuseWhenSaturated();
-    const passwordHash = await this.passwords.hash(input.newPassword);
+    this.passwords.refuseWhenSaturated(clientIp);
+    const passwordHash = await this.passwords.hash(input.newPassword, clientIp);
     const revokedTokens = await this.sql.begin(async (tx) => {
       await this.lock(tx, principal.userId);
       await this.accounts.setPassword(tx, principal.userId, passwordHash, false);
@@ -147,7 +148,7 @@ export class AccountsService {
   /** A wrong password counts towards the login abuse limits of the account's email. */
   private async confirmPassword(user: UserRow, password: string, clientIp: string): Promise<void> {
     const confirmed = await this.limits.login(user.email, clientIp, async () =>
-      (await this.passwords.verify(user.passwordHash, password)) ? true : null,
+      (await this.passwords.verify(user.passwordHash, password, clientIp)) ? true : null,
     );
     if (!confirmed) throw invalidCredentials();
   }

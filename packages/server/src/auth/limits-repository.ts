@@ -12,37 +12,54 @@ const REGISTRATION_LOCK_CLASS = 0x72656732; // "reg2"
 
 /**
  * The abuse-limit records. A login attempt is written before its password is checked and stays as a failure
- * unless the password proves right; a registration attempt is written before its password is hashed.
- * Counting and writing happen under the address's lock, so parallel attempts cannot pass the limit together.
+ * unless the password proves right, when it becomes a success; a registration attempt is written before its
+ * password is hashed. Counting and writing happen under the address's lock, so parallel attempts from one
+ * address cannot pass the limits together.
  */
 @injectable()
 export class LimitsRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
   /**
-   * Counts a login attempt unless `perEmail` attempts at `email`, or `perAddress` at any email, came from
-   * `clientIp` within the window. The attempt that must leave the window to free one is the limit-th newest.
+   * Counts a login attempt unless, within the window, `failuresPerEmail` failures at `email` or
+   * `failuresPerAddress` at any email came from `clientIp`, or `successesPerAccount` successful logins to
+   * `email` from anywhere, or `successesPerAddress` from `clientIp` to any account. The attempt that must leave
+   * the window to free one is the limit-th newest; the latest of those frees them all. Successes to `email` from
+   * other addresses are counted under this address's lock only: logins in flight from several addresses at
+   * once may pass that limit together, by at most their number.
    */
-  async reserveLogin(email: string, clientIp: string, limits: { perEmail: number; perAddress: number; windowSeconds: number }): Promise<Reservation> {
+  async reserveLogin(
+    email: string,
+    clientIp: string,
+    limits: { failuresPerEmail: number; failuresPerAddress: number; successesPerAccount: number; successesPerAddress: number; windowSeconds: number },
+  ): Promise<Reservation> {
     return this.sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${LOGIN_LOCK_CLASS}, hashtext(${clientIp}))`;
       const [row] = await tx<{ id: string | null; retryAfterSeconds: number | null }[]>`
-        with recent as (
+        with window_start as (
+          select now() - make_interval(secs => ${limits.windowSeconds}) as at
+        ), failures as (
           select email, failed_at from login_failures
-          where client_ip = ${clientIp} and failed_at > now() - make_interval(secs => ${limits.windowSeconds})
+          where client_ip = ${clientIp} and failed_at > (select at from window_start)
         ), blocking as (
-          select max(failed_at) as failed_at from (
-            (select failed_at from recent where email = ${email} order by failed_at desc offset ${limits.perEmail - 1} limit 1)
+          select max(at) as at from (
+            (select failed_at as at from failures where email = ${email} order by failed_at desc offset ${limits.failuresPerEmail - 1} limit 1)
             union all
-            (select failed_at from recent order by failed_at desc offset ${limits.perAddress - 1} limit 1)
+            (select failed_at from failures order by failed_at desc offset ${limits.failuresPerAddress - 1} limit 1)
+            union all
+            (select succeeded_at from login_successes where email = ${email} and succeeded_at > (select at from window_start)
+             order by succeeded_at desc offset ${limits.successesPerAccount - 1} limit 1)
+            union all
+            (select succeeded_at from login_successes where client_ip = ${clientIp} and succeeded_at > (select at from window_start)
+             order by succeeded_at desc offset ${limits.successesPerAddress - 1} limit 1)
           ) limiting
         ), inserted as (
           insert into login_failures (email, client_ip)
-          select ${email}, ${clientIp} from blocking where failed_at is null
+          select ${email}, ${clientIp} from blocking where at is null
           returning id
         )
         select (select id::text from inserted) as id,
-               ceil(extract(epoch from failed_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as retry_after_seconds
+               ceil(extract(epoch from at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as retry_after_seconds
         from blocking`;
       return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
     });
@@ -53,9 +70,15 @@ export class LimitsRepository {
     await this.sql`delete from login_failures where id = ${id}`;
   }
 
-  /** Forgets the failures of an email from an address, once the right password came from there. */
-  async clearLoginFailures(email: string, clientIp: string): Promise<void> {
-    await this.sql`delete from login_failures where email = ${email} and client_ip = ${clientIp}`;
+  /**
+   * Records a successful login of `email` from `clientIp`; its attempt and the earlier failures of that email
+   * from that address are forgotten.
+   */
+  async recordLoginSuccess(email: string, clientIp: string): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      await tx`delete from login_failures where email = ${email} and client_ip = ${clientIp}`;
+      await tx`insert into login_successes (email, client_ip) values (${email}, ${clientIp})`;
+    });
   }
 
   /** Counts a registration attempt unless `perAddress` came from `clientIp` within the window. */

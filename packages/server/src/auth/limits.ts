@@ -20,17 +20,19 @@ export class AbuseLimits {
 
   /**
    * Runs `check` (the password check) as a counted login attempt of `email` from `clientIp`. Its answer null
-   * is a failure and stays counted; a user ends the attempt's count and the earlier failures of this email
-   * from this address; a thrown error (hashing refused, database gone) means the password was not checked,
-   * so the attempt is forgotten.
+   * is a failure and stays counted; a user makes the attempt a counted success and ends the earlier failures of
+   * this email from this address; a thrown error (hashing refused, database gone) means the password was not
+   * checked, so the attempt is forgotten.
    */
   async login<T>(email: string, clientIp: string, check: () => Promise<T | null>): Promise<T | null> {
     const reservation = await this.repository.reserveLogin(email, clientIp, {
-      perEmail: this.config.loginMaxFailures,
-      perAddress: this.config.loginMaxFailuresPerAddress,
+      failuresPerEmail: this.config.loginMaxFailures,
+      failuresPerAddress: this.config.loginMaxFailuresPerAddress,
+      successesPerAccount: this.config.loginMaxSuccesses,
+      successesPerAddress: this.config.loginMaxSuccessesPerAddress,
       windowSeconds: this.config.loginWindowSeconds,
     });
-    const id = counted(reservation, 'Too many failed logins; try again later');
+    const id = counted(reservation, 'Too many logins; try again later');
     let result: T | null;
     try {
       result = await check();
@@ -39,7 +41,7 @@ export class AbuseLimits {
       await this.repository.releaseLogin(id).catch(() => undefined);
       throw error;
     }
-    if (result !== null) await this.repository.clearLoginFailures(email, clientIp);
+    if (result !== null) await this.repository.recordLoginSuccess(email, clientIp);
     return result;
   }
 

@@ -2,7 +2,7 @@ import type { Me, Role } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { avatarUrl } from '../images/service.js';
+import { avatarUrl } from '../images/repository.js';
 
 export interface UserRow {
   id: string;

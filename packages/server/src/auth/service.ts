@@ -51,8 +51,8 @@ export class AuthService {
    * same transaction: an invitation it may not accept (another email, unknown link) creates nothing.
    */
   async register(input: { email: string; password: string; name: string; inviteToken?: string | undefined }, clientIp: string): Promise<SignedIn> {
-    this.passwords.refuseWhenSaturated();
-    const passwordHash = await this.limits.registration(clientIp, () => this.passwords.hash(input.password));
+    this.passwords.refuseWhenSaturated(clientIp);
+    const passwordHash = await this.limits.registration(clientIp, () => this.passwords.hash(input.password, clientIp));
     return this.sql.begin(async (tx) => {
       const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
       if (input.inviteToken !== undefined) await this.invitations.acceptAs(tx, user, input.inviteToken);
@@ -74,10 +74,10 @@ export class AuthService {
     input: { email: string; password: string; rememberMe: boolean },
     clientIp: string,
   ): Promise<SignedIn> {
-    this.passwords.refuseWhenSaturated();
+    this.passwords.refuseWhenSaturated(clientIp);
     const user = await this.limits.login(input.email, clientIp, async () => {
       const found = await this.repository.findUserByEmail(input.email);
-      return (await this.passwords.verify(found?.passwordHash ?? null, input.password)) ? found : null;
+      return (await this.passwords.verify(found?.passwordHash ?? null, input.password, clientIp)) ? found : null;
     });
     if (!user) throw new DomainError('INVALID_CREDENTIALS', 'The email or password is wrong');
     return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));

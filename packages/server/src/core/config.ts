@@ -33,6 +33,10 @@ export interface Config {
   loginWindowSeconds: number;
   /** Failed logins per client address over all emails in the login window. */
   loginMaxFailuresPerAddress: number;
+  /** Successful logins per account (from any address) in the login window. */
+  loginMaxSuccesses: number;
+  /** Successful logins per client address over all accounts in the login window. */
+  loginMaxSuccessesPerAddress: number;
   registerMaxPerAddress: number;
   registerWindowSeconds: number;
   scryptLogN: number;
@@ -61,6 +65,93 @@ export interface Config {
 const MiB = 1024 * 1024;
 const megabytes = (value: number | null): number | null => (value === null ? null : value * MiB);
 
+/** A setting as `loadConfig` reads it and the README's settings tables list it (`pnpm docs:settings`). */
+export interface Setting {
+  /** The value taken when the variable is unset; without one, `otherwise` says what happens. */
+  default?: number | string | boolean;
+  /** Markdown: what an unset variable without a fixed default means ('unset', 'from `PUBLIC_URL`'). */
+  otherwise?: string;
+  /** More variables the same row documents. */
+  with?: readonly string[];
+  meaning: string;
+  /** A tunable with a production default that tests lower: listed in the README's second table. */
+  tunable?: true;
+}
+
+/** Every setting, in the README's order: the one place its default is stated. */
+export const SETTINGS = {
+  PORT: { default: 3000, meaning: 'port to listen on' },
+  HOST: { default: '127.0.0.1', meaning: 'address to listen on' },
+  PUBLIC_URL: {
+    otherwise: '`http://localhost:<PORT>`',
+    meaning: "the server's public origin; share links start with it; `https` turns on `Secure` cookies",
+  },
+  APP_URL: { otherwise: '`PUBLIC_URL`', meaning: 'where the identity-provider sign-in returns to' },
+  DATA_DIR: { default: './data', meaning: 'files, images, temporary uploads, the embedded database, generated secrets' },
+  DATABASE_URL: { otherwise: 'unset', meaning: 'any PostgreSQL ≥ 14; unset starts an embedded PostgreSQL under `DATA_DIR/postgres`' },
+  JWT_SECRET: { otherwise: 'generated', meaning: 'at least 32 characters; unset: generated once into `DATA_DIR/jwt-secret` (mode 0600)' },
+  COOKIE_SECURE: { otherwise: 'from `PUBLIC_URL`', meaning: 'force `Secure` on the auth cookies' },
+  CORS_ORIGINS: {
+    otherwise: 'empty',
+    meaning:
+      'comma-separated extra origins allowed: CORS for browser clients (credentials, ranges and the tus headers of resumable uploads allowed and exposed) and the WebSocket `Origin` check',
+  },
+  TRUST_PROXY: {
+    default: false,
+    meaning:
+      'take the client address from `X-Forwarded-For` (login and registration limits, the password-hashing share); the cap of connections per address is then off, since every connection comes from the proxy',
+  },
+  LOG_LEVEL: { default: 'info', meaning: '`debug`, `info`, `warn`, `error` or `silent`; logs are one JSON object per line' },
+  IDLE_TIMEOUT_SECONDS: {
+    default: 60,
+    meaning: 'a request whose connection moves no byte for this long is cut: a stalled body (its partial upload is removed) or a reader that stopped reading',
+  },
+  MAX_CONNECTIONS: { default: 2000, meaning: 'open connections at most (WebSockets included), and at most 200 from one client address; more are closed as they arrive' },
+  OIDC_ISSUER: { with: ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'], otherwise: 'unset', meaning: 'external sign-in; off unless all three are set' },
+  OIDC_SCOPES: { default: 'openid email profile', meaning: 'the scopes external sign-in asks the identity provider for' },
+  MIN_FREE_DISK_MB: {
+    default: 1024,
+    meaning:
+      "uploads (files, project and vibe images) that would leave less free space on `DATA_DIR`'s file system are refused with 507 `INSUFFICIENT_STORAGE`; with `0`, only an upload that does not fit at all is",
+  },
+  USER_QUOTA_MB: {
+    otherwise: 'unset',
+    meaning: "each user's uploads (files and images they uploaded) may hold at most this much; over it, 507 `QUOTA_EXCEEDED`; unset: no quota",
+  },
+  ANALYSIS_CONCURRENCY: {
+    default: 1,
+    meaning:
+      'audio files this instance analyses at once (0–4), each holding one of its 10 database connections while it runs; `0`: this instance analyses nothing (others on the same database do)',
+  },
+  ANALYSIS_TIMEOUT_SECONDS: { default: 600, meaning: "wall-clock budget of one file's analysis (1–86400); a file over it is `failed`" },
+  ACCESS_TOKEN_TTL_SECONDS: { default: 900, tunable: true, meaning: "access-token lifetime (and `expiresIn`, and the cookie's Max-Age)" },
+  LOGIN_MAX_FAILURES: { default: 10, tunable: true, meaning: 'failed logins per email and client address allowed in the window; the next one is 429' },
+  LOGIN_WINDOW_SECONDS: { default: 900, tunable: true, meaning: 'the rate-limit window' },
+  LOGIN_MAX_FAILURES_PER_ADDRESS: { default: 100, tunable: true, meaning: 'failed logins per client address over all emails allowed in the window' },
+  LOGIN_MAX_SUCCESSES: { default: 30, tunable: true, meaning: 'successful logins per account (from any address) allowed in the window; the next login is 429' },
+  LOGIN_MAX_SUCCESSES_PER_ADDRESS: { default: 100, tunable: true, meaning: 'successful logins per client address over all accounts allowed in the window' },
+  REGISTER_MAX_PER_ADDRESS: {
+    default: 20,
+    tunable: true,
+    meaning: 'registrations per client address allowed in the registration window; the next one is 429',
+  },
+  REGISTER_WINDOW_SECONDS: { default: 3600, tunable: true, meaning: 'the registration window' },
+  SCRYPT_LOG_N: { default: 16, tunable: true, meaning: 'scrypt cost (2^N); 16 ≈ 100 ms per hash on a 2-core machine' },
+  MAX_AUDIO_BYTES: { with: ['MAX_STEM_BYTES', 'MAX_IMAGE_BYTES'], otherwise: 'contract limits', tunable: true, meaning: 'lower the per-type upload limits' },
+  EVENTS_HEARTBEAT_SECONDS: { default: 30, tunable: true, meaning: 'WebSocket ping interval; a peer that misses a pong is dropped' },
+  PURGE_INTERVAL_SECONDS: { default: 300, tunable: true, meaning: 'how often expired rows are deleted (also once at start)' },
+  SHUTDOWN_GRACE_SECONDS: {
+    default: 30,
+    tunable: true,
+    meaning: 'on SIGTERM/SIGINT, how long requests in flight (uploads) may take to finish before they are cut (0–3600)',
+  },
+  HEADERS_TIMEOUT_SECONDS: { default: 60, tunable: true, meaning: "time a client has to send a request's headers (then 408 and closed); a test tunable" },
+} as const satisfies Record<string, Setting>;
+
+type SettingName = keyof typeof SETTINGS;
+/** The settings whose default is of type T. */
+type SettingWith<T> = { [K in SettingName]: (typeof SETTINGS)[K] extends { default: T } ? K : never }[SettingName];
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
@@ -79,19 +170,18 @@ export function loadConfig(env: Env = process.env): Config {
     const value = env[name]?.trim();
     return value === '' ? undefined : value;
   };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
+  /** The variable as a whole number from min to max; undefined when unset or bad (then reported). */
+  const wholeNumber = (name: string, min: number, max: number): number | undefined => {
     const raw = read(name);
-    if (raw === undefined) return fallback;
+    if (raw === undefined) return undefined;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return value;
+    if (Number.isInteger(value) && value >= min && value <= max) return value;
+    problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+    return undefined;
   };
-  const optionalInteger = (name: string, min: number, max: number): number | null =>
-    read(name) === undefined ? null : integer(name, 0, min, max);
-  const boolean = (name: string, fallback: boolean): boolean => {
+  const integer = (name: SettingWith<number>, min: number, max: number): number => wholeNumber(name, min, max) ?? SETTINGS[name].default;
+  const optionalInteger = (name: string, min: number, max: number): number | null => wholeNumber(name, min, max) ?? null;
+  const boolean = (name: SettingName, fallback: boolean): boolean => {
     const raw = read(name);
     if (raw === undefined) return fallback;
     if (/^(true|1|yes)$/i.test(raw)) return true;
@@ -112,8 +202,8 @@ export function loadConfig(env: Env = process.env): Config {
     }
   };
 
-  const port = integer('PORT', 3000, 0, 65535);
-  const host = read('HOST') ?? '127.0.0.1';
+  const port = integer('PORT', 0, 65535);
+  const host = read('HOST') ?? SETTINGS.HOST.default;
   const publicUrl = url('PUBLIC_URL', `http://localhost:${port}`);
   const appUrl = url('APP_URL', publicUrl);
 
@@ -135,7 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^https?:\/\/[^/]+$/.test(origin)) problems.push(`CORS_ORIGINS has an invalid origin "${origin}"`);
   }
 
-  const logLevelRaw = read('LOG_LEVEL') ?? 'info';
+  const logLevelRaw = read('LOG_LEVEL') ?? SETTINGS.LOG_LEVEL.default;
   const logLevel = LOG_LEVELS.find((level) => level === logLevelRaw.toLowerCase());
   if (!logLevel) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelRaw}")`);
 
@@ -148,7 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
       issuer: url('OIDC_ISSUER', oidcIssuer),
       clientId: oidcClientId,
       clientSecret: oidcClientSecret,
-      scopes: read('OIDC_SCOPES') ?? 'openid email profile',
+      scopes: read('OIDC_SCOPES') ?? SETTINGS.OIDC_SCOPES.default,
     };
   }
 
@@ -157,34 +247,36 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     publicUrl,
     appUrl,
-    dataDir: path.resolve(read('DATA_DIR') ?? './data'),
+    dataDir: path.resolve(read('DATA_DIR') ?? SETTINGS.DATA_DIR.default),
     databaseUrl,
     jwtSecret,
     cookieSecure: boolean('COOKIE_SECURE', publicUrl.startsWith('https:')),
     corsOrigins,
-    trustProxy: boolean('TRUST_PROXY', false),
-    logLevel: logLevel ?? 'info',
+    trustProxy: boolean('TRUST_PROXY', SETTINGS.TRUST_PROXY.default),
+    logLevel: logLevel ?? SETTINGS.LOG_LEVEL.default,
     oidc,
-    idleTimeoutSeconds: integer('IDLE_TIMEOUT_SECONDS', 60, 1, 86_400),
-    maxConnections: integer('MAX_CONNECTIONS', 2000, 1, 1_000_000),
-    accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL_SECONDS', 900, 1, 86_400),
-    loginMaxFailures: integer('LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
-    loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 900, 1, 86_400),
-    loginMaxFailuresPerAddress: integer('LOGIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
-    registerMaxPerAddress: integer('REGISTER_MAX_PER_ADDRESS', 20, 1, 1_000_000),
-    registerWindowSeconds: integer('REGISTER_WINDOW_SECONDS', 3600, 1, 86_400),
-    scryptLogN: integer('SCRYPT_LOG_N', 16, 1, 20),
+    idleTimeoutSeconds: integer('IDLE_TIMEOUT_SECONDS', 1, 86_400),
+    maxConnections: integer('MAX_CONNECTIONS', 1, 1_000_000),
+    accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL_SECONDS', 1, 86_400),
+    loginMaxFailures: integer('LOGIN_MAX_FAILURES', 1, 1_000_000),
+    loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 1, 86_400),
+    loginMaxFailuresPerAddress: integer('LOGIN_MAX_FAILURES_PER_ADDRESS', 1, 1_000_000),
+    loginMaxSuccesses: integer('LOGIN_MAX_SUCCESSES', 1, 1_000_000),
+    loginMaxSuccessesPerAddress: integer('LOGIN_MAX_SUCCESSES_PER_ADDRESS', 1, 1_000_000),
+    registerMaxPerAddress: integer('REGISTER_MAX_PER_ADDRESS', 1, 1_000_000),
+    registerWindowSeconds: integer('REGISTER_WINDOW_SECONDS', 1, 86_400),
+    scryptLogN: integer('SCRYPT_LOG_N', 1, 20),
     maxAudioBytes: optionalInteger('MAX_AUDIO_BYTES', 1, MAX_UPLOAD_BYTES.CUT),
     maxStemBytes: optionalInteger('MAX_STEM_BYTES', 1, MAX_UPLOAD_BYTES.STEM),
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, MAX_UPLOAD_BYTES.IMAGE),
-    eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 30, 1, 3600),
-    purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 300, 1, 86_400),
-    shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
-    headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 60, 1, 3600),
-    minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 1024, 0, 1_048_576_000) * MiB,
+    eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 1, 3600),
+    purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 1, 86_400),
+    shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 0, 3600),
+    headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 1, 3600),
+    minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 0, 1_048_576_000) * MiB,
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
-    analysisConcurrency: integer('ANALYSIS_CONCURRENCY', 1, 0, 4),
-    analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 600, 1, 86_400),
+    analysisConcurrency: integer('ANALYSIS_CONCURRENCY', 0, 4),
+    analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

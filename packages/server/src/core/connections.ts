@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -8,6 +9,19 @@ const KEEP_ALIVE_MS = 5_000;
 const HEADER_CHECK_INTERVAL_MS = 1_000;
 /** At most one warning per this long while connections are being refused, so a flood cannot flood the log. */
 const DROP_WARNING_INTERVAL_MS = 60_000;
+/**
+ * A new connection that sends no byte for this long is closed unanswered: an idle connection held open costs a
+ * place under MAX_CONNECTIONS and nothing else, so it gets far less time than a request whose headers trickle
+ * in. Browsers that open a connection ahead of need use it within a few seconds or close it themselves.
+ */
+const FIRST_BYTE_TIMEOUT_MS = 10_000;
+/**
+ * Open connections per client address (a tenth of the default MAX_CONNECTIONS): more are closed as they
+ * arrive, so one address cannot take every place. Room for an office behind one NAT, each browser keeping
+ * six connections and an events socket. Not applied with TRUST_PROXY: every connection then comes from the proxy,
+ * which must hold its clients to account.
+ */
+const MAX_CONNECTIONS_PER_ADDRESS = 200;
 
 /**
  * The HTTP server with its connection limits, so a slow or idle client never holds a connection that others
@@ -17,8 +31,10 @@ const DROP_WARNING_INTERVAL_MS = 60_000;
  *   that stops sending (the upload code then removes its partial file), a reader that stops reading. Bytes
  *   that keep moving keep it open, so long uploads and slow downloads still work. An events WebSocket takes
  *   its socket out of this (the `ws` library turns the timeout off) and relies on its heartbeat;
+ * - a new connection that sends no byte within 10 s is closed unanswered;
  * - idle keep-alive connections close after 5 s;
- * - at most `maxConnections` are open at once (WebSockets included); more are closed as they arrive.
+ * - at most `maxConnections` are open at once (WebSockets included), and at most 200 from one client address
+ *   (unless behind a trusted proxy); more are closed as they arrive.
  * There is no whole-request timeout (`requestTimeout: 0`): a large upload on a slow line may take hours.
  */
 export function createHttpServer(config: Config, log: Logger, listener: RequestListener): Server {
@@ -33,11 +49,53 @@ export function createHttpServer(config: Config, log: Logger, listener: RequestL
   );
   server.timeout = config.idleTimeoutSeconds * 1000;
   server.maxConnections = config.maxConnections;
-  let lastDropWarning = 0;
-  server.on('drop', () => {
-    if (Date.now() - lastDropWarning < DROP_WARNING_INTERVAL_MS) return;
-    lastDropWarning = Date.now();
-    log.warn('MAX_CONNECTIONS reached: new connections are closed until some end', { maxConnections: config.maxConnections });
+  const dropWarning = throttled(() =>
+    log.warn('MAX_CONNECTIONS reached: new connections are closed until some end', { maxConnections: config.maxConnections }),
+  );
+  server.on('drop', dropWarning);
+  server.on('connection', (socket: Socket) => {
+    const firstByte = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, FIRST_BYTE_TIMEOUT_MS);
+    firstByte.unref();
+    socket.once('close', () => clearTimeout(firstByte));
   });
+  if (!config.trustProxy) capPerAddress(server, log);
   return server;
+}
+
+/** Counts the open connections of each client address and closes those past its cap as they arrive. */
+function capPerAddress(server: Server, log: Logger): void {
+  const open = new Map<string, number>();
+  const capWarning = throttled((address: string) =>
+    log.warn('too many connections from one client address: its new ones are closed until some end', {
+      clientAddress: address,
+      maxConnectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS,
+    }),
+  );
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const count = open.get(address) ?? 0;
+    if (count >= MAX_CONNECTIONS_PER_ADDRESS) {
+      socket.destroy();
+      capWarning(address);
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      const left = open.get(address)! - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
+
+/** Calls `warn` at most once per DROP_WARNING_INTERVAL_MS, however often it is asked to. */
+function throttled<A extends unknown[]>(warn: (...args: A) => void): (...args: A) => void {
+  let last = 0;
+  return (...args) => {
+    if (Date.now() - last < DROP_WARNING_INTERVAL_MS) return;
+    last = Date.now();
+    warn(...args);
+  };
 }

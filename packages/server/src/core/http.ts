@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Request, Response } from '@tinyhttp/app';
 import { parse as parseCookies, serialize, type SerializeOptions } from '@tinyhttp/cookie';
-import { type FieldError, isUuid, type Problem } from '@bandcollab/sdk/contract';
+import { type FieldError, isUuid, type Problem, STATUS_BY_CODE } from '@bandcollab/sdk/contract';
 import { p as bodyReader } from 'milliparsec';
 import type { z } from 'zod';
-import { DomainError, notFound, STATUS_BY_CODE, validationFailed } from './errors.js';
+import { DomainError, notFound, validationFailed } from './errors.js';
 
 export type { Request, Response };
 

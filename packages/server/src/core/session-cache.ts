@@ -1,7 +1,8 @@
 import type postgres from 'postgres';
 import { inject, Lifecycle, scoped } from 'tsyringe';
+import type { Clock } from './clock.js';
 import type { Queryable, Sql } from './database.js';
-import { SQL } from './di.js';
+import { CLOCK, SQL } from './di.js';
 import { type Principal, SESSIONS_CHANNEL, SessionsRepository } from './sessions-repository.js';
 
 /** Carries the id of each user whose name, email, role or required password change changed or who was deleted (migrations 010, 012). */
@@ -37,6 +38,7 @@ export class SessionCache {
   constructor(
     @inject(SQL) private readonly sql: Sql,
     @inject(SessionsRepository) private readonly repository: SessionsRepository,
+    @inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   async start(): Promise<void> {
@@ -56,7 +58,7 @@ export class SessionCache {
   /** The principal of an access token, only while its session is active and its user exists. */
   async principal(userId: string, sessionId: string): Promise<Principal | null> {
     const cached = this.sessions.get(sessionId);
-    if (cached && cached.principal.userId === userId && cached.expiresAt > Date.now()) return cached.principal;
+    if (cached && cached.principal.userId === userId && cached.expiresAt > this.clock.now()) return cached.principal;
     const dropsBefore = this.drops;
     const found = await this.repository.findActive(userId, sessionId);
     if (!found) {

@@ -6,6 +6,7 @@ import { type Principal, reaches } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
+import { DomainError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { TOKENS_CHANNEL } from '../core/personal-access-tokens-repository.js';
 import { SESSIONS_CHANNEL } from '../core/sessions-repository.js';
@@ -14,8 +15,17 @@ import { type ActiveSession, EventsRepository } from './repository.js';
 
 /** Unsent bytes beyond this mark a reader too slow to keep up: it is closed rather than buffered for. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * Open sockets per session or personal access token, and per user, on this instance: room for a browser's
+ * tabs (they share one session) and a few command-line watchers, and a bound on what one account can hold.
+ * Past either, the upgrade answers 429; a place frees when one of them closes.
+ */
+const MAX_SOCKETS_PER_TOKEN = 16;
+const MAX_SOCKETS_PER_USER = 32;
+const SOCKET_RETRY_AFTER_SECONDS = 30;
 
 const CLOSE_GOING_AWAY = 1001;
+const CLOSE_POLICY_VIOLATION = 1008;
 const CLOSE_INTERNAL_ERROR = 1011;
 const CLOSE_SERVICE_RESTART = 1012;
 const CLOSE_TOO_SLOW = 1013;
@@ -92,6 +102,27 @@ export class EventHub {
     clearTimeout(cutOff);
   }
 
+  /**
+   * Throws 429 RATE_LIMITED when `principal`'s session or token, or its user, already holds as many sockets as
+   * it may. Checked just before the handshake, which `add` follows without a pause: the count cannot change in between.
+   */
+  refuseWhenFull(principal: Principal): void {
+    let ofUser = 0;
+    let ofToken = 0;
+    for (const { principal: holder } of this.subscribers) {
+      if (holder.userId !== principal.userId) continue;
+      ofUser += 1;
+      if (holder.sessionId === principal.sessionId && holder.token?.tokenId === principal.token?.tokenId) ofToken += 1;
+    }
+    const detail =
+      ofToken >= MAX_SOCKETS_PER_TOKEN
+        ? `This session or token already has ${MAX_SOCKETS_PER_TOKEN} event streams open; close one first`
+        : ofUser >= MAX_SOCKETS_PER_USER
+          ? `This account already has ${MAX_SOCKETS_PER_USER} event streams open; close one first`
+          : null;
+    if (detail !== null) throw new DomainError('RATE_LIMITED', detail, { retryAfterSeconds: SOCKET_RETRY_AFTER_SECONDS });
+  }
+
   /** Takes an authenticated socket: says hello with the user's projects, then streams their events. */
   async add(socket: WebSocket, principal: Principal): Promise<void> {
     // An upgrade on a kept-alive connection can still arrive while the server drains.
@@ -115,6 +146,8 @@ export class EventHub {
     socket.on('pong', () => {
       subscriber.alive = true;
     });
+    // The protocol has no client messages: one is a client that speaks another protocol, or a flood.
+    socket.on('message', () => socket.close(CLOSE_POLICY_VIOLATION, 'This stream takes no messages'));
 
     let session: ActiveSession | null;
     try {

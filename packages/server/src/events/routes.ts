@@ -16,7 +16,10 @@ import { EventHub } from './hub.js';
 /** Real-time project events over WebSocket: the upgrade of `GET /api/events`. */
 @injectable()
 export class EventsRoutes implements Feature {
-  /** Clients only answer pings; anything they send is small or a mistake. The hub keeps the open sockets. */
+  /**
+   * Clients only answer pings: a message closes the socket (1008, in the hub), one over 4 KiB before it is read
+   * (1009). The hub keeps the open sockets.
+   */
   private readonly sockets = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: 4096 });
   constructor(
     @inject(CONFIG) private readonly config: Config,
@@ -51,6 +54,7 @@ export class EventsRoutes implements Feature {
       // Browsers send cookies with cross-site WebSocket requests: only the server's own and configured origins may connect.
       if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
       const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, scope: 'read' });
+      this.hub.refuseWhenFull(principal);
       this.sockets.handleUpgrade(req, socket, head, (webSocket) => {
         void this.hub.add(webSocket, principal);
       });

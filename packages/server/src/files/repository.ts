@@ -2,7 +2,7 @@ import type { AnalysisStatus, AudioInfo, FileRecord, FileType, StemEntry, Stems,
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { avatarUrl } from '../images/service.js';
+import { avatarUrl } from '../images/repository.js';
 
 /** A `files` row as downloads, archives and share links use it: what they show and send, no more. */
 export interface StoredFileRow {

@@ -1,10 +1,12 @@
+import { MAX_UPLOAD_BYTES, sizeInMiB } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
 import { Multipart, type ReceivedUpload } from '../core/multipart.js';
-import { Images, type StoredImage } from './service.js';
+import type { StoredImage } from './repository.js';
+import { Images } from './service.js';
 
 /** The create and update bodies of projects and vibes, which may carry an image: HTTP only, for their routes. */
 @injectable()
@@ -30,7 +32,7 @@ export class ImageForms {
   /** A multipart form whose `image` part is required (an avatar), checked and stored as `read` does. */
   async readImage(principal: Principal, req: Request, res: Response): Promise<StoredImage> {
     const upload = await this.receive(principal, req, res);
-    if (!upload.file) throw invalidField('image', 'is required: a JPEG, PNG, GIF or WebP image of at most 5 MiB');
+    if (!upload.file) throw invalidField('image', `is required: a JPEG, PNG, GIF or WebP image of at most ${sizeInMiB(MAX_UPLOAD_BYTES.IMAGE)}`);
     return this.images.store(principal, upload.file);
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { FILE_TYPES } from '@bandcollab/sdk/contract';
+import { extensionsOf, FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
@@ -10,22 +10,10 @@ import { notFound } from '../core/errors.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
-import { ImagesRepository } from './repository.js';
-
-/** Where a stored image (project cover or vibe image) is served; the column holds `<uuid>.<ext>`. */
-export const imageUrl = (image: string | null): string | null => (image === null ? null : `/uploads/images/${image}`);
-
-/** Where an account's avatar is served (to any signed-in user); the column holds `<uuid>.<ext>`. */
-export const avatarUrl = (avatar: string | null): string | null => (avatar === null ? null : `/uploads/avatars/${avatar}`);
-
-/** An image stored under DATA_DIR/images: its name (`<uuid>.<ext>`) and the sha256 of its bytes, its ETag. */
-export interface StoredImage {
-  name: string;
-  sha256: string;
-}
+import { ImagesRepository, type StoredImage } from './repository.js';
 
 /** The names this server gives images; anything else names no image. */
-export const IMAGE_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(jpg|jpeg|png|gif|webp)$/;
+export const IMAGE_NAME = new RegExp(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\.(${extensionsOf('IMAGE').join('|')})$`);
 
 /** Project covers, vibe images and avatars, stored under DATA_DIR/images (received by ImageForms). */
 @injectable()

@@ -1,5 +1,5 @@
-import { type ErrorCode, type RouteDeclaration, ROUTES } from '@bandcollab/sdk/contract';
-import { STATUS_BY_CODE } from '../core/errors.js';
+import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, sizeInMiB, STATUS_BY_CODE } from '@bandcollab/sdk/contract';
+import { SETTINGS } from '../core/config.js';
 
 // The OpenAPI `paths`, generated from the route declarations (@bandcollab/sdk/contract, routes.ts): what a
 // declaration implies (401 for an authenticated route, 404 for an id, 400/413/415 for a body) is added here,
@@ -45,7 +45,7 @@ const AUTH_COOKIES = {
   'Set-Cookie': {
     schema: { type: 'string' },
     description:
-      'access_token (HttpOnly; SameSite=Lax; Path=/; Max-Age=900) and refresh_token (HttpOnly; SameSite=Strict; ' +
+      `access_token (HttpOnly; SameSite=Lax; Path=/; Max-Age=${SETTINGS.ACCESS_TOKEN_TTL_SECONDS.default}) and refresh_token (HttpOnly; SameSite=Strict; ` +
       'Path=/api/auth; Max-Age = seconds left in the session with rememberMe, else a session cookie); both Secure when ' +
       'PUBLIC_URL is https or COOKIE_SECURE=true.',
   },
@@ -169,10 +169,29 @@ function pathParameters(route: RouteDeclaration): Record<string, unknown>[] {
 /** `/api/tokens/:id` → `/api/tokens/{id}`. */
 export const openApiPath = (path: string): string => path.replace(/:([A-Za-z]+)/g, '{$1}');
 
+/**
+ * The declaration's prose with each fact stated from its one table: `{LOGIN_MAX_FAILURES}` becomes
+ * `LOGIN_MAX_FAILURES (10)` (the setting's default), `{limit:STEM}` the type's upload limit (`500 MiB`).
+ */
+function withFacts<T>(value: T): T {
+  const settings: Partial<Record<string, { default?: unknown }>> = SETTINGS as Partial<Record<string, object>>;
+  if (typeof value === 'string') {
+    return value
+      .replace(/\{([A-Z][A-Z_]+)\}/g, (written, name: string) => {
+        const value = settings[name]?.default;
+        return value === undefined ? written : `${name} (${String(value)})`;
+      })
+      .replace(/\{limit:(CUT|STEM|IMAGE)\}/g, (_written, type: keyof typeof MAX_UPLOAD_BYTES) => sizeInMiB(MAX_UPLOAD_BYTES[type])) as T;
+  }
+  if (Array.isArray(value)) return value.map(withFacts) as T;
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withFacts(item)])) as T;
+  return value;
+}
+
 /** Every declared route as OpenAPI path items, in declaration order. */
-export function generatedPaths(routes: readonly RouteDeclaration[] = Object.values(ROUTES)): Record<string, Record<string, unknown>> {
+export function generatedPaths(declared: readonly RouteDeclaration[] = Object.values(ROUTES)): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
+  for (const route of declared.map(withFacts)) {
     const path = openApiPath(route.path);
     const parameters = pathParameters(route);
     paths[path] ??= parameters.length > 0 ? { parameters } : {};

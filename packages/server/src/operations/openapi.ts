@@ -1,5 +1,6 @@
 import { FORM_SCHEMAS, RECORD_SCHEMAS, REQUEST_SCHEMAS } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
+import { SETTINGS } from '../core/config.js';
 import { SERVER_VERSION } from '../version.js';
 import { generatedPaths } from './openapi-paths.js';
 
@@ -44,8 +45,10 @@ export const openApiDocument = {
       'endpoint: a read token on anything but GET and HEAD, any token on /api/auth/* (except GET /api/auth/me) and /api/tokens. ' +
       'Every response also carries X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer; every JSON answer ' +
       '(records and problem details) Cache-Control: no-store; file bytes Cache-Control: private, no-cache with their validators. ' +
-      'Connections: headers must arrive within 60 s; a request whose connection moves no byte for IDLE_TIMEOUT_SECONDS (60) ' +
-      'is cut; idle keep-alive connections close after 5 s; at most MAX_CONNECTIONS (2000) are open at once.',
+      `Connections: headers must arrive within ${SETTINGS.HEADERS_TIMEOUT_SECONDS.default} s; a request whose connection moves no byte for ` +
+      `IDLE_TIMEOUT_SECONDS (${SETTINGS.IDLE_TIMEOUT_SECONDS.default}) is cut; a new connection that sends no byte within 10 s is closed; idle ` +
+      `keep-alive connections close after 5 s; at most MAX_CONNECTIONS (${SETTINGS.MAX_CONNECTIONS.default}) are open at once, and at most ` +
+      '200 from one client address (not behind TRUST_PROXY).',
   },
   servers: [{ url: '/' }],
   components: {

@@ -6,6 +6,7 @@ import { SQL } from '../core/di.js';
 export interface PurgeCounts {
   sessions: number;
   loginFailures: number;
+  loginSuccesses: number;
   registrationAttempts: number;
   cliLoginCodes: number;
   invitations: number;
@@ -30,6 +31,8 @@ export class OperationsRepository {
     const sessions = await this.sql`delete from sessions where expires_at < now()`;
     const loginFailures = await this.sql`
       delete from login_failures where failed_at < now() - make_interval(secs => ${windows.loginSeconds})`;
+    const loginSuccesses = await this.sql`
+      delete from login_successes where succeeded_at < now() - make_interval(secs => ${windows.loginSeconds})`;
     const registrationAttempts = await this.sql`
       delete from registration_attempts where attempted_at < now() - make_interval(secs => ${windows.registrationSeconds})`;
     const cliLoginCodes = await this.sql`delete from cli_login_codes where expires_at < now()`;
@@ -38,6 +41,7 @@ export class OperationsRepository {
     return {
       sessions: sessions.count,
       loginFailures: loginFailures.count,
+      loginSuccesses: loginSuccesses.count,
       registrationAttempts: registrationAttempts.count,
       cliLoginCodes: cliLoginCodes.count,
       invitations: invitations.count,

@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import { type Queryable, setChanged, type Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import type { DeletedContent } from '../core/disk.js';
-import { avatarUrl, imageUrl, type StoredImage } from '../images/service.js';
+import { avatarUrl, imageUrl, type StoredImage } from '../images/repository.js';
 
 const INVITATION_DAYS = 30;
 

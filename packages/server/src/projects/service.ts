@@ -10,7 +10,8 @@ import type { StoredBytes } from '../core/transfer.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
-import { IMAGE_NAME, Images, type StoredImage } from '../images/service.js';
+import type { StoredImage } from '../images/repository.js';
+import { IMAGE_NAME, Images } from '../images/service.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
 const lastAdmin = () => new DomainError('LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');

@@ -2,7 +2,7 @@ import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk/contract'
 import { injectable } from 'tsyringe';
 import { type Queryable, setChanged } from '../core/database.js';
 import type { DeletedContent } from '../core/disk.js';
-import { imageUrl, type StoredImage } from '../images/service.js';
+import { imageUrl, type StoredImage } from '../images/repository.js';
 
 export interface VibeRow {
   id: string;

@@ -8,7 +8,8 @@ import { DomainError, forbidden, invalidField, nameTaken, notFound } from '../co
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { Images, type StoredImage } from '../images/service.js';
+import type { StoredImage } from '../images/repository.js';
+import { Images } from '../images/service.js';
 import { toVibe, VIBE_NAME_INDEX, type VibeChanges, VibesRepository } from './repository.js';
 
 /** Turns the database's refusal of a second vibe named `name` in a project into 409 NAME_TAKEN. */

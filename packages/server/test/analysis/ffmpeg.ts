@@ -1,8 +1,8 @@
 // ffmpeg (Debian package, tests only) makes the fixtures and is the loudness oracle: its ebur128 filter.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { requirePrerequisite } from '../support/prerequisites.js';
 
-export const hasFfmpeg = spawnSync('ffmpeg', ['-version']).status === 0;
-if (!hasFfmpeg) console.warn('[analysis tests] SKIPPED: ffmpeg is not installed (apt-get install ffmpeg)');
+export const hasFfmpeg = requirePrerequisite('ffmpeg', spawnSync('ffmpeg', ['-version']).status === 0 ? null : 'ffmpeg is not installed (apt-get install ffmpeg)');
 
 /** Runs ffmpeg with a lavfi source expression and output options, writing `output`. */
 export function generate(source: string, seconds: number, outputOptions: string[], output: string): void {

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 
-/** A plain TCP connection to a test server, for requests that no HTTP client would send (half-sent, trickled, reset). */
-export function openSocket(baseUrl: string): Promise<Socket> {
+/**
+ * A plain TCP connection to a test server, for requests that no HTTP client would send (half-sent, trickled, reset).
+ * `localAddress` speaks from another client address: on Linux all of 127.0.0.0/8 is loopback.
+ */
+export function openSocket(baseUrl: string, localAddress?: string): Promise<Socket> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => resolve(socket));
+    const socket = connect({ host: hostname, port: Number(port), ...(localAddress === undefined ? {} : { localAddress }) }, () => resolve(socket));
     socket.once('error', reject);
   });
 }

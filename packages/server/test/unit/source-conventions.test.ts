@@ -1,6 +1,6 @@
 /**
  * Conventions of the server's source, read from the files: what the server may load from the SDK package,
- * and what its services may know of HTTP.
+ * what its services may know of HTTP, and which way the layers of a feature depend on each other.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,14 @@ const sourceFiles = (): string[] =>
     .sort();
 
 /** The modules a file imports or re-exports, statically or dynamically. */
+const isService = (file: string): boolean => /(^|\/|-)service\.ts$/.test(file);
+const isRoutes = (file: string): boolean => /(^|\/|-)(routes|forms)\.ts$/.test(file);
+const isRepository = (file: string): boolean => /(^|\/|-)repository\.ts$/.test(file);
+
+/** The source file a relative import names, from the importing file ('' for a package). */
+const resolved = (file: string, module: string): string =>
+  module.startsWith('.') ? join(file, '..', module).split('\\').join('/').replace(/\.js$/, '.ts') : '';
+
 const importsOf = (file: string): string[] =>
   [...readFileSync(join(SOURCE, file), 'utf8').matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1]!);
 
@@ -31,7 +39,7 @@ describe('the server source', () => {
   });
 
   it('keeps HTTP out of services: they take typed inputs and return domain results, the routes read and answer', () => {
-    const services = sourceFiles().filter((file) => /(^|\/|-)service\.ts$/.test(file) || file === 'projects/images.ts');
+    const services = sourceFiles().filter(isService);
     const http = ['@tinyhttp/app', 'node:http', '../core/http.js', './http.js'];
     const offenders = services.flatMap((file) =>
       importsOf(file)
@@ -40,6 +48,17 @@ describe('the server source', () => {
     );
     expect(services).toContain('files/service.ts');
     expect(services).toContain('auth/idp-service.ts');
+    expect(offenders).toEqual([]);
+  });
+
+  it('lets dependencies run one way, routes → service → repository: a repository imports no service or routes, a service no routes', () => {
+    const offenders = sourceFiles().flatMap((file) =>
+      importsOf(file)
+        .map((module) => resolved(file, module))
+        .filter((target) => (isRepository(file) && (isService(target) || isRoutes(target))) || (isService(file) && isRoutes(target)))
+        .map((target) => `${file} imports ${target}`),
+    );
+    expect(sourceFiles().filter(isRepository)).toContain('files/repository.ts');
     expect(offenders).toEqual([]);
   });
 });
