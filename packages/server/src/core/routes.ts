@@ -54,17 +54,18 @@ export interface RouteOptions {
  * names, so who may call a route is decided by its declaration, never by its path.
  */
 export class Routes {
-  /** The declarations registered so far, in order: the tests compare them with the table. */
-  readonly registered: RouteDeclaration[] = [];
+  /** The declarations registered so far: each once (tinyhttp would never reach a second registration). */
+  private readonly registered = new Set<RouteDeclaration>();
 
   constructor(
-    /** For what is not a route of its own: the tus discovery answer's headers before CORS, upgrade handlers. */
-    readonly app: App,
+    /** Private: a feature registers its routes here, from their declarations, never on the app itself. */
+    private readonly app: App,
     private readonly guard: AuthGuard,
   ) {}
 
   on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>, { before }: RouteOptions = {}): void {
-    this.registered.push(route);
+    if (this.registered.has(route)) throw new Error(`${route.method} ${route.path} is registered twice`);
+    this.registered.add(route);
     const guard = this.guard;
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
