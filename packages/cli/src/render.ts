@@ -303,6 +303,8 @@ class BarProgress implements TransferProgress {
 
   stop(): void {
     this.refreshOverall();
+    // A finished overall bar says so, rather than "uploading" at 100%.
+    if (this.totals.done === this.fileCount) this.overall.update({ name: 'done' });
     // Draw once more so lines logged since the last redraw are not lost.
     this.bars.update();
     this.bars.stop();

@@ -173,11 +173,11 @@ function stemsTable(out: Output, entries: NonNullable<FileRecord['stems']>['entr
   ]);
 }
 
-function stemsVerdict(file: FileRecord): string {
+export function stemsVerdict(file: FileRecord): string {
   const summary = file.stems!.summary;
   return summary.consistent
-    ? `${summary.audioCount} stems line up: one sample rate, one bit depth, one length`
-    : `${summary.audioCount} stems of ${summary.entryCount} entries do not line up`;
+    ? `${counted(summary.audioCount, 'stem')} ${summary.audioCount === 1 ? 'lines' : 'line'} up: one sample rate, one bit depth, one length`
+    : `${counted(summary.audioCount, 'stem')} of ${summary.entryCount} ${summary.entryCount === 1 ? 'entry' : 'entries'} ${summary.audioCount === 1 ? 'does' : 'do'} not line up`;
 }
 
 /** One audio stream `band cut check` compares: a CUT file, or one audio entry of a STEM ZIP. */

@@ -12,6 +12,7 @@ vi.setConfig({ testTimeout: 60_000 });
 
 let server: TestServer;
 let admin: CliUser;
+let adminRegistered: RunResult;
 let work: string;
 
 async function ok(user: CliUser, args: string[], cwd = work): Promise<RunResult> {
@@ -24,7 +25,7 @@ beforeAll(async () => {
   server = await startTestServer();
   admin = await cliUser(server.url);
   // The first account of a server is its site ADMIN.
-  await registerWithCli(admin, 'ada@example.com', 'correct horse battery', 'Ada');
+  adminRegistered = await registerWithCli(admin, 'ada@example.com', 'correct horse battery', 'Ada');
   work = await mkdtemp(path.join(os.tmpdir(), 'band-rough-'));
   await writeFile(path.join(work, 'cover.png'), PNG_BYTES);
   await ok(admin, ['project', 'create', 'Demo', '--image', 'cover.png']);
@@ -90,6 +91,20 @@ describe('band file download', () => {
 
     await ok(admin, ['file', 'download', 'keep.wav', ...cutFlags, '--force'], dir);
     expect(await readFile(path.join(dir, 'keep.wav'))).toEqual(wavBytes(1));
+  });
+});
+
+describe('the first hour', () => {
+  it('tells the first account it is the site admin (a later one is not: see terminal.test)', () => {
+    expect(adminRegistered.stderr).toContain('The first account on this server: you are its site admin');
+  });
+
+  it('file list is by name, whatever the upload order ("take 2" before "take 10")', async () => {
+    await ok(admin, ['cut', 'create', 'Sorted', '--vibe', 'Verse', '--project', 'Demo']);
+    for (const name of ['take 10.wav', 'Bass.wav', 'take 2.wav', 'amp.wav']) await writeFile(path.join(work, name), wavBytes(name.length, 2000));
+    for (const name of ['take 10.wav', 'Bass.wav', 'take 2.wav', 'amp.wav']) await ok(admin, ['file', 'upload', name, '--cut', 'Sorted', '--vibe', 'Verse', '--project', 'Demo']);
+    const listed = JSON.parse((await ok(admin, ['file', 'list', '--cut', 'Sorted', '--vibe', 'Verse', '--project', 'Demo', '--json'])).stdout) as FileRecord[];
+    expect(listed.map((file) => file.name)).toEqual(['amp.wav', 'Bass.wav', 'take 2.wav', 'take 10.wav']);
   });
 });
 

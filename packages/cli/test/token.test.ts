@@ -91,6 +91,8 @@ describe('BAND_TOKEN with a personal access token', () => {
       const minting = await ci.band(['token', 'create', 'more', '--expires', '7d']);
       expect(minting.exitCode).toBe(1);
       expect(minting.stderr).toContain('cannot sign in, change its owner’s sign-in or manage tokens');
+      // With BAND_TOKEN nothing is written under HOME (the README says so): no settings, no credentials.
+      expect(await filesUnder(ci.home)).toEqual([]);
     } finally {
       await ci.cleanup();
     }

@@ -335,9 +335,12 @@ function isDatabaseUnreachable(error: unknown): boolean {
   return isFromDatabase(error) && UNREACHABLE_CODES.has(String((error as { code?: unknown }).code));
 }
 
-/** The client's connection broke (reset, abort, broken pipe) while its request was read or answered. */
-const HANG_UP_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+/**
+ * The client's connection broke (reset, abort, broken pipe) while its request was read or answered. Node 24
+ * reports a write to a socket the client already closed as ECANCELED (a browser leaving a share page).
+ */
+const HANG_UP_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'ECANCELED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
 
-function isHangUp(error: unknown): boolean {
+export function isHangUp(error: unknown): boolean {
   return !isFromDatabase(error) && HANG_UP_CODES.has(String((error as { code?: unknown } | null)?.code));
 }

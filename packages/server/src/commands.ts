@@ -1,17 +1,18 @@
 import 'reflect-metadata';
 import { readdir } from 'node:fs/promises';
-import type { Role } from '@bandcollab/sdk/contract';
 import { AccountsRepository } from './accounts/repository.js';
 import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
 import { type Config, SETTINGS } from './core/config.js';
+import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound, lockDataDir } from './core/data-dir.js';
 import { openDatabase } from './core/database.js';
-import { Disk } from './core/disk.js';
+import { Disk, type Orphans, type StoredFile } from './core/disk.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
 import { randomToken } from './core/tokens.js';
+import { FilesRepository } from './files/repository.js';
 import { openApiDocument } from './operations/openapi.js';
 import { renderReference } from './operations/reference.js';
 import { renderSettings } from './operations/settings-reference.js';
@@ -25,14 +26,16 @@ answer 503, and the embedded database is stopped; a second signal ends the grace
 
 Commands (on the database the same settings select; beside a running server they use its embedded
 database, and never stop it):
-  set-role <email> <ADMIN|MEMBER>   set a user's site role
+  set-role <email> <ADMIN|MEMBER>   set a user's site role (the role in any case)
   reset-password <email>            give a user who forgot their password a one-time password (printed
                                     once); it must be changed at the next sign-in, and the account's
                                     sessions and personal access tokens end (the count is printed);
                                     safe beside a running server
-  orphans                           list stored files no record refers to (moved to DATA_DIR/orphans
-                                    at start-up), with their sizes
-  orphans --purge                   delete them for good
+  orphans                           list the stored files no record refers to (start-up counts them and
+                                    leaves them where they are), and those moved to DATA_DIR/orphans
+  orphans --move                    move them to DATA_DIR/orphans (the server must be stopped)
+  orphans --purge                   delete them, and what DATA_DIR/orphans holds, for good (the server
+                                    must be stopped)
   backup <dir>                      write a consistent copy of the database and of the stored files its
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
                                     counts, sha256 of every file); safe beside a running server
@@ -50,8 +53,9 @@ export async function runCommand(config: Config, args: string[]): Promise<number
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (command === 'orphans' && (rest.length === 0 || (rest.length === 1 && rest[0] === '--purge'))) {
-    return orphans(config, rest.length === 1);
+  if (command === 'orphans' && rest.length <= 1) {
+    const action = rest.length === 0 ? 'list' : ORPHAN_ACTIONS[rest[0]!];
+    if (action) return orphans(config, action);
   }
   if (command === 'api-reference' && rest.length === 0) {
     process.stdout.write(renderReference(openApiDocument));
@@ -67,11 +71,13 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if (command === 'reset-password' && rest.length === 1) {
     return resetPassword(config, rest[0]!);
   }
-  if (command !== 'set-role' || rest.length !== 2 || (rest[1] !== 'ADMIN' && rest[1] !== 'MEMBER')) {
+  // Roles in any case: `set-role someone@example.com admin` is what people type.
+  const role = rest[1]?.toUpperCase();
+  if (command !== 'set-role' || rest.length !== 2 || (role !== 'ADMIN' && role !== 'MEMBER')) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const [email, role] = rest as [string, Role];
+  const email = rest[0]!;
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const user = await new AuthRepository(database.sql).setRole(email.trim().toLowerCase(), role);
@@ -122,19 +128,55 @@ async function resetPassword(config: Config, email: string): Promise<number> {
   }
 }
 
-/** Reads DATA_DIR only: it needs no database, so it is safe beside a running server. */
-async function orphans(config: Config, purge: boolean): Promise<number> {
-  const disk = new Disk(config, new Logger('warn'));
-  if (purge) {
-    const { count, bytes } = await disk.purgeOrphans();
-    process.stdout.write(`deleted ${count} orphaned file(s), ${bytes} bytes\n`);
+const ORPHAN_ACTIONS: Record<string, 'move' | 'purge'> = { '--move': 'move', '--purge': 'purge' };
+
+/**
+ * Stored files no row of DATA_DIR's own database refers to. Listing is safe beside a running server (an upload
+ * between its rename and its commit may show up for a moment); moving and deleting take DATA_DIR, as a server
+ * does, so none can run meanwhile, and need DATA_DIR to name its database: with a wrong DATABASE_URL every
+ * file would look orphaned. Exit codes: 0 done, 1 refused.
+ */
+async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promise<number> {
+  const log = new Logger('warn');
+  const disk = new Disk(config, log);
+  const database = describeDatabase(config.databaseUrl);
+  let release: (() => Promise<void>) | null = null;
+  try {
+    if (action !== 'list') release = await lockDataDir(config.dataDir);
+    if (action !== 'list' && !(await isBound(config.dataDir))) {
+      throw new DataDirRefused(`DATA_DIR ${config.dataDir} does not record its database yet: start the server on it once, then run orphans --${action}.`);
+    }
+    const opened = await openDatabase(config, log);
+    let found: Orphans;
+    try {
+      await checkBinding(opened.sql, config.dataDir, database);
+      found = await disk.listOrphans(await new FilesRepository(opened.sql).storedNames());
+    } finally {
+      await opened.close();
+    }
+    const all = [...found.inPlace, ...found.moved];
+    const bytes = (files: StoredFile[]) => files.reduce((sum, file) => sum + file.size, 0);
+    if (action === 'move') {
+      await disk.moveOrphans(found.inPlace);
+      process.stdout.write(`moved ${found.inPlace.length} file(s), ${bytes(found.inPlace)} bytes, to ${disk.orphansDir}\n`);
+    } else if (action === 'purge') {
+      await disk.purgeOrphans(all);
+      process.stdout.write(`deleted ${all.length} file(s), ${bytes(all)} bytes\n`);
+    } else {
+      for (const orphan of all) process.stdout.write(`${orphan.size}\t${orphan.path}\n`);
+      process.stderr.write(
+        `${all.length} stored file(s) without a record, ${bytes(all)} bytes, in ${config.dataDir}: ` +
+          `${found.inPlace.length} in files/ and images/, ${found.moved.length} in orphans/\n`,
+      );
+    }
     return 0;
+  } catch (error) {
+    if (!(error instanceof DataDirRefused)) throw error;
+    process.stderr.write(`orphans${action === 'list' ? '' : ` --${action}`} refused: ${error.message}\n`);
+    return 1;
+  } finally {
+    await release?.();
   }
-  const listed = await disk.listOrphans();
-  for (const orphan of listed) process.stdout.write(`${orphan.size}\t${orphan.path}\n`);
-  const bytes = listed.reduce((sum, orphan) => sum + orphan.size, 0);
-  process.stderr.write(`${listed.length} orphaned file(s), ${bytes} bytes, in ${disk.orphansDir}\n`);
-  return 0;
 }
 
 /** Exit codes: 0 done, 1 refused or failed (the message says why). */
@@ -150,10 +192,17 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
       }
     }
     const database = await openDatabase(config, log);
+    const described = describeDatabase(config.databaseUrl);
     try {
       const service = new BackupService(new BackupRepository(database.sql), disk);
-      if (manifest) await service.restore(dir, manifest);
-      else manifest = await service.backup(dir);
+      if (manifest) {
+        await service.restore(dir, manifest);
+        // DATA_DIR now holds the files of this database (whatever it recorded before: it held no stored file).
+        await bindDataDir(database.sql, config.dataDir, described);
+      } else {
+        await checkBinding(database.sql, config.dataDir, described);
+        manifest = await service.backup(dir);
+      }
     } finally {
       await database.close();
     }
@@ -163,7 +212,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${manifest.files.length} stored file(s), ${bytes} bytes\n`);
     return 0;
   } catch (error) {
-    if (!(error instanceof BackupError)) throw error;
+    if (!(error instanceof BackupError) && !(error instanceof DataDirRefused)) throw error;
     process.stderr.write(`${command} refused: ${error.message}\n`);
     return 1;
   }

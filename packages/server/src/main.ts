@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import { type RunningServer, startServer } from './app.js';
 import { runCommand } from './commands.js';
 import { ConfigError, loadConfig } from './core/config.js';
+import { keepRunningWithoutOutput } from './core/logger.js';
 
 async function main(): Promise<void> {
+  keepRunningWithoutOutput();
   let config;
   try {
     config = loadConfig();

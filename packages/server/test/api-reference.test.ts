@@ -28,6 +28,18 @@ describe('the API reference', () => {
     }
   });
 
+  it('is what the server root points people to: / answers a small HTML page linking it, not a JSON 404', async () => {
+    const response = await fetch(`${server.url}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const page = await response.text();
+    expect(page).toContain('<a href="/api/reference">');
+    expect(page).toContain('<a href="/api/openapi.json">');
+    const head = await fetch(`${server.url}/`, { method: 'HEAD' });
+    expect([head.status, await head.text()]).toEqual([200, '']);
+  });
+
   it('is linked from the README, which links nothing outside the repository', async () => {
     const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
     expect(readme.slice(0, 2500)).toContain('](docs/API.md)');

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -176,6 +176,38 @@ describe('a client that goes away mid-request', () => {
     const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
     expect(logged.level).toBe('info');
     await waitUntil(async () => (await tempFiles()).length === 0);
+    expect(errorLines()).toEqual([]);
+  });
+
+  it('cutting off a resumable PATCH mid-body is logged at info, and what arrived is kept', async () => {
+    const requestId = `cut-patch-${randomUUID()}`;
+    const tus = { 'Tus-Resumable': '1.0.0' };
+    const filename = Buffer.from('take.wav').toString('base64');
+    const created = await client(server.url).request('POST', '/api/uploads', {
+      token,
+      headers: { ...tus, 'Upload-Length': String(64 * 1024), 'Upload-Metadata': `cutId ${Buffer.from(cutId).toString('base64')},filename ${filename}` },
+    });
+    expect(created.status, created.text).toBe(201);
+    const uploadPath = new URL(created.headers.get('location')!, server.url).pathname;
+    const socket = await openSocket(server.url);
+    socket.write(
+      requestHead('PATCH', uploadPath, {
+        Authorization: `Bearer ${token}`,
+        ...tus,
+        'Content-Type': 'application/offset+octet-stream',
+        'Upload-Offset': 0,
+        'Content-Length': 64 * 1024,
+        'X-Request-Id': requestId,
+      }),
+    );
+    socket.write(sampleBytes('wav', 16 * 1024));
+    const stored = path.join(server.dataDir, 'resumable', path.basename(uploadPath));
+    await waitUntil(async () => (await stat(stored).catch(() => null))?.size === 16 * 1024);
+    socket.destroy();
+    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    expect(logged.level).toBe('info');
+    const offset = await client(server.url).request('HEAD', uploadPath, { token, headers: tus });
+    expect(offset.headers.get('upload-offset')).toBe(String(16 * 1024));
     expect(errorLines()).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -7,7 +8,7 @@ import { BandApiError, BandClient } from '@bandcollab/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { client } from './support/http.js';
 import { multipartPieces, rawUpload, sampleBytes, userWithCut } from './support/files.js';
-import { runServerCommand, type ServerProcess, spawnServer } from './support/process.js';
+import { runServerCommand, SERVER_BIN, serverEnvironment, type ServerProcess, spawnServer } from './support/process.js';
 import { ConfigError, loadConfig } from '../src/core/config.js';
 import { freePort, importWithoutExitHooks } from '../src/core/database.js';
 
@@ -94,7 +95,7 @@ describe('admin commands beside a running server', () => {
     const postgresPid = await postmasterPid();
     const second = await runServerCommand([], { DATA_DIR: dataDir, PORT: '0' });
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`Another bandcollab server or command (pid ${running.child.pid}) runs the embedded database of ${dataDir}`);
+    expect(second.stderr).toContain(`Another bandcollab server (pid ${running.child.pid}) runs on DATA_DIR ${dataDir}: stop it first`);
     expect(isAlive(postgresPid)).toBe(true);
     expect((await client(running.url).request('GET', '/api/health')).status).toBe(200);
   });
@@ -217,6 +218,36 @@ async function* endlessWav(): AsyncGenerator<Buffer> {
     yield Buffer.alloc(1000, 2);
   }
 }
+
+describe('a closed stdout', () => {
+  it('never kills the server: `pnpm start | grep -m 1 listening`, then SIGINT, shuts down cleanly and stops the database', async () => {
+    const server = spawn(process.execPath, [SERVER_BIN], { env: serverEnvironment({ DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    // The pipe's only reader: it prints the ready line and exits, as tee or jq do at a Ctrl-C.
+    const reader = spawn('grep', ['-m', '1', 'listening on'], { stdio: [server.stdout, 'pipe', 'inherit'] });
+    server.stdout.destroy();
+    try {
+      let stderr = '';
+      server.stderr.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+      let firstLine = '';
+      reader.stdout.on('data', (chunk) => (firstLine += chunk));
+      await new Promise((resolve) => reader.once('exit', resolve));
+      const url = /listening on (http:\/\/\S+)/.exec(firstLine)?.[1];
+      expect(url, `${firstLine}${stderr}`).toBeDefined();
+      // Still serving with nobody reading its log: every request line now meets a closed pipe.
+      expect((await client(url!).request('GET', '/api/health')).status).toBe(200);
+      const postgresPid = await postmasterPid();
+
+      server.kill('SIGINT');
+      expect(await exited, stderr).toBe(0);
+      expect(stderr).not.toMatch(/EPIPE/);
+      expect(isAlive(postgresPid)).toBe(false);
+      expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    } finally {
+      if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+    }
+  });
+});
 
 describe('the embedded PostgreSQL killed under load', () => {
   it('answers 503 with Retry-After while it is down, never 500, restarts it 5 times, then exits 1 for its supervisor', async () => {

@@ -46,7 +46,7 @@ describe('the server process on the embedded database', () => {
     // The embedded PostgreSQL was stopped, not left running: it removes its pid file on a clean shutdown.
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
 
-    const promoted = await runServerCommand(['set-role', 'SECOND@example.com', 'ADMIN'], env);
+    const promoted = await runServerCommand(['set-role', 'SECOND@example.com', 'admin'], env);
     expect(promoted.stdout).toContain('second@example.com is now ADMIN');
     expect(promoted.code).toBe(0);
     const unknown = await runServerCommand(['set-role', 'nobody@example.com', 'ADMIN'], env);
@@ -61,7 +61,7 @@ describe('the server process on the embedded database', () => {
   });
 
   it('refuses bad settings with one clear line each and exit code 2', async () => {
-    const result = await runServerCommand([], { PORT: 'abc', LOG_LEVEL: 'loud', PUBLIC_URL: 'ftp://x', JWT_SECRET: 'short' });
+    const result = await runServerCommand([], { DATA_DIR: dataDir, PORT: 'abc', LOG_LEVEL: 'loud', PUBLIC_URL: 'ftp://x', JWT_SECRET: 'short' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('PORT must be a whole number');
     expect(result.stderr).toContain('LOG_LEVEL must be one of');
@@ -70,9 +70,27 @@ describe('the server process on the embedded database', () => {
   });
 });
 
+describe('the test support', () => {
+  // Without DATA_DIR the server takes ./data of its working directory: a developer's live server's files.
+  it('refuses to start a server or run a command without a DATA_DIR of the test own, and passes on none it inherits', async () => {
+    const cwd = process.cwd();
+    const hadData = existsSync(path.join(cwd, 'data'));
+    const databaseUrl = await createTestDatabase();
+    await expect(spawnServer({ DATABASE_URL: databaseUrl } as never)).rejects.toThrow(/DATA_DIR/);
+    await expect(runServerCommand(['orphans'], { DATABASE_URL: databaseUrl } as never)).rejects.toThrow(/DATA_DIR/);
+    expect(existsSync(path.join(cwd, 'data'))).toBe(hadData);
+  });
+});
+
 describe('the server process on DATABASE_URL', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-process-url-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
   it('finishes a request in flight when SIGTERM arrives, then exits 0 without waiting out keep-alive connections', async () => {
-    const server = await spawnServer({ DATABASE_URL: await createTestDatabase(), JWT_SECRET: 'x'.repeat(32) });
+    const server = await spawnServer({ DATA_DIR: dataDir, DATABASE_URL: await createTestDatabase(), JWT_SECRET: 'x'.repeat(32) });
     const body = JSON.stringify({ email: 'drain@example.com', password: 'password-123', name: 'Drain' });
     const url = new URL('/api/auth/register', server.url);
     const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleBytes, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
-import { type ServerProcess, spawnServer } from './support/process.js';
+import { type ServerEnv, type ServerProcess, spawnServer } from './support/process.js';
 import { openSocket, requestHead, sleep } from './support/raw-http.js';
 import { createTestDatabase, startTestServer } from './support/server.js';
 import { whenClosed } from './support/raw-http.js';
@@ -19,7 +19,7 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 const TUS = { 'tus-resumable': '1.0.0' };
 
 let dataDir: string;
-let env: Record<string, string>;
+let env: ServerEnv;
 let server: ServerProcess | null = null;
 
 beforeAll(async () => {

@@ -55,10 +55,12 @@ export function register(file: Command, factory: Factory): void {
   );
 
   withExamples(
-    withWhere(file.command('list').description("a cut's files"), true).action(
+    withWhere(file.command('list').description("a cut's files, by name"), true).action(
       run(async (ctx, options: Where & { cut: string }) => {
         const cut = await resolveCut(await ctx.signedIn(), options);
-        ctx.out.record(cut.files, () => fileTable(ctx.out, cut.files));
+        // By name, as people look for a file ("take 2" before "take 10"); the same name keeps the upload order.
+        const files = [...cut.files].sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true, sensitivity: 'base' }));
+        ctx.out.record(files, () => fileTable(ctx.out, files));
       }),
     ),
     'band file list --cut "Take 1" --vibe Verse --project Demo',

@@ -135,9 +135,10 @@ export function credentialFile(user: CliUser, apiUrl: string, profile = 'default
 }
 
 /** Registers through the CLI itself and leaves the user logged in. */
-export async function registerWithCli(user: CliUser, email: string, password = 'correct horse battery', name = email.split('@')[0]!): Promise<void> {
+export async function registerWithCli(user: CliUser, email: string, password = 'correct horse battery', name = email.split('@')[0]!): Promise<RunResult> {
   const result = await user.band(['auth', 'register', '--email', email, '--name', name, '--password-stdin'], { input: `${password}\n` });
   if (result.exitCode !== 0) throw new Error(`band auth register failed (${result.exitCode}): ${result.stderr}`);
+  return result;
 }
 
 /** Matches any ANSI escape sequence (colours, cursor movement, spinner redraws). */

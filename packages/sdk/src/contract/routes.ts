@@ -48,6 +48,15 @@ export const ROUTES = declareRoutes({
     summary: 'This document as a Markdown reference (every endpoint, then every schema)',
     openapi: {"responses":{"200":{"description":"OK","content":{"text/markdown":{"schema":{"type":"string"}}}}}},
   },
+  home: {
+    method: 'GET',
+    path: '/',
+    auth: 'anonymous',
+    produces: 'html',
+    status: 200,
+    tag: 'operations',
+    summary: 'A small HTML page for people who open the server in a browser, linking the API reference',
+  },
   register: {
     method: 'POST',
     path: '/api/auth/register',

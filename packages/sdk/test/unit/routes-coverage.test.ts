@@ -11,6 +11,7 @@ const sources = fileURLToPath(new URL('../../src/', import.meta.url));
  * knows already. Every other route is one an SDK method calls.
  */
 const NOT_FOR_PROGRAMS: Partial<Record<keyof typeof ROUTES, string>> = {
+  home: 'the HTML page for people who open the server in a browser',
   sharePage: 'the HTML page of a share link, for people',
   invitePage: 'the HTML page of an invitation link, for people',
   idpCallback: "the identity provider's redirect back, followed by the browser",

@@ -89,11 +89,17 @@ export class BackupRepository {
   }
 }
 
-/** The current schema's tables, each after the tables its foreign keys point to. */
+/**
+ * The database's own id (see core/data-dir.ts) is never copied: a restored copy is another database, and keeps
+ * the id it was given.
+ */
+const IDENTITY_TABLE = 'database_identity';
+
+/** The current schema's tables (its id aside), each after the tables its foreign keys point to. */
 async function tablesParentsFirst(sql: Queryable): Promise<string[]> {
   const tables = await sql<{ name: string }[]>`
     select c.relname as name from pg_class c
-    where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r'
+    where c.relnamespace = current_schema()::regnamespace and c.relkind = 'r' and c.relname <> ${IDENTITY_TABLE}
     order by c.relname`;
   const references = await sql<{ child: string; parent: string }[]>`
     select child.relname as child, parent.relname as parent

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import type { Config } from './config.js';
+import { bindDataDir, checkBinding, describeDatabase, lockDataDir, refuseIfBoundElsewhere } from './data-dir.js';
 import { type EmbeddedUse, startEmbeddedPostgres } from './embedded-postgres.js';
 import type { Logger } from './logger.js';
 
@@ -60,46 +61,60 @@ const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
 /**
  * Opens `DATABASE_URL`, or the embedded PostgreSQL under `DATA_DIR`, and applies migrations. The server owns
  * the embedded database (`use`); admin commands (the default) join the one a running server owns.
+ *
+ * A server also takes `DATA_DIR` (see data-dir.ts): it refuses to start, changing nothing, on a DATA_DIR
+ * whose files belong to another database or that another server runs on; once migrated, the DATA_DIR records
+ * its database. Closing releases it.
  */
 export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse = { kind: 'command' }): Promise<Database> {
-  let url = config.databaseUrl;
-  let stopEmbedded: (() => Promise<void>) | null = null;
-  if (url === null) {
-    const embedded = await startEmbeddedPostgres(config.dataDir, log, use);
-    url = embedded.url;
-    stopEmbedded = embedded.stop;
-  }
-  const options = {
-    // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
-    // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
-    onnotice: () => undefined,
-    connection: { application_name: 'bandcollab' },
-    // Columns come back camelCase and keys of sql(obj) helpers go out snake_case. Only column names:
-    // postgres.camel would also rename the keys inside json values.
-    transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
-    types: { bigint: BIGINT_AS_NUMBER },
+  const database = describeDatabase(config.databaseUrl);
+  // What is taken so far, undone in reverse order on a failure and at close.
+  const taken: (() => Promise<void>)[] = [];
+  const release = async () => {
+    for (const undo of taken.reverse()) await undo();
   };
-  const sql = postgres(url, { ...options, max: 10 });
   try {
+    let url = config.databaseUrl;
+    if (url === null) {
+      if (use.kind === 'server') {
+        await refuseIfBoundElsewhere(config.dataDir, database);
+        taken.push(await lockDataDir(config.dataDir));
+      }
+      const embedded = await startEmbeddedPostgres(config.dataDir, log, use);
+      taken.push(embedded.stop);
+      url = embedded.url;
+    }
+    const sql = postgres(url, { ...CONNECTION_OPTIONS, max: 10 });
+    taken.push(() => sql.end({ timeout: 5 }));
+    if (use.kind === 'server') {
+      // With DATABASE_URL the database is checked first: a second server beside a running one hears which
+      // database the DATA_DIR belongs to, not only that it is taken.
+      await checkBinding(sql, config.dataDir, database);
+      if (config.databaseUrl !== null) taken.push(await lockDataDir(config.dataDir));
+    }
     await migrate(sql, log);
+    if (use.kind === 'server') await bindDataDir(sql, config.dataDir, database);
+    // A session's locks go with the session: no lifetime (and, as in the pool, no idle timeout), so it is never replaced unasked.
+    const locks = postgres(url, { ...CONNECTION_OPTIONS, max: 1, max_lifetime: null });
+    taken.push(() => locks.end({ timeout: 5 }));
+    return { sql, locks, close: release };
   } catch (error) {
-    await sql.end({ timeout: 1 });
-    await stopEmbedded?.();
+    await release();
     throw error;
   }
-  // A session's locks go with the session: no lifetime (and, as in the pool, no idle timeout), so it is never replaced unasked.
-  const locks = postgres(url, { ...options, max: 1, max_lifetime: null });
-  return {
-    sql,
-    locks,
-    async close() {
-      await locks.end({ timeout: 5 });
-      await sql.end({ timeout: 5 });
-      await stopEmbedded?.();
-    },
-  };
 }
+
+const CONNECTION_OPTIONS = {
+  // After failed connects postgres.js waits up to 20 s before the next attempt, and queries wait with it:
+  // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
+  backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+  onnotice: () => undefined,
+  connection: { application_name: 'bandcollab' },
+  // Columns come back camelCase and keys of sql(obj) helpers go out snake_case. Only column names:
+  // postgres.camel would also rename the keys inside json values.
+  transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
+  types: { bigint: BIGINT_AS_NUMBER },
+};
 
 /**
  * Applies the versioned SQL files in `migrations/` in order, once. One transaction holds an advisory lock,

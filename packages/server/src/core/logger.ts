@@ -34,6 +34,16 @@ export class Logger {
   }
 }
 
+/**
+ * `pnpm start | tee log` (or `| jq`) and Ctrl-C: the reader exits at once, and every later write to stdout
+ * fails with EPIPE, emitted as an 'error' that would end the process on the spot (uploads get no grace, the
+ * embedded database is left running). Output that nobody can take any more is dropped instead; the process
+ * goes on, and its shutdown finishes.
+ */
+export function keepRunningWithoutOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+}
+
 /** Errors as their name, message and stack; credentials never, whatever object carries them. */
 function loggable(key: string, value: unknown): unknown {
   if (SECRET_HEADERS.has(key.toLowerCase())) return REDACTED;

@@ -27,8 +27,9 @@ export function routeExactly(app: App): void {
   }
 }
 
-/** The pattern of a path made of literal segments and `:name` parameters, the only kinds our routes declare. */
+/** The pattern of a path made of literal segments and `:name` parameters (or the root), the only kinds our routes declare. */
 function exactPattern(path: string): RegExp {
+  if (path === '/') return /^\/$/;
   const segments = path
     .split('/')
     .slice(1)

@@ -182,15 +182,19 @@ export class FilesRepository {
   }
 
   /**
-   * Every name under DATA_DIR/files and DATA_DIR/images that a row refers to, for the start-up sweep; first
-   * drops the stored_images rows of images no project or vibe took (a crash between storing and recording).
+   * Drops the stored_images rows of images no project, vibe or avatar took (a crash between storing and
+   * recording): for the start-up sweep, before anything is uploaded.
    */
-  async storedNames(): Promise<{ files: Set<string>; images: Set<string> }> {
+  async dropUntakenImages(): Promise<void> {
     await this.sql`
       delete from stored_images s
       where not exists (select 1 from projects where image = s.name)
         and not exists (select 1 from vibes where image = s.name)
         and not exists (select 1 from users where avatar = s.name)`;
+  }
+
+  /** Every name under DATA_DIR/files and DATA_DIR/images that a row refers to. */
+  async storedNames(): Promise<{ files: Set<string>; images: Set<string> }> {
     const files = await this.sql<{ name: string }[]>`select id || '.' || extension as name from files`;
     const images = await this.sql<{ name: string }[]>`
       select image as name from projects where image is not null

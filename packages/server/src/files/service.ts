@@ -176,13 +176,14 @@ export class FilesService {
 
   /**
    * Start-up, before the server listens: removes uploads that never completed and the bytes of records that
-   * committed deletes removed (a crash or a failed unlink after the commit), and moves any other stored bytes
-   * no row refers to (a crash between rename and commit, a wrong DATABASE_URL, an older backup) to orphans/,
-   * never deleting them.
+   * committed deletes removed (a crash or a failed unlink after the commit). Other stored bytes no row refers
+   * to (files copied in, a restored older backup, a crash between rename and commit) stay where they are and
+   * are counted in a warning: the `orphans` command lists, moves or purges them.
    */
   async sweep(): Promise<void> {
     await this.disk.prepare();
     const temporary = await this.disk.clearTemp();
+    await this.repository.dropUntakenImages();
     const stored = await this.repository.storedNames();
     let leftOver = 0;
     for (const { dir, name } of await this.repository.removedNames()) {
@@ -192,15 +193,13 @@ export class FilesService {
     }
     await this.repository.forgetRemoved();
     if (leftOver > 0) this.log.info('start-up sweep removed the bytes of deleted records', { count: leftOver });
-    const files = await this.disk.quarantineUnlisted(this.disk.filesDir, stored.files);
-    const images = await this.disk.quarantineUnlisted(this.disk.imagesDir, stored.images);
     if (temporary > 0) this.log.info('start-up sweep removed unfinished uploads', { temporary });
-    if (files + images > 0) {
-      this.log.warn('stored bytes without a record moved to orphans (list or purge: bandcollab-server orphans)', {
-        count: files + images,
-        files,
-        images,
-        dir: this.disk.orphansDir,
+    const { inPlace } = await this.disk.listOrphans(stored);
+    if (inPlace.length > 0) {
+      this.log.warn('stored files without a record, left in place (list, move or purge them: bandcollab-server orphans)', {
+        count: inPlace.length,
+        bytes: inPlace.reduce((sum, orphan) => sum + orphan.size, 0),
+        dataDir: this.disk.dataDir,
       });
     }
   }

@@ -3,15 +3,17 @@ import { inject, injectable } from 'tsyringe';
 import { unavailable } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
+import { sendHtml } from '../core/html-page.js';
 import { sendJson } from '../core/http.js';
 import { SERVER_VERSION } from '../version.js';
+import { HOME_PAGE, HOME_PAGE_CSP } from './home-page.js';
 import { openApiDocument } from './openapi.js';
 import { renderReference } from './reference.js';
 import { OperationsRepository } from './repository.js';
 
 const reference = renderReference(openApiDocument);
 
-/** Health check, the OpenAPI document and the reference made from it: no authentication. */
+/** Health check, the OpenAPI document and the reference made from it, and the root page: no authentication. */
 @injectable()
 export class OperationsRoutes implements Feature {
   constructor(@inject(OperationsRepository) private readonly repository: OperationsRepository) {}
@@ -29,6 +31,10 @@ export class OperationsRoutes implements Feature {
     // The document is not one of the contract's records, so the declaration names no `response`.
     routes.on(ROUTES.openApi, async ({ res }) => {
       sendJson(res, 200, openApiDocument);
+    });
+
+    routes.on(ROUTES.home, async ({ req, res }) => {
+      sendHtml(req, res, 200, HOME_PAGE, HOME_PAGE_CSP);
     });
 
     routes.on(ROUTES.reference, async ({ res }) => {

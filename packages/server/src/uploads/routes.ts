@@ -143,7 +143,8 @@ function patchRequest(req: Request, offset: number): PatchRequest {
  */
 function bodyOf(req: IncomingMessage): Readable {
   const body = new PassThrough();
-  const interrupted = () => body.destroy(new Error('The request was cut off before its body ended'));
+  // The client hung up: ECONNABORTED makes it one for the error handler, which logs it at info, not as a failure.
+  const interrupted = () => body.destroy(Object.assign(new Error('The request was cut off before its body ended'), { code: 'ECONNABORTED' }));
   req.once('error', interrupted);
   req.once('close', () => {
     if (!req.complete) interrupted();

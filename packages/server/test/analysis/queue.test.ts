@@ -177,7 +177,8 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
     await first.close();
 
     const killed = await spawnServer({ ...env, ANALYSIS_CONCURRENCY: '1' });
-    const probe = await startTestServer({ ...env, ANALYSIS_CONCURRENCY: '0' });
+    // On a DATA_DIR of its own: the spawned server holds the shared one.
+    const probe = await startTestServer({ DATABASE_URL: env.DATABASE_URL, JWT_SECRET: env.JWT_SECRET, ANALYSIS_CONCURRENCY: '0' });
     try {
       // The worker holds the job's row lock while it analyses: a SKIP LOCKED read then sees no free job.
       const until = Date.now() + 30_000;

@@ -20,11 +20,25 @@ export interface SpawnOptions {
   timeoutMs?: number;
 }
 
+/** Settings for a server process: every test names a DATA_DIR of its own. */
+export type ServerEnv = Record<string, string> & { DATA_DIR: string };
+
+/**
+ * The environment of a server process: the test's settings over the runner's environment, less the DATA_DIR and
+ * DATABASE_URL it may carry (a developer's shell that runs `pnpm start` beside `pnpm test`). Without a DATA_DIR
+ * the server would take ./data of the working directory, a live server's files: a test that names none fails.
+ */
+export function serverEnvironment(env: ServerEnv): NodeJS.ProcessEnv {
+  if (!env.DATA_DIR) throw new Error('a test server process needs a DATA_DIR of its own (without one it would use ./data)');
+  const { DATA_DIR: _inheritedDataDir, DATABASE_URL: _inheritedDatabaseUrl, ...inherited } = process.env;
+  return { ...inherited, ...env };
+}
+
 /** Spawns the built server as a user would run it, and waits for its `listening on` line. */
-export async function spawnServer(env: Record<string, string>, { detached = false, timeoutMs = 60_000 }: SpawnOptions = {}): Promise<ServerProcess> {
+export async function spawnServer(env: ServerEnv, { detached = false, timeoutMs = 60_000 }: SpawnOptions = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [SERVER_BIN], {
     // No registration limit and no free-disk floor unless a test sets them (machines here are sometimes short of disk).
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', SCRYPT_LOG_N: '4', REGISTER_MAX_PER_ADDRESS: '1000000', MIN_FREE_DISK_MB: '0', ...env },
+    env: serverEnvironment({ PORT: '0', LOG_LEVEL: 'warn', SCRYPT_LOG_N: '4', REGISTER_MAX_PER_ADDRESS: '1000000', MIN_FREE_DISK_MB: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });
@@ -52,9 +66,10 @@ export async function spawnServer(env: Record<string, string>, { detached = fals
 }
 
 /** Runs the built server binary with arguments (administrative commands) and collects its output. */
-export function runServerCommand(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runServerCommand(args: string[], env: ServerEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const environment = serverEnvironment(env);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SERVER_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SERVER_BIN, ...args], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -9,6 +9,7 @@ import { startServer } from '../../src/app.js';
 import type { Clock } from '../../src/core/clock.js';
 import { type Config, loadConfig } from '../../src/core/config.js';
 import type { Sql } from '../../src/core/database.js';
+import type { ServerEnv } from './process.js';
 import type {} from './provided-context.js';
 
 export interface TestServer {
@@ -18,7 +19,7 @@ export interface TestServer {
   sql: Sql;
   dataDir: string;
   /** Settings as environment variables, to start another process (or the built binary) on the same state. */
-  env: Record<string, string>;
+  env: ServerEnv;
   /** The routes the server registered, as `METHOD /path/:param`. */
   routes: string[];
   /** The clock this server signs and checks access tokens against; tests move it instead of sleeping. */
@@ -57,7 +58,7 @@ export async function createTestDatabase(): Promise<string> {
 export async function startTestServer(env: Record<string, string> = {}, clock = new TestClock()): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-data-'));
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
-  const settings: Record<string, string> = {
+  const settings: ServerEnv = {
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',

@@ -16,17 +16,25 @@ export async function askOrFail(ctx: Context, question: string, flag: string): P
 }
 
 /** The server's password rule (registerRequest in the contract), said before a new password is asked for. */
-const PASSWORD_RULE = 'A password needs at least 8 characters.';
+const PASSWORD_MIN_LENGTH = 8;
+const PASSWORD_RULE = `A password needs at least ${PASSWORD_MIN_LENGTH} characters.`;
 
 const REGISTER_PROMPTS = { first: 'Password: ', again: 'Password again: ' };
 export const CHANGE_PROMPTS = { first: 'New password: ', again: 'Repeat the new password: ' };
 
-/** A new password on a terminal: the rule first, then asked twice until both answers are the same. */
+/**
+ * A new password on a terminal: the rule first, then asked until one keeps it (checked before it is asked
+ * again, so a short one costs one answer, not two), and twice until both answers are the same.
+ */
 export async function askNewPassword(ctx: Context, prompts = REGISTER_PROMPTS): Promise<string> {
   if (!isInteractive(ctx.io)) throw usageError('--password-stdin is required when not on a terminal');
   ctx.out.info(PASSWORD_RULE);
   for (;;) {
     const password = await askSecret(ctx.io, prompts.first);
+    if (password.length < PASSWORD_MIN_LENGTH) {
+      ctx.out.error(`password: must be at least ${PASSWORD_MIN_LENGTH} characters`);
+      continue;
+    }
     if ((await askSecret(ctx.io, prompts.again)) === password) return password;
     ctx.out.error('the two passwords differ; once more');
   }

@@ -44,6 +44,7 @@ export function addRegister(auth: Command, run: Run): void {
             }
           }
           await signedIn(ctx, registered, inviteToken === undefined ? 'Registered and logged in' : 'Registered (and accepted the invitation) and logged in');
+          if (registered.user.role === 'ADMIN') ctx.out.info('The first account on this server: you are its site admin');
         }),
       ),
     'band auth register',
