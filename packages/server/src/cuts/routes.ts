@@ -1,4 +1,4 @@
-import { ROUTES } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
@@ -18,7 +18,7 @@ export class CutsRoutes implements Feature {
       // Access before the body, as in ProjectsRoutes.
       await this.access.require(principal, 'vibe', params.vibeId);
       const cut = await this.cuts.create(principal, params.vibeId, (await body()).name);
-      return { location: `/api/cuts/${cut.id}`, body: cut };
+      return { location: pathOf(ROUTES.getCut, { id: cut.id }), body: cut };
     });
 
     routes.on(ROUTES.getCut, async ({ principal, params }) => this.cuts.get(principal, params.id));

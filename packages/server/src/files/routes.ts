@@ -1,4 +1,4 @@
-import { isUuid, ROUTES, stemEntriesQuery, uploadFields } from '@bandcollab/sdk/contract';
+import { isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
@@ -48,7 +48,7 @@ export class FilesRoutes implements Feature {
       const fields = await this.multipart.validFields(upload, uploadFields);
       if (!upload.file) throw invalidField('file', 'is required');
       const file = await this.files.upload(principal, { cutId: fields.cutId, name: fields.name ?? upload.file.originalName, file: upload.file });
-      return { location: `/api/files/${file.id}`, body: file };
+      return { location: pathOf(ROUTES.getFile, { id: file.id }), body: file };
     });
 
     routes.on(ROUTES.deleteFile, async ({ principal, params }) => {

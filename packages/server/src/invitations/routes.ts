@@ -1,4 +1,4 @@
-import { ROUTES } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
@@ -24,7 +24,7 @@ export class InvitationsRoutes implements Feature {
       // Access before the body, as in ProjectsRoutes: a stranger gets 404 and a MEMBER 403 whatever they send.
       await this.access.require(principal, 'project', params.id, 'ADMIN');
       const result = await this.invitations.invite(principal, params.id, await body());
-      return { location: `/api/projects/${params.id}`, body: result };
+      return { location: pathOf(ROUTES.getProject, { id: params.id }), body: result };
     });
 
     routes.on(ROUTES.revokeInvitation, async ({ principal, params }) => {

@@ -1,4 +1,4 @@
-import { createProjectRequest, ROUTES, updateProjectRequest } from '@bandcollab/sdk/contract';
+import { createProjectRequest, pathOf, ROUTES, updateProjectRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { requireEveryProject } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
@@ -29,7 +29,7 @@ export class ProjectsRoutes implements Feature {
       requireEveryProject(principal, 'create projects');
       const { input, image } = await this.imageForms.read(principal, req, res, createProjectRequest);
       const project = await this.projects.create(principal, { name: input.name, description: input.description ?? null, image });
-      return { location: `/api/projects/${project.id}`, body: project };
+      return { location: pathOf(ROUTES.getProject, { id: project.id }), body: project };
     });
 
     routes.on(ROUTES.getProject, async ({ principal, params }) => this.projects.detail(principal, params.id));

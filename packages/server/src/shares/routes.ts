@@ -1,5 +1,5 @@
 import type { Request } from '@tinyhttp/app';
-import { ROUTES, type ShareLink } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES, type ShareLink } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { sendArchive } from '../archives/http.js';
 import { DomainError, notFound } from '../core/errors.js';
@@ -124,7 +124,7 @@ export class SharesRoutes implements Feature {
     // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
     await this.shares.requireMember(principal, target);
     const link = await this.shares.create(principal, target, (await body()).expiresIn ?? null);
-    return { location: `/api/share/${link.token}`, body: link };
+    return { location: pathOf(ROUTES.shared, { token: link.token }), body: link };
   }
 
   /** The cut's files as its page shows them: analysed audio with its waveform. */

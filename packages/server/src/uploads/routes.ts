@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Request } from '@tinyhttp/app';
-import { resumableUploadMetadata, ROUTES } from '@bandcollab/sdk/contract';
+import { pathOf, resumableUploadMetadata, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { DomainError, invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
@@ -97,7 +97,7 @@ export class UploadsRoutes implements Feature {
         length,
         metadata: sentMetadata,
       });
-      res.setHeader('Location', `/api/uploads/${created.id}`);
+      res.setHeader('Location', pathOf(ROUTES.tusPatch, { id: created.id }));
       const state =
         contentType(req) === OFFSET_STREAM
           ? await closingOnRefusal(req, res, () => this.uploads.patch(principal, created.id, patchRequest(req, 0)))

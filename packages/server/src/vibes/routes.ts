@@ -1,4 +1,4 @@
-import { createVibeRequest, ROUTES, updateVibeRequest } from '@bandcollab/sdk/contract';
+import { createVibeRequest, pathOf, ROUTES, updateVibeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
@@ -21,7 +21,7 @@ export class VibesRoutes implements Feature {
       await this.access.require(principal, 'project', params.projectId);
       const { input, image } = await this.imageForms.read(principal, req, res, createVibeRequest);
       const vibe = await this.vibes.create(principal, params.projectId, { name: input.name, image });
-      return { location: `/api/vibes/${vibe.id}`, body: vibe };
+      return { location: pathOf(ROUTES.getVibe, { id: vibe.id }), body: vibe };
     });
 
     // Before `/api/vibes/:id`, which would otherwise take "reorder" for an id.
