@@ -1,17 +1,19 @@
 import { defineConfig } from 'tsup';
 
-// Dependencies are bundled (keytar aside: a native module): resolving and loading hundreds of small files
-// from node_modules (undici, ajv under conf) was a third of `band project list`'s start-up. The bundle's
-// CommonJS parts need `require`, which an ES module does not have: the banner provides it.
+// Dependencies are bundled (@napi-rs/keyring aside: it loads a native binary from a package of its own):
+// resolving and loading hundreds of small files from node_modules (undici, ajv under conf) was a third of
+// `band project list`'s start-up. The bundle's CommonJS parts need `require`, which an ES module does not
+// have: the banner provides it.
 export default defineConfig({
-  entry: { band: 'src/band.ts' },
+  // The keychain worker is a file of its own: a worker thread is started from a file.
+  entry: { band: 'src/band.ts', 'keychain-worker': 'src/keychain-worker.ts' },
   format: ['esm'],
-  target: 'node20',
+  target: 'node22',
   clean: true,
   sourcemap: true,
   splitting: true,
-  noExternal: [/^(?!keytar$)/],
-  external: ['keytar'],
+  noExternal: [/^(?!@napi-rs\/keyring$)/],
+  external: ['@napi-rs/keyring'],
   banner: {
     js: "#!/usr/bin/env node\nimport { createRequire as __bandCreateRequire } from 'node:module';\nconst require = __bandCreateRequire(import.meta.url);",
   },

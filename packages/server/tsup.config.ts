@@ -5,7 +5,7 @@ export default defineConfig({
   // So is the analysis job, which the server runs in a worker thread (src/analysis/isolated.ts).
   entry: ['src/main.ts', 'src/analysis/index.ts', 'src/analysis/job.ts'],
   format: ['esm'],
-  target: 'node20',
+  target: 'node22',
   clean: true,
   sourcemap: true,
   // Dependencies stay external (tsup's default); the SDK is one too, so the server loads the contract's

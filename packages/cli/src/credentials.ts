@@ -1,4 +1,4 @@
-// Where a profile's tokens live: the OS keychain through keytar when it works, else a 0600 file in a 0700
+// Where a profile's tokens live: the OS keychain (@napi-rs/keyring) when it works, else a 0600 file in a 0700
 // directory. There is one pair per profile and server origin, so a token only ever goes back to the server
 // that issued it. The SDK refreshes a stored pair under the profile's lock (withProfileLock): the server
 // revokes a whole session when an already-rotated refresh token is presented, so two processes must never
@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Keytar } from './io.js';
+import type { Keychain } from './io.js';
 
 export interface StoredTokens {
   accessToken: string;
@@ -27,8 +27,6 @@ export interface CredentialStore {
 }
 
 const KEYCHAIN_SERVICE = 'bandcollab';
-/** keytar blocks for a long time when a keychain daemon hangs: give up after this (gh does the same). */
-const KEYCHAIN_TIMEOUT_MS = 3000;
 const LOCK_WAIT_MS = 20_000;
 const LOCK_POLL_MS = 100;
 /** A lock its holder has not touched for this long belongs to a process that died holding it. */
@@ -75,36 +73,36 @@ class KeychainStore implements CredentialStore {
   readonly location = 'the OS keychain';
 
   constructor(
-    private readonly keytar: Keytar,
+    private readonly keychain: Keychain,
     private readonly account: string,
   ) {}
 
   async read(): Promise<StoredTokens | null> {
-    const value = await withTimeout(this.keytar.getPassword(KEYCHAIN_SERVICE, this.account));
+    const value = await this.keychain.getPassword(KEYCHAIN_SERVICE, this.account);
     return value === null ? null : parseTokens(value);
   }
 
   async write(tokens: StoredTokens): Promise<void> {
-    await withTimeout(this.keytar.setPassword(KEYCHAIN_SERVICE, this.account, JSON.stringify(tokens)));
+    await this.keychain.setPassword(KEYCHAIN_SERVICE, this.account, JSON.stringify(tokens));
   }
 
   async remove(): Promise<void> {
-    await withTimeout(this.keytar.deletePassword(KEYCHAIN_SERVICE, this.account));
+    await this.keychain.deletePassword(KEYCHAIN_SERVICE, this.account);
   }
 }
 
 /**
- * The keychain store of a profile's login on one server (account `<profile>@<origin>`) when keytar loads and
- * answers within the timeout; else why not.
+ * The keychain store of a profile's login on one server (account `<profile>@<origin>`) when the keychain module
+ * loads and the keychain answers; else why not.
  */
-export async function openKeychain(profile: string, origin: string, loadKeytar: () => Promise<Keytar>): Promise<KeychainStore | { unavailable: string }> {
-  let keytar: Keytar;
+export async function openKeychain(profile: string, origin: string, loadKeychain: () => Promise<Keychain>): Promise<KeychainStore | { unavailable: string }> {
+  let keychain: Keychain;
   try {
-    keytar = await loadKeytar();
+    keychain = await loadKeychain();
   } catch {
-    return { unavailable: 'keytar is not installed or could not load' };
+    return { unavailable: 'the keychain module @napi-rs/keyring is not installed or has no binary for this platform' };
   }
-  const store = new KeychainStore(keytar, `${profile}@${origin}`);
+  const store = new KeychainStore(keychain, `${profile}@${origin}`);
   try {
     await store.read();
     return store;
@@ -148,12 +146,4 @@ function parseTokens(text: string): StoredTokens | null {
   const value = JSON.parse(text) as Partial<StoredTokens>;
   if (typeof value.accessToken !== 'string' || typeof value.refreshToken !== 'string') return null;
   return { accessToken: value.accessToken, refreshToken: value.refreshToken, accessTokenExpiresAt: Number(value.accessTokenExpiresAt) || 0 };
-}
-
-function withTimeout<T>(promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the OS keychain did not answer within ${KEYCHAIN_TIMEOUT_MS / 1000} s`)), KEYCHAIN_TIMEOUT_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -4,13 +4,14 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
+import { openSystemKeychain } from './keychain.js';
 
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
 
 export type InStream = Readable & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
 
-/** The part of keytar band uses. */
-export interface Keytar {
+/** The part of the OS keychain band uses: one secret per service and account. */
+export interface Keychain {
   getPassword(service: string, account: string): Promise<string | null>;
   setPassword(service: string, account: string, password: string): Promise<void>;
   deletePassword(service: string, account: string): Promise<boolean>;
@@ -28,8 +29,8 @@ export interface Io {
   now(): number;
   /** Shows `url` in the user's browser when there is one; does nothing otherwise. */
   openBrowser(url: string): void;
-  /** The OS keychain's client; rejects when it cannot load. */
-  loadKeytar(): Promise<Keytar>;
+  /** The OS keychain's client; rejects when it cannot load. Its calls reject when the keychain does not answer in time. */
+  loadKeychain(): Promise<Keychain>;
 }
 
 /** The Io of the band process. */
@@ -43,10 +44,7 @@ export function systemIo(): Io {
     homeDir: os.homedir(),
     now: () => Date.now(),
     openBrowser: (url) => openSystemBrowser(url, process.env),
-    loadKeytar: async () => {
-      const module = (await import('keytar')) as { default?: Keytar } & Keytar;
-      return module.default ?? module;
-    },
+    loadKeychain: openSystemKeychain,
   };
 }
 

@@ -64,7 +64,7 @@ export class Logins {
 
   private async openStore(kind: StoreKind, origin: string): Promise<CredentialStore> {
     if (kind === 'file') return new FileStore(credentialFile(this.ctx.configDir, this.ctx.profile, origin));
-    const keychain = await openKeychain(this.ctx.profile, origin, this.ctx.io.loadKeytar);
+    const keychain = await openKeychain(this.ctx.profile, origin, this.ctx.io.loadKeychain);
     if ('unavailable' in keychain) throw new CliError(`the OS keychain holding your credentials is unavailable: ${keychain.unavailable}`, EXIT.auth);
     return keychain;
   }
@@ -75,7 +75,7 @@ export class Logins {
       this.ctx.out.notice(`storing credentials in ${file.location} (--insecure-storage)`);
       return file;
     }
-    const keychain = await openKeychain(this.ctx.profile, this.ctx.origin, this.ctx.io.loadKeytar);
+    const keychain = await openKeychain(this.ctx.profile, this.ctx.origin, this.ctx.io.loadKeychain);
     if (!('unavailable' in keychain)) return keychain;
     this.ctx.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
     return file;

@@ -490,5 +490,28 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `${named('file', event.data.fileId)} analysed: ${event.data.analysis}`;
     case 'cut.shared':
       return `shared ${named('cut', event.data.cutId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
+    case 'comment.created':
+      return `${event.data.parentId === null ? 'commented on' : 'replied on'} ${named('file', event.data.fileId)}${event.data.atMs === null ? '' : ` at ${clockTime(event.data.atMs)}`}`;
+    case 'comment.updated':
+      return `edited a comment on ${named('file', event.data.fileId)}`;
+    case 'comment.resolved':
+      return `resolved a comment on ${named('file', event.data.fileId)}`;
+    case 'comment.reopened':
+      return `reopened a comment on ${named('file', event.data.fileId)}`;
+    case 'comment.deleted':
+      return `deleted a comment on ${named('file', event.data.fileId)}`;
+    case 'file.reviewed':
+      return event.data.state === null
+        ? `withdrew their review of ${named('file', event.data.fileId)}`
+        : `${event.data.state === 'approved' ? 'approved' : 'requested changes to'} ${named('file', event.data.fileId)}`;
   }
+}
+
+/** A time into a mix as musicians read it: `1:23.450`, `1:02:03.000`. */
+export function clockTime(ms: number): string {
+  const whole = Math.round(ms);
+  const hours = Math.floor(whole / 3_600_000);
+  const minutes = Math.floor(whole / 60_000) % 60;
+  const seconds = ((whole % 60_000) / 1000).toFixed(3).padStart(6, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
 }

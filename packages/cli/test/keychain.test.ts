@@ -1,8 +1,10 @@
 // The real OS keychain: a private D-Bus session with gnome-keyring's Secret Service (Debian packages
-// dbus and gnome-keyring, installed by .ci/run), which keytar talks to.
+// dbus and gnome-keyring, installed by .ci/run), which @napi-rs/keyring talks to.
 import { execFile, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { stat, writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,9 +16,9 @@ const cliDir = path.dirname(path.dirname(BAND));
 
 function missingPrerequisite(): string | null {
   try {
-    createRequire(path.join(cliDir, 'package.json'))('keytar');
+    createRequire(path.join(cliDir, 'package.json'))('@napi-rs/keyring');
   } catch (error) {
-    return `keytar cannot load here (${(error as Error).message.split('\n')[0]})`;
+    return `@napi-rs/keyring cannot load here (${(error as Error).message.split('\n')[0]})`;
   }
   for (const tool of ['dbus-run-session', 'gnome-keyring-daemon']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`;
@@ -41,7 +43,7 @@ describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session 
 
   it('stores the refresh token in the keychain (no file, no notice), uses it, and removes it at logout', async () => {
     const script = path.join(user.home, 'session.sh');
-    const readSecret = `node -e "import('keytar').then(async (k) => console.log('SECRET=' + ((await k.default.getPassword('bandcollab', 'default@${server.url}')) ?? 'none').slice(0, 16)))"`;
+    const readSecret = `node -e "import('@napi-rs/keyring').then(async (k) => console.log('SECRET=' + ((await new k.AsyncEntry('bandcollab', 'default@${server.url}').getPassword()) ?? 'none').slice(0, 16)))"`;
     await writeFile(
       script,
       [
@@ -72,7 +74,7 @@ describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session 
   });
 
   it('falls back to the 0600 file with a one-line notice when the keychain is not reachable', async () => {
-    const result = await user.band(['auth', 'login', '--email', 'kim@example.com', '--password-stdin'], {
+    const result = await user.bandProcess(['auth', 'login', '--email', 'kim@example.com', '--password-stdin'], {
       input: 'correct horse battery\n',
       env: { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' },
     });
@@ -80,5 +82,27 @@ describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session 
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)$/m);
     expect((await stat(credentialFile(user, server.url))).mode & 0o777).toBe(0o600);
+  });
+
+  it('gives up on a session bus that takes the connection and never answers, and falls back to the file', async () => {
+    // The keychain module connects to D-Bus synchronously: on band's main thread this would block it for ever.
+    const busPath = path.join(user.home, 'silent-bus.sock');
+    const connections = new Set<Socket>();
+    const silentBus = createServer((socket) => connections.add(socket)).listen(busPath);
+    await once(silentBus, 'listening');
+    try {
+      const started = Date.now();
+      const result = await user.bandProcess(['auth', 'login', '--email', 'kim@example.com', '--password-stdin'], {
+        input: 'correct horse battery\n',
+        env: { DBUS_SESSION_BUS_ADDRESS: `unix:path=${busPath}` },
+      });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/^band: no OS keychain \(the OS keychain did not answer within 3 s\); storing credentials in .* \(mode 0600\)$/m);
+      expect(connections.size).toBeGreaterThan(0);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      for (const socket of connections) socket.destroy();
+      silentBus.close();
+    }
   });
 });

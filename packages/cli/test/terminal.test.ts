@@ -100,7 +100,9 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     expect(reset.code, reset.stderr).toBe(0);
     const oneTime = reset.stdout.trim();
     await typeInPane('reset', 'auth login --email tia@example.com', /Password:$/m);
-    await tmux('send-keys', '-t', 'reset', oneTime, 'Enter');
+    // Typed literally (-l): a one-time password may start with '-', which tmux would take for a flag.
+    await tmux('send-keys', '-t', 'reset', '-l', '--', oneTime);
+    await tmux('send-keys', '-t', 'reset', 'Enter');
     await waitForScreen('reset', /New password:$/m);
     await tmux('send-keys', '-t', 'reset', 'my own password', 'Enter');
     await waitForScreen('reset', /Repeat the new password:$/m);

@@ -1,9 +1,11 @@
 import { AuthResource } from './resources/auth.js';
+import { CommentsResource } from './resources/comments.js';
 import { CutsResource } from './resources/cuts.js';
 import { EventsResource } from './resources/events.js';
 import { FilesResource } from './resources/files.js';
 import { InvitationsResource } from './resources/invitations.js';
 import { ProjectsResource } from './resources/projects.js';
+import { ReviewsResource } from './resources/reviews.js';
 import { SharesResource } from './resources/shares.js';
 import { TokensResource } from './resources/tokens.js';
 import { VibesResource } from './resources/vibes.js';
@@ -29,6 +31,10 @@ export class BandClient {
   readonly files: FilesResource;
   readonly shares: SharesResource;
   readonly events: EventsResource;
+  /** Comments pinned to moments of a file version, their inboxes and marker exports. */
+  readonly comments: CommentsResource;
+  /** Approvals and change requests of a file version. */
+  readonly reviews: ReviewsResource;
   /** Personal access tokens: create, list, delete (with a session). */
   readonly tokens: TokensResource;
   private readonly transport: Transport;
@@ -43,6 +49,8 @@ export class BandClient {
     this.files = new FilesResource(this.transport);
     this.shares = new SharesResource(this.transport);
     this.events = new EventsResource(this.transport);
+    this.comments = new CommentsResource(this.transport);
+    this.reviews = new ReviewsResource(this.transport);
     this.tokens = new TokensResource(this.transport);
   }
 

@@ -18,4 +18,6 @@ export { CutsResource } from './resources/cuts.js';
 export { FilesResource } from './resources/files.js';
 export { SharesResource } from './resources/shares.js';
 export { TokensResource, type CurrentToken } from './resources/tokens.js';
+export { CommentsResource, type CommentList, type CommentListOptions, type FileCommentListOptions, type InboxListOptions, type MarkerExportOptions } from './resources/comments.js';
+export { ReviewsResource } from './resources/reviews.js';
 export { EventsResource, type SubscribeOptions, type Subscription } from './resources/events.js';

@@ -75,6 +75,9 @@ export interface StreamedResponse {
 
 const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
 
+/** A query string's values; undefined ones are left out. */
+export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
+
 /**
  * What a call of a declared route sends beyond its declaration: its path parameters and its body, each only
  * where it has them (a route that takes a form: the form, or the JSON it also takes); a query and headers.
@@ -84,11 +87,7 @@ export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> e
     ? { body: Pick<RequestSpec, 'json' | 'stream'> }
     : R['request'] extends string
       ? { json: RequestOf<R> }
-      : { json?: never }) & {
-    /** Left out where undefined. */
-    query?: Readonly<Record<string, string | undefined>>;
-    headers?: Record<string, string>;
-  };
+      : { json?: never }) & { query?: Query; headers?: Record<string, string> };
 
 /**
  * The request of a declared route (contract/routes.ts): its method and path come from the declaration, its
@@ -99,11 +98,10 @@ export function routeRequest<const R extends RouteDeclaration>(route: R, input: 
     params?: Record<string, string>;
     json?: unknown;
     body?: Pick<RequestSpec, 'json' | 'stream'>;
-    query?: Record<string, string | undefined>;
+    query?: Query;
     headers?: Record<string, string>;
   };
-  const search = new URLSearchParams(Object.entries(query ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const path = pathOf(route, params) + (search.size > 0 ? `?${search}` : '');
+  const path = withQuery(pathOf(route, params), query);
   return { method: route.method as Method, path, auth: AUTHENTICATED.has(route.auth), json, headers, ...body };
 }
 
@@ -205,19 +203,26 @@ export class Transport {
     return response;
   }
 
+  /**
+   * An idempotent call is sent again after a broken connection or a 429/502/503/504. Any other call only after a
+   * 429: the server refused it before doing anything (parallel CI jobs signing in from one address share its
+   * password checks), so sending it again cannot do its work twice.
+   */
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
-    const retries = IDEMPOTENT.has(spec.method) && spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
+    const retries = spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
+    const idempotent = IDEMPOTENT.has(spec.method);
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
         response = await this.sendOnce(spec, token);
       } catch (cause) {
         if (spec.signal?.aborted) throw spec.signal.reason;
-        if (attempt >= retries) throw networkError(cause, spec);
+        if (!idempotent || attempt >= retries) throw networkError(cause, spec);
         await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
         continue;
       }
-      if (attempt >= retries || !RETRY_STATUSES.has(response.status)) return response;
+      const retried = idempotent ? RETRY_STATUSES.has(response.status) : response.status === 429;
+      if (attempt >= retries || !retried) return response;
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
       await response.body.dump();
@@ -317,6 +322,12 @@ const CODE_BY_STATUS: ReadonlyMap<number, ErrorCode> = new Map([
 
 function defaultCode(status: number): ErrorCode {
   return CODE_BY_STATUS.get(status) ?? 'INTERNAL';
+}
+
+/** `path?name=value…` with the defined values of `query`. */
+export function withQuery(path: string, query: Query | undefined): string {
+  const defined = Object.entries(query ?? {}).filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined);
+  return defined.length === 0 ? path : `${path}?${new URLSearchParams(defined.map(([name, value]) => [name, String(value)])).toString()}`;
 }
 
 /** A response header's value; the first when it came more than once. */

@@ -39,6 +39,22 @@ export type {
   UploadFields,
 } from './contract/requests.js';
 export type {
+  Comment,
+  CommentAuthor,
+  CommentCounts,
+  CommentPage,
+  CreateCommentRequest,
+  GuestCommentRequest,
+  MarkerFormat,
+  Review,
+  ReviewList,
+  ReviewRequest,
+  ReviewState,
+  ReviewSummary,
+  UpdateCommentRequest,
+  WithdrawnReview,
+} from './contract/comments.js';
+export type {
   AcceptedInvitation,
   AnalysisStatus,
   AudioCodec,

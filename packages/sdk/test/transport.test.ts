@@ -29,6 +29,18 @@ describe('retries', () => {
     expect(gateway.faults()).toBe(0);
   });
 
+  it('sends a POST again only after a 429 (refused before any work), never after a 503', async () => {
+    const { dispatcher, requests } = recordingDispatcher();
+    const { client } = await registeredClient(gateway.url, { dispatcher });
+    gateway.failNext({ status: 429, retryAfter: '1' });
+    expect((await client.projects.create({ name: 'After a refusal' })).name).toBe('After a refusal');
+    expect(requests.filter((r) => r === 'POST /api/projects')).toHaveLength(2);
+    gateway.failNext(503);
+    await expect(client.projects.create({ name: 'Unknown fate' })).rejects.toMatchObject({ status: 503 });
+    expect(requests.filter((r) => r === 'POST /api/projects')).toHaveLength(3);
+    gateway.reset();
+  });
+
   it('gives up after `retries` attempts with the last answer as a typed error', async () => {
     const { dispatcher, requests } = recordingDispatcher();
     const { client } = await registeredClient(gateway.url, { dispatcher, retries: 1 });

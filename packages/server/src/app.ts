@@ -26,6 +26,7 @@ import { UrlRedactor } from './core/redact.js';
 import { declaredRoutes, routeExactly } from './core/routing.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
+import { CommentsRoutes } from './comments/routes.js';
 import { CutsRoutes } from './cuts/routes.js';
 import { EventsRoutes } from './events/routes.js';
 import { FilesRoutes } from './files/routes.js';
@@ -80,6 +81,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   VibesRoutes,
   CutsRoutes,
   ArchivesRoutes,
+  CommentsRoutes,
   StorageRoutes,
   FilesRoutes,
   TokensRoutes,

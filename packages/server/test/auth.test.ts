@@ -7,7 +7,8 @@ let server: TestServer;
 let api: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  server = await startTestServer({ LOGIN_MAX_FAILURES: '10' });
+  // The cap on sessions logs one account in 51 times: over the default LOGIN_MAX_SUCCESSES (auth-limits.test.ts tests that limit).
+  server = await startTestServer({ LOGIN_MAX_FAILURES: '10', LOGIN_MAX_SUCCESSES: '100' });
   api = client(server.url);
 });
 afterAll(() => server?.close());

@@ -4,6 +4,7 @@
  * error is problem details carrying the request id, and every 401 names the Bearer scheme.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { type RouteDeclaration, ROUTES } from '@bandcollab/sdk/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_TIMESTAMP, PNG_BYTES } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
@@ -20,6 +21,7 @@ let avatarName: string;
 let shareId: string;
 let tokenId: string;
 let uploadId: string;
+let commentId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -37,6 +39,7 @@ beforeAll(async () => {
   tokenId = (
     await expectStatus(fx.api.request('POST', '/api/tokens', { token: fx.actors.projectAdmin.token, json: { name: 'Listed', scope: 'read', expiresIn: 3600 } }), 201)
   ).id;
+  commentId = (await expectStatus(fx.api.request('POST', `/api/files/${fileId}/comments`, { token: fx.actors.projectAdmin.token, json: { body: 'Listed', atMs: 0 } }), 201)).id;
   const resumable = await fx.api.request('POST', '/api/uploads', {
     token: fx.actors.projectAdmin.token,
     headers: { 'tus-resumable': '1.0.0', 'upload-length': '256', 'upload-metadata': `cutId ${btoa(fx.project.cutId)},filename ${btoa('take.mp3')}` },
@@ -65,7 +68,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'token') return 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;
@@ -114,10 +117,20 @@ describe('a path id that is not a UUID', () => {
 describe('JSON bodies', () => {
   /** Routes that read a JSON body; the uploads and the avatar are multipart or tus bytes only and the IdP exchange and link answer 404 IDP_DISABLED here. */
   const MULTIPART_ONLY = new Set(['/api/files/upload', '/api/uploads', '/api/auth/me/avatar']);
+  /** Routes whose declaration takes no body at all (resolving a comment). */
+  const BODYLESS = new Set(
+    Object.values(ROUTES as Record<string, RouteDeclaration>)
+      .filter((route) => !route.request && !route.form)
+      .map((route) => `${route.method} ${route.path}`),
+  );
   const jsonRoutes = () =>
     routes().filter(
       ({ method, path }) =>
-        (method === 'POST' || method === 'PUT') && !MULTIPART_ONLY.has(path) && path !== '/api/auth/idp/exchange' && path !== '/api/auth/idp/link',
+        (method === 'POST' || method === 'PUT') &&
+        !MULTIPART_ONLY.has(path) &&
+        !BODYLESS.has(`${method} ${path}`) &&
+        path !== '/api/auth/idp/exchange' &&
+        path !== '/api/auth/idp/link',
     );
   const send = (method: string, path: string, body: string, contentType: string) =>
     fx.api.request(method, fill(path, realId), { token: fx.actors.projectAdmin.token, body, headers: { 'content-type': contentType } });
@@ -146,7 +159,7 @@ describe('JSON bodies', () => {
   });
 
   it('never answer 500, whatever the values: wrong types, NUL, huge strings, deep nesting', async () => {
-    const FIELDS = ['name', 'description', 'image', 'email', 'password', 'rememberMe', 'refreshToken', 'role', 'vibeIds', 'targetVibeId', 'expiresIn', 'code', 'redirectUri', 'token', 'inviteToken'];
+    const FIELDS = ['name', 'description', 'image', 'email', 'password', 'rememberMe', 'refreshToken', 'role', 'vibeIds', 'targetVibeId', 'expiresIn', 'code', 'redirectUri', 'token', 'inviteToken', 'body', 'atMs', 'endMs', 'parentId', 'mentions', 'state', 'note'];
     const values: unknown[] = [null, 0, -1, 1.5, 1e308, true, 'x', '', '\u0000', 'x'.repeat(100_000), [], ['\u0000'], [[[]]], {}, { $gt: '' }];
     for (const { method, path } of jsonRoutes()) {
       for (const value of values) {
@@ -173,6 +186,7 @@ describe('authentication failures', () => {
     'POST /api/auth/login',
     'POST /api/auth/refresh',
     'POST /api/auth/logout',
+    'GET /',
     'GET /api/health',
     'GET /api/openapi.json',
     'GET /api/reference',

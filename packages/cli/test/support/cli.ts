@@ -96,7 +96,7 @@ export async function runInProcess(args: string[], options: RunOptions = {}): Pr
     homeDir: env.HOME ?? os.homedir(),
     now: options.now ?? (() => Date.now()),
     openBrowser: options.openBrowser ?? (() => undefined),
-    loadKeytar: () => Promise.reject(new Error('no OS keychain in tests')),
+    loadKeychain: () => Promise.reject(new Error('no OS keychain in tests')),
   };
   const exitCode = await runBandInProcess(args, options.newClient ? { io, newClient: options.newClient } : bandFactory(io));
   return { exitCode, stdout: stdout.text(), stdoutBytes: stdout.bytes(), stderr: stderr.text() };

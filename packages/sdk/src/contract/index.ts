@@ -1,6 +1,7 @@
 // The request and record schemas of the bandcollab API, shared by the server (which validates requests and
 // generates its OpenAPI document from them) and the SDK (whose types are derived from them). This entry loads
 // zod; `@bandcollab/sdk` does not.
+export * from './comments.js';
 export * from './error-codes.js';
 export * from './fields.js';
 export * from './file-types.js';

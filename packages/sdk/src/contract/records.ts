@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { comment, commentPage, review, reviewList, withdrawnReview } from './comments.js';
 import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
@@ -355,6 +356,14 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
   event('file.analyzed', { fileId: id, cutId: id, analysis: analysisStatus }),
   event('cut.shared', { cutId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
+  ...(['comment.created', 'comment.updated', 'comment.resolved', 'comment.reopened', 'comment.deleted'] as const).map((type) =>
+    event(type, { commentId: id, fileId: id, seriesId: id, cutId: id, parentId: id.nullable(), atMs: count.nullable(), mentions: z.array(id) }),
+  ),
+  event('file.reviewed', {
+    fileId: id,
+    userId: id,
+    state: z.enum(['approved', 'changes_requested']).nullable().meta({ description: 'null: the member withdrew their review' }),
+  }),
 ]);
 
 export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });
@@ -390,6 +399,11 @@ export const RECORD_SCHEMAS = {
   VibeWithCuts: vibeWithCuts,
   Cut: cut,
   CutWithFiles: cutWithFiles,
+  Comment: comment,
+  CommentPage: commentPage,
+  Review: review,
+  ReviewList: reviewList,
+  WithdrawnReview: withdrawnReview,
   ReorderVibesResult: reorderVibesResult,
   File: fileRecord,
   ShareLink: shareLink,

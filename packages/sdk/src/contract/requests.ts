@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
 import { extensionsOf, MAX_UPLOAD_BYTES, sizeInMiB } from './file-types.js';
 import {
   clearImageField,
@@ -223,6 +224,10 @@ export const REQUEST_SCHEMAS = {
   CutNameRequest: cutNameRequest,
   MoveCutRequest: moveCutRequest,
   ShareRequest: shareRequest,
+  CreateCommentRequest: createCommentRequest,
+  UpdateCommentRequest: updateCommentRequest,
+  GuestCommentRequest: guestCommentRequest,
+  ReviewRequest: reviewRequest,
 } as const;
 
 /** The multipart/form-data bodies by the name the API description gives them. */

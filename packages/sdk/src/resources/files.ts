@@ -129,8 +129,7 @@ export class FilesResource {
    * as `cursor` for the next; 409 ANALYSIS_PENDING until analysed, 404 when it has none.
    */
   entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): Promise<StemEntriesPage> {
-    const query = { cursor: page.cursor, limit: page.limit === undefined ? undefined : String(page.limit) };
-    return this.transport.call(ROUTES.stemEntries, { params: { id }, query }, options);
+    return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
   }
 
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */

@@ -1,7 +1,7 @@
 // The audio analysis engine: pure functions over a file, no database, no HTTP.
 //
 // Decisions:
-// - Headers of STEM entries: music-metadata 11.16.1 (12.x needs Node 22); WAV headers by our own reader
+// - Headers of STEM entries: music-metadata 12; WAV headers by our own reader
 //   (./wav.ts) so a stem and a decoded cut name the same codec and bit depth.
 // - Decoders, all wasm/JS from npm (no system binaries), each fed the file chunk by chunk: the
 //   wasm-audio-decoders family (@wasm-audio-decoders/flac 0.2.11, mpg123-decoder 1.0.3,

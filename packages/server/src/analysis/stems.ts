@@ -1,7 +1,7 @@
 // A STEM ZIP: every entry with its size; audio entries with their format read from their headers only
 // (entries are streamed and the stream dropped once the header is read: nothing is decoded). WAV headers
-// are read by ./wav.ts, like a decoded cut's; every other codec by music-metadata (11.x: the line that
-// supports Node 20). The ZIP is read by yauzl, which reads the central directory and streams entries.
+// are read by ./wav.ts, like a decoded cut's; every other codec by music-metadata. The ZIP is read by
+// yauzl, which reads the central directory and streams entries.
 import { pipeline, type Readable, Transform } from 'node:stream';
 import { parseStream } from 'music-metadata';
 import yauzl from 'yauzl';

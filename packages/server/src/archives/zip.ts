@@ -2,15 +2,12 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { ZipFile } from 'yazl';
 
-/** One stored file as an entry of an archive. */
-export interface ArchiveEntry {
+/** One stored file, or bytes made for the answer (a marker export's project file), as an entry of an archive. */
+export type ArchiveEntry = {
   /** The name inside the archive. */
   name: string;
-  /** Where the bytes are stored. */
-  path: string;
-  size: number;
   modifiedAt: Date;
-}
+} & ({ /** Where the bytes are stored. */ path: string; size: number } | { bytes: Buffer });
 
 /** A ZIP whose length is known before its first byte. */
 export interface ZipArchive {
@@ -41,10 +38,16 @@ export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
   const opened = new Set<ReadStream>();
   const output = zip.outputStream as Readable;
   for (const entry of entries) {
+    if ('bytes' in entry) {
+      // yazl takes a buffer's size from the buffer itself (and refuses a `size` option for it).
+      zip.addBuffer(entry.bytes, entry.name, { mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false });
+      continue;
+    }
+    const { path } = entry;
     const options = { size: entry.size, mtime: entry.modifiedAt, mode: ENTRY_MODE, compress: false };
     zip.addReadStreamLazy(entry.name, options, (callback) => {
       void reading.then(() => {
-        const stream = createReadStream(entry.path, { highWaterMark: READ_CHUNK_BYTES });
+        const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
         opened.add(stream);
         // yazl pipes the stream without listening for its errors: a vanished file fails the archive.
         stream.once('error', (error) => zip.emit('error', error));

@@ -14,7 +14,7 @@ export interface Access {
   role: Role;
 }
 
-const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'Cut', file: 'File' };
+const LABEL: Record<Scope, string> = { project: 'Project', vibe: 'Vibe', cut: 'Cut', file: 'File', comment: 'Comment' };
 
 /**
  * The one place that decides access inside projects: non-members get 404 for everything

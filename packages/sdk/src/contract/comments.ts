@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { nameSchema, uuidSchema } from './fields.js';
+
+// Time-anchored comments and reviews of a file's versions (§14).
+
+const id = z.string().meta({ format: 'uuid' });
+const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
+const count = z.int();
+
+/** Newlines and tabs are part of a comment; every other control character is refused. */
+const CONTROL_BUT_LINE_BREAKS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
+
+export const commentBodySchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(5000, 'must be at most 5000 characters')
+  .refine((value) => !CONTROL_BUT_LINE_BREAKS.test(value), 'must not contain control characters other than newline and tab')
+  .meta({ description: 'Trimmed, then 1–5000 characters; newlines and tabs are kept, no other control characters.' });
+
+const millisecondsSchema = z.int({ error: 'must be an integer (milliseconds)' }).min(0, 'must be 0 or more');
+
+const timesRule = <Shape extends { atMs?: number | null | undefined; endMs?: number | null | undefined }>(value: Shape, ctx: z.RefinementCtx) => {
+  if (value.endMs !== undefined && value.endMs !== null && (value.atMs === undefined || value.atMs === null)) {
+    ctx.addIssue({ code: 'custom', path: ['endMs'], message: 'needs atMs: a range has a start' });
+  } else if (value.endMs !== undefined && value.endMs !== null && value.endMs <= value.atMs!) {
+    ctx.addIssue({ code: 'custom', path: ['endMs'], message: 'must be after atMs' });
+  }
+};
+
+export const createCommentRequest = z
+  .object({
+    body: commentBodySchema,
+    atMs: millisecondsSchema.nullable().optional(),
+    endMs: millisecondsSchema.nullable().optional(),
+    parentId: uuidSchema.nullable().optional(),
+    mentions: z.array(uuidSchema, { error: 'must be an array of user ids' }).max(50, 'must name at most 50 members').optional(),
+  })
+  .superRefine((value, ctx) => {
+    timesRule(value, ctx);
+    if (value.parentId && (value.atMs != null || value.endMs != null)) {
+      ctx.addIssue({ code: 'custom', path: [value.atMs != null ? 'atMs' : 'endMs'], message: 'a reply has no time of its own: it is about its parent’s' });
+    }
+  });
+
+export const updateCommentRequest = z
+  .object({
+    body: commentBodySchema.optional(),
+    atMs: millisecondsSchema.nullable().optional(),
+    endMs: millisecondsSchema.nullable().optional(),
+    mentions: z.array(uuidSchema, { error: 'must be an array of user ids' }).max(50, 'must name at most 50 members').optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (Object.values(value).every((field) => field === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['body'], message: 'give what changes: body, atMs, endMs or mentions' });
+    }
+    timesRule(value, ctx);
+  });
+
+export const guestCommentRequest = z
+  .object({
+    name: nameSchema.pipe(z.string().max(100, 'must be at most 100 characters')),
+    body: commentBodySchema,
+    atMs: millisecondsSchema.nullable().optional(),
+    endMs: millisecondsSchema.nullable().optional(),
+    parentId: uuidSchema.nullable().optional(),
+    mentions: z.never({ error: 'a guest cannot mention members' }).optional(),
+  })
+  .superRefine((value, ctx) => {
+    timesRule(value, ctx);
+    if (value.parentId && (value.atMs != null || value.endMs != null)) {
+      ctx.addIssue({ code: 'custom', path: [value.atMs != null ? 'atMs' : 'endMs'], message: 'a reply has no time of its own: it is about its parent’s' });
+    }
+  });
+
+export const reviewState = z.enum(['approved', 'changes_requested'], { error: 'must be approved or changes_requested' });
+export const reviewRequest = z.object({
+  state: reviewState,
+  note: z.string({ error: 'must be a string' }).trim().max(2000, 'must be at most 2000 characters').nullable().optional(),
+});
+
+// ---- query strings (every value arrives as text)
+
+const pageQuery = {
+  status: z.enum(['open', 'resolved', 'all'], { error: 'must be open, resolved or all' }).default('all'),
+  since: z.iso
+    .datetime({ offset: true, error: 'must be an ISO 8601 time, such as 2026-11-21T10:00:00.000Z' })
+    .transform((value) => new Date(value))
+    .optional(),
+  limit: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be 1 to 500').max(500, 'must be 1 to 500').default(200),
+  cursor: z.string({ error: 'must be a string' }).optional(),
+};
+const versionsQuery = z.enum(['this', 'series'], { error: 'must be this or series' });
+
+export const fileCommentsQuery = z.object({ ...pageQuery, versions: versionsQuery.default('series') });
+export const inboxCommentsQuery = z.object({ ...pageQuery, mentions: z.literal('me', { error: 'must be me' }).optional() });
+
+export const MARKER_FORMATS = ['midi', 'rpp', 'wav', 'audacity', 'csv', 'json'] as const;
+export const markerExportQuery = z.object({
+  format: z.enum(MARKER_FORMATS, { error: `must be one of ${MARKER_FORMATS.join(', ')}` }),
+  offsetMs: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(0, 'must be 0 or more').max(86_400_000, 'must be at most a day').default(0),
+  status: z.enum(['open', 'all'], { error: 'must be open or all' }).default('all'),
+  versions: versionsQuery.default('this'),
+});
+export type MarkerFormat = (typeof MARKER_FORMATS)[number];
+
+export type CreateCommentRequest = z.input<typeof createCommentRequest>;
+export type UpdateCommentRequest = z.input<typeof updateCommentRequest>;
+export type GuestCommentRequest = z.input<typeof guestCommentRequest>;
+export type ReviewRequest = z.input<typeof reviewRequest>;
+
+// ---- records
+
+export const commentAuthor = z.object({
+  id: id.nullable().meta({ description: 'null for a guest, or an account since deleted' }),
+  name: z.string(),
+  avatarUrl: z.string().nullable(),
+  guest: z.boolean().meta({ description: 'Left through a feedback link, without an account' }),
+});
+
+const commentFields = {
+  id,
+  fileId: id,
+  seriesId: id,
+  version: count,
+  cutId: id,
+  projectId: id,
+  parentId: id.nullable(),
+  author: commentAuthor,
+  body: z.string().nullable().meta({ description: 'null once deleted (a tombstone that keeps its replies)' }),
+  atMs: count.nullable().meta({ description: 'Milliseconds into the version; null for a whole-mix comment and for replies' }),
+  endMs: count.nullable().meta({ description: 'The end of a range; null for a point' }),
+  mentions: z.array(z.object({ id, name: z.string() })),
+  resolved: z.object({ at: timestamp, by: z.object({ id: id.nullable(), name: z.string() }) }).nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  edited: z.boolean(),
+  deleted: z.boolean(),
+};
+
+export const reply = z.object({ ...commentFields, replies: z.null() });
+export const comment = z
+  .object({ ...commentFields, replies: z.array(reply).nullable().meta({ description: 'A top-level comment’s replies, oldest first; null on a reply' }) })
+  .meta({ description: 'A comment pinned to a moment (atMs) or a range (atMs–endMs) of a file version, or about the whole mix' });
+
+export const commentCounts = z.object({ open: count, resolved: count }).meta({ description: 'Top-level, non-deleted comments of the versions chosen, whatever the status, since or page' });
+export const commentPage = z.object({
+  comments: z.array(comment),
+  counts: commentCounts,
+  nextCursor: z.string().nullable().meta({ description: 'Pass as ?cursor= for the next page; null on the last page' }),
+});
+
+export const review = z.object({ userId: id, name: z.string(), state: reviewState, note: z.string().nullable(), at: timestamp });
+export const reviewSummary = z.object({
+  approved: count,
+  changesRequested: count,
+  openComments: count.meta({ description: 'Open top-level comments of the whole series' }),
+});
+export const reviewList = z.object({ reviews: z.array(review), summary: reviewSummary });
+export const withdrawnReview = z.object({ fileId: id, userId: id, deleted: z.literal(true) });
+
+export type Comment = z.output<typeof comment>;
+export type CommentAuthor = z.output<typeof commentAuthor>;
+export type CommentPage = z.output<typeof commentPage>;
+export type CommentCounts = z.output<typeof commentCounts>;
+export type Review = z.output<typeof review>;
+export type ReviewState = z.output<typeof reviewState>;
+export type ReviewSummary = z.output<typeof reviewSummary>;
+export type ReviewList = z.output<typeof reviewList>;
+export type WithdrawnReview = z.output<typeof withdrawnReview>;

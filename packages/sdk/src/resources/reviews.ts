@@ -1,0 +1,22 @@
+import { ROUTES } from '../contract/routes.js';
+import type { RequestOptions, Transport } from '../transport.js';
+import type { Review, ReviewList, ReviewState, WithdrawnReview } from '../types.js';
+
+/** One review per member and file version: approve it or request changes; the latest counts (§14). */
+export class ReviewsResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** The version's reviews and their summary (approvals, changes requested, open comments of the series). */
+  list(fileId: string, options?: RequestOptions): Promise<ReviewList> {
+    return this.transport.call(ROUTES.listReviews, { params: { id: fileId } }, options);
+  }
+
+  /** Approves the version or requests changes, replacing your earlier review of it. */
+  set(fileId: string, state: ReviewState, note?: string, options?: RequestOptions): Promise<Review> {
+    return this.transport.call(ROUTES.putReview, { params: { id: fileId }, json: { state, ...(note === undefined ? {} : { note }) } }, options);
+  }
+
+  withdraw(fileId: string, options?: RequestOptions): Promise<WithdrawnReview> {
+    return this.transport.call(ROUTES.withdrawReview, { params: { id: fileId } }, options);
+  }
+}

@@ -1,0 +1,68 @@
+import { fileCommentsQuery, inboxCommentsQuery, markerExportQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { inject, injectable } from 'tsyringe';
+import type { Feature } from '../core/feature.js';
+import { validate } from '../core/http.js';
+import type { Routes } from '../core/routes.js';
+import { CommentsService } from './service.js';
+import { MarkerExports } from './exports.js';
+
+/** Comments, their inboxes, reviews and marker exports (§14). */
+@injectable()
+export class CommentsRoutes implements Feature {
+  constructor(
+    @inject(CommentsService) private readonly comments: CommentsService,
+    @inject(MarkerExports) private readonly exports: MarkerExports,
+  ) {}
+
+  register(routes: Routes): void {
+    routes.on(ROUTES.listFileComments, async ({ req, principal, params }) => {
+      const query = validate(fileCommentsQuery, req.query);
+      return this.comments.listOfFile(principal, params.id, { ...query, since: query.since ?? null, cursor: query.cursor ?? null });
+    });
+
+    routes.on(ROUTES.exportComments, async ({ req, res, principal, params }) => {
+      await this.exports.send(req, res, principal, params.id, validate(markerExportQuery, req.query));
+    });
+
+    routes.on(ROUTES.createComment, async ({ principal, params, body }) => {
+      const created = await this.comments.create(principal, params.id, await body());
+      return { location: `/api/comments/${created.id}`, body: created };
+    });
+
+    routes.on(ROUTES.getComment, async ({ principal, params }) => this.comments.get(principal, params.id));
+    routes.on(ROUTES.updateComment, async ({ principal, params, body }) => this.comments.update(principal, params.id, await body()));
+    routes.on(ROUTES.resolveComment, async ({ principal, params }) => this.comments.setResolved(principal, params.id, true));
+    routes.on(ROUTES.reopenComment, async ({ principal, params }) => this.comments.setResolved(principal, params.id, false));
+
+    routes.on(ROUTES.deleteComment, async ({ principal, params }) => {
+      await this.comments.delete(principal, params.id);
+      return { id: params.id, deleted: true as const };
+    });
+
+    routes.on(ROUTES.listCutComments, async ({ req, principal, params }) => {
+      const query = validate(inboxCommentsQuery, req.query);
+      return this.comments.listOfCut(principal, params.id, inboxRequest(query));
+    });
+
+    routes.on(ROUTES.listProjectComments, async ({ req, principal, params }) => {
+      const query = validate(inboxCommentsQuery, req.query);
+      return this.comments.listOfProject(principal, params.id, inboxRequest(query));
+    });
+
+    routes.on(ROUTES.listReviews, async ({ principal, params }) => this.comments.reviews(principal, params.id));
+
+    routes.on(ROUTES.putReview, async ({ principal, params, body }) => {
+      const { state, note } = await body();
+      return this.comments.review(principal, params.id, state, note ?? null);
+    });
+
+    routes.on(ROUTES.withdrawReview, async ({ principal, params }) => {
+      await this.comments.withdrawReview(principal, params.id);
+      return { fileId: params.id, userId: principal.userId, deleted: true as const };
+    });
+  }
+}
+
+function inboxRequest(query: ReturnType<typeof inboxCommentsQuery.parse>) {
+  return { status: query.status, since: query.since ?? null, limit: query.limit, cursor: query.cursor ?? null, mentionsMe: query.mentions === 'me' };
+}

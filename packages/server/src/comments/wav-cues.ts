@@ -1,0 +1,166 @@
+// The WAV marker export: the stored mix with a `cue ` chunk and a `LIST`/`adtl` chunk of labels added. Only
+// the RIFF header's size fields change: every audio byte and every other chunk is passed through as stored,
+// streamed from the file, so the answer's length is known before its first byte.
+import type { Marker } from './markers.js';
+
+/** Reads `length` bytes at `offset` of the stored file (fewer only at its end). */
+export type ReadAt = (offset: number, length: number) => Promise<Buffer>;
+
+export interface RiffChunk {
+  id: string;
+  /** Where its 8-byte header starts. */
+  offset: number;
+  /** Its payload's length, as the file holds it (a `data` chunk of unknown or 64-bit size: what the file holds). */
+  size: number;
+  /** A LIST chunk's type (`INFO`, `adtl`…). */
+  listType?: string;
+}
+
+export interface WavLayout {
+  form: 'RIFF' | 'RF64' | 'BW64';
+  chunks: RiffChunk[];
+  sampleRate: number;
+  fileSize: number;
+  /** RF64 and BW64 carry the real sizes in this chunk's payload, kept to be patched. */
+  ds64: Buffer | null;
+}
+
+export class NotAWav extends Error {}
+
+/** A hostile file of empty chunks must cost a bounded walk; real WAVs have a handful. */
+const MAX_CHUNKS = 10_000;
+const FORMS = new Set(['RIFF', 'RF64', 'BW64']);
+
+/** Walks the file's top-level chunks, reading only their headers (and the small `fmt `/`ds64` payloads). */
+export async function readWavLayout(read: ReadAt, fileSize: number): Promise<WavLayout> {
+  const head = await read(0, 12);
+  const form = head.toString('latin1', 0, 4);
+  if (head.length < 12 || !FORMS.has(form) || head.toString('latin1', 8, 12) !== 'WAVE') throw new NotAWav('not a RIFF/WAVE file');
+  const chunks: RiffChunk[] = [];
+  let sampleRate: number | null = null;
+  let ds64: Buffer | null = null;
+  let offset = 12;
+  while (offset + 8 <= fileSize) {
+    if (chunks.length === MAX_CHUNKS) throw new NotAWav(`more than ${MAX_CHUNKS} chunks`);
+    const header = await read(offset, 12);
+    const id = header.toString('latin1', 0, 4);
+    let size = header.readUInt32LE(4);
+    const available = fileSize - offset - 8;
+    if (id === 'data' && (size === 0xffffffff || size > available)) {
+      // An RF64 size lives in ds64; an unknown (streamed) size or a truncated file runs to what the file holds.
+      size = ds64 !== null ? Math.min(Number(ds64.readBigUInt64LE(8)), available) : available;
+    }
+    if (size > available) break; // a truncated trailing chunk that is not audio: left out
+    const chunk: RiffChunk = { id, offset, size };
+    if (id === 'LIST' && size >= 4) chunk.listType = header.toString('latin1', 8, 12);
+    if (id === 'fmt ' && size >= 8) sampleRate = (await read(offset + 8, 8)).readUInt32LE(4);
+    if (id === 'ds64' && size >= 24) ds64 = Buffer.from(await read(offset + 8, size));
+    chunks.push(chunk);
+    offset += 8 + size + (size & 1);
+  }
+  if (sampleRate === null || sampleRate === 0) throw new NotAWav('no "fmt " chunk with a sample rate');
+  if (!chunks.some((chunk) => chunk.id === 'data')) throw new NotAWav('no "data" chunk');
+  return { form: form as WavLayout['form'], chunks, sampleRate, fileSize, ds64 };
+}
+
+/** A piece of the answer: bytes made here, or a range [from, to) of the stored file. */
+export type Segment = { bytes: Buffer } | { from: number; to: number };
+
+export interface WavExport {
+  segments: Segment[];
+  length: number;
+}
+
+/**
+ * The answer's pieces: the RIFF header with its new size, every chunk of the source but its own `cue ` and
+ * `LIST`/`adtl` (replaced), then the new `cue ` and `LIST`/`adtl` chunks. A cue point's `dwSampleOffset` is
+ * its time in sample frames from the start of the `data` chunk; a region's length is an `ltxt` entry.
+ */
+export function wavWithCues(layout: WavLayout, markers: readonly Marker[]): WavExport {
+  const segments: Segment[] = [];
+  for (const chunk of layout.chunks) {
+    if (chunk.id === 'cue ' || (chunk.id === 'LIST' && chunk.listType === 'adtl')) continue;
+    if (chunk.id === 'ds64') continue; // rewritten below, in place, once the length is known
+    const padded = chunk.size + (chunk.size & 1);
+    const stored = Math.min(padded, layout.fileSize - chunk.offset - 8);
+    if (chunk.id === 'data') {
+      segments.push({ bytes: chunkHeader('data', layout.ds64 ? 0xffffffff : chunk.size) });
+    } else {
+      segments.push({ from: chunk.offset, to: chunk.offset + 8 });
+    }
+    segments.push({ from: chunk.offset + 8, to: chunk.offset + 8 + stored });
+    // A writer that leaves out the pad byte of an odd last chunk: the chunks added after it need it.
+    if (stored < padded) segments.push({ bytes: Buffer.alloc(1) });
+  }
+  segments.push({ bytes: cueChunk(layout.sampleRate, markers) }, { bytes: adtlChunk(layout.sampleRate, markers) });
+
+  const ds64Index = layout.chunks.findIndex((chunk) => chunk.id === 'ds64');
+  const ds64Bytes = layout.ds64 ? 8 + layout.ds64.length + (layout.ds64.length & 1) : 0;
+  const length = 12 + ds64Bytes + segments.reduce((sum, segment) => sum + segmentLength(segment), 0);
+  const header = Buffer.alloc(12);
+  header.write(layout.form, 0, 'latin1');
+  header.writeUInt32LE(layout.ds64 ? 0xffffffff : length - 8, 4);
+  header.write('WAVE', 8, 'latin1');
+  const leading: Segment[] = [{ bytes: header }];
+  if (layout.ds64 && ds64Index >= 0) {
+    const patched = Buffer.from(layout.ds64);
+    patched.writeBigUInt64LE(BigInt(length - 8), 0);
+    const data = layout.chunks.find((chunk) => chunk.id === 'data')!;
+    patched.writeBigUInt64LE(BigInt(data.size), 8);
+    leading.push({ bytes: Buffer.concat([chunkHeader('ds64', patched.length), patched, Buffer.alloc(patched.length & 1)]) });
+  }
+  return { segments: [...leading, ...segments], length };
+}
+
+const segmentLength = (segment: Segment): number => ('bytes' in segment ? segment.bytes.length : segment.to - segment.from);
+
+function chunkHeader(id: string, size: number): Buffer {
+  const header = Buffer.alloc(8);
+  header.write(id, 0, 'latin1');
+  header.writeUInt32LE(size, 4);
+  return header;
+}
+
+const frameAt = (ms: number, sampleRate: number): number => Math.round((ms * sampleRate) / 1000);
+
+function cueChunk(sampleRate: number, markers: readonly Marker[]): Buffer {
+  const body = Buffer.alloc(4 + 24 * markers.length);
+  body.writeUInt32LE(markers.length, 0);
+  markers.forEach((marker, index) => {
+    const at = 4 + 24 * index;
+    const frame = frameAt(marker.atMs, sampleRate);
+    body.writeUInt32LE(index + 1, at); // dwName: the cue point's id, which the labels name
+    body.writeUInt32LE(frame, at + 4); // dwPosition
+    body.write('data', at + 8, 'latin1'); // fccChunk
+    body.writeUInt32LE(0, at + 12); // dwChunkStart
+    body.writeUInt32LE(0, at + 16); // dwBlockStart
+    body.writeUInt32LE(frame, at + 20); // dwSampleOffset
+  });
+  return Buffer.concat([chunkHeader('cue ', body.length), body]);
+}
+
+function adtlChunk(sampleRate: number, markers: readonly Marker[]): Buffer {
+  const labels = markers.map((marker, index) => {
+    const text = Buffer.from(`${marker.name}\0`, 'utf8');
+    const label = Buffer.alloc(4 + text.length);
+    label.writeUInt32LE(index + 1, 0);
+    text.copy(label, 4);
+    return subchunk('labl', label);
+  });
+  const regions = markers.flatMap((marker, index) => {
+    if (marker.endMs === null) return [];
+    const region = Buffer.alloc(20);
+    region.writeUInt32LE(index + 1, 0);
+    region.writeUInt32LE(frameAt(marker.endMs, sampleRate) - frameAt(marker.atMs, sampleRate), 4);
+    region.write('rgn ', 8, 'latin1'); // dwPurposeID; country, language, dialect and code page stay 0
+    return [subchunk('ltxt', region)];
+  });
+  // Every label before the first region: ffmpeg's reader, like other simple ones, stops at the first entry
+  // that is not a label.
+  const body = Buffer.concat([Buffer.from('adtl', 'latin1'), ...labels, ...regions]);
+  return Buffer.concat([chunkHeader('LIST', body.length), body]);
+}
+
+function subchunk(id: string, payload: Buffer): Buffer {
+  return Buffer.concat([chunkHeader(id, payload.length), payload, Buffer.alloc(payload.length & 1)]);
+}

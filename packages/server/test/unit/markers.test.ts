@@ -1,0 +1,270 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import tonejs from '@tonejs/midi';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  audacityLabels,
+  clockTime,
+  csvSheet,
+  type ExportedComment,
+  jsonMarkers,
+  MARKER_NAME_LIMIT,
+  markerName,
+  markersOf,
+  midiMarkers,
+  reaperProject,
+  reaperString,
+} from '../../src/comments/markers.js';
+import { readWavLayout, type Segment, wavWithCues } from '../../src/comments/wav-cues.js';
+import { generate, hasFfmpeg } from '../analysis/ffmpeg.js';
+
+const golden = (name: string): string => path.join(import.meta.dirname, 'golden', name);
+
+/** A review round on a 3-minute mix: points, a range, a whole-mix note, a reply, a resolved one, odd text. */
+const COMMENTS: ExportedComment[] = [
+  { id: 'c1', atMs: 83_000, endMs: null, author: 'Ana', body: 'Kick too loud\nhere', resolved: false, version: 2, replies: [{ id: 'r1', author: 'Bo', body: 'Agreed, -2 dB?', version: 2 }] },
+  { id: 'c2', atMs: 12_345, endMs: 20_001, author: 'Bo', body: 'Guitar "buzz", all verse', resolved: true, version: 1, replies: [] },
+  { id: 'c3', atMs: null, endMs: null, author: 'Cy', body: '=HYPERLINK("x") whole mix: more air', resolved: false, version: 2, replies: [] },
+  { id: 'c4', atMs: 1, endMs: null, author: 'Dé', body: 'Count-in «é» 🎸', resolved: false, version: 2, replies: [] },
+  { id: 'c5', atMs: 179_999, endMs: 180_500, author: 'Ana', body: "tail 'n' `fade`", resolved: false, version: 2, replies: [] },
+];
+const OFFSET = 1_000;
+const markers = markersOf(COMMENTS, OFFSET);
+/** Every marker's expected times in ms: the top-level comments with a time, moved by the offset, in time order. */
+const EXPECTED = COMMENTS.filter((c) => c.atMs !== null)
+  .map((c) => ({ atMs: c.atMs! + OFFSET, endMs: c.endMs === null ? null : c.endMs + OFFSET, name: markerName(c.author, c.body) }))
+  .sort((a, b) => a.atMs - b.atMs);
+
+describe('marker names', () => {
+  it('are "<author>: <body>" on one line, cut to the limit', () => {
+    expect(markerName('Ana', ' Kick\n too\tloud ')).toBe('Ana: Kick too loud');
+    const long = markerName('Ana', 'x'.repeat(6000));
+    expect([...long]).toHaveLength(MARKER_NAME_LIMIT);
+    expect(long.endsWith('…')).toBe(true);
+  });
+
+  it('leave out whole-mix comments and replies, and come in time order', () => {
+    expect(markers.map((m) => m.commentId)).toEqual(['c4', 'c2', 'c1', 'c5']);
+  });
+});
+
+describe('MIDI markers', () => {
+  const bytes = midiMarkers(markers);
+
+  it('match the golden file', async () => {
+    expect(Buffer.from(bytes).equals(await readFile(golden('markers.mid')))).toBe(true);
+  });
+
+  it('read back with another MIDI parser: 960 PPQ, 120 BPM, every marker within one tick', () => {
+    const midi = new tonejs.Midi(bytes);
+    expect(midi.header.ppq).toBe(960);
+    expect(midi.header.tempos.map((t) => t.bpm)).toEqual([120]);
+    const read = midi.header.meta.filter((m) => m.type === 'marker');
+    const expected = EXPECTED.flatMap((m) => [
+      { ms: m.atMs, text: m.name },
+      ...(m.endMs === null ? [] : [{ ms: m.endMs, text: `${m.name} (end)` }]),
+    ]).sort((a, b) => a.ms - b.ms);
+    expect(read).toHaveLength(expected.length);
+    read.forEach((marker, index) => {
+      const tickMs = 500 / 960;
+      expect(Math.abs(midi.header.ticksToSeconds(marker.ticks) * 1000 - expected[index]!.ms)).toBeLessThanOrEqual(tickMs);
+      expect(Buffer.from(marker.text, 'latin1').toString('utf8')).toBe(expected[index]!.text);
+    });
+  });
+});
+
+describe('REAPER project', () => {
+  const rpp = reaperProject(markers, { fileName: 'Mix v2.wav', extension: 'wav', durationMs: 181_000 });
+
+  it('matches the golden file', async () => {
+    expect(rpp).toBe(await readFile(golden('markers.RPP'), 'utf8'));
+  });
+
+  it('holds a MARKER line per point and a pair per region, within 1 ms', () => {
+    const lines = [...rpp.matchAll(/^ {2}MARKER (\d+) ([\d.]+) (?:"([^"]*)"|'([^']*)'|`([^`]*)`) (\d)$/gm)].map((m) => ({
+      index: Number(m[1]),
+      ms: Number(m[2]) * 1000,
+      name: m[3] ?? m[4] ?? m[5],
+      region: m[6] === '1',
+    }));
+    const read = EXPECTED.map((marker, index) => {
+      const mine = lines.filter((line) => line.index === index + 1);
+      return { atMs: mine[0]!.ms, endMs: mine[1]?.ms ?? null, name: mine[0]!.name, region: mine[0]!.region };
+    });
+    read.forEach((marker, index) => {
+      const expected = EXPECTED[index]!;
+      expect(Math.abs(marker.atMs - expected.atMs)).toBeLessThan(1);
+      if (expected.endMs === null) expect(marker.endMs).toBeNull();
+      else expect(Math.abs(marker.endMs! - expected.endMs)).toBeLessThan(1);
+      expect(marker.name).toBe(expected.name);
+      expect(marker.region).toBe(expected.endMs !== null);
+    });
+    expect(rpp).toContain('FILE "Mix v2.wav"');
+  });
+
+  it('quotes a name in a quote it does not contain', () => {
+    expect(reaperString('a "b"')).toBe(`'a "b"'`);
+    expect(reaperString(`"'\``)).toBe(`\`"''\``);
+  });
+});
+
+describe('Audacity labels', () => {
+  const labels = audacityLabels(markers);
+
+  it('match the golden file', async () => {
+    expect(labels).toBe(await readFile(golden('markers.txt'), 'utf8'));
+  });
+
+  it('read back as start, end and label within 1 ms', () => {
+    const rows = labels.trimEnd().split('\n').map((line) => line.split('\t'));
+    rows.forEach(([start, end, label], index) => {
+      const expected = EXPECTED[index]!;
+      expect(Math.abs(Number(start) * 1000 - expected.atMs)).toBeLessThan(1);
+      expect(Math.abs(Number(end) * 1000 - (expected.endMs ?? expected.atMs))).toBeLessThan(1);
+      expect(label).toBe(expected.name);
+    });
+  });
+});
+
+describe('CSV', () => {
+  const sheet = csvSheet(COMMENTS, OFFSET);
+
+  it('matches the golden file', async () => {
+    expect(sheet).toBe(await readFile(golden('markers.csv'), 'utf8'));
+  });
+
+  it('reads back with an RFC 4180 parser: every comment and reply, times within 1 ms, formulas defused', () => {
+    const rows = parseCsv(sheet, { columns: true, record_delimiter: '\r\n' }) as Record<string, string>[];
+    expect(Object.keys(rows[0]!)).toEqual(['#', 'Start', 'End', 'Author', 'Comment', 'Status', 'Version']);
+    expect(rows).toHaveLength(6);
+    const toMs = (time: string): number => {
+      const [h, m, s] = time.split(':');
+      return (Number(h) * 3600 + Number(m) * 60 + Number(s)) * 1000;
+    };
+    const kick = rows.filter((row) => row.Start === clockTime(84_000));
+    expect(kick.map((row) => row.Comment)).toEqual(['Kick too loud\nhere', 'Agreed, -2 dB?']);
+    expect(Math.abs(toMs(rows.find((row) => row.Author === 'Bo' && row.End !== '')!.End!) - 21_001)).toBeLessThan(1);
+    const whole = rows.find((row) => row.Author === 'Cy')!;
+    expect(whole.Start).toBe('');
+    expect(whole.Comment).toBe(`'=HYPERLINK("x") whole mix: more air`);
+    expect(rows.map((row) => row.Status)).toContain('resolved');
+  });
+});
+
+describe('JSON', () => {
+  it('holds every comment with times moved by the offset, replies at their parent\u2019s', () => {
+    const list = jsonMarkers(COMMENTS, OFFSET);
+    expect(list).toHaveLength(6);
+    expect(list.find((m) => m.commentId === 'r1')).toMatchObject({ atMs: 84_000, endMs: null, resolved: false });
+    expect(list.find((m) => m.commentId === 'c3')).toMatchObject({ atMs: null, endMs: null });
+    expect(list.at(-1)!.commentId).toBe('c3');
+  });
+});
+
+describe.skipIf(!hasFfmpeg)('WAV with cue points (read back by ffprobe)', () => {
+  let dir: string;
+  let source: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-markers-'));
+    source = path.join(dir, 'mix.wav');
+    // A LIST/INFO chunk (the title) after "fmt ", and 24-bit audio of an odd frame count.
+    generate('sine=frequency=440:sample_rate=44100', 182.5, ['-ac', '2', '-c:a', 'pcm_s24le', '-metadata', 'title=Mix v2'], source);
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  async function exported(file: string, list = markers): Promise<{ bytes: Buffer; length: number }> {
+    const handle = await open(file);
+    try {
+      const read = async (offset: number, length: number) => {
+        const buffer = Buffer.alloc(length);
+        const { bytesRead } = await handle.read(buffer, 0, length, offset);
+        return buffer.subarray(0, bytesRead);
+      };
+      const plan = wavWithCues(await readWavLayout(read, (await stat(file)).size), list);
+      const pieces = await Promise.all(plan.segments.map((s: Segment) => ('bytes' in s ? s.bytes : read(s.from, s.to - s.from))));
+      return { bytes: Buffer.concat(pieces), length: plan.length };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** A top-level chunk's payload (a LIST of the given type). */
+  const chunk = (bytes: Buffer, id: string, listType?: string): Buffer => {
+    for (let at = 12; at + 8 <= bytes.length; ) {
+      const size = bytes.readUInt32LE(at + 4);
+      const payload = bytes.subarray(at + 8, at + 8 + size);
+      if (bytes.toString('latin1', at, at + 4) === id && (!listType || payload.toString('latin1', 0, 4) === listType)) return payload;
+      at += 8 + size + (size & 1);
+    }
+    throw new Error(`no ${id} chunk`);
+  };
+  const chaptersOf = (file: string): { startMs: number; title: string }[] =>
+    JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_chapters', '-of', 'json', file], { encoding: 'utf8' })).chapters.map(
+      (chapter: { start_time: string; tags: { title: string } }) => ({ startMs: Number(chapter.start_time) * 1000, title: chapter.tags.title }),
+    );
+  /** The cue ids and sample lengths of an adtl list's ltxt entries. */
+  const regionLengths = (adtl: Buffer): Map<number, number> => {
+    const lengths = new Map<number, number>();
+    for (let at = 4; at + 8 <= adtl.length; ) {
+      const size = adtl.readUInt32LE(at + 4);
+      if (adtl.toString('latin1', at, at + 4) === 'ltxt') lengths.set(adtl.readUInt32LE(at + 8), adtl.readUInt32LE(at + 12));
+      at += 8 + size + (size & 1);
+    }
+    return lengths;
+  };
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+  it('keeps every audio byte and the other chunks, with the length announced', async () => {
+    const original = await readFile(source);
+    const { bytes, length } = await exported(source);
+    expect(bytes.length).toBe(length);
+    expect(bytes.readUInt32LE(4)).toBe(length - 8);
+    expect(sha256(chunk(bytes, 'data'))).toBe(sha256(chunk(original, 'data')));
+    expect(chunk(bytes, 'fmt ').equals(chunk(original, 'fmt '))).toBe(true);
+    expect(chunk(bytes, 'LIST').equals(chunk(original, 'LIST'))).toBe(true);
+  });
+
+  it('is read by ffprobe as the same audio, and by a RIFF reader with every cue within 1 ms', async () => {
+    const { bytes } = await exported(source);
+    const out = path.join(dir, 'cued.wav');
+    await writeFile(out, bytes);
+    const probe = (file: string) =>
+      JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file], { encoding: 'utf8' }));
+    const before = probe(source);
+    const after = probe(out);
+    for (const key of ['codec_name', 'sample_rate', 'channels', 'duration_ts', 'bits_per_sample']) {
+      expect(after.streams[0][key]).toEqual(before.streams[0][key]);
+    }
+    expect(after.format.tags?.title).toBe('Mix v2');
+
+    // ffmpeg's WAV reader turns cue points and their labels into chapters.
+    const chapters = chaptersOf(out);
+    expect(chapters).toHaveLength(EXPECTED.length);
+    chapters.forEach((chapter, index) => {
+      expect(Math.abs(chapter.startMs - EXPECTED[index]!.atMs)).toBeLessThan(1);
+      expect(chapter.title).toBe(EXPECTED[index]!.name);
+    });
+    // A region's length is its ltxt entry, in sample frames at 44.1 kHz.
+    const lengths = regionLengths(chunk(bytes, 'LIST', 'adtl'));
+    EXPECTED.forEach((expected, index) => {
+      const frames = lengths.get(index + 1);
+      if (expected.endMs === null) expect(frames).toBeUndefined();
+      else expect(Math.abs((frames! / 44.1) - (expected.endMs - expected.atMs))).toBeLessThan(1);
+    });
+  });
+
+  it('replaces the cue points a source already has', async () => {
+    const first = path.join(dir, 'first.wav');
+    await writeFile(first, (await exported(source)).bytes);
+    const again = await exported(first, markers.slice(0, 1));
+    expect(again.bytes.length).toBe(again.length);
+    const out = path.join(dir, 'again.wav');
+    await writeFile(out, again.bytes);
+    expect(chaptersOf(out).map((chapter) => chapter.title)).toEqual([EXPECTED[0]!.name]);
+  });
+});
