@@ -59,7 +59,7 @@ export function register(review: Command, factory: Factory): void {
         .description("a version's reviews; exit 0 when it is ready for release, 7 saying what is missing when not (a CI gate)")
         .argument('<file>', 'file id, or name with --cut'),
     )
-      .option('--require <n>', 'approvals needed (default 1)', approvalCount, 1)
+      .option('--require <n>', 'approvals needed', approvalCount, 1)
       .option('--no-open-comments', 'also require that no comment of the file (any version) is open')
       .addHelpText(
         'after',
