@@ -24,6 +24,7 @@ import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
 import { Logger } from './core/logger.js';
 import { UrlRedactor } from './core/redact.js';
 import { declaredRoutes, routeExactly } from './core/routing.js';
+import { Idempotency } from './core/idempotency.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
 import { CommentsRoutes } from './comments/routes.js';
@@ -230,7 +231,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   }
 
   const features = FEATURES.map((token) => container.resolve(token));
-  const routes = new Routes(app, container.resolve(AuthGuard));
+  const routes = new Routes(app, container.resolve(AuthGuard), container.resolve(Idempotency));
   for (const feature of features) feature.register(routes);
   routeExactly(app);
   // Used by the handlers above, which run only once the server is built (requests wait for that).
