@@ -6,6 +6,14 @@
 // each value from its one table (the server's settings, the contract's limits).
 import { declareRoutes } from './route-types.js';
 
+/** The query of every page of comments (a file's, a cut's, a project's). */
+const COMMENT_PAGE_QUERY = [
+  { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },
+  { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 200 } },
+  { name: 'cursor', in: 'query', schema: { type: 'string' } },
+];
+
 export const ROUTES = declareRoutes({
   health: {
     method: 'GET',
@@ -1005,13 +1013,7 @@ export const ROUTES = declareRoutes({
     tag: 'comments',
     summary: "A page of a file's comments (top level, replies inside), ordered by atMs (whole-mix comments last), then createdAt",
     description: 'Query: versions=this|series (default series: every version of the file), status=open|resolved|all (default all), since=<ISO time> (threads with a comment created or changed strictly after it, for polling), limit 1–500 (default 200), cursor (the previous page\u2019s nextCursor). Pages are keyset pages: comments added while a client pages through appear at most once. counts are the top-level, non-deleted comments of the versions chosen, whatever the status, since or page.',
-    openapi: { parameters: [
-      { name: 'versions', in: 'query', schema: { type: 'string', enum: ['this', 'series'], default: 'series' } },
-      { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },
-      { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
-      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 200 } },
-      { name: 'cursor', in: 'query', schema: { type: 'string' } },
-    ] },
+    openapi: { parameters: [{ name: 'versions', in: 'query', schema: { type: 'string', enum: ['this', 'series'], default: 'series' } }, ...COMMENT_PAGE_QUERY] },
   },
   createComment: {
     method: 'POST',
@@ -1094,13 +1096,7 @@ export const ROUTES = declareRoutes({
     tag: 'comments',
     summary: "The cut's inbox: a page of the comments of all its files",
     description: 'Query as on a file (status, since, limit, cursor), and mentions=me for the comments that mention the caller.',
-    openapi: { parameters: [
-      { name: 'mentions', in: 'query', schema: { type: 'string', enum: ['me'] } },
-      { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },
-      { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
-      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 200 } },
-      { name: 'cursor', in: 'query', schema: { type: 'string' } },
-    ] },
+    openapi: { parameters: [{ name: 'mentions', in: 'query', schema: { type: 'string', enum: ['me'] } }, ...COMMENT_PAGE_QUERY] },
   },
   listProjectComments: {
     method: 'GET',
@@ -1113,13 +1109,7 @@ export const ROUTES = declareRoutes({
     tag: 'comments',
     summary: "The band's inbox: a page of the comments of every file of the project",
     description: 'Query as on a cut: mentions=me, status, since, limit, cursor.',
-    openapi: { parameters: [
-      { name: 'mentions', in: 'query', schema: { type: 'string', enum: ['me'] } },
-      { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },
-      { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
-      { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 200 } },
-      { name: 'cursor', in: 'query', schema: { type: 'string' } },
-    ] },
+    openapi: { parameters: [{ name: 'mentions', in: 'query', schema: { type: 'string', enum: ['me'] } }, ...COMMENT_PAGE_QUERY] },
   },
   exportComments: {
     method: 'GET',
