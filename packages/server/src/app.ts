@@ -224,8 +224,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
       cors({
         origin: config.corsOrigins,
         credentials: true,
-        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', ...TUS_REQUEST_HEADERS],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', ...TUS_RESPONSE_HEADERS],
+        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', 'idempotency-key', ...TUS_REQUEST_HEADERS],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', 'idempotent-replayed', ...TUS_RESPONSE_HEADERS],
       }),
     );
   }
