@@ -30,11 +30,21 @@ export class BandApiError extends Error {
 
 /** The request never got an answer: connection refused or reset, DNS failure, timeout. */
 export class BandNetworkError extends Error {
-  override readonly name = 'BandNetworkError';
+  override readonly name: string = 'BandNetworkError';
 
   constructor(message: string, options: { cause: unknown }) {
     super(message, options);
   }
+}
+
+/** The connection failed: refused, reset, closed before the answer, or the name did not resolve. */
+export class BandConnectionError extends BandNetworkError {
+  override readonly name: string = 'BandConnectionError';
+}
+
+/** No answer (or no next chunk of it) within the idle timeout (`timeoutMs`). */
+export class BandTimeoutError extends BandNetworkError {
+  override readonly name: string = 'BandTimeoutError';
 }
 
 /** A 401 of any kind: the caller must sign in (again). */

@@ -24,6 +24,7 @@ import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
 import { Logger } from './core/logger.js';
 import { UrlRedactor } from './core/redact.js';
 import { declaredRoutes, routeExactly } from './core/routing.js';
+import { Idempotency } from './core/idempotency.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
 import { CommentsRoutes } from './comments/routes.js';
@@ -223,14 +224,14 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
       cors({
         origin: config.corsOrigins,
         credentials: true,
-        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', ...TUS_REQUEST_HEADERS],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', ...TUS_RESPONSE_HEADERS],
+        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', 'idempotency-key', ...TUS_REQUEST_HEADERS],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', 'idempotent-replayed', ...TUS_RESPONSE_HEADERS],
       }),
     );
   }
 
   const features = FEATURES.map((token) => container.resolve(token));
-  const routes = new Routes(app, container.resolve(AuthGuard));
+  const routes = new Routes(app, container.resolve(AuthGuard), container.resolve(Idempotency));
   for (const feature of features) feature.register(routes);
   routeExactly(app);
   // Used by the handlers above, which run only once the server is built (requests wait for that).

@@ -35,6 +35,7 @@ export const STATUS_BY_CODE = {
   INTERNAL: 500,
   UNAVAILABLE: 503,
   ANALYSIS_PENDING: 409,
+  IDEMPOTENCY_CONFLICT: 409,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
