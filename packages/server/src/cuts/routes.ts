@@ -1,9 +1,9 @@
-import { cutNameRequest, moveCutRequest } from '@bandcollab/sdk/contract';
+import { cutNameRequest, latestFilesQuery, moveCutRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { idParam, jsonBody, sendCreated, sendJson, validate } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsService } from './service.js';
 
@@ -29,7 +29,7 @@ export class CutsRoutes implements Feature {
 
     app.get('/api/cuts/:id', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.cuts.get(principal, idParam(req, 'id', 'Cut')));
+      sendJson(res, 200, await this.cuts.get(principal, idParam(req, 'id', 'Cut'), validate(latestFilesQuery, req.query).latest));
     });
 
     app.put('/api/cuts/:id', async (req, res) => {

@@ -1,9 +1,9 @@
-import { createProjectRequest, updateMemberRequest, updateProjectRequest } from '@bandcollab/sdk/contract';
+import { createProjectRequest, latestFilesQuery, updateMemberRequest, updateProjectRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard, requireEveryProject } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { idParam, jsonBody, sendCreated, sendJson, validate } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { ImageForms } from '../images/forms.js';
@@ -40,7 +40,7 @@ export class ProjectsRoutes implements Feature {
 
     app.get('/api/projects/:id', async (req, res) => {
       const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.projects.detail(principal, idParam(req, 'id', 'Project')));
+      sendJson(res, 200, await this.projects.detail(principal, idParam(req, 'id', 'Project'), validate(latestFilesQuery, req.query).latest));
     });
 
     app.put('/api/projects/:id', async (req, res) => {
