@@ -206,6 +206,9 @@ export const fileVersions = z.object({
 /** `DELETE /api/files/:id?series=all`: how many versions went. */
 export const deletedSeries = z.object({ seriesId: id, deleted: count.meta({ description: 'The versions deleted' }) });
 
+/** `DELETE /api/files/:id`: the version (`{id, deleted: true}`), or with `?series=all` the series. */
+export const deleteFileResult = z.union([deleted, deletedSeries]).meta({ description: '{id, deleted: true} for one version; {seriesId, deleted: <versions>} with ?series=all' });
+
 export const vibe = z.object({
   id,
   projectId: id,
@@ -433,6 +436,7 @@ export const RECORD_SCHEMAS = {
   FileSeries: fileSeries,
   FileVersions: fileVersions,
   DeletedSeries: deletedSeries,
+  DeleteFileResult: deleteFileResult,
   ShareLink: shareLink,
   RevokeSharesResult: revokeSharesResult,
   SharedFile: sharedFile,

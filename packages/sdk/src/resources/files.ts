@@ -4,7 +4,9 @@ import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, 
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
-import { joinedSignal, type RequestOptions, segment, type Transport } from '../transport.js';
+import { pathOf } from '../contract/route-types.js';
+import { ROUTES } from '../contract/routes.js';
+import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import {
   extensionOf,
   FILE_TYPE_PLURALS,
@@ -98,20 +100,14 @@ export class FilesResource {
       );
       return this.get(fileId, { ...options, signal });
     }
-    return this.transport.json<FileRecord>(
-      {
-        method: 'POST',
-        path: '/api/files/upload',
-        signal: input.signal,
-        headers: ifNoneMatch === undefined ? undefined : { 'if-none-match': `"${ifNoneMatch}"` },
-        // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
-        stream: await multipartBody(
-          { cutId: input.cutId, versionOf: input.versionOf, name: input.name },
-          { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
-        ),
-      },
-      options,
+    const stream = await multipartBody(
+      // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
+      { cutId: input.cutId, versionOf: input.versionOf, name: input.name },
+      { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
     );
+    const request = routeRequest(ROUTES.uploadFile, { body: { stream } });
+    const headers = ifNoneMatch === undefined ? request.headers : { ...request.headers, 'if-none-match': `"${ifNoneMatch}"` };
+    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options);
   }
 
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
@@ -129,11 +125,11 @@ export class FilesResource {
 
   /** Every remaining version of the file's series (any version names it), oldest first. */
   versions(id: string, options?: RequestOptions): Promise<FileVersions> {
-    return this.transport.json<FileVersions>({ method: 'GET', path: `/api/files/${segment(id)}/versions` }, options);
+    return this.transport.call(ROUTES.fileVersions, { params: { id } }, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<FileRecord> {
-    return this.transport.json<FileRecord>({ method: 'GET', path: `/api/files/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.getFile, { params: { id } }, options);
   }
 
   /**
@@ -152,7 +148,7 @@ export class FilesResource {
 
   /** A CUT's waveform (waveform-data v2); 409 ANALYSIS_PENDING until analysed, 404 when it has none. */
   peaks(id: string, options?: RequestOptions): Promise<Waveform> {
-    return this.transport.json<Waveform>({ method: 'GET', path: `/api/files/${segment(id)}/peaks` }, options);
+    return this.transport.call(ROUTES.filePeaks, { params: { id } }, options);
   }
 
   /**
@@ -160,41 +156,37 @@ export class FilesResource {
    * as `cursor` for the next; 409 ANALYSIS_PENDING until analysed, 404 when it has none.
    */
   entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): Promise<StemEntriesPage> {
-    const query = new URLSearchParams();
-    if (page.cursor !== undefined) query.set('cursor', page.cursor);
-    if (page.limit !== undefined) query.set('limit', String(page.limit));
-    const search = query.size > 0 ? `?${query}` : '';
-    return this.transport.json<StemEntriesPage>({ method: 'GET', path: `/api/files/${segment(id)}/entries${search}` }, options);
+    return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
   }
 
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
   download(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
-    return download(this.transport, { path: `/api/files/${segment(id)}/download` }, target, options);
+    return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
   }
 
   /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
   share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
-    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/files/${segment(id)}/share`, json: request }, options);
+    return this.transport.call(ROUTES.shareFile, { params: { id }, json: request }, options);
   }
 
   /** Revokes every public link of the file. */
   unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
-    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/files/${segment(id)}/share` }, options);
+    return this.transport.call(ROUTES.unshareFile, { params: { id } }, options);
   }
 
   /** The caller's storage use (and the whole site's, for a site ADMIN). */
   storage(options?: RequestOptions): Promise<StorageStats> {
-    return this.transport.json<StorageStats>({ method: 'GET', path: '/api/files/storage' }, options);
+    return this.transport.call(ROUTES.storageStats, {}, options);
   }
 
   /** Deletes this version (its uploader or a project ADMIN); the other versions of its series stay. */
-  delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` }, options);
+  async delete(id: string, options?: RequestOptions): Promise<Deleted> {
+    return (await this.transport.call(ROUTES.deleteFile, { params: { id } }, options)) as Deleted;
   }
 
   /** Deletes every version of the file's series: a project ADMIN, or a member who uploaded every version. */
-  deleteSeries(id: string, options?: RequestOptions): Promise<DeletedSeries> {
-    return this.transport.json<DeletedSeries>({ method: 'DELETE', path: `/api/files/${segment(id)}?series=all` }, options);
+  async deleteSeries(id: string, options?: RequestOptions): Promise<DeletedSeries> {
+    return (await this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options)) as DeletedSeries;
   }
 }
 
