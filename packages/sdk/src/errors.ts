@@ -60,6 +60,14 @@ export function isStorageFull(error: unknown): error is BandApiError {
   return error instanceof BandApiError && error.status === 507;
 }
 
+/**
+ * A 412 UNCHANGED: an upload with `ifChanged` whose bytes equal the latest version of its series; nothing was
+ * sent. `error.problem.fileId` is that latest version. A CI step reports "unchanged" and succeeds.
+ */
+export function isUnchanged(error: unknown): error is BandApiError & { problem: { fileId: string } } {
+  return error instanceof BandApiError && error.code === 'UNCHANGED';
+}
+
 /** An error the SDK raises itself, shaped like the server's answer to the same request: its code's status and that status's title. */
 export function localProblem(code: ErrorCode, detail: string): BandApiError {
   const status = STATUS_BY_CODE[code];

@@ -1,6 +1,6 @@
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
-export { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull } from './errors.js';
+export { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
 export type { RequestOptions, Transport, TransportOptions } from './transport.js';
 export type { Tokens, TokenStore } from './session.js';
 export type { FileInput, Progress } from './multipart.js';

@@ -394,7 +394,7 @@ describe('the rules a multipart upload has', () => {
       token: owner.token,
       headers: { ...TUS, 'upload-length': '100', 'upload-metadata': metadata({ filename: 'a.wav' }) },
     });
-    expect(noCut.body.errors).toEqual([{ field: 'cutId', message: 'must be a UUID' }]);
+    expect(noCut.body.errors).toEqual([{ field: 'cutId', message: 'is required (or versionOf)' }]);
   });
 
   it('refuses a bidirectional control in the display name as in every name', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { comment, commentPage, review, reviewList, withdrawnReview } from './comments.js';
+import { comment, commentPage, review, reviewList, reviewSummary, withdrawnReview } from './comments.js';
 import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
@@ -25,6 +25,7 @@ export const problem = z
     code: errorCode,
     requestId: z.string(),
     errors: z.array(fieldError).optional().meta({ description: 'Only for VALIDATION_FAILED' }),
+    fileId: id.optional().meta({ description: 'Only for UNCHANGED: the latest version of the series, whose sha256 the upload matched' }),
   })
   .meta({ description: 'RFC 9457 problem details; every error response.' });
 
@@ -169,6 +170,15 @@ export const waveform = z
   })
   .meta({ description: 'The waveform in the waveform-data format version 2 (peaks.js, wavesurfer.js)' });
 
+export const fileSeries = z
+  .object({
+    id: id.meta({ description: "The series id: its first version's file id, kept after that version is deleted" }),
+    version: count.meta({ description: '1…n; a number is never given twice, also after a version is deleted' }),
+    latest: z.boolean().meta({ description: 'The highest remaining version' }),
+    count: count.meta({ description: 'The versions that remain' }),
+  })
+  .meta({ description: 'The versions of one mix (§14): an upload with versionOf becomes the next version; any other starts a series' });
+
 export const fileRecord = z.object({
   id,
   cutId: id,
@@ -183,7 +193,21 @@ export const fileRecord = z.object({
   analysis: analysisStatus,
   audio: audioInfo.nullable().meta({ description: 'A CUT once analysed; null otherwise' }),
   stems: stems.nullable().meta({ description: 'A STEM ZIP once analysed; null otherwise' }),
+  series: fileSeries,
+  review: reviewSummary.meta({ description: "This version's reviews (they do not carry over to the next version) and the open top-level comments of the whole series" }),
 });
+
+/** `GET /api/files/:id/versions`: every remaining version of a file's series, oldest first. */
+export const fileVersions = z.object({
+  seriesId: id.meta({ description: "The series id: its first version's file id, kept after that version is deleted" }),
+  versions: z.array(fileRecord).meta({ description: 'Oldest (lowest version) first' }),
+});
+
+/** `DELETE /api/files/:id?series=all`: how many versions went. */
+export const deletedSeries = z.object({ seriesId: id, deleted: count.meta({ description: 'The versions deleted' }) });
+
+/** `DELETE /api/files/:id`: the version (`{id, deleted: true}`), or with `?series=all` the series. */
+export const deleteFileResult = z.union([deleted, deletedSeries]).meta({ description: '{id, deleted: true} for one version; {seriesId, deleted: <versions>} with ?series=all' });
 
 export const vibe = z.object({
   id,
@@ -306,6 +330,9 @@ export type ReorderVibesResult = z.output<typeof reorderVibesResult>;
 export type Uploader = z.output<typeof uploader>;
 /** The API's `File` record (named FileRecord so it does not shadow the global File). */
 export type FileRecord = z.output<typeof fileRecord>;
+export type FileSeries = z.output<typeof fileSeries>;
+export type FileVersions = z.output<typeof fileVersions>;
+export type DeletedSeries = z.output<typeof deletedSeries>;
 export type ShareLink = z.output<typeof shareLink>;
 export type RevokeSharesResult = z.output<typeof revokeSharesResult>;
 export type SharedFile = z.output<typeof sharedFile>;
@@ -406,6 +433,10 @@ export const RECORD_SCHEMAS = {
   WithdrawnReview: withdrawnReview,
   ReorderVibesResult: reorderVibesResult,
   File: fileRecord,
+  FileSeries: fileSeries,
+  FileVersions: fileVersions,
+  DeletedSeries: deletedSeries,
+  DeleteFileResult: deleteFileResult,
   ShareLink: shareLink,
   RevokeSharesResult: revokeSharesResult,
   SharedFile: sharedFile,

@@ -126,15 +126,37 @@ export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
 // ---- files and shares (§6)
 
 /** The text fields of a multipart upload. */
-export const uploadFields = z.object({
-  cutId: uuidSchema,
-  name: nameSchema.optional().meta({ description: 'Display name; default the file name without path' }),
-});
+const uploadFieldsShape = {
+  cutId: uuidSchema.optional().meta({ description: "The cut; may be left out with versionOf (given, it must be the series' cut)" }),
+  versionOf: uuidSchema.optional().meta({
+    description: 'Any file of a series: the upload becomes its next version (same cut, same type; else 400 naming versionOf). Send it before the file part.',
+  }),
+  name: nameSchema.optional().meta({ description: "Display name; default the latest version's (with versionOf), else the file name without path" }),
+};
+
+/** An upload names its cut, or the series it is the next version of. */
+const cutOrSeries = (value: { cutId?: string; versionOf?: string }, ctx: z.RefinementCtx) => {
+  if (value.cutId === undefined && value.versionOf === undefined) ctx.addIssue({ code: 'custom', path: ['cutId'], message: 'is required (or versionOf)' });
+};
+
+export const uploadFields = z.object(uploadFieldsShape).superRefine(cutOrSeries);
 
 /** The `Upload-Metadata` of a resumable upload's creation (tus): the multipart fields, and the file's name. */
-export const resumableUploadMetadata = uploadFields.extend({
-  filename: fileNameSchema,
+export const resumableUploadMetadata = z.object({ ...uploadFieldsShape, filename: fileNameSchema }).superRefine(cutOrSeries);
+
+/** `?versionOf=` on POST /api/files/upload: the same as the multipart field, for clients that send it in the URL. */
+export const uploadQuery = z.object({ versionOf: uploadFieldsShape.versionOf });
+
+/** `DELETE /api/files/:id?series=all`: the whole series instead of one version. */
+export const deleteFileQuery = z.object({ series: z.literal('all', { error: 'must be all' }).optional() });
+
+/** `?latest=true` on a cut and the project detail: only the latest version of each series. */
+export const latestFilesQuery = z.object({
+  latest: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().transform((value) => value === 'true'),
 });
+
+/** `GET /api/cuts/:id/archive?versions=all`: every version, each named `<name> (v<N>).<ext>`; default the latest of each series. */
+export const archiveQuery = z.object({ versions: z.enum(['latest', 'all'], { error: 'must be latest or all' }).default('latest') });
 
 /** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
 export const stemEntriesQuery = z.object({
@@ -175,7 +197,8 @@ export const createVibeForm = createVibeRequest.extend({ image: imagePart });
 export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
 export const avatarForm = z.object({ image: imagePart.unwrap() });
 /** The file part is last: when cutId precedes it, access is checked before any byte is stored. */
-export const uploadForm = uploadFields.extend({
+export const uploadForm = z.object({
+  ...uploadFieldsShape,
   file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
 });
 

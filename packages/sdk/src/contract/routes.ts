@@ -358,6 +358,10 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'projects',
     summary: 'Project detail',
+    description: 'Every vibe with its cuts and their files (every version of each series); `?latest=true` lists only the latest version of each series.',
+    openapi: { parameters: [
+      { name: 'latest', in: 'query', required: false, description: 'true: only the latest version of each series', schema: { type: 'boolean', default: false } },
+    ] },
   },
   updateProject: {
     method: 'PUT',
@@ -569,6 +573,10 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'cuts',
     summary: 'A cut with its files',
+    description: 'Every file, every version of each series, oldest first; `?latest=true` lists only the latest version of each series.',
+    openapi: { parameters: [
+      { name: 'latest', in: 'query', required: false, description: 'true: only the latest version of each series', schema: { type: 'boolean', default: false } },
+    ] },
   },
   updateCut: {
     method: 'PUT',
@@ -625,7 +633,10 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'cuts',
     summary: 'Every file of the cut as one ZIP (also HEAD), streamed from the stored files',
-    description: "Entries are the cut's files in upload order, named `<display name>.<ext>` as downloads are; repeated names get ` (2)`, ` (3)`… (compared case-insensitively), and a slash in a name becomes `_`. A cut without files is an empty ZIP (22 bytes). No ranges: a broken download starts again.",
+    description: "The latest version of each series; `?versions=all` holds every version, each named `<name> (v<N>).<ext>`. Entries are the cut's files in upload order, named `<display name>.<ext>` as downloads are; repeated names get ` (2)`, ` (3)`… (compared case-insensitively), and a slash in a name becomes `_`. A cut without files is an empty ZIP (22 bytes). No ranges: a broken download starts again.",
+    openapi: { parameters: [
+      { name: 'versions', in: 'query', required: false, description: 'all: every version of each series, named `<name> (v<N>).<ext>`', schema: { type: 'string', enum: ['latest', 'all'], default: 'latest' } },
+    ] },
   },
   shareCut: {
     method: 'POST',
@@ -725,13 +736,18 @@ export const ROUTES = declareRoutes({
     form: 'UploadForm',
     response: 'File',
     status: 201,
-    errors: ['NOT_FOUND','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
+    errors: ['NOT_FOUND','UNCHANGED','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
     errorNotes: {
+      412: 'UNCHANGED: If-None-Match names the latest version\'s sha256 (with versionOf); the problem carries fileId of that version, and no byte of the body was read',
       503: 'UNAVAILABLE, with Retry-After: the database is unreachable, or the server is shutting down and cut the upload after its grace period (nothing stored)',
     },
     tag: 'files',
     summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
-    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed.",
+    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed. Versions: `versionOf` (a field before the file part, or the query parameter `?versionOf=`) names any file of a series, and the upload becomes its next version: same cut and same type (else 400 naming versionOf), an unknown or invisible file 404; `cutId` may then be left out, and the display name defaults to the latest version's. Concurrent uploads of one series get distinct consecutive numbers. With `If-None-Match: \"<sha256 hex>\"` equal to the latest version's sha256 the answer is 412 UNCHANGED (with `fileId`) as soon as versionOf is known, before any byte of the file is read: a CI re-run publishes nothing.",
+    openapi: { parameters: [
+      { name: 'versionOf', in: 'query', required: false, description: 'Any file of a series: the upload becomes its next version (also a multipart field)', schema: { type: 'string', format: 'uuid' } },
+      { name: 'If-None-Match', in: 'header', required: false, description: 'With versionOf: `\"<sha256 hex>\"` of the file; equal to the latest version\'s, 412 UNCHANGED before any byte is read', schema: { type: 'string' } },
+    ] },
   },
   tusOptions: {
     method: 'OPTIONS',
@@ -747,18 +763,18 @@ export const ROUTES = declareRoutes({
     path: '/api/uploads',
     auth: 'write',
     status: 201,
-    errors: ['VALIDATION_FAILED','NOT_FOUND','PAYLOAD_TOO_LARGE','UNSUPPORTED_MEDIA_TYPE','RATE_LIMITED','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
+    errors: ['VALIDATION_FAILED','NOT_FOUND','PAYLOAD_TOO_LARGE','UNSUPPORTED_MEDIA_TYPE','UNCHANGED','RATE_LIMITED','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
     errorNotes: {
-      412: 'VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0 (the answer names Tus-Version)',
+      412: 'VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0 (the answer names Tus-Version); or UNCHANGED: with versionOf, If-None-Match names the latest version\'s sha256 (the problem carries its fileId)',
     },
     tag: 'uploads',
     summary: 'Create a resumable upload (tus creation, creation-with-upload)',
-    description: "The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated \"key base64value\") carries cutId and filename (required; a name as every name, 1–200 characters without control or bidirectional control characters, and without / or \\: else 400 on the field filename, as a missing one; the extension decides the type) and name (optional display name). Checked before any byte: access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type's limit (413 FILE_TOO_LARGE), quota and free disk (507): an incomplete upload holds its whole Upload-Length of its owner\'s quota until it completes, is terminated or expires. At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset.",
+    description: "The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated \"key base64value\") carries cutId and filename (required; a name as every name, 1–200 characters without control or bidirectional control characters, and without / or \\: else 400 on the field filename, as a missing one; the extension decides the type) and name (optional display name), or versionOf (any file of a series: the upload becomes its next version, as with POST /api/files/upload; cutId may then be left out). With versionOf, If-None-Match \"<sha256 hex>\" equal to the latest version's sha256 is 412 UNCHANGED (with fileId) and no upload is created. Checked before any byte: access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type's limit (413 FILE_TOO_LARGE), quota and free disk (507): an incomplete upload holds its whole Upload-Length of its owner\'s quota until it completes, is terminated or expires. At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset.",
     openapi: {
       parameters: [
         TUS_RESUMABLE,
         { name: 'Upload-Length', in: 'header', required: true, schema: { type: 'integer', minimum: 1 } },
-        { name: 'Upload-Metadata', in: 'header', required: true, schema: STRING, description: 'cutId and filename required, name optional; values base64' },
+        { name: 'Upload-Metadata', in: 'header', required: true, schema: STRING, description: 'cutId (or versionOf) and filename required, name optional; values base64' },
       ],
       requestBody: OFFSET_STREAM(false),
       responses: {
@@ -865,16 +881,31 @@ export const ROUTES = declareRoutes({
     tag: 'files',
     summary: 'A file record',
   },
+  fileVersions: {
+    method: 'GET',
+    path: '/api/files/:id/versions',
+    auth: 'read',
+    params: { id: 'File' },
+    response: 'FileVersions',
+    status: 200,
+    tag: 'files',
+    summary: "Every remaining version of the file's series, oldest first",
+    description: 'Any file of the series names it. Each File carries `series {id, version, latest, count}` and `review {approved, changesRequested, openComments}` for that version.',
+  },
   deleteFile: {
     method: 'DELETE',
     path: '/api/files/:id',
     auth: 'write',
     params: { id: 'File' },
-    response: 'Deleted',
+    response: 'DeleteFileResult',
     status: 200,
     errors: ['FORBIDDEN'],
     tag: 'files',
     summary: 'Delete the file (its uploader or a project ADMIN); bytes removed after commit',
+    description: "Deletes this version; the others stay and the series' numbers are not reused. `?series=all` deletes every version of the series (a project ADMIN, or a member who uploaded every version; else 403, nothing deleted) with their comments and reviews, and answers 200 `{seriesId, deleted: <versions>}` (DeletedSeries).",
+    openapi: { parameters: [
+      { name: 'series', in: 'query', required: false, description: 'all: the whole series; answers DeletedSeries', schema: { type: 'string', enum: ['all'] } },
+    ] },
   },
   filePeaks: {
     method: 'GET',

@@ -90,6 +90,7 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Do
     requestId: requestId(req),
   };
   if (error.details.errors) problem.errors = error.details.errors;
+  if (error.details.fileId) problem.fileId = error.details.fileId;
   const payload = JSON.stringify(problem);
   res.writeHead(status, {
     ...JSON_CACHE_CONTROL,
