@@ -16,13 +16,13 @@ img { height: auto; border-radius: 8px; }
 .expiry { margin: 1.5rem 0 0; font-size: .875rem; color: #5b5b66; }
 .player { margin: 0 0 1.5rem; }
 .player audio { margin: .75rem 0 0; }
-.wave { position: relative; height: 6rem; border-radius: 8px; background: #f0f0fb; cursor: pointer; }
+.wave { position: relative; height: 6rem; margin-top: 1rem; border-radius: 8px; background: #f0f0fb; cursor: pointer; }
 .wave.bare { height: 2.5rem; }
 .waveform { display: block; width: 100%; height: 100%; }
 .playhead { position: absolute; top: 0; bottom: 0; left: 0; width: 2px; margin-left: -1px; background: #e4572e; pointer-events: none; }
 .markers { position: absolute; left: 0; right: 0; top: 0; bottom: 0; pointer-events: none; }
-.marker { position: absolute; top: -.35rem; width: .9rem; height: .9rem; margin-left: -.45rem; padding: 0; border: 2px solid #fff; border-radius: 50% 50% 50% 0; transform: rotate(-45deg); background: #f2a516; box-shadow: 0 1px 3px #0004; cursor: pointer; pointer-events: auto; }
-.marker.range { border-radius: 4px; transform: none; margin-left: 0; height: .5rem; top: 0; min-width: .9rem; background: #f2a516cc; }
+.marker { position: absolute; top: -1.05rem; width: .9rem; height: .9rem; margin-left: -.45rem; padding: 0; border: 2px solid #fff; border-radius: 50% 50% 50% 0; transform: rotate(-45deg); background: #f2a516; box-shadow: 0 1px 3px #0004; cursor: pointer; pointer-events: auto; }
+.marker.range { border-radius: 4px; transform: none; margin-left: 0; height: .45rem; top: -.7rem; min-width: .9rem; background: #f2a516cc; }
 .marker:hover, .marker.active { background: #e4572e; z-index: 1; }
 .marker::after { content: ''; position: absolute; left: 50%; top: 100%; }
 .marker-note { margin: .6rem 0 0; padding: .5rem .75rem; border-left: 3px solid #e4572e; border-radius: 4px; background: #fff6e8; overflow-wrap: anywhere; }
