@@ -1,6 +1,6 @@
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { type RequestOptions, segment, type Transport } from '../transport.js';
-import type { Deleted, SharedItem, ShareRecord } from '../types.js';
+import type { Comment, CommentPage, Deleted, GuestCommentRequest, SharedItem, ShareRecord } from '../types.js';
 
 /** Which links to list: those of one file or of one cut. */
 export type ShareListTarget = { fileId: string } | { cutId: string };
@@ -16,6 +16,18 @@ export class SharesResource {
   get(tokenOrUrl: string, options?: RequestOptions): Promise<SharedItem> {
     const { transport, path } = this.locate(tokenOrUrl);
     return transport.json<SharedItem>({ method: 'GET', path, auth: false }, options);
+  }
+
+  /** A feedback link's comments (a link made with allowComments), without an account: the first page, every status. */
+  comments(tokenOrUrl: string, options?: RequestOptions): Promise<CommentPage> {
+    const { transport, path } = this.locate(tokenOrUrl);
+    return transport.json<CommentPage>({ method: 'GET', path: `${path}/comments`, auth: false }, options);
+  }
+
+  /** Comments through a feedback link as a guest named `name`; 429 RATE_LIMITED past 20 per 10 minutes from one address. */
+  comment(tokenOrUrl: string, input: GuestCommentRequest, options?: RequestOptions): Promise<Comment> {
+    const { transport, path } = this.locate(tokenOrUrl);
+    return transport.json<Comment>({ method: 'POST', path: `${path}/comments`, auth: false, json: input }, options);
   }
 
   /** The live links of a file or a cut, with who made them and how often they were used; never their tokens. */
