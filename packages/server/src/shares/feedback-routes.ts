@@ -1,4 +1,4 @@
-import { ROUTES, sharedCommentsQuery } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES, sharedCommentsQuery } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { CommentsService } from '../comments/service.js';
 import type { Config } from '../core/config.js';
@@ -29,7 +29,7 @@ export class FeedbackRoutes implements Feature {
       // The link before the body: a wrong link is 404 whatever it sends.
       const link = await this.shares.feedbackLink(params.token);
       const created = await this.comments.createGuest(link, clientAddress(req, this.config.trustProxy), await body());
-      return { location: `/api/comments/${created.id}`, body: created };
+      return { location: pathOf(ROUTES.getComment, { id: created.id }), body: created };
     });
 
     routes.on(ROUTES.sharePageScript, async ({ res }) => {
