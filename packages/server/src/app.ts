@@ -38,6 +38,7 @@ import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
 import { FileTypes } from './core/file-types.js';
+import { FeedbackRoutes } from './shares/feedback-routes.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
 import { TokensRoutes } from './tokens/routes.js';
@@ -88,6 +89,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   TokensRoutes,
   UploadsRoutes,
   SharesRoutes,
+  FeedbackRoutes,
   EventsRoutes,
 ];
 

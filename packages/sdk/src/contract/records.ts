@@ -243,6 +243,9 @@ export const sharedFile = z.object({
   createdAt: timestamp,
   expiresAt: timestamp.nullable(),
   downloadUrl: z.string(),
+  version: count.meta({ description: 'The version served: for a link that follows the series, its newest at this access' }),
+  follow: z.enum(['this', 'latest']),
+  allowComments: z.boolean().meta({ description: 'A feedback link: GET and POST /api/share/{token}/comments' }),
 });
 
 /** A file of a shared cut, as the link shows it (no uploader, no project ids). */

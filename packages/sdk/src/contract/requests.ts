@@ -178,6 +178,14 @@ export const shareRequest = z.object({
     .nullable()
     .optional()
     .meta({ description: 'Seconds; absent or null: the link does not expire' }),
+  follow: z
+    .enum(['this', 'latest'], { error: 'must be this or latest' })
+    .optional()
+    .meta({ description: 'A file link only: "this" (default) serves this version; "latest" the newest version of its series at each access' }),
+  allowComments: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({ description: 'A file link only: a feedback link, where whoever holds it may comment without an account' }),
 });
 
 // ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams
