@@ -56,6 +56,8 @@ export type {
 } from './contract/comments.js';
 export type {
   AcceptedInvitation,
+  AdminStorage,
+  AdminUser,
   AnalysisStatus,
   AudioCodec,
   AudioInfo,
@@ -67,6 +69,8 @@ export type {
   FieldError,
   FileRecord,
   Health,
+  IncompleteUploads,
+  LargestFile,
   Loudness,
   IdpLinkResult,
   Invitation,
@@ -80,6 +84,7 @@ export type {
   Problem,
   Project,
   ProjectDetail,
+  ProjectStorage,
   ReorderVibesResult,
   RevokeSharesResult,
   Role,
@@ -105,6 +110,7 @@ export type {
   Uploader,
   User,
   UserRef,
+  UserStorage,
   Vibe,
   Waveform,
   VibeWithCuts,

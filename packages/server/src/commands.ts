@@ -161,7 +161,7 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const repository = new AdminRepository(database.sql);
-    const admin = new AdminService(database.sql, repository, new SessionsRepository(database.sql), new TokensRepository(database.sql), {
+    const admin = new AdminService(database.sql, repository, new SessionsRepository(database.sql), new TokensRepository(database.sql), null, {
       quotaBytes: config.userQuotaBytes,
     });
     const userId = await repository.findIdByEmail(email.trim().toLowerCase());

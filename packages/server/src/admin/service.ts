@@ -4,7 +4,8 @@ import { type Principal, requireEveryProject } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { forbidden, notFound } from '../core/errors.js';
-import { SessionsRepository } from '../core/sessions-repository.js';
+import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
+import { SessionCache } from '../core/session-cache.js';
 import { Space } from '../core/space.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { type AccountRow, AdminRepository, type OwnedIncompleteUploads, type OwnedUsage } from './repository.js';
@@ -52,8 +53,11 @@ export class AdminService {
   constructor(
     @inject(SQL) private readonly sql: Sql,
     @inject(AdminRepository) private readonly repository: AdminRepository,
-    @inject(SessionsRepository) private readonly sessions: SessionsRepository,
+    // The caches, so this instance refuses the ended sessions and tokens at once (the others when the notices
+    // arrive); a server command, which has none, passes the sessions repository and no token cache.
+    @inject(SessionCache) private readonly sessions: Pick<SessionCache, 'revokeAllOfUser'>,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
+    @inject(PersonalAccessTokenCache) private readonly tokenCache: Pick<PersonalAccessTokenCache, 'forgetAllOf'> | null,
     @inject(Space) private readonly space: Pick<Space, 'quotaBytes'>,
   ) {}
 
@@ -120,7 +124,7 @@ export class AdminService {
    * stay. Activating again restores the ability to sign in, nothing else. Null: no such user.
    */
   async setActiveUnchecked(userId: string, active: boolean): Promise<{ user: AdminUser; revokedTokens: number } | null> {
-    return this.sql.begin(async (tx) => {
+    const changed = await this.sql.begin(async (tx) => {
       const row = await this.repository.setActive(tx, userId, active);
       if (!row) return null;
       let revokedTokens = 0;
@@ -130,6 +134,8 @@ export class AdminService {
       }
       return { user: toAdminUser(row), revokedTokens };
     });
+    if (changed !== null && changed.revokedTokens > 0) this.tokenCache?.forgetAllOf(userId);
+    return changed;
   }
 }
 
