@@ -16,6 +16,8 @@ export class AdminRoutes implements Feature {
     routes.on(ROUTES.adminListUsers, async ({ principal }) => this.admin.users(principal));
 
     routes.on(ROUTES.adminSetUserActive, async ({ principal, params, body }) => {
+      // Access before the body, as in ProjectsRoutes.
+      this.admin.authorize(principal);
       const { active } = await body();
       return this.admin.setActive(principal, params.id, active);
     });

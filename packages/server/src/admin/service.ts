@@ -61,6 +61,11 @@ export class AdminService {
     @inject(Space) private readonly space: Pick<Space, 'quotaBytes'>,
   ) {}
 
+  /** 403 INSUFFICIENT_SCOPE for a token limited to projects, then 403 FORBIDDEN for anyone but a site ADMIN. */
+  authorize(principal: Principal): void {
+    requireSiteAdmin(principal);
+  }
+
   async storage(principal: Principal, query: { by: 'user' | 'project'; top?: number | undefined }): Promise<AdminStorage> {
     requireSiteAdmin(principal);
     return this.siteStorage(query);
