@@ -3,6 +3,8 @@
 // (printable, styles, tables).
 import type {
   AcceptedInvitation,
+  AdminStorage,
+  AdminUser,
   AudioInfo,
   Comment,
   CommentCounts,
@@ -10,6 +12,7 @@ import type {
   CurrentToken,
   FileRecord,
   FileType,
+  IncompleteUploads,
   InvitationView,
   InviteResult,
   Me,
@@ -224,6 +227,50 @@ export function storageView(out: Output, stats: StorageStats): string {
 function quotaLine(quota: StorageQuota): string {
   const percent = Math.floor((quota.usedBytes / quota.limitBytes) * 100);
   return `Quota: ${formatBytes(quota.usedBytes)} of ${formatBytes(quota.limitBytes)} used (${percent}%)`;
+}
+
+/** A site ADMIN's storage report: one row per user or project, most bytes first; then the largest files. */
+export function adminStorageView(out: Output, report: AdminStorage): string {
+  const sizes = { audio: (row: Usage) => formatBytes(row.breakdown.audio.size), stems: (row: Usage) => formatBytes(row.breakdown.stems.size), images: (row: Usage) => formatBytes(row.breakdown.images.size) };
+  const usageColumns = [
+    { header: 'TOTAL', value: (row: Usage) => formatBytes(row.totalSize) },
+    { header: 'FILES', value: (row: Usage) => String(row.fileCount) },
+    { header: 'AUDIO', value: sizes.audio },
+    { header: 'STEMS', value: sizes.stems },
+    { header: 'IMAGES', value: sizes.images },
+    { header: 'INCOMPLETE', value: (row: Usage) => incompleteLine(row.incompleteUploads) },
+  ];
+  const lines =
+    report.by === 'user'
+      ? [
+          out.table(report.users, [
+            { header: 'USER', value: (row) => (row.user.active ? row.user.email : `${row.user.email} (deactivated)`) },
+            ...usageColumns,
+            { header: 'QUOTA', value: (row) => (row.quota === null ? '-' : `${Math.floor((row.quota.usedBytes / row.quota.limitBytes) * 100)}% of ${formatBytes(row.quota.limitBytes)}`) },
+          ], 'No accounts'),
+        ]
+      : [out.table(report.projects, [{ header: 'PROJECT', value: (row) => row.project.name }, ...usageColumns, { header: 'ID', value: (row) => row.project.id }], 'No projects')];
+  if (report.largestFiles.length > 0) {
+    lines.push('', out.bold('Largest files'));
+    lines.push(
+      out.table(report.largestFiles, [
+        { header: 'SIZE', value: (file) => formatBytes(file.size) },
+        { header: 'NAME', value: (file) => file.name },
+        { header: 'TYPE', value: (file) => TYPE_LABELS[file.type] },
+        { header: 'PROJECT', value: (file) => file.project.name },
+        { header: 'UPLOADED BY', value: (file) => file.uploadedBy?.email ?? 'former member' },
+        { header: 'ID', value: (file) => file.id },
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+type Usage = { totalSize: number; fileCount: number; breakdown: StorageBreakdown; incompleteUploads: IncompleteUploads };
+
+/** "2 (1.5 MiB of 3.0 MiB)": incomplete resumable uploads, the bytes received of the bytes announced. */
+function incompleteLine(uploads: IncompleteUploads): string {
+  return uploads.count === 0 ? '-' : `${uploads.count} (${formatBytes(uploads.receivedBytes)} of ${formatBytes(uploads.lengthBytes)})`;
 }
 
 function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: number, fileCount: number): string {
@@ -517,6 +564,25 @@ export function tokenTable(out: Output, tokens: readonly PersonalAccessToken[], 
     ],
     'No tokens: band token create <name> --expires 90d',
   );
+}
+
+// ---- site administration
+
+export function adminUserTable(out: Output, users: readonly AdminUser[]): string {
+  return out.table(users, [
+    { header: 'EMAIL', value: (u) => u.email },
+    { header: 'NAME', value: (u) => u.name },
+    { header: 'ROLE', value: (u) => u.role },
+    { header: 'STATUS', value: (u) => (u.active ? 'active' : 'deactivated') },
+    { header: 'LAST SIGN-IN', value: (u) => formatTime(u.lastSignInAt) },
+    { header: 'ID', value: (u) => u.id },
+  ]);
+}
+
+export function userActiveView(user: AdminUser): string {
+  return user.active
+    ? `${user.email} is active: it can sign in again`
+    : `${user.email} is deactivated: it cannot sign in, its sessions and tokens ended; its files stay`;
 }
 
 export function revokedTokenView(token: PersonalAccessToken): string {

@@ -56,6 +56,8 @@ export type {
 } from './contract/comments.js';
 export type {
   AcceptedInvitation,
+  AdminStorage,
+  AdminUser,
   AnalysisStatus,
   AudioCodec,
   AudioInfo,
@@ -70,6 +72,8 @@ export type {
   FileSeries,
   FileVersions,
   Health,
+  IncompleteUploads,
+  LargestFile,
   Loudness,
   IdpLinkResult,
   Invitation,
@@ -83,6 +87,7 @@ export type {
   Problem,
   Project,
   ProjectDetail,
+  ProjectStorage,
   ReorderVibesResult,
   RevokeSharesResult,
   Role,
@@ -108,6 +113,7 @@ export type {
   Uploader,
   User,
   UserRef,
+  UserStorage,
   Vibe,
   Waveform,
   VibeWithCuts,

@@ -8,6 +8,7 @@ import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
+import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
 import { AnalysisWorker } from './analysis/worker.js';
 import { AuthRoutes } from './auth/routes.js';
@@ -91,6 +92,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   SharesRoutes,
   FeedbackRoutes,
   EventsRoutes,
+  AdminRoutes,
 ];
 
 /** The composition root: builds every piece once and wires them together. */

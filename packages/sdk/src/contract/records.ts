@@ -295,6 +295,47 @@ export const storageStats = z.object({
   site: siteStorage.optional().meta({ description: 'Only for site ADMINs: totals over all users' }),
 });
 
+// ---- site administration: storage per user or project, accounts (site ADMIN only)
+
+export const incompleteUploads = z
+  .object({ count, receivedBytes: count, lengthBytes: count.meta({ description: 'The length the uploads declared, which the quota holds for them' }) })
+  .meta({ description: 'Resumable uploads started and not completed (nor expired)' });
+export const adminUser = user.extend({
+  active: z.boolean().meta({ description: 'false: deactivated; cannot sign in, its files stay' }),
+  createdAt: timestamp,
+  deactivatedAt: timestamp.nullable(),
+  lastSignInAt: timestamp.nullable().meta({ description: 'When its newest session started' }),
+});
+export const userStorage = z.object({
+  user: adminUser,
+  totalSize: count,
+  fileCount: count,
+  breakdown: storageBreakdown,
+  quota: storageQuota.nullable().meta({ description: 'USER_QUOTA_MB and the bytes the user\'s files and images hold; null without a quota' }),
+  incompleteUploads,
+});
+export const projectStorage = z.object({
+  project: z.object({ id, name: z.string() }),
+  totalSize: count,
+  fileCount: count,
+  breakdown: storageBreakdown.meta({ description: 'Files of every member, the cover and the vibe images' }),
+  incompleteUploads,
+});
+export const largestFile = z.object({
+  id,
+  name: z.string(),
+  type: fileType,
+  size: count,
+  project: z.object({ id, name: z.string() }),
+  uploadedBy: z.object({ id, email: z.string() }).nullable().meta({ description: 'null: the account was deleted' }),
+  createdAt: timestamp,
+});
+const largestFiles = z.array(largestFile).meta({ description: 'The `top` largest files of the site, largest first; empty without `top`' });
+export const adminStorage = z.discriminatedUnion('by', [
+  z.object({ by: z.literal('user'), users: z.array(userStorage).meta({ description: 'Every account, most bytes first' }), largestFiles }),
+  z.object({ by: z.literal('project'), projects: z.array(projectStorage).meta({ description: 'Every project, most bytes first' }), largestFiles }),
+]);
+
 // ---- operations (§9)
 
 export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), version: z.string() });
@@ -348,6 +389,12 @@ export type StorageBreakdown = z.output<typeof storageBreakdown>;
 export type SiteStorage = z.output<typeof siteStorage>;
 export type StorageQuota = z.output<typeof storageQuota>;
 export type StorageStats = z.output<typeof storageStats>;
+export type IncompleteUploads = z.output<typeof incompleteUploads>;
+export type AdminUser = z.output<typeof adminUser>;
+export type UserStorage = z.output<typeof userStorage>;
+export type ProjectStorage = z.output<typeof projectStorage>;
+export type LargestFile = z.output<typeof largestFile>;
+export type AdminStorage = z.output<typeof adminStorage>;
 export type Health = z.output<typeof health>;
 export type AnalysisStatus = z.output<typeof analysisStatus>;
 export type AudioCodec = z.output<typeof audioCodec>;
@@ -451,6 +498,12 @@ export const RECORD_SCHEMAS = {
   StorageBreakdown: storageBreakdown,
   StorageQuota: storageQuota,
   StorageStats: storageStats,
+  IncompleteUploads: incompleteUploads,
+  AdminUser: adminUser,
+  UserStorage: userStorage,
+  ProjectStorage: projectStorage,
+  LargestFile: largestFile,
+  AdminStorage: adminStorage,
   ProjectEvent: projectEvent,
   HelloMessage: helloMessage,
   Health: health,

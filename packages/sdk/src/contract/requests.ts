@@ -210,7 +210,18 @@ export const uploadForm = z.object({
   file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
 });
 
+// ---- site administration
+
+/** `GET /api/admin/storage`: one row per user or per project, and the `top` largest files. */
+export const adminStorageQuery = z.object({
+  by: z.enum(['user', 'project'], { error: 'must be user or project' }),
+  top: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be 1 to 1000').max(1000, 'must be 1 to 1000').optional(),
+});
+export const setUserActiveRequest = z.object({ active: z.boolean({ error: 'must be true or false' }) });
+
 // What a client sends (before the server's trimming, lower-casing and defaults).
+export type AdminStorageQuery = z.input<typeof adminStorageQuery>;
+export type SetUserActiveRequest = z.input<typeof setUserActiveRequest>;
 export type RegisterRequest = z.input<typeof registerRequest>;
 export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;
@@ -259,6 +270,7 @@ export const REQUEST_SCHEMAS = {
   UpdateCommentRequest: updateCommentRequest,
   GuestCommentRequest: guestCommentRequest,
   ReviewRequest: reviewRequest,
+  SetUserActiveRequest: setUserActiveRequest,
 } as const;
 
 /** The multipart/form-data bodies by the name the API description gives them. */
