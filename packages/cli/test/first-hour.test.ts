@@ -1,0 +1,87 @@
+// What an admin tripped over in the first hour with band (the first-hour issue, point 7): each one, as they ran into it.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { type CliUser, cliUser, registerWithCli, type RunResult, wavBytes } from './support/cli.js';
+
+vi.setConfig({ testTimeout: 60_000 });
+
+let server: TestServer;
+let admin: CliUser;
+let work: string;
+
+async function ok(user: CliUser, args: string[], cwd = work): Promise<RunResult> {
+  const result = await user.band(args, { cwd });
+  if (result.exitCode !== 0) throw new Error(`band ${args.join(' ')} exited ${result.exitCode}: ${result.stderr}`);
+  return result;
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = await cliUser(server.url);
+  await registerWithCli(admin, 'ada@example.com', 'correct horse battery', 'Ada');
+  work = await mkdtemp(path.join(os.tmpdir(), 'band-first-hour-'));
+  await ok(admin, ['project', 'create', 'Demo']);
+  await ok(admin, ['vibe', 'create', 'Verse', '--project', 'Demo']);
+  await ok(admin, ['cut', 'create', 'Take 1', '--vibe', 'Verse', '--project', 'Demo']);
+});
+afterAll(async () => {
+  await admin?.cleanup();
+  if (work) await rm(work, { recursive: true, force: true });
+  await server?.close();
+});
+
+const cutFlags = ['--cut', 'Take 1', '--vibe', 'Verse', '--project', 'Demo'];
+
+describe('the server address', () => {
+  it('a server that does not answer is "cannot reach", exit 5, with credentials for it or not', async () => {
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    for (const env of [{}, { BAND_TOKEN: 'bcp_anything' }]) {
+      const result = await admin.band(['project', 'list', '--api-url', dead], { env });
+      expect(result.exitCode).toBe(5);
+      expect(result.stderr).toBe(`error: cannot reach ${dead}: nothing answers there (is the server running? --api-url or BAND_API_URL name another)\n`);
+    }
+  });
+
+  it('https against an http server is one plain sentence', async () => {
+    const https = server.url.replace('http:', 'https:');
+    const result = await admin.band(['project', 'list', '--api-url', https]);
+    expect(result.exitCode).toBe(5);
+    expect(result.stderr).toBe(`error: ${https} answers in plain http, not https: use ${server.url}\n`);
+  });
+
+  it('an address ending in /api is one plain sentence', async () => {
+    const result = await admin.band(['project', 'list', '--api-url', `${server.url}/api`]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toBe(`error: the server address is without /api: use ${server.url}\n`);
+  });
+});
+
+describe('stored logins', () => {
+  it('localhost and 127.0.0.1 are the same server', async () => {
+    const localhost = server.url.replace('127.0.0.1', 'localhost');
+    const listed = await admin.band(['project', 'list', '--api-url', localhost]);
+    expect(listed.stderr).toBe('');
+    expect(listed.exitCode).toBe(0);
+  });
+});
+
+describe('names', () => {
+  it("an unknown cut's message points at band cut create", async () => {
+    const result = await admin.band(['file', 'list', '--cut', 'Take 9', '--vibe', 'Verse', '--project', 'Demo']);
+    expect(result.exitCode).toBe(6);
+    expect(result.stderr).toBe('error: no cut named "Take 9" in vibe "Verse"; to make it: band cut create "Take 9" --vibe Verse --project Demo\n');
+  });
+});
