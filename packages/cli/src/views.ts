@@ -317,6 +317,11 @@ export function alreadyPublishedView(localName: string, cut: { name: string }): 
   return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
 }
 
+/** A file `band file upload` skips: its content is on the cut already. */
+export function alreadyOnCutView(localName: string, cut: { name: string }): string {
+  return `${localName} is already on cut ${cut.name} (the same content): skipped; --duplicate uploads it again`;
+}
+
 /** The summary line of a bulk upload. */
 export function uploadSummaryView(fileCount: number, report: UploadReport): string {
   const uploaded = fileCount - report.skipped - report.failures.length;

@@ -85,3 +85,17 @@ describe('names', () => {
     expect(result.stderr).toBe('error: no cut named "Take 9" in vibe "Verse"; to make it: band cut create "Take 9" --vibe Verse --project Demo\n');
   });
 });
+
+describe('band file upload', () => {
+  it('skips a file already on the cut with the same sha256, and says so; --duplicate uploads it on purpose', async () => {
+    await writeFile(path.join(work, 'take.wav'), wavBytes(3));
+    await ok(admin, ['file', 'upload', 'take.wav', ...cutFlags]);
+    const again = await ok(admin, ['file', 'upload', 'take.wav', ...cutFlags]);
+    expect(again.stderr).toContain('\ntake.wav is already on cut Take 1 (the same content): skipped; --duplicate uploads it again\n');
+    const listed = async () => JSON.parse((await ok(admin, ['file', 'list', ...cutFlags, '--json'])).stdout) as unknown[];
+    expect(await listed()).toHaveLength(1);
+
+    await ok(admin, ['file', 'upload', 'take.wav', ...cutFlags, '--duplicate']);
+    expect(await listed()).toHaveLength(2);
+  });
+});
