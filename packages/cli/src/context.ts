@@ -13,7 +13,8 @@ import { Logins } from './logins.js';
 import { Output } from './render.js';
 import { configDirectory, originOf, type ProfileSettings, type ProfileUser, SettingsFile } from './settings.js';
 
-const DEFAULT_API_URL = 'http://localhost:3000';
+/** The server band uses when no flag, variable or profile names one. */
+export const DEFAULT_API_URL = 'http://localhost:3000';
 
 export interface GlobalOptions {
   apiUrl?: string;

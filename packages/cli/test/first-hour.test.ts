@@ -99,3 +99,32 @@ describe('band file upload', () => {
     expect(await listed()).toHaveLength(2);
   });
 });
+
+describe('two servers', () => {
+  it('logging in to a second server keeps the default (said how to switch); band auth status lists both; band auth use switches', async () => {
+    const second = await startTestServer();
+    const ben = await cliUser(server.url);
+    try {
+      await registerWithCli(ben, 'ben@example.com');
+      const onSecond = await ben.band(['--api-url', second.url, 'auth', 'register', '--email', 'ben2@example.com', '--name', 'Ben Two', '--password-stdin'], {
+        input: 'correct horse battery\n',
+      });
+      expect(onSecond.exitCode).toBe(0);
+      expect(onSecond.stderr).toContain(`band still uses ${server.url} by default; to use ${second.url}: band auth use ${second.url}\n`);
+      const byDefault = { env: { BAND_API_URL: undefined } };
+      const who = async () => JSON.parse((await ben.band(['auth', 'status', '--json'], byDefault)).stdout).email as string;
+      expect(await who()).toBe('ben@example.com');
+
+      const status = await ben.band(['auth', 'status'], byDefault);
+      expect(status.stdout).toContain(`Servers:     * ${server.url.replace('127.0.0.1', 'localhost')}  ben <ben@example.com>\n`);
+      expect(status.stdout).toContain(`               ${second.url.replace('127.0.0.1', 'localhost')}  Ben Two <ben2@example.com>`);
+
+      const used = await ben.band(['auth', 'use', second.url], byDefault);
+      expect(used).toMatchObject({ exitCode: 0, stdout: `band now uses ${second.url} by default (logged in as Ben Two <ben2@example.com>)\n` });
+      expect(await who()).toBe('ben2@example.com');
+    } finally {
+      await ben.cleanup();
+      await second.close();
+    }
+  });
+});
