@@ -9,9 +9,10 @@ import type { Context } from './context.js';
 import { toCliError } from './errors.js';
 import { runJobs } from './jobs.js';
 import type { CliError } from './exit-codes.js';
+import { withInterruptHint } from './interrupt.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
-import { alreadyOnCutView } from './views.js';
+import { alreadyOnCutView, resumeHintView } from './views.js';
 
 export interface UploadOptions {
   jobs: number;
@@ -77,9 +78,11 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
     }
   };
   try {
-    const errors = await runJobs(files, options.jobs, async (file, index) => {
-      results[index] = await uploadOne(file);
-    });
+    const errors = await withInterruptHint(resumeHintView(), () =>
+      runJobs(files, options.jobs, async (file, index) => {
+        results[index] = await uploadOne(file);
+      }),
+    );
     for (const [index, error] of errors.entries()) if (error !== undefined) report.failures.push({ file: files[index]!, error: toCliError(error) });
   } finally {
     progress.stop();

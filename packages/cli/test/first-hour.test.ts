@@ -1,11 +1,13 @@
 // What an admin tripped over in the first hour with band (the first-hour issue, point 7): each one, as they ran into it.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
-import { type CliUser, cliUser, registerWithCli, type RunResult, wavBytes } from './support/cli.js';
+import { BAND, type CliUser, cliUser, registerWithCli, type RunResult, wavBytes } from './support/cli.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -126,5 +128,30 @@ describe('two servers', () => {
       await ben.cleanup();
       await second.close();
     }
+  });
+});
+
+describe('refused and interrupted uploads', () => {
+  it('a refused type prints the path once', async () => {
+    await writeFile(path.join(work, 'notes.txt'), 'lyrics, verse 2');
+    const result = await admin.band(['file', 'upload', 'notes.txt', ...cutFlags], { cwd: work });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('\nerror: notes.txt: accepted types are .mp3, .wav,');
+    expect(result.stderr.split('notes.txt').length - 1).toBe(1);
+  });
+
+  it('an interrupted upload (Ctrl-C) says how to resume it (the built binary)', async () => {
+    const big = path.join(work, 'long.wav');
+    await writeFile(big, wavBytes(9, 16));
+    await truncate(big, 90 * 1024 * 1024);
+    const child = spawn(process.execPath, [BAND, 'file', 'upload', big, ...cutFlags], { env: admin.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      if (stderr.includes('uploading 1 file')) child.kill('SIGINT');
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(130);
+    expect(stderr).toContain('interrupted: run the same command again to finish the upload (a large file resumes where it stopped)\n');
   });
 });

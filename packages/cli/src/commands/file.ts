@@ -46,7 +46,7 @@ export function register(file: Command, factory: Factory): void {
             name: options.name,
             resume: options.resume,
           });
-          const failures = report.failures.map(({ file, error }) => ({ label: file.path, error }));
+          const failures = report.failures.map(({ file, error }) => ({ label: path.relative(ctx.io.cwd, file.path) || file.path, error }));
           reportTransfers(ctx, files.length, report.records, failures, uploadSummaryView(files.length, report));
         }),
       ),
@@ -178,7 +178,11 @@ function reportTransfers(
   failures: { label: string; error: CliError }[],
   summary: string,
 ): void {
-  for (const failure of failures) ctx.out.error(`${failure.label}: ${failure.error.message}`, failure.error.requestId);
+  for (const { label, error } of failures) {
+    // The SDK names the file in some messages ("notes.txt: accepted types are …"): the path is said once.
+    const named = `${path.basename(label)}: `;
+    ctx.out.error(`${label}: ${error.message.startsWith(named) ? error.message.slice(named.length) : error.message}`, error.requestId);
+  }
   if (ctx.out.json) ctx.out.record(records, () => '');
   ctx.out.info(summary);
   const failed = failures.length;
