@@ -3,13 +3,12 @@ import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { MarkerFormat } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { zipArchive } from '../archives/zip.js';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
-import { contentDisposition, FILE_CSP } from '../core/transfer.js';
+import { type MadeAttachment, sendMadeAttachment } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
 import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject } from './markers.js';
 import { CommentsService } from './service.js';
@@ -22,13 +21,6 @@ export interface MarkerExportRequest {
   versions: 'this' | 'series';
 }
 
-/** What one answer carries: its type, its name, its length and its bytes. */
-interface ExportAnswer {
-  contentType: string;
-  fileName: string;
-  length: number;
-  body: () => Readable;
-}
 
 /** A stored file's bytes are read in pieces of this size, as archives read them. */
 const READ_CHUNK_BYTES = 256 * 1024;
@@ -48,12 +40,12 @@ export class MarkerExports {
     const base = stored.downloadName.slice(0, stored.downloadName.length - extension.length - 1);
     const comments = await this.comments.exportable(principal, fileId, request);
     const markers = markersOf(comments, request.offsetMs);
-    const text = (contentType: string, fileName: string, content: string | Uint8Array): ExportAnswer => {
+    const text = (contentType: string, fileName: string, content: string | Uint8Array): MadeAttachment => {
       const bytes = Buffer.from(content);
       return { contentType, fileName, length: bytes.length, body: () => Readable.from([bytes]) };
     };
 
-    let answer: ExportAnswer;
+    let answer: MadeAttachment;
     switch (request.format) {
       case 'midi':
         answer = text('audio/midi', `${base}.mid`, midiMarkers(markers));
@@ -83,28 +75,11 @@ export class MarkerExports {
         answer = await this.wav(stored.path, stored.size, extension, base, markers);
         break;
     }
-    res.writeHead(200, {
-      'Content-Type': answer.contentType,
-      'Content-Length': answer.length,
-      'Content-Disposition': contentDisposition('attachment', answer.fileName),
-      'Cache-Control': 'private, no-cache',
-      'X-Content-Type-Options': 'nosniff',
-      'Content-Security-Policy': FILE_CSP,
-    });
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    try {
-      await pipeline(answer.body(), res);
-    } catch (error) {
-      // A client that stops reading is not an error.
-      if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
-    }
+    await sendMadeAttachment(req, res, answer);
   }
 
   /** The stored WAV with cue points: the plan is made from its chunk headers, the body streamed from it. */
-  private async wav(storedPath: string, size: number, extension: string, base: string, markers: ReturnType<typeof markersOf>): Promise<ExportAnswer> {
+  private async wav(storedPath: string, size: number, extension: string, base: string, markers: ReturnType<typeof markersOf>): Promise<MadeAttachment> {
     if (extension.toLowerCase() !== 'wav') throw invalidField('format', 'wav adds cue points to a WAV file: this file is not one');
     const handle = await open(storedPath);
     let segments: Segment[];

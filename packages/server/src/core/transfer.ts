@@ -1,6 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { encodeExtended } from 'content-disposition';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
@@ -178,4 +180,36 @@ function clampSuffixes(header: string, size: number): string {
 export function contentDisposition(disposition: Disposition, name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\%]/gu, '_');
   return `${disposition}; filename="${fallback}"; filename*=${encodeExtended(name)}`;
+}
+
+/** An attachment made as it is sent (a cut archive, a marker export): its exact length is known first. */
+export interface MadeAttachment {
+  contentType: string;
+  fileName: string;
+  length: number;
+  /** Called once, for a GET. */
+  body: () => Readable;
+}
+
+/** Answers a GET or HEAD with a made attachment: no ranges (`Accept-Ranges: none`), the body written as it is made. */
+export async function sendMadeAttachment(req: IncomingMessage, res: ServerResponse, attachment: MadeAttachment): Promise<void> {
+  res.writeHead(200, {
+    'Content-Type': attachment.contentType,
+    'Content-Length': attachment.length,
+    'Content-Disposition': contentDisposition('attachment', attachment.fileName),
+    'Accept-Ranges': 'none',
+    'Cache-Control': 'private, no-cache',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': FILE_CSP,
+  });
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  try {
+    await pipeline(attachment.body(), res);
+  } catch (error) {
+    // A client that stops reading is not an error.
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+  }
 }
