@@ -35,6 +35,7 @@ import type {
   User,
 } from '@bandcollab/sdk';
 import type { DownloadReport } from './bulk-download.js';
+import type { ProfileUser } from './settings.js';
 import type { UploadReport } from './bulk-upload.js';
 import { counted, formatBytes, formatTime, type Output } from './render.js';
 
@@ -368,6 +369,16 @@ export function alreadyPublishedView(localName: string, cut: { name: string }): 
   return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
 }
 
+/** A file `band file upload` skips: its content is on the cut already. */
+export function alreadyOnCutView(localName: string, cut: { name: string }): string {
+  return `${localName} is already on cut ${cut.name} (the same content): skipped; --duplicate uploads it again`;
+}
+
+/** What Ctrl-C during an upload prints after "interrupted: ". */
+export function resumeHintView(): string {
+  return 'run the same command again to finish the upload (a large file resumes where it stopped)';
+}
+
 /** The summary line of a bulk upload. */
 export function uploadSummaryView(fileCount: number, report: UploadReport): string {
   const uploaded = fileCount - report.skipped - report.failures.length;
@@ -517,13 +528,14 @@ export function loggedOutView(wasLoggedIn: boolean, apiUrl: string): string {
 
 export function statusView(
   me: Me,
-  where: { apiUrl: string; profile: string; credentials: string },
+  where: { apiUrl: string; profile: string; credentials: string; servers: readonly StoredServer[] },
   token: { token: CurrentToken; projectNames: ReadonlyMap<string, string> } | null = null,
 ): string {
   const lines = [
     `Logged in to ${where.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
     `Profile:     ${where.profile}`,
     `Credentials: ${where.credentials}`,
+    ...where.servers.map((server, index) => `${index === 0 ? 'Servers:' : ''.padEnd(8)}     ${server.isDefault ? '*' : ' '} ${server.origin}  ${server.user.name} <${server.user.email}>`),
   ];
   if (token) {
     lines.push(
@@ -532,6 +544,24 @@ export function statusView(
     );
   }
   return lines.join('\n');
+}
+
+/** A server this profile is logged in to, for `band auth status`. */
+export interface StoredServer {
+  origin: string;
+  user: ProfileUser;
+  /** The one band uses without --api-url or BAND_API_URL. */
+  isDefault: boolean;
+}
+
+/** A login on another server than the default: the default stays. */
+export function defaultKeptView(defaultUrl: string, apiUrl: string): string {
+  return `band still uses ${defaultUrl} by default; to use ${apiUrl}: band auth use ${apiUrl}`;
+}
+
+/** What `band auth use` did. */
+export function usedServerView(apiUrl: string, user: ProfileUser | undefined): string {
+  return `band now uses ${apiUrl} by default (${user ? `logged in as ${user.name} <${user.email}>` : 'not logged in there yet: band auth login'})`;
 }
 
 // ---- personal access tokens
