@@ -221,12 +221,12 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
       expect(await first.sql`select file_id from analysis_jobs`).toEqual([]);
       // A second analysis of a file took its job before the queue emptied, so it runs in a transaction begun
       // before now; once none is left, any second event is published, and a later one arrives after it.
-      const [{ queueEmptied }] = await first.sql`select now() as "queueEmptied"`;
+      const [emptied] = await first.sql<{ at: Date }[]>`select now() as at`;
       await vi.waitFor(
         async () => {
-          const [{ n }] = await first.sql`
-            select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start < ${queueEmptied}`;
-          expect(n).toBe(0);
+          const [open] = await first.sql<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start < ${emptied!.at}`;
+          expect(open!.n).toBe(0);
         },
         { timeout: 60_000, interval: 50 },
       );
