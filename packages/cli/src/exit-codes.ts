@@ -22,8 +22,9 @@ export const EXIT_CODES_HELP = `Exit codes of band:
   4    not logged in, or authentication failed (wrong password, expired session)
   5    rate limited, or the server is unavailable or unreachable
   6    not found: a project, vibe, cut, file or member that does not exist (or that you may not see)
-  7    a check failed: band cut check found stems that do not line up, or band publish found the mix outside
-       --max-true-peak / --loudness (the file stays uploaded, not shared)
+  7    a check failed: band cut check found stems that do not line up, band publish found the mix outside
+       --max-true-peak / --loudness (the file stays uploaded, not shared), or band review status found the
+       version not ready (too few approvals, changes requested, open comments with --no-open-comments)
   130  interrupted (Ctrl-C)
 `;
 

@@ -1,7 +1,7 @@
 // Projects, vibes, cuts and files are named by id or by name: names are compared case-insensitively and
 // are unique within their parent (a project's vibes, a vibe's cuts). An ambiguous name is a usage error
 // that lists the candidates; an unknown one is "not found" (exit 6).
-import type { BandClient, CutWithFiles, FileRecord, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
+import type { BandClient, CutWithFiles, FileRecord, Member, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import { notFoundError, usageError } from './exit-codes.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -82,4 +82,13 @@ export async function resolveFile(client: BandClient, ref: string, cut: Omit<Cut
   if (!cut.cut) throw usageError(`to find file "${ref}" by name, name its cut with --cut (or give the file's id)`);
   const found = await resolveCut(client, { ...cut, cut: cut.cut });
   return pick(found.files, ref, 'file', `in cut "${found.name}"`);
+}
+
+/** A member of the project by email, user id or name. */
+export function memberIn(detail: ProjectDetail, ref: string): Member {
+  const email = ref.trim().toLowerCase();
+  const byEmailOrId = detail.members.find((m) => m.email.toLowerCase() === email || m.userId === ref);
+  if (byEmailOrId) return byEmailOrId;
+  const named = detail.members.map((m) => ({ id: m.userId, name: m.name, member: m }));
+  return pick(named, ref, 'member', `in project "${detail.name}"`, (entry) => `${entry.name} <${entry.member.email}>`).member;
 }

@@ -4,6 +4,8 @@
 import type {
   AcceptedInvitation,
   AudioInfo,
+  Comment,
+  CommentCounts,
   CreatedPersonalAccessToken,
   CurrentToken,
   FileRecord,
@@ -18,6 +20,8 @@ import type {
   ProjectDetail,
   ProjectEvent,
   ReorderVibesResult,
+  Review,
+  ReviewList,
   RevokeSharesResult,
   ShareLink,
   ShareRecord,
@@ -324,6 +328,133 @@ export function uploadSummaryView(fileCount: number, report: UploadReport): stri
     `Uploaded ${counted(uploaded, 'file')} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
     `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`
   );
+}
+
+// ---- comments and reviews
+
+/** Where a comment is pinned: "1:23.450", a range "1:23.450–1:31.000", or the whole mix. */
+function pinnedAt(comment: Comment): string {
+  if (comment.atMs === null) return 'whole mix';
+  return comment.endMs === null ? clockTime(comment.atMs) : `${clockTime(comment.atMs)}–${clockTime(comment.endMs)}`;
+}
+
+/** A comment's text, each line indented under its heading; a deleted one keeps its place. */
+function commentBody(comment: Comment, indent: string): string[] {
+  if (comment.deleted || comment.body === null) return [`${indent}(deleted)`];
+  const mentions = comment.mentions.length > 0 ? `  (to ${comment.mentions.map((m) => m.name).join(', ')})` : '';
+  const lines = comment.body.split('\n');
+  lines[lines.length - 1] += `${comment.edited ? ' (edited)' : ''}${mentions}`;
+  return lines.map((line) => `${indent}${line}`);
+}
+
+function commentStatus(comment: Comment): string {
+  return comment.resolved ? `resolved by ${comment.resolved.by.name}` : 'open';
+}
+
+/**
+ * Comment threads, each top-level comment with its time, author, status and version, its replies under it;
+ * `fileName` names the file of each (for a cut's or a project's inbox). `counts` close the list.
+ */
+export function commentThreads(out: Output, comments: readonly Comment[], counts: CommentCounts, fileName?: NameOf): string {
+  const lines: string[] = [];
+  for (const comment of comments) {
+    const file = fileName ? `${fileName(comment.fileId) ?? 'a file'}  ` : '';
+    lines.push(`${file}${out.bold(pinnedAt(comment))}  ${comment.author.name}${comment.author.guest ? ' (guest)' : ''}  ${commentStatus(comment)}  v${comment.version}  ${formatTime(comment.createdAt)}  ${out.dim(comment.id)}`);
+    lines.push(...commentBody(comment, '    '));
+    for (const reply of comment.replies ?? []) {
+      lines.push(`    ↳ ${reply.author.name}${reply.author.guest ? ' (guest)' : ''}  ${formatTime(reply.createdAt)}  ${out.dim(reply.id)}`);
+      lines.push(...commentBody(reply, '      '));
+    }
+  }
+  if (comments.length === 0) lines.push('No comments');
+  lines.push(`${counts.open} open, ${counts.resolved} resolved`);
+  return lines.join('\n');
+}
+
+/** "Commented on mix.wav at 1:23.450 (id)" */
+export function commentedView(comment: Comment, file: string): string {
+  return `Commented on ${file} v${comment.version} at ${pinnedAt(comment)} (${comment.id})`;
+}
+
+export function repliedView(reply: Comment, parent: Comment): string {
+  return `Replied to ${parent.author.name}'s comment at ${pinnedAt(parent)} (${reply.id})`;
+}
+
+export function commentChangedView(verb: 'Resolved' | 'Reopened' | 'Edited', comment: Comment): string {
+  return `${verb} ${comment.author.name}'s comment at ${pinnedAt(comment)} (${comment.id})`;
+}
+
+/** The question before deleting a comment: whose, where, and its first line. */
+export function deleteCommentQuestion(comment: Comment): string {
+  const firstLine = (comment.body ?? '').split('\n')[0]!;
+  const shown = firstLine.length > 60 ? `${firstLine.slice(0, 59)}…` : firstLine;
+  return `Delete ${comment.author.name}'s comment at ${pinnedAt(comment)} ("${shown}")?`;
+}
+
+/** A top-level comment with replies stays as a tombstone that keeps them. */
+export function deletedCommentView(comment: Comment): string {
+  const replies = comment.replies?.length ?? 0;
+  const kept = replies === 0 ? '' : `; its ${replies === 1 ? 'reply stays' : `${replies} replies stay`}`;
+  return `Deleted the comment at ${pinnedAt(comment)} (${comment.id})${kept}`;
+}
+
+const MARKER_FORMAT_LABELS: Record<string, string> = {
+  midi: 'MIDI markers',
+  rpp: 'a REAPER project',
+  wav: 'a WAV with cue points',
+  audacity: 'Audacity labels',
+  csv: 'CSV',
+  json: 'JSON',
+};
+
+export function exportedMarkersView(file: string, format: string, target: string, size: number): string {
+  return `Saved the comments of ${file} as ${MARKER_FORMAT_LABELS[format] ?? format} to ${target} (${formatBytes(size)})`;
+}
+
+export function reviewedView(review: Review, file: string): string {
+  return `${review.state === 'approved' ? 'Approved' : 'Requested changes to'} ${file}${review.note ? `: ${review.note}` : ''}`;
+}
+
+export function withdrawnReviewView(file: string): string {
+  return `Withdrew your review of ${file}`;
+}
+
+/** `band review status`: who reviewed the version how, and the summary. */
+export function reviewStatusView(out: Output, file: string, list: ReviewList): string {
+  const { approved, changesRequested, openComments } = list.summary;
+  return [
+    out.table(
+      list.reviews,
+      [
+        { header: 'MEMBER', value: (r) => r.name },
+        { header: 'REVIEW', value: (r) => (r.state === 'approved' ? 'approved' : 'changes requested') },
+        { header: 'AT', value: (r) => formatTime(r.at) },
+        { header: 'NOTE', value: (r) => (r.note ?? '').replace(/\n/g, ' ') },
+      ],
+      'No reviews yet',
+    ),
+    `${file}: ${approved} approved, ${changesRequested} changes requested, ${counted(openComments, 'open comment')}`,
+  ].join('\n');
+}
+
+/** What keeps a version from release under `band review status`'s requirements. */
+export interface ReleaseShortfall {
+  approvals?: { have: number; need: number };
+  changesRequestedBy?: readonly string[];
+  openComments?: number;
+}
+
+/** "mix.wav is not ready: 1 of 2 approvals; changes requested by Ben; 3 open comments" */
+export function notReadyView(file: string, shortfall: ReleaseShortfall): string {
+  const reasons: string[] = [];
+  if (shortfall.approvals) reasons.push(`${shortfall.approvals.have} of ${counted(shortfall.approvals.need, 'approval')}`);
+  if (shortfall.changesRequestedBy) reasons.push(`changes requested by ${shortfall.changesRequestedBy.join(', ')}`);
+  if (shortfall.openComments) reasons.push(counted(shortfall.openComments, 'open comment'));
+  return `${file} is not ready: ${reasons.join('; ')}`;
+}
+
+export function readyView(file: string, approved: number): string {
+  return `${file} is ready: ${counted(approved, 'approval')}`;
 }
 
 // ---- sign-in

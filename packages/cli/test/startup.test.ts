@@ -38,7 +38,7 @@ async function librariesLoaded(args: string[], env: Record<string, string> = {})
 }
 
 describe('start-up', () => {
-  it.each([['auth', 'login'], ['project', 'list'], ['member', 'list'], ['vibe', 'create'], ['cut', 'create'], ['file', 'upload'], ['storage'], ['publish'], ['watch'], ['completion']])(
+  it.each([['auth', 'login'], ['project', 'list'], ['member', 'list'], ['vibe', 'create'], ['cut', 'create'], ['file', 'upload'], ['comment', 'add'], ['review', 'status'], ['storage'], ['publish'], ['watch'], ['completion']])(
     '`band %s … --help` loads neither the SDK (undici), conf nor form-data: a command loads them when it runs',
     async (...command: string[]) => {
       expect(await librariesLoaded([...command, '--help'])).toEqual({ undici: false, conf: false, formData: false });

@@ -10,7 +10,8 @@ import { SharesResource } from './resources/shares.js';
 import { TokensResource } from './resources/tokens.js';
 import { VibesResource } from './resources/vibes.js';
 import type { Tokens } from './session.js';
-import { Transport, type TransportOptions } from './transport.js';
+import { ROUTES } from './contract/routes.js';
+import { type RequestOptions, routeRequest, Transport, type TransportOptions } from './transport.js';
 import type { Health } from './types.js';
 
 export type BandClientOptions = TransportOptions;
@@ -77,6 +78,17 @@ export class BandClient {
 
   /** The server's health and version; needs no account. */
   health(): Promise<Health> {
-    return this.transport.json<Health>({ method: 'GET', path: '/api/health', auth: false });
+    return this.transport.call(ROUTES.health, {});
+  }
+
+  /** The server's OpenAPI 3.1 document; needs no account. */
+  openApi(options?: RequestOptions): Promise<Record<string, unknown>> {
+    return this.transport.json(routeRequest(ROUTES.openApi, {}), options);
+  }
+
+  /** The server's API reference in Markdown (every endpoint, then every schema); needs no account. */
+  async reference(options?: RequestOptions): Promise<string> {
+    const response = await this.transport.open(ROUTES.reference, {}, options);
+    return response.body.text();
   }
 }

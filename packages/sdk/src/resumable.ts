@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ROUTES } from './contract/routes.js';
 import { BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
 import { backoffMs, type RequestOptions, single, type StreamedResponse, type Transport } from './transport.js';
@@ -208,7 +209,7 @@ export async function uploadResumable(transport: Transport, upload: ResumableUpl
  */
 export async function cancelUpload(transport: Transport, url: string, options: RequestOptions = {}): Promise<void> {
   await untilUnlocked(new LockPatience(options.signal), async () => {
-    const response = await transport.send({ method: 'DELETE', path: pathOf(transport, url), headers: TUS }, options);
+    const response = await transport.send({ method: ROUTES.tusTerminate.method, path: uploadPath(transport, url), headers: TUS }, options);
     await response.body.dump();
   });
 }
@@ -313,7 +314,7 @@ async function create(transport: Transport, upload: ResumableUpload, total: numb
     .map(([key, value]) => `${key} ${Buffer.from(value!).toString('base64')}`)
     .join(',');
   const response = await transport.send(
-    { method: 'POST', path: '/api/uploads', headers: { ...TUS, 'upload-length': String(total), 'upload-metadata': metadata } },
+    { method: ROUTES.tusCreate.method, path: ROUTES.tusCreate.path, headers: { ...TUS, 'upload-length': String(total), 'upload-metadata': metadata } },
     options,
   );
   await response.body.dump();
@@ -323,7 +324,7 @@ async function create(transport: Transport, upload: ResumableUpload, total: numb
 }
 
 async function head(transport: Transport, url: string, options: RequestOptions): Promise<Position> {
-  const response = await transport.send({ method: 'HEAD', path: pathOf(transport, url), headers: TUS }, options);
+  const response = await transport.send({ method: ROUTES.tusStatus.method, path: uploadPath(transport, url), headers: TUS }, options);
   await response.body.dump();
   return positionOf(response);
 }
@@ -355,8 +356,8 @@ async function patchAt(
 ): Promise<Position> {
   const response = await transport.send(
     {
-      method: 'PATCH',
-      path: pathOf(transport, url),
+      method: ROUTES.tusPatch.method,
+      path: uploadPath(transport, url),
       headers: { ...TUS, 'upload-offset': String(offset) },
       stream: {
         replayable: body.replayable,
@@ -382,8 +383,8 @@ function header(response: StreamedResponse, name: string): string | undefined {
   return single(response.headers[name]);
 }
 
-/** The upload's path on this client's server (the store keeps whole URLs). */
-function pathOf(transport: Transport, url: string): string {
+/** The upload's path on this client's server (the store keeps whole URLs, from the Location of their creation). */
+function uploadPath(transport: Transport, url: string): string {
   const parsed = new URL(url, `${transport.baseUrl}/`);
   if (parsed.origin !== new URL(transport.baseUrl).origin) throw new TypeError(`${url} is not an upload of ${transport.baseUrl}`);
   return parsed.pathname;

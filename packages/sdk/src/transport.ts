@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
+import { ROUTES } from './contract/routes.js';
 import { BandApiError, BandNetworkError } from './errors.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
 import type { Problem, RefreshRequest, TokenPair } from './types.js';
@@ -77,9 +78,32 @@ const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write'])
 /** A query string's values; undefined ones are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;
 
-/** A declared route's path parameters and JSON body, each only where it has them, and its query string. */
+/**
+ * What a call of a declared route sends beyond its declaration: its path parameters and its body, each only
+ * where it has them (a route that takes a form: the form, or the JSON it also takes); a query and headers.
+ */
 export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> extends never ? { params?: never } : { params: ParamsOf<R> }) &
-  (R['request'] extends string ? { json: RequestOf<R> } : { json?: never }) & { query?: Query };
+  (R['form'] extends string
+    ? { body: Pick<RequestSpec, 'json' | 'stream'> }
+    : R['request'] extends string
+      ? { json: RequestOf<R> }
+      : { json?: never }) & { query?: Query; headers?: Record<string, string> };
+
+/**
+ * The request of a declared route (contract/routes.ts): its method and path come from the declaration, its
+ * parameters fill the path, and credentials go with it where the route authenticates.
+ */
+export function routeRequest<const R extends RouteDeclaration>(route: R, input: CallInput<R>): RequestSpec {
+  const { params, json, body, query, headers } = input as {
+    params?: Record<string, string>;
+    json?: unknown;
+    body?: Pick<RequestSpec, 'json' | 'stream'>;
+    query?: Query;
+    headers?: Record<string, string>;
+  };
+  const path = withQuery(pathOf(route, params), query);
+  return { method: route.method as Method, path, auth: AUTHENTICATED.has(route.auth), json, headers, ...body };
+}
 
 const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
@@ -109,7 +133,7 @@ export class Transport {
       onTokens: options.onTokens,
       tokenStore: options.tokenStore,
       rotate: (refreshToken) =>
-        this.json<TokenPair>({ method: 'POST', path: '/api/auth/refresh', json: { refreshToken } satisfies RefreshRequest, auth: false }),
+        this.call(ROUTES.refresh, { json: { refreshToken } satisfies RefreshRequest }),
     });
     if (options.token !== undefined && (options.accessToken !== undefined || options.refreshToken !== undefined)) {
       throw new TypeError('Pass either a personal access token (token) or a session pair (accessToken, refreshToken), not both');
@@ -146,15 +170,14 @@ export class Transport {
     return this.session.freshAccessToken();
   }
 
-  /**
-   * Calls a declared route (contract/routes.ts): its method and path come from the declaration, its parameters
-   * fill the path, and the answer has the declared record's type. Credentials go with every route that
-   * authenticates.
-   */
+  /** Calls a declared route (see routeRequest); the answer has the declared record's type. */
   call<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
-    const { params, json, query } = input as { params?: Record<string, string>; json?: unknown; query?: Query };
-    const method = route.method as Method;
-    return this.json<ResponseOf<R>>({ method, path: withQuery(pathOf(route, params), query), json, auth: AUTHENTICATED.has(route.auth) }, options);
+    return this.json<ResponseOf<R>>(routeRequest(route, input), options);
+  }
+
+  /** Calls a declared route whose answer is not a JSON record (bytes, a redirect, headers): the response, its body unread. */
+  open<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): Promise<StreamedResponse> {
+    return this.send(routeRequest(route, input), options);
   }
 
   /** Sends a request and parses the JSON answer. */
@@ -319,11 +342,6 @@ function retryAfterSeconds(headers: StreamedResponse['headers']): number | null 
   if (/^\d+$/.test(value.trim())) return Number(value);
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
-
-/** An id as one path segment, so a stray `/` or `?` cannot reach another endpoint. */
-export function segment(id: string): string {
-  return encodeURIComponent(id);
 }
 
 /** Exponential backoff with jitter: 125–250 ms, 250–500 ms, … capped at 4 s. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandClient, type FileRecord } from '../src/index.js';
+import { toneWav } from '../../server/test/support/files.js';
 import { readZip } from '../../server/test/support/zip.js';
 import { registeredClient, startTestServer, type TestServer } from './support.js';
 
@@ -94,5 +95,33 @@ describe('cut archives and cut links', () => {
     expect(await owner.shares.list({ cutId: cut.id })).toEqual([]);
     await owner.cuts.share(cut.id);
     expect(await owner.cuts.unshare(cut.id)).toEqual({ revoked: 1 });
+  });
+});
+
+describe('what a link shares, piece by piece, without an account', () => {
+  it("a file link's waveform; a cut link's file, its waveform and its ZIP", async () => {
+    const project = await owner.projects.create({ name: 'Pieces' });
+    const vibe = await owner.vibes.create(project.id, { name: 'Verse' });
+    const cut = await owner.cuts.create(vibe.id, { name: 'Take 4' });
+    const tone = toneWav(1);
+    const uploaded = await owner.files.upload({ cutId: cut.id, file: tone, filename: 'tone.wav' });
+    await owner.files.waitForAnalysis(uploaded.id, { signal: AbortSignal.timeout(30_000) });
+    const waveform = await owner.files.peaks(uploaded.id);
+    const anonymous = new BandClient({ baseUrl: server.url });
+
+    const fileLink = await owner.files.share(uploaded.id);
+    expect(await anonymous.shares.peaks(fileLink.shareUrl)).toEqual(waveform);
+
+    const cutLink = await owner.cuts.share(cut.id);
+    expect(await anonymous.shares.peaks(cutLink.token, uploaded.id)).toEqual(waveform);
+    const one = path.join(workDir, 'piece.wav');
+    expect(await anonymous.shares.downloadFile(cutLink.shareUrl, uploaded.id, { to: one })).toEqual({ size: tone.length, path: one });
+    expect((await readFile(one)).equals(tone)).toBe(true);
+    const all = path.join(workDir, 'pieces.zip');
+    await anonymous.shares.downloadArchive(cutLink.token, { to: all });
+    expect((await readZip(await readFile(all))).entries.map((entry) => entry.bytes.equals(tone))).toEqual([true]);
+    // A file link has no files of its own, nor a ZIP.
+    await expect(anonymous.shares.peaks(fileLink.token, uploaded.id)).rejects.toMatchObject({ status: 404 });
+    await expect(anonymous.shares.downloadArchive(fileLink.token, { to: path.join(workDir, 'none.zip') })).rejects.toMatchObject({ status: 404 });
   });
 });

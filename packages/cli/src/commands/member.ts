@@ -1,11 +1,11 @@
-import type { Member, ProjectDetail, Role } from '@bandcollab/sdk';
+import type { Role } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import { notFoundError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
-import { pick, projectDetail, projectId } from '../resolve.js';
+import { memberIn, projectDetail, projectId } from '../resolve.js';
 import { inviteView, removedMemberView, revokedInvitationView, roleChangedView } from '../views.js';
 
 export function register(member: Command, factory: Factory): void {
@@ -93,12 +93,4 @@ function role(value: string): Role {
   const upper = value.toUpperCase();
   if (upper !== 'MEMBER' && upper !== 'ADMIN') throw usageError(`role must be MEMBER or ADMIN, not "${value}"`);
   return upper;
-}
-
-function memberIn(detail: ProjectDetail, ref: string): Member {
-  const email = ref.trim().toLowerCase();
-  const byEmailOrId = detail.members.find((m) => m.email.toLowerCase() === email || m.userId === ref);
-  if (byEmailOrId) return byEmailOrId;
-  const named = detail.members.map((m) => ({ id: m.userId, name: m.name, member: m }));
-  return pick(named, ref, 'member', `in project "${detail.name}"`, (entry) => `${entry.name} <${entry.member.email}>`).member;
 }

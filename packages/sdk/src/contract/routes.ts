@@ -4,6 +4,19 @@
 // from them. Plain data: importing this loads no zod.
 // Prose names a setting as `{SETTING}` and a type's upload limit as `{limit:CUT}`: the OpenAPI generator states
 // each value from its one table (the server's settings, the contract's limits).
+import {
+  BAND_FILE_ID,
+  DOWNLOAD_QUERY,
+  header,
+  INTEGER,
+  jsonAnswer,
+  OFFSET_STREAM,
+  OPTIONAL_BEARER,
+  STRING,
+  TUS_RESUMABLE,
+  UPLOAD_EXPIRES,
+  UPLOAD_OFFSET,
+} from './openapi-fragments.js';
 import { declareRoutes } from './route-types.js';
 
 /** The query of every page of comments (a file's, a cut's, a project's). */
@@ -117,7 +130,7 @@ export const ROUTES = declareRoutes({
     tag: 'auth',
     summary: 'Revoke the session named by refreshToken, else the cookie, else the Bearer token; clears both cookies',
     description: 'The first of these that is present decides (an unknown refresh token revokes nothing). Access tokens of the session stop working at once. Answers 200 also when nothing was active. Open WebSocket connections of the session close with 4401.',
-    openapi: {"security":[{},{"bearer":[]}],"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/OkResult"}}},"headers":{"Set-Cookie":{"schema":{"type":"string"},"description":"Both auth cookies cleared (Max-Age=0)"}}}}},
+    openapi: { security: OPTIONAL_BEARER, responses: { 200: jsonAnswer('OkResult', 'OK', { 'Set-Cookie': header(STRING, 'Both auth cookies cleared (Max-Age=0)') }) } },
   },
   me: {
     method: 'GET',
@@ -127,7 +140,15 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'auth',
     summary: 'The caller (also with a personal access token: its owner)',
-    openapi: {"responses":{"200":{"description":"OK","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Me"}}},"headers":{"Band-Token-Scope":{"schema":{"type":"string","enum":["read","write"]},"description":"Only with a personal access token: its scope"},"Band-Token-Expires":{"schema":{"type":"string","format":"date-time"},"description":"Only with a personal access token: when it expires"},"Band-Token-Projects":{"schema":{"type":"string"},"description":"Only with a personal access token limited to projects: their ids, comma-separated"}}}}},
+    openapi: {
+      responses: {
+        200: jsonAnswer('Me', 'OK', {
+          'Band-Token-Scope': header({ type: 'string', enum: ['read', 'write'] }, 'Only with a personal access token: its scope'),
+          'Band-Token-Expires': header({ type: 'string', format: 'date-time' }, 'Only with a personal access token: when it expires'),
+          'Band-Token-Projects': header(STRING, 'Only with a personal access token limited to projects: their ids, comma-separated'),
+        }),
+      },
+    },
   },
   updateMe: {
     method: 'PUT',
@@ -183,6 +204,7 @@ export const ROUTES = declareRoutes({
     method: 'POST',
     path: '/api/auth/password',
     auth: 'session',
+    passwordChange: true,
     request: 'ChangePasswordRequest',
     response: 'PasswordChangeResult',
     status: 200,
@@ -253,7 +275,7 @@ export const ROUTES = declareRoutes({
     tag: 'identity provider',
     summary: 'Start sign-in at the OpenID Connect provider (authorization code + PKCE S256, state, nonce)',
     description: "Keeps the flow in a signed, HttpOnly, 10-minute cookie. `redirect` is honoured only as a same-origin path. `cliRedirect` (a loopback http URL with a port) makes the callback hand a one-time code to the command-line client instead of setting cookies; every command-line flow must send `code_challenge`, base64url(SHA-256(verifier)) of a random verifier it keeps, and present that verifier to redeem the code. `link=1` links instead of signing in: the caller must be signed in (the access_token cookie, or a Bearer token); the callback links the provider subject that comes back to the caller's account, whatever the provider's email, and sets no cookies (the caller stays signed in as they were). With a Bearer token (a program, not the browser), cliRedirect and code_challenge are required and the 302 goes to this endpoint with `flow=<sealed flow>`: the address to open in the browser, which sets the flow cookie there and goes on to the provider. The callback then hands the loopback a one-time code, and the link is made only by POST /api/auth/idp/link with the caller's token and the verifier. `flow=` resumes only such command-line links.",
-    openapi: {"security":[{},{"bearer":[]}],"parameters":[{"name":"redirect","in":"query","required":false,"schema":{"type":"string"}},{"name":"cliRedirect","in":"query","required":false,"schema":{"type":"string","format":"uri"}},{"name":"code_challenge","in":"query","required":false,"description":"Required with cliRedirect for a sign-in: S256 of the verifier the exchange must present","schema":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$"}},{"name":"link","in":"query","required":false,"description":"1: link the provider to the signed-in caller","schema":{"type":"string","enum":["1"]}},{"name":"flow","in":"query","required":false,"description":"A command-line link flow handed off by a Bearer-authenticated link=1","schema":{"type":"string"}}],"responses":{"302":{"description":"To the provider (or, for link=1 with a Bearer token, to this endpoint with flow=); to APP_URL (or cliRedirect) with ?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a flow= past its 10 minutes, tampered with, or not a command-line link"}}},
+    openapi: {"security":OPTIONAL_BEARER,"parameters":[{"name":"redirect","in":"query","required":false,"schema":{"type":"string"}},{"name":"cliRedirect","in":"query","required":false,"schema":{"type":"string","format":"uri"}},{"name":"code_challenge","in":"query","required":false,"description":"Required with cliRedirect for a sign-in: S256 of the verifier the exchange must present","schema":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$"}},{"name":"link","in":"query","required":false,"description":"1: link the provider to the signed-in caller","schema":{"type":"string","enum":["1"]}},{"name":"flow","in":"query","required":false,"description":"A command-line link flow handed off by a Bearer-authenticated link=1","schema":{"type":"string"}}],"responses":{"302":{"description":"To the provider (or, for link=1 with a Bearer token, to this endpoint with flow=); to APP_URL (or cliRedirect) with ?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a flow= past its 10 minutes, tampered with, or not a command-line link"}}},
   },
   idpCallback: {
     method: 'GET',
@@ -376,7 +398,7 @@ export const ROUTES = declareRoutes({
     tag: 'members',
     summary: 'Invite by email (ADMIN): a 30-day invitation link, to send to the invitee',
     description: 'The same answer whether or not the email has an account; nobody is added until the invitee accepts the link. Inviting a pending email again replaces its invitation (new link, role and 30 days; the old link stops working).',
-    openapi: {"responses":{"201":{"description":"Created","headers":{"Location":{"schema":{"type":"string"},"description":"The project's path"}},"content":{"application/json":{"schema":{"$ref":"#/components/schemas/InviteResult"}}}}}},
+    openapi: { responses: { 201: jsonAnswer('InviteResult', 'Created', { Location: header(STRING, "The project's path") }) } },
   },
   revokeInvitation: {
     method: 'DELETE',
@@ -388,7 +410,7 @@ export const ROUTES = declareRoutes({
     errors: ['FORBIDDEN'],
     tag: 'members',
     summary: 'Revoke a pending invitation (ADMIN): its link stops working',
-    openapi: {"responses":{"200":{"description":"Revoked; id is the invitation id","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Deleted"}}}}}},
+    openapi: { responses: { 200: jsonAnswer('Deleted', 'Revoked; id is the invitation id') } },
   },
   viewInvitation: {
     method: 'GET',
@@ -449,7 +471,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'members',
     summary: 'Remove a member (ADMIN), or leave (the member themselves); the last ADMIN cannot be removed',
-    openapi: {"responses":{"200":{"description":"Removed; id is the user id","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Deleted"}}}}}},
+    openapi: { responses: { 200: jsonAnswer('Deleted', 'Removed; id is the user id') } },
   },
   createVibe: {
     method: 'POST',
@@ -679,7 +701,7 @@ export const ROUTES = declareRoutes({
     tag: 'shares',
     summary: 'A file of a shared cut, no authentication (also HEAD): the bytes inline, or an attachment with ?download=1',
     description: "Ranges and ETag as the download endpoint. A file of another cut, or a file link: 404. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.",
-    openapi: {"parameters":[{"name":"download","in":"query","required":false,"schema":{"type":"string","enum":["1"]}}]},
+    openapi: { parameters: [DOWNLOAD_QUERY] },
   },
   sharedArchive: {
     method: 'GET',
@@ -732,7 +754,24 @@ export const ROUTES = declareRoutes({
     tag: 'uploads',
     summary: 'Create a resumable upload (tus creation, creation-with-upload)',
     description: "The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated \"key base64value\") carries cutId and filename (required; a name as every name, 1–200 characters without control or bidirectional control characters, and without / or \\: else 400 on the field filename, as a missing one; the extension decides the type) and name (optional display name). Checked before any byte: access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type's limit (413 FILE_TOO_LARGE), quota and free disk (507): an incomplete upload holds its whole Upload-Length of its owner\'s quota until it completes, is terminated or expires. At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset.",
-    openapi: {"parameters":[{"name":"Tus-Resumable","in":"header","required":true,"schema":{"type":"string","const":"1.0.0"}},{"name":"Upload-Length","in":"header","required":true,"schema":{"type":"integer","minimum":1}},{"name":"Upload-Metadata","in":"header","required":true,"schema":{"type":"string"},"description":"cutId and filename required, name optional; values base64"}],"requestBody":{"required":false,"content":{"application/offset+octet-stream":{"schema":{"type":"string","format":"binary"}}}},"responses":{"201":{"description":"Created","headers":{"Location":{"schema":{"type":"string"},"description":"/api/uploads/<id>"},"Upload-Expires":{"schema":{"type":"string"},"description":"An HTTP date: 24 hours after the last bytes arrived, and at most 7 days after the creation"},"Upload-Offset":{"schema":{"type":"integer"},"description":"Bytes received (creation-with-upload)"}}}}},
+    openapi: {
+      parameters: [
+        TUS_RESUMABLE,
+        { name: 'Upload-Length', in: 'header', required: true, schema: { type: 'integer', minimum: 1 } },
+        { name: 'Upload-Metadata', in: 'header', required: true, schema: STRING, description: 'cutId and filename required, name optional; values base64' },
+      ],
+      requestBody: OFFSET_STREAM(false),
+      responses: {
+        201: {
+          description: 'Created',
+          headers: {
+            Location: header(STRING, '/api/uploads/<id>'),
+            'Upload-Expires': UPLOAD_EXPIRES('An HTTP date: 24 hours after the last bytes arrived, and at most 7 days after the creation'),
+            'Upload-Offset': UPLOAD_OFFSET('Bytes received (creation-with-upload)'),
+          },
+        },
+      },
+    },
   },
   tusStatus: {
     method: 'HEAD',
@@ -746,7 +785,21 @@ export const ROUTES = declareRoutes({
     tag: 'uploads',
     summary: 'Where an upload stands: its offset, length and expiry; once complete, the file it became',
     description: 'Only its creator sees an upload: everyone else gets 404, as for an expired or terminated upload.',
-    openapi: {"responses":{"200":{"description":"No body","headers":{"Upload-Offset":{"schema":{"type":"integer"}},"Upload-Length":{"schema":{"type":"integer"}},"Upload-Expires":{"schema":{"type":"string"}},"Upload-Metadata":{"schema":{"type":"string"},"description":"The Upload-Metadata the upload was created with"},"Band-File-Id":{"schema":{"type":"string","format":"uuid"},"description":"Once complete: the id of the File"},"Cache-Control":{"schema":{"type":"string","const":"no-store"}}}}}},
+    openapi: {
+      responses: {
+        200: {
+          description: 'No body',
+          headers: {
+            'Upload-Offset': UPLOAD_OFFSET(),
+            'Upload-Length': header(INTEGER),
+            'Upload-Expires': UPLOAD_EXPIRES(),
+            'Upload-Metadata': header(STRING, 'The Upload-Metadata the upload was created with'),
+            'Band-File-Id': BAND_FILE_ID('Once complete: the id of the File'),
+            'Cache-Control': header({ type: 'string', const: 'no-store' }),
+          },
+        },
+      },
+    },
   },
   tusPatch: {
     method: 'PATCH',
@@ -765,7 +818,17 @@ export const ROUTES = declareRoutes({
     tag: 'uploads',
     summary: 'Send bytes at the current offset (one chunk or the whole rest)',
     description: "Upload-Offset must equal the bytes received (else 409 OFFSET_MISMATCH). An optional Upload-Checksum (\"sha1 <base64>\" or \"sha256 <base64>\") covers this request's bytes: a mismatch is 460 CHECKSUM_MISMATCH and they are discarded. Bytes that arrived before a dropped connection are kept (unless a checksum must cover them); HEAD says how many. An answered PATCH is durable (on disk before the 204). The leading bytes are checked as soon as they arrive: a mismatch is 415 and the upload is terminated. A second PATCH while one is in progress (on any instance): 423 UPLOAD_LOCKED. At most 3 PATCHes of one user receive bytes at once on an instance: another is 429 RATE_LIMITED (Retry-After: 1). A PATCH slower than 1 KiB/s over a minute is cut with 503 (the bytes received before are kept). The PATCH that reaches Upload-Length records the File exactly as POST /api/files/upload does (sha256, the file.uploaded event) before it answers, with Band-File-Id.",
-    openapi: {"parameters":[{"name":"Tus-Resumable","in":"header","required":true,"schema":{"type":"string","const":"1.0.0"}},{"name":"Upload-Offset","in":"header","required":true,"schema":{"type":"integer","minimum":0}},{"name":"Upload-Checksum","in":"header","required":false,"schema":{"type":"string"}}],"requestBody":{"required":true,"content":{"application/offset+octet-stream":{"schema":{"type":"string","format":"binary"}}}},"responses":{"204":{"description":"Stored","headers":{"Upload-Offset":{"schema":{"type":"integer"}},"Upload-Expires":{"schema":{"type":"string"}},"Band-File-Id":{"schema":{"type":"string","format":"uuid"},"description":"On the PATCH that completes the upload"}}}}},
+    openapi: {
+      parameters: [
+        TUS_RESUMABLE,
+        { name: 'Upload-Offset', in: 'header', required: true, schema: { type: 'integer', minimum: 0 } },
+        { name: 'Upload-Checksum', in: 'header', required: false, schema: STRING },
+      ],
+      requestBody: OFFSET_STREAM(true),
+      responses: {
+        204: { description: 'Stored', headers: { 'Upload-Offset': UPLOAD_OFFSET(), 'Upload-Expires': UPLOAD_EXPIRES(), 'Band-File-Id': BAND_FILE_ID('On the PATCH that completes the upload') } },
+      },
+    },
   },
   tusTerminate: {
     method: 'DELETE',
@@ -900,7 +963,7 @@ export const ROUTES = declareRoutes({
     tag: 'shares',
     summary: 'A shared file or cut, no authentication: JSON when Accept names application/json, else the bytes (also HEAD)',
     description: "JSON: SharedFile (kind \"file\") or SharedCut (kind \"cut\"). Otherwise a file link answers the bytes, inline or as an attachment with ?download=1, ranges and ETag as the download endpoint; a cut link answers its ZIP. Unknown, revoked, expired links and links of deleted files or cuts: 404, all alike. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.",
-    openapi: {"parameters":[{"name":"download","in":"query","required":false,"schema":{"type":"string","enum":["1"]}}],"responses":{"200":{"description":"SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)","headers":{"Content-Type":{"schema":{"type":"string"},"description":"The file type table MIME type"},"Content-Disposition":{"schema":{"type":"string"},"description":"inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1"},"ETag":{"schema":{"type":"string"},"description":"The quoted sha256"},"Last-Modified":{"schema":{"type":"string"}},"Accept-Ranges":{"schema":{"type":"string","const":"bytes"}},"X-Content-Type-Options":{"schema":{"type":"string","const":"nosniff"}},"Content-Security-Policy":{"schema":{"type":"string","const":"default-src 'none'; sandbox"}}},"content":{"application/json":{"schema":{"$ref":"#/components/schemas/SharedItem"}},"application/octet-stream":{"schema":{"type":"string","format":"binary"}},"application/zip":{"schema":{"type":"string","format":"binary"}}}}}},
+    openapi: {"parameters":[DOWNLOAD_QUERY],"responses":{"200":{"description":"SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)","headers":{"Content-Type":{"schema":{"type":"string"},"description":"The file type table MIME type"},"Content-Disposition":{"schema":{"type":"string"},"description":"inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1"},"ETag":{"schema":{"type":"string"},"description":"The quoted sha256"},"Last-Modified":{"schema":{"type":"string"}},"Accept-Ranges":{"schema":{"type":"string","const":"bytes"}},"X-Content-Type-Options":{"schema":{"type":"string","const":"nosniff"}},"Content-Security-Policy":{"schema":{"type":"string","const":"default-src 'none'; sandbox"}}},"content":{"application/json":{"schema":{"$ref":"#/components/schemas/SharedItem"}},"application/octet-stream":{"schema":{"type":"string","format":"binary"}},"application/zip":{"schema":{"type":"string","format":"binary"}}}}}},
   },
   sharedPeaks: {
     method: 'GET',

@@ -1,6 +1,7 @@
 import { localProblem } from '../errors.js';
 import { type FileInput, imageFormOrJson } from '../multipart.js';
-import type { RequestOptions, Transport } from '../transport.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import type {
   AuthResult,
   ChangePasswordRequest,
@@ -25,12 +26,10 @@ interface IdpLogin {
   redirect?: string;
 }
 
-function idpPath(login: IdpLogin): string {
-  const query = new URLSearchParams();
-  if (login.cliRedirect) query.set('cliRedirect', login.cliRedirect);
-  if (login.codeChallenge) query.set('code_challenge', login.codeChallenge);
-  if (login.redirect) query.set('redirect', login.redirect);
-  return query.size > 0 ? `/api/auth/idp?${query}` : '/api/auth/idp';
+/** Where an identity-provider sign-in starts, with its parameters (those given). */
+function idpStart(login: IdpLogin) {
+  const query = { cliRedirect: login.cliRedirect || undefined, code_challenge: login.codeChallenge || undefined, redirect: login.redirect || undefined };
+  return routeRequest(ROUTES.idpStart, { query });
 }
 
 export class AuthResource {
@@ -38,11 +37,11 @@ export class AuthResource {
 
   /** Creates an account and signs in: the client keeps the tokens and hands them to onTokens. */
   register(request: RegisterRequest, options?: RequestOptions): Promise<AuthResult> {
-    return this.signIn('/api/auth/register', request, options);
+    return this.signIn(this.transport.call(ROUTES.register, { json: request }, options));
   }
 
   login(request: LoginRequest, options?: RequestOptions): Promise<AuthResult> {
-    return this.signIn('/api/auth/login', request, options);
+    return this.signIn(this.transport.call(ROUTES.login, { json: request }, options));
   }
 
   /**
@@ -58,34 +57,30 @@ export class AuthResource {
     const { refreshToken } = this.transport.tokens;
     try {
       // The refresh token names the session; an expired access token must not stand in the way.
-      return await this.transport.json<LogoutResult>({
-        method: 'POST',
-        path: '/api/auth/logout',
-        json: (refreshToken ? { refreshToken } : {}) satisfies LogoutRequest,
-        auth: refreshToken === undefined,
-      }, options);
+      const request = routeRequest(ROUTES.logout, { json: (refreshToken ? { refreshToken } : {}) satisfies LogoutRequest });
+      return await this.transport.json<LogoutResult>({ ...request, auth: refreshToken === undefined }, options);
     } finally {
       this.transport.setTokens({});
     }
   }
 
   me(options?: RequestOptions): Promise<Me> {
-    return this.transport.json<Me>({ method: 'GET', path: '/api/auth/me' }, options);
+    return this.transport.call(ROUTES.me, {}, options);
   }
 
   /** Changes the caller's display name; their projects hear `member.updated`. */
   updateMe(request: UpdateMeRequest, options?: RequestOptions): Promise<Me> {
-    return this.transport.json<Me>({ method: 'PUT', path: '/api/auth/me', json: request }, options);
+    return this.transport.call(ROUTES.updateMe, { json: request }, options);
   }
 
   /** Sets the caller's avatar: a JPEG, PNG, GIF or WebP image of at most 5 MiB (a path, bytes, a stream or a Blob). */
   async setAvatar(image: FileInput, options?: RequestOptions): Promise<Me> {
     const body = await imageFormOrJson({}, image);
-    return this.transport.json<Me>({ method: 'PUT', path: '/api/auth/me/avatar', ...body }, options);
+    return this.transport.call(ROUTES.setAvatar, { body }, options);
   }
 
   removeAvatar(options?: RequestOptions): Promise<Me> {
-    return this.transport.json<Me>({ method: 'DELETE', path: '/api/auth/me/avatar' }, options);
+    return this.transport.call(ROUTES.removeAvatar, {}, options);
   }
 
   /**
@@ -94,7 +89,7 @@ export class AuthResource {
    * other call fails with 403 `PASSWORD_CHANGE_REQUIRED` until this one succeeds.
    */
   changePassword(request: ChangePasswordRequest, options?: RequestOptions): Promise<PasswordChangeResult> {
-    return this.transport.json<PasswordChangeResult>({ method: 'POST', path: '/api/auth/password', json: request }, options);
+    return this.transport.call(ROUTES.changePassword, { json: request }, options);
   }
 
   /**
@@ -102,7 +97,7 @@ export class AuthResource {
    * email). The client forgets its tokens once the server has deleted the account.
    */
   async deleteAccount(request: DeleteAccountRequest, options?: RequestOptions): Promise<Deleted> {
-    const deleted = await this.transport.json<Deleted>({ method: 'DELETE', path: '/api/auth/me', json: request }, options);
+    const deleted = await this.transport.call(ROUTES.deleteAccount, { json: request }, options);
     this.transport.setTokens({});
     return deleted;
   }
@@ -114,7 +109,7 @@ export class AuthResource {
    * `redirect` is a same-origin path.
    */
   idpUrl(login: IdpLogin = {}): string {
-    return `${this.transport.baseUrl}${idpPath(login)}`;
+    return `${this.transport.baseUrl}${idpStart(login).path}`;
   }
 
   /**
@@ -123,7 +118,7 @@ export class AuthResource {
    * does not send anyone to an error page. The probe starts no session.
    */
   async idpLoginUrl(login: IdpLogin, options?: RequestOptions): Promise<string> {
-    const response = await this.transport.send({ method: 'GET', path: idpPath(login), auth: false }, options);
+    const response = await this.transport.send(idpStart(login), options);
     await response.body.dump();
     return this.idpUrl(login);
   }
@@ -134,8 +129,9 @@ export class AuthResource {
    * `?code=` (or `?authError=`); `linkIdp` with that code and the verifier of `codeChallenge` makes the link.
    */
   async idpLinkUrl(link: { cliRedirect: string; codeChallenge: string }, options?: RequestOptions): Promise<string> {
-    const query = new URLSearchParams({ link: '1', cliRedirect: link.cliRedirect, code_challenge: link.codeChallenge });
-    const response = await this.transport.send({ method: 'GET', path: `/api/auth/idp?${query}` }, options);
+    // Declared `sign-in` (a personal access token is refused), but linking needs the caller's credentials.
+    const query = { link: '1', cliRedirect: link.cliRedirect, code_challenge: link.codeChallenge };
+    const response = await this.transport.send({ ...routeRequest(ROUTES.idpStart, { query }), auth: true }, options);
     await response.body.dump();
     const location = response.headers.location;
     if (response.status !== 302 || typeof location !== 'string') {
@@ -146,16 +142,17 @@ export class AuthResource {
 
   /** Links the identity-provider account behind a code from `idpLinkUrl`'s flow to the caller's account. */
   linkIdp(request: IdpExchangeRequest, options?: RequestOptions): Promise<IdpLinkResult> {
-    return this.transport.json<IdpLinkResult>({ method: 'POST', path: '/api/auth/idp/link', json: request }, options);
+    return this.transport.call(ROUTES.idpLink, { json: request }, options);
   }
 
   /** Trades the one-time code of a command-line identity-provider sign-in, with its verifier, for tokens. */
   exchangeIdpCode(request: IdpExchangeRequest, options?: RequestOptions): Promise<AuthResult> {
-    return this.signIn('/api/auth/idp/exchange', request, options);
+    return this.signIn(this.transport.call(ROUTES.idpExchange, { json: request }, options));
   }
 
-  private async signIn(path: string, body: object, options: RequestOptions | undefined): Promise<AuthResult> {
-    const result = await this.transport.json<AuthResult>({ method: 'POST', path, json: body, auth: false }, options);
+  /** Keeps the tokens of a sign-in (declared `sign-in`: sent without credentials). */
+  private async signIn(signingIn: Promise<AuthResult>): Promise<AuthResult> {
+    const result = await signingIn;
     await this.transport.storeTokens({
       accessToken: result.accessToken,
       refreshToken: result.refreshToken,

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'undici';
 import { isAuthError, localProblem } from '../errors.js';
-import { backoffMs, type Transport } from '../transport.js';
+import { ROUTES } from '../contract/routes.js';
+import { backoffMs, routeRequest, type Transport } from '../transport.js';
 import type { HelloMessage, ProjectEvent } from '../types.js';
 
 /** The server closes a socket with this code when its session ends (logout): reconnecting cannot help. */
@@ -84,7 +85,7 @@ export class EventsResource {
     }
     const headers: Record<string, string> = { 'user-agent': this.transport.userAgent };
     if (token) headers.authorization = `Bearer ${token}`;
-    const socket = new WebSocket(`${this.transport.baseUrl.replace(/^http/, 'ws')}/api/events`, {
+    const socket = new WebSocket(`${this.transport.baseUrl.replace(/^http/, 'ws')}${ROUTES.events.path}`, {
       headers,
       dispatcher: this.transport.dispatcher,
     });
@@ -119,7 +120,7 @@ export class EventsResource {
   /** Throws the 401 of a session that is over; anything else (the network, a proxy) is worth another try. */
   private async assertSignedIn(signal: AbortSignal): Promise<void> {
     try {
-      await this.transport.json({ method: 'GET', path: '/api/auth/me', signal });
+      await this.transport.json({ ...routeRequest(ROUTES.me, {}), signal });
     } catch (error) {
       if (isAuthError(error)) throw error;
     }

@@ -3,7 +3,9 @@ import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, 
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
-import { joinedSignal, type RequestOptions, segment, type Transport } from '../transport.js';
+import { pathOf } from '../contract/route-types.js';
+import { ROUTES } from '../contract/routes.js';
+import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import {
   extensionOf,
   FILE_TYPE_PLURALS,
@@ -79,18 +81,11 @@ export class FilesResource {
       );
       return this.get(fileId, { ...options, signal });
     }
-    return this.transport.json<FileRecord>(
-      {
-        method: 'POST',
-        path: '/api/files/upload',
-        signal: input.signal,
-        stream: await multipartBody(
-          { cutId: input.cutId, name: input.name },
-          { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
-        ),
-      },
-      options,
+    const stream = await multipartBody(
+      { cutId: input.cutId, name: input.name },
+      { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
     );
+    return this.transport.json<FileRecord>({ ...routeRequest(ROUTES.uploadFile, { body: { stream } }), signal: input.signal }, options);
   }
 
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
@@ -107,7 +102,7 @@ export class FilesResource {
   }
 
   get(id: string, options?: RequestOptions): Promise<FileRecord> {
-    return this.transport.json<FileRecord>({ method: 'GET', path: `/api/files/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.getFile, { params: { id } }, options);
   }
 
   /**
@@ -126,7 +121,7 @@ export class FilesResource {
 
   /** A CUT's waveform (waveform-data v2); 409 ANALYSIS_PENDING until analysed, 404 when it has none. */
   peaks(id: string, options?: RequestOptions): Promise<Waveform> {
-    return this.transport.json<Waveform>({ method: 'GET', path: `/api/files/${segment(id)}/peaks` }, options);
+    return this.transport.call(ROUTES.filePeaks, { params: { id } }, options);
   }
 
   /**
@@ -134,34 +129,30 @@ export class FilesResource {
    * as `cursor` for the next; 409 ANALYSIS_PENDING until analysed, 404 when it has none.
    */
   entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): Promise<StemEntriesPage> {
-    const query = new URLSearchParams();
-    if (page.cursor !== undefined) query.set('cursor', page.cursor);
-    if (page.limit !== undefined) query.set('limit', String(page.limit));
-    const search = query.size > 0 ? `?${query}` : '';
-    return this.transport.json<StemEntriesPage>({ method: 'GET', path: `/api/files/${segment(id)}/entries${search}` }, options);
+    return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
   }
 
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
   download(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
-    return download(this.transport, { path: `/api/files/${segment(id)}/download` }, target, options);
+    return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
   }
 
   /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
   share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
-    return this.transport.json<ShareLink>({ method: 'POST', path: `/api/files/${segment(id)}/share`, json: request }, options);
+    return this.transport.call(ROUTES.shareFile, { params: { id }, json: request }, options);
   }
 
   /** Revokes every public link of the file. */
   unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
-    return this.transport.json<RevokeSharesResult>({ method: 'DELETE', path: `/api/files/${segment(id)}/share` }, options);
+    return this.transport.call(ROUTES.unshareFile, { params: { id } }, options);
   }
 
   /** The caller's storage use (and the whole site's, for a site ADMIN). */
   storage(options?: RequestOptions): Promise<StorageStats> {
-    return this.transport.json<StorageStats>({ method: 'GET', path: '/api/files/storage' }, options);
+    return this.transport.call(ROUTES.storageStats, {}, options);
   }
 
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/files/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.deleteFile, { params: { id } }, options);
   }
 }

@@ -1,4 +1,5 @@
-import { type RequestOptions, segment, type Transport } from '../transport.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, type Transport } from '../transport.js';
 import type { AcceptedInvitation, AcceptInvitationRequest, InvitationView } from '../types.js';
 
 /** Invitation links: what one offers, and accepting it as the signed-in user. */
@@ -7,7 +8,7 @@ export class InvitationsResource {
 
   /** What a link offers; needs no account. Takes the token or the whole invite URL. */
   get(tokenOrUrl: string, options?: RequestOptions): Promise<InvitationView> {
-    return this.transport.json<InvitationView>({ method: 'GET', path: `/api/invitations/${segment(invitationToken(tokenOrUrl))}`, auth: false }, options);
+    return this.transport.call(ROUTES.viewInvitation, { params: { token: invitationToken(tokenOrUrl) } }, options);
   }
 
   /**
@@ -16,7 +17,7 @@ export class InvitationsResource {
    */
   accept(tokenOrUrl: string, options?: RequestOptions): Promise<AcceptedInvitation> {
     const json: AcceptInvitationRequest = { token: invitationToken(tokenOrUrl) };
-    return this.transport.json<AcceptedInvitation>({ method: 'POST', path: '/api/invitations/accept', json }, options);
+    return this.transport.call(ROUTES.acceptInvitation, { json }, options);
   }
 }
 

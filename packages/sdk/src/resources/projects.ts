@@ -1,5 +1,6 @@
 import { type FileInput, imageFormOrJson } from '../multipart.js';
-import { type RequestOptions, segment, type Transport } from '../transport.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, type Transport } from '../transport.js';
 import type {
   CreateProjectRequest,
   Deleted,
@@ -28,25 +29,25 @@ export class ProjectsResource {
 
   /** The caller's projects, newest first. */
   list(options?: RequestOptions): Promise<Project[]> {
-    return this.transport.json<Project[]>({ method: 'GET', path: '/api/projects' }, options);
+    return this.transport.call(ROUTES.listProjects, {}, options);
   }
 
   async create(input: CreateProjectInput, options?: RequestOptions): Promise<Project> {
     const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-    return this.transport.json<Project>({ method: 'POST', path: '/api/projects', ...body }, options);
+    return this.transport.call(ROUTES.createProject, { body }, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<ProjectDetail> {
-    return this.transport.json<ProjectDetail>({ method: 'GET', path: `/api/projects/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.getProject, { params: { id } }, options);
   }
 
   async update(id: string, input: UpdateProjectInput, options?: RequestOptions): Promise<UpdatedProject> {
     const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-    return this.transport.json<UpdatedProject>({ method: 'PUT', path: `/api/projects/${segment(id)}`, ...body }, options);
+    return this.transport.call(ROUTES.updateProject, { params: { id }, body }, options);
   }
 
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.deleteProject, { params: { id } }, options);
   }
 
   /**
@@ -54,24 +55,20 @@ export class ProjectsResource {
    * invitee, who joins by accepting it signed in with that email. Nobody is added before that.
    */
   invite(id: string, request: InviteRequest, options?: RequestOptions): Promise<InviteResult> {
-    return this.transport.json<InviteResult>({ method: 'POST', path: `/api/projects/${segment(id)}/invite`, json: request }, options);
+    return this.transport.call(ROUTES.invite, { params: { id }, json: request }, options);
   }
 
   /** Revokes a pending invitation (project ADMIN): its link stops working. */
   revokeInvitation(id: string, invitationId: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/invitations/${segment(invitationId)}` }, options);
+    return this.transport.call(ROUTES.revokeInvitation, { params: { id, invitationId } }, options);
   }
 
   updateMember(id: string, userId: string, request: UpdateMemberRequest, options?: RequestOptions): Promise<Member> {
-    return this.transport.json<Member>({
-      method: 'PUT',
-      path: `/api/projects/${segment(id)}/members/${segment(userId)}`,
-      json: request,
-    }, options);
+    return this.transport.call(ROUTES.setMemberRole, { params: { id, userId }, json: request }, options);
   }
 
   /** Removes a member (project ADMIN), or leaves the project when `userId` is the caller's own. */
   removeMember(id: string, userId: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/projects/${segment(id)}/members/${segment(userId)}` }, options);
+    return this.transport.call(ROUTES.removeMember, { params: { id, userId } }, options);
   }
 }

@@ -1,6 +1,7 @@
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
-import { type RequestOptions, segment, type Transport } from '../transport.js';
-import type { Deleted, SharedItem, ShareRecord } from '../types.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, routeRequest, type Transport } from '../transport.js';
+import type { Deleted, SharedItem, ShareRecord, Waveform } from '../types.js';
 
 /** Which links to list: those of one file or of one cut. */
 export type ShareListTarget = { fileId: string } | { cutId: string };
@@ -14,33 +15,56 @@ export class SharesResource {
 
   /** What a link shares: a file (`kind: "file"`) or a cut and its files (`kind: "cut"`). Takes the token or the whole share URL (whose server is then used). */
   get(tokenOrUrl: string, options?: RequestOptions): Promise<SharedItem> {
-    const { transport, path } = this.locate(tokenOrUrl);
-    return transport.json<SharedItem>({ method: 'GET', path, auth: false }, options);
+    const { transport, token } = this.locate(tokenOrUrl);
+    return transport.json<SharedItem>(routeRequest(ROUTES.shared, { params: { token } }), options);
   }
 
   /** The live links of a file or a cut, with who made them and how often they were used; never their tokens. */
   list(target: ShareListTarget, options?: RequestOptions): Promise<ShareRecord[]> {
-    const path = 'fileId' in target ? `/api/files/${segment(target.fileId)}/shares` : `/api/cuts/${segment(target.cutId)}/shares`;
-    return this.transport.json<ShareRecord[]>({ method: 'GET', path }, options);
+    return 'fileId' in target
+      ? this.transport.call(ROUTES.listFileShares, { params: { id: target.fileId } }, options)
+      : this.transport.call(ROUTES.listCutShares, { params: { id: target.cutId } }, options);
   }
 
   /** Revokes one link by its id (from `list`): its creator, the file's uploader or a project ADMIN. */
   revoke(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/shares/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.deleteShare, { params: { id } }, options);
   }
 
   /** Saves what a link shares: a file's bytes, or a cut's files as one ZIP. */
   download(tokenOrUrl: string, target: Omit<DownloadOptions, 'range'>, options?: RequestOptions): Promise<DownloadResult> {
-    const { transport, path } = this.locate(tokenOrUrl);
-    return download(transport, { path: `${path}?download=1`, auth: false }, target, options);
+    const { transport, token } = this.locate(tokenOrUrl);
+    return download(transport, routeRequest(ROUTES.shared, { params: { token }, query: { download: '1' } }), target, options);
+  }
+
+  /** Saves a cut link's files as one ZIP. */
+  downloadArchive(tokenOrUrl: string, target: Omit<DownloadOptions, 'range'>, options?: RequestOptions): Promise<DownloadResult> {
+    const { transport, token } = this.locate(tokenOrUrl);
+    return download(transport, routeRequest(ROUTES.sharedArchive, { params: { token } }), target, options);
+  }
+
+  /** Saves one file of a cut link (its id from `get`); resumes with a Range request if the connection breaks. */
+  downloadFile(tokenOrUrl: string, fileId: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
+    const { transport, token } = this.locate(tokenOrUrl);
+    return download(transport, routeRequest(ROUTES.sharedCutFile, { params: { token, fileId }, query: { download: '1' } }), target, options);
+  }
+
+  /**
+   * The waveform of a shared CUT: a file link's, or with `fileId` that of a file of a cut link. 409
+   * ANALYSIS_PENDING until analysed, 404 when it has none.
+   */
+  peaks(tokenOrUrl: string, fileId?: string, options?: RequestOptions): Promise<Waveform> {
+    const { transport, token } = this.locate(tokenOrUrl);
+    return fileId === undefined
+      ? transport.call(ROUTES.sharedPeaks, { params: { token } }, options)
+      : transport.call(ROUTES.sharedCutFilePeaks, { params: { token, fileId } }, options);
   }
 
   /** `https://host/base/share/<token>` is served by `https://host/base`, which may not be this client's server. */
-  private locate(tokenOrUrl: string): { transport: Transport; path: string } {
+  private locate(tokenOrUrl: string): { transport: Transport; token: string } {
     const match = /^(https?:\/\/.+?)\/(?:api\/)?share\/([^/?#]+)/.exec(tokenOrUrl.trim());
     const token = match ? decodeURIComponent(match[2]!) : tokenOrUrl.trim();
-    const path = `/api/share/${segment(token)}`;
-    if (!match || match[1] === this.transport.baseUrl) return { transport: this.transport, path };
-    return { transport: this.transport.forServer(match[1]!), path };
+    if (!match || match[1] === this.transport.baseUrl) return { transport: this.transport, token };
+    return { transport: this.transport.forServer(match[1]!), token };
   }
 }

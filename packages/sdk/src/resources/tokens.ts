@@ -38,7 +38,7 @@ export class TokensResource {
    * projects (`token` is null with a session). From GET /api/auth/me, which a token may call.
    */
   async current(options?: RequestOptions): Promise<{ me: Me; token: CurrentToken | null }> {
-    const response = await this.transport.send({ method: 'GET', path: ROUTES.me.path }, options);
+    const response = await this.transport.open(ROUTES.me, {}, options);
     const me = (await response.body.json()) as Me;
     const scope = single(response.headers['band-token-scope']);
     const expiresAt = single(response.headers['band-token-expires']);

@@ -1,5 +1,6 @@
 import { type FileInput, imageFormOrJson } from '../multipart.js';
-import { type RequestOptions, segment, type Transport } from '../transport.js';
+import { ROUTES } from '../contract/routes.js';
+import { type RequestOptions, type Transport } from '../transport.js';
 import type {
   CreateVibeRequest,
   Deleted,
@@ -26,25 +27,25 @@ export class VibesResource {
   /** Adds a vibe at the end of the project's list. */
   async create(projectId: string, input: CreateVibeInput, options?: RequestOptions): Promise<Vibe> {
     const body = await imageFormOrJson({ name: input.name }, input.image);
-    return this.transport.json<Vibe>({ method: 'POST', path: `/api/projects/${segment(projectId)}/vibes`, ...body }, options);
+    return this.transport.call(ROUTES.createVibe, { params: { projectId }, body }, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<VibeWithCuts> {
-    return this.transport.json<VibeWithCuts>({ method: 'GET', path: `/api/vibes/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.getVibe, { params: { id } }, options);
   }
 
   /** Renames, sets a new image, or removes the image with `image: null`. */
   async update(id: string, input: UpdateVibeInput, options?: RequestOptions): Promise<Vibe> {
     const body = await imageFormOrJson({ name: input.name }, input.image);
-    return this.transport.json<Vibe>({ method: 'PUT', path: `/api/vibes/${segment(id)}`, ...body }, options);
+    return this.transport.call(ROUTES.updateVibe, { params: { id }, body }, options);
   }
 
   delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.json<Deleted>({ method: 'DELETE', path: `/api/vibes/${segment(id)}` }, options);
+    return this.transport.call(ROUTES.deleteVibe, { params: { id } }, options);
   }
 
   /** Puts a project's vibes in this order: exactly its vibe ids, each once. */
   reorder(vibeIds: string[], options?: RequestOptions): Promise<ReorderVibesResult> {
-    return this.transport.json<ReorderVibesResult>({ method: 'PUT', path: '/api/vibes/reorder', json: { vibeIds } satisfies ReorderVibesRequest }, options);
+    return this.transport.call(ROUTES.reorderVibes, { json: { vibeIds } satisfies ReorderVibesRequest }, options);
   }
 }

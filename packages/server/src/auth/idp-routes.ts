@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { idpExchangeRequest } from '@bandcollab/sdk/contract';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { AuthGuard, bearerToken } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
@@ -7,11 +7,11 @@ import { CONFIG } from '../core/di.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { appendCookie, cookies, jsonBody, sendJson } from '../core/http.js';
+import { appendCookie, cookies } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { authResult } from './routes.js';
 import { FLOW_COOKIE, FLOW_COOKIE_PATH, FLOW_SECONDS, isLoopbackRedirect, isS256Challenge, sameOriginPath } from './idp-flow.js';
-import { CALLBACK_PATH, IdpService, START_PATH, type StartedFlow } from './idp-service.js';
+import { IdpService, type StartedFlow } from './idp-service.js';
 
 /** Sign-in through an external OpenID Connect provider. */
 @injectable()
@@ -23,11 +23,14 @@ export class IdpRoutes implements Feature {
     @inject(AuthGuard) private readonly guard: AuthGuard,
   ) {}
 
-  /** Every route here signs in or links a sign-in: a personal access token is refused first, even with the provider off. */
-  register({ app }: Routes): void {
-    app.get(START_PATH, async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      this.idp.requireEnabled();
+  /**
+   * Every route here signs in or links a sign-in: its declaration refuses a personal access token first, even
+   * with the provider off; then a provider that is off answers 404 IDP_DISABLED to everyone, signed in or not.
+   */
+  register(routes: Routes): void {
+    const before = () => this.idp.requireEnabled();
+
+    routes.on(ROUTES.idpStart, async ({ req, res }) => {
       const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
       if (typeof flow === 'string') return this.startFlow(res, await this.idp.resume(flow));
       if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
@@ -41,7 +44,8 @@ export class IdpRoutes implements Feature {
       const target = { redirect: sameOriginPath(redirect), cliRedirect: cliRedirect ?? null, codeChallenge: challenge };
       if (link !== '1') return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: null }));
 
-      const { userId } = await this.guard.authenticate(req, { allowCookie: true });
+      // Declared `sign-in` (a personal access token was refused): only linking needs a caller, a session.
+      const { userId } = await this.guard.authenticate(req, { allowCookie: true, scope: 'read' });
       if (bearerToken(req) === undefined) return this.startFlow(res, await this.idp.begin({ ...target, linkUserId: userId }));
       // A Bearer token comes from a program, not from the browser that must carry the flow cookie to the
       // callback: it gets the address to open there, and redeems the outcome at its loopback listener.
@@ -49,35 +53,28 @@ export class IdpRoutes implements Feature {
         throw invalidField('cliRedirect', 'a program links through its loopback redirect, with code_challenge');
       }
       redirectTo(res, this.idp.handOff({ ...target, cliRedirect, codeChallenge: challenge, linkUserId: userId }));
-    });
+    }, { before });
 
-    app.get(CALLBACK_PATH, async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      this.idp.requireEnabled();
+    routes.on(ROUTES.idpCallback, async ({ req, res }) => {
       const search = new URL(req.originalUrl ?? req.url, 'http://callback').search;
       const outcome = await this.idp.complete(search, cookies(req)[FLOW_COOKIE]);
       this.setFlowCookie(res, '', 0);
       if (outcome.signedIn) this.authCookies.set(res, outcome.signedIn);
       redirectTo(res, outcome.location);
-    });
+    }, { before });
 
-    app.post('/api/auth/idp/exchange', async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      this.idp.requireEnabled();
-      const input = await jsonBody(req, res, idpExchangeRequest);
+    routes.on(ROUTES.idpExchange, async ({ res, body }) => {
+      const input = await body();
       const signedIn = await this.idp.exchangeCliCode(input.code, input.redirectUri, input.codeVerifier);
       this.authCookies.set(res, signedIn);
-      sendJson(res, 200, authResult(signedIn));
-    });
+      return authResult(signedIn);
+    }, { before });
 
-    app.post('/api/auth/idp/link', async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      this.idp.requireEnabled();
-      const { userId } = await this.guard.authenticate(req);
-      const input = await jsonBody(req, res, idpExchangeRequest);
-      await this.idp.linkWithCliCode(userId, input.code, input.redirectUri, input.codeVerifier);
-      sendJson(res, 200, { ok: true });
-    });
+    routes.on(ROUTES.idpLink, async ({ principal, body }) => {
+      const input = await body();
+      await this.idp.linkWithCliCode(principal.userId, input.code, input.redirectUri, input.codeVerifier);
+      return { ok: true };
+    }, { before });
   }
 
   private startFlow(res: ServerResponse, started: StartedFlow): void {

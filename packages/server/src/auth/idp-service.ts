@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { emailSchema, nameSchema } from '@bandcollab/sdk/contract';
+import { emailSchema, nameSchema, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Config, OidcSettings } from '../core/config.js';
 import type { Sql } from '../core/database.js';
@@ -12,8 +12,6 @@ import { AuthRepository, type UserRow } from './repository.js';
 import { AuthService, signedIn, type SignedIn } from './service.js';
 import { hashToken, randomToken } from '../core/tokens.js';
 
-export const START_PATH = '/api/auth/idp';
-export const CALLBACK_PATH = '/api/auth/idp/callback';
 const CLI_CODE_SECONDS = 60;
 const PROVIDER_TIMEOUT_SECONDS = 10;
 
@@ -102,7 +100,7 @@ export class IdpService {
    * verifier and its token (`linkWithCliCode`): an address passed on to someone else links nothing.
    */
   handOff(target: FlowRequest & { linkUserId: string; cliRedirect: string; codeChallenge: string }): string {
-    return withParam(`${this.config.publicUrl}${START_PATH}`, 'flow', sealFlow(this.secret, newFlow(target)));
+    return withParam(`${this.config.publicUrl}${ROUTES.idpStart.path}`, 'flow', sealFlow(this.secret, newFlow(target)));
   }
 
   /**
@@ -306,7 +304,7 @@ export class IdpService {
   }
 
   private callbackUrl(): string {
-    return `${this.config.publicUrl}${CALLBACK_PATH}`;
+    return `${this.config.publicUrl}${ROUTES.idpCallback.path}`;
   }
 
   /** Discovers the provider once; a failed discovery is retried by the next sign-in. */

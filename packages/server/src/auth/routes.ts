@@ -1,12 +1,12 @@
-import { type AuthResult, loginRequest, refreshRequest, registerRequest } from '@bandcollab/sdk/contract';
+import { type AuthResult, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard, bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
+import { bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { clientAddress, cookies, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { clientAddress, cookies } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService, type SignedIn } from './service.js';
 import { SessionCache } from '../core/session-cache.js';
@@ -17,7 +17,6 @@ export class AuthRoutes implements Feature {
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(AuthService) private readonly auth: AuthService,
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
     @inject(SessionCache) private readonly sessions: SessionCache,
   ) {}
@@ -30,45 +29,38 @@ export class AuthRoutes implements Feature {
     await this.sessions.stop();
   }
 
-  register({ app }: Routes): void {
-    app.post('/api/auth/register', async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      const input = await jsonBody(req, res, registerRequest);
-      const signedIn = await this.auth.register(input, clientAddress(req, this.config.trustProxy));
+  /** Signing in is refused to a personal access token, as the declarations say (`sign-in`). */
+  register(routes: Routes): void {
+    routes.on(ROUTES.register, async ({ req, res, body }) => {
+      const signedIn = await this.auth.register(await body(), clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
-      sendCreated(res, '/api/auth/me', authResult(signedIn));
+      return { location: ROUTES.me.path, body: authResult(signedIn) };
     });
 
-    app.post('/api/auth/login', async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      const input = await jsonBody(req, res, loginRequest);
-      const signedIn = await this.auth.login(input, clientAddress(req, this.config.trustProxy));
+    routes.on(ROUTES.login, async ({ req, res, body }) => {
+      const signedIn = await this.auth.login(await body(), clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
-      sendJson(res, 200, authResult(signedIn));
+      return authResult(signedIn);
     });
 
-    app.post('/api/auth/refresh', async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      const input = await jsonBody(req, res, refreshRequest);
-      const token = input.refreshToken ?? cookies(req)[REFRESH_COOKIE];
+    routes.on(ROUTES.refresh, async ({ req, res, body }) => {
+      const token = (await body()).refreshToken ?? cookies(req)[REFRESH_COOKIE];
       if (!token) throw refreshMissing();
       const issued = await this.auth.refresh(token);
       this.authCookies.set(res, issued);
-      sendJson(res, 200, issued.pair);
+      return issued.pair;
     });
 
-    app.post('/api/auth/logout', async (req, res) => {
-      this.guard.refusePersonalAccessToken(req);
-      const input = await jsonBody(req, res, refreshRequest);
-      await this.auth.logout(input.refreshToken ?? cookies(req)[REFRESH_COOKIE], bearerToken(req));
+    routes.on(ROUTES.logout, async ({ req, res, body }) => {
+      await this.auth.logout((await body()).refreshToken ?? cookies(req)[REFRESH_COOKIE], bearerToken(req));
       this.authCookies.clear(res);
-      sendJson(res, 200, { ok: true });
+      return { ok: true };
     });
 
     // The one route here a personal access token may call: it says whose the token is.
-    app.get('/api/auth/me', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.auth.me(principal.userId), principal.token ? tokenHeaders(principal.token) : {});
+    routes.on(ROUTES.me, async ({ res, principal }) => {
+      if (principal.token) for (const [name, value] of Object.entries(tokenHeaders(principal.token))) res.setHeader(name, value);
+      return this.auth.me(principal.userId);
     });
   }
 }

@@ -14,7 +14,10 @@ export type { Principal, TokenGrant, TokenPrincipal };
 export const ACCESS_COOKIE = 'access_token';
 export const REFRESH_COOKIE = 'refresh_token';
 
-/** Decides who a request is: every authenticated route calls `authenticate` and nothing else. */
+/**
+ * Decides who a request is: Routes.on calls `authenticate` as a route's declaration says; the events upgrade
+ * (not a route) and a link=1 identity-provider start (signed in only to link) call it themselves.
+ */
 @injectable()
 export class AuthGuard {
   constructor(
@@ -27,16 +30,15 @@ export class AuthGuard {
    * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) the
    * `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
    * access token (bearer only) is live, unexpired and used within its scope: a `read` one only for GET
-   * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. A `sessionOnly` route (one that
-   * changes how its owner signs in, or manages tokens) refuses every personal access token, see
-   * `refusePersonalAccessToken`. An account whose one-time password (reset-password) is not changed yet gets
-   * 403 PASSWORD_CHANGE_REQUIRED, except where `passwordChange` lets it change that password.
+   * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. A route declared `session` or
+   * `sign-in` refuses every personal access token before this, see `refusePersonalAccessToken`. An account
+   * whose one-time password (reset-password) is not changed yet gets 403 PASSWORD_CHANGE_REQUIRED, except
+   * where `passwordChange` lets it change that password.
    */
   async authenticate(
     req: IncomingMessage,
-    { allowCookie = false, passwordChange = false, sessionOnly = false, scope = scopeByMethod(req) }: AuthenticateOptions = {},
+    { allowCookie = false, passwordChange = false, scope }: AuthenticateOptions,
   ): Promise<Principal> {
-    if (sessionOnly) this.refusePersonalAccessToken(req);
     const principal = await this.identify(req, allowCookie, scope);
     if (principal.passwordChangeRequired && !passwordChange) {
       throw new DomainError('PASSWORD_CHANGE_REQUIRED', 'This account has a one-time password: set a new one with POST /api/auth/password first');
@@ -46,8 +48,8 @@ export class AuthGuard {
 
   /**
    * A personal access token cannot sign in, change its owner's sign-in or manage tokens. Routes that do are
-   * session only: those that authenticate say `sessionOnly`, the others (register, login, refresh, logout,
-   * the identity provider's) call this first. 403 INSUFFICIENT_SCOPE for a request that carries one, judged
+   * declared `session` (those that authenticate) or `sign-in` (register, login, refresh, logout, the identity
+   * provider's), and Routes.on calls this first for them. 403 INSUFFICIENT_SCOPE for a request that carries one, judged
    * on the token's prefix alone (valid or not), before anything else the route does.
    */
   refusePersonalAccessToken(req: IncomingMessage): void {
@@ -85,13 +87,9 @@ type TokenScope = 'read' | 'write';
 interface AuthenticateOptions {
   allowCookie?: boolean;
   passwordChange?: boolean;
-  /** Refuses every personal access token (403 INSUFFICIENT_SCOPE): the route changes sign-in or manages tokens. */
-  sessionOnly?: boolean;
-  /** What a personal access token needs: a route's declared scope; for routes not declared yet, by method. */
-  scope?: TokenScope;
+  /** What a personal access token needs: the route's declared scope. */
+  scope: TokenScope;
 }
-
-const scopeByMethod = (req: IncomingMessage): TokenScope => (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
 
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');

@@ -40,28 +40,39 @@ export type { RequestOf };
 
 const AUTHENTICATED = new Set(['session', 'read', 'write']);
 
+export interface RouteOptions {
+  /**
+   * Runs before authentication (after a personal access token is refused where the declaration says so): what
+   * every answer of the route carries, even a 401 (tus's `Tus-Resumable`), or a feature that is switched off
+   * (the identity provider) and so answers everyone alike.
+   */
+  before?: (req: Request, res: Response) => void;
+}
+
 /**
  * Registers routes from their declarations (contract/routes.ts) and performs the authentication a declaration
  * names, so who may call a route is decided by its declaration, never by its path.
  */
 export class Routes {
-  /** The declarations registered so far, in order: the tests compare them with the table. */
-  readonly registered: RouteDeclaration[] = [];
+  /** The declarations registered so far: each once (tinyhttp would never reach a second registration). */
+  private readonly registered = new Set<RouteDeclaration>();
 
   constructor(
-    /** For what is not a route of its own: the tus discovery answer's headers before CORS, upgrade handlers. */
-    readonly app: App,
+    /** Private: a feature registers its routes here, from their declarations, never on the app itself. */
+    private readonly app: App,
     private readonly guard: AuthGuard,
   ) {}
 
-  on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>): void {
-    this.registered.push(route);
+  on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>, { before }: RouteOptions = {}): void {
+    if (this.registered.has(route)) throw new Error(`${route.method} ${route.path} is registered twice`);
+    this.registered.add(route);
     const guard = this.guard;
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
     this.app[method](route.path, async (req: Request, res: Response) => {
       if (route.auth === 'session' || route.auth === 'sign-in') guard.refusePersonalAccessToken(req);
+      before?.(req, res);
       const principal = AUTHENTICATED.has(route.auth)
         ? await guard.authenticate(req, { allowCookie: route.cookie === true, passwordChange: route.passwordChange === true, scope: route.auth === 'write' ? 'write' : 'read' })
         : undefined;

@@ -1,9 +1,7 @@
-import { cutNameRequest, moveCutRequest } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsService } from './service.js';
 
@@ -11,48 +9,33 @@ import { CutsService } from './service.js';
 @injectable()
 export class CutsRoutes implements Feature {
   constructor(
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(CutsService) private readonly cuts: CutsService,
   ) {}
 
-  register({ app }: Routes): void {
-    app.post('/api/vibes/:vibeId/cuts', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const vibeId = idParam(req, 'vibeId', 'Vibe');
+  register(routes: Routes): void {
+    routes.on(ROUTES.createCut, async ({ principal, params, body }) => {
       // Access before the body, as in ProjectsRoutes.
-      await this.access.require(principal, 'vibe', vibeId);
-      const { name } = await jsonBody(req, res, cutNameRequest);
-      const cut = await this.cuts.create(principal, vibeId, name);
-      sendCreated(res, `/api/cuts/${cut.id}`, cut);
+      await this.access.require(principal, 'vibe', params.vibeId);
+      const cut = await this.cuts.create(principal, params.vibeId, (await body()).name);
+      return { location: pathOf(ROUTES.getCut, { id: cut.id }), body: cut };
     });
 
-    app.get('/api/cuts/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.cuts.get(principal, idParam(req, 'id', 'Cut')));
+    routes.on(ROUTES.getCut, async ({ principal, params }) => this.cuts.get(principal, params.id));
+
+    routes.on(ROUTES.updateCut, async ({ principal, params, body }) => {
+      await this.access.require(principal, 'cut', params.id);
+      return this.cuts.rename(principal, params.id, (await body()).name);
     });
 
-    app.put('/api/cuts/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const cutId = idParam(req, 'id', 'Cut');
-      await this.access.require(principal, 'cut', cutId);
-      const { name } = await jsonBody(req, res, cutNameRequest);
-      sendJson(res, 200, await this.cuts.rename(principal, cutId, name));
+    routes.on(ROUTES.moveCut, async ({ principal, params, body }) => {
+      await this.access.require(principal, 'cut', params.id);
+      return this.cuts.move(principal, params.id, (await body()).targetVibeId);
     });
 
-    app.put('/api/cuts/:id/move', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const cutId = idParam(req, 'id', 'Cut');
-      await this.access.require(principal, 'cut', cutId);
-      const { targetVibeId } = await jsonBody(req, res, moveCutRequest);
-      sendJson(res, 200, await this.cuts.move(principal, cutId, targetVibeId));
-    });
-
-    app.delete('/api/cuts/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const cutId = idParam(req, 'id', 'Cut');
-      await this.cuts.delete(principal, cutId);
-      sendJson(res, 200, { id: cutId, deleted: true });
+    routes.on(ROUTES.deleteCut, async ({ principal, params }) => {
+      await this.cuts.delete(principal, params.id);
+      return { id: params.id, deleted: true };
     });
   }
 }

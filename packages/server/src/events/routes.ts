@@ -1,6 +1,7 @@
 import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { WebSocketServer } from 'ws';
 import { AuthGuard } from '../core/auth-guard.js';
@@ -11,8 +12,6 @@ import type { Feature } from '../core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { EventHub } from './hub.js';
-
-const EVENTS_PATH = '/api/events';
 
 /** Real-time project events over WebSocket: the upgrade of `GET /api/events`. */
 @injectable()
@@ -51,10 +50,10 @@ export class EventsRoutes implements Feature {
     // Node hands over an upgrading socket without its error handler: a peer resetting it must not crash us.
     socket.on('error', () => socket.destroy());
     try {
-      if (new URL(req.url ?? '/', 'http://host').pathname !== EVENTS_PATH) throw notFound('WebSocket endpoint');
+      if (new URL(req.url ?? '/', 'http://host').pathname !== ROUTES.events.path) throw notFound('WebSocket endpoint');
       // Browsers send cookies with cross-site WebSocket requests: only the server's own and configured origins may connect.
       if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
-      const principal = await this.guard.authenticate(req, { allowCookie: true });
+      const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, scope: 'read' });
       this.hub.refuseWhenFull(principal);
       this.sockets.handleUpgrade(req, socket, head, (webSocket) => {
         void this.hub.add(webSocket, principal);

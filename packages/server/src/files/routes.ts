@@ -1,10 +1,9 @@
-import { isUuid, stemEntriesQuery, uploadFields } from '@bandcollab/sdk/contract';
+import { isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { idParam, sendCreated, sendJson, validate } from '../core/http.js';
+import { validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -14,43 +13,29 @@ import { FilesService } from './service.js';
 @injectable()
 export class FilesRoutes implements Feature {
   constructor(
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(Multipart) private readonly multipart: Multipart,
     @inject(FilesService) private readonly files: FilesService,
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
-  register({ app }: Routes): void {
-    app.get('/api/files/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.files.get(principal, idParam(req, 'id', 'File')));
+  register(routes: Routes): void {
+    routes.on(ROUTES.getFile, async ({ principal, params }) => this.files.get(principal, params.id));
+
+    routes.on(ROUTES.filePeaks, async ({ principal, params }) => this.files.peaks(principal, params.id));
+
+    routes.on(ROUTES.stemEntries, async ({ req, principal, params }) => this.files.stemEntries(principal, params.id, validate(stemEntriesQuery, req.query)));
+
+    // Downloads and media paths also take the access_token cookie (declared), so an <audio> element can play and seek.
+    routes.on(ROUTES.downloadFile, async ({ req, res, principal, params }) => {
+      await sendStoredBytes(req, res, await this.files.bytes(principal, params.id), 'attachment');
     });
 
-    app.get('/api/files/:id/peaks', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.files.peaks(principal, idParam(req, 'id', 'File')));
+    routes.on(ROUTES.mediaFile, async ({ req, res, principal, params }) => {
+      await sendStoredBytes(req, res, await this.files.bytesByStoredName(principal, params.name), 'inline');
     });
 
-    app.get('/api/files/:id/entries', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const page = validate(stemEntriesQuery, req.query);
-      sendJson(res, 200, await this.files.stemEntries(principal, idParam(req, 'id', 'File'), page));
-    });
-
-    // Downloads and media paths also take the access_token cookie, so an <audio> element can play and seek.
-    app.get('/api/files/:id/download', async (req, res) => {
-      const principal = await this.guard.authenticate(req, { allowCookie: true });
-      await sendStoredBytes(req, res, await this.files.bytes(principal, idParam(req, 'id', 'File')), 'attachment');
-    });
-
-    app.get('/uploads/files/:name', async (req, res) => {
-      const principal = await this.guard.authenticate(req, { allowCookie: true });
-      await sendStoredBytes(req, res, await this.files.bytesByStoredName(principal, req.params.name ?? ''), 'inline');
-    });
-
-    app.post('/api/files/upload', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
+    routes.on(ROUTES.uploadFile, async ({ req, res, principal }) => {
       // Access before the bytes, as in ProjectsRoutes: a cutId sent before the file is checked before any byte is stored.
       const upload = await this.multipart.receive(req, res, {
         owner: principal.userId,
@@ -63,14 +48,12 @@ export class FilesRoutes implements Feature {
       const fields = await this.multipart.validFields(upload, uploadFields);
       if (!upload.file) throw invalidField('file', 'is required');
       const file = await this.files.upload(principal, { cutId: fields.cutId, name: fields.name ?? upload.file.originalName, file: upload.file });
-      sendCreated(res, `/api/files/${file.id}`, file);
+      return { location: pathOf(ROUTES.getFile, { id: file.id }), body: file };
     });
 
-    app.delete('/api/files/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const fileId = idParam(req, 'id', 'File');
-      await this.files.delete(principal, fileId);
-      sendJson(res, 200, { id: fileId, deleted: true });
+    routes.on(ROUTES.deleteFile, async ({ principal, params }) => {
+      await this.files.delete(principal, params.id);
+      return { id: params.id, deleted: true };
     });
   }
 

@@ -1,3 +1,4 @@
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { unavailable } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
@@ -17,25 +18,26 @@ const reference = renderReference(openApiDocument);
 export class OperationsRoutes implements Feature {
   constructor(@inject(OperationsRepository) private readonly repository: OperationsRepository) {}
 
-  register({ app }: Routes): void {
-    app.get('/api/health', async (_req, res) => {
+  register(routes: Routes): void {
+    routes.on(ROUTES.health, async () => {
       try {
         await this.repository.ping();
       } catch {
         throw unavailable('The database is unreachable');
       }
-      sendJson(res, 200, { status: 'ok', db: 'ok', version: SERVER_VERSION });
+      return { status: 'ok', db: 'ok', version: SERVER_VERSION };
     });
 
-    app.get('/api/openapi.json', async (_req, res) => {
+    // The document is not one of the contract's records, so the declaration names no `response`.
+    routes.on(ROUTES.openApi, async ({ res }) => {
       sendJson(res, 200, openApiDocument);
     });
 
-    app.get('/', async (req, res) => {
+    routes.on(ROUTES.home, async ({ req, res }) => {
       sendHtml(req, res, 200, HOME_PAGE, HOME_PAGE_CSP);
     });
 
-    app.get('/api/reference', async (_req, res) => {
+    routes.on(ROUTES.reference, async ({ res }) => {
       res.writeHead(200, { 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': Buffer.byteLength(reference) });
       res.end(reference);
     });

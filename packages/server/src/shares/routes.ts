@@ -1,13 +1,12 @@
-import type { Request, Response } from '@tinyhttp/app';
-import { shareRequest } from '@bandcollab/sdk/contract';
+import type { Request } from '@tinyhttp/app';
+import { pathOf, ROUTES, type ShareLink } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { sendArchive } from '../archives/http.js';
-import { AuthGuard, type Principal } from '../core/auth-guard.js';
 import { DomainError, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
-import type { Routes } from '../core/routes.js';
+import type { Created, RouteContext, Routes } from '../core/routes.js';
 import { sendHtml } from '../core/html-page.js';
-import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
+import { sendJson } from '../core/http.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import type { StoredFileRow } from '../files/repository.js';
 import { FilesService } from '../files/service.js';
@@ -19,16 +18,14 @@ import { type AccessRequest, type ResolvedShare, SharesService } from './service
 @injectable()
 export class SharesRoutes implements Feature {
   constructor(
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(SharesService) private readonly shares: SharesService,
     @inject(FilesService) private readonly files: FilesService,
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
-  register({ app }: Routes): void {
+  register(routes: Routes): void {
     // A file link: JSON, else the file's bytes. A cut link: JSON, else its ZIP.
-    app.get('/api/share/:token', async (req, res) => {
-      const token = req.params.token ?? '';
+    routes.on(ROUTES.shared, async ({ req, res, params: { token } }) => {
       const share = await this.shares.resolve(token);
       res.setHeader('Vary', 'Accept');
       if (acceptsJson(req)) {
@@ -43,36 +40,34 @@ export class SharesRoutes implements Feature {
       await sendStoredBytes(req, res, this.files.bytesOf(share.file), req.query.download === '1' ? 'attachment' : 'inline');
     });
 
-    app.get('/api/share/:token/files/:fileId', async (req, res) => {
-      const share = await this.shares.resolve(req.params.token ?? '');
-      const file = this.shares.fileOf(share, req.params.fileId ?? '');
+    routes.on(ROUTES.sharedCutFile, async ({ req, res, params }) => {
+      const share = await this.shares.resolve(params.token);
+      const file = this.shares.fileOf(share, params.fileId);
       await this.shares.recordAccess(share, accessOf(req));
       await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
     });
 
     // A file link's waveform (not an access: the page that draws it counted).
-    app.get('/api/share/:token/peaks', async (req, res) => {
-      const share = await this.shares.resolve(req.params.token ?? '');
+    routes.on(ROUTES.sharedPeaks, async ({ params }) => {
+      const share = await this.shares.resolve(params.token);
       if (share.kind !== 'file') throw notFound('Share link');
-      sendJson(res, 200, await this.files.peaksOf(share.file.id));
+      return this.files.peaksOf(share.file.id);
     });
 
     // The waveform of a file of a cut link (not an access either).
-    app.get('/api/share/:token/files/:fileId/peaks', async (req, res) => {
-      const share = await this.shares.resolve(req.params.token ?? '');
-      const file = this.shares.fileOf(share, req.params.fileId ?? '');
-      sendJson(res, 200, await this.files.peaksOf(file.id));
+    routes.on(ROUTES.sharedCutFilePeaks, async ({ params }) => {
+      const share = await this.shares.resolve(params.token);
+      return this.files.peaksOf(this.shares.fileOf(share, params.fileId).id);
     });
 
-    app.get('/api/share/:token/archive', async (req, res) => {
-      const share = await this.shares.resolve(req.params.token ?? '');
+    routes.on(ROUTES.sharedArchive, async ({ req, res, params }) => {
+      const share = await this.shares.resolve(params.token);
       if (share.kind !== 'cut') throw notFound('Share link');
       await this.shares.recordAccess(share, accessOf(req));
       await sendArchive(req, res, this.shares.archiveOf(share));
     });
 
-    app.get('/share/:token', async (req, res) => {
-      const token = req.params.token ?? '';
+    routes.on(ROUTES.sharePage, async ({ req, res, params: { token } }) => {
       let share: ResolvedShare;
       try {
         share = await this.shares.resolve(token);
@@ -104,52 +99,32 @@ export class SharesRoutes implements Feature {
       sendHtml(req, res, 200, html, SHARE_PAGE_CSP);
     });
 
-    app.get('/api/files/:id/shares', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.shares.list(principal, { fileId: idParam(req, 'id', 'File') }));
-    });
+    routes.on(ROUTES.listFileShares, async ({ principal, params }) => this.shares.list(principal, { fileId: params.id }));
 
-    app.get('/api/cuts/:id/shares', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.shares.list(principal, { cutId: idParam(req, 'id', 'Cut') }));
-    });
+    routes.on(ROUTES.listCutShares, async ({ principal, params }) => this.shares.list(principal, { cutId: params.id }));
 
-    app.post('/api/files/:id/share', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const fileId = idParam(req, 'id', 'File');
-      await this.createLink(req, res, principal, { fileId });
-    });
+    routes.on(ROUTES.shareFile, async (context) => this.createLink(context, { fileId: context.params.id }));
 
-    app.post('/api/cuts/:id/share', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const cutId = idParam(req, 'id', 'Cut');
-      await this.createLink(req, res, principal, { cutId });
-    });
+    routes.on(ROUTES.shareCut, async (context) => this.createLink(context, { cutId: context.params.id }));
 
-    app.delete('/api/files/:id/share', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.shares.revokeAllOfFile(principal, idParam(req, 'id', 'File')));
-    });
+    routes.on(ROUTES.unshareFile, async ({ principal, params }) => this.shares.revokeAllOfFile(principal, params.id));
 
-    app.delete('/api/cuts/:id/share', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.shares.revokeAllOfCut(principal, idParam(req, 'id', 'Cut')));
-    });
+    routes.on(ROUTES.unshareCut, async ({ principal, params }) => this.shares.revokeAllOfCut(principal, params.id));
 
-    app.delete('/api/shares/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const linkId = idParam(req, 'id', 'Share link');
-      await this.shares.revoke(principal, linkId);
-      sendJson(res, 200, { id: linkId, deleted: true });
+    routes.on(ROUTES.deleteShare, async ({ principal, params }) => {
+      await this.shares.revoke(principal, params.id);
+      return { id: params.id, deleted: true };
     });
   }
 
-  private async createLink(req: Request, res: Response, principal: Principal, target: ShareTarget): Promise<void> {
+  private async createLink(
+    { principal, body }: RouteContext<typeof ROUTES.shareFile | typeof ROUTES.shareCut>,
+    target: ShareTarget,
+  ): Promise<Created<ShareLink>> {
     // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
     await this.shares.requireMember(principal, target);
-    const { expiresIn } = await jsonBody(req, res, shareRequest);
-    const link = await this.shares.create(principal, target, expiresIn ?? null);
-    sendCreated(res, `/api/share/${link.token}`, link);
+    const link = await this.shares.create(principal, target, (await body()).expiresIn ?? null);
+    return { location: pathOf(ROUTES.shared, { token: link.token }), body: link };
   }
 
   /** The cut's files as its page shows them: analysed audio with its waveform. */

@@ -1,4 +1,4 @@
-import { ROUTES } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
@@ -28,7 +28,7 @@ export class TokensRoutes implements Feature {
 
     routes.on(ROUTES.createToken, async ({ principal, body }) => {
       const created = await this.tokens.create(principal, await body());
-      return { location: `/api/tokens/${created.id}`, body: created };
+      return { location: pathOf(ROUTES.getToken, { id: created.id }), body: created };
     });
 
     routes.on(ROUTES.getToken, async ({ principal, params }) => this.tokens.get(principal, params.id));

@@ -1,14 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { Request } from '@tinyhttp/app';
-import { resumableUploadMetadata } from '@bandcollab/sdk/contract';
+import { pathOf, resumableUploadMetadata, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
 import { DomainError, invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
 import { FileTypes } from '../core/file-types.js';
-import { contentType, idParam, sendProblem, validate } from '../core/http.js';
+import { contentType, sendProblem, validate } from '../core/http.js';
 import { closeAfterResponse } from '../core/multipart.js';
 import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsService } from './service.js';
 
@@ -51,7 +50,6 @@ export function tusDiscoveryHeaders(fileTypes: FileTypes): Record<string, string
 export class UploadsRoutes implements Feature {
 
   constructor(
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(UploadsService) private readonly uploads: UploadsService,
   ) {}
@@ -65,24 +63,24 @@ export class UploadsRoutes implements Feature {
     await this.uploads.stop();
   }
 
-  /** tinyhttp runs the first route of a path for HEAD, whatever its method: HEAD comes first. */
-  register({ app }: Routes): void {
-    app.head('/api/uploads/:id', async (req, res) => {
-      res.setHeader('Tus-Resumable', TUS_VERSION);
-      const principal = await this.guard.authenticate(req);
-      const id = idParam(req, 'id', 'Upload');
-      if (!tusVersionSupported(req, res)) return;
-      sendState(res, 200, await this.uploads.state(principal, id));
-    });
+  /**
+   * Every answer carries Tus-Resumable, a 401 too; each handler writes its own (headers, no body). tinyhttp
+   * runs the first route of a path for HEAD, whatever its method: HEAD comes first.
+   */
+  register(routes: Routes): void {
+    const before = (_req: unknown, res: ServerResponse) => res.setHeader('Tus-Resumable', TUS_VERSION);
 
-    app.options('/api/uploads', async (_req, res) => {
+    routes.on(ROUTES.tusStatus, async ({ req, res, principal, params }) => {
+      if (!tusVersionSupported(req, res)) return;
+      sendState(res, 200, await this.uploads.state(principal, params.id));
+    }, { before });
+
+    routes.on(ROUTES.tusOptions, async ({ res }) => {
       res.writeHead(204, tusDiscoveryHeaders(this.fileTypes));
       res.end();
     });
 
-    app.post('/api/uploads', async (req, res) => {
-      res.setHeader('Tus-Resumable', TUS_VERSION);
-      const principal = await this.guard.authenticate(req);
+    routes.on(ROUTES.tusCreate, async ({ req, res, principal }) => {
       if (!tusVersionSupported(req, res)) return;
       if (req.headers['upload-defer-length'] !== undefined) throw invalidField('Upload-Defer-Length', 'is not supported: send Upload-Length');
       const length = byteCount(req, 'upload-length');
@@ -99,34 +97,28 @@ export class UploadsRoutes implements Feature {
         length,
         metadata: sentMetadata,
       });
-      res.setHeader('Location', `/api/uploads/${created.id}`);
+      res.setHeader('Location', pathOf(ROUTES.tusPatch, { id: created.id }));
       const state =
         contentType(req) === OFFSET_STREAM
           ? await closingOnRefusal(req, res, () => this.uploads.patch(principal, created.id, patchRequest(req, 0)))
           : created;
       sendState(res, 201, state);
-    });
+    }, { before });
 
-    app.patch('/api/uploads/:id', async (req, res) => {
-      res.setHeader('Tus-Resumable', TUS_VERSION);
-      const principal = await this.guard.authenticate(req);
-      const id = idParam(req, 'id', 'Upload');
+    routes.on(ROUTES.tusPatch, async ({ req, res, principal, params }) => {
       if (!tusVersionSupported(req, res)) return;
       if (contentType(req) !== OFFSET_STREAM) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the bytes as ${OFFSET_STREAM}`);
       const offset = byteCount(req, 'upload-offset');
       if (offset === null) throw invalidField('Upload-Offset', 'is required');
-      sendState(res, 204, await closingOnRefusal(req, res, () => this.uploads.patch(principal, id, patchRequest(req, offset))));
-    });
+      sendState(res, 204, await closingOnRefusal(req, res, () => this.uploads.patch(principal, params.id, patchRequest(req, offset))));
+    }, { before });
 
-    app.delete('/api/uploads/:id', async (req, res) => {
-      res.setHeader('Tus-Resumable', TUS_VERSION);
-      const principal = await this.guard.authenticate(req);
-      const id = idParam(req, 'id', 'Upload');
+    routes.on(ROUTES.tusTerminate, async ({ req, res, principal, params }) => {
       if (!tusVersionSupported(req, res)) return;
-      await this.uploads.terminate(principal, id);
+      await this.uploads.terminate(principal, params.id);
       res.writeHead(204);
       res.end();
-    });
+    }, { before });
   }
 }
 

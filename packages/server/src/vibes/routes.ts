@@ -1,9 +1,7 @@
-import { createVibeRequest, reorderVibesRequest, updateVibeRequest } from '@bandcollab/sdk/contract';
+import { createVibeRequest, pathOf, ROUTES, updateVibeRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { AuthGuard } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { idParam, jsonBody, sendCreated, sendJson } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { ImageForms } from '../images/forms.js';
 import { VibesService } from './service.js';
@@ -12,48 +10,34 @@ import { VibesService } from './service.js';
 @injectable()
 export class VibesRoutes implements Feature {
   constructor(
-    @inject(AuthGuard) private readonly guard: AuthGuard,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(VibesService) private readonly vibes: VibesService,
     @inject(ImageForms) private readonly imageForms: ImageForms,
   ) {}
 
-  register({ app }: Routes): void {
-    app.post('/api/projects/:projectId/vibes', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const projectId = idParam(req, 'projectId', 'Project');
+  register(routes: Routes): void {
+    routes.on(ROUTES.createVibe, async ({ req, res, principal, params }) => {
       // Access before the body, as in ProjectsRoutes.
-      await this.access.require(principal, 'project', projectId);
+      await this.access.require(principal, 'project', params.projectId);
       const { input, image } = await this.imageForms.read(principal, req, res, createVibeRequest);
-      const vibe = await this.vibes.create(principal, projectId, { name: input.name, image });
-      sendCreated(res, `/api/vibes/${vibe.id}`, vibe);
+      const vibe = await this.vibes.create(principal, params.projectId, { name: input.name, image });
+      return { location: pathOf(ROUTES.getVibe, { id: vibe.id }), body: vibe };
     });
 
     // Before `/api/vibes/:id`, which would otherwise take "reorder" for an id.
-    app.put('/api/vibes/reorder', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const { vibeIds } = await jsonBody(req, res, reorderVibesRequest);
-      sendJson(res, 200, await this.vibes.reorder(principal, vibeIds));
-    });
+    routes.on(ROUTES.reorderVibes, async ({ principal, body }) => this.vibes.reorder(principal, (await body()).vibeIds));
 
-    app.get('/api/vibes/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      sendJson(res, 200, await this.vibes.get(principal, idParam(req, 'id', 'Vibe')));
-    });
+    routes.on(ROUTES.getVibe, async ({ principal, params }) => this.vibes.get(principal, params.id));
 
-    app.put('/api/vibes/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const vibeId = idParam(req, 'id', 'Vibe');
-      await this.access.require(principal, 'vibe', vibeId);
+    routes.on(ROUTES.updateVibe, async ({ req, res, principal, params }) => {
+      await this.access.require(principal, 'vibe', params.id);
       const { input, image } = await this.imageForms.read(principal, req, res, updateVibeRequest);
-      sendJson(res, 200, await this.vibes.update(principal, vibeId, image === null ? input : { ...input, image }));
+      return this.vibes.update(principal, params.id, image === null ? input : { ...input, image });
     });
 
-    app.delete('/api/vibes/:id', async (req, res) => {
-      const principal = await this.guard.authenticate(req);
-      const vibeId = idParam(req, 'id', 'Vibe');
-      await this.vibes.delete(principal, vibeId);
-      sendJson(res, 200, { id: vibeId, deleted: true });
+    routes.on(ROUTES.deleteVibe, async ({ principal, params }) => {
+      await this.vibes.delete(principal, params.id);
+      return { id: params.id, deleted: true };
     });
   }
 }

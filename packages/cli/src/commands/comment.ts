@@ -1,0 +1,254 @@
+// Comments pinned to moments of a mix (§14): add, list (a file's, or a cut's or project's inbox), reply,
+// resolve, reopen, edit, delete, and export as markers for a DAW.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { BandClient, Comment, CommentCounts, CommentList, MarkerFormat } from '@bandcollab/sdk';
+import { type Command, Option } from 'commander';
+import { localName } from '../bulk-download.js';
+import { commandRunner } from '../context.js';
+import { usageError } from '../exit-codes.js';
+import type { Factory } from '../factory.js';
+import { confirm } from '../prompt.js';
+import { withExamples } from '../render.js';
+import { type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
+import { parseTime } from '../times.js';
+import {
+  commentChangedView,
+  commentedView,
+  commentThreads,
+  deleteCommentQuestion,
+  deletedCommentView,
+  exportedMarkersView,
+  repliedView,
+} from '../views.js';
+
+type Where = Omit<CutRef, 'cut'> & { cut?: string };
+
+/** The extension of each export, as the server names it (its Content-Disposition): `<file name>.<ext>`. */
+const EXPORT_EXTENSIONS: Record<MarkerFormat, string> = { midi: 'mid', rpp: 'zip', wav: 'wav', audacity: 'txt', csv: 'csv', json: 'json' };
+
+export function register(comment: Command, factory: Factory): void {
+  const run = commandRunner(factory);
+  withExamples(
+    comment,
+    'band comment add mix --cut Final --project Demo "snare too loud" --at 1:23 --to 1:31',
+    'band comment list mix --cut Final --project Demo --status open',
+    'band comment export mix --cut Final --project Demo --format midi',
+  );
+
+  withExamples(
+    withFileWhere(comment.command('add').description('comment on a moment of a file (--at), a range (--at … --to …), or the whole mix').argument('<file>', 'file id, or name with --cut'))
+      .argument('<body>', 'the comment (up to 5000 characters; newlines and tabs are kept)')
+      .option('--at <time>', 'where: 83, 83.5s, 1:23, 1:23.450 or 1:02:03; leave out for the whole mix', (value) => parseTime(value, '--at'))
+      .option('--to <time>', 'where a range ends (after --at)', (value) => parseTime(value, '--to'))
+      .option('--mention <member>', 'notify a member: email, name or user id (repeat for several)', collect, [])
+      .action(
+        run(async (ctx, ref: string, body: string, options: Where & Times & { mention: string[] }) => {
+          if (options.to !== undefined && options.at === undefined) throw usageError('--to ends a range: give its start with --at');
+          const client = await ctx.signedIn();
+          const file = await resolveFile(client, ref, options);
+          const mentions = await mentionIds(client, () => client.cuts.get(file.cutId).then((cut) => cut.projectId), options.mention);
+          const created = await client.comments.create(file.id, { body, atMs: options.at, endMs: options.to, mentions });
+          ctx.out.done(created, () => commentedView(created, file.name));
+        }),
+      ),
+    'band comment add 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d "snare too loud" --at 1:23',
+    'band comment add mix --cut Final --vibe Mixes --project Demo "vocals drift here" --at 2:10.5 --to 2:18 --mention ben@example.com',
+    'band comment add mix --cut Final --project Demo "love the new bridge"   # about the whole mix',
+  );
+
+  withExamples(
+    comment
+      .command('list')
+      .description("a file's comments with their replies, by moment; without <file>, the inbox of a --cut or a --project")
+      .argument('[file]', 'file id, or name with --cut; leave out for the inbox of --cut or --project')
+      .option('--cut <cut>', 'cut id or name: its inbox, or where to find <file> by name')
+      .option('--vibe <vibe>', 'vibe id or name (to find the cut by name)')
+      .option('--project <project>', "project id or name: its inbox (without --cut), or where to find the cut by name")
+      .addOption(new Option('--status <status>', 'which comments').choices(['open', 'resolved', 'all']).default('all'))
+      .option('--all-versions', "a file's comments on every version of it (default: the version named)")
+      .option('--mine', 'inbox: only the comments that mention you')
+      .action(
+        run(async (ctx, ref: string | undefined, options: Where & { status: 'open' | 'resolved' | 'all'; allVersions?: boolean; mine?: boolean }) => {
+          const client = await ctx.signedIn();
+          if (ref !== undefined) {
+            if (options.mine) throw usageError('--mine is for an inbox: leave out <file> and name a --cut or a --project');
+            const file = await resolveFile(client, ref, options);
+            const { comments, counts } = await everyPage(client.comments.list(file.id, { status: options.status, versions: options.allVersions ? 'series' : 'this' }));
+            ctx.out.record(comments, () => commentThreads(ctx.out, comments, counts));
+            return;
+          }
+          if (options.allVersions) throw usageError('--all-versions is for one file: an inbox holds every version already');
+          const inbox = { status: options.status, mentionsMe: Boolean(options.mine) };
+          let list: CommentList;
+          let fileNames: Map<string, string>;
+          if (options.cut !== undefined) {
+            const cut = await resolveCut(client, { ...options, cut: options.cut });
+            list = client.comments.listOfCut(cut.id, inbox);
+            fileNames = new Map(cut.files.map((file) => [file.id, file.name]));
+          } else if (options.project !== undefined) {
+            const detail = await projectDetail(client, options.project);
+            list = client.comments.listOfProject(detail.id, inbox);
+            fileNames = new Map(detail.vibes.flatMap((vibe) => vibe.cuts.flatMap((cut) => cut.files.map((file) => [file.id, `${cut.name} / ${file.name}`] as const))));
+          } else {
+            throw usageError('name a file, or a --cut or a --project for its inbox');
+          }
+          const { comments, counts } = await everyPage(list);
+          ctx.out.record(comments, () => commentThreads(ctx.out, comments, counts, (id) => fileNames.get(id)));
+        }),
+      ),
+    'band comment list mix --cut Final --vibe Mixes --project Demo',
+    'band comment list 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --status open --all-versions',
+    'band comment list --project Demo --mine --status open   # your inbox',
+    'band comment list --cut Final --project Demo --json',
+  );
+
+  withExamples(
+    comment
+      .command('reply')
+      .description('reply to a comment (replies are one level deep)')
+      .argument('<comment-id>', 'the comment (from band comment list)')
+      .argument('<body>', 'the reply')
+      .option('--mention <member>', 'notify a member: email, name or user id (repeat for several)', collect, [])
+      .action(
+        run(async (ctx, id: string, body: string, options: { mention: string[] }) => {
+          const client = await ctx.signedIn();
+          const parent = await client.comments.get(id);
+          const mentions = await mentionIds(client, async () => parent.projectId, options.mention);
+          const reply = await client.comments.create(parent.fileId, { body, parentId: parent.id, mentions });
+          ctx.out.done(reply, () => repliedView(reply, parent));
+        }),
+      ),
+    'band comment reply 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a "fixed in v3"',
+  );
+
+  for (const [verb, description, change, word] of [
+    ['resolve', 'mark a comment as dealt with (any member)', (client: BandClient, id: string) => client.comments.resolve(id), 'Resolved'],
+    ['reopen', 'open a resolved comment again (any member)', (client: BandClient, id: string) => client.comments.reopen(id), 'Reopened'],
+  ] as const) {
+    withExamples(
+      comment
+        .command(verb)
+        .description(description)
+        .argument('<comment-id>', 'the comment (a top-level one)')
+        .action(
+          run(async (ctx, id: string) => {
+            const changed = await change(await ctx.signedIn(), id);
+            ctx.out.done(changed, () => commentChangedView(word, changed));
+          }),
+        ),
+      `band comment ${verb} 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a`,
+    );
+  }
+
+  withExamples(
+    comment
+      .command('edit')
+      .description('change your comment: its text, its time or whom it mentions')
+      .argument('<comment-id>', 'the comment')
+      .argument('[body]', 'the new text')
+      .option('--at <time>', 'the new time: 83, 83.5s, 1:23, 1:23.450 or 1:02:03', (value) => parseTime(value, '--at'))
+      .option('--to <time>', 'the new end of the range', (value) => parseTime(value, '--to'))
+      .option('--mention <member>', 'the members it mentions, replacing the earlier ones (repeat for several)', collect, [])
+      .action(
+        run(async (ctx, id: string, body: string | undefined, options: Times & { mention: string[] }) => {
+          if (body === undefined && options.at === undefined && options.to === undefined && options.mention.length === 0) {
+            throw usageError('say what changes: a new text, --at, --to or --mention');
+          }
+          const client = await ctx.signedIn();
+          const mentions = options.mention.length === 0 ? undefined : await mentionIds(client, () => client.comments.get(id).then((c) => c.projectId), options.mention);
+          const edited = await client.comments.update(id, { body, atMs: options.at, endMs: options.to, mentions });
+          ctx.out.done(edited, () => commentChangedView('Edited', edited));
+        }),
+      ),
+    'band comment edit 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a "snare too loud, and the hats"',
+    'band comment edit 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a --at 1:24.2',
+  );
+
+  withExamples(
+    comment
+      .command('delete')
+      .description('delete a comment (its author or a project ADMIN); one with replies stays as "(deleted)" above them')
+      .argument('<comment-id>', 'the comment')
+      .action(
+        run(async (ctx, id: string) => {
+          const client = await ctx.signedIn();
+          const found = await client.comments.get(id);
+          await confirm(ctx.io, deleteCommentQuestion(found), ctx.options.yes);
+          const deleted = await client.comments.delete(found.id);
+          ctx.out.done(deleted, () => deletedCommentView(found));
+        }),
+      ),
+    'band comment delete 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a --yes',
+  );
+
+  withExamples(
+    withFileWhere(comment.command('export').description('save the comments as markers a DAW or editor opens').argument('<file>', 'file id, or name with --cut'))
+      .addOption(
+        new Option('--format <format>', 'midi (.mid, any DAW), rpp (REAPER project + mix, .zip), wav (the WAV with cue points), audacity (labels), csv, json')
+          .choices(['midi', 'rpp', 'wav', 'audacity', 'csv', 'json'])
+          .makeOptionMandatory(),
+      )
+      .option('--offset <time>', 'added to every time: where the mix starts in your session (2s, 1:00)', (value) => parseTime(value, '--offset'))
+      .addOption(new Option('--status <status>', 'which comments').choices(['open', 'all']).default('all'))
+      .option('--all-versions', 'the comments of every version (default: the version named)')
+      .option('-o, --output <path>', 'where to write (a directory, a file, or - for stdout); default: "<file name>.<ext>" here')
+      .option('-f, --force', 'overwrite a file that is already there')
+      .action(
+        run(async (ctx, ref: string, options: Where & { format: MarkerFormat; offset?: number; status: 'open' | 'all'; allVersions?: boolean; output?: string; force?: boolean }) => {
+          const client = await ctx.signedIn();
+          const file = await resolveFile(client, ref, options);
+          const markers = { format: options.format, offsetMs: options.offset, status: options.status, versions: options.allVersions ? ('series' as const) : ('this' as const) };
+          if (options.output === '-') {
+            await client.comments.export(file.id, markers, { to: ctx.io.stdout });
+            return;
+          }
+          const mix = localName(file);
+          const filename = `${mix.slice(0, mix.length - path.extname(mix).length)}.${EXPORT_EXTENSIONS[options.format]}`;
+          const target = await ctx.saveTarget(options.output, filename);
+          if (!options.force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
+          const saved = await client.comments.export(file.id, markers, { to: ctx.localPath(target) });
+          ctx.out.done({ fileId: file.id, format: options.format, path: target, size: saved.size }, () => exportedMarkersView(file.name, options.format, target, saved.size));
+        }),
+      ),
+    'band comment export mix --cut Final --project Demo --format midi   # mix.mid: import it into your DAW',
+    'band comment export mix --cut Final --project Demo --format rpp --status open   # mix.zip: a REAPER project',
+    'band comment export mix --cut Final --project Demo --format wav --offset 2s -o mix-cues.wav',
+    'band comment export 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --format csv -o - | column -s, -t',
+  );
+}
+
+interface Times {
+  at?: number;
+  to?: number;
+}
+
+/** The file flags of a command that names a file: by id, or by name within --cut (of --vibe, of --project). */
+export function withFileWhere(command: Command): Command {
+  return command
+    .option('--cut <cut>', 'cut id or name (to find the file by name)')
+    .option('--vibe <vibe>', 'vibe id or name (to find the cut by name)')
+    .option('--project <project>', 'project id or name (to find the cut by name)');
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** The user ids of the members named by --mention (the project is only looked up when there are some). */
+async function mentionIds(client: BandClient, projectIdOf: () => Promise<string>, refs: readonly string[]): Promise<string[] | undefined> {
+  if (refs.length === 0) return undefined;
+  const detail = await client.projects.get(await projectIdOf());
+  return refs.map((ref) => memberIn(detail, ref).userId);
+}
+
+/** Every page of a list: its comments in order, and the counts the pages carry. */
+async function everyPage(list: CommentList): Promise<{ comments: Comment[]; counts: CommentCounts }> {
+  const comments: Comment[] = [];
+  let counts: CommentCounts = { open: 0, resolved: 0 };
+  for await (const page of list.pages()) {
+    comments.push(...page.comments);
+    counts = page.counts;
+  }
+  return { comments, counts };
+}

@@ -1,0 +1,36 @@
+// Raw OpenAPI that route declarations (routes.ts, their `openapi` field) say for what their other fields do not
+// (tus headers, response headers, query parameters), named once here where several use it. Plain data.
+
+const STRING = { type: 'string' } as const;
+const INTEGER = { type: 'integer' } as const;
+const BINARY = { type: 'string', format: 'binary' } as const;
+const UUID = { type: 'string', format: 'uuid' } as const;
+
+/** A response header. */
+export const header = (schema: Record<string, unknown>, description?: string) => (description === undefined ? { schema } : { schema, description });
+
+/** A JSON answer of a contract record, with its headers where it has some. */
+export const jsonAnswer = (record: string, description = 'OK', headers?: Record<string, unknown>) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: `#/components/schemas/${record}` } } },
+  ...(headers === undefined ? {} : { headers }),
+});
+
+/** Callable without credentials, and with a Bearer token, which the route then reads (logout, a link=1 start). */
+export const OPTIONAL_BEARER: readonly Record<string, readonly string[]>[] = [{}, { bearer: [] }];
+
+/** `?download=1`: the bytes as an attachment rather than inline. */
+export const DOWNLOAD_QUERY = { name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } };
+
+/** tus: the protocol version every request names. */
+export const TUS_RESUMABLE = { name: 'Tus-Resumable', in: 'header', required: true, schema: { type: 'string', const: '1.0.0' } };
+
+/** tus: a request body of upload bytes. */
+export const OFFSET_STREAM = (required: boolean) => ({ required, content: { 'application/offset+octet-stream': { schema: BINARY } } });
+
+/** tus: where an upload stands, as its answers say it. */
+export const UPLOAD_OFFSET = (description?: string) => header(INTEGER, description);
+export const UPLOAD_EXPIRES = (description?: string) => header(STRING, description);
+export const BAND_FILE_ID = (description: string) => header(UUID, description);
+
+export { INTEGER, STRING };

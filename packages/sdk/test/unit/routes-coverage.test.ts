@@ -1,0 +1,54 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ROUTES } from '../../src/contract/routes.js';
+
+const sources = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/**
+ * Routes a program has no use for, each for its reason: they answer a browser, or a protocol step the SDK
+ * knows already. Every other route is one an SDK method calls.
+ */
+const NOT_FOR_PROGRAMS: Partial<Record<keyof typeof ROUTES, string>> = {
+  home: 'the HTML page for people who open the server in a browser',
+  sharePage: 'the HTML page of a share link, for people',
+  invitePage: 'the HTML page of an invitation link, for people',
+  idpCallback: "the identity provider's redirect back, followed by the browser",
+  tusOptions: 'tus discovery: the SDK speaks the server’s tus 1.0.0 and its extensions as they are',
+  mediaFile: 'what an <audio> element loads from File.url with the access_token cookie; programs use files.download',
+  mediaImage: 'what an <img> loads from a cover or vibe image URL with the access_token cookie',
+  mediaAvatar: 'what an <img> loads from avatarUrl with the access_token cookie',
+};
+
+/** The SDK's own sources (the contract, which declares the routes, left out), as one text. */
+async function sdkSources(): Promise<string> {
+  const files = (await readdir(sources, { recursive: true })).filter((file) => file.endsWith('.ts') && !file.startsWith(`contract${path.sep}`));
+  return (await Promise.all(files.map((file) => readFile(path.join(sources, file), 'utf8')))).join('\n');
+}
+
+describe('the route declarations', () => {
+  it('each have an SDK method that calls them, but for the routes that are not for programs', async () => {
+    const text = await sdkSources();
+    const called = (name: string) => new RegExp(`\\bROUTES\\.${name}\\b`).test(text);
+    const missing = Object.entries(ROUTES)
+      .filter(([name]) => !(name in NOT_FOR_PROGRAMS) && !called(name))
+      .map(([name, route]) => `${name}: ${route.method} ${route.path}`);
+    expect(missing).toEqual([]);
+  });
+
+  it('leave out only routes that exist and that no SDK method calls', async () => {
+    const text = await sdkSources();
+    for (const name of Object.keys(NOT_FOR_PROGRAMS)) {
+      expect(ROUTES, name).toHaveProperty(name);
+      expect(new RegExp(`\\bROUTES\\.${name}\\b`).test(text), name).toBe(false);
+    }
+  });
+
+  it('are never spelled out as a path in the SDK: every call takes its path from them', async () => {
+    // Code only: a comment may name a path as an example.
+    const text = (await sdkSources()).replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+    const spelled = [...text.matchAll(/['"`](\/(?:api|share|invite|uploads)\/[^'"`\s]*)['"`]/g)].map((match) => match[1]);
+    expect(spelled).toEqual([]);
+  });
+});
