@@ -29,8 +29,9 @@ export interface CutCheck {
 }
 
 /**
- * Every CUT file and every audio entry of the cut's STEM ZIPs, side by side; the stems (of all the ZIPs
- * together) must share one sample rate, one bit depth and one length, and every file must be analysable.
+ * Every CUT file and every audio entry of the cut's STEM ZIPs, side by side; all of them (the loose audio
+ * files and the entries of all the ZIPs together) must share one sample rate, one bit depth and one length,
+ * and every file must be analysable.
  */
 export function checkCut(files: readonly FileRecord[]): CutCheck {
   const audio: CheckedAudio[] = [];
@@ -43,7 +44,11 @@ export function checkCut(files: readonly FileRecord[]): CutCheck {
       problems.push(`${file.name} could not be analysed`);
       continue;
     }
-    if (file.audio) audio.push({ name: file.name, audio: file.audio });
+    if (file.audio) {
+      // Loose stems (one file each, as a DAW bounces them) must line up as those of a ZIP do.
+      audio.push({ name: file.name, audio: file.audio });
+      stems.push({ name: file.name, audio: file.audio });
+    }
     if (!file.stems) continue;
     for (const entry of file.stems.entries) {
       if (!entry.audio) continue;

@@ -2,6 +2,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { EXIT } from './exit-codes.js';
 import { bandFactory } from './factory.js';
+import { interruptedLine } from './interrupt.js';
 import { systemIo } from './io.js';
 import { runBand } from './main.js';
 
@@ -18,6 +19,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 process.on('SIGINT', () => {
   if (process.stderr.isTTY) process.stderr.write('\u001b[?25h\n');
+  process.stderr.write(`${interruptedLine()}\n`);
   process.exit(EXIT.interrupted);
 });
 

@@ -1,20 +1,23 @@
 // The bulk-upload engine of `band file upload` and `band publish`: several files at a time, with progress,
-// skipping those whose content is already on the cut.
+// skipping those whose content is already on the cut (unless a duplicate is wanted).
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { FileRecord } from '@bandcollab/sdk';
+import type { CutWithFiles, FileRecord } from '@bandcollab/sdk';
 import type { Context } from './context.js';
 import { toCliError } from './errors.js';
 import { runJobs } from './jobs.js';
 import type { CliError } from './exit-codes.js';
+import { withInterruptHint } from './interrupt.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
+import { alreadyOnCutView, resumeHintView } from './views.js';
 
 export interface UploadOptions {
   jobs: number;
-  skipExisting: boolean;
+  /** Upload a file whose content is already on the cut anyway (else it is skipped, and said so). */
+  duplicate: boolean;
   name?: string;
   /** Continue an upload an earlier run left unfinished (large files go through resumable uploads). */
   resume: boolean;
@@ -30,11 +33,12 @@ export interface UploadReport {
 }
 
 /**
- * Uploads `files` to a cut, `jobs` at a time, with progress. With `skipExisting`, a file whose sha256 is
- * already on the cut is not sent again: the record on the cut stands for it.
+ * Uploads `files` to `cut`, `jobs` at a time, with progress. A file whose sha256 is already on the cut is not
+ * sent again (unless `duplicate`): the record on the cut stands for it.
  */
-export async function uploadFiles(ctx: Context, cutId: string, existing: readonly FileRecord[], files: LocalFile[], options: UploadOptions): Promise<UploadReport> {
-  const bySha = new Map(existing.map((record) => [record.sha256, record]));
+export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalFile[], options: UploadOptions): Promise<UploadReport> {
+  const bySha = new Map(cut.files.map((record) => [record.sha256, record]));
+  const cutId = cut.id;
   const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
   const progress = await ctx.out.transfers('uploading', files.length, totalBytes);
   const results: (FileRecord | undefined)[] = new Array(files.length);
@@ -43,11 +47,12 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
 
   const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
     const label = path.basename(file.path);
-    if (options.skipExisting) {
+    if (!options.duplicate && bySha.size > 0) {
       const present = bySha.get(await sha256Of(file.path));
       if (present) {
         report.skipped += 1;
         progress.skip(label, file.size);
+        progress.note(alreadyOnCutView(label, cut));
         return present;
       }
     }
@@ -73,9 +78,11 @@ export async function uploadFiles(ctx: Context, cutId: string, existing: readonl
     }
   };
   try {
-    const errors = await runJobs(files, options.jobs, async (file, index) => {
-      results[index] = await uploadOne(file);
-    });
+    const errors = await withInterruptHint(resumeHintView(), () =>
+      runJobs(files, options.jobs, async (file, index) => {
+        results[index] = await uploadOne(file);
+      }),
+    );
     for (const [index, error] of errors.entries()) if (error !== undefined) report.failures.push({ file: files[index]!, error: toCliError(error) });
   } finally {
     progress.stop();

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { BandClient, ResumeStore, TokenPair } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { credentialFile, type CredentialStore } from './credentials.js';
+import { unreachableServer } from './errors.js';
 import { usageError } from './exit-codes.js';
 import { Clients, type Factory, type Libraries, loadedLibraries, loadLibraries, type TokenSource } from './factory.js';
 import type { Io } from './io.js';
@@ -12,7 +13,8 @@ import { Logins } from './logins.js';
 import { Output } from './render.js';
 import { configDirectory, originOf, type ProfileSettings, type ProfileUser, SettingsFile } from './settings.js';
 
-const DEFAULT_API_URL = 'http://localhost:3000';
+/** The server band uses when no flag, variable or profile names one. */
+export const DEFAULT_API_URL = 'http://localhost:3000';
 
 export interface GlobalOptions {
   apiUrl?: string;
@@ -54,6 +56,8 @@ export class Context {
     this.settingsFile = new SettingsFile(this.configDir);
     this.apiUrl = (options.apiUrl ?? this.io.env.BAND_API_URL ?? this.settings.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
     this.origin = originOf(this.apiUrl);
+    // The SDK adds /api to every path: `…/api` would ask for /api/api/… and be told "not found".
+    if (/\/api$/i.test(this.apiUrl)) throw usageError(`the server address is without /api: use ${this.apiUrl.slice(0, -'/api'.length)}`);
     this.logins = new Logins(this);
     this.clients = new Clients(this, factory, this.logins);
   }
@@ -146,6 +150,9 @@ export function commandRunner(factory: Factory): Run {
     const ctx = await Context.of(args[args.length - 1] as Command, factory);
     try {
       await work(ctx, ...(args.slice(0, -1) as A));
+    } catch (error) {
+      // Only here is the address known that a request failed to reach.
+      throw unreachableServer(error, ctx.apiUrl) ?? error;
     } finally {
       await ctx.close();
     }

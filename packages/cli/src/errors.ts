@@ -2,6 +2,36 @@
 import { CliError, EXIT, exitCodeForStatus } from './exit-codes.js';
 import { loadedLibraries } from './factory.js';
 
+/** Failures to connect at all: nothing listens there, no such host, no route to it, no answer in time. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** TLS spoken to a server that answers in plain http. */
+const PLAIN_HTTP_CODES = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'EPROTO']);
+
+/**
+ * The one sentence for a request that never reached the server at `apiUrl` (a network error of the SDK), or
+ * undefined for any other failure.
+ */
+export function unreachableServer(error: unknown, apiUrl: string): CliError | undefined {
+  const { BandNetworkError } = loadedLibraries()?.sdk ?? {};
+  if (!BandNetworkError || !(error instanceof BandNetworkError)) return undefined;
+  const codes = causeCodes(error.cause);
+  if (apiUrl.startsWith('https:') && codes.some((code) => PLAIN_HTTP_CODES.has(code))) {
+    return new CliError(`${apiUrl} answers in plain http, not https: use ${apiUrl.replace(/^https:/, 'http:')}`, EXIT.unavailable);
+  }
+  if (codes.some((code) => UNREACHABLE_CODES.has(code))) {
+    return new CliError(`cannot reach ${apiUrl}: nothing answers there (is the server running? --api-url or BAND_API_URL name another)`, EXIT.unavailable);
+  }
+  return undefined;
+}
+
+/** The error codes of a failure and of what caused it (a connection tried on several addresses fails with all of theirs). */
+function causeCodes(cause: unknown): string[] {
+  if (!(cause instanceof Error)) return [];
+  const code = (cause as NodeJS.ErrnoException).code;
+  const inner = cause instanceof AggregateError ? cause.errors.flatMap(causeCodes) : [];
+  return [...(code ? [code] : []), ...inner, ...causeCodes(cause.cause)];
+}
+
 /** Turns anything thrown by a command into the one line and exit code the user gets. */
 export function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error;

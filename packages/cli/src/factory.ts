@@ -95,7 +95,15 @@ export class Clients {
     this.source = 'stored';
     const store = await this.logins.store();
     const tokens = store ? await store.read() : null;
-    if (!store || !tokens) throw new CliError(`not logged in to ${this.ctx.apiUrl} (profile ${this.ctx.profile}): run band auth login`, EXIT.auth);
+    if (!store || !tokens) {
+      // A server that does not answer is the thing to fix first: logging in there would fail the same way.
+      await this.anonymous()
+        .health()
+        .catch((error: unknown) => {
+          if (error instanceof libraries!.sdk.BandNetworkError) throw error;
+        });
+      throw new CliError(`not logged in to ${this.ctx.apiUrl} (profile ${this.ctx.profile}): run band auth login`, EXIT.auth);
+    }
     // The SDK refreshes when due, through the store and under the profile's lock, as other band processes do.
     this.client = this.newClient({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, tokenStore: this.logins.tokenStore(store) });
     return this.client;

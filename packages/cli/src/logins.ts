@@ -15,7 +15,8 @@ import {
 } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { adoptLegacyLogin } from './legacy-login.js';
-import type { ProfileUser } from './settings.js';
+import { originOf, type ProfileUser } from './settings.js';
+import { defaultKeptView } from './views.js';
 
 /** What a login depends on: which profile, which server, the settings and the machine. */
 type LoginScope = Pick<Context, 'options' | 'io' | 'out' | 'profile' | 'configDir' | 'apiUrl' | 'origin' | 'settings' | 'saveSettings'>;
@@ -25,7 +26,8 @@ export class Logins {
 
   /**
    * Stores a fresh sign-in (login, register, web login) for this profile on this server; logins on other
-   * servers stay. This server becomes the profile's default.
+   * servers stay. This server becomes the profile's default unless the default is another server logged in
+   * to: that one stays (`band auth use` switches), and the user is told so.
    */
   async save(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
     // The pair of an earlier login here goes, wherever it was (a keychain that is gone now is no reason to fail).
@@ -33,8 +35,14 @@ export class Logins {
     await previous?.remove().catch(() => undefined);
     const store = await this.chooseStore();
     await store.write(toStored(pair, this.ctx.io.now()));
-    const { logins } = this.ctx.settings;
-    await this.ctx.saveSettings({ ...this.ctx.settings, apiUrl: this.ctx.apiUrl, logins: { ...logins, [this.ctx.origin]: { credentialStore: store.kind, user } } });
+    const { apiUrl, logins } = this.ctx.settings;
+    const keptDefault = apiUrl !== undefined && originOf(apiUrl) !== this.ctx.origin && logins?.[originOf(apiUrl)] !== undefined ? apiUrl : undefined;
+    await this.ctx.saveSettings({
+      ...this.ctx.settings,
+      apiUrl: keptDefault ?? this.ctx.apiUrl,
+      logins: { ...logins, [this.ctx.origin]: { credentialStore: store.kind, user } },
+    });
+    if (keptDefault) this.ctx.out.notice(defaultKeptView(keptDefault, this.ctx.apiUrl));
     return store;
   }
 

@@ -2,7 +2,7 @@
 // are unique within their parent (a project's vibes, a vibe's cuts). An ambiguous name is a usage error
 // that lists the candidates; an unknown one is "not found" (exit 6).
 import type { BandClient, CutWithFiles, FileRecord, Member, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
-import { notFoundError, usageError } from './exit-codes.js';
+import { CliError, notFoundError, usageError } from './exit-codes.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -56,15 +56,29 @@ function vibeIn(detail: ProjectDetail, ref: string): VibeWithCuts {
   return pick(detail.vibes, ref, 'vibe', `in project "${detail.name}"`);
 }
 
-/** A cut by id, or by name within --vibe (or within the whole --project when no vibe is named). */
+/**
+ * A cut by id, or by name within --vibe (or within the whole --project when no vibe is named). A cut named
+ * that does not exist yet is "not found" with the command that makes it.
+ */
 export async function resolveCut(client: BandClient, ref: CutRef): Promise<CutWithFiles> {
   if (isId(ref.cut)) return client.cuts.get(ref.cut);
-  if (ref.vibe && isId(ref.vibe)) {
-    const vibe = await client.vibes.get(ref.vibe);
-    return pick(vibe.cuts, ref.cut, 'cut', `in vibe "${vibe.name}"`);
+  try {
+    if (ref.vibe && isId(ref.vibe)) {
+      const vibe = await client.vibes.get(ref.vibe);
+      return pick(vibe.cuts, ref.cut, 'cut', `in vibe "${vibe.name}"`);
+    }
+    if (!ref.project) throw usageError(`to find cut "${ref.cut}" by name, name its project with --project (and its vibe with --vibe), or give the cut's id`);
+    return cutIn(await projectDetail(client, ref.project), ref.cut, ref.vibe);
+  } catch (error) {
+    if (!(error instanceof CliError) || !error.message.startsWith(`no cut named `)) throw error;
+    const where = [`--vibe ${shellWord(ref.vibe ?? '<vibe>')}`, ...(ref.project ? [`--project ${shellWord(ref.project)}`] : [])];
+    throw notFoundError(`${error.message}; to make it: band cut create ${shellWord(ref.cut)} ${where.join(' ')}`);
   }
-  if (!ref.project) throw usageError(`to find cut "${ref.cut}" by name, name its project with --project (and its vibe with --vibe), or give the cut's id`);
-  return cutIn(await projectDetail(client, ref.project), ref.cut, ref.vibe);
+}
+
+/** A word as it is typed in a shell: quoted when it has spaces or anything a shell would read. */
+function shellWord(word: string): string {
+  return /^[\w.,:@%+=/-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, '\\$1')}"`;
 }
 
 function cutIn(detail: ProjectDetail, cut: string, vibe: string | undefined): CutWithFiles {

@@ -65,9 +65,16 @@ export function configDirectory(io: Io): string {
   return path.join(base, 'band');
 }
 
-/** scheme://host[:port] of an http(s) address, as URL normalises it: lower case, no default port. */
+/** The loopback addresses people use for a server on their own machine, one of them as often as the other. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+
+/**
+ * scheme://host[:port] of an http(s) address, as URL normalises it: lower case, no default port; a loopback
+ * address is `localhost`, so a login made at http://127.0.0.1:3000 is the one of http://localhost:3000.
+ */
 export function originOf(apiUrl: string): string {
   const url = URL.canParse(apiUrl) ? new URL(apiUrl) : undefined;
   if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw usageError(`the server address must be an http or https URL, not "${apiUrl}"`);
+  if (LOOPBACK_HOSTS.has(url.hostname)) url.hostname = 'localhost';
   return url.origin;
 }

@@ -3,6 +3,8 @@
 // (printable, styles, tables).
 import type {
   AcceptedInvitation,
+  AdminStorage,
+  AdminUser,
   AudioInfo,
   Comment,
   CommentCounts,
@@ -10,6 +12,7 @@ import type {
   CurrentToken,
   FileRecord,
   FileType,
+  IncompleteUploads,
   InvitationView,
   InviteResult,
   Me,
@@ -32,6 +35,7 @@ import type {
   User,
 } from '@bandcollab/sdk';
 import type { DownloadReport } from './bulk-download.js';
+import type { ProfileUser } from './settings.js';
 import type { UploadReport } from './bulk-upload.js';
 import { counted, formatBytes, formatTime, type Output } from './render.js';
 
@@ -226,6 +230,50 @@ function quotaLine(quota: StorageQuota): string {
   return `Quota: ${formatBytes(quota.usedBytes)} of ${formatBytes(quota.limitBytes)} used (${percent}%)`;
 }
 
+/** A site ADMIN's storage report: one row per user or project, most bytes first; then the largest files. */
+export function adminStorageView(out: Output, report: AdminStorage): string {
+  const sizes = { audio: (row: Usage) => formatBytes(row.breakdown.audio.size), stems: (row: Usage) => formatBytes(row.breakdown.stems.size), images: (row: Usage) => formatBytes(row.breakdown.images.size) };
+  const usageColumns = [
+    { header: 'TOTAL', value: (row: Usage) => formatBytes(row.totalSize) },
+    { header: 'FILES', value: (row: Usage) => String(row.fileCount) },
+    { header: 'AUDIO', value: sizes.audio },
+    { header: 'STEMS', value: sizes.stems },
+    { header: 'IMAGES', value: sizes.images },
+    { header: 'INCOMPLETE', value: (row: Usage) => incompleteLine(row.incompleteUploads) },
+  ];
+  const lines =
+    report.by === 'user'
+      ? [
+          out.table(report.users, [
+            { header: 'USER', value: (row) => (row.user.active ? row.user.email : `${row.user.email} (deactivated)`) },
+            ...usageColumns,
+            { header: 'QUOTA', value: (row) => (row.quota === null ? '-' : `${Math.floor((row.quota.usedBytes / row.quota.limitBytes) * 100)}% of ${formatBytes(row.quota.limitBytes)}`) },
+          ], 'No accounts'),
+        ]
+      : [out.table(report.projects, [{ header: 'PROJECT', value: (row) => row.project.name }, ...usageColumns, { header: 'ID', value: (row) => row.project.id }], 'No projects')];
+  if (report.largestFiles.length > 0) {
+    lines.push('', out.bold('Largest files'));
+    lines.push(
+      out.table(report.largestFiles, [
+        { header: 'SIZE', value: (file) => formatBytes(file.size) },
+        { header: 'NAME', value: (file) => file.name },
+        { header: 'TYPE', value: (file) => TYPE_LABELS[file.type] },
+        { header: 'PROJECT', value: (file) => file.project.name },
+        { header: 'UPLOADED BY', value: (file) => file.uploadedBy?.email ?? 'former member' },
+        { header: 'ID', value: (file) => file.id },
+      ]),
+    );
+  }
+  return lines.join('\n');
+}
+
+type Usage = { totalSize: number; fileCount: number; breakdown: StorageBreakdown; incompleteUploads: IncompleteUploads };
+
+/** "2 (1.5 MiB of 3.0 MiB)": incomplete resumable uploads, the bytes received of the bytes announced. */
+function incompleteLine(uploads: IncompleteUploads): string {
+  return uploads.count === 0 ? '-' : `${uploads.count} (${formatBytes(uploads.receivedBytes)} of ${formatBytes(uploads.lengthBytes)})`;
+}
+
 function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: number, fileCount: number): string {
   const rows = [
     { type: 'audio', ...breakdown.audio },
@@ -319,6 +367,16 @@ export function publishedView(file: FileRecord): string {
 /** publish found the file's content on the cut already (a re-run): that record stands for it. */
 export function alreadyPublishedView(localName: string, cut: { name: string }): string {
   return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
+}
+
+/** A file `band file upload` skips: its content is on the cut already. */
+export function alreadyOnCutView(localName: string, cut: { name: string }): string {
+  return `${localName} is already on cut ${cut.name} (the same content): skipped; --duplicate uploads it again`;
+}
+
+/** What Ctrl-C during an upload prints after "interrupted: ". */
+export function resumeHintView(): string {
+  return 'run the same command again to finish the upload (a large file resumes where it stopped)';
 }
 
 /** The summary line of a bulk upload. */
@@ -470,13 +528,14 @@ export function loggedOutView(wasLoggedIn: boolean, apiUrl: string): string {
 
 export function statusView(
   me: Me,
-  where: { apiUrl: string; profile: string; credentials: string },
+  where: { apiUrl: string; profile: string; credentials: string; servers: readonly StoredServer[] },
   token: { token: CurrentToken; projectNames: ReadonlyMap<string, string> } | null = null,
 ): string {
   const lines = [
     `Logged in to ${where.apiUrl} as ${me.name} <${me.email}>${me.role === 'ADMIN' ? ' (site admin)' : ''}`,
     `Profile:     ${where.profile}`,
     `Credentials: ${where.credentials}`,
+    ...where.servers.map((server, index) => `${index === 0 ? 'Servers:' : ''.padEnd(8)}     ${server.isDefault ? '*' : ' '} ${server.origin}  ${server.user.name} <${server.user.email}>`),
   ];
   if (token) {
     lines.push(
@@ -485,6 +544,24 @@ export function statusView(
     );
   }
   return lines.join('\n');
+}
+
+/** A server this profile is logged in to, for `band auth status`. */
+export interface StoredServer {
+  origin: string;
+  user: ProfileUser;
+  /** The one band uses without --api-url or BAND_API_URL. */
+  isDefault: boolean;
+}
+
+/** A login on another server than the default: the default stays. */
+export function defaultKeptView(defaultUrl: string, apiUrl: string): string {
+  return `band still uses ${defaultUrl} by default; to use ${apiUrl}: band auth use ${apiUrl}`;
+}
+
+/** What `band auth use` did. */
+export function usedServerView(apiUrl: string, user: ProfileUser | undefined): string {
+  return `band now uses ${apiUrl} by default (${user ? `logged in as ${user.name} <${user.email}>` : 'not logged in there yet: band auth login'})`;
 }
 
 // ---- personal access tokens
@@ -517,6 +594,25 @@ export function tokenTable(out: Output, tokens: readonly PersonalAccessToken[], 
     ],
     'No tokens: band token create <name> --expires 90d',
   );
+}
+
+// ---- site administration
+
+export function adminUserTable(out: Output, users: readonly AdminUser[]): string {
+  return out.table(users, [
+    { header: 'EMAIL', value: (u) => u.email },
+    { header: 'NAME', value: (u) => u.name },
+    { header: 'ROLE', value: (u) => u.role },
+    { header: 'STATUS', value: (u) => (u.active ? 'active' : 'deactivated') },
+    { header: 'LAST SIGN-IN', value: (u) => formatTime(u.lastSignInAt) },
+    { header: 'ID', value: (u) => u.id },
+  ]);
+}
+
+export function userActiveView(user: AdminUser): string {
+  return user.active
+    ? `${user.email} is active: it can sign in again`
+    : `${user.email} is deactivated: it cannot sign in, its sessions and tokens ended; its files stay`;
 }
 
 export function revokedTokenView(token: PersonalAccessToken): string {

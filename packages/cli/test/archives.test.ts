@@ -36,7 +36,7 @@ beforeAll(async () => {
   const uploaded = await ana.band(['file', 'upload', ...takes.map((_, i) => `take-${i}.wav`), ...where, '--cut', 'Take 3'], { cwd: work });
   expect(uploaded.exitCode).toBe(0);
   for (let i = 0; i < 2; i += 1) {
-    expect((await ana.band(['file', 'upload', 'dup.wav', '--name', 'Mix', ...where, '--cut', 'Take 3'], { cwd: work })).exitCode).toBe(0);
+    expect((await ana.band(['file', 'upload', 'dup.wav', '--name', 'Mix', '--duplicate', ...where, '--cut', 'Take 3'], { cwd: work })).exitCode).toBe(0);
   }
   cut = await apiGet<CutWithFiles>(server.url, `/api/cuts/${cut.id}`, token);
 });

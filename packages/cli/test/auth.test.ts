@@ -28,7 +28,7 @@ describe('band auth', () => {
       input: 'correct horse battery\n',
     });
     expect(registered.exitCode).toBe(0);
-    expect(registered.stderr).toMatch(/no OS keychain .*; storing credentials in .*credentials\/default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)/);
+    expect(registered.stderr).toMatch(/no OS keychain .*; storing credentials in .*credentials\/default@http%3A%2F%2Flocalhost%3A\d+\.json \(mode 0600\)/);
     expect(registered.stdout).toContain('as Ana <ana@example.com>');
 
     const file = credentialFile(ana, server.url);

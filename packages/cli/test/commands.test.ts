@@ -249,7 +249,7 @@ describe('band file and band storage', () => {
     await writeFile(local, wavBytes(2, 5_000));
     const where = ['--cut', 'Final', '--vibe', 'Mixes', '--project', 'Files'];
     const [named] = await json<FileRecord[]>(ana, ['file', 'upload', local, ...where]);
-    const [renamed] = await json<FileRecord[]>(ana, ['file', 'upload', local, ...where, '--name', 'Take two']);
+    const [renamed] = await json<FileRecord[]>(ana, ['file', 'upload', local, ...where, '--name', 'Take two', '--duplicate']);
     expect(named!.name).toBe('take.wav');
     const into = await mkdtemp(path.join(work, 'downloads-'));
     await ok(ana, ['file', 'download', named!.id, '-o', into]);
@@ -287,7 +287,7 @@ describe('band completion and help', () => {
     };
     expect(await complete('band', 'fi')).toEqual(['file']);
     expect(await complete('band', '--profile', 'x', 'file', 'up')).toEqual(['upload']);
-    expect(await complete('band', 'file', 'upload', '--sk')).toEqual(['--skip-existing']);
+    expect(await complete('band', 'file', 'upload', '--du')).toEqual(['--duplicate']);
     expect((await ok(ana, ['completion', 'zsh'])).stdout).toContain('compdef _band band');
     expect((await ok(ana, ['completion', 'fish'])).stdout).toContain("complete -c band -f -n 'test (__band_path) = \"file\"' -a 'upload list info download share unshare delete'");
     expect(plain(await ana.band(['completion', 'tcsh'])).exitCode).toBe(2);

@@ -43,7 +43,7 @@ describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session 
 
   it('stores the refresh token in the keychain (no file, no notice), uses it, and removes it at logout', async () => {
     const script = path.join(user.home, 'session.sh');
-    const readSecret = `node -e "import('@napi-rs/keyring').then(async (k) => console.log('SECRET=' + ((await new k.AsyncEntry('bandcollab', 'default@${server.url}').getPassword()) ?? 'none').slice(0, 16)))"`;
+    const readSecret = `node -e "import('@napi-rs/keyring').then(async (k) => console.log('SECRET=' + ((await new k.AsyncEntry('bandcollab', 'default@${server.url.replace('127.0.0.1', 'localhost')}').getPassword()) ?? 'none').slice(0, 16)))"`;
     await writeFile(
       script,
       [
@@ -51,8 +51,8 @@ describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session 
         'printf pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null',
         `printf 'correct horse battery\\n' | node ${BAND} auth register --email kim@example.com --name Kim --password-stdin`,
         `node ${BAND} auth status`,
-        // Another origin (the same server under another name) has no login: its keychain account is another.
-        `node ${BAND} --api-url ${server.url.replace('127.0.0.1', 'localhost')} project list || echo "OTHER_ORIGIN_EXIT=$?"`,
+        // Another profile on the same server has no login: its keychain account is another.
+        `node ${BAND} --profile other project list || echo "OTHER_ORIGIN_EXIT=$?"`,
         `node ${BAND} project create Keys --json >/dev/null`,
         `(cd ${cliDir} && ${readSecret})`,
         `node ${BAND} auth logout`,
@@ -80,7 +80,7 @@ describe.skipIf(!hasKeychain)('credentials in the OS keychain (dbus-run-session 
     });
     expect(result.exitCode).toBe(0);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default@http%3A%2F%2F127\.0\.0\.1%3A\d+\.json \(mode 0600\)$/m);
+    expect(result.stderr).toMatch(/^band: no OS keychain \(.+\); storing credentials in .*default@http%3A%2F%2Flocalhost%3A\d+\.json \(mode 0600\)$/m);
     expect((await stat(credentialFile(user, server.url))).mode & 0o777).toBe(0o600);
   });
 

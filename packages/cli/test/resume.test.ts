@@ -140,7 +140,8 @@ describe('--no-resume', () => {
     while (!(await waitUntilSaved())) await sleep(20);
 
     // band file upload, not publish: a publish of content already on the cut reuses it and sends nothing.
-    const onTheCut = ['--cut', 'Late', '--vibe', 'Live', '--project', 'Club'];
+    // --duplicate: the same content is already on the cut, and is wanted twice more here.
+    const onTheCut = ['--cut', 'Late', '--vibe', 'Live', '--project', 'Club', '--duplicate'];
     const fresh = await user.band(['file', 'upload', file, ...onTheCut, '--no-resume']);
     expect(fresh.exitCode, fresh.stderr).toBe(0);
     expect(fresh.stderr).not.toContain('resuming');

@@ -40,7 +40,8 @@ it('shows the quota, --json exactly as the API, and reports an upload over it wi
   expect(stats).toEqual(await apiGet<StorageStats>(server.url, '/api/files/storage', token));
   expect((await ana.band(['storage'])).stdout).toContain('Quota: 600.0 KiB of 1.0 MiB used (58%)');
 
-  const refused = await ana.band(['file', 'upload', local, '--cut', cut.id]);
+  // The same content again, on purpose: it no longer fits.
+  const refused = await ana.band(['file', 'upload', local, '--cut', cut.id, '--duplicate']);
   expect(refused.exitCode).toBe(1);
   expect(refused.stderr).toContain('quota of 1 MiB');
 });

@@ -1,3 +1,4 @@
+import { AdminResource } from './resources/admin.js';
 import { AuthResource } from './resources/auth.js';
 import { CommentsResource } from './resources/comments.js';
 import { CutsResource } from './resources/cuts.js';
@@ -37,6 +38,8 @@ export class BandClient {
   readonly reviews: ReviewsResource;
   /** Personal access tokens: create, list, delete (with a session). */
   readonly tokens: TokensResource;
+  /** Site administration (a site ADMIN only): storage by user or project, accounts and their deactivation. */
+  readonly admin: AdminResource;
   private readonly transport: Transport;
 
   constructor(options: BandClientOptions) {
@@ -52,6 +55,7 @@ export class BandClient {
     this.comments = new CommentsResource(this.transport);
     this.reviews = new ReviewsResource(this.transport);
     this.tokens = new TokensResource(this.transport);
+    this.admin = new AdminResource(this.transport);
   }
 
   get baseUrl(): string {

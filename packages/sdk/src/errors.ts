@@ -30,11 +30,21 @@ export class BandApiError extends Error {
 
 /** The request never got an answer: connection refused or reset, DNS failure, timeout. */
 export class BandNetworkError extends Error {
-  override readonly name = 'BandNetworkError';
+  override readonly name: string = 'BandNetworkError';
 
   constructor(message: string, options: { cause: unknown }) {
     super(message, options);
   }
+}
+
+/** The connection failed: refused, reset, closed before the answer, or the name did not resolve. */
+export class BandConnectionError extends BandNetworkError {
+  override readonly name: string = 'BandConnectionError';
+}
+
+/** No answer (or no next chunk of it) within the idle timeout (`timeoutMs`). */
+export class BandTimeoutError extends BandNetworkError {
+  override readonly name: string = 'BandTimeoutError';
 }
 
 /** A 401 of any kind: the caller must sign in (again). */
@@ -48,6 +58,14 @@ export function isAuthError(error: unknown): error is BandApiError {
  */
 export function isStorageFull(error: unknown): error is BandApiError {
   return error instanceof BandApiError && error.status === 507;
+}
+
+/**
+ * A 412 UNCHANGED: an upload with `ifChanged` whose bytes equal the latest version of its series; nothing was
+ * sent. `error.problem.fileId` is that latest version. A CI step reports "unchanged" and succeeds.
+ */
+export function isUnchanged(error: unknown): error is BandApiError & { problem: { fileId: string } } {
+  return error instanceof BandApiError && error.code === 'UNCHANGED';
 }
 
 /** An error the SDK raises itself, shaped like the server's answer to the same request: its code's status and that status's title. */

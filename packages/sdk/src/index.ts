@@ -1,6 +1,6 @@
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
-export { BandApiError, BandNetworkError, isAuthError, isStorageFull } from './errors.js';
+export { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
 export type { RequestOptions, Transport, TransportOptions } from './transport.js';
 export type { Tokens, TokenStore } from './session.js';
 export type { FileInput, Progress } from './multipart.js';
@@ -10,6 +10,7 @@ export type { ShareListTarget } from './resources/shares.js';
 export { FileResumeStore, RESUMABLE_MIN_BYTES, type ResumeStore } from './resumable.js';
 export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
 export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
+export { AdminResource, type AdminStorageOptions } from './resources/admin.js';
 export { AuthResource } from './resources/auth.js';
 export { ProjectsResource } from './resources/projects.js';
 export { InvitationsResource, invitationToken } from './resources/invitations.js';

@@ -114,7 +114,11 @@ function withoutStale(entries: Record<string, StoredEntry>): Record<string, Stor
 export const RESUMABLE_MIN_BYTES = 8 * 1024 * 1024;
 
 export interface ResumableUpload {
-  cutId: string;
+  cutId: string | undefined;
+  /** Any file of a series: the upload becomes its next version (Upload-Metadata versionOf). */
+  versionOf: string | undefined;
+  /** The file's sha256 (hex), sent as If-None-Match with versionOf: the latest version's makes the creation 412 UNCHANGED. */
+  ifNoneMatch: string | undefined;
   source: FileSource;
   filename: string;
   name: string | undefined;
@@ -154,7 +158,7 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
 export async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
   const { source, resumeStore } = upload;
   const total = source.size!;
-  const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, upload.cutId) : undefined;
+  const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, upload.versionOf ?? upload.cutId ?? '') : undefined;
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
   const patience = new LockPatience(options.signal);
@@ -309,12 +313,21 @@ function busy(error: unknown): error is BandApiError {
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {
-  const metadata = Object.entries({ cutId: upload.cutId, filename: upload.filename, name: upload.name })
+  const metadata = Object.entries({ cutId: upload.cutId, versionOf: upload.versionOf, filename: upload.filename, name: upload.name })
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => `${key} ${Buffer.from(value!).toString('base64')}`)
     .join(',');
   const response = await transport.send(
-    { method: ROUTES.tusCreate.method, path: ROUTES.tusCreate.path, headers: { ...TUS, 'upload-length': String(total), 'upload-metadata': metadata } },
+    {
+      method: ROUTES.tusCreate.method,
+      path: ROUTES.tusCreate.path,
+      headers: {
+        ...TUS,
+        'upload-length': String(total),
+        'upload-metadata': metadata,
+        ...(upload.ifNoneMatch === undefined ? {} : { 'if-none-match': `"${upload.ifNoneMatch}"` }),
+      },
+    },
     options,
   );
   await response.body.dump();

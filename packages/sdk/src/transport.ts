@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -5,7 +6,7 @@ import { type Dispatcher, request } from 'undici';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
 import { ROUTES } from './contract/routes.js';
-import { BandApiError, BandNetworkError } from './errors.js';
+import { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError } from './errors.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
 import type { Problem, RefreshRequest, TokenPair } from './types.js';
 
@@ -65,6 +66,11 @@ export interface RequestSpec {
   signal?: AbortSignal;
   timeoutMs?: number;
   retries?: number;
+  /**
+   * The request creates something (contract `takesIdempotencyKey`): it is sent with a generated
+   * `Idempotency-Key`, the same on every retry of the call, and so is retried like an idempotent request.
+   */
+  creates?: boolean;
 }
 
 export interface StreamedResponse {
@@ -189,6 +195,8 @@ export class Transport {
   /** Sends a request and hands back the successful response with its body unread. */
   async send(request: RequestSpec, options: RequestOptions = {}): Promise<StreamedResponse> {
     const spec = withRequestOptions(request, options);
+    // One key per call, kept across its retries (and its resend after a refresh): the server does the work once.
+    if (spec.creates) spec.headers = { ...spec.headers, 'idempotency-key': randomUUID() };
     const usesAuth = spec.auth !== false;
     let token = usesAuth ? await this.freshAccessToken() : undefined;
     let response = await this.sendWithRetries(spec, token);
@@ -204,13 +212,14 @@ export class Transport {
   }
 
   /**
-   * An idempotent call is sent again after a broken connection or a 429/502/503/504. Any other call only after a
-   * 429: the server refused it before doing anything (parallel CI jobs signing in from one address share its
-   * password checks), so sending it again cannot do its work twice.
+   * An idempotent call, or a create with its Idempotency-Key, is sent again after a broken connection or a
+   * 429/502/503/504; a create also after a 409 with Retry-After (its key's first request still running on the
+   * server, API §17). Any other call only after a 429: the server refused it before doing anything (parallel CI
+   * jobs signing in from one address share its password checks), so sending it again cannot do its work twice.
    */
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
     const retries = spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
-    const idempotent = IDEMPOTENT.has(spec.method);
+    const idempotent = IDEMPOTENT.has(spec.method) || spec.creates === true;
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
@@ -221,7 +230,8 @@ export class Transport {
         await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
         continue;
       }
-      const retried = idempotent ? RETRY_STATUSES.has(response.status) : response.status === 429;
+      const stillRunning = spec.creates === true && response.status === 409 && response.headers['retry-after'] !== undefined;
+      const retried = idempotent ? RETRY_STATUSES.has(response.status) || stillRunning : response.status === 429;
       if (attempt >= retries || !retried) return response;
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
@@ -300,13 +310,16 @@ function networkError(cause: unknown, spec: RequestSpec): BandNetworkError {
   const code = (cause as { code?: string }).code ?? '';
   const reason = cause instanceof Error ? cause.message : String(cause);
   if (spec.stream && RESET_CODES.has(code)) {
-    return new BandNetworkError(
+    return new BandConnectionError(
       `The connection was closed during the upload, before the server answered: it may have refused the file or be restarting (a file over its size limit, a full disk or your quota is refused this way); try again (${reason})`,
       { cause },
     );
   }
-  return new BandNetworkError(`${spec.method} ${spec.path} failed: ${reason}`, { cause });
+  if (TIMEOUT_CODES.has(code)) return new BandTimeoutError(`${spec.method} ${spec.path} timed out: ${reason}`, { cause });
+  return new BandConnectionError(`${spec.method} ${spec.path} failed: ${reason}`, { cause });
 }
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /**
  * The code an error answer without problem details (a proxy's page) is given: the generic code of its status

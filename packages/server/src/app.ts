@@ -8,6 +8,7 @@ import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
+import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
 import { AnalysisWorker } from './analysis/worker.js';
 import { AuthRoutes } from './auth/routes.js';
@@ -24,6 +25,7 @@ import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
 import { Logger } from './core/logger.js';
 import { UrlRedactor } from './core/redact.js';
 import { declaredRoutes, routeExactly } from './core/routing.js';
+import { Idempotency } from './core/idempotency.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
 import { CommentsRoutes } from './comments/routes.js';
@@ -37,6 +39,7 @@ import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
 import { FileTypes } from './core/file-types.js';
+import { FeedbackRoutes } from './shares/feedback-routes.js';
 import { SharesRoutes } from './shares/routes.js';
 import { StorageRoutes } from './storage/routes.js';
 import { TokensRoutes } from './tokens/routes.js';
@@ -87,7 +90,9 @@ const FEATURES: InjectionToken<Feature>[] = [
   TokensRoutes,
   UploadsRoutes,
   SharesRoutes,
+  FeedbackRoutes,
   EventsRoutes,
+  AdminRoutes,
 ];
 
 /** The composition root: builds every piece once and wires them together. */
@@ -223,14 +228,14 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
       cors({
         origin: config.corsOrigins,
         credentials: true,
-        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', ...TUS_REQUEST_HEADERS],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', ...TUS_RESPONSE_HEADERS],
+        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', 'idempotency-key', ...TUS_REQUEST_HEADERS],
+        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', 'idempotent-replayed', ...TUS_RESPONSE_HEADERS],
       }),
     );
   }
 
   const features = FEATURES.map((token) => container.resolve(token));
-  const routes = new Routes(app, container.resolve(AuthGuard));
+  const routes = new Routes(app, container.resolve(AuthGuard), container.resolve(Idempotency));
   for (const feature of features) feature.register(routes);
   routeExactly(app);
   // Used by the handlers above, which run only once the server is built (requests wait for that).

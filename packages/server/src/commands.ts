@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { readdir } from 'node:fs/promises';
 import { AccountsRepository } from './accounts/repository.js';
+import { AdminRepository } from './admin/repository.js';
+import { AdminService, toAdminUser } from './admin/service.js';
 import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
@@ -42,6 +44,11 @@ database, and never stop it):
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
                                     empty database (DATABASE_URL) with no stored files, then start the
                                     server on it. Refuses anything else, and a backup that fails its checks
+  users list                        list the accounts: email, role, active or deactivated, last sign-in
+  users deactivate <email>          deactivate an account: it cannot sign in, its sessions and personal
+                                    access tokens end at once (the count is printed), its files stay;
+                                    safe beside a running server
+  users activate <email>            let a deactivated account sign in again
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
@@ -67,6 +74,10 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
     return backupOrRestore(config, command, rest[0]!);
+  }
+  if (command === 'users' && rest.length === 1 && rest[0] === 'list') return listUsers(config);
+  if (command === 'users' && rest.length === 2 && (rest[0] === 'deactivate' || rest[0] === 'activate')) {
+    return setUserActive(config, rest[1]!, rest[0] === 'activate');
   }
   if (command === 'reset-password' && rest.length === 1) {
     return resetPassword(config, rest[0]!);
@@ -121,6 +132,48 @@ async function resetPassword(config: Config, email: string): Promise<number> {
     process.stderr.write(
       `One-time password for ${email.trim().toLowerCase()} (shown only now); it must be changed at the next sign-in. ` +
         `Its sessions ended, and ${revokedTokens} personal access token(s) were revoked\n`,
+    );
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/** One account a line, tab-separated: email, role, active|deactivated, last sign-in (or -), name. Exit code 0. */
+async function listUsers(config: Config): Promise<number> {
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    for (const user of (await new AdminRepository(database.sql).accounts()).map(toAdminUser)) {
+      process.stdout.write(`${user.email}\t${user.role}\t${user.active ? 'active' : 'deactivated'}\t${user.lastSignInAt ?? '-'}\t${user.name}\n`);
+    }
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * Deactivates an account (its sessions and personal access tokens end in the same transaction; running servers
+ * hear of it through PostgreSQL's notices and close its WebSockets) or activates it again. Exit codes: 0 done,
+ * 1 no such user.
+ */
+async function setUserActive(config: Config, email: string, active: boolean): Promise<number> {
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const repository = new AdminRepository(database.sql);
+    const admin = new AdminService(database.sql, repository, new SessionsRepository(database.sql), new TokensRepository(database.sql), null, {
+      quotaBytes: config.userQuotaBytes,
+    });
+    const userId = await repository.findIdByEmail(email.trim().toLowerCase());
+    const changed = userId === null ? null : await admin.setActiveUnchecked(userId, active);
+    if (changed === null) {
+      process.stderr.write(`No user with email ${email}\n`);
+      return 1;
+    }
+    process.stdout.write(
+      active
+        ? `${changed.user.email} is active: it can sign in again\n`
+        : `${changed.user.email} is deactivated: its sessions ended, and ${changed.revokedTokens} personal access token(s) were revoked; its files stay\n`,
     );
     return 0;
   } finally {

@@ -4,6 +4,9 @@ import { runCommand } from './commands.js';
 import { ConfigError, loadConfig } from './core/config.js';
 import { keepRunningWithoutOutput } from './core/logger.js';
 
+/** The server band talks to when nothing else is named (packages/cli's DEFAULT_API_URL). */
+const BAND_DEFAULT_API_URL = 'http://localhost:3000';
+
 async function main(): Promise<void> {
   keepRunningWithoutOutput();
   let config;
@@ -32,7 +35,7 @@ async function main(): Promise<void> {
     },
   });
   const server = running;
-  process.stdout.write(`listening on ${server.url}\n`);
+  process.stdout.write(`${readyLine(server.url, server.config.publicUrl)}\n`);
 
   let signals = 0;
   const shutdown = (signal: string) => {
@@ -53,6 +56,16 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * Where the server listens, and the address band should use: the public URL (by default
+ * http://localhost:<PORT>, which band and its stored logins treat as 127.0.0.1), without --api-url when it is
+ * band's own default.
+ */
+function readyLine(url: string, publicUrl: string): string {
+  const login = publicUrl === BAND_DEFAULT_API_URL ? 'band auth login' : `band auth login --api-url ${publicUrl}`;
+  return `listening on ${url} (band: ${login})`;
 }
 
 main().catch((error: unknown) => {

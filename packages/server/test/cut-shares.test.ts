@@ -180,10 +180,12 @@ describe('cut share links', () => {
     expect(response.status).toBe(200);
     const [toneItem, brokenItem] = response.text.split('<li>').slice(1);
     expect(toneItem).toMatch(/<p class="meta">0:05 · PCM, 8 kHz, 16-bit, mono · -\d+\.\d LUFS/);
-    expect(toneItem).toMatch(new RegExp(`<svg class="waveform" data-duration="5" [^>]*>.*</svg><audio controls preload="metadata" src="/api/share/${token}/files/${tone.id}"></audio>`));
+    expect(toneItem).toMatch(
+      new RegExp(`<div class="wave" data-duration-ms="5000"><svg class="waveform" [^>]*>.*</svg><div class="playhead"></div></div><audio controls preload="metadata" src="/api/share/${token}/files/${tone.id}"></audio>`),
+    );
     expect(brokenItem).not.toMatch(/<svg|class="meta">\d/);
     expect(brokenItem).toContain(`<audio controls preload="metadata" src="/api/share/${token}/files/${broken.id}"></audio>`);
-    expect(response.text.match(/<script>/g)).toHaveLength(1);
+    expect(response.text.match(/<script src="\/share-assets\/share-page\.js" defer><\/script>/g)).toHaveLength(1);
   });
 
   it('stop working when revoked, expired, or when the cut is deleted: 404 like an unknown token', async () => {

@@ -51,6 +51,8 @@ describe('cuts', () => {
         analysis: 'pending',
         audio: null,
         stems: null,
+        series: { id: stored.id, version: 1, latest: true, count: 1 },
+        review: { approved: 0, changesRequested: 0, openComments: 0 },
       },
     ]);
     const renamed = await expectStatus(api.request('PUT', `/api/cuts/${seeded.cutId}`, { token: owner.accessToken, json: { name: 'Final' } }), 200);

@@ -69,6 +69,8 @@ describe('upload', () => {
       analysis: rule.type === 'IMAGE' ? 'unsupported' : 'pending',
       audio: null,
       stems: null,
+      series: { id: file.id, version: 1, latest: true, count: 1 },
+      review: { approved: 0, changesRequested: 0, openComments: 0 },
     });
     expect(response.headers.get('location')).toBe(`/api/files/${file.id}`);
     expect(await readFile(path.join(server.dataDir, 'files', `${file.id}.${extension}`))).toEqual(bytes);

@@ -129,6 +129,15 @@ describe('browser sign-in', () => {
     expect(meAgain.body.id).toBe(me.body.id);
   });
 
+  it('lands a deactivated account with account_deactivated, and sets nothing', async () => {
+    const { subject } = providerAccount();
+    const me = await api.request('GET', '/api/auth/me', { token: cookieValue((await signIn(subject)).headers, 'access_token') });
+    await server.sql`update users set deactivated_at = now() where id = ${me.body.id}`;
+    const { location, headers } = await signIn(subject);
+    expect(location).toBe(`${TEST_APP_URL}/?authError=account_deactivated`);
+    expectNoAuthCookies(headers);
+  });
+
   it('fails password login for an account created through the provider like a wrong password', async () => {
     const { subject, email } = providerAccount();
     await signIn(subject);

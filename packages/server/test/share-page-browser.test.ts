@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
@@ -202,6 +202,75 @@ it.skipIf(!hasChromium)('seeks the player of the waveform clicked on a shared cu
     await wave.click({ position: { x: box.width * 0.5, y: box.height / 2 } });
     expect(await seeked).toBeCloseTo(10, 0);
     expect(await page.locator('audio').first().evaluate((audio: HTMLAudioElement) => audio.currentTime)).toBe(0);
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+  }
+});
+
+it.skipIf(!hasChromium)('a feedback link: markers on the waveform seek and show their comment, a comment at the playhead appears, hostile names and bodies stay text', async () => {
+  const file = (await upload(api, owner.token, owner.cutId, 'mix.wav', toneWav(20), 'Final mix')).body;
+  while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token, json: { allowComments: true } })).body;
+  const hostile = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', '\u001b[31m'];
+  await api.request('POST', `/api/files/${file.id}/comments`, { token: owner.token, json: { body: 'Snare drops out here', atMs: 5000 } });
+  await api.request('POST', `/api/share/${token}/comments`, { json: { name: hostile[0], body: `${hostile[1]} bass swells`, atMs: 12_000, endMs: 15_000 } });
+  // A control character is refused in a body, and kept as text in a name only as far as the contract allows it.
+  expect((await api.request('POST', `/api/share/${token}/comments`, { json: { name: 'Lee', body: hostile[2] } })).status).toBe(400);
+  const { page, requests, errors } = await open(`/share/${token}`);
+  const dialogs: string[] = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  try {
+    await page.waitForFunction(() => document.querySelectorAll('.marker').length === 2);
+    // Every comment is listed under the player without a click, as text.
+    expect(await page.locator('.comments > .comment .author').allTextContents()).toEqual([expect.any(String), hostile[0]]);
+    expect(await page.locator('.comments > .comment .body').nth(1).textContent()).toBe(`${hostile[1]} bass swells`);
+    expect(await page.locator('img').count()).toBe(0);
+
+    const muted = await page.locator('audio').evaluate((audio: HTMLAudioElement) => {
+      audio.muted = true;
+      return audio.play().then(() => true);
+    });
+    expect(muted).toBe(true);
+    const seeked = page.locator('audio').evaluate(
+      (audio: HTMLAudioElement) => new Promise<number>((resolve) => audio.addEventListener('seeked', () => resolve(audio.currentTime), { once: true })),
+    );
+    await page.locator('.marker').nth(1).click();
+    expect(await seeked).toBeCloseTo(12, 0);
+    expect(await page.locator('.marker-note').isVisible()).toBe(true);
+    expect(await page.locator('.marker-note .body').textContent()).toBe(`${hostile[1]} bass swells`);
+    await page.locator('audio').evaluate((audio: HTMLAudioElement) => audio.pause());
+
+    // Comment at the playhead.
+    await page.locator('audio').evaluate(
+      (audio: HTMLAudioElement) =>
+        new Promise<void>((resolve) => {
+          audio.addEventListener('seeked', () => resolve(), { once: true });
+          audio.currentTime = 8;
+        }),
+    );
+    expect(await page.locator('input[name=at]').inputValue()).toBe('0:08.0');
+    await page.locator('input[name=name]').fill(hostile[1]!);
+    await page.locator('textarea[name=body]').fill(`${hostile[0]} lift the vocal here`);
+    await page.getByRole('button', { name: 'Add comment' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('.marker').length === 3);
+    expect(await page.locator('.comments > .comment .author').allTextContents()).toEqual([expect.any(String), hostile[1], hostile[0]]);
+    expect(await page.locator('.comments > .comment .body').nth(1).textContent()).toBe(`${hostile[0]} lift the vocal here`);
+    expect(await page.locator('.comments > .comment .time').nth(1).textContent()).toBe('0:08.0');
+    const stored = (await api.request('GET', `/api/share/${token}/comments`)).body.comments;
+    expect(stored.map((comment: { atMs: number }) => comment.atMs)).toEqual([5000, 8000, 12_000]);
+    expect(await page.locator('img, .comments script').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+
+    const shots = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-feedback-'));
+    const shot = path.join(shots, 'feedback-page.png');
+    await page.setViewportSize({ width: 900, height: 1200 });
+    await page.screenshot({ path: shot, fullPage: true });
+    await copyFile(shot, '/tmp/feedback-page.png');
+    expect(requests.every((url) => url.startsWith(server.url))).toBe(true);
     expect(errors).toEqual([]);
   } finally {
     await page.close();

@@ -108,6 +108,9 @@ describe('the public endpoint', () => {
         createdAt: file.createdAt,
         expiresAt: null,
         downloadUrl: `${PUBLIC_URL}/api/share/${link.token}?download=1`,
+        version: 1,
+        follow: 'this',
+        allowComments: false,
       });
     }
   });

@@ -53,7 +53,7 @@ describe('pnpm start', () => {
     expect(await exited).toBe(0);
     // pnpm announces the script it runs ("> bandcollab@ start …"); every other line is the server's.
     const lines = stdout.split('\n').filter((line) => line !== '' && !line.startsWith('> '));
-    for (const line of lines) expect(line, stdout).toMatch(/^(\{.*\}|listening on http:\/\/\S+|SIGTERM received, .*)$/);
+    for (const line of lines) expect(line, stdout).toMatch(/^(\{.*\}|listening on http:\/\/\S+ \(band: band auth login.*\)|SIGTERM received, .*)$/);
     expect(stdout).not.toMatch(/tsup|Build success|ESM/);
   }, 180_000);
 });

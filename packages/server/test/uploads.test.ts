@@ -271,7 +271,9 @@ describe('protocol', () => {
     first.write(bytes.subarray(100));
     await until(async () => answer.endsWith('}'));
     first.destroy();
-    expect(answer).toMatch(/^HTTP\/1\.1 503[\s\S]*lock was lost/);
+    // 503 either way: "lock was lost" when the fence sees it, or the database-unreachable answer when the killed
+    // connection's error reaches the PATCH first; what matters is that nothing was saved.
+    expect(answer).toMatch(/^HTTP\/1\.1 503[\s\S]*"code":"UNAVAILABLE"/);
     expect(await offsetOf(url)).toBe(0);
     const again = await patch(owner.token, url, 0, bytes);
     expect(again.status).toBe(204);
@@ -392,7 +394,7 @@ describe('the rules a multipart upload has', () => {
       token: owner.token,
       headers: { ...TUS, 'upload-length': '100', 'upload-metadata': metadata({ filename: 'a.wav' }) },
     });
-    expect(noCut.body.errors).toEqual([{ field: 'cutId', message: 'must be a UUID' }]);
+    expect(noCut.body.errors).toEqual([{ field: 'cutId', message: 'is required (or versionOf)' }]);
   });
 
   it('refuses a bidirectional control in the display name as in every name', async () => {

@@ -71,8 +71,8 @@ export function register(cut: Command, factory: Factory): void {
     )
       .addHelpText(
         'after',
-        '\nThe audio entries of the cut\'s STEM ZIPs must share one sample rate, one bit depth and one length (within 10 ms),\n' +
-          'and every audio file must be analysable; otherwise band says what is off and exits 7.\n' +
+        '\nThe cut\'s audio files and the audio entries of its STEM ZIPs must share one sample rate, one bit depth and one\n' +
+          'length (within 10 ms), and every audio file must be analysable; otherwise band says what is off and exits 7.\n' +
           'With --json: {cutId, consistent, problems, audio}.',
       )
       .action(

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { downloadFiles, localName } from '../bulk-download.js';
 import { uploadFiles } from '../bulk-upload.js';
 import { type Context, commandRunner } from '../context.js';
@@ -29,28 +29,31 @@ export function register(file: Command, factory: Factory): void {
     withWhere(file.command('upload').description('upload files (paths or globs) to a cut, several at a time'), true)
       .argument('<paths...>', 'files or glob patterns ("takes/**/*.wav")')
       .option('-j, --jobs <n>', 'how many files to upload at the same time', positiveInteger, 4)
-      .option('--skip-existing', 'skip files whose content (sha256) is already on the cut')
+      .option('--duplicate', 'upload files whose content (sha256) is already on the cut anyway (by default they are skipped)')
+      // Skipping is the default now; scripts written for the earlier band still pass the flag.
+      .addOption(new Option('--skip-existing').hideHelp())
       .option('--name <name>', 'display name (one file only; default: the file name)')
       .option('--no-resume', 'send every file from its first byte, even one an interrupted run left unfinished')
       .action(
-        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; skipExisting?: boolean; name?: string; resume: boolean }) => {
+        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; duplicate?: boolean; name?: string; resume: boolean }) => {
           const files = await expand(patterns, ctx.io.cwd);
           if (options.name !== undefined && files.length > 1) throw usageError('--name needs exactly one file');
           const client = await ctx.signedIn();
           const cut = await resolveCut(client, options);
-          const report = await uploadFiles(ctx, cut.id, cut.files, files, {
+          const report = await uploadFiles(ctx, cut, files, {
             jobs: options.jobs,
-            skipExisting: Boolean(options.skipExisting),
+            duplicate: Boolean(options.duplicate),
             name: options.name,
             resume: options.resume,
           });
-          const failures = report.failures.map(({ file, error }) => ({ label: file.path, error }));
+          const failures = report.failures.map(({ file, error }) => ({ label: path.relative(ctx.io.cwd, file.path) || file.path, error }));
           reportTransfers(ctx, files.length, report.records, failures, uploadSummaryView(files.length, report));
         }),
       ),
     'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo',
     'band file upload "takes/*.wav" stems.zip --cut 3f1e0c4a-6b2d-4f8e-a1c3-5d7e9f0a2b4c --jobs 8',
-    'band file upload "takes/*.wav" --cut Final --project Demo --skip-existing   # re-run: only what is missing',
+    'band file upload "takes/*.wav" --cut Final --project Demo   # re-run: only what is missing is sent',
+    'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo --duplicate   # the same content twice, on purpose',
     'band file upload stems.zip --cut Final --vibe Mixes --project Demo   # interrupted? run it again: it resumes',
   );
 
@@ -175,7 +178,11 @@ function reportTransfers(
   failures: { label: string; error: CliError }[],
   summary: string,
 ): void {
-  for (const failure of failures) ctx.out.error(`${failure.label}: ${failure.error.message}`, failure.error.requestId);
+  for (const { label, error } of failures) {
+    // The SDK names the file in some messages ("notes.txt: accepted types are …"): the path is said once.
+    const named = `${path.basename(label)}: `;
+    ctx.out.error(`${label}: ${error.message.startsWith(named) ? error.message.slice(named.length) : error.message}`, error.requestId);
+  }
   if (ctx.out.json) ctx.out.record(records, () => '');
   ctx.out.info(summary);
   const failed = failures.length;

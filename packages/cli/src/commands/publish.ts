@@ -62,7 +62,7 @@ export function register(publish: Command, factory: Factory): void {
           const sha256 = await sha256Of(local.path);
           const present = cut.files.find((record) => record.sha256 === sha256);
           if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
-          let file = present ?? (await uploadOne(ctx, cut.id, local, options.resume));
+          let file = present ?? (await uploadOne(ctx, cut, local, options.resume));
           if (gated) {
             file = await analysedFile(client, file);
             const problems = masteringProblems(file, options);
@@ -83,8 +83,9 @@ export function register(publish: Command, factory: Factory): void {
   );
 }
 
-async function uploadOne(ctx: Context, cutId: string, file: LocalFile, resume: boolean): Promise<FileRecord> {
-  const report = await uploadFiles(ctx, cutId, [], [file], { jobs: 1, skipExisting: false, resume });
+async function uploadOne(ctx: Context, cut: CutWithFiles, file: LocalFile, resume: boolean): Promise<FileRecord> {
+  // publish has looked for the same content on the cut itself, and says so in its own words.
+  const report = await uploadFiles(ctx, cut, [file], { jobs: 1, duplicate: true, resume });
   const failure = report.failures[0];
   if (failure) throw failure.error;
   return report.records[0]!;

@@ -131,7 +131,10 @@ class Capture extends Writable {
 
 /** The file holding a user's login on a server when there is no keychain: one per profile and server origin. */
 export function credentialFile(user: CliUser, apiUrl: string, profile = 'default'): string {
-  return path.join(user.home, '.config/band/credentials', `${profile}@${encodeURIComponent(new URL(apiUrl).origin)}.json`);
+  const url = new URL(apiUrl);
+  // band keeps a loopback server's login under localhost.
+  if (url.hostname === '127.0.0.1') url.hostname = 'localhost';
+  return path.join(user.home, '.config/band/credentials', `${profile}@${encodeURIComponent(url.origin)}.json`);
 }
 
 /** Registers through the CLI itself and leaves the user logged in. */

@@ -93,6 +93,7 @@ const pageQuery = {
 const versionsQuery = z.enum(['this', 'series'], { error: 'must be this or series' });
 
 export const fileCommentsQuery = z.object({ ...pageQuery, versions: versionsQuery.default('series') });
+export const sharedCommentsQuery = z.object(pageQuery);
 export const inboxCommentsQuery = z.object({ ...pageQuery, mentions: z.literal('me', { error: 'must be me' }).optional() });
 
 export const MARKER_FORMATS = ['midi', 'rpp', 'wav', 'audacity', 'csv', 'json'] as const;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { comment, commentPage, review, reviewList, withdrawnReview } from './comments.js';
+import { comment, commentPage, review, reviewList, reviewSummary, withdrawnReview } from './comments.js';
 import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
@@ -25,6 +25,7 @@ export const problem = z
     code: errorCode,
     requestId: z.string(),
     errors: z.array(fieldError).optional().meta({ description: 'Only for VALIDATION_FAILED' }),
+    fileId: id.optional().meta({ description: 'Only for UNCHANGED: the latest version of the series, whose sha256 the upload matched' }),
   })
   .meta({ description: 'RFC 9457 problem details; every error response.' });
 
@@ -169,6 +170,15 @@ export const waveform = z
   })
   .meta({ description: 'The waveform in the waveform-data format version 2 (peaks.js, wavesurfer.js)' });
 
+export const fileSeries = z
+  .object({
+    id: id.meta({ description: "The series id: its first version's file id, kept after that version is deleted" }),
+    version: count.meta({ description: '1…n; a number is never given twice, also after a version is deleted' }),
+    latest: z.boolean().meta({ description: 'The highest remaining version' }),
+    count: count.meta({ description: 'The versions that remain' }),
+  })
+  .meta({ description: 'The versions of one mix (§14): an upload with versionOf becomes the next version; any other starts a series' });
+
 export const fileRecord = z.object({
   id,
   cutId: id,
@@ -183,7 +193,21 @@ export const fileRecord = z.object({
   analysis: analysisStatus,
   audio: audioInfo.nullable().meta({ description: 'A CUT once analysed; null otherwise' }),
   stems: stems.nullable().meta({ description: 'A STEM ZIP once analysed; null otherwise' }),
+  series: fileSeries,
+  review: reviewSummary.meta({ description: "This version's reviews (they do not carry over to the next version) and the open top-level comments of the whole series" }),
 });
+
+/** `GET /api/files/:id/versions`: every remaining version of a file's series, oldest first. */
+export const fileVersions = z.object({
+  seriesId: id.meta({ description: "The series id: its first version's file id, kept after that version is deleted" }),
+  versions: z.array(fileRecord).meta({ description: 'Oldest (lowest version) first' }),
+});
+
+/** `DELETE /api/files/:id?series=all`: how many versions went. */
+export const deletedSeries = z.object({ seriesId: id, deleted: count.meta({ description: 'The versions deleted' }) });
+
+/** `DELETE /api/files/:id`: the version (`{id, deleted: true}`), or with `?series=all` the series. */
+export const deleteFileResult = z.union([deleted, deletedSeries]).meta({ description: '{id, deleted: true} for one version; {seriesId, deleted: <versions>} with ?series=all' });
 
 export const vibe = z.object({
   id,
@@ -219,6 +243,9 @@ export const sharedFile = z.object({
   createdAt: timestamp,
   expiresAt: timestamp.nullable(),
   downloadUrl: z.string(),
+  version: count.meta({ description: 'The version served: for a link that follows the series, its newest at this access' }),
+  follow: z.enum(['this', 'latest']),
+  allowComments: z.boolean().meta({ description: 'A feedback link: GET and POST /api/share/{token}/comments' }),
 });
 
 /** A file of a shared cut, as the link shows it (no uploader, no project ids). */
@@ -268,6 +295,47 @@ export const storageStats = z.object({
   site: siteStorage.optional().meta({ description: 'Only for site ADMINs: totals over all users' }),
 });
 
+// ---- site administration: storage per user or project, accounts (site ADMIN only)
+
+export const incompleteUploads = z
+  .object({ count, receivedBytes: count, lengthBytes: count.meta({ description: 'The length the uploads declared, which the quota holds for them' }) })
+  .meta({ description: 'Resumable uploads started and not completed (nor expired)' });
+export const adminUser = user.extend({
+  active: z.boolean().meta({ description: 'false: deactivated; cannot sign in, its files stay' }),
+  createdAt: timestamp,
+  deactivatedAt: timestamp.nullable(),
+  lastSignInAt: timestamp.nullable().meta({ description: 'When its newest session started' }),
+});
+export const userStorage = z.object({
+  user: adminUser,
+  totalSize: count,
+  fileCount: count,
+  breakdown: storageBreakdown,
+  quota: storageQuota.nullable().meta({ description: 'USER_QUOTA_MB and the bytes the user\'s files and images hold; null without a quota' }),
+  incompleteUploads,
+});
+export const projectStorage = z.object({
+  project: z.object({ id, name: z.string() }),
+  totalSize: count,
+  fileCount: count,
+  breakdown: storageBreakdown.meta({ description: 'Files of every member, the cover and the vibe images' }),
+  incompleteUploads,
+});
+export const largestFile = z.object({
+  id,
+  name: z.string(),
+  type: fileType,
+  size: count,
+  project: z.object({ id, name: z.string() }),
+  uploadedBy: z.object({ id, email: z.string() }).nullable().meta({ description: 'null: the account was deleted' }),
+  createdAt: timestamp,
+});
+const largestFiles = z.array(largestFile).meta({ description: 'The `top` largest files of the site, largest first; empty without `top`' });
+export const adminStorage = z.discriminatedUnion('by', [
+  z.object({ by: z.literal('user'), users: z.array(userStorage).meta({ description: 'Every account, most bytes first' }), largestFiles }),
+  z.object({ by: z.literal('project'), projects: z.array(projectStorage).meta({ description: 'Every project, most bytes first' }), largestFiles }),
+]);
+
 // ---- operations (§9)
 
 export const health = z.object({ status: z.literal('ok'), db: z.literal('ok'), version: z.string() });
@@ -306,6 +374,9 @@ export type ReorderVibesResult = z.output<typeof reorderVibesResult>;
 export type Uploader = z.output<typeof uploader>;
 /** The API's `File` record (named FileRecord so it does not shadow the global File). */
 export type FileRecord = z.output<typeof fileRecord>;
+export type FileSeries = z.output<typeof fileSeries>;
+export type FileVersions = z.output<typeof fileVersions>;
+export type DeletedSeries = z.output<typeof deletedSeries>;
 export type ShareLink = z.output<typeof shareLink>;
 export type RevokeSharesResult = z.output<typeof revokeSharesResult>;
 export type SharedFile = z.output<typeof sharedFile>;
@@ -318,6 +389,12 @@ export type StorageBreakdown = z.output<typeof storageBreakdown>;
 export type SiteStorage = z.output<typeof siteStorage>;
 export type StorageQuota = z.output<typeof storageQuota>;
 export type StorageStats = z.output<typeof storageStats>;
+export type IncompleteUploads = z.output<typeof incompleteUploads>;
+export type AdminUser = z.output<typeof adminUser>;
+export type UserStorage = z.output<typeof userStorage>;
+export type ProjectStorage = z.output<typeof projectStorage>;
+export type LargestFile = z.output<typeof largestFile>;
+export type AdminStorage = z.output<typeof adminStorage>;
 export type Health = z.output<typeof health>;
 export type AnalysisStatus = z.output<typeof analysisStatus>;
 export type AudioCodec = z.output<typeof audioCodec>;
@@ -406,6 +483,10 @@ export const RECORD_SCHEMAS = {
   WithdrawnReview: withdrawnReview,
   ReorderVibesResult: reorderVibesResult,
   File: fileRecord,
+  FileSeries: fileSeries,
+  FileVersions: fileVersions,
+  DeletedSeries: deletedSeries,
+  DeleteFileResult: deleteFileResult,
   ShareLink: shareLink,
   RevokeSharesResult: revokeSharesResult,
   SharedFile: sharedFile,
@@ -417,6 +498,12 @@ export const RECORD_SCHEMAS = {
   StorageBreakdown: storageBreakdown,
   StorageQuota: storageQuota,
   StorageStats: storageStats,
+  IncompleteUploads: incompleteUploads,
+  AdminUser: adminUser,
+  UserStorage: userStorage,
+  ProjectStorage: projectStorage,
+  LargestFile: largestFile,
+  AdminStorage: adminStorage,
   ProjectEvent: projectEvent,
   HelloMessage: helloMessage,
   Health: health,

@@ -126,15 +126,37 @@ export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
 // ---- files and shares (§6)
 
 /** The text fields of a multipart upload. */
-export const uploadFields = z.object({
-  cutId: uuidSchema,
-  name: nameSchema.optional().meta({ description: 'Display name; default the file name without path' }),
-});
+const uploadFieldsShape = {
+  cutId: uuidSchema.optional().meta({ description: "The cut; may be left out with versionOf (given, it must be the series' cut)" }),
+  versionOf: uuidSchema.optional().meta({
+    description: 'Any file of a series: the upload becomes its next version (same cut, same type; else 400 naming versionOf). Send it before the file part.',
+  }),
+  name: nameSchema.optional().meta({ description: "Display name; default the latest version's (with versionOf), else the file name without path" }),
+};
+
+/** An upload names its cut, or the series it is the next version of. */
+const cutOrSeries = (value: { cutId?: string; versionOf?: string }, ctx: z.RefinementCtx) => {
+  if (value.cutId === undefined && value.versionOf === undefined) ctx.addIssue({ code: 'custom', path: ['cutId'], message: 'is required (or versionOf)' });
+};
+
+export const uploadFields = z.object(uploadFieldsShape).superRefine(cutOrSeries);
 
 /** The `Upload-Metadata` of a resumable upload's creation (tus): the multipart fields, and the file's name. */
-export const resumableUploadMetadata = uploadFields.extend({
-  filename: fileNameSchema,
+export const resumableUploadMetadata = z.object({ ...uploadFieldsShape, filename: fileNameSchema }).superRefine(cutOrSeries);
+
+/** `?versionOf=` on POST /api/files/upload: the same as the multipart field, for clients that send it in the URL. */
+export const uploadQuery = z.object({ versionOf: uploadFieldsShape.versionOf });
+
+/** `DELETE /api/files/:id?series=all`: the whole series instead of one version. */
+export const deleteFileQuery = z.object({ series: z.literal('all', { error: 'must be all' }).optional() });
+
+/** `?latest=true` on a cut and the project detail: only the latest version of each series. */
+export const latestFilesQuery = z.object({
+  latest: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().transform((value) => value === 'true'),
 });
+
+/** `GET /api/cuts/:id/archive?versions=all`: every version, each named `<name> (v<N>).<ext>`; default the latest of each series. */
+export const archiveQuery = z.object({ versions: z.enum(['latest', 'all'], { error: 'must be latest or all' }).default('latest') });
 
 /** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
 export const stemEntriesQuery = z.object({
@@ -156,6 +178,14 @@ export const shareRequest = z.object({
     .nullable()
     .optional()
     .meta({ description: 'Seconds; absent or null: the link does not expire' }),
+  follow: z
+    .enum(['this', 'latest'], { error: 'must be this or latest' })
+    .optional()
+    .meta({ description: 'A file link only: "this" (default) serves this version; "latest" the newest version of its series at each access' }),
+  allowComments: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({ description: 'A file link only: a feedback link, where whoever holds it may comment without an account' }),
 });
 
 // ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams
@@ -175,11 +205,23 @@ export const createVibeForm = createVibeRequest.extend({ image: imagePart });
 export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
 export const avatarForm = z.object({ image: imagePart.unwrap() });
 /** The file part is last: when cutId precedes it, access is checked before any byte is stored. */
-export const uploadForm = uploadFields.extend({
+export const uploadForm = z.object({
+  ...uploadFieldsShape,
   file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
 });
 
+// ---- site administration
+
+/** `GET /api/admin/storage`: one row per user or per project, and the `top` largest files. */
+export const adminStorageQuery = z.object({
+  by: z.enum(['user', 'project'], { error: 'must be user or project' }),
+  top: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be 1 to 1000').max(1000, 'must be 1 to 1000').optional(),
+});
+export const setUserActiveRequest = z.object({ active: z.boolean({ error: 'must be true or false' }) });
+
 // What a client sends (before the server's trimming, lower-casing and defaults).
+export type AdminStorageQuery = z.input<typeof adminStorageQuery>;
+export type SetUserActiveRequest = z.input<typeof setUserActiveRequest>;
 export type RegisterRequest = z.input<typeof registerRequest>;
 export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;
@@ -228,6 +270,7 @@ export const REQUEST_SCHEMAS = {
   UpdateCommentRequest: updateCommentRequest,
   GuestCommentRequest: guestCommentRequest,
   ReviewRequest: reviewRequest,
+  SetUserActiveRequest: setUserActiveRequest,
 } as const;
 
 /** The multipart/form-data bodies by the name the API description gives them. */

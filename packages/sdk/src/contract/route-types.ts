@@ -108,3 +108,10 @@ export function pathOf(route: RouteDeclaration, params: Readonly<Record<string, 
 
 /** Declares a table of routes, keeping each entry's literal types (paths, names) for the SDK and the server. */
 export const declareRoutes = <const T extends Record<string, RouteDeclaration>>(routes: T): T => routes;
+
+/**
+ * A route that creates something for a signed-in caller (an authenticated POST answering 201): it honours an
+ * `Idempotency-Key` (API §17), so a client may send it again after a lost answer without creating twice.
+ */
+export const takesIdempotencyKey = (route: RouteDeclaration): boolean =>
+  route.method === 'POST' && route.status === 201 && (route.auth === 'session' || route.auth === 'read' || route.auth === 'write');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress } from '../multipart.js';
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
@@ -12,7 +13,9 @@ import {
   FILE_TYPES,
   fileTypeFor,
   type Deleted,
+  type DeletedSeries,
   type FileRecord,
+  type FileVersions,
   type RevokeSharesResult,
   type ShareLink,
   type ShareRequest,
@@ -25,9 +28,20 @@ import {
 /** waitForAnalysis asks again after this, doubling up to the most. */
 const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
 
-/** The upload's text fields (`cutId`, the display name `name`), the file, and how to send it. */
+/**
+ * The upload's text fields (`cutId`, the display name `name`, `versionOf`), the file, and how to send it.
+ * Give `cutId`, or `versionOf` (any file of a series: the upload becomes its next version, in that file's cut,
+ * with its latest version's display name unless `name` is given), or both.
+ */
 export interface UploadInput extends UploadFields {
   file: FileInput;
+  /**
+   * With `versionOf`: reads the file's sha256 first (a path, bytes or a Blob; a stream cannot be read twice)
+   * and sends it as If-None-Match, so when the latest version has the same bytes nothing is uploaded and the
+   * call rejects with a BandApiError of code UNCHANGED (412) whose `problem.fileId` is that latest version:
+   * `isUnchanged(error)` tells it apart, and a CI step can report "unchanged" and succeed.
+   */
+  ifChanged?: boolean;
   /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
   filename?: string;
   onProgress?: (progress: Progress) => void;
@@ -64,12 +78,17 @@ export class FilesResource {
       throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted}`);
     }
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
+    if (input.cutId === undefined && input.versionOf === undefined) throw new TypeError('upload: give `cutId` or `versionOf`');
+    if (input.ifChanged && input.versionOf === undefined) throw new TypeError('upload: `ifChanged` compares with the latest version of `versionOf`: give it');
+    const ifNoneMatch = input.ifChanged ? await sha256Of(source, input.signal) : undefined;
     if (this.resumable(input, source)) {
       const signal = joinedSignal(input.signal, options?.signal);
       const fileId = await uploadResumable(
         this.transport,
         {
           cutId: input.cutId,
+          versionOf: input.versionOf,
+          ifNoneMatch,
           source,
           filename: source.filename,
           name: input.name,
@@ -82,10 +101,13 @@ export class FilesResource {
       return this.get(fileId, { ...options, signal });
     }
     const stream = await multipartBody(
-      { cutId: input.cutId, name: input.name },
+      // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
+      { cutId: input.cutId, versionOf: input.versionOf, name: input.name },
       { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
     );
-    return this.transport.json<FileRecord>({ ...routeRequest(ROUTES.uploadFile, { body: { stream } }), signal: input.signal }, options);
+    const request = routeRequest(ROUTES.uploadFile, { body: { stream } });
+    const headers = ifNoneMatch === undefined ? request.headers : { ...request.headers, 'if-none-match': `"${ifNoneMatch}"` };
+    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options);
   }
 
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
@@ -99,6 +121,11 @@ export class FilesResource {
     if (mode === true && !possible) throw new TypeError('upload: a resumable upload needs a path, bytes or a Blob (a stream cannot be read again)');
     if (mode === 'auto') return possible && source.size! >= (input.resumableMinBytes ?? RESUMABLE_MIN_BYTES);
     return mode;
+  }
+
+  /** Every remaining version of the file's series (any version names it), oldest first. */
+  versions(id: string, options?: RequestOptions): Promise<FileVersions> {
+    return this.transport.call(ROUTES.fileVersions, { params: { id } }, options);
   }
 
   get(id: string, options?: RequestOptions): Promise<FileRecord> {
@@ -152,7 +179,24 @@ export class FilesResource {
     return this.transport.call(ROUTES.storageStats, {}, options);
   }
 
-  delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return this.transport.call(ROUTES.deleteFile, { params: { id } }, options);
+  /** Deletes this version (its uploader or a project ADMIN); the other versions of its series stay. */
+  async delete(id: string, options?: RequestOptions): Promise<Deleted> {
+    return (await this.transport.call(ROUTES.deleteFile, { params: { id } }, options)) as Deleted;
   }
+
+  /** Deletes every version of the file's series: a project ADMIN, or a member who uploaded every version. */
+  async deleteSeries(id: string, options?: RequestOptions): Promise<DeletedSeries> {
+    return (await this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options)) as DeletedSeries;
+  }
+}
+
+/** The sha256 (hex) of a source that can be read again (its upload reads it once more). */
+async function sha256Of(source: FileSource, signal: AbortSignal | undefined): Promise<string> {
+  if (!source.replayable) throw new TypeError('upload: `ifChanged` needs a path, bytes or a Blob (a stream cannot be read twice)');
+  const hash = createHash('sha256');
+  for await (const chunk of source.open()) {
+    signal?.throwIfAborted();
+    hash.update(chunk as Buffer);
+  }
+  return hash.digest('hex');
 }

@@ -1,7 +1,7 @@
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, routeRequest, type Transport } from '../transport.js';
-import type { Deleted, SharedItem, ShareRecord, Waveform } from '../types.js';
+import type { Comment, CommentPage, Deleted, GuestCommentRequest, SharedItem, ShareRecord, Waveform } from '../types.js';
 
 /** Which links to list: those of one file or of one cut. */
 export type ShareListTarget = { fileId: string } | { cutId: string };
@@ -17,6 +17,18 @@ export class SharesResource {
   get(tokenOrUrl: string, options?: RequestOptions): Promise<SharedItem> {
     const { transport, token } = this.locate(tokenOrUrl);
     return transport.json<SharedItem>(routeRequest(ROUTES.shared, { params: { token } }), options);
+  }
+
+  /** A feedback link's comments (a link made with allowComments), without an account: the first page, every status. */
+  comments(tokenOrUrl: string, options?: RequestOptions): Promise<CommentPage> {
+    const { transport, token } = this.locate(tokenOrUrl);
+    return transport.call(ROUTES.sharedComments, { params: { token } }, options);
+  }
+
+  /** Comments through a feedback link as a guest named `name`; 429 RATE_LIMITED past 20 per 10 minutes from one address. */
+  comment(tokenOrUrl: string, input: GuestCommentRequest, options?: RequestOptions): Promise<Comment> {
+    const { transport, token } = this.locate(tokenOrUrl);
+    return transport.call(ROUTES.createSharedComment, { params: { token }, json: input }, options);
   }
 
   /** The live links of a file or a cut, with who made them and how often they were used; never their tokens. */

@@ -13,6 +13,7 @@ const sources = fileURLToPath(new URL('../../src/', import.meta.url));
 const NOT_FOR_PROGRAMS: Partial<Record<keyof typeof ROUTES, string>> = {
   home: 'the HTML page for people who open the server in a browser',
   sharePage: 'the HTML page of a share link, for people',
+  sharePageScript: 'the script of the share page, loaded by the browser',
   invitePage: 'the HTML page of an invitation link, for people',
   idpCallback: "the identity provider's redirect back, followed by the browser",
   tusOptions: 'tus discovery: the SDK speaks the server’s tus 1.0.0 and its extensions as they are',

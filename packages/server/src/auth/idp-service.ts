@@ -26,6 +26,7 @@ export type IdpError =
   | 'email_missing'
   | 'account_exists'
   | 'identity_in_use'
+  | 'account_deactivated'
   | 'server_error';
 
 class SignInFailure extends Error {
@@ -164,6 +165,7 @@ export class IdpService {
       return { location: `${this.config.appUrl}${flow.redirect ?? ''}`, signedIn };
     } catch (error) {
       if (error instanceof SignInFailure) return this.failure(flow.cliRedirect, error.code);
+      if (error instanceof DomainError && error.code === 'ACCOUNT_DEACTIVATED') return this.failure(flow.cliRedirect, 'account_deactivated');
       this.log.error('identity provider sign-in failed', { error });
       return this.failure(flow.cliRedirect, 'server_error');
     }

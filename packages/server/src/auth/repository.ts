@@ -79,6 +79,16 @@ export class AuthRepository {
     return row ?? null;
   }
 
+  /**
+   * Takes the user's row lock and answers whether the account may sign in (exists and is not deactivated). A
+   * deactivation waits for the lock, so it then ends the session this transaction starts; one that went first
+   * is seen here.
+   */
+  async lockActiveUser(tx: Queryable, userId: string): Promise<boolean> {
+    const [row] = await tx<{ deactivatedAt: Date | null }[]>`select deactivated_at from users where id = ${userId} for no key update`;
+    return row !== undefined && row.deactivatedAt === null;
+  }
+
   async insertSession(tx: Queryable, userId: string, rememberMe: boolean, lifetimeSeconds: number): Promise<SessionRow> {
     const [row] = await tx<SessionRow[]>`
       insert into sessions (user_id, remember_me, expires_at)

@@ -86,9 +86,12 @@ export class AuthService {
   /**
    * A new session for a user already identified (password login, identity provider, CLI code). Past
    * MAX_SESSIONS_PER_USER active sessions the oldest end: a script that logs in on every run must not pile up
-   * sessions (each checked and cached) without bound.
+   * sessions (each checked and cached) without bound. A deactivated account gets 403 ACCOUNT_DEACTIVATED.
    */
   async startSession(tx: Queryable, userId: string, rememberMe: boolean): Promise<IssuedTokens> {
+    if (!(await this.repository.lockActiveUser(tx, userId))) {
+      throw new DomainError('ACCOUNT_DEACTIVATED', 'This account is deactivated; a site administrator can activate it again');
+    }
     const session = await this.repository.insertSession(
       tx,
       userId,

@@ -56,6 +56,11 @@ export type NewComment = Pick<CommentRow, 'id' | 'fileId' | 'parentId' | 'author
   mentions: string[];
 };
 
+/** At most this many guest comments per link and client address within GUEST_COMMENT_WINDOW_SECONDS. */
+export const GUEST_COMMENTS_PER_WINDOW = 20;
+export const GUEST_COMMENT_WINDOW_SECONDS = 600;
+const GUEST_COMMENT_LOCK_CLASS = 0x67637431; // "gct1"
+
 /** A piece of SQL put into a query. */
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
@@ -156,6 +161,29 @@ export class CommentsRepository {
   async linkCreator(tx: Queryable, shareLinkId: string): Promise<string | null> {
     const [row] = await tx<{ createdBy: string | null }[]>`select created_by from share_links where id = ${shareLinkId}`;
     return row?.createdBy ?? null;
+  }
+
+  /**
+   * Counts one guest comment of a link from a client address, in the transaction that records it (a refused or
+   * rolled-back comment is not counted); answers the seconds until the window frees one when it is full. The
+   * advisory lock makes simultaneous comments from one address count each other, on every server instance.
+   */
+  async countGuestComment(tx: Queryable, linkId: string, clientIp: string): Promise<{ retryAfterSeconds: number } | null> {
+    await tx`select pg_advisory_xact_lock(${GUEST_COMMENT_LOCK_CLASS}, hashtext(${`${linkId} ${clientIp}`}))`;
+    const [full] = await tx<{ retryAfterSeconds: number }[]>`
+      select ceil(extract(epoch from at + make_interval(secs => ${GUEST_COMMENT_WINDOW_SECONDS}) - now()))::int as retry_after_seconds
+      from guest_comment_marks
+      where share_link_id = ${linkId} and client_ip = ${clientIp} and at > now() - make_interval(secs => ${GUEST_COMMENT_WINDOW_SECONDS})
+      order by at desc offset ${GUEST_COMMENTS_PER_WINDOW - 1} limit 1`;
+    if (full) return { retryAfterSeconds: Math.max(1, full.retryAfterSeconds) };
+    await tx`insert into guest_comment_marks (share_link_id, client_ip) values (${linkId}, ${clientIp})`;
+    return null;
+  }
+
+  /** A user's name (a guest comment's event names the link's creator). */
+  async userName(tx: Queryable, userId: string): Promise<string> {
+    const [row] = await tx<{ name: string }[]>`select name from users where id = ${userId}`;
+    return row?.name ?? 'Former member';
   }
 
   async reviews(tx: Queryable, fileId: string): Promise<ReviewRow[]> {

@@ -1,14 +1,22 @@
-import type { Comment, CommentPage, CreateCommentRequest, Review, ReviewList, ReviewState, UpdateCommentRequest } from '@bandcollab/sdk/contract';
+import type { Comment, CommentPage, CreateCommentRequest, GuestCommentRequest, Review, ReviewList, ReviewState, UpdateCommentRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { forbidden, invalidField, notFound } from '../core/errors.js';
+import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { avatarUrl } from '../images/repository.js';
 import type { ExportedComment } from './markers.js';
-import { type CommentQuery, type CommentRow, type CommentScope, CommentsRepository, type PageKey } from './repository.js';
+import {
+  type CommentQuery,
+  type CommentRow,
+  type CommentScope,
+  CommentsRepository,
+  GUEST_COMMENT_WINDOW_SECONDS,
+  GUEST_COMMENTS_PER_WINDOW,
+  type PageKey,
+} from './repository.js';
 
 /** What a page asks for, as the routes read it from the query string. */
 export interface PageRequest {
@@ -24,6 +32,16 @@ export interface FilePageRequest extends PageRequest {
 
 export interface InboxPageRequest extends PageRequest {
   mentionsMe: boolean;
+}
+
+/** A feedback link as its guests' comments need it (shares/service.ts resolves it from the token). */
+export interface FeedbackLink {
+  id: string;
+  createdBy: string;
+  /** The version a new comment goes on: the one the link serves now. */
+  fileId: string;
+  /** The versions whose comments the link shows: its own, or (a link that follows the series) every one. */
+  shownFileIds: string[];
 }
 
 /** An export reads at most this many threads: far beyond a review round, and a bound on one request's work. */
@@ -96,6 +114,51 @@ export class CommentsService {
       });
       const comment = await this.recordOf(tx, id);
       await this.announce(tx, principal, 'comment.created', comment);
+      return comment;
+    });
+  }
+
+  /** The comments a feedback link shows: those of its version, or of its whole series. */
+  async listOfFeedbackLink(link: FeedbackLink, request: PageRequest): Promise<CommentPage> {
+    return this.sql.begin('isolation level repeatable read read only', (tx) => this.page(tx, { fileIds: link.shownFileIds }, request, null));
+  }
+
+  /**
+   * A guest's comment through a feedback link: on the version the link serves (a reply on its parent's), named
+   * by the guest, counted against the link's limit per client address in the same transaction. The project
+   * hears it with the link's creator as actor: a guest has no account, and that member opened the door.
+   */
+  async createGuest(link: FeedbackLink, clientIp: string, input: GuestCommentRequest): Promise<Comment> {
+    return this.sql.begin(async (tx) => {
+      const full = await this.comments.countGuestComment(tx, link.id, clientIp);
+      if (full) {
+        throw new DomainError('RATE_LIMITED', `At most ${GUEST_COMMENTS_PER_WINDOW} comments per ${GUEST_COMMENT_WINDOW_SECONDS / 60} minutes through this link from one address`, full);
+      }
+      let fileId = link.fileId;
+      if (input.parentId) {
+        const parent = await this.comments.find(tx, input.parentId);
+        if (!parent || !link.shownFileIds.includes(parent.fileId)) throw invalidField('parentId', 'names no comment of this file');
+        if (parent.parentId !== null) throw invalidField('parentId', 'replies are one level deep: reply to the top-level comment');
+        if (parent.deleted) throw invalidField('parentId', 'names a deleted comment');
+        fileId = parent.fileId;
+      }
+      if (input.atMs != null) await this.requireWithinFile(tx, fileId, input.atMs, input.endMs ?? null);
+      const id = crypto.randomUUID();
+      await this.comments.insert(tx, {
+        id,
+        fileId,
+        parentId: input.parentId ?? null,
+        authorId: null,
+        guestName: input.name,
+        shareLinkId: link.id,
+        body: input.body,
+        atMs: input.atMs ?? null,
+        endMs: input.endMs ?? null,
+        mentions: [],
+      });
+      const comment = await this.recordOf(tx, id);
+      const creator = { userId: link.createdBy, name: await this.comments.userName(tx, link.createdBy) };
+      await this.announce(tx, creator, 'comment.created', comment);
       return comment;
     });
   }
@@ -281,7 +344,7 @@ export class CommentsService {
     return unique;
   }
 
-  private async announce(tx: Queryable, principal: Principal, type: CommentEventType, comment: Comment): Promise<void> {
+  private async announce(tx: Queryable, principal: Pick<Principal, 'userId' | 'name'>, type: CommentEventType, comment: Comment): Promise<void> {
     await this.events.publish(
       tx,
       projectEvent(principal, comment.projectId, type, {

@@ -5,6 +5,8 @@ export interface DomainErrorDetails {
   errors?: FieldError[];
   /** When the client may try again (RATE_LIMITED, UNAVAILABLE); answered as `Retry-After`. */
   retryAfterSeconds?: number;
+  /** UNCHANGED: the latest version the upload matched, answered as the problem's `fileId`. */
+  fileId?: string;
 }
 
 /**

@@ -90,6 +90,7 @@ export function sendProblem(req: IncomingMessage, res: ServerResponse, error: Do
     requestId: requestId(req),
   };
   if (error.details.errors) problem.errors = error.details.errors;
+  if (error.details.fileId) problem.fileId = error.details.fileId;
   const payload = JSON.stringify(problem);
   res.writeHead(status, {
     ...JSON_CACHE_CONTROL,
@@ -114,7 +115,7 @@ export function contentType(req: IncomingMessage): string {
 
 export const isMultipart = (req: IncomingMessage): boolean => contentType(req) === 'multipart/form-data';
 
-function hasBody(req: IncomingMessage): boolean {
+export function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
@@ -125,7 +126,7 @@ const readJsonBuffer = bodyReader<unknown>(
 );
 
 /** Reads a JSON body (≤ 1 MiB). No body reads as `{}`; another content type is 415. */
-async function readJson(req: Request, res: Response): Promise<unknown> {
+export async function readJson(req: Request, res: Response): Promise<unknown> {
   if (!hasBody(req)) return {};
   if (contentType(req) !== 'application/json') {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes application/json');

@@ -93,7 +93,7 @@ export class Multipart {
     } catch (error) {
       // Refused before reading. A small announced body is left for Node to read and discard after the answer,
       // so the connection ends cleanly and the client sees the 507 (closing on unread bytes resets it).
-      if (declared === 0 || declared > DRAINED_REFUSAL_BYTES) closeAfterResponse(res);
+      closeAfterUnreadBody(req, res);
       throw error;
     }
     // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
@@ -263,4 +263,14 @@ export function closeAfterResponse(res: ServerResponse): void {
   if (res.headersSent) return;
   res.setHeader('Connection', 'close');
   res.once('finish', () => res.socket?.destroy());
+}
+
+/**
+ * An upload answered before its body is read: a small announced body is left for Node to read and discard
+ * after the answer, so the connection ends cleanly and the client sees the answer (closing on unread bytes
+ * resets it); a large or unannounced one closes the connection.
+ */
+export function closeAfterUnreadBody(req: IncomingMessage, res: ServerResponse): void {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared === 0 || declared > DRAINED_REFUSAL_BYTES) closeAfterResponse(res);
 }

@@ -7,10 +7,12 @@ import {
   type ResponseOf,
   type RouteDeclaration,
   type RouteMethod,
+  takesIdempotencyKey,
 } from '@bandcollab/sdk/contract';
 import type { z } from 'zod';
 import type { AuthGuard, Principal } from './auth-guard.js';
-import { idParam, jsonBody, sendJson } from './http.js';
+import { idParam, isMultipart, readJson, sendJson, validate } from './http.js';
+import { type Idempotency, idempotencyKeyOf } from './idempotency.js';
 
 /** What a handler gets: the request, its checked path parameters, its caller (for authenticated routes) and its body on demand. */
 export interface RouteContext<R extends RouteDeclaration> {
@@ -51,7 +53,9 @@ export interface RouteOptions {
 
 /**
  * Registers routes from their declarations (contract/routes.ts) and performs the authentication a declaration
- * names, so who may call a route is decided by its declaration, never by its path.
+ * names, so who may call a route is decided by its declaration, never by its path. Every route that creates
+ * for a signed-in caller (`takesIdempotencyKey`: an authenticated POST answering 201) honours an
+ * `Idempotency-Key` here, with no code of its own (API §17, core/idempotency.ts).
  */
 export class Routes {
   /** The declarations registered so far: each once (tinyhttp would never reach a second registration). */
@@ -61,12 +65,14 @@ export class Routes {
     /** Private: a feature registers its routes here, from their declarations, never on the app itself. */
     private readonly app: App,
     private readonly guard: AuthGuard,
+    private readonly idempotency: Idempotency,
   ) {}
 
   on<const R extends RouteDeclaration>(route: R, handler: RouteHandler<R>, { before }: RouteOptions = {}): void {
     if (this.registered.has(route)) throw new Error(`${route.method} ${route.path} is registered twice`);
     this.registered.add(route);
     const guard = this.guard;
+    const idempotency = takesIdempotencyKey(route) ? this.idempotency : undefined;
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
@@ -78,16 +84,23 @@ export class Routes {
         : undefined;
       const params: Record<string, string> = {};
       for (const name of Object.keys(route.params ?? {})) params[name] = nouns[name] === undefined ? (req.params[name] ?? '') : idParam(req, name, nouns[name]);
-      const body = async () => {
-        if (schema === undefined) throw new TypeError(`${route.method} ${route.path} declares no JSON body`);
-        return jsonBody(req, res, schema);
+      const respond = async (json?: unknown) => {
+        const body = async () => {
+          if (schema === undefined) throw new TypeError(`${route.method} ${route.path} declares no JSON body`);
+          return validate(schema, json ?? (await readJson(req, res)));
+        };
+        const answer = await handler({ req, res, params, principal, body } as RouteContext<R>);
+        if (route.response === undefined) return;
+        if (route.status === 201) {
+          const { location, body: created } = answer as Created<unknown>;
+          sendJson(res, 201, created, { Location: location });
+        } else sendJson(res, route.status, answer);
       };
-      const answer = await handler({ req, res, params, principal, body } as RouteContext<R>);
-      if (route.response === undefined) return;
-      if (route.status === 201) {
-        const { location, body: created } = answer as Created<unknown>;
-        sendJson(res, 201, created, { Location: location });
-      } else sendJson(res, route.status, answer);
+      const key = idempotency === undefined ? undefined : idempotencyKeyOf(req);
+      if (key === undefined) return respond();
+      // A keyed request's JSON body is part of what makes a repeat the same request: read before the handler.
+      const json = schema !== undefined && !isMultipart(req) ? await readJson(req, res) : undefined;
+      await idempotency!.once({ req, res, userId: principal!.userId, key, json }, () => respond(json));
     });
   }
 }

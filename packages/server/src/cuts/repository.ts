@@ -2,7 +2,7 @@ import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 import type { DeletedContent } from '../core/disk.js';
-import { findFileRows, toFileRecord } from '../files/repository.js';
+import { findFileRows, type FileSelection, toFileRecord } from '../files/repository.js';
 
 type CutRow = Omit<Cut, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
 
@@ -50,16 +50,16 @@ export class CutsRepository {
     return row ? { cut: toCut(row), fromVibeId: row.fromVibeId } : null;
   }
 
-  /** Cuts oldest first, each with its files oldest first. */
-  async withFiles(tx: Queryable, filter: CutFilter): Promise<CutWithFiles[]> {
+  /** Cuts oldest first, each with its files oldest first (`latest`: only the latest version of each series). */
+  async withFiles(tx: Queryable, filter: CutFilter, selection: FileSelection = {}): Promise<CutWithFiles[]> {
     const where =
       'id' in filter ? tx`id = ${filter.id}` : 'vibeId' in filter ? tx`vibe_id = ${filter.vibeId}` : tx`project_id = ${filter.projectId}`;
     const rows = await tx<CutRow[]>`select * from cuts where ${where} order by created_at, id`;
     if (rows.length === 0) return [];
     const fileRows =
       'projectId' in filter
-        ? await findFileRows(tx, { projectId: filter.projectId })
-        : await findFileRows(tx, { cutIds: rows.map((row) => row.id) });
+        ? await findFileRows(tx, { projectId: filter.projectId }, selection)
+        : await findFileRows(tx, { cutIds: rows.map((row) => row.id) }, selection);
     const filesByCut = new Map<string, FileRecord[]>();
     for (const fileRow of fileRows) {
       const list = filesByCut.get(fileRow.cutId) ?? [];

@@ -41,10 +41,11 @@ export class CutsService {
     });
   }
 
-  async get(principal: Principal, cutId: string): Promise<CutWithFiles> {
+  /** `latest`: only the latest version of each series. */
+  async get(principal: Principal, cutId: string, latest = false): Promise<CutWithFiles> {
     return this.sql.begin('isolation level repeatable read read only', async (tx) => {
       await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
-      const [cut] = await this.cuts.withFiles(tx, { id: cutId });
+      const [cut] = await this.cuts.withFiles(tx, { id: cutId }, { latest });
       if (!cut) throw notFound('Cut');
       return cut;
     });

@@ -17,7 +17,7 @@ export type EventNotice = ProjectEvent | { ref: string };
 export type NewEvent = { [Type in EventType]: Omit<Extract<ProjectEvent, { type: Type }>, 'id' | 'at'> }[EventType];
 
 /** An event of a change `principal` made in a project; `type` tells what `data` holds. */
-export const projectEvent = <Type extends EventType>(principal: Principal, projectId: string, type: Type, data: EventData<Type>): NewEvent =>
+export const projectEvent = <Type extends EventType>(principal: Pick<Principal, 'userId' | 'name'>, projectId: string, type: Type, data: EventData<Type>): NewEvent =>
   ({ type, projectId, actor: { id: principal.userId, name: principal.name }, data }) as NewEvent;
 
 /**

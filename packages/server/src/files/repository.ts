@@ -19,6 +19,8 @@ export interface StoredFileRow {
   analysis: AnalysisStatus;
   /** AudioInfo as stored: the peaks URL is derived from the id. */
   audio: StoredAudio | null;
+  seriesId: string;
+  version: number;
 }
 
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */
@@ -29,6 +31,13 @@ export interface FileRow extends StoredFileRow {
   /** The stored avatar's name (`<uuid>.<ext>`), if the uploader has one. */
   uploaderAvatar: string | null;
   stems: Stems | null;
+  /** The highest remaining version of the series and how many remain. */
+  latestVersion: number;
+  seriesCount: number;
+  /** This version's reviews, and the open top-level comments of the whole series. */
+  approved: number;
+  changesRequested: number;
+  openComments: number;
 }
 
 export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
@@ -60,47 +69,85 @@ export function toFileRecord(row: FileRow): FileRecord {
     analysis: row.analysis,
     audio: row.audio ? { ...row.audio, peaksUrl: `/api/files/${row.id}/peaks` } : null,
     stems: row.stems,
+    series: { id: row.seriesId, version: row.version, latest: row.version === row.latestVersion, count: row.seriesCount },
+    review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments },
   };
 }
 
-/** Which files to read: one file, the files of some cuts, or every file of a project. */
-export type FileFilter = { id: string } | { cutIds: string[] } | { projectId: string };
+/** Which files to read: one file, the versions of a series, the files of some cuts, or every file of a project. */
+export type FileFilter = { id: string } | { seriesId: string } | { cutIds: string[] } | { projectId: string };
 
-const fileCondition = (tx: Queryable, filter: FileFilter) =>
-  'id' in filter
-    ? tx`f.id = ${filter.id}`
-    : 'cutIds' in filter
-      ? tx`f.cut_id = any(${filter.cutIds}::uuid[])`
-      : tx`f.project_id = ${filter.projectId}`;
+/** `latest`: only the highest remaining version of each series (`?latest=true`, archives). */
+export interface FileSelection {
+  latest?: boolean;
+}
 
-/** File rows with their uploader, oldest first: the one query behind every File record (files, cuts, projects). */
-export async function findFileRows(tx: Queryable, filter: FileFilter): Promise<FileRow[]> {
+const fileCondition = (tx: Queryable, filter: FileFilter, { latest = false }: FileSelection) => {
+  const which =
+    'id' in filter
+      ? tx`f.id = ${filter.id}`
+      : 'seriesId' in filter
+        ? tx`f.series_id = ${filter.seriesId}`
+        : 'cutIds' in filter
+          ? tx`f.cut_id = any(${filter.cutIds}::uuid[])`
+          : tx`f.project_id = ${filter.projectId}`;
+  return latest ? tx`${which} and not exists (select 1 from files newer where newer.series_id = f.series_id and newer.version > f.version)` : which;
+};
+
+/**
+ * File rows with their uploader, series and review counts, oldest first (a series by version): the one query
+ * behind every File record (files, versions, cuts, projects). The counts are correlated subqueries over
+ * indexed columns (files by series, reviews by file, comments by file), so a cut of any size is one round trip.
+ */
+export async function findFileRows(tx: Queryable, filter: FileFilter, selection: FileSelection = {}): Promise<FileRow[]> {
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
-           f.analysis, f.audio, f.stems,
-           u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar
-    from files f left join users u on u.id = f.uploaded_by
-    where ${fileCondition(tx, filter)}
-    order by f.created_at, f.id`;
+           f.analysis, f.audio, f.stems, f.series_id, f.version,
+           u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar,
+           series.latest_version, series.series_count,
+           coalesce(reviewed.approved, 0) as approved, coalesce(reviewed.changes_requested, 0) as changes_requested,
+           (select count(*)::int from comments c join files v on v.id = c.file_id
+            where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments
+    from files f
+    left join users u on u.id = f.uploaded_by
+    cross join lateral (select max(v.version)::int as latest_version, count(*)::int as series_count from files v where v.series_id = f.series_id) series
+    left join lateral (
+      select count(*) filter (where r.state = 'approved')::int as approved,
+             count(*) filter (where r.state = 'changes_requested')::int as changes_requested
+      from reviews r where r.file_id = f.id) reviewed on true
+    where ${fileCondition(tx, filter, selection)}
+    order by ${'seriesId' in filter ? tx`f.version` : tx`f.created_at, f.id`}`;
 }
 
 /**
- * The same files without uploader or stems, oldest first: for archives and share links, which show neither
- * (a link is anonymous, and a STEM's entries are not part of what it shows).
+ * The same files without uploader, stems or counts, oldest first: for archives and share links, which show
+ * none of them (a link is anonymous, and a STEM's entries are not part of what it shows).
  */
-export async function findStoredFileRows(tx: Queryable, filter: FileFilter): Promise<StoredFileRow[]> {
+export async function findStoredFileRows(tx: Queryable, filter: FileFilter, selection: FileSelection = {}): Promise<StoredFileRow[]> {
   return tx<StoredFileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
-           f.analysis, f.audio
+           f.analysis, f.audio, f.series_id, f.version
     from files f
-    where ${fileCondition(tx, filter)}
+    where ${fileCondition(tx, filter, selection)}
     order by f.created_at, f.id`;
 }
 
-/** A file to record: the row's own columns, with its uploader's id. */
+/** A file to record: the row's own columns, with its uploader's id; with a series, it is that version of it. */
 export type NewFile = Pick<StoredFileRow, 'id' | 'cutId' | 'projectId' | 'name' | 'extension' | 'type' | 'size' | 'mimeType' | 'sha256'> & {
   uploadedBy: string;
+  series?: { id: string; version: number };
 };
+
+/** The series a file belongs to, with what an upload of its next version is checked against. */
+export interface SeriesOfFile {
+  seriesId: string;
+  cutId: string;
+  type: FileType;
+  /** The highest remaining version: an unchanged upload names it, and a new version takes its display name. */
+  latestId: string;
+  latestSha256: string;
+  latestName: string;
+}
 
 /** The columns the delete rule and the disk cleanup need. */
 export interface FileOwnership {
@@ -138,10 +185,49 @@ export class FilesRepository {
    * Records a file; audio (CUT) and stems (STEM) also join the analysis queue, in the same transaction, so
    * every way a file gets recorded feeds it. Images are never analysed.
    */
-  async insert(tx: Queryable, file: NewFile): Promise<void> {
+  async insert(tx: Queryable, { series, ...file }: NewFile): Promise<void> {
     const analysed = file.type !== 'IMAGE';
-    await tx`insert into files ${tx({ ...file, analysis: analysed ? 'pending' : 'unsupported' })}`;
+    // Without a series the insert trigger starts one (021_versions_comments_reviews.sql).
+    const versioned = series ? { seriesId: series.id, version: series.version } : {};
+    await tx`insert into files ${tx({ ...file, ...versioned, analysis: analysed ? 'pending' : 'unsupported' })}`;
     if (analysed) await tx`insert into analysis_jobs (file_id) values (${file.id})`;
+  }
+
+  /** The series of a file (or a series by its id) and its latest version; null when it is gone or has no version left. */
+  async seriesOf(tx: Queryable, which: { fileId: string } | { seriesId: string }): Promise<SeriesOfFile | null> {
+    const seriesId = 'fileId' in which ? tx`(select series_id from files where id = ${which.fileId})` : tx`${which.seriesId}::uuid`;
+    const [row] = await tx<SeriesOfFile[]>`
+      select series_id, cut_id, type, id as latest_id, sha256 as latest_sha256, name as latest_name
+      from files where series_id = ${seriesId}
+      order by version desc limit 1`;
+    return row ?? null;
+  }
+
+  /**
+   * The next version number of a series; null when the series is gone. The update's row lock orders concurrent
+   * uploads of one series until their transactions end, so each gets its own consecutive number, and
+   * `last_version` never goes down, so a deleted version's number is not given again.
+   */
+  async nextVersion(tx: Queryable, seriesId: string): Promise<number | null> {
+    const [row] = await tx<{ lastVersion: number }[]>`
+      update file_series set last_version = last_version + 1 where id = ${seriesId} returning last_version`;
+    return row?.lastVersion ?? null;
+  }
+
+  /** Every version of a series, oldest first, with their uploaders: the versions list. */
+  async versions(tx: Queryable, seriesId: string): Promise<FileRow[]> {
+    return findFileRows(tx, { seriesId });
+  }
+
+  /** Locks every version of a series for a delete; their ownership, oldest first. */
+  async lockSeriesForDelete(tx: Queryable, seriesId: string): Promise<(FileOwnership & { id: string })[]> {
+    return tx<(FileOwnership & { id: string })[]>`
+      select id, cut_id, extension, uploaded_by from files where series_id = ${seriesId} order by version for update`;
+  }
+
+  /** Deletes a series with its versions (their comments and reviews go with them). */
+  async deleteSeries(tx: Queryable, seriesId: string): Promise<void> {
+    await tx`delete from file_series where id = ${seriesId}`;
   }
 
   /** The waveform of a file and where its analysis stands; null when the file is gone. */

@@ -1,4 +1,4 @@
-import { isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields } from '@bandcollab/sdk/contract';
+import { deleteFileQuery, isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields, uploadQuery } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
@@ -20,6 +20,8 @@ export class FilesRoutes implements Feature {
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
   register(routes: Routes): void {
+    routes.on(ROUTES.fileVersions, async ({ principal, params }) => this.files.versions(principal, params.id));
+
     routes.on(ROUTES.getFile, async ({ principal, params }) => this.files.get(principal, params.id));
 
     routes.on(ROUTES.filePeaks, async ({ principal, params }) => this.files.peaks(principal, params.id));
@@ -36,22 +38,35 @@ export class FilesRoutes implements Feature {
     });
 
     routes.on(ROUTES.uploadFile, async ({ req, res, principal }) => {
-      // Access before the bytes, as in ProjectsRoutes: a cutId sent before the file is checked before any byte is stored.
+      // An unchanged version is refused before any byte is read: from the query, or as soon as its field arrives.
+      const ifNoneMatch = typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : null;
+      const { versionOf: queryVersionOf } = validate(uploadQuery, req.query);
+      if (queryVersionOf) await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });
+      // Access before the bytes, as in ProjectsRoutes: a cutId or versionOf sent before the file is checked before any byte is stored.
       const upload = await this.multipart.receive(req, res, {
         owner: principal.userId,
         fileField: 'file',
         types: ['CUT', 'STEM', 'IMAGE'],
         onField: async (name, value) => {
           if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
+          if (name === 'versionOf' && isUuid(value)) await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });
         },
       });
-      const fields = await this.multipart.validFields(upload, uploadFields);
+      const fields = await this.multipart.validFields({ ...upload, fields: { ...(queryVersionOf ? { versionOf: queryVersionOf } : {}), ...upload.fields } }, uploadFields);
       if (!upload.file) throw invalidField('file', 'is required');
-      const file = await this.files.upload(principal, { cutId: fields.cutId, name: fields.name ?? upload.file.originalName, file: upload.file });
+      const versionOf = fields.versionOf ?? queryVersionOf;
+      const file = await this.files.upload(principal, {
+        cutId: fields.cutId ?? null,
+        series: versionOf ? { fileId: versionOf } : null,
+        name: fields.name ?? null,
+        originalName: upload.file.originalName,
+        file: upload.file,
+      });
       return { location: pathOf(ROUTES.getFile, { id: file.id }), body: file };
     });
 
-    routes.on(ROUTES.deleteFile, async ({ principal, params }) => {
+    routes.on(ROUTES.deleteFile, async ({ req, principal, params }) => {
+      if (validate(deleteFileQuery, req.query).series === 'all') return this.files.deleteSeries(principal, params.id);
       await this.files.delete(principal, params.id);
       return { id: params.id, deleted: true };
     });

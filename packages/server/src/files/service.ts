@@ -1,19 +1,43 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { FileRecord, StemEntriesPage, Waveform } from '@bandcollab/sdk/contract';
+import type { DeletedSeries, FileRecord, FileType, FileVersions, StemEntriesPage, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
-import { DomainError, forbidden, notFound } from '../core/errors.js';
+import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository, type StoredFileRow, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+
+/** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
+export interface NewUpload {
+  cutId: string | null;
+  series: { fileId: string } | { seriesId: string } | null;
+  /** The display name; null: the latest version's (with versionOf), else `originalName`. */
+  name: string | null;
+  originalName: string;
+  file: ReceivedFile;
+}
+
+/** A version stays in its series' cut and type ("same type" is File.type): else 400 naming versionOf. */
+export function checkVersion(series: SeriesOfFile, { cutId, type }: { cutId?: string | null; type?: FileType }): void {
+  if (cutId && cutId !== series.cutId) throw invalidField('versionOf', 'must be a file of the cut cutId names (a version stays in its series\' cut)');
+  if (type && type !== series.type) throw invalidField('versionOf', `names a ${series.type} file: a new version must be of the same type`);
+}
+
+/** Whether an If-None-Match header (`"<sha256 hex>"`, a list of them, or `*`) matches a file's sha256. */
+export function matchesEntityTag(header: string, sha256: string): boolean {
+  return header.split(',').some((tag) => {
+    const value = tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
+    return value === '*' || value === sha256;
+  });
+}
 
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;
@@ -31,13 +55,31 @@ export class FilesService {
   ) {}
 
   /**
+   * The series an upload with `versionOf` joins, checked before any byte where the caller knows it: the file
+   * must be visible (404) and, when the upload names a cut, in that cut; with `ifNoneMatch` equal to the latest
+   * version's sha256 the upload is refused as UNCHANGED, naming that version.
+   */
+  async versionTarget(principal: Principal, versionOf: string, check: { cutId?: string | null; type?: FileType; ifNoneMatch?: string | null }): Promise<SeriesOfFile> {
+    await this.access.require(principal, 'file', versionOf);
+    const series = await this.repository.seriesOf(this.sql, { fileId: versionOf });
+    if (!series) throw notFound('File');
+    checkVersion(series, check);
+    if (check.ifNoneMatch && matchesEntityTag(check.ifNoneMatch, series.latestSha256)) {
+      throw new DomainError('UNCHANGED', 'The latest version of this series has the same sha256: nothing was uploaded', { fileId: series.latestId });
+    }
+    return series;
+  }
+
+  /**
    * Records a received upload: in one transaction that locks the cut, writes the row, publishes the event
    * and renames the bytes into place. Whatever fails, neither the bytes nor the row stay behind.
-   * `alsoRecord` runs in that transaction once the row is written: a resumable upload marks itself complete.
+   * With `series` it becomes the next version of that series (its cut when `cutId` is left out, its
+   * latest version's display name when `name` is). `alsoRecord` runs in that transaction once the row is
+   * written: a resumable upload marks itself complete.
    */
   async upload(
     principal: Principal,
-    upload: { cutId: string; name: string; file: ReceivedFile },
+    upload: NewUpload,
     alsoRecord?: (tx: Tx, file: FileRecord) => Promise<void>,
   ): Promise<FileRecord> {
     const id = randomUUID();
@@ -53,24 +95,39 @@ export class FilesService {
 
   private record(
     principal: Principal,
-    upload: { id: string; cutId: string; name: string; file: ReceivedFile; finalPath: string },
+    upload: NewUpload & { id: string; finalPath: string },
     alsoRecord?: (tx: Tx, file: FileRecord) => Promise<void>,
   ): Promise<FileRecord> {
-    const { id, cutId, file } = upload;
+    const { id, file } = upload;
     return this.sql.begin(async (tx) => {
+      const series = upload.series === null ? null : await this.repository.seriesOf(tx, upload.series);
+      if (upload.series !== null && !series) throw notFound('File');
+      const cutId = series?.cutId ?? upload.cutId;
+      if (cutId === null) throw invalidField('cutId', 'is required without versionOf');
       if (!(await this.repository.lockCut(tx, cutId))) throw notFound('Cut');
       const { projectId } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
+      let version: { id: string; version: number } | undefined;
+      let name = upload.name;
+      if (series) {
+        checkVersion(series, { cutId: upload.cutId, type: file.rule.type });
+        const number = await this.repository.nextVersion(tx, series.seriesId);
+        if (number === null) throw notFound('File');
+        version = { id: series.seriesId, version: number };
+        // Read again under the series lock: a version recorded meanwhile is now the latest.
+        name ??= (await this.repository.seriesOf(tx, { seriesId: series.seriesId }))?.latestName ?? series.latestName;
+      }
       await this.repository.insert(tx, {
         id,
         cutId,
         projectId,
-        name: upload.name,
+        name: name ?? upload.originalName,
         extension: file.rule.extension,
         type: file.rule.type,
         size: file.size,
         mimeType: file.rule.mimeType,
         sha256: file.sha256,
         uploadedBy: principal.userId,
+        series: version,
       });
       const record = toFileRecord((await this.repository.find(tx, id))!);
       await alsoRecord?.(tx, record);
@@ -79,6 +136,17 @@ export class FilesService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
       await this.disk.moveIntoPlace(file.tempPath, upload.finalPath);
       return record;
+    });
+  }
+
+  /** Every remaining version of a file's series, oldest first. */
+  async versions(principal: Principal, id: string): Promise<FileVersions> {
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      await this.access.require(principal, 'file', id, 'MEMBER', tx);
+      const series = await this.repository.seriesOf(tx, { fileId: id });
+      if (!series) throw notFound('File');
+      const rows = await this.repository.versions(tx, series.seriesId);
+      return { seriesId: series.seriesId, versions: rows.map(toFileRecord) };
     });
   }
 
@@ -172,6 +240,29 @@ export class FilesService {
       return file;
     });
     await this.disk.removeQuietly(this.disk.filePath(id, removed.extension));
+  }
+
+  /**
+   * Deletes every version of a file's series: a project ADMIN, or a member who uploaded each of them. The
+   * versions' comments and reviews go with them; the bytes go once the deletion has committed.
+   */
+  async deleteSeries(principal: Principal, id: string): Promise<DeletedSeries> {
+    const { seriesId, removed } = await this.sql.begin(async (tx) => {
+      const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
+      const series = await this.repository.seriesOf(tx, { fileId: id });
+      if (!series) throw notFound('File');
+      const versions = await this.repository.lockSeriesForDelete(tx, series.seriesId);
+      if (role !== 'ADMIN' && versions.some((version) => version.uploadedBy !== principal.userId)) {
+        throw forbidden('Only a project ADMIN, or a member who uploaded every version, can delete the whole series');
+      }
+      await this.repository.deleteSeries(tx, series.seriesId);
+      for (const version of versions) {
+        await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: version.id, cutId: version.cutId }));
+      }
+      return { seriesId: series.seriesId, removed: versions };
+    });
+    for (const version of removed) await this.disk.removeQuietly(this.disk.filePath(version.id, version.extension));
+    return { seriesId, deleted: removed.length };
   }
 
   /**

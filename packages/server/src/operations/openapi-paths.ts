@@ -1,4 +1,4 @@
-import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, sizeInMiB, STATUS_BY_CODE } from '@bandcollab/sdk/contract';
+import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, sizeInMiB, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
 import { SETTINGS } from '../core/config.js';
 
 // The OpenAPI `paths`, generated from the route declarations (@bandcollab/sdk/contract, routes.ts): what a
@@ -94,6 +94,17 @@ const htmlPage = {
 
 const AUTHENTICATED = new Set(['session', 'read', 'write']);
 
+/** API §17: every route that `takesIdempotencyKey` (core/routes.ts honours it for all of them). */
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
+  description:
+    'Makes a retry safe: for 24 hours, a repeat by the same user with the same key, method, path and body (for JSON the parsed body; for tus creation Upload-Length and Upload-Metadata; a multipart upload is not compared) creates nothing and gets the first answer again (a 4xx too; a 5xx is not kept), with Idempotent-Replayed: true; a multipart repeat is answered before its body is read. Another body, method or path, or a repeat while the first still runs (Retry-After: 1): 409 IDEMPOTENCY_CONFLICT. A malformed key: 400 VALIDATION_FAILED naming Idempotency-Key.',
+};
+const IDEMPOTENT_REPLAYED = { 'Idempotent-Replayed': { schema: { type: 'string', const: 'true' }, description: 'This is the first answer to the same Idempotency-Key, sent again' } };
+
 /** The statuses a declaration implies, and the codes behind them. */
 function impliedStatuses(route: RouteDeclaration): Set<number> {
   const statuses = new Set<number>();
@@ -109,6 +120,10 @@ const isUuidParam = (param: NonNullable<RouteDeclaration['params']>[string]): bo
 function errorResponses(route: RouteDeclaration): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const status of impliedStatuses(route)) byStatus.set(status, []);
+  if (takesIdempotencyKey(route)) {
+    byStatus.set(400, byStatus.get(400) ?? []);
+    byStatus.set(409, [...(byStatus.get(409) ?? []), 'IDEMPOTENCY_CONFLICT']);
+  }
   for (const code of route.errors ?? []) byStatus.set(STATUS_BY_CODE[code], [...(byStatus.get(STATUS_BY_CODE[code]) ?? []), code]);
   for (const status of Object.keys(route.errorNotes ?? {})) byStatus.set(Number(status), byStatus.get(Number(status)) ?? []);
   const responses: Record<string, unknown> = {};
@@ -128,7 +143,7 @@ function successResponses(route: RouteDeclaration): Record<string, unknown> {
   if (!route.response) return {};
   const schema = route.response.endsWith('[]') ? { type: 'array', items: ref(route.response.slice(0, -2)) } : ref(route.response);
   const location = route.status === 201 ? { Location: { schema: { type: 'string' }, description: 'Path of the created record' } } : undefined;
-  const headers = { ...location, ...(route.setsAuthCookies ? AUTH_COOKIES : undefined) };
+  const headers = { ...location, ...(route.setsAuthCookies ? AUTH_COOKIES : undefined), ...(takesIdempotencyKey(route) ? IDEMPOTENT_REPLAYED : undefined) };
   return {
     [String(route.status)]: {
       description: route.status === 201 ? 'Created' : 'OK',
@@ -146,12 +161,13 @@ function operation(route: RouteDeclaration): Record<string, unknown> {
     ...(route.form ? { 'multipart/form-data': { schema: ref(route.form) } } : {}),
   };
   const requestBody = Object.keys(content).length > 0 ? { required: !route.optionalBody, content } : extras.requestBody;
+  const parameters = [...(takesIdempotencyKey(route) ? [IDEMPOTENCY_KEY] : []), ...(extras.parameters ?? [])];
   return {
     tags: [route.tag],
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
     ...((extras.security ?? security) ? { security: extras.security ?? security } : {}),
-    ...(extras.parameters ? { parameters: extras.parameters } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses: { ...successResponses(route), ...errorResponses(route), ...extras.responses },
   };

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
+import { Idempotency } from '../core/idempotency.js';
 import type { Logger } from '../core/logger.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { UploadsService } from '../uploads/service.js';
@@ -13,8 +14,8 @@ import { OperationsRepository } from './repository.js';
 const EXPIRED_TOKEN_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /**
- * Deletes expired rows (and the bytes of expired resumable uploads, and personal access tokens 30 days after
- * they expired) once at start, then every PURGE_INTERVAL_SECONDS until stopped.
+ * Deletes expired rows (and the bytes of expired resumable uploads, personal access tokens 30 days after
+ * they expired, and Idempotency-Keys a day old) once at start, then every PURGE_INTERVAL_SECONDS until stopped.
  */
 @injectable()
 export class ExpiredRowsPurge {
@@ -28,6 +29,7 @@ export class ExpiredRowsPurge {
     @inject(OperationsRepository) private readonly repository: OperationsRepository,
     @inject(UploadsService) private readonly uploads: UploadsService,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
+    @inject(Idempotency) private readonly idempotency: Idempotency,
   ) {}
 
   async start(): Promise<void> {
@@ -60,8 +62,9 @@ export class ExpiredRowsPurge {
       });
       const resumableUploads = await this.uploads.purgeExpired();
       const personalAccessTokens = await this.tokens.deleteExpired(EXPIRED_TOKEN_RETENTION_SECONDS);
-      if (resumableUploads > 0 || personalAccessTokens > 0 || Object.values(deleted).some((count) => count > 0)) {
-        this.log.info('expired rows purged', { ...deleted, resumableUploads, personalAccessTokens });
+      const idempotencyKeys = await this.idempotency.purgeExpired();
+      if (resumableUploads > 0 || personalAccessTokens > 0 || idempotencyKeys > 0 || Object.values(deleted).some((count) => count > 0)) {
+        this.log.info('expired rows purged', { ...deleted, resumableUploads, personalAccessTokens, idempotencyKeys });
       }
     } catch (error) {
       // The database may be briefly away: the next round tries again.

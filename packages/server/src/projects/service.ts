@@ -48,7 +48,8 @@ export class ProjectsService {
     );
   }
 
-  async detail(principal: Principal, projectId: string): Promise<ProjectDetail> {
+  /** `latest`: each cut lists only the latest version of each series. */
+  async detail(principal: Principal, projectId: string, latest = false): Promise<ProjectDetail> {
     // One snapshot, so members, vibes, cuts and files agree with each other.
     return this.sql.begin('isolation level repeatable read read only', async (tx) => {
       const { role } = await this.access.require(principal, 'project', projectId, 'MEMBER', tx);
@@ -56,7 +57,7 @@ export class ProjectsService {
       const [members, vibes, cuts, invitations] = await Promise.all([
         this.projects.members(tx, projectId),
         this.vibes.listByProject(tx, projectId),
-        this.cuts.withFiles(tx, { projectId }),
+        this.cuts.withFiles(tx, { projectId }, { latest }),
         role === 'ADMIN' ? this.projects.pendingInvitations(tx, projectId) : [],
       ]);
       return { ...toUpdatedProject(project), members, vibes: withCuts(vibes, cuts), invitations };

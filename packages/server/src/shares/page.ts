@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { FILE_TYPE_LABELS, type FileType, type Waveform } from '@bandcollab/sdk/contract';
+import { type Comment, FILE_TYPE_LABELS, type FileType, type Waveform } from '@bandcollab/sdk/contract';
 import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
 import type { StoredAudio } from '../files/repository.js';
 
@@ -18,54 +17,106 @@ export interface SharePageView {
   peaks: Waveform | null;
 }
 
-/**
- * The one script: a click on a waveform seeks the player after it to that point. Inline and allowed by its
- * hash, like the style, so the page still loads nothing from elsewhere and runs nothing else.
- */
-const SEEK_SCRIPT = `
-for (const wave of document.querySelectorAll('svg.waveform')) {
-  const audio = wave.nextElementSibling;
-  wave.addEventListener('click', (event) => {
-    const box = wave.getBoundingClientRect();
-    const duration = Number.isFinite(audio.duration) ? audio.duration : Number(wave.dataset.duration);
-    audio.currentTime = Math.min(Math.max((event.clientX - box.left) / box.width, 0), 1) * duration;
-  });
+/** A file link's page: which version it serves, and a feedback link's comments. */
+export interface FileSharePageView extends SharePageView {
+  /** Shown when the series has several versions or the link follows it. */
+  version: { number: number; latest: boolean } | null;
+  feedback: FeedbackView | null;
 }
-`;
 
 /**
- * Nothing from another origin: the policy allows exactly this page's inline style and seek script (by their
- * hashes) and the shared bytes from this server.
+ * Nothing from another origin: the policy allows this page's inline style (by its hash), its one script from
+ * this server (/share-assets/share-page.js, never an inline one), the shared bytes, and the feedback form's
+ * requests to this server.
  */
 export const SHARE_PAGE_CSP = [
   "default-src 'none'",
   PAGE_STYLE_SRC,
-  `script-src 'sha256-${createHash('sha256').update(SEEK_SCRIPT).digest('base64')}'`,
+  "script-src 'self'",
   "img-src 'self'",
   "media-src 'self'",
+  "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
 
-export function renderSharePage(view: SharePageView): string {
+const SCRIPT_TAG = '<script src="/share-assets/share-page.js" defer></script>';
+
+/** A feedback link's part of its page: the comments so far, and where the form sends a new one. */
+export interface FeedbackView {
+  comments: Comment[];
+  commentsPath: string;
+}
+
+export function renderSharePage(view: FileSharePageView): string {
   const name = escapeHtml(view.name);
   const preview =
     view.type === 'CUT'
-      ? `${player(view)}${view.audio && view.peaks ? `<script>${SEEK_SCRIPT}</script>` : ''}`
+      ? `${player(view, view.feedback !== null)}${view.feedback ? feedbackSection(view.feedback) : ''}${(view.audio && view.peaks) || view.feedback ? SCRIPT_TAG : ''}`
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';
   const expiry = expiryNote(view.expiresAt);
   const audio = audioMeta(view.audio);
+  const version = view.version ? `Version ${view.version.number}${view.version.latest ? ' (latest)' : ''} · ` : '';
   return htmlPage(
     `${name} · bandcollab`,
     `<h1>${name}</h1>
-<p class="meta">${capitalized(FILE_TYPE_LABELS[view.type])} · ${formatSize(view.size)}</p>${audio}
+<p class="meta">${version}${capitalized(FILE_TYPE_LABELS[view.type])} · ${formatSize(view.size)}</p>${audio}
 ${preview}
 <a class="download" href="${escapeHtml(view.downloadPath)}" download>Download</a>
 ${expiry}`,
   );
+}
+
+/** The comments under the player, visible without a click, and the form that adds one at the playhead. */
+function feedbackSection({ comments, commentsPath }: FeedbackView): string {
+  const threads = comments.filter((comment) => !comment.deleted || (comment.replies ?? []).length > 0);
+  const items = threads.map((comment) => commentItem(comment)).join('\n');
+  const open = comments.filter((comment) => !comment.deleted).length;
+  return `
+<section class="feedback" data-comments-url="${escapeHtml(commentsPath)}">
+<h2>Comments <span class="count">${open}</span></h2>
+${threads.length === 0 ? '<p class="empty">No comments yet: play the mix and leave the first.</p>' : ''}
+<ol class="comments">
+${items}
+</ol>
+<form class="comment-form" novalidate>
+<div class="row">
+<label class="name">Your name <input name="name" maxlength="100" required autocomplete="name"></label>
+<label class="at">At <input name="at" inputmode="decimal" value="0:00.0" aria-describedby="at-help"></label>
+<label class="end">To <input name="end" inputmode="decimal" placeholder="optional"></label>
+<button type="button" class="end-here">End at playhead</button>
+</div>
+<p class="help" id="at-help">The time follows the playhead: pause where you mean, or type it (m:ss). Leave it empty for the whole mix.</p>
+<label class="body">Comment <textarea name="body" rows="3" maxlength="5000" required></textarea></label>
+<div class="row"><button type="submit">Add comment</button><span class="form-error" role="alert"></span></div>
+</form>
+</section>
+`;
+}
+
+function commentItem(comment: Comment): string {
+  const at = comment.atMs === null ? '' : ` data-at-ms="${comment.atMs}"${comment.endMs === null ? '' : ` data-end-ms="${comment.endMs}"`}`;
+  const time =
+    comment.atMs === null
+      ? '<span class="time whole">Whole mix</span>'
+      : `<button type="button" class="time">${clock(comment.atMs)}${comment.endMs === null ? '' : `–${clock(comment.endMs)}`}</button>`;
+  const badge = comment.author.guest ? '<span class="badge">guest</span>' : '';
+  const resolved = comment.resolved ? '<span class="badge resolved">resolved</span>' : '';
+  const body = comment.deleted ? '<p class="body deleted">Deleted</p>' : `<p class="body">${escapeHtml(comment.body ?? '')}</p>`;
+  const replies = (comment.replies ?? [])
+    .map((reply) => `<li class="reply"><div class="head"><span class="author">${escapeHtml(reply.author.name)}</span>${reply.author.guest ? '<span class="badge">guest</span>' : ''}</div><p class="body">${escapeHtml(reply.body ?? '')}</p></li>`)
+    .join('');
+  return `<li class="comment${comment.author.guest ? ' guest' : ''}" data-id="${escapeHtml(comment.id)}"${at}><div class="head">${time}<span class="author">${escapeHtml(comment.author.name)}</span>${badge}${resolved}</div>${body}${replies ? `<ol class="replies">${replies}</ol>` : ''}</li>`;
+}
+
+/** 83,450 ms → "1:23.5", as the page's script writes times. */
+function clock(ms: number): string {
+  const tenths = Math.round(ms / 100);
+  const minutes = Math.floor(tenths / 600);
+  return `${minutes}:${((tenths - minutes * 600) / 10).toFixed(1).padStart(4, '0')}`;
 }
 
 /** What the share page of a cut shows. Paths are relative to the page, as for a file. */
@@ -84,13 +135,13 @@ export interface CutSharePageView {
 export function renderCutSharePage(view: CutSharePageView): string {
   const name = escapeHtml(view.name);
   const items = view.files.map((file) => {
-    const audio = file.type === 'CUT' ? `${audioMeta(file.audio)}\n${player(file)}` : '';
+    const audio = file.type === 'CUT' ? `${audioMeta(file.audio)}\n${player(file, false)}` : '';
     return `<li>
 <p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>${audio}
 <a href="${escapeHtml(file.downloadPath)}" download>Download</a>
 </li>`;
   });
-  const seek = view.files.some((file) => file.type === 'CUT' && file.audio && file.peaks) ? `\n<script>${SEEK_SCRIPT}</script>` : '';
+  const seek = view.files.some((file) => file.type === 'CUT' && file.audio && file.peaks) ? `\n${SCRIPT_TAG}` : '';
   const count = view.files.length === 1 ? '1 file' : `${view.files.length} files`;
   const total = view.files.reduce((sum, file) => sum + file.size, 0);
   const expiry = expiryNote(view.expiresAt);
@@ -123,14 +174,22 @@ function expiryNote(expiresAt: Date | null): string {
   return expiresAt ? `<p class="expiry">This link works until ${expiresAt.toUTCString()}.</p>` : '';
 }
 
-/** An audio file's player, after its waveform once the analysis has drawn one (a click there seeks). */
-function player(file: Pick<SharePageView, 'bytesPath' | 'audio' | 'peaks'>): string {
-  const waveform = file.audio && file.peaks ? waveformSvg(file.peaks, file.audio.durationMs) : '';
-  return `${waveform}<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>`;
+/**
+ * An audio file's player: its waveform once the analysis has drawn one (a click there seeks), and on a feedback
+ * link's page a timeline for the comment markers and the playhead even before that.
+ */
+function player(file: Pick<SharePageView, 'bytesPath' | 'audio' | 'peaks'>, feedback: boolean): string {
+  const waveform = file.audio && file.peaks ? waveformSvg(file.peaks) : '';
+  const timeline = feedback || waveform;
+  const duration = file.audio ? ` data-duration-ms="${file.audio.durationMs}"` : '';
+  const wave = timeline
+    ? `<div class="wave${waveform ? '' : ' bare'}"${duration}>${waveform}<div class="playhead"></div>${feedback ? '<div class="markers"></div>' : ''}</div>${feedback ? '<div class="marker-note" hidden></div>' : ''}`
+    : '';
+  return `<div class="player">${wave}<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio></div>`;
 }
 
 /** One vertical stroke per min/max pair, in a box as wide as the pairs and 256 high (the 8-bit range). */
-function waveformSvg(peaks: Waveform, durationMs: number): string {
+function waveformSvg(peaks: Waveform): string {
   let path = '';
   for (let i = 0; i < peaks.length; i += 1) {
     const min = peaks.data[2 * i]!;
@@ -138,7 +197,7 @@ function waveformSvg(peaks: Waveform, durationMs: number): string {
     // At least one unit high, so silence still draws a line.
     path += `M${i} ${128 - max}V${Math.max(128 - min, 129 - max)}`;
   }
-  return `<svg class="waveform" data-duration="${durationMs / 1000}" viewBox="0 0 ${peaks.length} 256" preserveAspectRatio="none" role="img" aria-label="Waveform; click to seek"><path d="${path}" stroke="#3b3bd6" stroke-width="1" vector-effect="non-scaling-stroke" fill="none"/></svg>`;
+  return `<svg class="waveform" viewBox="0 0 ${peaks.length} 256" preserveAspectRatio="none" role="img" aria-label="Waveform; click to seek"><path d="${path}" stroke="#4b4bd8" stroke-width="1" vector-effect="non-scaling-stroke" fill="none"/></svg>`;
 }
 
 /** "3:25 · FLAC, 48 kHz, 24-bit, stereo · -14.1 LUFS, range 6.2 LU, true peak -1.0 dBTP" */

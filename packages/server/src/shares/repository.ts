@@ -5,8 +5,24 @@ import { SQL } from '../core/di.js';
 /** What a link shares: one file, or one cut (its files when the link is opened). */
 export type ShareTarget = { fileId: string } | { cutId: string };
 
-/** A working link: its id, what it shares and when it stops working (null: never). */
-export type ActiveShare = ShareTarget & { id: string; expiresAt: Date | null };
+/** Which version a file link serves: the one it was made of, or the newest of its series at each access. */
+export type ShareFollow = 'this' | 'latest';
+
+/** How a file link was made: what it serves, and whether whoever holds it may comment. */
+export interface ShareOptions {
+  follow: ShareFollow;
+  allowComments: boolean;
+}
+
+/** A working link: its id, what it shares, how, who made it and when it stops working (null: never). */
+export type ActiveShare = ShareTarget & ShareOptions & { id: string; createdBy: string; expiresAt: Date | null };
+
+/** The version a file link serves now, and the versions of its series. */
+export interface ServedVersion {
+  fileId: string;
+  version: number;
+  seriesFileIds: string[];
+}
 
 /** A live link as members list it (never its token). */
 export interface ShareListRow {
@@ -36,7 +52,7 @@ const targetCondition = (tx: Queryable, target: ShareTarget) =>
 export class SharesRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  async insert(tx: Queryable, link: ShareTarget & { tokenHash: string; expiresAt: Date | null; createdBy: string }): Promise<void> {
+  async insert(tx: Queryable, link: ShareTarget & ShareOptions & { tokenHash: string; expiresAt: Date | null; createdBy: string }): Promise<void> {
     await tx`insert into share_links ${tx(link)}`;
   }
 
@@ -86,11 +102,22 @@ export class SharesRepository {
 
   /** The link with this token hash, unless it has expired (links of deleted files and cuts go with them). */
   async findActive(tokenHash: string): Promise<ActiveShare | null> {
-    const [row] = await this.sql<{ id: string; fileId: string | null; cutId: string | null; expiresAt: Date | null }[]>`
-      select id, file_id, cut_id, expires_at from share_links
+    const [row] = await this.sql<
+      { id: string; fileId: string | null; cutId: string | null; createdBy: string; expiresAt: Date | null; follow: ShareFollow; allowComments: boolean }[]
+    >`
+      select id, file_id, cut_id, created_by, expires_at, follow, allow_comments from share_links
       where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
     if (!row) return null;
-    return { id: row.id, expiresAt: row.expiresAt, ...targetOf(row) };
+    const { fileId, cutId, ...link } = row;
+    return { ...link, ...targetOf({ fileId, cutId }) };
+  }
+
+  /** The version a file link serves: its own file, or (follow "latest") the highest version of its series. */
+  async servedVersion(tx: Queryable, fileId: string, follow: ShareFollow): Promise<ServedVersion | null> {
+    const versions = await tx<{ id: string; version: number }[]>`
+      select id, version from files where series_id = (select series_id from files where id = ${fileId}) order by version`;
+    const served = follow === 'latest' ? versions.at(-1) : versions.find((candidate) => candidate.id === fileId);
+    return served ? { fileId: served.id, version: served.version, seriesFileIds: versions.map((candidate) => candidate.id) } : null;
   }
 
   /** One access: a single-row update, whatever the size of what is sent. */

@@ -12,7 +12,11 @@ import type { StoredFileRow } from '../files/repository.js';
 import { FilesService } from '../files/service.js';
 import { type CutSharePageView, renderCutSharePage, renderNotFoundPage, renderSharePage, SHARE_PAGE_CSP } from './page.js';
 import type { ShareTarget } from './repository.js';
-import { type AccessRequest, type ResolvedShare, SharesService } from './service.js';
+import { type AccessRequest, feedbackLinkOf, type ResolvedShare, SharesService } from './service.js';
+import { CommentsService, type PageRequest } from '../comments/service.js';
+
+/** The comments a feedback link's page lists: every thread, up to the most a page holds. */
+const FEEDBACK_PAGE: PageRequest = { status: 'all', since: null, limit: 500, cursor: null };
 
 /** Share links of files and cuts, their management, the public share endpoints and the /share/:token page. */
 @injectable()
@@ -20,6 +24,7 @@ export class SharesRoutes implements Feature {
   constructor(
     @inject(SharesService) private readonly shares: SharesService,
     @inject(FilesService) private readonly files: FilesService,
+    @inject(CommentsService) private readonly comments: CommentsService,
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
@@ -89,6 +94,9 @@ export class SharesRoutes implements Feature {
               downloadPath: `${base}?download=1`,
               audio: share.file.audio,
               peaks: share.file.audio ? ((await this.files.waveforms([share.file.id])).get(share.file.id) ?? null) : null,
+              version:
+                share.follow === 'latest' || share.seriesFileIds.length > 1 ? { number: share.version, latest: share.file.id === share.seriesFileIds.at(-1) } : null,
+              feedback: share.allowComments ? { comments: (await this.comments.listOfFeedbackLink(feedbackLinkOf(share), FEEDBACK_PAGE)).comments, commentsPath: `${base}/comments` } : null,
             })
           : renderCutSharePage({
               name: share.name,
@@ -123,7 +131,8 @@ export class SharesRoutes implements Feature {
   ): Promise<Created<ShareLink>> {
     // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
     await this.shares.requireMember(principal, target);
-    const link = await this.shares.create(principal, target, (await body()).expiresIn ?? null);
+    const { expiresIn, follow, allowComments } = await body();
+    const link = await this.shares.create(principal, target, expiresIn ?? null, { follow: follow ?? 'this', allowComments: allowComments ?? false });
     return { location: pathOf(ROUTES.shared, { token: link.token }), body: link };
   }
 

@@ -6,12 +6,13 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
-import { DomainError, forbidden, notFound } from '../core/errors.js';
+import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { FilesRepository, type StoredFileRow } from '../files/repository.js';
 import { ArchivesRepository } from '../archives/repository.js';
-import { type ShareTarget, SharesRepository } from './repository.js';
+import type { FeedbackLink } from '../comments/service.js';
+import { type ShareOptions, type ShareTarget, SharesRepository } from './repository.js';
 
 /** Live links one file or cut may have: each is a public door to audit and revoke. */
 export const MAX_LIVE_LINKS = 100;
@@ -19,9 +20,9 @@ export const MAX_LIVE_LINKS = 100;
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/** What a working token opens: a file, or a cut with its files as they are now. */
+/** What a working token opens: a file (the version it serves now), or a cut with its files as they are now. */
 export type ResolvedShare =
-  | { kind: 'file'; linkId: string; expiresAt: Date | null; file: StoredFileRow }
+  | ({ kind: 'file'; linkId: string; createdBy: string; expiresAt: Date | null; file: StoredFileRow; version: number; seriesFileIds: string[] } & ShareOptions)
   | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: StoredFileRow[] };
 
 /** Which request to a link's bytes or page is an access, as the counting rule reads it. */
@@ -47,6 +48,14 @@ export function countsAsAccess({ method, range, fetchDest }: AccessRequest): boo
   return range === undefined || /^\s*bytes\s*=\s*0+\s*-/i.test(range);
 }
 
+/** What a guest's comments need of a file link that allows them. */
+export const feedbackLinkOf = (share: ResolvedShare & { kind: 'file' }): FeedbackLink => ({
+  id: share.linkId,
+  createdBy: share.createdBy,
+  fileId: share.file.id,
+  shownFileIds: share.follow === 'latest' ? share.seriesFileIds : [share.file.id],
+});
+
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
 @injectable()
@@ -62,8 +71,13 @@ export class SharesService {
     @inject(ArchivesService) private readonly archives: ArchivesService,
   ) {}
 
-  /** A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. */
-  async create(principal: Principal, target: ShareTarget, expiresIn: number | null): Promise<ShareLink> {
+  /**
+   * A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. Only a file link follows
+   * its series or takes comments: a cut link shows the cut's files as they are.
+   */
+  async create(principal: Principal, target: ShareTarget, expiresIn: number | null, options: ShareOptions): Promise<ShareLink> {
+    if ('cutId' in target && options.follow !== 'this') throw invalidField('follow', 'a cut link shows the cut as it is: only a file link follows a series');
+    if ('cutId' in target && options.allowComments) throw invalidField('allowComments', 'comments are left on a file: make a file link');
     const token = randomToken();
     const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
     await this.sql.begin(async (tx) => {
@@ -71,7 +85,7 @@ export class SharesService {
       if ((await this.repository.countLiveLocked(tx, target)) >= MAX_LIVE_LINKS) {
         throw new DomainError('RATE_LIMITED', `At most ${MAX_LIVE_LINKS} live links per file or cut: revoke one first`, { retryAfterSeconds: 60 });
       }
-      await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, expiresAt, createdBy: principal.userId });
+      await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, ...options, expiresAt, createdBy: principal.userId });
       const event =
         'fileId' in target
           ? projectEvent(principal, projectId, 'file.shared', { fileId: target.fileId, expiresAt: iso(expiresAt) })
@@ -138,14 +152,25 @@ export class SharesService {
   async resolve(token: string): Promise<ResolvedShare> {
     const share = TOKEN_SHAPE.test(token) ? await this.repository.findActive(hashToken(token)) : null;
     if (share && 'fileId' in share) {
-      const file = await this.files.findStored(this.sql, share.fileId);
-      if (file) return { kind: 'file', linkId: share.id, expiresAt: share.expiresAt, file };
+      const served = await this.repository.servedVersion(this.sql, share.fileId, share.follow);
+      const file = served && (await this.files.findStored(this.sql, served.fileId));
+      if (served && file) {
+        const { id, createdBy, expiresAt, follow, allowComments } = share;
+        return { kind: 'file', linkId: id, createdBy, expiresAt, follow, allowComments, file, version: served.version, seriesFileIds: served.seriesFileIds };
+      }
     }
     if (share && 'cutId' in share) {
       const cut = await this.cutContents.cutContent(this.sql, share.cutId);
       if (cut) return { kind: 'cut', linkId: share.id, expiresAt: share.expiresAt, cutId: share.cutId, ...cut };
     }
     throw notFound('Share link');
+  }
+
+  /** A feedback link (made with allowComments) as its comments need it; any other link is 404 like a bad token. */
+  async feedbackLink(token: string): Promise<FeedbackLink> {
+    const share = await this.resolve(token);
+    if (share.kind !== 'file' || !share.allowComments) throw notFound('Share link');
+    return feedbackLinkOf(share);
   }
 
   /** A file of a shared cut, by its id; a file of another cut (or a file link) is 404 like a bad token. */
@@ -166,7 +191,7 @@ export class SharesService {
   }
 
   /** The public description of a shared file (no ids, no uploader). */
-  describeFile(token: string, { file, expiresAt }: ResolvedShare & { kind: 'file' }): SharedFile {
+  describeFile(token: string, { file, expiresAt, version, follow, allowComments }: ResolvedShare & { kind: 'file' }): SharedFile {
     return {
       kind: 'file',
       name: file.name,
@@ -176,6 +201,9 @@ export class SharesService {
       createdAt: file.createdAt.toISOString(),
       expiresAt: iso(expiresAt),
       downloadUrl: `${this.config.publicUrl}/api/share/${token}?download=1`,
+      version,
+      follow,
+      allowComments,
     };
   }
 

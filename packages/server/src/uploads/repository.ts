@@ -9,6 +9,8 @@ export interface UploadRow {
   cutId: string;
   fileName: string;
   displayName: string | null;
+  /** The series it becomes the next version of (Upload-Metadata versionOf); null: it starts one. */
+  seriesId: string | null;
   extension: string;
   length: number;
   received: number;
@@ -19,7 +21,7 @@ export interface UploadRow {
   metadata: string | null;
 }
 
-export type NewUpload = Pick<UploadRow, 'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'extension' | 'length' | 'metadata'>;
+export type NewUpload = Pick<UploadRow, 'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'seriesId' | 'extension' | 'length' | 'metadata'>;
 
 /** When an upload expires: `lifetimeSeconds` after its last bytes, and never later than `maxAgeSeconds` after its creation. */
 export interface Expiry {
@@ -78,8 +80,8 @@ export class UploadsRepository {
 
   async insert(tx: Queryable, upload: NewUpload, expiry: Expiry): Promise<UploadRow> {
     const [row] = await tx<UploadRow[]>`
-      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, extension, length, metadata, expires_at)
-      values (${upload.id}, ${upload.ownerId}, ${upload.cutId}, ${upload.fileName}, ${upload.displayName}, ${upload.extension},
+      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, series_id, extension, length, metadata, expires_at)
+      values (${upload.id}, ${upload.ownerId}, ${upload.cutId}, ${upload.fileName}, ${upload.displayName}, ${upload.seriesId}, ${upload.extension},
               ${upload.length}, ${upload.metadata},
               now() + make_interval(secs => ${Math.min(expiry.lifetimeSeconds, expiry.maxAgeSeconds)}))
       returning *`;

@@ -15,7 +15,7 @@ import type { Logger } from '../core/logger.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
-import { FilesService } from '../files/service.js';
+import { checkVersion, FilesService } from '../files/service.js';
 import { type Expiry, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
 
 /** An incomplete upload expires this long after it last received bytes, */
@@ -40,7 +40,12 @@ const UNLISTED_GRACE_MS = 60 * 60 * 1000;
 export type ChecksumAlgorithm = 'sha1' | 'sha256';
 
 export interface NewUploadRequest {
-  cutId: string;
+  /** The cut; with versionOf it may be left out (given, it must be the series' cut). */
+  cutId: string | null;
+  /** Any file of a series: the upload becomes its next version. */
+  versionOf: string | null;
+  /** If-None-Match: with versionOf, the latest version's sha256 makes the creation 412 UNCHANGED. */
+  ifNoneMatch: string | null;
   /** The client's file name (fileNameSchema); its extension decides the type. */
   fileName: string;
   /** The display name of the file it becomes; the file name when null. */
@@ -133,8 +138,13 @@ export class UploadsService {
    * and the quota again, with the upload's whole length, in the transaction that records it.
    */
   async create(principal: Principal, request: NewUploadRequest): Promise<UploadState> {
-    await this.access.require(principal, 'cut', request.cutId);
+    const series = request.versionOf
+      ? await this.files.versionTarget(principal, request.versionOf, { cutId: request.cutId, ifNoneMatch: request.ifNoneMatch })
+      : null;
+    const cutId = series?.cutId ?? request.cutId!;
+    await this.access.require(principal, 'cut', cutId);
     const rule = ruleForFileName(this.rules(), request.fileName);
+    if (series) checkVersion(series, { type: rule.type });
     if (request.length > rule.maxBytes) throw fileTooLarge(rule);
     (await this.space.reserve(principal.userId, request.length)).release();
     const id = randomUUID();
@@ -158,9 +168,10 @@ export class UploadsService {
           {
             id,
             ownerId: principal.userId,
-            cutId: request.cutId,
+            cutId,
             fileName: request.fileName,
             displayName: request.displayName,
+            seriesId: series?.seriesId ?? null,
             extension: rule.extension,
             length: request.length,
             metadata: request.metadata,
@@ -420,7 +431,9 @@ export class UploadsService {
         principal,
         {
           cutId: upload.cutId,
-          name: upload.displayName ?? upload.fileName,
+          series: upload.seriesId === null ? null : { seriesId: upload.seriesId },
+          name: upload.displayName,
+          originalName: upload.fileName,
           file: { tempPath: bytesPath, originalName: upload.fileName, rule, size: upload.length, sha256 },
         },
         async (tx, record) => {

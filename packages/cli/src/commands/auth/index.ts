@@ -12,6 +12,7 @@ import { addProfile } from './profile.js';
 import { addRegister } from './register.js';
 import { addStatus } from './status.js';
 import { addToken } from './token.js';
+import { addUse } from './use.js';
 
 export function register(auth: Command, factory: Factory): void {
   const run = commandRunner(factory);
@@ -21,6 +22,7 @@ export function register(auth: Command, factory: Factory): void {
   addLink(auth, run);
   addLogout(auth, run);
   addStatus(auth, run);
+  addUse(auth, run);
   addProfile(auth, run);
   addPassword(auth, run);
   addDeleteAccount(auth, run);

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import type { Context, Run } from '../../context.js';
+import { type Context, DEFAULT_API_URL, type Run } from '../../context.js';
+import { originOf } from '../../settings.js';
 import { withExamples } from '../../render.js';
-import { statusView } from '../../views.js';
+import { type StoredServer, statusView } from '../../views.js';
 
 export function addStatus(auth: Command, run: Run): void {
   withExamples(
@@ -13,7 +14,7 @@ export function addStatus(auth: Command, run: Run): void {
           const client = await ctx.signedIn();
           const { me, token } = await client.tokens.current();
           const location = await credentialLocation(ctx);
-          const where = { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location };
+          const where = { apiUrl: ctx.apiUrl, profile: ctx.profile, credentials: location, servers: storedServers(ctx) };
           if (!token) return ctx.out.record(me, () => statusView(me, where));
           // The projects a token reaches are all it lists: their names, for the ids it is limited to.
           const projectNames = new Map((await client.projects.list()).map((p) => [p.id, p.name]));
@@ -23,6 +24,12 @@ export function addStatus(auth: Command, run: Run): void {
     'band auth status',
     'band auth status --json',
   );
+}
+
+/** The servers this profile is logged in to, the default one marked (the servers without flags or BAND_API_URL). */
+function storedServers(ctx: Context): StoredServer[] {
+  const defaultOrigin = originOf(ctx.settings.apiUrl ?? DEFAULT_API_URL);
+  return Object.entries(ctx.settings.logins ?? {}).map(([origin, login]) => ({ origin, user: login.user, isDefault: origin === defaultOrigin }));
 }
 
 async function credentialLocation(ctx: Context): Promise<string> {

@@ -92,6 +92,11 @@ export const rows: MatrixRow[] = [
     expect: anyMember(),
   },
   {
+    endpoint: 'GET /api/files/:id/versions',
+    path: async (fx) => `/api/files/${(await sharedFile(fx)).id}/versions`,
+    expect: anyMember(),
+  },
+  {
     endpoint: 'GET /api/files/:id/download',
     path: async (fx) => `/api/files/${(await sharedFile(fx)).id}/download`,
     expect: anyMember(),

@@ -51,7 +51,41 @@ async function cutWithLink(fx: Fixture, creator: Actor): Promise<{ cutId: string
 const ownOrAdmins = (fx: Fixture, actor: Actor): Actor =>
   actor.name === 'member' || actor.name === 'projectAdmin' ? actor : fx.actors.projectAdmin;
 
+/** A file link made with allowComments by the project's ADMIN; made once per fixture. */
+const feedbackLinks = new WeakMap<Fixture, Promise<string>>();
+const feedbackLink = (fx: Fixture) => {
+  if (!feedbackLinks.has(fx)) {
+    feedbackLinks.set(
+      fx,
+      (async () => {
+        const { fileId } = await sharedCut(fx);
+        const link = await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token, json: { allowComments: true } }), 201);
+        return link.token as string;
+      })(),
+    );
+  }
+  return feedbackLinks.get(fx)!;
+};
+
 export const rows: MatrixRow[] = [
+  {
+    endpoint: 'GET /api/share/:token/comments',
+    path: async (fx) => `/api/share/${await feedbackLink(fx)}/comments`,
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'POST /api/share/:token/comments',
+    path: async (fx) => `/api/share/${await feedbackLink(fx)}/comments`,
+    body: () => ({ name: 'Guest', body: 'Nice mix' }),
+    expect: everyone(201),
+    // No credentials needed: a token, whatever its scope, is not even looked at.
+    tokens: { readToken: 201 },
+  },
+  {
+    endpoint: 'GET /share-assets/share-page.js',
+    path: () => '/share-assets/share-page.js',
+    expect: everyone(200),
+  },
   {
     endpoint: 'GET /api/cuts/:id/archive',
     path: async (fx) => `/api/cuts/${(await sharedCut(fx)).cutId}/archive`,

@@ -1,0 +1,18 @@
+// What band says when Ctrl-C stops it: band.ts exits at once on SIGINT, so work that a later run can
+// continue (an upload) leaves the sentence here while it runs.
+let hint: string | undefined;
+
+/** Runs `work` with `sentence` as what Ctrl-C prints while it runs. */
+export async function withInterruptHint<T>(sentence: string, work: () => Promise<T>): Promise<T> {
+  hint = sentence;
+  try {
+    return await work();
+  } finally {
+    hint = undefined;
+  }
+}
+
+/** The line to print on Ctrl-C: "interrupted", and how to go on when there is a way. */
+export function interruptedLine(): string {
+  return hint ? `interrupted: ${hint}` : 'interrupted';
+}

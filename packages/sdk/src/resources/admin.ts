@@ -1,0 +1,32 @@
+import { ROUTES } from '../contract/routes.js';
+import type { RequestOptions, Transport } from '../transport.js';
+import type { AdminStorage, AdminUser } from '../types.js';
+
+/** What `storage` asks for: one row per user or per project, and (`top`, 1–1000) the site's largest files. */
+export interface AdminStorageOptions {
+  by: 'user' | 'project';
+  top?: number;
+}
+
+/**
+ * Site administration, for a site ADMIN only (403 FORBIDDEN for others; 403 INSUFFICIENT_SCOPE on a personal
+ * access token limited to projects).
+ */
+export class AdminResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** Every user's or project's bytes by type, quota use and incomplete uploads, most bytes first. */
+  storage(options: AdminStorageOptions, requestOptions?: RequestOptions): Promise<AdminStorage> {
+    return this.transport.call(ROUTES.adminStorage, { query: { by: options.by, top: options.top } }, requestOptions);
+  }
+
+  /** Every account, by email. */
+  users(options?: RequestOptions): Promise<AdminUser[]> {
+    return this.transport.call(ROUTES.adminListUsers, {}, options);
+  }
+
+  /** Deactivates an account (it cannot sign in; its sessions and tokens end at once; its files stay) or activates it again. */
+  setActive(userId: string, active: boolean, options?: RequestOptions): Promise<AdminUser> {
+    return this.transport.call(ROUTES.adminSetUserActive, { params: { id: userId }, json: { active } }, options);
+  }
+}

@@ -1,0 +1,25 @@
+import { adminStorageQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { inject, injectable } from 'tsyringe';
+import type { Feature } from '../core/feature.js';
+import { validate } from '../core/http.js';
+import type { Routes } from '../core/routes.js';
+import { AdminService } from './service.js';
+
+/** Site administration for a site ADMIN: storage by user or project, accounts and their deactivation. */
+@injectable()
+export class AdminRoutes implements Feature {
+  constructor(@inject(AdminService) private readonly admin: AdminService) {}
+
+  register(routes: Routes): void {
+    routes.on(ROUTES.adminStorage, async ({ req, principal }) => this.admin.storage(principal, validate(adminStorageQuery, req.query)));
+
+    routes.on(ROUTES.adminListUsers, async ({ principal }) => this.admin.users(principal));
+
+    routes.on(ROUTES.adminSetUserActive, async ({ principal, params, body }) => {
+      // Access before the body, as in ProjectsRoutes.
+      this.admin.authorize(principal);
+      const { active } = await body();
+      return this.admin.setActive(principal, params.id, active);
+    });
+  }
+}
