@@ -3,10 +3,9 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandApiError, BandClient, type Cut, FileResumeStore } from '../src/index.js';
-import { eventually, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
+import { answerRecordingDispatcher, eventually, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
 
 // files.upload() through the server's resumable uploads: chosen by size, continued after a broken
 // connection, left resumable by an abort and resumed by a later call through a FileResumeStore.
@@ -148,6 +147,18 @@ async function holdLock(url: string, bytes: Buffer): Promise<{ release(): void }
   return { release: () => holder.destroy() };
 }
 
+/**
+ * A client of the owner's session that counts the answers of `status` it received; `received(n)` waits until it
+ * has had `n` of them (the server holds a lock or every upload slot until the test lets go: a wait on that
+ * event, not on time).
+ */
+function countingClient(status: 423 | 429) {
+  const { dispatcher, answers } = answerRecordingDispatcher();
+  const client = new BandClient({ baseUrl: server.url, ...owner.sessionTokens, dispatcher });
+  const count = () => answers.filter((answer) => answer.status === status).length;
+  return { client, received: (n: number) => eventually(async () => count() >= n, 30_000) };
+}
+
 describe('resumable uploads', () => {
   it('sends a file of 8 MiB or more through /api/uploads and answers the same File record', async () => {
     const bytes = zipBytes(9 * MiB);
@@ -217,13 +228,16 @@ describe('resumable uploads', () => {
     expect(JSON.parse(await readFile(storePath, 'utf8'))).toEqual({});
   });
 
-  it('waits out a 423 for longer than its retries: another PATCH holding the lock for 3 s, then the rest, byte-identical', async () => {
+  it('waits out a 423 for longer than its retries: another PATCH holding the lock past them, then the rest, byte-identical', async () => {
     const { bytes, file, store, url } = await abortedUpload('locked take.zip');
     const holder = await holdLock(url, bytes);
-    const released = sleep(3000).then(() => holder.release());
+    const { client, received } = countingClient(423);
+    const upload = client.files.upload({ cutId: cut.id, file, resumeStore: store }, { retries: 2 });
+    // Fails at once if the upload gives up on the 423s instead.
+    await Promise.race([received(4), upload]);
+    holder.release();
 
-    const record = await owner.files.upload({ cutId: cut.id, file, resumeStore: store });
-    await released;
+    const record = await upload;
     expect(record.size).toBe(bytes.length);
     const downloaded = path.join(workDir, 'locked take (downloaded).zip');
     await owner.files.download(record.id, { to: downloaded });
@@ -249,10 +263,12 @@ describe('resumable uploads', () => {
     const holders = await Promise.all(others.map((url) => holdLock(url, bytes)));
     const file = path.join(workDir, 'fourth.zip');
     await writeFile(file, bytes);
-    const released = sleep(2000).then(() => holders.forEach((holder) => holder.release()));
+    const { client, received } = countingClient(429);
+    const upload = client.files.upload({ cutId: cut.id, file }, { retries: 2 });
+    await Promise.race([received(4), upload]);
+    for (const holder of holders) holder.release();
 
-    const record = await owner.files.upload({ cutId: cut.id, file });
-    await released;
+    const record = await upload;
     expect(record.sha256).toBe(sha256(bytes));
   });
 
@@ -261,8 +277,9 @@ describe('resumable uploads', () => {
     const holder = await holdLock(url, bytes);
     try {
       const controller = new AbortController();
-      const upload = owner.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal });
-      await sleep(500);
+      const { client, received } = countingClient(423);
+      const upload = client.files.upload({ cutId: cut.id, file, resumeStore: store, signal: controller.signal });
+      await received(1);
       controller.abort(new Error('stopped while locked'));
       // The lock is still held: only the signal can have ended the wait.
       await expect(upload).rejects.toThrow('stopped while locked');
@@ -274,9 +291,11 @@ describe('resumable uploads', () => {
   it('cancelUpload waits out a 423 for longer than its retries', async () => {
     const { bytes, url } = await abortedUpload('cancelled while locked.zip');
     const holder = await holdLock(url, bytes);
-    const released = sleep(3000).then(() => holder.release());
-    await owner.files.cancelUpload(url);
-    await released;
+    const { client, received } = countingClient(423);
+    const cancelled = client.files.cancelUpload(url, { retries: 2 });
+    await Promise.race([received(4), cancelled]);
+    holder.release();
+    await cancelled;
     await expect(owner.files.cancelUpload(url)).rejects.toMatchObject({ status: 404 });
   });
 

@@ -24,6 +24,25 @@ export function recordingDispatcher(): { dispatcher: Dispatcher; requests: strin
   return { dispatcher, requests };
 }
 
+/** A real undici Agent that records the status of every answer it receives, with the request's method and path. */
+export function answerRecordingDispatcher(): { dispatcher: Dispatcher; answers: { status: number; request: string }[] } {
+  const answers: { status: number; request: string }[] = [];
+  const dispatcher = new Agent().compose((dispatch) => (options, handler) =>
+    dispatch(options, {
+      onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
+      onRequestUpgrade: (controller, status, headers, socket) => handler.onRequestUpgrade?.(controller, status, headers, socket),
+      onResponseStart: (controller, status, headers, statusMessage) => {
+        answers.push({ status, request: `${options.method} ${options.path}` });
+        return handler.onResponseStart?.(controller, status, headers, statusMessage);
+      },
+      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+      onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+      onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+    }),
+  );
+  return { dispatcher, answers };
+}
+
 /** Waits until `check` holds, polling; for effects the server completes after answering. */
 export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

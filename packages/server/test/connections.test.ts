@@ -137,7 +137,16 @@ describe('slow and idle clients', () => {
 
   it('leaves an events WebSocket open past the idle timeout (it has its own heartbeat)', async () => {
     const events = await openEventSocket(server.url, { token });
-    await sleep(2500);
+    // A request opened after the socket whose body stops: once the idle timeout has cut it, the socket (idle
+    // since its hello, for longer) would have been cut too; a ping it answers proves it was not.
+    const stalled = await openSocket(server.url);
+    const cut = whenClosed(stalled);
+    stalled.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100 }));
+    stalled.write('{');
+    await cut;
+    const pong = new Promise((resolve) => events.socket.once('pong', resolve));
+    events.socket.ping();
+    await Promise.race([pong, events.closed.then(({ code }) => Promise.reject(new Error(`the socket was closed (${code})`)))]);
     expect(events.socket.readyState).toBe(events.socket.OPEN);
     events.close();
     await events.closed;
@@ -160,9 +169,18 @@ describe('a client that goes away mid-request', () => {
   it('resetting in the middle of a JSON body is logged at info, not as a database failure', async () => {
     const requestId = `reset-json-${randomUUID()}`;
     const socket = await openSocket(server.url);
-    socket.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100, 'X-Request-Id': requestId }));
+    // The server answers 100 Continue as it hands the request to the app: the reset comes mid-request.
+    const handedOver = new Promise((resolve) => socket.once('data', resolve));
+    socket.write(
+      requestHead('POST', '/api/auth/login', {
+        'Content-Type': 'application/json',
+        'Content-Length': 100,
+        Expect: '100-continue',
+        'X-Request-Id': requestId,
+      }),
+    );
+    expect(String(await handedOver)).toMatch(/^HTTP\/1\.1 100 /);
     socket.write('{"email": "someone@example.com"');
-    await sleep(200);
     socket.resetAndDestroy();
     const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
     expect(logged.level).toBe('info');

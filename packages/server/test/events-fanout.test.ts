@@ -158,26 +158,23 @@ describe('unhealthy peers', () => {
   it('closes a reader that falls more than 1 MiB behind with 1013 instead of buffering without bound', async () => {
     const user = await userWithProject();
     const slow = await openEventSocket(first.url, { token: user.accessToken });
+    // Another reader of the same instance: the hub dispatches notices one after another, so once this one has
+    // the notice committed after the bulk, the hub has offered the slow reader every bulk notice.
+    const other = await userWithProject();
+    const witness = await openEventSocket(first.url, { token: other.accessToken });
     slow.socket.pause();
     const padding = 'x'.repeat(7000);
     const total = 4000;
-    let heard = 0;
-    let allHeard = () => {};
-    const heardAll = new Promise<void>((resolve) => (allHeard = resolve));
-    // The test listens too: once it heard every notice, so did the server, give or take its sending.
-    const listener = await first.sql.listen(EVENTS_CHANNEL, () => {
-      if (++heard === total) allHeard();
-    });
     await first.sql`
       select pg_notify(${EVENTS_CHANNEL}, json_build_object(
         'id', gen_random_uuid(), 'type', 'vibe.updated', 'projectId', ${user.projectId}::uuid,
         'actor', json_build_object('id', gen_random_uuid(), 'name', 'Bulk'), 'at', now(),
         'data', json_build_object('n', n, 'padding', ${padding}::text))::text)
       from generate_series(1, ${total}) as n`;
-    await heardAll;
-    await listener.unlisten();
-    // The server has had them too; a moment more lets it pass its cap before the reader wakes up.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = event('vibe.updated', other.projectId);
+    await publish(first.sql, after);
+    await witness.waitFor((e) => e.id === after.id);
+    witness.close();
     slow.socket.resume();
     const closed = await slow.closed;
     expect(closed.code).toBe(1013);

@@ -159,7 +159,8 @@ describe('Ctrl-C', () => {
 
     await eventually(async () => (await tempFiles()).length === 3, 'three uploads to be streaming');
     process.kill(-server.child.pid!, 'SIGINT');
-    await sleep(300);
+    // The rest of the body only once the shutdown has begun: the server must let this upload finish.
+    await eventually(() => /SIGINT received, shutting down/.test(server.output()), 'the shutdown to begin');
     finish();
 
     const done = await finished;
@@ -258,6 +259,12 @@ describe('the embedded PostgreSQL killed under load', () => {
     const statuses = new Map<number, number>();
     const problems: string[] = [];
     let loading = true;
+    let answered = 0;
+    /** Waits until the load has had `count` more answers: it keeps meeting the server, whatever state it is in. */
+    const moreAnswers = (count: number) => {
+      const from = answered;
+      return eventually(() => answered >= from + count, `${count} more answers to the load`);
+    };
     const load = async () => {
       while (loading) {
         for (const [method, route] of [['GET', '/api/health'], ['GET', '/api/projects'], ['POST', '/api/projects']] as const) {
@@ -265,6 +272,7 @@ describe('the embedded PostgreSQL killed under load', () => {
             .request(method, route, { token: user.accessToken, json: method === 'POST' ? { name: 'Under load' } : undefined })
             .catch((error: unknown) => ({ status: 0, headers: new Headers(), body: { error: String(error) }, text: String(error) }));
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          answered += 1;
           if (response.status === 503 && (response.body?.code !== 'UNAVAILABLE' || !response.headers.get('retry-after'))) {
             problems.push(`503 without UNAVAILABLE and Retry-After: ${response.text}`);
           }
@@ -275,7 +283,6 @@ describe('the embedded PostgreSQL killed under load', () => {
     const clients = Array.from({ length: 4 }, load);
 
     const killAndWait = async () => {
-      await sleep(300);
       const killed = await postmasterPid();
       process.kill(killed, 'SIGKILL');
       await eventually(async () => !isAlive(killed), 'the database to die');
@@ -284,6 +291,7 @@ describe('the embedded PostgreSQL killed under load', () => {
     const survived = 5;
     const outages: number[] = [];
     for (let round = 0; round < survived; round++) {
+      await moreAnswers(12);
       const killed = await killAndWait();
       const downAt = Date.now();
       await eventually(
@@ -295,7 +303,7 @@ describe('the embedded PostgreSQL killed under load', () => {
       });
       outages.push(Date.now() - downAt);
     }
-    await sleep(300);
+    await moreAnswers(12);
     loading = false;
     await Promise.all(clients);
 

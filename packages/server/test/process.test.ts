@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { client } from './support/http.js';
 import { runServerCommand, spawnServer } from './support/process.js';
 import { createTestDatabase } from './support/server.js';
@@ -93,6 +93,7 @@ describe('the server process on DATABASE_URL', () => {
     const server = await spawnServer({ DATA_DIR: dataDir, DATABASE_URL: await createTestDatabase(), JWT_SECRET: 'x'.repeat(32) });
     const body = JSON.stringify({ email: 'drain@example.com', password: 'password-123', name: 'Drain' });
     const url = new URL('/api/auth/register', server.url);
+    const waitForShutdown = () => vi.waitFor(() => expect(server.output()).toMatch(/SIGTERM received, shutting down/), { timeout: 10_000, interval: 20 });
     const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' };
       const req = request(url, { method: 'POST', headers }, (res) => {
@@ -101,10 +102,10 @@ describe('the server process on DATABASE_URL', () => {
         res.on('end', () => resolve({ status: res.statusCode!, text }));
       });
       req.on('error', reject);
-      // "100 Continue" says the server has the request; then SIGTERM, and the body a moment later: it must wait for it.
+      // "100 Continue" says the server has the request; then SIGTERM, and the body once the shutdown has begun: it must wait for it.
       req.on('continue', () => {
         server.child.kill('SIGTERM');
-        setTimeout(() => req.end(body), 300);
+        void waitForShutdown().then(() => req.end(body), reject);
       });
       req.flushHeaders();
     });

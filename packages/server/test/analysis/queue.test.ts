@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { FileRecord } from '@bandcollab/sdk';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Api, PNG_BYTES } from '../authz/fixture.js';
 import { openEventSocket } from '../support/event-socket.js';
 import { upload, userWithCut } from '../support/files.js';
@@ -154,8 +154,9 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
       const api = client(server.url);
       const owner = await userWithCut(api);
       const created = await upload(api, owner.token, owner.cutId, 'take.wav', await readFile(fixture('pending.wav', 1, ['-c:a', 'pcm_s16le'])));
-      await delay(1500);
       expect((await api.request('GET', `/api/files/${created.body.id}`, { token: owner.token })).body.analysis).toBe('pending');
+      // Queued and held by no loop: with no loop started, nothing will take it.
+      expect(await server.sql`select file_id from analysis_jobs for update skip locked`).toEqual([{ file_id: created.body.id }]);
       const peaks = await api.request('GET', `/api/files/${created.body.id}/peaks`, { token: owner.token });
       expect(peaks.status).toBe(409);
       expect(peaks.body.code).toBe('ANALYSIS_PENDING');
@@ -218,8 +219,19 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
       for (let i = 0; i < 8; i += 1) ids.push((await upload(api, owner.token, owner.cutId, `take${i}.wav`, bytes)).body.id);
       for (const id of ids) await socket.waitFor((e) => e.type === 'file.analyzed' && e.data.fileId === id, 60_000);
       expect(await first.sql`select file_id from analysis_jobs`).toEqual([]);
-      // A second analysis of any file would have published a second event by now.
-      await delay(1500);
+      // A second analysis of a file took its job before the queue emptied, so it runs in a transaction begun
+      // before now; once none is left, any second event is published, and a later one arrives after it.
+      const [emptied] = await first.sql<{ at: Date }[]>`select now() as at`;
+      await vi.waitFor(
+        async () => {
+          const [open] = await first.sql<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity where datname = current_database() and xact_start < ${emptied!.at}`;
+          expect(open!.n).toBe(0);
+        },
+        { timeout: 60_000, interval: 50 },
+      );
+      const sentinel = (await upload(api, owner.token, owner.cutId, 'sentinel.png', PNG_BYTES)).body.id;
+      await socket.waitFor((e) => e.type === 'file.uploaded' && e.data.file.id === sentinel);
       const analysedIds = socket.events.filter((e) => e.type === 'file.analyzed').map((e) => (e.data as { fileId: string }).fileId);
       expect(analysedIds.sort()).toEqual([...ids].sort());
       socket.close();
