@@ -12,7 +12,7 @@ import type { CliError } from './exit-codes.js';
 import { withInterruptHint } from './interrupt.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
-import { alreadyOnCutView, resumeHintView } from './views.js';
+import { alreadyOnCutView, resumeHintView, unchangedView } from './views.js';
 
 export interface UploadOptions {
   jobs: number;
@@ -21,6 +21,10 @@ export interface UploadOptions {
   name?: string;
   /** Continue an upload an earlier run left unfinished (large files go through resumable uploads). */
   resume: boolean;
+  /** One file only: the id of a file of the series it becomes the next version of. */
+  versionOf?: string;
+  /** With `versionOf`: nothing is sent when the latest version has the same content (the server says so first). */
+  ifChanged?: boolean;
 }
 
 export interface UploadReport {
@@ -63,6 +67,8 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
       const client = await ctx.signedIn();
       const record = await client.files.upload({
         cutId,
+        versionOf: options.versionOf,
+        ifChanged: options.ifChanged,
         file: file.path,
         name: options.name,
         onProgress: ({ loaded }) => bar.update(loaded),
@@ -73,6 +79,14 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
       bar.finish(true);
       return record;
     } catch (error) {
+      const { isUnchanged } = await import('@bandcollab/sdk');
+      if (isUnchanged(error)) {
+        // The latest version already has these bytes: no byte was sent, and that version stands for the file.
+        bar.finish(true);
+        report.skipped += 1;
+        progress.note(unchangedView(label));
+        return (await ctx.signedIn()).files.get(String(error.problem.fileId));
+      }
       bar.finish(false);
       throw error;
     }

@@ -95,7 +95,13 @@ export async function resolveFile(client: BandClient, ref: string, cut: Omit<Cut
   if (isId(ref)) return client.files.get(ref);
   if (!cut.cut) throw usageError(`to find file "${ref}" by name, name its cut with --cut (or give the file's id)`);
   const found = await resolveCut(client, { ...cut, cut: cut.cut });
-  return pick(found.files, ref, 'file', `in cut "${found.name}"`);
+  // A name stands for its series' latest version: the versions of a mix share their display name.
+  return pick(
+    found.files.filter((file) => file.series.latest),
+    ref,
+    'file',
+    `in cut "${found.name}"`,
+  );
 }
 
 /** A member of the project by email, user id or name. */

@@ -369,6 +369,29 @@ export function alreadyPublishedView(localName: string, cut: { name: string }): 
   return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
 }
 
+/** A new version not uploaded: the latest one has the same content. */
+export function unchangedView(localName: string): string {
+  return `${localName} is unchanged (the latest version has the same content): not uploaded`;
+}
+
+/** A series side by side: who uploaded each version, when, its measurements, open comments and approvals. */
+export function versionsTable(out: Output, versions: readonly FileRecord[]): string {
+  const decibels = (value: number | null | undefined, unit: string) => (value === null || value === undefined ? '' : `${value.toFixed(1)} ${unit}`);
+  return out.table(versions, [
+    { header: 'VERSION', value: (f) => `v${f.series.version}${f.series.latest ? ' (latest)' : ''}` },
+    { header: 'UPLOADED BY', value: (f) => f.uploadedBy.name },
+    { header: 'CREATED', value: (f) => formatTime(f.createdAt) },
+    { header: 'SIZE', value: (f) => formatBytes(f.size) },
+    { header: 'DURATION', value: (f) => fileDuration(f) },
+    { header: 'LOUDNESS', value: (f) => decibels(f.audio?.loudness.integratedLufs, 'LUFS') },
+    { header: 'TRUE PEAK', value: (f) => decibels(f.audio?.loudness.truePeakDbtp, 'dBTP') },
+    { header: 'OPEN COMMENTS', value: (f) => String(f.review.openComments) },
+    { header: 'APPROVALS', value: (f) => `${f.review.approved}${f.review.changesRequested > 0 ? ` (${f.review.changesRequested} changes requested)` : ''}` },
+    { header: 'SHA-256', value: (f) => f.sha256.slice(0, 12) },
+    { header: 'ID', value: (f) => f.id },
+  ]);
+}
+
 /** A file `band file upload` skips: its content is on the cut already. */
 export function alreadyOnCutView(localName: string, cut: { name: string }): string {
   return `${localName} is already on cut ${cut.name} (the same content): skipped; --duplicate uploads it again`;

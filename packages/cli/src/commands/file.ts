@@ -12,7 +12,7 @@ import { expand } from '../globs.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
-import { deletedView, downloadSummaryView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView } from '../views.js';
+import { deletedView, downloadSummaryView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView, versionsTable } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
@@ -33,18 +33,26 @@ export function register(file: Command, factory: Factory): void {
       // Skipping is the default now; scripts written for the earlier band still pass the flag.
       .addOption(new Option('--skip-existing').hideHelp())
       .option('--name <name>', 'display name (one file only; default: the file name)')
+      .option('--version-of <file>', 'one file only: upload it as the next version of this file (id, or name on the --cut)')
+      .option('--if-changed', 'with --version-of: send nothing when the latest version has the same content ("unchanged", exit 0)')
       .option('--no-resume', 'send every file from its first byte, even one an interrupted run left unfinished')
       .action(
-        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; duplicate?: boolean; name?: string; resume: boolean }) => {
+        run(async (ctx, patterns: string[], options: Where & { cut: string; jobs: number; duplicate?: boolean; name?: string; resume: boolean; versionOf?: string; ifChanged?: boolean }) => {
           const files = await expand(patterns, ctx.io.cwd);
           if (options.name !== undefined && files.length > 1) throw usageError('--name needs exactly one file');
+          if (options.versionOf !== undefined && files.length > 1) throw usageError('--version-of needs exactly one file');
+          if (options.ifChanged && options.versionOf === undefined) throw usageError('--if-changed compares with the latest version: give --version-of');
           const client = await ctx.signedIn();
           const cut = await resolveCut(client, options);
+          const versionOf = options.versionOf === undefined ? undefined : (await resolveFile(client, options.versionOf, options)).id;
           const report = await uploadFiles(ctx, cut, files, {
             jobs: options.jobs,
-            duplicate: Boolean(options.duplicate),
+            // A new version is compared with its series (--if-changed), not with every file of the cut.
+            duplicate: Boolean(options.duplicate) || versionOf !== undefined,
             name: options.name,
             resume: options.resume,
+            versionOf,
+            ifChanged: Boolean(options.ifChanged),
           });
           const failures = report.failures.map(({ file, error }) => ({ label: path.relative(ctx.io.cwd, file.path) || file.path, error }));
           reportTransfers(ctx, files.length, report.records, failures, uploadSummaryView(files.length, report));
@@ -55,6 +63,19 @@ export function register(file: Command, factory: Factory): void {
     'band file upload "takes/*.wav" --cut Final --project Demo   # re-run: only what is missing is sent',
     'band file upload take1.wav --cut "Take 1" --vibe Verse --project Demo --duplicate   # the same content twice, on purpose',
     'band file upload stems.zip --cut Final --vibe Mixes --project Demo   # interrupted? run it again: it resumes',
+    'band file upload mix.wav --cut Final --vibe Mixes --project Demo --version-of mix.wav --if-changed   # the next version, or "unchanged"',
+  );
+
+  withExamples(
+    withWhere(file.command('versions').description("a file's versions side by side, oldest first").argument('<file>', 'file id (any version), or name with --cut')).action(
+      run(async (ctx, ref: string, options: Where) => {
+        const client = await ctx.signedIn();
+        const { versions } = await client.files.versions((await resolveFile(client, ref, options)).id);
+        ctx.out.record(versions, () => versionsTable(ctx.out, versions));
+      }),
+    ),
+    'band file versions mix.wav --cut Final --vibe Mixes --project Demo',
+    'band file versions 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --json',
   );
 
   withExamples(

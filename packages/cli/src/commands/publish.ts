@@ -29,7 +29,7 @@ export function register(publish: Command, factory: Factory): void {
   withExamples(
     publish
       .description(
-        'upload one file to project / vibe / cut, creating them with --create, and optionally share it; a file whose content is already on the cut is not uploaded again',
+        'upload one file to project / vibe / cut, creating them with --create, and optionally share it; a file whose content is already on the cut is not uploaded again, and one named as a file of the cut becomes its next version',
       )
       .argument('<file>', 'the file to upload')
       .requiredOption('--project <project>', 'project id or name')
@@ -62,7 +62,9 @@ export function register(publish: Command, factory: Factory): void {
           const sha256 = await sha256Of(local.path);
           const present = cut.files.find((record) => record.sha256 === sha256);
           if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
-          let file = present ?? (await uploadOne(ctx, cut, local, options.resume));
+          // The mix keeps its name from run to run: a changed mix becomes the next version of the one of that name.
+          const series = present ? undefined : cut.files.find((record) => record.series.latest && record.name === path.basename(local.path));
+          let file = present ?? (await uploadOne(ctx, cut, local, options.resume, series?.id));
           if (gated) {
             file = await analysedFile(client, file);
             const problems = masteringProblems(file, options);
@@ -83,9 +85,9 @@ export function register(publish: Command, factory: Factory): void {
   );
 }
 
-async function uploadOne(ctx: Context, cut: CutWithFiles, file: LocalFile, resume: boolean): Promise<FileRecord> {
+async function uploadOne(ctx: Context, cut: CutWithFiles, file: LocalFile, resume: boolean, versionOf: string | undefined): Promise<FileRecord> {
   // publish has looked for the same content on the cut itself, and says so in its own words.
-  const report = await uploadFiles(ctx, cut, [file], { jobs: 1, duplicate: true, resume });
+  const report = await uploadFiles(ctx, cut, [file], { jobs: 1, duplicate: true, resume, versionOf, ifChanged: versionOf !== undefined });
   const failure = report.failures[0];
   if (failure) throw failure.error;
   return report.records[0]!;
