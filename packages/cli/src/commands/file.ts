@@ -66,17 +66,6 @@ export function register(file: Command, factory: Factory): void {
     'band file upload mix.wav --cut Final --vibe Mixes --project Demo --version-of mix.wav --if-changed   # the next version, or "unchanged"',
   );
 
-  withExamples(
-    withWhere(file.command('versions').description("a file's versions side by side, oldest first").argument('<file>', 'file id (any version), or name with --cut')).action(
-      run(async (ctx, ref: string, options: Where) => {
-        const client = await ctx.signedIn();
-        const { versions } = await client.files.versions((await resolveFile(client, ref, options)).id);
-        ctx.out.record(versions, () => versionsTable(ctx.out, versions));
-      }),
-    ),
-    'band file versions mix.wav --cut Final --vibe Mixes --project Demo',
-    'band file versions 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --json',
-  );
 
   withExamples(
     withWhere(file.command('list').description("a cut's files, by name"), true).action(
@@ -100,6 +89,18 @@ export function register(file: Command, factory: Factory): void {
     ),
     'band file info 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d',
     'band file info mix --cut Final --vibe Mixes --project Demo',
+  );
+
+  withExamples(
+    withWhere(file.command('versions').description("a file's versions side by side, oldest first").argument('<file>', 'file id (any version), or name with --cut')).action(
+      run(async (ctx, ref: string, options: Where) => {
+        const client = await ctx.signedIn();
+        const { versions } = await client.files.versions((await resolveFile(client, ref, options)).id);
+        ctx.out.record(versions, () => versionsTable(ctx.out, versions));
+      }),
+    ),
+    'band file versions mix.wav --cut Final --vibe Mixes --project Demo',
+    'band file versions 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --json',
   );
 
   withExamples(
