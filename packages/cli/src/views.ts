@@ -366,7 +366,7 @@ export function publishedView(file: FileRecord): string {
 
 /** publish found the file's content on the cut already (a re-run): that record stands for it. */
 export function alreadyPublishedView(localName: string, cut: { name: string }): string {
-  return `${localName} is already on cut ${cut.name} (the same content): not uploaded again`;
+  return `${localName} is unchanged: already on cut ${cut.name} (the same content), not uploaded again`;
 }
 
 /** A new version not uploaded: the latest one has the same content. */

@@ -119,7 +119,7 @@ describe('band publish', () => {
     const link = JSON.parse(again.stdout) as ShareLink;
     expect(link.shareUrl).toContain('/share/');
     expect(link.shareUrl).not.toBe(first.stdout.trim());
-    expect(again.stderr).toBe('master.wav is already on cut v1 (the same content): not uploaded again\n');
+    expect(again.stderr).toBe('master.wav is unchanged: already on cut v1 (the same content), not uploaded again\n');
 
     const cut = JSON.parse((await ok(admin, ['file', 'list', '--cut', 'v1', '--vibe', 'Masters', '--project', 'Demo', '--json'])).stdout) as FileRecord[];
     expect(cut).toHaveLength(1);
@@ -127,7 +127,7 @@ describe('band publish', () => {
     expect(Buffer.from(await shared.arrayBuffer())).toEqual(wavBytes(9, 50_000));
 
     const plain = await ok(admin, ['publish', 'master.wav', '--project', 'Demo', '--vibe', 'Masters', '--cut', 'v1']);
-    expect(plain.stderr).toBe('master.wav is already on cut v1 (the same content): not uploaded again\n');
+    expect(plain.stderr).toBe('master.wav is unchanged: already on cut v1 (the same content), not uploaded again\n');
     expect(plain.stdout).toBe(`Published master.wav (${cut[0]!.id})\n`);
 
     // Changed content is a new file on the cut.

@@ -58,7 +58,7 @@ describe('versions from the command line', () => {
     expect((await publish()).exitCode).toBe(0);
     const rerun = await publish();
     expect(rerun.exitCode).toBe(0);
-    expect(rerun.stderr).toContain('already on cut Master');
+    expect(rerun.stderr).toContain('master.wav is unchanged: already on cut Master');
     await writeFile(mix, wavBytes(4, 20_000));
     expect((await publish()).exitCode).toBe(0);
 
