@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Queryable } from './database.js';
+import type { Queryable } from './sql.js';
 
 /**
  * Who a DATA_DIR belongs to. Its stored files mean something only beside the rows of one database, and its

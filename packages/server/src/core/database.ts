@@ -7,15 +7,12 @@ import type { Config } from './config.js';
 import { bindDataDir, checkBinding, describeDatabase, lockDataDir, refuseIfBoundElsewhere } from './data-dir.js';
 import { type EmbeddedUse, startEmbeddedPostgres } from './embedded-postgres.js';
 import type { Logger } from './logger.js';
+import type { Queryable, Sql, Tx } from './sql.js';
 
 // Test support starts its own PostgreSQL with these.
 export { freePort, importWithoutExitHooks } from './embedded-postgres.js';
 
-export type Sql = postgres.Sql;
-/** A transaction handle: the same tagged template, bound to one transaction. */
-export type Tx = postgres.TransactionSql;
-/** Either the pool or a transaction, for repository functions that work in both. */
-export type Queryable = Sql | Tx;
+export type { Queryable, Sql, Tx } from './sql.js';
 
 export interface Database {
   sql: Sql;
