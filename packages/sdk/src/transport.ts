@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -66,11 +65,6 @@ export interface RequestSpec {
   signal?: AbortSignal;
   timeoutMs?: number;
   retries?: number;
-  /**
-   * The request creates something (contract `takesIdempotencyKey`): it is sent with a generated
-   * `Idempotency-Key`, the same on every retry of the call, and so is retried like an idempotent request.
-   */
-  creates?: boolean;
 }
 
 export interface StreamedResponse {
@@ -196,7 +190,6 @@ export class Transport {
   async send(request: RequestSpec, options: RequestOptions = {}): Promise<StreamedResponse> {
     const spec = withRequestOptions(request, options);
     // One key per call, kept across its retries (and its resend after a refresh): the server does the work once.
-    if (spec.creates) spec.headers = { ...spec.headers, 'idempotency-key': randomUUID() };
     const usesAuth = spec.auth !== false;
     let token = usesAuth ? await this.freshAccessToken() : undefined;
     let response = await this.sendWithRetries(spec, token);
@@ -212,14 +205,13 @@ export class Transport {
   }
 
   /**
-   * An idempotent call, or a create with its Idempotency-Key, is sent again after a broken connection or a
-   * 429/502/503/504; a create also after a 409 with Retry-After (its key's first request still running on the
-   * server, API §17). Any other call only after a 429: the server refused it before doing anything (parallel CI
-   * jobs signing in from one address share its password checks), so sending it again cannot do its work twice.
+   * An idempotent call is sent again after a broken connection or a 429/502/503/504. Any other call only after a
+   * 429: the server refused it before doing anything (parallel CI jobs signing in from one address share its
+   * password checks), so sending it again cannot do its work twice.
    */
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
     const retries = spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
-    const idempotent = IDEMPOTENT.has(spec.method) || spec.creates === true;
+    const idempotent = IDEMPOTENT.has(spec.method);
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
@@ -230,8 +222,7 @@ export class Transport {
         await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
         continue;
       }
-      const stillRunning = spec.creates === true && response.status === 409 && response.headers['retry-after'] !== undefined;
-      const retried = idempotent ? RETRY_STATUSES.has(response.status) || stillRunning : response.status === 429;
+      const retried = idempotent ? RETRY_STATUSES.has(response.status) : response.status === 429;
       if (attempt >= retries || !retried) return response;
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;

@@ -4,6 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { App, type Request, type Response } from '@tinyhttp/app';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
@@ -221,7 +222,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     // The CORS middleware answers every OPTIONS itself: the tus discovery answer gets its headers first.
     const discovery = tusDiscoveryHeaders(container.resolve(FileTypes));
     app.use((req, res, next) => {
-      if (req.method === 'OPTIONS' && req.url.split('?')[0] === '/api/uploads') for (const [name, value] of Object.entries(discovery)) res.setHeader(name, value);
+      if (req.method === 'OPTIONS' && req.url.split('?')[0] === ROUTES.tusOptions.path) for (const [name, value] of Object.entries(discovery)) res.setHeader(name, value);
       next?.();
     });
     app.use(
