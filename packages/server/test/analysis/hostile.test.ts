@@ -7,23 +7,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { FileRecord } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../authz/fixture.js';
-import { toneWav, upload, userWithCut } from '../support/files.js';
+import { analysed, toneWav, upload, userWithCut } from '../support/files.js';
 import { client } from '../support/http.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { flacBomb, zipBuffer } from './bombs.js';
 import { generate, hasFfmpeg } from './ffmpeg.js';
-
-/** Polls the file until its analysis is no longer pending. */
-async function analysed(api: Api, token: string, id: string, timeoutMs = 60_000): Promise<FileRecord> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await api.request<FileRecord>('GET', `/api/files/${id}`, { token });
-    expect(response.status).toBe(200);
-    if (response.body.analysis !== 'pending') return response.body;
-    if (Date.now() > until) throw new Error(`file ${id} still pending after ${timeoutMs} ms`);
-    await delay(100);
-  }
-}
 
 /** Waits until a worker holds the file's job (its row lock: a SKIP LOCKED read no longer sees it). */
 async function analysing(server: TestServer, fileId: string): Promise<void> {

@@ -12,7 +12,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Api, PNG_BYTES } from '../authz/fixture.js';
 import { openEventSocket } from '../support/event-socket.js';
-import { upload, userWithCut } from '../support/files.js';
+import { analysed, upload, userWithCut } from '../support/files.js';
 import { client } from '../support/http.js';
 import { spawnServer } from '../support/process.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
@@ -37,18 +37,6 @@ async function zipOf(name: string, files: Record<string, string>): Promise<Buffe
   const zipPath = path.join(dir, name);
   await writeZip(zipPath, files);
   return readFile(zipPath);
-}
-
-/** Polls the file until its analysis is no longer pending. */
-async function analysed(api: Api, token: string, id: string, timeoutMs = 60_000): Promise<FileRecord> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await api.request<FileRecord>('GET', `/api/files/${id}`, { token });
-    expect(response.status).toBe(200);
-    if (response.body.analysis !== 'pending') return response.body;
-    if (Date.now() > until) throw new Error(`file ${id} still pending after ${timeoutMs} ms`);
-    await delay(200);
-  }
 }
 
 describe.skipIf(!hasFfmpeg)('analysis of uploads', () => {

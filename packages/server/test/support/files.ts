@@ -1,4 +1,6 @@
 import { request as httpRequest } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FileRecord } from '@bandcollab/sdk';
 import { type Api, seedProject } from '../authz/fixture.js';
 
 /** The leading bytes the server expects of each accepted extension. */
@@ -122,4 +124,16 @@ export function rawUpload(
     request.on('error', () => resolve(null));
     drive(request);
   });
+}
+
+/** Polls the file until its analysis is no longer pending (the analysis announces nothing a test can wait on here). */
+export async function analysed(api: Api, token: string, id: string, timeoutMs = 60_000): Promise<FileRecord> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await api.request<FileRecord>('GET', `/api/files/${id}`, { token });
+    if (response.status !== 200) throw new Error(`GET /api/files/${id}: ${response.status}`);
+    if (response.body.analysis !== 'pending') return response.body;
+    if (Date.now() > until) throw new Error(`file ${id} still pending after ${timeoutMs} ms`);
+    await delay(100);
+  }
 }
