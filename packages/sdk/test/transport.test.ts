@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { Agent, buildConnector } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandAbortError, BandApiError, BandClient, BandConnectionError, BandNetworkError, BandTimeoutError } from '../src/index.js';
 import { PASSWORD, recordingDispatcher, registeredClient, startTestServer, type TestServer } from './support.js';
@@ -114,6 +115,25 @@ describe('retries', () => {
     gateway.failNext('reset');
     const record = await client.files.upload({ cutId: cut.id, file: Buffer.concat([Buffer.from('ID3'), Buffer.alloc(1024 * 1024)]), filename: 'a.mp3', resumable: false });
     expect((await client.cuts.get(cut.id)).files.map((f) => f.id)).toEqual([record.id]);
+  });
+
+  it('sends a one-shot stream again when none of it was read: its first connection was refused', async () => {
+    const { client: owner } = await registeredClient(server.url);
+    const cut = await newCut(owner);
+    let refusals = 1;
+    const connect = buildConnector({});
+    const dispatcher = new Agent({
+      connect: (options, callback) => {
+        if (refusals-- > 0) callback(Object.assign(new Error(`connect ECONNREFUSED ${options.hostname}`), { code: 'ECONNREFUSED' }), null);
+        else connect(options, callback);
+      },
+    });
+    const client = new BandClient({ baseUrl: server.url, ...owner.sessionTokens, dispatcher });
+    const file = Readable.from([Buffer.from('ID3'), Buffer.alloc(64 * 1024)]);
+    const record = await client.files.upload({ cutId: cut.id, file, filename: 'a.mp3' });
+    expect(refusals).toBe(-1);
+    expect(record.size).toBe(64 * 1024 + 3);
+    expect((await owner.cuts.get(cut.id)).files.map((f) => f.id)).toEqual([record.id]);
   });
 
   it('never resends a one-shot stream once any of it was sent, and says the server may have refused it', async () => {
