@@ -237,13 +237,16 @@ export class Transport {
     const keyed = spec.headers?.[IDEMPOTENCY_KEY] !== undefined;
     const idempotent = IDEMPOTENT.has(spec.method) || keyed;
     const canSendAgain = (attempt: number) => attempt < retries && (spec.stream?.reopenable() ?? true);
+    // The server's last error answer: when a retry then finds no server at all (it was shutting down, as its 503
+    // said), that answer says more than the refused connection.
+    let lastAnswer: BandApiError | undefined;
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
         response = await this.sendOnce(spec, token);
       } catch (cause) {
         if (spec.signal?.aborted) throw cause;
-        if (!idempotent || !canSendAgain(attempt)) throw networkError(cause, spec);
+        if (!idempotent || !canSendAgain(attempt)) throw lastAnswer ?? networkError(cause, spec);
         await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
         continue;
       }
@@ -252,7 +255,7 @@ export class Transport {
       if (!retried || !canSendAgain(attempt)) return response;
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
-      await response.body.dump();
+      lastAnswer = await problemFrom(response);
       await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), undefined, { signal: spec.signal });
     }
   }

@@ -60,6 +60,15 @@ describe('retries', () => {
     gateway.reset();
   });
 
+  it('surfaces the server\'s last answer when the retries after it find no server (a 503 while shutting down)', async () => {
+    const { client } = await registeredClient(gateway.url);
+    gateway.failNext({ status: 503, retryAfter: '1', body: 'shutting down' }, 'reset', 'reset');
+    const error = await client.projects.list().catch((e) => e);
+    expect(error).toBeInstanceOf(BandApiError);
+    expect(error).toMatchObject({ status: 503, retryAfter: 1, detail: 'shutting down' });
+    expect(gateway.faults()).toBe(0);
+  });
+
   it('does not wait out a Retry-After longer than its cap: the error carries retryAfter', async () => {
     const { dispatcher, requests } = recordingDispatcher();
     const { client } = await registeredClient(gateway.url, { dispatcher });
