@@ -47,6 +47,25 @@ export class BandTimeoutError extends BandNetworkError {
   override readonly name: string = 'BandTimeoutError';
 }
 
+/**
+ * The caller's AbortSignal ended the call (never the idle timeout: that is a BandTimeoutError). Its `cause` is
+ * the signal's reason; its name is `AbortError`, as `fetch` names an aborted request, so code written for either
+ * recognises it.
+ */
+export class BandAbortError extends Error {
+  override readonly name = 'AbortError';
+
+  constructor(reason: unknown) {
+    super('The call was aborted', { cause: reason });
+  }
+}
+
+/** The error a call surfaces when its signal is aborted: a BandAbortError, whatever the layer below threw. */
+export function abortedOr(error: unknown, signal: AbortSignal | undefined): unknown {
+  if (!signal?.aborted || error instanceof BandAbortError) return error;
+  return new BandAbortError(signal.reason);
+}
+
 /** A 401 of any kind: the caller must sign in (again). */
 export function isAuthError(error: unknown): error is BandApiError {
   return error instanceof BandApiError && error.status === 401;

@@ -23,7 +23,10 @@ export interface FileSource {
   open(): Readable;
   /** The bytes from `offset` on, for a replayable source (a resumable upload continues there). */
   openFrom?(offset: number): Readable;
+  /** Each open() reads the bytes afresh (a path, bytes, a Blob); false for a caller's stream. */
   replayable: boolean;
+  /** Whether open() may be called again: always for a replayable source; for a stream, while none of it was read. */
+  reopenable(): boolean;
   /** A file on disk as it is now (path, size, modification time): what a resumed upload must match. */
   fingerprint?: string;
 }
@@ -38,6 +41,7 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
       open: () => createReadStream(input),
       openFrom: (offset) => createReadStream(input, { start: offset }),
       replayable: true,
+      reopenable: () => true,
       fingerprint: `${path.resolve(input)}\n${info.size}\n${info.mtimeMs}`,
     };
   }
@@ -49,6 +53,7 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
       open: () => Readable.from(slices(bytes)),
       openFrom: (offset) => Readable.from(slices(bytes.subarray(offset))),
       replayable: true,
+      reopenable: () => true,
     };
   }
   if (isStream(input)) {
@@ -56,8 +61,7 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
     return {
       filename: filename ?? (knownFile ? path.basename(input.path as string) : undefined),
       size: knownFile ? (await stat(input.path as string)).size : null,
-      open: () => input,
-      replayable: false,
+      ...oneShot(input),
     };
   }
   if (!(input instanceof Blob)) throw new TypeError('file: expected a path, a Buffer or Uint8Array, a Readable or a Blob');
@@ -68,6 +72,28 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
     open: () => Readable.fromWeb(input.stream() as Parameters<typeof Readable.fromWeb>[0]),
     openFrom: (offset) => Readable.fromWeb(input.slice(offset).stream() as Parameters<typeof Readable.fromWeb>[0]),
     replayable: true,
+    reopenable: () => true,
+  };
+}
+
+/**
+ * A caller's stream, read only when a request pulls its first bytes: until then a failed attempt (a refused
+ * connection) leaves it whole and the request may be sent again; once read, it is not reopenable.
+ */
+function oneShot(input: Readable): Pick<FileSource, 'open' | 'replayable' | 'reopenable'> {
+  let read = false;
+  return {
+    // A view destroyed before it was read leaves the caller's stream alone; once reading, destroying it ends the stream too.
+    open: () =>
+      Readable.from(
+        (async function* () {
+          read = true;
+          yield* input;
+        })(),
+        { objectMode: false },
+      ),
+    replayable: false,
+    reopenable: () => !read,
   };
 }
 
@@ -107,7 +133,7 @@ function loadFormData(): Promise<typeof FormData> {
 export async function multipartBody(fields: Record<string, string | undefined>, file?: MultipartFile): Promise<StreamBody> {
   const FormData = await loadFormData();
   return {
-    replayable: file?.source.replayable ?? true,
+    reopenable: () => file?.source.reopenable() ?? true,
     open() {
       const form = new FormData();
       for (const [name, value] of Object.entries(fields)) {
@@ -127,7 +153,9 @@ export async function multipartBody(fields: Record<string, string | undefined>, 
       const headers: Record<string, string> = form.getHeaders();
       if (form.hasKnownLength()) headers['content-length'] = String(form.getLengthSync());
       form.on('error', (error: Error) => body.destroy(error));
-      form.pipe(body);
+      // Read only once the request sends the body (it resumes it then): a connection refused before that leaves
+      // a caller's one-shot stream unread, so the request can be sent again.
+      body.once('resume', () => form.pipe(body));
       return { body, headers };
     },
   };

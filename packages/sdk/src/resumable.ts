@@ -4,9 +4,9 @@ import path from 'node:path';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROUTES } from './contract/routes.js';
-import { BandApiError, BandNetworkError } from './errors.js';
+import { abortedOr, BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
-import { backoffMs, type RequestOptions, single, type StreamedResponse, type Transport } from './transport.js';
+import { backoffMs, type RequestOptions, routeRequest, single, type StreamedResponse, type Transport } from './transport.js';
 
 /**
  * Where unfinished resumable uploads are remembered between runs: a fingerprint of what is being uploaded
@@ -281,12 +281,12 @@ async function resumePoint(transport: Transport, url: string, patience: LockPati
   }
 }
 
-/** Sleeps `ms`; an abort rejects with the signal's reason, as the requests do. */
+/** Sleeps `ms`; an abort rejects with a BandAbortError, as the requests do. */
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   try {
     await sleep(ms, undefined, { signal });
   } catch (error) {
-    throw signal?.aborted ? signal.reason : error;
+    throw abortedOr(error, signal);
   }
 }
 
@@ -317,17 +317,16 @@ async function create(transport: Transport, upload: ResumableUpload, total: numb
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => `${key} ${Buffer.from(value!).toString('base64')}`)
     .join(',');
+  // A create: sent with an Idempotency-Key, so a creation whose answer was lost is answered again, not made twice.
   const response = await transport.send(
-    {
-      method: ROUTES.tusCreate.method,
-      path: ROUTES.tusCreate.path,
+    routeRequest(ROUTES.tusCreate, {
       headers: {
         ...TUS,
         'upload-length': String(total),
         'upload-metadata': metadata,
         ...(upload.ifNoneMatch === undefined ? {} : { 'if-none-match': `"${upload.ifNoneMatch}"` }),
       },
-    },
+    }),
     options,
   );
   await response.body.dump();
@@ -352,19 +351,19 @@ function patch(
   options: RequestOptions,
 ): Promise<Position> {
   const bytes = () => counted(source.openFrom!(offset), offset, progress);
-  return patchAt(transport, url, offset, { length: source.size! - offset, open: bytes, replayable: false }, options);
+  return patchAt(transport, url, offset, { length: source.size! - offset, open: bytes, reopenable: () => false }, options);
 }
 
 /** A PATCH without bytes: the offset confirmed, and the lock free (see resumePoint). */
 function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
-  return patchAt(transport, url, offset, { length: 0, open: () => Readable.from([]), replayable: true }, options);
+  return patchAt(transport, url, offset, { length: 0, open: () => Readable.from([]), reopenable: () => true }, options);
 }
 
 async function patchAt(
   transport: Transport,
   url: string,
   offset: number,
-  body: { length: number; open: () => Readable; replayable: boolean },
+  body: { length: number; open: () => Readable; reopenable: () => boolean },
   options: RequestOptions,
 ): Promise<Position> {
   const response = await transport.send(
@@ -373,7 +372,7 @@ async function patchAt(
       path: uploadPath(transport, url),
       headers: { ...TUS, 'upload-offset': String(offset) },
       stream: {
-        replayable: body.replayable,
+        reopenable: body.reopenable,
         open: () => ({
           body: body.open(),
           headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(body.length) },

@@ -362,6 +362,32 @@ describe('CORS', () => {
       expect(preflight.headers.get('access-control-allow-credentials')).toBe('true');
       const foreign = await corsApi.request('GET', '/api/health', { headers: { origin: 'https://evil.example.com' } });
       expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+      // API §17: a browser may send Idempotency-Key, and reads exactly these headers of an answer.
+      const keyed = await corsApi.request('OPTIONS', '/api/projects', {
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'idempotency-key,content-type' },
+      });
+      expect(keyed.headers.get('access-control-allow-headers')?.split(/,\s*/)).toContain('idempotency-key');
+      const answer = await corsApi.request('GET', '/api/health', { headers: { origin: 'https://app.example.com' } });
+      expect(answer.headers.get('access-control-expose-headers')?.split(/,\s*/).sort()).toEqual(
+        [
+          'x-request-id',
+          'retry-after',
+          'etag',
+          'location',
+          'content-disposition',
+          'content-range',
+          'idempotent-replayed',
+          'band-file-id',
+          'tus-resumable',
+          'tus-version',
+          'tus-max-size',
+          'tus-extension',
+          'upload-offset',
+          'upload-length',
+          'upload-metadata',
+          'upload-expires',
+        ].sort(),
+      );
     } finally {
       await corsServer.close();
     }

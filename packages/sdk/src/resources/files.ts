@@ -1,9 +1,10 @@
+import { BandPromise, type WithResponse } from '../band-promise.js';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress } from '../multipart.js';
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
-import { localProblem } from '../errors.js';
+import { abortedOr, localProblem } from '../errors.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
@@ -66,10 +67,16 @@ export class FilesResource {
   constructor(private readonly transport: Transport) {}
 
   /**
-   * Streams a file to a cut. The type and its size limit are checked before a byte is sent; the upload is
-   * never retried blindly (only once after a token refresh, when the bytes can be read again).
+   * Streams a file to a cut. The type and its size limit are checked before a byte is sent. It carries an
+   * Idempotency-Key, so after a lost answer or a refused attempt it is sent again, reading the bytes afresh, and
+   * stored once: a path, bytes or a Blob always; a stream only if none of it was read (else the error surfaces).
+   * With a resumable upload, the response beside the record (withResponse) is that of reading the new file.
    */
-  async upload(input: UploadInput, options?: RequestOptions): Promise<FileRecord> {
+  upload(input: UploadInput, options?: RequestOptions): BandPromise<FileRecord> {
+    return BandPromise.from(() => this.uploaded(input, options));
+  }
+
+  private async uploaded(input: UploadInput, options?: RequestOptions): Promise<WithResponse<FileRecord>> {
     const source = await fileSource(input.file, input.filename);
     if (!source.filename) throw new TypeError('upload: `filename` is required when `file` is not a path or a named File');
     const rule = fileTypeFor(source.filename);
@@ -98,7 +105,7 @@ export class FilesResource {
         },
         { ...options, signal },
       );
-      return this.get(fileId, { ...options, signal });
+      return this.get(fileId, { ...options, signal }).withResponse();
     }
     const stream = await multipartBody(
       // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
@@ -107,7 +114,7 @@ export class FilesResource {
     );
     const request = routeRequest(ROUTES.uploadFile, { body: { stream } });
     const headers = ifNoneMatch === undefined ? request.headers : { ...request.headers, 'if-none-match': `"${ifNoneMatch}"` };
-    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options);
+    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options).withResponse();
   }
 
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
@@ -124,11 +131,11 @@ export class FilesResource {
   }
 
   /** Every remaining version of the file's series (any version names it), oldest first. */
-  versions(id: string, options?: RequestOptions): Promise<FileVersions> {
+  versions(id: string, options?: RequestOptions): BandPromise<FileVersions> {
     return this.transport.call(ROUTES.fileVersions, { params: { id } }, options);
   }
 
-  get(id: string, options?: RequestOptions): Promise<FileRecord> {
+  get(id: string, options?: RequestOptions): BandPromise<FileRecord> {
     return this.transport.call(ROUTES.getFile, { params: { id } }, options);
   }
 
@@ -136,18 +143,20 @@ export class FilesResource {
    * The file once its background analysis ran (`analysis` is then done, failed or unsupported). Asks the
    * server again with growing pauses; `options.signal` ends the wait (it rejects with the signal's reason).
    */
-  async waitForAnalysis(id: string, options?: RequestOptions): Promise<FileRecord> {
-    let pauseMs = ANALYSIS_POLL_MS.first;
-    for (;;) {
-      const file = await this.get(id, options);
-      if (file.analysis !== 'pending') return file;
-      await sleep(pauseMs, undefined, { signal: options?.signal }).catch(() => options?.signal?.throwIfAborted());
-      pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
-    }
+  waitForAnalysis(id: string, options?: RequestOptions): BandPromise<FileRecord> {
+    return BandPromise.from(async () => {
+      let pauseMs = ANALYSIS_POLL_MS.first;
+      for (;;) {
+        const answer = await this.get(id, options).withResponse();
+        if (answer.data.analysis !== 'pending') return answer;
+        await sleep(pauseMs, undefined, { signal: options?.signal }).catch((error: unknown) => Promise.reject(abortedOr(error, options?.signal)));
+        pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
+      }
+    });
   }
 
   /** A CUT's waveform (waveform-data v2); 409 ANALYSIS_PENDING until analysed, 404 when it has none. */
-  peaks(id: string, options?: RequestOptions): Promise<Waveform> {
+  peaks(id: string, options?: RequestOptions): BandPromise<Waveform> {
     return this.transport.call(ROUTES.filePeaks, { params: { id } }, options);
   }
 
@@ -155,7 +164,7 @@ export class FilesResource {
    * One page of a STEM ZIP's entries (the File record lists only the first 100): pass the page's `nextCursor`
    * as `cursor` for the next; 409 ANALYSIS_PENDING until analysed, 404 when it has none.
    */
-  entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): Promise<StemEntriesPage> {
+  entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): BandPromise<StemEntriesPage> {
     return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
   }
 
@@ -165,28 +174,28 @@ export class FilesResource {
   }
 
   /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
-  share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
+  share(id: string, request: ShareRequest = {}, options?: RequestOptions): BandPromise<ShareLink> {
     return this.transport.call(ROUTES.shareFile, { params: { id }, json: request }, options);
   }
 
   /** Revokes every public link of the file. */
-  unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
+  unshare(id: string, options?: RequestOptions): BandPromise<RevokeSharesResult> {
     return this.transport.call(ROUTES.unshareFile, { params: { id } }, options);
   }
 
   /** The caller's storage use (and the whole site's, for a site ADMIN). */
-  storage(options?: RequestOptions): Promise<StorageStats> {
+  storage(options?: RequestOptions): BandPromise<StorageStats> {
     return this.transport.call(ROUTES.storageStats, {}, options);
   }
 
   /** Deletes this version (its uploader or a project ADMIN); the other versions of its series stay. */
-  async delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return (await this.transport.call(ROUTES.deleteFile, { params: { id } }, options)) as Deleted;
+  delete(id: string, options?: RequestOptions): BandPromise<Deleted> {
+    return this.transport.call(ROUTES.deleteFile, { params: { id } }, options) as BandPromise<Deleted>;
   }
 
   /** Deletes every version of the file's series: a project ADMIN, or a member who uploaded every version. */
-  async deleteSeries(id: string, options?: RequestOptions): Promise<DeletedSeries> {
-    return (await this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options)) as DeletedSeries;
+  deleteSeries(id: string, options?: RequestOptions): BandPromise<DeletedSeries> {
+    return this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options) as BandPromise<DeletedSeries>;
   }
 }
 

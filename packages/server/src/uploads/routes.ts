@@ -14,14 +14,13 @@ import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsSer
 export const TUS_VERSION = '1.0.0';
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,checksum,expiration';
 export const TUS_CHECKSUM_ALGORITHMS = 'sha1,sha256';
-/** The headers a browser client must be allowed to send and read (CORS). */
+/** The headers a browser client must be allowed to send and read (CORS): the read ones are those API §17 lists. */
 export const TUS_REQUEST_HEADERS = ['tus-resumable', 'upload-length', 'upload-metadata', 'upload-offset', 'upload-checksum'];
 export const TUS_RESPONSE_HEADERS = [
   'tus-resumable',
   'tus-version',
   'tus-extension',
   'tus-max-size',
-  'tus-checksum-algorithm',
   'upload-offset',
   'upload-length',
   'upload-expires',
