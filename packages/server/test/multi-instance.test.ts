@@ -3,6 +3,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ProjectEvent } from '@bandcollab/sdk';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EventSocket, openEventSocket } from './support/event-socket.js';
 import { multipartPieces, rawUpload, sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
@@ -29,6 +30,7 @@ async function sharedStorage(): Promise<StorageSettings> {
 
 let storage: StorageSettings;
 let databaseUrl: string;
+let sql: postgres.Sql;
 const started: ServerProcess[] = [];
 
 /** One instance: the shared database and store, one JWT_SECRET, a port of its own. */
@@ -65,12 +67,14 @@ let owner: Awaited<ReturnType<typeof userWithCut>>;
 beforeAll(async () => {
   storage = await sharedStorage();
   databaseUrl = await createTestDatabase();
+  sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
 });
 afterAll(async () => {
   for (const instance of started) {
     if (instance.child.exitCode === null && instance.child.signalCode === null) instance.child.kill('SIGKILL');
     await instance.exited;
   }
+  await sql?.end({ timeout: 1 });
   await rm(storage.DATA_DIR, { recursive: true, force: true });
 });
 
@@ -206,6 +210,8 @@ describe('two instances on one database and one store', () => {
     a.child.kill('SIGKILL');
     await a.exited;
     socket.destroy();
+    // PostgreSQL frees the upload's lock once it notices that A's connection is gone; until then B answers 423.
+    await until(async () => (await sql`select 1 from pg_locks where locktype = 'advisory' and objsubid = 2 and database = (select oid from pg_database where datname = current_database())`).length === 0, "A's upload lock to be freed");
 
     const status = await client(b.url).request('HEAD', url, { token: owner.token, headers: TUS });
     expect(status.status).toBe(200);
