@@ -130,6 +130,14 @@ export class Disk {
     }
   }
 
+  /** Whether a file (or anything else) is at `filePath`. */
+  async exists(filePath: string): Promise<boolean> {
+    return lstat(filePath).then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** Removes the bytes of committed deletes; never throws (a failure is logged; the purge job tries again). */
   async removeDeleted(content: DeletedContent): Promise<void> {
     await Promise.all([

@@ -13,7 +13,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
 export interface NewUpload {
@@ -280,14 +280,15 @@ export class FilesService {
    * no project, vibe or account took within that time (their bytes are then orphans, for the `orphans` command).
    */
   async removeLeftovers(): Promise<{ removedBytes: number; temporary: number }> {
-    const ledger = await this.repository.removedBytes();
+    const done: RemovedBytes[] = [];
     let removedBytes = 0;
-    for (const { dir, name, referenced } of ledger) {
-      if (referenced) continue;
-      const target = dir === 'files' ? path.join(this.disk.filesDir, path.basename(name)) : this.disk.imagePath(name);
-      if (await this.disk.removeQuietly(target)) removedBytes++;
+    for (const entry of await this.repository.removedBytes()) {
+      const target = entry.dir === 'files' ? path.join(this.disk.filesDir, path.basename(entry.name)) : this.disk.imagePath(entry.name);
+      if (!entry.referenced && (await this.disk.removeQuietly(target))) removedBytes++;
+      // A removal that failed (logged) keeps its entry: the next round tries again.
+      if (entry.referenced || !(await this.disk.exists(target))) done.push(entry);
     }
-    await this.repository.forgetRemoved(ledger);
+    await this.repository.forgetRemoved(done);
     const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);
     await this.repository.dropUntakenImages(STRAY_AGE_MS / 1000);
     return { removedBytes, temporary };
