@@ -268,13 +268,14 @@ export class FilesRepository {
   }
 
   /**
-   * Drops the stored_images rows of images no project, vibe or avatar took (a crash between storing and
-   * recording): for the start-up sweep, before anything is uploaded.
+   * Drops the stored_images rows older than `ageSeconds` that no project, vibe or account took (a crash
+   * between storing and recording); younger ones may be an upload in flight on any instance.
    */
-  async dropUntakenImages(): Promise<void> {
+  async dropUntakenImages(ageSeconds: number): Promise<void> {
     await this.sql`
       delete from stored_images s
-      where not exists (select 1 from projects where image = s.name)
+      where s.created_at < now() - make_interval(secs => ${ageSeconds})
+        and not exists (select 1 from projects where image = s.name)
         and not exists (select 1 from vibes where image = s.name)
         and not exists (select 1 from users where avatar = s.name)`;
   }
@@ -291,13 +292,41 @@ export class FilesRepository {
     return { files: new Set(files.map((r) => r.name)), images: new Set(images.map((r) => r.name)) };
   }
 
-  /** The bytes whose records committed deletes removed (the removed_bytes ledger), for the start-up sweep. */
-  async removedNames(): Promise<{ dir: 'files' | 'images'; name: string }[]> {
-    return [...(await this.sql<{ dir: 'files' | 'images'; name: string }[]>`select dir, name from removed_bytes`)];
+  /**
+   * The bytes whose records committed deletes removed (the removed_bytes ledger), a batch at a time, each with
+   * whether a row refers to that name again (then its bytes stay).
+   */
+  async removedBytes(): Promise<RemovedBytes[]> {
+    return [
+      ...(await this.sql<RemovedBytes[]>`
+        select r.dir, r.name,
+          case r.dir
+            when 'files' then exists (select 1 from files f where f.id = split_part(r.name, '.', 1)::uuid)
+            else exists (select 1 from projects where image = r.name) or exists (select 1 from vibes where image = r.name)
+              or exists (select 1 from users where avatar = r.name)
+          end as referenced
+        from removed_bytes r
+        limit ${REMOVED_BYTES_BATCH}`),
+    ];
   }
 
-  /** Empties the ledger once the sweep has removed what it lists. */
-  async forgetRemoved(): Promise<void> {
-    await this.sql`truncate removed_bytes`;
+  /** Takes from the ledger the entries the purge has dealt with (and only those: deletes go on meanwhile). */
+  async forgetRemoved(entries: RemovedBytes[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.sql`
+      delete from removed_bytes r
+      using unnest(${this.sql.array(entries.map((e) => e.dir))}::text[], ${this.sql.array(entries.map((e) => e.name))}::text[]) as done(dir, name)
+      where r.dir = done.dir and r.name = done.name`;
   }
 }
+
+/** An entry of the removed_bytes ledger. */
+export interface RemovedBytes {
+  dir: 'files' | 'images';
+  name: string;
+  /** A row refers to the name again: its bytes are not garbage. */
+  referenced: boolean;
+}
+
+/** Ledger entries one purge round deals with; the next round takes the rest. */
+const REMOVED_BYTES_BATCH = 1000;

@@ -73,6 +73,6 @@ export class FilesRoutes implements Feature {
   }
 
   async start(): Promise<void> {
-    await this.files.sweep();
+    await this.files.prepareStorage();
   }
 }

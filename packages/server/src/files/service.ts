@@ -5,7 +5,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { LOGGER, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { Disk, STRAY_AGE_MS } from '../core/disk.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
@@ -13,7 +13,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
 export interface NewUpload {
@@ -266,33 +266,32 @@ export class FilesService {
   }
 
   /**
-   * Start-up, before the server listens: removes uploads that never completed and the bytes of records that
-   * committed deletes removed (a crash or a failed unlink after the commit). Other stored bytes no row refers
-   * to (files copied in, a restored older backup, a crash between rename and commit) stay where they are and
-   * are counted in a warning: the `orphans` command lists, moves or purges them.
+   * Start-up, before the server listens: creates the storage directories and tightens modes. It deletes and
+   * moves nothing: other instances may share the store, and what looks left over may be their work in flight.
    */
-  async sweep(): Promise<void> {
+  async prepareStorage(): Promise<void> {
     await this.disk.prepare();
-    const temporary = await this.disk.clearTemp();
-    await this.repository.dropUntakenImages();
-    const stored = await this.repository.storedNames();
-    let leftOver = 0;
-    for (const { dir, name } of await this.repository.removedNames()) {
-      if (stored[dir].has(name)) continue;
-      const target = dir === 'files' ? path.join(this.disk.filesDir, path.basename(name)) : this.disk.imagePath(name);
-      if (await this.disk.removeQuietly(target)) leftOver++;
+  }
+
+  /**
+   * Run by the purge job, on whichever instance: removes the bytes the `removed_bytes` ledger lists (a committed
+   * delete whose removal failed, or whose server died before it), temporary uploads untouched for STRAY_AGE_MS
+   * (their server died mid-upload; a live upload writes far more often), and the stored_images rows of images
+   * no project, vibe or account took within that time (their bytes are then orphans, for the `orphans` command).
+   */
+  async removeLeftovers(): Promise<{ removedBytes: number; temporary: number }> {
+    const done: RemovedBytes[] = [];
+    let removedBytes = 0;
+    for (const entry of await this.repository.removedBytes()) {
+      const target = entry.dir === 'files' ? path.join(this.disk.filesDir, path.basename(entry.name)) : this.disk.imagePath(entry.name);
+      if (!entry.referenced && (await this.disk.removeQuietly(target))) removedBytes++;
+      // A removal that failed (logged) keeps its entry: the next round tries again.
+      if (entry.referenced || !(await this.disk.exists(target))) done.push(entry);
     }
-    await this.repository.forgetRemoved();
-    if (leftOver > 0) this.log.info('start-up sweep removed the bytes of deleted records', { count: leftOver });
-    if (temporary > 0) this.log.info('start-up sweep removed unfinished uploads', { temporary });
-    const { inPlace } = await this.disk.listOrphans(stored);
-    if (inPlace.length > 0) {
-      this.log.warn('stored files without a record, left in place (list, move or purge them: bandcollab-server orphans)', {
-        count: inPlace.length,
-        bytes: inPlace.reduce((sum, orphan) => sum + orphan.size, 0),
-        dataDir: this.disk.dataDir,
-      });
-    }
+    await this.repository.forgetRemoved(done);
+    const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);
+    await this.repository.dropUntakenImages(STRAY_AGE_MS / 1000);
+    return { removedBytes, temporary };
   }
 
   private async row(principal: Principal, id: string): Promise<FileRow> {

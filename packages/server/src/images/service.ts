@@ -28,8 +28,8 @@ export class Images {
   /**
    * Records a received image (its size and uploader, within the quota) and moves it into place under a new
    * name; its sha256 was computed while it was received. The project or vibe that takes it is written
-   * afterwards; a crash in between leaves a stored_images row that the start-up sweep drops, and bytes that it
-   * counts among the orphans.
+   * afterwards; a crash in between leaves a stored_images row that the purge job drops a day later, and bytes
+   * that the `orphans` command then finds.
    */
   async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
     const name = `${randomUUID()}.${file.rule.extension}`;
