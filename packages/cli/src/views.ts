@@ -686,7 +686,8 @@ export type NameOf = (id: string) => string | undefined;
 export function eventLine(out: Output, event: ProjectEvent, nameOf: NameOf): string {
   const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)} UTC`;
   const project = nameOf(event.projectId) ?? 'a project';
-  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${event.actor.name} ${describeEvent(event, nameOf)}`;
+  const actor = event.actor.token === undefined ? event.actor.name : `${event.actor.name} (token "${event.actor.token}")`;
+  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${actor} ${describeEvent(event, nameOf)}`;
 }
 
 /** What the actor did, in words; something whose name band never saw is "a vibe", "a file"… */
