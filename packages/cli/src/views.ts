@@ -730,7 +730,7 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `deleted ${named('cut', event.data.cutId)}`;
     case 'file.uploaded': {
       const { file } = event.data;
-      return `uploaded "${file.name}" (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
+      return `uploaded "${file.name}" to ${named('cut', file.cutId)} (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
     }
     case 'file.deleted':
       return `deleted ${named('file', event.data.fileId)}`;

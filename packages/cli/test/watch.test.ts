@@ -111,8 +111,8 @@ describe('band watch', () => {
     await watch.until(() => watch.stdout().includes('by-hand'), 'both uploads');
     const lines = watch.stdout().trimEnd().split('\n').map((line) => line.replace(/^.* UTC {2}Released {2}/, ''));
     expect(lines).toEqual([
-      'file.uploaded  Ben (token "github-release") uploaded "ci.wav" (audio, 4.0 KiB)',
-      'file.uploaded  Ben uploaded "by-hand.wav" (audio, 4.0 KiB)',
+      'file.uploaded  Ben (token "github-release") uploaded "ci.wav" to cut "Take 1" (audio, 4.0 KiB)',
+      'file.uploaded  Ben uploaded "by-hand.wav" to cut "Take 1" (audio, 4.0 KiB)',
     ]);
 
     watch.child.kill('SIGINT');
@@ -130,7 +130,7 @@ describe('band watch', () => {
     await watch.until(() => watch.stdout().includes('mix'), 'event line');
     const lines = watch.stdout().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" \(audio, 4\.0 KiB\)$/);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" to cut "Take 1" \(audio, 4\.0 KiB\)$/);
     expect(watch.stdout()).not.toMatch(ANSI);
 
     watch.child.kill('SIGINT');
