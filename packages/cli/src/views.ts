@@ -686,7 +686,8 @@ export type NameOf = (id: string) => string | undefined;
 export function eventLine(out: Output, event: ProjectEvent, nameOf: NameOf): string {
   const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)} UTC`;
   const project = nameOf(event.projectId) ?? 'a project';
-  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${event.actor.name} ${describeEvent(event, nameOf)}`;
+  const actor = event.actor.token === undefined ? event.actor.name : `${event.actor.name} (token "${event.actor.token}")`;
+  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${actor} ${describeEvent(event, nameOf)}`;
 }
 
 /** What the actor did, in words; something whose name band never saw is "a vibe", "a file"… */
@@ -729,7 +730,7 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `deleted ${named('cut', event.data.cutId)}`;
     case 'file.uploaded': {
       const { file } = event.data;
-      return `uploaded "${file.name}" (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
+      return `uploaded "${file.name}" to ${named('cut', file.cutId)} (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
     }
     case 'file.deleted':
       return `deleted ${named('file', event.data.fileId)}`;

@@ -409,9 +409,14 @@ export type Waveform = z.output<typeof waveform>;
 
 // ---- events (§7)
 
+/** Who caused an event: a user, and the personal access token it came through, if one. */
+export const eventActor = userRef.extend({
+  token: z.string().optional().meta({ description: 'The name of the personal access token the action came through; absent for a session' }),
+});
+
 /** An event envelope whose `data` is `data`: one schema per event type, so `type` tells what `data` holds. */
 const event = <Type extends string, Data extends z.ZodRawShape>(type: Type, data: Data) =>
-  z.object({ id, type: z.literal(type), projectId: id, actor: userRef, at: timestamp, data: z.object(data) });
+  z.object({ id, type: z.literal(type), projectId: id, actor: eventActor, at: timestamp, data: z.object(data) });
 
 export const projectEvent = z.discriminatedUnion('type', [
   event('project.updated', { project: updatedProject }),

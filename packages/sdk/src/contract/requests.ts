@@ -186,6 +186,13 @@ export const shareRequest = z.object({
     .boolean({ error: 'must be true or false' })
     .optional()
     .meta({ description: 'A file link only: a feedback link, where whoever holds it may comment without an account' }),
+  reuse: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({
+      description:
+        "Hand out again the caller's live link of this file or cut that an earlier request with reuse made with the same follow and allowComments (its expiry moves to the later of the two), instead of making another; without one, a new link that a later request with reuse finds",
+    }),
 });
 
 // ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams

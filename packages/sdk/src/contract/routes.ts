@@ -653,7 +653,7 @@ export const ROUTES = declareRoutes({
     errorNotes: {
       429: 'RATE_LIMITED: 100 live links already; revoke one (Retry-After)',
     },
-    summary: 'Make a new share link of the cut (each call makes another); event cut.shared',
+    summary: 'Make a new share link of the cut (each call makes another, unless reuse); event cut.shared',
     description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP. At most 100 live links per cut: the 101st is 429 RATE_LIMITED until one is revoked or expires.",
   },
   unshareCut: {
@@ -967,8 +967,9 @@ export const ROUTES = declareRoutes({
       429: 'RATE_LIMITED: 100 live links already; revoke one (Retry-After)',
     },
     tag: 'shares',
-    summary: 'Make a new share link (each call makes another)',
-    description: 'At most 100 live links per file: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
+    summary: 'Make a new share link (each call makes another, unless reuse)',
+    description:
+      "At most 100 live links per file: the 101st is 429 RATE_LIMITED until one is revoked or expires. With `reuse: true`, the caller's live link that an earlier request with `reuse` made with the same `follow` and `allowComments` is answered again (201, its token and URL, its expiry moved to the later of its own and `expiresIn` from now; no event), so a CI job sharing on every run hands out one link; without one, a new link is made. Only such a link's token is kept, encrypted under a key derived from the server's secret (the database alone never yields it); when the secret changed, a new link is made.",
   },
   unshareFile: {
     method: 'DELETE',

@@ -173,7 +173,10 @@ export class FilesResource {
     return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
   }
 
-  /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
+  /**
+   * Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire.
+   * With `reuse: true`, the link an earlier `share` with `reuse` made (same options, still live) comes back instead.
+   */
   share(id: string, request: ShareRequest = {}, options?: RequestOptions): BandPromise<ShareLink> {
     return this.transport.call(ROUTES.shareFile, { params: { id }, json: request }, options);
   }

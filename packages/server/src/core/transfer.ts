@@ -82,7 +82,7 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
  * than two, the next chunk waits in the response while the socket sends one, as with a piped stream. A read
  * stream allocates a new buffer per chunk instead, memory outside the heap that only a garbage collection
  * gives back; in this server's heap those collections were full ones, up to a third of a download's CPU
- * (README, Benchmarks). A client that stops reading (a seeking audio element does it all the time) ends the
+ * (docs/benchmarks.md). A client that stops reading (a seeking audio element does it all the time) ends the
  * transfer quietly.
  */
 async function sendRange(handle: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
