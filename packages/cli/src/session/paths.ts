@@ -3,13 +3,8 @@
 import path from 'node:path';
 import { usageError } from '../exit-codes.js';
 
-/**
- * The key two paths share when the server would hold them as one: NFC, then Unicode case folding (upper,
- * then lower case, which folds ß to ss as full case folding does).
- */
-export function pathKey(relative: string): string {
-  return relative.normalize('NFC').toUpperCase().toLowerCase();
-}
+/** The key two paths share when the server would hold them as one (NFC, Unicode case folding): the SDK's. */
+export { filePathKey as pathKey } from '@bandcollab/sdk';
 
 /** A path as the server stores it (NFC), for comparing a local path with a remote one exactly. */
 export function serverPath(relative: string): string {
