@@ -1,11 +1,12 @@
 // `band push`: the folder's changes to the cut, as new versions (changed files), new series (new files, with
 // their path) and, with --delete, deleted series. Unchanged files cost no request; a conflict is never
 // overwritten. The manifest records what both sides hold afterwards, also when some transfers failed.
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Context } from '../context.js';
 import { toCliError } from '../errors.js';
-import { CliError } from '../exit-codes.js';
+import { CliError, EXIT } from '../exit-codes.js';
 import { withInterruptHint } from '../interrupt.js';
 import { runJobs } from '../jobs.js';
 import { formatBytes } from '../render.js';
@@ -20,6 +21,8 @@ type Upload = Extract<PushAction, { action: 'upload' }>;
 type Delete = Extract<PushAction, { action: 'delete' }>;
 
 export async function pushFolder(ctx: Context, client: BandClient, dir: string, cutId: string, options: SessionOptions): Promise<SessionReport> {
+  // A missing folder is an empty source: refused, and not created by the lock.
+  if (!(await stat(dir).catch(() => null))?.isDirectory()) throw new CliError(`${dir} is not a folder: nothing pushed, nothing deleted`, EXIT.error);
   const state = await readFolder(client, ctx.apiUrl, cutId, dir, options);
   try {
     const actions = planPush(state.local, state.manifest, state.remote, options);
