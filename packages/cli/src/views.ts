@@ -43,7 +43,7 @@ import { counted, formatBytes, formatTime, type Output } from './render.js';
  * What people call each file type (the API's codes are CUT, STEM and IMAGE): the words of the SDK's
  * FILE_TYPE_LABELS, kept here because importing a value from the SDK would load it (undici) for --help.
  */
-const TYPE_LABELS: Record<FileType, string> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image' };
+const TYPE_LABELS: Record<FileType, string> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image', SESSION: 'session file' };
 
 // ---- projects, vibes, cuts
 
@@ -279,6 +279,7 @@ function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: num
     { type: 'audio', ...breakdown.audio },
     { type: 'stems', ...breakdown.stems },
     { type: 'images', ...breakdown.images },
+    { type: 'other', ...breakdown.other },
     { type: 'total', size: totalSize, count: fileCount },
   ];
   return out.table(rows, [
