@@ -25,7 +25,7 @@ export const problem = z
     code: errorCode,
     requestId: z.string(),
     errors: z.array(fieldError).optional().meta({ description: 'Only for VALIDATION_FAILED' }),
-    fileId: id.optional().meta({ description: 'Only for UNCHANGED: the latest version of the series, whose sha256 the upload matched' }),
+    fileId: id.optional().meta({ description: 'UNCHANGED: the latest version of the series, whose sha256 the upload matched; PATH_TAKEN: the latest version of the series at the path' }),
   })
   .meta({ description: 'RFC 9457 problem details; every error response.' });
 
