@@ -245,3 +245,30 @@ describe('band push and band pull', () => {
     expect((await latest()).find((file) => file.path === 'Audio/Take 2.wav')!.sha256).toBe(sha256(take));
   });
 });
+
+describe('band pull killed with -9', () => {
+  it('leaves no partial file in the folder, and the next run finishes the job', async () => {
+    const carlDir = path.join(work, 'carl');
+    const child = spawn(process.execPath, [BAND, 'pull', CUT, carlDir, '--jobs', '1'], { env: ria.env, stdio: 'ignore' });
+    const temporary = path.join(carlDir, '.band/tmp');
+    const partial = async () => {
+      const names = await readdir(temporary).catch(() => [] as string[]);
+      const sizes = await Promise.all(names.map((name) => stat(path.join(temporary, name)).then((s) => s.size, () => 0)));
+      return Math.max(0, ...sizes);
+    };
+    while ((await partial()) < 8 * MiB && child.exitCode === null) await new Promise((resolve) => setImmediate(resolve));
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const expected = await contents(riaDir);
+    for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
+    // Whatever is in the folder is whole: each file has the bytes it has on Ria's side.
+    for (const [relative, hash] of Object.entries(await contents(carlDir))) expect(hash, relative).toBe(expected[relative]);
+    expect(expected['Audio/Take 2.wav']).toBeDefined();
+
+    const rerun = await band(['pull', CUT, carlDir]);
+    expect(rerun.exitCode).toBe(0);
+    expect(await contents(carlDir)).toEqual(expected);
+    expect(await readdir(path.join(carlDir, '.band'))).not.toContain('tmp');
+  });
+});
