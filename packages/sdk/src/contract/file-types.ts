@@ -55,11 +55,11 @@ export const FILE_TYPE_LABELS: Readonly<Record<FileType, string>> = { CUT: 'audi
 export const FILE_TYPE_PLURALS: Readonly<Record<FileType, string>> = { CUT: 'Audio files', STEM: 'Stems', IMAGE: 'Images', SESSION: 'Session files' };
 
 /**
- * A limit as people read it: whole GiB as such, else MiB: 2147483648 → "2 GiB", 104857600 → "100 MiB",
- * 104858624 → "100.0 MiB", 1572864 → "1.5 MiB".
+ * A size as limits are set: whole GiB or MiB as such, else one decimal: 2147483648 → "2 GiB", 2147483649 →
+ * "2.0 GiB", 104857600 → "100 MiB", 104858624 → "100.0 MiB", 1572864 → "1.5 MiB".
  */
 export function describeSize(bytes: number): string {
-  if (bytes % GiB === 0) return `${bytes / GiB} GiB`;
+  if (bytes >= GiB) return bytes % GiB === 0 ? `${bytes / GiB} GiB` : `${(bytes / GiB).toFixed(1)} GiB`;
   return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${(bytes / MiB).toFixed(1)} MiB`;
 }
 
