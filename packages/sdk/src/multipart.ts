@@ -5,7 +5,7 @@ import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
 import type FormData from 'form-data';
 import { localProblem } from './errors.js';
 import type { RequestSpec, StreamBody } from './transport.js';
-import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, sizeInMiB } from './types.js';
+import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, describeSize } from './types.js';
 
 /** What can be uploaded: a file path, bytes, a Node stream or a Blob (a File keeps its name). */
 export type FileInput = string | Buffer | Uint8Array | Readable | Blob;
@@ -218,6 +218,6 @@ function imageNameFor(image: FileInput): string {
 /** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
 export function checkSize(source: FileSource, maxBytes: number, what: string): void {
   if (source.size !== null && source.size > maxBytes) {
-    throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${sizeInMiB(maxBytes)}; this one is ${sizeInMiB(source.size)}`);
+    throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${describeSize(maxBytes)}; this one is ${describeSize(source.size)}`);
   }
 }

@@ -122,6 +122,8 @@ export interface ResumableUpload {
   source: FileSource;
   filename: string;
   name: string | undefined;
+  /** The file's path in the cut's folder (Upload-Metadata path, §16). */
+  path: string | undefined;
   /** Where a run that was cut off is found by the next one; without it, an upload resumes only within this call. */
   resumeStore: ResumeStore | undefined;
   onProgress: ((progress: Progress) => void) | undefined;
@@ -158,7 +160,7 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
 export async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
   const { source, resumeStore } = upload;
   const total = source.size!;
-  const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, upload.versionOf ?? upload.cutId ?? '') : undefined;
+  const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, destinationOf(upload)) : undefined;
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
   const patience = new LockPatience(options.signal);
@@ -290,8 +292,14 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
   }
 }
 
-function fingerprintOf(file: string, cutId: string): string {
-  return createHash('sha256').update(`${file}\n${cutId}`).digest('hex');
+function fingerprintOf(file: string, destination: string): string {
+  return createHash('sha256').update(`${file}\n${destination}`).digest('hex');
+}
+
+/** Where an upload goes: its series or cut, and its path when it has one (one file pushed to two paths is two uploads). */
+function destinationOf(upload: ResumableUpload): string {
+  const target = upload.versionOf ?? upload.cutId ?? '';
+  return upload.path === undefined ? target : `${target}\n${upload.path}`;
 }
 
 /**
@@ -301,7 +309,8 @@ function fingerprintOf(file: string, cutId: string): string {
 function resumable(error: unknown): boolean {
   if (error instanceof BandNetworkError) return true;
   if (!(error instanceof BandApiError)) return false;
-  return error.status >= 500 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
+  // Not every 409: PATH_TAKEN on the completing PATCH ends the upload.
+  return error.status >= 500 || error.code === 'OFFSET_MISMATCH' || error.code === 'TOKEN_EXPIRED';
 }
 
 /**
@@ -313,7 +322,7 @@ function busy(error: unknown): error is BandApiError {
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {
-  const metadata = Object.entries({ cutId: upload.cutId, versionOf: upload.versionOf, filename: upload.filename, name: upload.name })
+  const metadata = Object.entries({ cutId: upload.cutId, versionOf: upload.versionOf, filename: upload.filename, name: upload.name, path: upload.path })
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => `${key} ${Buffer.from(value!).toString('base64')}`)
     .join(',');

@@ -59,6 +59,7 @@ describe('upload', () => {
       id: expect.any(String),
       cutId: owner.cutId,
       name: `take.${extension.toUpperCase()}`,
+      path: null,
       type: rule.type,
       size: 700,
       mimeType: rule.mimeType,

@@ -12,8 +12,12 @@ export class CutsResource {
     return this.transport.call(ROUTES.createCut, { params: { vibeId }, json: input }, options);
   }
 
-  get(id: string, options?: RequestOptions): BandPromise<CutWithFiles> {
-    return this.transport.call(ROUTES.getCut, { params: { id } }, options);
+  /**
+   * The cut with its files, every version of each series, oldest first; with `latest: true` only the latest
+   * version of each series, each with its `path` (§16): what a session folder mirrors.
+   */
+  get(id: string, { latest = false }: { latest?: boolean } = {}, options?: RequestOptions): BandPromise<CutWithFiles> {
+    return this.transport.call(ROUTES.getCut, { params: { id }, ...(latest ? { query: { latest: 'true' } } : {}) }, options);
   }
 
   update(id: string, input: UpdateCutRequest, options?: RequestOptions): BandPromise<Cut> {

@@ -9,6 +9,7 @@ import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import {
+  checkFilePath,
   extensionOf,
   FILE_TYPE_PLURALS,
   FILE_TYPES,
@@ -30,9 +31,12 @@ import {
 const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
 
 /**
- * The upload's text fields (`cutId`, the display name `name`, `versionOf`), the file, and how to send it.
+ * The upload's text fields (`cutId`, the display name `name`, `versionOf`, `path`), the file, and how to send it.
  * Give `cutId`, or `versionOf` (any file of a series: the upload becomes its next version, in that file's cut,
- * with its latest version's display name unless `name` is given), or both.
+ * with its latest version's display name unless `name` is given), or both. `path` is the file's relative POSIX
+ * path in the cut's folder (§16): unique among the cut's latest versions (else 409 PATH_TAKEN, unless
+ * `versionOf` names its series); with `versionOf` another path renames the series, none keeps its path. With a
+ * path, a file of an extension no type claims is a SESSION file.
  */
 export interface UploadInput extends UploadFields {
   file: FileInput;
@@ -79,10 +83,15 @@ export class FilesResource {
   private async uploaded(input: UploadInput, options?: RequestOptions): Promise<WithResponse<FileRecord>> {
     const source = await fileSource(input.file, input.filename);
     if (!source.filename) throw new TypeError('upload: `filename` is required when `file` is not a path or a named File');
-    const rule = fileTypeFor(source.filename);
+    if (input.path !== undefined) {
+      const checked = checkFilePath(input.path);
+      if ('problem' in checked) throw localProblem('VALIDATION_FAILED', `path ${checked.problem}`);
+    }
+    // A version of a series that has a path is a SESSION file too, without giving the path again: the server knows.
+    const rule = fileTypeFor(source.filename, { withPath: input.path !== undefined || input.versionOf !== undefined });
     if (!rule) {
       const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
-      throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted}`);
+      throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted} (any other with a path)`);
     }
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     if (input.cutId === undefined && input.versionOf === undefined) throw new TypeError('upload: give `cutId` or `versionOf`');
@@ -99,6 +108,7 @@ export class FilesResource {
           source,
           filename: source.filename,
           name: input.name,
+          path: input.path,
           resumeStore: input.resumeStore,
           onProgress: input.onProgress,
           onResume: input.onResume,
@@ -109,7 +119,7 @@ export class FilesResource {
     }
     const stream = await multipartBody(
       // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
-      { cutId: input.cutId, versionOf: input.versionOf, name: input.name },
+      { cutId: input.cutId, versionOf: input.versionOf, name: input.name, path: input.path },
       { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
     );
     const request = routeRequest(ROUTES.uploadFile, { body: { stream } });

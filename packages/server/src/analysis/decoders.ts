@@ -1,18 +1,19 @@
 // Decoders per extension. The wasm-audio-decoders family (FLAC, MPEG via mpg123, Ogg Vorbis, Ogg Opus)
 // and @audio/decode-aac (FAAD2 for AAC, a JS port of Apple's decoder for ALAC) are maintained, ship as
-// wasm/JS on npm (no system binaries) and take the file chunk by chunk. WAV is decoded in ./wav.ts.
+// wasm/JS on npm (no system binaries) and take the file chunk by chunk. WAV is decoded in ./wav.ts, AIFF in ./aiff.ts.
 import { decoder as aacDecoder } from '@audio/decode-aac';
 import { FLACDecoder } from '@wasm-audio-decoders/flac';
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
 import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS, type StreamDecoder } from './decoded.js';
+import { AiffDecoder } from './aiff.js';
 import { WavDecoder } from './wav.js';
 
 /** Codec names, the same for a decoded cut (here) and a stem read from its headers (./stems.ts). */
 export type Codec = 'pcm' | 'pcm-float' | 'flac' | 'mp3' | 'vorbis' | 'opus' | 'aac' | 'alac';
 
-export const AUDIO_EXTENSIONS = ['wav', 'flac', 'mp3', 'ogg', 'opus', 'aac', 'm4a'] as const;
+export const AUDIO_EXTENSIONS = ['wav', 'aif', 'aiff', 'flac', 'mp3', 'ogg', 'opus', 'aac', 'm4a'] as const;
 export type AudioExtension = (typeof AUDIO_EXTENSIONS)[number];
 
 export function isAudioExtension(extension: string): extension is AudioExtension {
@@ -183,6 +184,9 @@ export async function createDecoder(extension: AudioExtension): Promise<FileDeco
   switch (extension) {
     case 'wav':
       return new WavFileDecoder();
+    case 'aif':
+    case 'aiff':
+      return new AiffDecoder();
     case 'flac': {
       const wasm = new FLACDecoder();
       await wasm.ready;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { DeletedSeries, FileRecord, FileType, FileVersions, StemEntriesPage, Waveform } from '@bandcollab/sdk/contract';
+import { type DeletedSeries, type FileRecord, filePathKey, type FileType, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
@@ -13,7 +13,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
 export interface NewUpload {
@@ -21,6 +21,8 @@ export interface NewUpload {
   series: { fileId: string } | { seriesId: string } | null;
   /** The display name; null: the latest version's (with versionOf), else `originalName`. */
   name: string | null;
+  /** Its path in the cut's folder, NFC (§16): a new series' path, or a series' new path; null keeps the series' own. */
+  path: string | null;
   originalName: string;
   file: ReceivedFile;
 }
@@ -29,6 +31,15 @@ export interface NewUpload {
 export function checkVersion(series: SeriesOfFile, { cutId, type }: { cutId?: string | null; type?: FileType }): void {
   if (cutId && cutId !== series.cutId) throw invalidField('versionOf', 'must be a file of the cut cutId names (a version stays in its series\' cut)');
   if (type && type !== series.type) throw invalidField('versionOf', `names a ${series.type} file: a new version must be of the same type`);
+}
+
+/** 409 PATH_TAKEN, naming the latest version of the series at the path when it is known. */
+function pathTaken(path: string, holder: { latestId: string } | null): DomainError {
+  return new DomainError(
+    'PATH_TAKEN',
+    `"${path}" is the path of another file in this cut (compared without case): upload it as a version of that file (versionOf)`,
+    holder ? { fileId: holder.latestId } : {},
+  );
 }
 
 /** Whether an If-None-Match header (`"<sha256 hex>"`, a list of them, or `*`) matches a file's sha256. */
@@ -71,6 +82,15 @@ export class FilesService {
   }
 
   /**
+   * Before any byte, where the caller knows the cut: 409 PATH_TAKEN when another series of the cut holds the path
+   * (compared by `filePathKey`). Only a courtesy: recording the file is what the database refuses.
+   */
+  async requireFreePath(cutId: string, path: string, seriesId: string | null): Promise<void> {
+    const holder = await this.repository.seriesAtPath(this.sql, cutId, filePathKey(path));
+    if (holder && holder.seriesId !== seriesId) throw pathTaken(path, holder);
+  }
+
+  /**
    * Records a received upload: in one transaction that locks the cut, writes the row, publishes the event
    * and renames the bytes into place. Whatever fails, neither the bytes nor the row stay behind.
    * With `series` it becomes the next version of that series (its cut when `cutId` is left out, its
@@ -89,6 +109,10 @@ export class FilesService {
     } catch (error) {
       await this.disk.removeQuietly(upload.file.tempPath);
       await this.disk.removeQuietly(finalPath);
+      if (isPathTaken(error) && upload.path !== null) {
+        const cutId = upload.cutId ?? (upload.series ? (await this.repository.seriesOf(this.sql, upload.series))?.cutId : undefined);
+        throw pathTaken(upload.path, cutId ? await this.repository.seriesAtPath(this.sql, cutId, filePathKey(upload.path)) : null);
+      }
       throw error;
     }
   }
@@ -115,6 +139,8 @@ export class FilesService {
         version = { id: series.seriesId, version: number };
         // Read again under the series lock: a version recorded meanwhile is now the latest.
         name ??= (await this.repository.seriesOf(tx, { seriesId: series.seriesId }))?.latestName ?? series.latestName;
+        // Another path moves the series (§16); the unique index refuses one another series holds.
+        if (upload.path !== null) await this.repository.movePath(tx, series.seriesId, { path: upload.path, key: filePathKey(upload.path) });
       }
       await this.repository.insert(tx, {
         id,
@@ -128,6 +154,7 @@ export class FilesService {
         sha256: file.sha256,
         uploadedBy: principal.userId,
         series: version,
+        ...(upload.path === null ? {} : { path: { path: upload.path, key: filePathKey(upload.path) } }),
       });
       const record = toFileRecord((await this.repository.find(tx, id))!);
       await alsoRecord?.(tx, record);

@@ -88,13 +88,20 @@ export class UploadsRoutes implements Feature {
       const sentMetadata = header(req, 'upload-metadata') ?? '';
       const metadata = parseMetadata(sentMetadata);
       // The file name passes the rules every name does, as a multipart upload's; a missing one is reported on its field, as cutId is.
-      const fields = validate(resumableUploadMetadata, { cutId: metadata.cutId, versionOf: metadata.versionOf, filename: metadata.filename, name: metadata.name });
+      const fields = validate(resumableUploadMetadata, {
+        cutId: metadata.cutId,
+        versionOf: metadata.versionOf,
+        filename: metadata.filename,
+        name: metadata.name,
+        path: metadata.path,
+      });
       const created = await this.uploads.create(principal, {
         cutId: fields.cutId ?? null,
         versionOf: fields.versionOf ?? null,
         ifNoneMatch: header(req, 'if-none-match') ?? null,
         fileName: fields.filename,
         displayName: fields.name ?? null,
+        path: fields.path ?? null,
         length,
         metadata: sentMetadata,
       });
