@@ -2,6 +2,7 @@
 // server's event loop and under the thread's memory limits. The thread takes one request at a time and
 // answers each with its outcome; it is ended when a file's time is up.
 // A build entry of its own (tsup.config.ts): the thread loads dist/analysis/job.js.
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
@@ -56,6 +57,14 @@ async function run({ path, type, extension }: JobRequest, uploading: Int32Array)
     return { status: 'unreadable', reason: (error as Error).message };
   }
 }
+
+/**
+ * On Linux a nice value belongs to a thread, and `setPriority()` without a pid sets the calling one's: this
+ * thread then takes the CPU only when the server's event loop does not want it, so requests served during a
+ * backlog wait for no analysis (elsewhere the call would lower the whole server, so it is not made).
+ */
+const ANALYSIS_NICE = 19;
+if (process.platform === 'linux') setPriority(ANALYSIS_NICE);
 
 const { uploading } = workerData as JobThreadData;
 // One request at a time: the caller sends the next only once this one is answered.
