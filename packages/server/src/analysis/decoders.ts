@@ -142,6 +142,81 @@ class WasmFileDecoder implements FileDecoder {
   }
 }
 
+/**
+ * The thread's mpg123 instance, lent to one file at a time. Each instance holds 16 MiB of wasm memory that
+ * only a full garbage collection frees, so an instance per file made a backlog of small MP3s collect dozens
+ * of times a second; between two files only the decoder handle inside the instance is made anew.
+ */
+let idleMpegDecoder: ReusableMpegDecoder | null = null;
+
+async function lendMpegDecoder(): Promise<ReusableMpegDecoder> {
+  const idle = idleMpegDecoder;
+  idleMpegDecoder = null;
+  if (idle) {
+    idle.reopen();
+    return idle;
+  }
+  const wasm = new MPEGDecoder({ enableGapless: true });
+  await wasm.ready;
+  return new ReusableMpegDecoder(wasm);
+}
+
+/**
+ * The parts of mpg123-decoder 1.0.3 that a new handle touches: its own reset() instantiates a whole new wasm
+ * module, which is what lending avoids. The unit test of the decoders pins this against the package.
+ */
+interface MpegDecoderInternals {
+  _common: {
+    wasm: {
+      mpeg_frame_decoder_create(handleAt: number, gapless: number): number;
+      mpeg_frame_decoder_destroy(handle: number): void;
+      free(at: number): void;
+    };
+    allocateTypedArray(length: number, type: Uint32ArrayConstructor): { ptr: number; buf: Uint32Array };
+  };
+  _decoder: number;
+  _inputBytes: number;
+  _outputSamples: number;
+  _frameNumber: number;
+}
+
+class ReusableMpegDecoder {
+  private readonly internals: MpegDecoderInternals;
+  private readonly handleAt: { ptr: number; buf: Uint32Array };
+  /** A decode that threw may have left the instance itself broken (a wasm trap): it is not lent again. */
+  private broken = false;
+
+  constructor(private readonly wasm: MPEGDecoder) {
+    this.internals = wasm as unknown as MpegDecoderInternals;
+    this.handleAt = this.internals._common.allocateTypedArray(1, Uint32Array);
+  }
+
+  decode(chunk: Uint8Array): WasmResult {
+    try {
+      return this.wasm.decode(chunk);
+    } catch (error) {
+      this.broken = true;
+      throw error;
+    }
+  }
+
+  /** A fresh mpg123 handle in the same instance: nothing of the previous file is left in it. */
+  reopen(): void {
+    const { _common: common } = this.internals;
+    common.wasm.mpeg_frame_decoder_destroy(this.internals._decoder);
+    common.wasm.free(this.internals._decoder);
+    const error = common.wasm.mpeg_frame_decoder_create(this.handleAt.ptr, 1);
+    if (error) throw new Error(`mpg123 could not make a decoder handle (${error})`);
+    Object.assign(this.internals, { _decoder: this.handleAt.buf[0]!, _inputBytes: 0, _outputSamples: 0, _frameNumber: 0 });
+  }
+
+  /** Gives the instance back for the next file (or frees it, when a decode threw). */
+  free(): void {
+    if (this.broken || idleMpegDecoder) this.wasm.free();
+    else idleMpegDecoder = this;
+  }
+}
+
 /** AAC (ADTS or M4A) and ALAC (M4A); the M4A sample entry says which, and ALAC's bit depth. */
 class Mp4FileDecoder implements FileDecoder {
   private tail = Buffer.alloc(0);
@@ -192,11 +267,8 @@ export async function createDecoder(extension: AudioExtension): Promise<FileDeco
       await wasm.ready;
       return new FlacFileDecoder(wasm);
     }
-    case 'mp3': {
-      const wasm = new MPEGDecoder({ enableGapless: true });
-      await wasm.ready;
-      return new WasmFileDecoder(wasm, 'mp3');
-    }
+    case 'mp3':
+      return new WasmFileDecoder(await lendMpegDecoder(), 'mp3');
     case 'ogg':
     case 'opus':
       return createOggDecoder(extension);

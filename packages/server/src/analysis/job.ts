@@ -1,6 +1,8 @@
-// One analysis in a worker thread, started by ./isolated.ts: the decoders and parsers run here, away from
-// the server's event loop and under the thread's memory limits, and the thread is ended when its time is up.
+// Analyses in a worker thread, started by ./isolated.ts: the decoders and parsers run here, away from the
+// server's event loop and under the thread's memory limits. The thread takes one request at a time and
+// answers each with its outcome; it is ended when a file's time is up.
 // A build entry of its own (tsup.config.ts): the thread loads dist/analysis/job.js.
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
@@ -10,6 +12,10 @@ export interface JobRequest {
   path: string;
   type: 'CUT' | 'STEM';
   extension: string;
+}
+
+/** What the thread is started with. */
+export interface JobThreadData {
   /** Int32Array over a SharedArrayBuffer: 1 while an upload streams into the server, which the job gives way to. */
   uploading: Int32Array;
 }
@@ -39,7 +45,7 @@ function pacer(uploading: Int32Array): () => Promise<void> {
   };
 }
 
-async function run({ path, type, extension, uploading }: JobRequest): Promise<JobOutcome> {
+async function run({ path, type, extension }: JobRequest, uploading: Int32Array): Promise<JobOutcome> {
   try {
     if (type === 'STEM') {
       const analysed = await analyzeStems(path);
@@ -52,4 +58,14 @@ async function run({ path, type, extension, uploading }: JobRequest): Promise<Jo
   }
 }
 
-parentPort!.postMessage(await run(workerData as JobRequest));
+/**
+ * On Linux a nice value belongs to a thread, and `setPriority()` without a pid sets the calling one's: this
+ * thread then takes the CPU only when the server's event loop does not want it, so requests served during a
+ * backlog wait for no analysis (elsewhere the call would lower the whole server, so it is not made).
+ */
+const ANALYSIS_NICE = 19;
+if (process.platform === 'linux') setPriority(ANALYSIS_NICE);
+
+const { uploading } = workerData as JobThreadData;
+// One request at a time: the caller sends the next only once this one is answered.
+parentPort!.on('message', (request: JobRequest) => void run(request, uploading).then((outcome) => parentPort!.postMessage(outcome)));

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
@@ -7,6 +8,9 @@ import { ProjectAccess } from '../core/project-access.js';
 import { FilesService } from '../files/service.js';
 import { ArchivesRepository, type CutContent } from './repository.js';
 import { uniqueNames, zipArchive, type ZipArchive } from './zip.js';
+
+/** Bytes per read of a stored file into its archive: fewer, larger chunks cost less per byte (bench/archive.bench.mjs). */
+const READ_CHUNK_BYTES = 256 * 1024;
 
 /** A cut's files as one ZIP, and the name a browser saves it under. */
 export interface CutArchive {
@@ -41,7 +45,12 @@ export class ArchivesService {
   archive(content: CutContent, { versionNames = false } = {}): CutArchive {
     const stored = content.files.map((row) => this.files.bytesOf(row));
     const names = uniqueNames(stored.map((bytes, i) => (versionNames ? versionName(bytes.downloadName, content.files[i]!.version) : bytes.downloadName)));
-    const entries = stored.map((bytes, i) => ({ name: names[i]!, path: bytes.path, size: bytes.size, modifiedAt: bytes.modifiedAt }));
+    const entries = stored.map((bytes, i) => ({
+      name: names[i]!,
+      size: bytes.size,
+      modifiedAt: bytes.modifiedAt,
+      open: () => createReadStream(bytes.path, { highWaterMark: READ_CHUNK_BYTES }),
+    }));
     return { downloadName: `${content.name}.zip`, zip: zipArchive(entries) };
   }
 }

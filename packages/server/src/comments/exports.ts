@@ -66,7 +66,7 @@ export class MarkerExports {
         const project = Buffer.from(reaperProject(markers, { fileName: stored.downloadName, extension, durationMs: file.audio?.durationMs ?? null }));
         const zip = zipArchive([
           { name: `${base}.RPP`, bytes: project, modifiedAt: new Date() },
-          { name: stored.downloadName, path: stored.path, size: stored.size, modifiedAt: stored.modifiedAt },
+          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => createReadStream(stored.path, { highWaterMark: READ_CHUNK_BYTES }) },
         ]);
         answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, body: () => zip.open() };
         break;
