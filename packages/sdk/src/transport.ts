@@ -1,12 +1,12 @@
-import { STATUS_CODES } from 'node:http';
-import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
 import { ROUTES } from './contract/routes.js';
-import { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError } from './errors.js';
+import { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, statusTitle } from './errors.js';
+import { defaultSender } from './senders/default.js';
+import type { OutgoingBody, ResponseBody, Sender } from './senders/sender.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
+import { sleep } from './sleep.js';
 import type { Problem, RefreshRequest, TokenPair } from './types.js';
 
 /** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
@@ -35,8 +35,13 @@ export interface TransportOptions {
   onTokens?: TokenSessionOptions['onTokens'];
   /** Shares the pair with other processes: refreshes reload, lock and save through it. */
   tokenStore?: TokenStore;
-  /** An undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
+  /** Node build: an undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
   dispatcher?: Dispatcher;
+  /**
+   * Web build: `include` signs requests with the server's HttpOnly cookies (set by `auth.login` on a same-site
+   * server) instead of tokens held in JavaScript.
+   */
+  credentials?: 'include';
   /** How many times a safe or idempotent request is retried after a network error, 429, 502, 503 or 504. */
   retries?: number;
   /** Idle timeout: longest wait for response headers or between two chunks of a body. */
@@ -48,7 +53,7 @@ type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A streamed request body; `open` is called once per attempt. */
 export interface StreamBody {
-  open(): { body: Readable; headers: Record<string, string> };
+  open(): { body: OutgoingBody; headers: Record<string, string> };
   /** False when the bytes come from a caller's stream that can be read only once. */
   replayable: boolean;
 }
@@ -70,7 +75,7 @@ export interface RequestSpec {
 export interface StreamedResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: ResponseBody;
 }
 
 const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
@@ -120,7 +125,9 @@ export class Transport {
   readonly retries: number;
   readonly dispatcher: Dispatcher | undefined;
   readonly userAgent: string;
+  readonly credentials: 'include' | undefined;
   private readonly timeoutMs: number;
+  private readonly sender: Sender;
   private readonly session: TokenSession;
 
   constructor(options: TransportOptions) {
@@ -129,6 +136,8 @@ export class Transport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.dispatcher = options.dispatcher;
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
+    this.credentials = options.credentials;
+    this.sender = defaultSender(options);
     this.session = new TokenSession({
       onTokens: options.onTokens,
       tokenStore: options.tokenStore,
@@ -144,7 +153,7 @@ export class Transport {
 
   /** A transport with the same settings for another server, without credentials (public share links). */
   forServer(baseUrl: string): Transport {
-    return new Transport({ baseUrl, dispatcher: this.dispatcher, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
+    return new Transport({ baseUrl, dispatcher: this.dispatcher, credentials: this.credentials, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
   }
 
   get tokens(): Tokens {
@@ -219,7 +228,7 @@ export class Transport {
       } catch (cause) {
         if (spec.signal?.aborted) throw spec.signal.reason;
         if (!idempotent || attempt >= retries) throw networkError(cause, spec);
-        await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
+        await sleep(backoffMs(attempt), spec.signal);
         continue;
       }
       const retried = idempotent ? RETRY_STATUSES.has(response.status) : response.status === 429;
@@ -227,14 +236,14 @@ export class Transport {
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
       await response.body.dump();
-      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), undefined, { signal: spec.signal });
+      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), spec.signal);
     }
   }
 
   private async sendOnce(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
     const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...spec.headers };
     if (token) headers.authorization = `Bearer ${token}`;
-    let body: string | Readable | undefined;
+    let body: OutgoingBody | undefined;
     if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.json);
@@ -243,16 +252,7 @@ export class Transport {
       Object.assign(headers, opened.headers);
       body = opened.body;
     }
-    const response = await request(this.baseUrl + spec.path, {
-      method: spec.method,
-      headers,
-      body,
-      signal: spec.signal,
-      dispatcher: this.dispatcher,
-      headersTimeout: spec.timeoutMs ?? this.timeoutMs,
-      bodyTimeout: spec.timeoutMs ?? this.timeoutMs,
-    });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    return this.sender({ url: this.baseUrl + spec.path, method: spec.method, headers, body, signal: spec.signal, timeoutMs: spec.timeoutMs ?? this.timeoutMs });
   }
 }
 
@@ -277,7 +277,7 @@ export function joinedSignal(...signals: Array<AbortSignal | undefined>): AbortS
 async function problemFrom(response: StreamedResponse): Promise<BandApiError> {
   const text = await response.body.text().catch(() => '');
   const header = (name: string) => single(response.headers[name]);
-  const title = STATUS_CODES[response.status] ?? 'Error';
+  const title = statusTitle(response.status);
   let problem: Problem = {
     type: 'about:blank',
     title,

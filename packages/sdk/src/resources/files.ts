@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress } from '../multipart.js';
+import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress, sha256Of } from '../multipart.js';
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { localProblem } from '../errors.js';
+import { sleep } from '../sleep.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
@@ -141,7 +140,7 @@ export class FilesResource {
     for (;;) {
       const file = await this.get(id, options);
       if (file.analysis !== 'pending') return file;
-      await sleep(pauseMs, undefined, { signal: options?.signal }).catch(() => options?.signal?.throwIfAborted());
+      await sleep(pauseMs, options?.signal).catch(() => options?.signal?.throwIfAborted());
       pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
     }
   }
@@ -162,6 +161,11 @@ export class FilesResource {
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
   download(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
     return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
+  }
+
+  /** The file's bytes as a Web stream, unread (a browser hands it to a Response, a Service Worker, a file handle). */
+  async stream(id: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
+    return (await this.transport.open(ROUTES.downloadFile, { params: { id } }, { ...options, headers: { accept: '*/*', ...options?.headers } })).body.stream();
   }
 
   /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
@@ -190,13 +194,3 @@ export class FilesResource {
   }
 }
 
-/** The sha256 (hex) of a source that can be read again (its upload reads it once more). */
-async function sha256Of(source: FileSource, signal: AbortSignal | undefined): Promise<string> {
-  if (!source.replayable) throw new TypeError('upload: `ifChanged` needs a path, bytes or a Blob (a stream cannot be read twice)');
-  const hash = createHash('sha256');
-  for await (const chunk of source.open()) {
-    signal?.throwIfAborted();
-    hash.update(chunk as Buffer);
-  }
-  return hash.digest('hex');
-}
