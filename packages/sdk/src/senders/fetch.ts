@@ -3,6 +3,8 @@ import type { ResponseBody, SendFailure, Sender } from './sender.js';
 export interface FetchSenderOptions {
   /** `include` sends the server's HttpOnly cookies with every request (a browser app on an allowed origin). */
   credentials?: RequestCredentials;
+  /** Node's fetch (undici inside) sends through this dispatcher when given; other runtimes have none. */
+  dispatcher?: unknown;
 }
 
 /**
@@ -23,6 +25,7 @@ export function fetchSender(options: FetchSenderOptions = {}): Sender {
         body: request.body as BodyInit | undefined,
         signal,
         credentials: options.credentials,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
         // A stream is sent as it is read (fetch requires saying so).
         ...(streamed ? { duplex: 'half' } : {}),
       } as RequestInit);
