@@ -37,9 +37,9 @@ export class AuthGuard {
    */
   async authenticate(
     req: IncomingMessage,
-    { allowCookie = false, passwordChange = false, scope }: AuthenticateOptions,
+    { allowCookie = false, allowSubprotocol = false, passwordChange = false, scope }: AuthenticateOptions,
   ): Promise<Principal> {
-    const principal = await this.identify(req, allowCookie, scope);
+    const principal = await this.identify(req, allowCookie, allowSubprotocol, scope);
     if (principal.passwordChangeRequired && !passwordChange) {
       throw new DomainError('PASSWORD_CHANGE_REQUIRED', 'This account has a one-time password: set a new one with POST /api/auth/password first');
     }
@@ -59,8 +59,8 @@ export class AuthGuard {
     }
   }
 
-  private async identify(req: IncomingMessage, allowCookie: boolean, scope: TokenScope): Promise<Principal> {
-    const bearer = bearerToken(req);
+  private async identify(req: IncomingMessage, allowCookie: boolean, allowSubprotocol: boolean, scope: TokenScope): Promise<Principal> {
+    const bearer = bearerToken(req) ?? (allowSubprotocol ? subprotocolToken(req) : undefined);
     if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(bearer, scope);
     const token = bearer ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
     if (!token) throw unauthenticated();
@@ -86,6 +86,8 @@ type TokenScope = 'read' | 'write';
 
 interface AuthenticateOptions {
   allowCookie?: boolean;
+  /** The WebSocket upgrade: a browser, which cannot set Authorization, offers the token as a subprotocol. */
+  allowSubprotocol?: boolean;
   passwordChange?: boolean;
   /** What a personal access token needs: the route's declared scope. */
   scope: TokenScope;
@@ -94,6 +96,16 @@ interface AuthenticateOptions {
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   return match?.[1];
+}
+
+/** The subprotocol a browser sends its token in: `bandcollab.bearer.<base64url(token)>` (API §17). */
+export const BEARER_SUBPROTOCOL_PREFIX = 'bandcollab.bearer.';
+
+/** The token of a `bandcollab.bearer.*` subprotocol offered in Sec-WebSocket-Protocol, if any. */
+function subprotocolToken(req: IncomingMessage): string | undefined {
+  const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
+  const encoded = offered.find((protocol) => protocol.startsWith(BEARER_SUBPROTOCOL_PREFIX))?.slice(BEARER_SUBPROTOCOL_PREFIX.length);
+  return encoded ? Buffer.from(encoded, 'base64url').toString('utf8') : undefined;
 }
 
 export const insufficientScope = (detail: string): DomainError => new DomainError('INSUFFICIENT_SCOPE', detail);

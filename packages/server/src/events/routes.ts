@@ -13,6 +13,9 @@ import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
 import { EventHub } from './hub.js';
 
+/** The subprotocol the server selects when a client offers subprotocols. */
+const EVENTS_SUBPROTOCOL = 'bandcollab.v1';
+
 /** Real-time project events over WebSocket: the upgrade of `GET /api/events`. */
 @injectable()
 export class EventsRoutes implements Feature {
@@ -20,7 +23,13 @@ export class EventsRoutes implements Feature {
    * Clients only answer pings: a message closes the socket (1008, in the hub), one over 4 KiB before it is read
    * (1009). The hub keeps the open sockets.
    */
-  private readonly sockets = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: 4096 });
+  private readonly sockets = new WebSocketServer({
+    noServer: true,
+    clientTracking: false,
+    maxPayload: 4096,
+    // A browser offers `bandcollab.v1` beside its token's subprotocol (API §17): the token is never echoed back.
+    handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false),
+  });
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
@@ -53,7 +62,7 @@ export class EventsRoutes implements Feature {
       if (new URL(req.url ?? '/', 'http://host').pathname !== ROUTES.events.path) throw notFound('WebSocket endpoint');
       // Browsers send cookies with cross-site WebSocket requests: only the server's own and configured origins may connect.
       if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
-      const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, scope: 'read' });
+      const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, allowSubprotocol: true, scope: 'read' });
       this.hub.refuseWhenFull(principal);
       this.sockets.handleUpgrade(req, socket, head, (webSocket) => {
         void this.hub.add(webSocket, principal);
