@@ -128,6 +128,8 @@ export class Transport {
   readonly credentials: 'include' | undefined;
   private readonly timeoutMs: number;
   private readonly sender: Sender;
+  /** Cookie mode's refresh in flight. */
+  private cookieRefresh: Promise<unknown> | undefined;
   private readonly session: TokenSession;
 
   constructor(options: TransportOptions) {
@@ -153,7 +155,7 @@ export class Transport {
 
   /** A transport with the same settings for another server, without credentials (public share links). */
   forServer(baseUrl: string): Transport {
-    return new Transport({ baseUrl, dispatcher: this.dispatcher, credentials: this.credentials, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
+    return new Transport({ baseUrl, dispatcher: this.dispatcher, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
   }
 
   get tokens(): Tokens {
@@ -164,14 +166,25 @@ export class Transport {
     this.session.setTokens(tokens);
   }
 
-  /** Keeps a new pair, saves it in the token store and hands it to onTokens. */
+  /** Keeps a new pair, saves it in the token store and hands it to onTokens; in cookie mode the cookies hold it instead. */
   storeTokens(pair: TokenPair): Promise<void> {
-    return this.session.storeTokens(pair);
+    return this.credentials === 'include' ? Promise.resolve() : this.session.storeTokens(pair);
   }
 
   /** Rotates the token pair; concurrent callers share one refresh request. */
   refresh(): Promise<TokenPair> {
     return this.session.refresh();
+  }
+
+  /**
+   * Cookie mode: the refresh_token cookie rotates both cookies. Calls that meet the expired access cookie together
+   * share one refresh: a second one would present the rotated refresh token, and the server would end the session.
+   */
+  private refreshCookies(): Promise<unknown> {
+    this.cookieRefresh ??= this.json(routeRequest(ROUTES.refresh, { json: {} })).finally(() => {
+      this.cookieRefresh = undefined;
+    });
+    return this.cookieRefresh;
   }
 
   /** An access token that is not about to expire, refreshing first when needed. */
@@ -202,10 +215,12 @@ export class Transport {
     const usesAuth = spec.auth !== false;
     let token = usesAuth ? await this.freshAccessToken() : undefined;
     let response = await this.sendWithRetries(spec, token);
-    if (response.status === 401 && token !== undefined && this.tokens.refreshToken && spec.stream?.replayable !== false) {
+    const cookieSession = usesAuth && token === undefined && this.credentials === 'include';
+    if (response.status === 401 && (cookieSession || (token !== undefined && this.tokens.refreshToken)) && spec.stream?.replayable !== false) {
       const error = await problemFrom(response);
       if (error.code !== 'TOKEN_EXPIRED') throw error;
-      if (this.tokens.accessToken === token) await this.refresh();
+      if (cookieSession) await this.refreshCookies();
+      else if (this.tokens.accessToken === token) await this.refresh();
       token = this.tokens.accessToken;
       response = await this.sendWithRetries(spec, token);
     }

@@ -127,3 +127,43 @@ it.skipIf(!hasChromium)('signs in, uploads the chosen File, hears file.uploaded 
     await page.close();
   }
 });
+
+it.skipIf(!hasChromium)('cookie mode: signs in into the HttpOnly cookies, holds no token, refreshes through them and opens events with them', async () => {
+  const owner = await userWithCut(client(server.url));
+  const page = await browser.newPage();
+  try {
+    await page.goto(pageOrigin);
+    await page.waitForFunction(() => 'sdk' in window);
+    const signIn = await page.evaluate(
+      async ({ baseUrl, email, password }) => {
+        const { BandClient } = (window as unknown as { sdk: typeof import('../src/web.js') }).sdk;
+        const band = new BandClient({ baseUrl, credentials: 'include' });
+        (window as unknown as { band: typeof band }).band = band;
+        await band.auth.login({ email, password });
+        return { tokens: band.sessionTokens, cookies: document.cookie, me: (await band.auth.me()).email };
+      },
+      { baseUrl: server.url, email: owner.user.user.email, password: owner.user.password },
+    );
+    expect(signIn).toEqual({ tokens: { accessToken: undefined, refreshToken: undefined }, cookies: '', me: owner.user.user.email });
+
+    server.clock.advance(server.config.accessTokenTtlSeconds + 1); // the access cookie's token expires
+    const afterExpiry = await page.evaluate(async () => {
+      const band = (window as unknown as { band: InstanceType<typeof import('../src/web.js').BandClient> }).band;
+      const [first, second] = await Promise.all([band.auth.me(), band.projects.list()]);
+      const hello = await new Promise<{ userId: string }>((resolve, reject) => {
+        const subscription = band.events.subscribe({
+          onEvent: () => undefined,
+          onHello: (message) => {
+            subscription.close();
+            resolve(message);
+          },
+        });
+        subscription.closed.catch(reject);
+      });
+      return { me: first.id, projects: second.length, hello: hello.userId };
+    });
+    expect(afterExpiry).toEqual({ me: owner.user.user.id, projects: 1, hello: owner.user.user.id });
+  } finally {
+    await page.close();
+  }
+});

@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
+import type { Config } from './config.js';
+import { CONFIG } from './di.js';
 import { DomainError, unauthenticated } from './errors.js';
 import { cookies } from './http.js';
+import { isTrustedOrigin } from './origins.js';
 import { isValidPersonalAccessToken, looksLikePersonalAccessToken } from './personal-access-tokens.js';
 import { PersonalAccessTokenCache } from './personal-access-token-cache.js';
 import { SessionCache } from './session-cache.js';
@@ -21,14 +24,15 @@ export const REFRESH_COOKIE = 'refresh_token';
 @injectable()
 export class AuthGuard {
   constructor(
+    @inject(CONFIG) private readonly config: Config,
     @inject(AccessTokens) private readonly tokens: AccessTokens,
     @inject(SessionCache) private readonly sessions: SessionCache,
     @inject(PersonalAccessTokenCache) private readonly personalTokens: PersonalAccessTokenCache,
   ) {}
 
   /**
-   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) the
-   * `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
+   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) or from a trusted page
+   * (fromTrustedPage) the `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
    * access token (bearer only) is live, unexpired and used within its scope: a `read` one only for GET
    * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. A route declared `session` or
    * `sign-in` refuses every personal access token before this, see `refusePersonalAccessToken`. An account
@@ -62,13 +66,23 @@ export class AuthGuard {
   private async identify(req: IncomingMessage, allowCookie: boolean, allowSubprotocol: boolean, scope: TokenScope): Promise<Principal> {
     const bearer = bearerToken(req) ?? (allowSubprotocol ? subprotocolToken(req) : undefined);
     if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(bearer, scope);
-    const token = bearer ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
+    const token = bearer ?? (allowCookie || this.fromTrustedPage(req) ? cookies(req)[ACCESS_COOKIE] : undefined);
     if (!token) throw unauthenticated();
     const claims = this.tokens.verify(token);
     if (!isUuid(claims.sub) || !isUuid(claims.sid)) throw unauthenticated('The access token is invalid');
     const principal = await this.sessions.principal(claims.sub, claims.sid);
     if (!principal) throw unauthenticated('The session has ended; log in again');
     return principal;
+  }
+
+  /**
+   * A browser app's request (cookie mode, API §17): its own page (Sec-Fetch-Site, which scripts cannot set), or a
+   * page of a trusted origin (Origin, sent with every cross-origin fetch). A form or link of another site has
+   * neither, so the cookie alone never authenticates what a foreign page makes the browser send.
+   */
+  private fromTrustedPage(req: IncomingMessage): boolean {
+    const origin = req.headers.origin;
+    return req.headers['sec-fetch-site'] === 'same-origin' || (origin !== undefined && isTrustedOrigin(this.config, origin));
   }
 
   private async personalAccessToken(token: string, scope: TokenScope): Promise<TokenPrincipal> {

@@ -11,6 +11,7 @@ import { DomainError, forbidden, invalidField, notFound } from '../core/errors.j
 import type { Feature } from '../core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
+import { isTrustedOrigin } from '../core/origins.js';
 import { EventHub } from './hub.js';
 
 /** The subprotocol the server selects when a client offers subprotocols. */
@@ -75,14 +76,7 @@ export class EventsRoutes implements Feature {
 
   /** Non-browser clients send no Origin; a browser's must be the server's own or a configured one. */
   private isAllowedOrigin(origin: string | undefined): boolean {
-    if (origin === undefined) return true;
-    try {
-      // Read per request: with PORT=0 the server learns its own URL only once it listens.
-      const allowed = [this.config.publicUrl, ...this.config.corsOrigins].map((url) => new URL(url).origin);
-      return allowed.includes(new URL(origin).origin);
-    } catch {
-      return false;
-    }
+    return origin === undefined || isTrustedOrigin(this.config, origin);
   }
 }
 

@@ -14,7 +14,7 @@ describe('Logger redaction', () => {
   it('writes the credential headers, the events subprotocol among them, as [redacted]', () => {
     const lines: string[] = [];
     const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => lines.push(chunk)) as typeof process.stdout.write;
+    process.stdout.write = ((chunk: string) => lines.push(chunk) > 0) as typeof process.stdout.write;
     try {
       new Logger('info').info('upgrade', {
         headers: {
