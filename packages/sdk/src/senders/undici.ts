@@ -9,7 +9,8 @@ let undici: Promise<typeof import('undici')> | undefined;
  * so a CLI command starts without waiting for it before it has anything to send.
  */
 export function loadUndici(): Promise<typeof import('undici')> {
-  undici ??= import('undici');
+  // undici is CommonJS: its exports are the namespace's default (a bundler's chunk of it, as the CLI's, has only that).
+  undici ??= import('undici').then((module) => ((module as { default?: unknown }).default ?? module) as typeof module);
   return undici;
 }
 
