@@ -106,7 +106,7 @@ it.skipIf(!hasChromium)('signs in, uploads the chosen File, hears file.uploaded 
         // The File itself: the browser streams it into the request from disk.
         const file = (document.getElementById('file') as HTMLInputElement).files![0]!;
         const record = await client.files.upload({ cutId, file });
-        log(`uploaded ${record.originalName ?? file.name}: ${record.id} (${record.size} bytes)`);
+        log(`uploaded ${file.name} as ${record.name}: ${record.id} (${record.size} bytes)`);
         const event = await uploaded;
         log(`events: ${event.type}`);
         const bytes = new Uint8Array(await new Response(await client.files.stream(record.id)).arrayBuffer());

@@ -401,7 +401,8 @@ describe('cookie mode (API §17)', () => {
     const me = (headers: Record<string, string>) => api.request('GET', '/api/auth/me', { headers: { cookie, ...headers } });
     expect((await me({ 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     expect((await me({ origin: ownOrigin })).status).toBe(200);
-    for (const headers of [{}, { origin: 'https://evil.example.com' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }]) {
+    const foreign: Record<string, string>[] = [{}, { origin: 'https://evil.example.com' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }];
+    for (const headers of foreign) {
       expect((await me(headers)).status, JSON.stringify(headers)).toBe(401);
     }
     const created = await api.request('POST', '/api/projects', { headers: { cookie, origin: ownOrigin }, json: { name: 'From the page' } });
