@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import type { FieldError, Problem } from './types.js';
 
@@ -90,5 +89,28 @@ export function isUnchanged(error: unknown): error is BandApiError & { problem: 
 /** An error the SDK raises itself, shaped like the server's answer to the same request: its code's status and that status's title. */
 export function localProblem(code: ErrorCode, detail: string): BandApiError {
   const status = STATUS_BY_CODE[code];
-  return new BandApiError({ type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, code, requestId: '' });
+  return new BandApiError({ type: 'about:blank', title: statusTitle(status), status, detail, code, requestId: '' });
+}
+
+/** The reason phrases of the statuses the API answers with (node:http's STATUS_CODES exists only in Node). */
+const STATUS_TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  423: 'Locked',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  507: 'Insufficient Storage',
+};
+
+export function statusTitle(status: number): string {
+  return STATUS_TITLES[status] ?? 'Error';
 }

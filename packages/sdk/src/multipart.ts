@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream, ReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -7,8 +8,8 @@ import { localProblem } from './errors.js';
 import type { RequestSpec, StreamBody } from './transport.js';
 import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, describeSize } from './types.js';
 
-/** What can be uploaded: a file path, bytes, a Node stream or a Blob (a File keeps its name). */
-export type FileInput = string | Buffer | Uint8Array | Readable | Blob;
+/** What can be uploaded: a file path, bytes, a Node or Web stream or a Blob (a File keeps its name). */
+export type FileInput = string | Buffer | Uint8Array | Readable | ReadableStream<Uint8Array> | Blob;
 
 export interface Progress {
   loaded: number;
@@ -63,6 +64,9 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
       replayable: true,
       reopenable: () => true,
     };
+  }
+  if (input instanceof ReadableStream) {
+    return { filename, size: null, ...oneShot(Readable.fromWeb(input as Parameters<typeof Readable.fromWeb>[0])) };
   }
   if (isStream(input)) {
     const knownFile = input instanceof ReadStream && typeof input.path === 'string' && (input as { start?: number }).start === undefined;
@@ -228,4 +232,15 @@ export function checkSize(source: FileSource, maxBytes: number, what: string): v
   if (source.size !== null && source.size > maxBytes) {
     throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${describeSize(maxBytes)}; this one is ${describeSize(source.size)}`);
   }
+}
+
+/** The sha256 (hex) of a source that can be read again (its upload reads it once more). */
+export async function sha256Of(source: FileSource, signal: AbortSignal | undefined): Promise<string> {
+  if (!source.replayable) throw new TypeError('upload: `ifChanged` needs a path, bytes or a Blob (a stream cannot be read twice)');
+  const hash = createHash('sha256');
+  for await (const chunk of source.open()) {
+    signal?.throwIfAborted();
+    hash.update(chunk as Buffer);
+  }
+  return hash.digest('hex');
 }

@@ -1,13 +1,13 @@
-import { STATUS_CODES } from 'node:http';
-import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration, takesIdempotencyKey } from './contract/route-types.js';
 import { ROUTES } from './contract/routes.js';
 import { BandPromise } from './band-promise.js';
-import { abortedOr, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError } from './errors.js';
+import { abortedOr, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, statusTitle } from './errors.js';
+import { defaultSender } from './senders/default.js';
+import type { OutgoingBody, ResponseBody, Sender } from './senders/sender.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
+import { sleep } from './sleep.js';
 import type { Problem, RefreshRequest, TokenPair } from './types.js';
 
 /** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
@@ -39,8 +39,13 @@ export interface TransportOptions {
   onTokens?: TokenSessionOptions['onTokens'];
   /** Shares the pair with other processes: refreshes reload, lock and save through it. */
   tokenStore?: TokenStore;
-  /** An undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
+  /** Node build: an undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
   dispatcher?: Dispatcher;
+  /**
+   * Web build: `include` signs requests with the server's HttpOnly cookies (set by `auth.login` on a same-site
+   * server) instead of tokens held in JavaScript.
+   */
+  credentials?: 'include';
   /**
    * How many times a safe or idempotent request, or a create (sent with an Idempotency-Key), is retried after a
    * network error, 429, 502, 503 or 504.
@@ -55,7 +60,7 @@ type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** A streamed request body; `open` is called once per attempt, each time reading the bytes afresh. */
 export interface StreamBody {
-  open(): { body: Readable; headers: Record<string, string> };
+  open(): { body: OutgoingBody; headers: Record<string, string> };
   /**
    * Whether `open` may be called again: always for bytes it reads afresh (a path, a Buffer, a Blob); for a
    * caller's stream, which can be read only once, only while none of it was read.
@@ -85,7 +90,7 @@ export interface RequestSpec {
 export interface StreamedResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: ResponseBody;
 }
 
 const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
@@ -135,7 +140,11 @@ export class Transport {
   readonly retries: number;
   readonly dispatcher: Dispatcher | undefined;
   readonly userAgent: string;
+  readonly credentials: 'include' | undefined;
   private readonly timeoutMs: number;
+  private readonly sender: Sender;
+  /** Cookie mode's refresh in flight. */
+  private cookieRefresh: Promise<unknown> | undefined;
   private readonly session: TokenSession;
 
   constructor(options: TransportOptions) {
@@ -144,6 +153,8 @@ export class Transport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.dispatcher = options.dispatcher;
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
+    this.credentials = options.credentials;
+    this.sender = defaultSender(options);
     this.session = new TokenSession({
       onTokens: options.onTokens,
       tokenStore: options.tokenStore,
@@ -170,14 +181,25 @@ export class Transport {
     this.session.setTokens(tokens);
   }
 
-  /** Keeps a new pair, saves it in the token store and hands it to onTokens. */
+  /** Keeps a new pair, saves it in the token store and hands it to onTokens; in cookie mode the cookies hold it instead. */
   storeTokens(pair: TokenPair): Promise<void> {
-    return this.session.storeTokens(pair);
+    return this.credentials === 'include' ? Promise.resolve() : this.session.storeTokens(pair);
   }
 
   /** Rotates the token pair; concurrent callers share one refresh request. */
   refresh(): Promise<TokenPair> {
     return this.session.refresh();
+  }
+
+  /**
+   * Cookie mode: the refresh_token cookie rotates both cookies. Calls that meet the expired access cookie together
+   * share one refresh: a second one would present the rotated refresh token, and the server would end the session.
+   */
+  private refreshCookies(): Promise<unknown> {
+    this.cookieRefresh ??= this.json(routeRequest(ROUTES.refresh, { json: {} })).finally(() => {
+      this.cookieRefresh = undefined;
+    });
+    return this.cookieRefresh;
   }
 
   /** An access token that is not about to expire, refreshing first when needed. */
@@ -211,10 +233,12 @@ export class Transport {
       const usesAuth = spec.auth !== false;
       let token = usesAuth ? await this.freshAccessToken() : undefined;
       let response = await this.sendWithRetries(spec, token);
-      if (response.status === 401 && token !== undefined && this.tokens.refreshToken && (spec.stream?.reopenable() ?? true)) {
+      const cookieSession = usesAuth && token === undefined && this.credentials === 'include';
+      if (response.status === 401 && (cookieSession || (token !== undefined && this.tokens.refreshToken)) && (spec.stream?.reopenable() ?? true)) {
         const error = await problemFrom(response);
         if (error.code !== 'TOKEN_EXPIRED') throw error;
-        if (this.tokens.accessToken === token) await this.refresh();
+        if (cookieSession) await this.refreshCookies();
+        else if (this.tokens.accessToken === token) await this.refresh();
         token = this.tokens.accessToken;
         response = await this.sendWithRetries(spec, token);
       }
@@ -247,7 +271,7 @@ export class Transport {
       } catch (cause) {
         if (spec.signal?.aborted) throw cause;
         if (!idempotent || !canSendAgain(attempt)) throw lastAnswer ?? networkError(cause, spec);
-        await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
+        await sleep(backoffMs(attempt), spec.signal);
         continue;
       }
       const stillRunning = keyed && response.status === 409 && response.headers['retry-after'] !== undefined;
@@ -256,7 +280,7 @@ export class Transport {
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
       lastAnswer = await problemFrom(response);
-      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), undefined, { signal: spec.signal });
+      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), spec.signal);
     }
   }
 
@@ -264,7 +288,7 @@ export class Transport {
   private async sendOnce(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
     const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...spec.headers };
     if (token) headers.authorization = `Bearer ${token}`;
-    let body: string | Readable | undefined;
+    let body: OutgoingBody | undefined;
     if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.json);
@@ -273,16 +297,7 @@ export class Transport {
       Object.assign(headers, opened.headers);
       body = opened.body;
     }
-    const response = await request(this.baseUrl + spec.path, {
-      method: spec.method,
-      headers,
-      body,
-      signal: spec.signal,
-      dispatcher: this.dispatcher,
-      headersTimeout: spec.timeoutMs ?? this.timeoutMs,
-      bodyTimeout: spec.timeoutMs ?? this.timeoutMs,
-    });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    return this.sender({ url: this.baseUrl + spec.path, method: spec.method, headers, body, signal: spec.signal, timeoutMs: spec.timeoutMs ?? this.timeoutMs });
   }
 }
 
@@ -320,7 +335,7 @@ export function joinedSignal(...signals: Array<AbortSignal | undefined>): AbortS
 async function problemFrom(response: StreamedResponse): Promise<BandApiError> {
   const text = await response.body.text().catch(() => '');
   const header = (name: string) => single(response.headers[name]);
-  const title = STATUS_CODES[response.status] ?? 'Error';
+  const title = statusTitle(response.status);
   let problem: Problem = {
     type: 'about:blank',
     title,

@@ -418,3 +418,21 @@ describe('the cap on sessions', () => {
     expect(active!.count).toBe(50);
   });
 });
+
+describe('cookie mode (API §17)', () => {
+  it("takes the access_token cookie on API routes from the server's own page or a trusted origin, never from another page", async () => {
+    const user = await api.register();
+    const cookie = `access_token=${user.accessToken}`;
+    const ownOrigin = new URL(server.config.publicUrl).origin;
+    const me = (headers: Record<string, string>) => api.request('GET', '/api/auth/me', { headers: { cookie, ...headers } });
+    expect((await me({ 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await me({ origin: ownOrigin })).status).toBe(200);
+    const foreign: Record<string, string>[] = [{}, { origin: 'https://evil.example.com' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }];
+    for (const headers of foreign) {
+      expect((await me(headers)).status, JSON.stringify(headers)).toBe(401);
+    }
+    const created = await api.request('POST', '/api/projects', { headers: { cookie, origin: ownOrigin }, json: { name: 'From the page' } });
+    expect(created.status).toBe(201);
+    expect((await api.request('POST', '/api/projects', { headers: { cookie, origin: 'https://evil.example.com' }, json: { name: 'Forged' } })).status).toBe(401);
+  });
+});

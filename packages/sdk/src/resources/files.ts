@@ -1,10 +1,9 @@
 import { BandPromise, type WithResponse } from '../band-promise.js';
-import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress } from '../multipart.js';
+import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress, sha256Of } from '../multipart.js';
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { abortedOr, localProblem } from '../errors.js';
+import { sleep } from '../sleep.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
@@ -159,7 +158,7 @@ export class FilesResource {
       for (;;) {
         const answer = await this.get(id, options).withResponse();
         if (answer.data.analysis !== 'pending') return answer;
-        await sleep(pauseMs, undefined, { signal: options?.signal }).catch((error: unknown) => Promise.reject(abortedOr(error, options?.signal)));
+        await sleep(pauseMs, options?.signal).catch((error: unknown) => Promise.reject(abortedOr(error, options?.signal)));
         pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
       }
     });
@@ -181,6 +180,11 @@ export class FilesResource {
   /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
   download(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
     return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
+  }
+
+  /** The file's bytes as a Web stream, unread (a browser hands it to a Response, a Service Worker, a file handle). */
+  async stream(id: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
+    return (await this.transport.open(ROUTES.downloadFile, { params: { id } }, { ...options, headers: { accept: '*/*', ...options?.headers } })).body.stream();
   }
 
   /**
@@ -212,13 +216,3 @@ export class FilesResource {
   }
 }
 
-/** The sha256 (hex) of a source that can be read again (its upload reads it once more). */
-async function sha256Of(source: FileSource, signal: AbortSignal | undefined): Promise<string> {
-  if (!source.replayable) throw new TypeError('upload: `ifChanged` needs a path, bytes or a Blob (a stream cannot be read twice)');
-  const hash = createHash('sha256');
-  for await (const chunk of source.open()) {
-    signal?.throwIfAborted();
-    hash.update(chunk as Buffer);
-  }
-  return hash.digest('hex');
-}
