@@ -151,7 +151,18 @@ export async function multipartBody(fields: Record<string, string | undefined>, 
       for (const [name, value] of Object.entries(fields)) {
         if (value !== undefined) form.append(name, value);
       }
-      const body = new PassThrough();
+      const piped = new PassThrough();
+      // Read only once the request pulls the body's first bytes: a connection refused before that leaves a
+      // caller's one-shot stream unread, so the request can be sent again. (A generator starts at the first
+      // pull, whether the sender pipes the body, as undici does, or iterates it, as fetch does.)
+      const body = Readable.from(
+        (async function* () {
+          form.pipe(piped);
+          yield* piped;
+        })(),
+        { objectMode: false },
+      );
+      body.on('close', () => piped.destroy());
       if (file) {
         const source = file.source.open();
         form.append(file.field, file.onProgress ? counted(source, file.source.size, file.onProgress) : source, {
@@ -164,10 +175,7 @@ export async function multipartBody(fields: Record<string, string | undefined>, 
       }
       const headers: Record<string, string> = form.getHeaders();
       if (form.hasKnownLength()) headers['content-length'] = String(form.getLengthSync());
-      form.on('error', (error: Error) => body.destroy(error));
-      // Read only once the request sends the body (it resumes it then): a connection refused before that leaves
-      // a caller's one-shot stream unread, so the request can be sent again.
-      body.once('resume', () => form.pipe(body));
+      form.on('error', (error: Error) => piped.destroy(error));
       return { body, headers };
     },
   };

@@ -12,7 +12,7 @@ import type { Problem, RefreshRequest, TokenPair } from './types.js';
 
 /** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
 export interface RequestOptions {
-  /** Aborts the request; the call rejects with the signal's reason. */
+  /** Aborts the request; the call rejects with a BandAbortError whose `cause` is the signal's reason. */
   signal?: AbortSignal;
   /** Idle timeout for this call: longest wait for response headers or between two chunks of a body. */
   timeoutMs?: number;

@@ -150,7 +150,7 @@ export class FilesResource {
 
   /**
    * The file once its background analysis ran (`analysis` is then done, failed or unsupported). Asks the
-   * server again with growing pauses; `options.signal` ends the wait (it rejects with the signal's reason).
+   * server again with growing pauses; `options.signal` ends the wait (a BandAbortError whose `cause` is the signal's reason).
    */
   waitForAnalysis(id: string, options?: RequestOptions): BandPromise<FileRecord> {
     return BandPromise.from(async () => {

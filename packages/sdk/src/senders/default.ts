@@ -12,7 +12,7 @@ import { undiciSender } from './undici.js';
 export function defaultSender(options: TransportOptions): Sender {
   const undici = undiciSender(options.dispatcher);
   if (options.dispatcher) return undici;
-  const fetch = fetchSender();
+  const fetch = fetchSender({ redirect: 'manual' });
   return (request) => (streamed(request.body) ? undici(request) : fetch(request));
 }
 

@@ -5,6 +5,11 @@ export interface FetchSenderOptions {
   credentials?: RequestCredentials;
   /** Node's fetch (undici inside) sends through this dispatcher when given; other runtimes have none. */
   dispatcher?: unknown;
+  /**
+   * `manual` hands a redirect back to the transport (the Node build: the identity provider's flows read the
+   * `Location` of a 302, as undici.request does); browsers follow redirects, which they cannot show to scripts.
+   */
+  redirect?: RequestRedirect;
 }
 
 /**
@@ -25,6 +30,7 @@ export function fetchSender(options: FetchSenderOptions = {}): Sender {
         body: request.body as BodyInit | undefined,
         signal,
         credentials: options.credentials,
+        redirect: options.redirect,
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
         // A stream is sent as it is read (fetch requires saying so).
         ...(streamed ? { duplex: 'half' } : {}),
