@@ -7,9 +7,7 @@ import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { resolveCut } from '../resolve.js';
 import type { SessionOptions } from '../session/folder.js';
-import { parseCutPath } from '../session/paths.js';
-import { actionSummary } from '../session/plan.js';
-import type { SessionReport } from '../session/report.js';
+import { actionSummary, type SessionReport } from '../session/report.js';
 import { sessionPlanView, sessionSummaryView, symlinkSkippedView } from '../views.js';
 
 interface Flags {
@@ -42,6 +40,7 @@ export function registerPush(push: Command, factory: Factory): void {
     ).action(
       run(async (ctx, dir: string, flags: Flags & { cut: string }) => {
         const client = await ctx.signedIn();
+        const { parseCutPath } = await import('../session/paths.js');
         const cut = await resolveCut(client, parseCutPath(flags.cut));
         const { pushFolder } = await import('../session/push.js');
         report(ctx, await pushFolder(ctx, client, ctx.localPath(dir), cut.id, options(flags)), 'Pushed', Boolean(flags.dryRun));
@@ -65,6 +64,7 @@ export function registerPull(pull: Command, factory: Factory): void {
     ).action(
       run(async (ctx, cutRef: string, dir: string, flags: Flags) => {
         const client = await ctx.signedIn();
+        const { parseCutPath } = await import('../session/paths.js');
         const cut = await resolveCut(client, parseCutPath(cutRef));
         const { pullFolder } = await import('../session/pull.js');
         report(ctx, await pullFolder(ctx, client, cut.id, ctx.localPath(dir), options(flags)), 'Pulled', Boolean(flags.dryRun));

@@ -47,11 +47,6 @@ export interface PlanOptions {
   maxDelete?: number;
 }
 
-/** What `--dry-run --json` prints of each action. */
-export function actionSummary(action: PushAction | PullAction): { path: string; action: ActionKind; reason: string } {
-  return { path: action.path, action: action.action, reason: action.reason };
-}
-
 /** `--max-delete`'s default: 25 % of the files the last run left, rounded down, at least 1. */
 export function defaultMaxDelete(manifestFiles: number): number {
   return Math.max(1, Math.floor(manifestFiles / 4));

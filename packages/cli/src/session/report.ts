@@ -1,5 +1,5 @@
 import type { CliError } from '../exit-codes.js';
-import type { PullAction, PushAction } from './plan.js';
+import type { ActionKind, PullAction, PushAction } from './plan.js';
 
 /** What a push or pull planned and what failed of it. */
 export interface SessionReport {
@@ -11,4 +11,9 @@ export interface SessionReport {
   hashed: number;
   /** Bytes uploaded or downloaded. */
   bytes: number;
+}
+
+/** What `--dry-run --json` prints of each action. */
+export function actionSummary(action: PushAction | PullAction): { path: string; action: ActionKind; reason: string } {
+  return { path: action.path, action: action.action, reason: action.reason };
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/exit-codes.js';
 import type { LocalFile } from '../../src/session/changes.js';
 import type { Manifest } from '../../src/session/manifest.js';
-import { actionSummary, defaultMaxDelete, planPull, planPush, type RemoteFile } from '../../src/session/plan.js';
+import { defaultMaxDelete, planPull, planPush, type RemoteFile } from '../../src/session/plan.js';
+import { actionSummary } from '../../src/session/report.js';
 
 const sha = (c: string) => c.repeat(64);
 const local = (path: string, hash: string, mtimeMs = 1): LocalFile => ({ path, size: 10, mtimeMs, sha256: sha(hash) });
