@@ -6,10 +6,13 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CutWithFiles, StorageStats } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { apiGet, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
+
+const IO_PROBE = fileURLToPath(new URL('./support/io-probe.mjs', import.meta.url));
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -34,6 +37,14 @@ const put = async (dir: string, relative: string, bytes: Buffer | string) => {
   await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
   await writeFile(path.join(dir, relative), bytes);
 };
+
+/** Runs band as a process and answers, beside its result, how many bytes it read (its /proc/self/io `rchar`). */
+async function bandReading(args: string[]): Promise<{ exitCode: number | null; stderr: string; bytesRead: number }> {
+  const probe = path.join(work, `io-${randomBytes(4).toString('hex')}`);
+  const result = await ria.bandProcess(args, { env: { NODE_OPTIONS: `--import ${IO_PROBE}`, BAND_IO_PROBE: probe } });
+  const bytesRead = Number(/^rchar: (\d+)$/m.exec(await readFile(probe, 'utf8'))![1]);
+  return { ...result, bytesRead };
+}
 
 /** Every file under `dir` but band's own state, relative paths with their sha256. */
 async function contents(dir: string): Promise<Record<string, string>> {
@@ -115,6 +126,28 @@ describe('band push and band pull', () => {
     expect((await latest()).find((file) => file.path === 'song.als')!.series.version).toBe(2);
     expect((await band(['pull', CUT, benDir])).exitCode).toBe(0);
     expect(sha256(await readFile(path.join(benDir, 'song.als')))).toBe(sha256(edited));
+  });
+
+  it('a new or changed file is read twice: to hash it, to upload it (If-None-Match takes the hash push took)', async () => {
+    const size = 16 * MiB;
+    const take = (seed: number) => Buffer.concat([wavBytes(seed, 64), randomBytes(size - 76)]);
+    // What a push reads besides files (its code, its settings, the answers of the server): the baseline.
+    const idle = await bandReading(['push', riaDir, '--cut', CUT]);
+    expect(idle.exitCode).toBe(0);
+
+    await put(riaDir, 'Audio/Long take.wav', take(7));
+    const added = await bandReading(['push', riaDir, '--cut', CUT]);
+    expect(added.stderr).toMatch(/Pushed 1 file/);
+    expect((added.bytesRead - idle.bytesRead) / size).toBeGreaterThan(1.9);
+    expect((added.bytesRead - idle.bytesRead) / size).toBeLessThan(2.2);
+
+    // A version of an existing series goes with If-None-Match: the hash the push took, not a third read.
+    await put(riaDir, 'Audio/Long take.wav', take(8));
+    const changed = await bandReading(['push', riaDir, '--cut', CUT]);
+    expect(changed.stderr).toMatch(/Pushed 1 file/);
+    expect((await latest()).find((file) => file.path === 'Audio/Long take.wav')!.series.version).toBe(2);
+    expect((changed.bytesRead - idle.bytesRead) / size).toBeGreaterThan(1.9);
+    expect((changed.bytesRead - idle.bytesRead) / size).toBeLessThan(2.2);
   });
 
   it('an edit on both sides is a conflict: push skips it, pull writes the cut\'s version beside it, both exit 3', async () => {

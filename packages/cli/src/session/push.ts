@@ -100,7 +100,8 @@ async function upload(
   try {
     const record = await client.files.upload({
       ...(action.versionOf ? { versionOf: action.versionOf.fileId } : { cutId }),
-      ifChanged: action.ifChanged,
+      // The sha256 this run took to see the change: the SDK need not read the file once more to send it.
+      ifChanged: action.ifChanged && { sha256: local.sha256 },
       file: path.join(dir, local.path),
       path: serverPath(local.path),
       onProgress: ({ loaded }) => onProgress(loaded),
