@@ -103,7 +103,8 @@ describe('band push and band pull', () => {
     const before = await storage();
     const again = await band(['push', riaDir, '--cut', CUT]);
     expect(again.exitCode).toBe(0);
-    expect(again.stderr).toMatch(/Pushed 0 files \(0 B\).*0 files read to hash/);
+    expect(again.stderr).toMatch(/^Up to date: nothing to push; 204 unchanged or left alone; 0 files read to hash$/m);
+    expect(again.stderr).not.toMatch(/pushing|Pushed/);
     expect(await storage()).toEqual(before);
   });
 
@@ -114,7 +115,9 @@ describe('band push and band pull', () => {
     const expected = await contents(riaDir);
     for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
     expect(await contents(benDir)).toEqual(expected);
-    expect((await band(['pull', CUT, benDir])).stderr).toMatch(/Pulled 0 files \(0 B\)/);
+    const again = await band(['pull', CUT, benDir]);
+    expect(again.stderr).toMatch(/^Up to date: nothing to pull; 204 unchanged or left alone; 0 files read to hash$/m);
+    expect(again.stderr).not.toMatch(/pulling|Pulled/);
   });
 
   it('an edit on one side goes over as the next version', async () => {
@@ -276,6 +279,41 @@ describe('band push and band pull', () => {
     expect(rerun.stderr).toMatch(/resuming Audio\/Take 2\.wav at/);
     expect(rerun.exitCode).toBe(0);
     expect((await latest()).find((file) => file.path === 'Audio/Take 2.wav')!.sha256).toBe(sha256(take));
+  });
+});
+
+describe('band push --delete by a MEMBER', () => {
+  it("deletes the series they uploaded; another member's is reported and kept, on the cut and in the manifest (exit 3)", async () => {
+    const invite = JSON.parse((await ria.band(['member', 'invite', 'ben@example.com', '--project', 'Demo', '--json'])).stdout) as { inviteUrl: string };
+    const ben = await cliUser(server.url);
+    try {
+      await registerWithCli(ben, 'ben@example.com');
+      expect((await ben.band(['invitation', 'accept', invite.inviteUrl])).exitCode).toBe(0);
+      const take5 = 'Demo/Verse/Take 5';
+      const take5Id = JSON.parse((await ria.band(['cut', 'create', 'Take 5', '--vibe', 'Verse', '--project', 'Demo', '--json'])).stdout).id;
+      const riasDir = path.join(work, 'ria-take5');
+      await put(riasDir, 'song.als', randomBytes(100));
+      await put(riasDir, 'Audio/ria.wav', wavBytes(20, 100));
+      expect((await band(['push', riasDir, '--cut', take5])).exitCode).toBe(0);
+
+      const bensDir = path.join(work, 'ben-take5');
+      expect((await ben.bandProcess(['pull', take5, bensDir])).exitCode).toBe(0);
+      await put(bensDir, 'Audio/ben.wav', wavBytes(21, 100));
+      expect((await ben.bandProcess(['push', bensDir, '--cut', take5])).exitCode).toBe(0);
+      await unlink(path.join(bensDir, 'Audio/ria.wav'));
+      await unlink(path.join(bensDir, 'Audio/ben.wav'));
+
+      const pushed = await ben.bandProcess(['push', bensDir, '--cut', take5, '--delete', '--max-delete', '2']);
+      expect(pushed.stderr).toMatch(/Audio\/ria\.wav: not deleted on the cut: /);
+      expect(pushed.stderr).toMatch(/deleted 1; .*1 failed/);
+      expect(pushed.exitCode).toBe(3);
+      const paths = (await apiGet<CutWithFiles>(server.url, `/api/cuts/${take5Id}?latest=true`, token)).files.map((file) => file.path).sort();
+      expect(paths).toEqual(['Audio/ria.wav', 'song.als']);
+      const manifest = JSON.parse(await readFile(path.join(bensDir, '.band/manifest.json'), 'utf8')) as { files: Record<string, unknown> };
+      expect(Object.keys(manifest.files).sort()).toEqual(['Audio/ria.wav', 'song.als']);
+    } finally {
+      await ben.cleanup();
+    }
   });
 });
 
