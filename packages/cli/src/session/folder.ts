@@ -7,7 +7,7 @@ import { lockFolder, type FolderLock } from './lock.js';
 import { checkManifestTarget, type Manifest, readManifest } from './manifest.js';
 import { pathKey } from './paths.js';
 import type { RemoteFile } from './plan.js';
-import { ignoreRules, scanFolder } from './scan.js';
+import { ignoreRules, type ScannedFile, scanFolder } from './scan.js';
 
 export interface SessionOptions {
   force: boolean;
@@ -35,12 +35,25 @@ export async function readFolder(client: BandClient, server: string, cutId: stri
     const manifest = await readManifest(dir);
     if (manifest) checkManifestTarget(manifest, server, cutId, dir);
     const [scan, cut] = await Promise.all([scanFolder(dir, await ignoreRules(dir)), client.cuts.get(cutId, { latest: true })]);
-    const { files, hashed } = await localState(dir, scan.files, manifest?.files ?? {}, options.jobs);
-    return { lock, manifest, local: files, symlinks: scan.symlinks, remote: remoteFiles(cut.files), hashed };
+    const remote = remoteFiles(cut.files);
+    const { files, hashed } = await localState(dir, scan.files, manifest?.files ?? {}, options.jobs, hashNeeded(scan.files, manifest, remote));
+    return { lock, manifest, local: files, symlinks: scan.symlinks, remote, hashed };
   } catch (error) {
     await lock?.release();
     throw error;
   }
+}
+
+/**
+ * Which local files the plans need the sha256 of: those the last run knew or the cut holds a file at. A file new
+ * on both sides is uploaded (push) or left alone (pull) whatever its bytes, unless a path the last run knew is gone
+ * from the folder: then a new path with the same bytes is a rename, which only its hash tells.
+ */
+function hashNeeded(scanned: readonly ScannedFile[], manifest: Manifest | null, remote: readonly RemoteFile[]): (file: ScannedFile) => boolean {
+  const known = new Set([...Object.keys(manifest?.files ?? {}), ...remote.map((file) => file.path)].map(pathKey));
+  const here = new Set(scanned.map((file) => pathKey(file.path)));
+  const somethingGone = Object.keys(manifest?.files ?? {}).some((recorded) => !here.has(pathKey(recorded)));
+  return (file) => somethingGone || known.has(pathKey(file.path));
 }
 
 /**

@@ -101,7 +101,7 @@ async function upload(
     const record = await client.files.upload({
       ...(action.versionOf ? { versionOf: action.versionOf.fileId } : { cutId }),
       // The sha256 this run took to see the change: the SDK need not read the file once more to send it.
-      ifChanged: action.ifChanged && { sha256: local.sha256 },
+      ifChanged: action.ifChanged && local.sha256 !== undefined && { sha256: local.sha256 },
       file: path.join(dir, local.path),
       path: serverPath(local.path),
       onProgress: ({ loaded }) => onProgress(loaded),
