@@ -9,14 +9,15 @@
 //     (target ≤ 1.1×);
 //  d) a 2 GiB WAV through `band file upload`, the server's RSS sampled every 100 ms (target: flat).
 // Files are sparse (a distinct header, then zeros), so the disk is not what is measured; every transfer starts
-// after a `sync`. ANALYSIS_CONCURRENCY=0: the analysis of what arrives is another bench's business.
+// after a `sync`. ANALYSIS_CONCURRENCY=0: the analysis of what arrives is another bench's business. a) to c) run
+// BENCH_ROUNDS times (default 3), each figure beside its baseline in the same round; medians are reported.
 import { execFile, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdir, mkdtemp, open, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { memory, report, round, start } from '../../server/bench/support.mjs';
+import { median, memory, report, round, start } from '../../server/bench/support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const band = path.resolve(here, '../dist/band.js');
@@ -28,6 +29,7 @@ const SESSION_MIB = Number(process.env.BENCH_SESSION_MIB ?? 2048);
 const TAKE_MIB = Number(process.env.BENCH_TAKE_MIB ?? 300);
 const CLIPS = 200;
 const LARGE_MIB = Number(process.env.BENCH_SESSION_LARGE_MIB ?? 2048);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-session-bench-'));
 await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
@@ -76,51 +78,64 @@ try {
   for (let i = 1; i < SESSION_FILES; i += 1) await wav(path.join(session, `Audio/Clips ${i % 10}/clip-${i}.wav`), clipBytes, i + 1);
   const sessionCut = await newCut();
   const first = await timed(() => bandRun(['push', session, '--cut', sessionCut, '--jobs', '8', '--quiet']));
-  const version = await timed(() => bandRun(['--version']));
-  const probe = path.join(work, 'push-io');
-  const serverBefore = await serverRead();
-  const again = await timed(() => bandRun(['push', session, '--cut', sessionCut], { extraEnv: { NODE_OPTIONS: `--import ${ioProbe}`, BAND_IO_PROBE: probe } }));
-  const serverBytes = (await serverRead()) - serverBefore;
-  const pushBytes = Number(/rchar: (\d+)/.exec(await readFile(probe, 'utf8'))[1]);
+  const clips = path.join(work, 'clips');
+  for (let i = 0; i < CLIPS; i += 1) await wav(path.join(clips, `clip-${i}.wav`), MiB, 10_000 + i);
+
+  const rounds = { version: [], again: [], serverBytes: [], pushBytes: [], changed: [], plain: [], firstPush: [], bulk: [] };
+  let summary;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // a) Nothing changed, against band's own start.
+    rounds.version.push((await timed(() => bandRun(['--version']))).seconds);
+    const probe = path.join(work, `push-io-${round}`);
+    const serverBefore = await serverRead();
+    const again = await timed(() => bandRun(['push', session, '--cut', sessionCut], { extraEnv: { NODE_OPTIONS: `--import ${ioProbe}`, BAND_IO_PROBE: probe } }));
+    rounds.serverBytes.push((await serverRead()) - serverBefore);
+    rounds.pushBytes.push(Number(/rchar: (\d+)/.exec(await readFile(probe, 'utf8'))[1]));
+    rounds.again.push(again.seconds);
+    summary = again.result.stderr.trim().split('\n').at(-1);
+
+    // b) The take changed (a header byte: same size, as a bounce of the same length), against a plain upload of it.
+    const handle = await open(take, 'r+');
+    await handle.write(Buffer.from([round + 2]), 0, 1, 4);
+    await handle.close();
+    rounds.changed.push((await timed(() => bandRun(['push', session, '--cut', sessionCut, '--quiet']))).seconds);
+    const plainCut = await newCut();
+    rounds.plain.push((await timed(() => bandRun(['file', 'upload', take, '--cut', plainCut, '--no-progress', '--quiet']))).seconds);
+
+    // c) A first push of many small files (to a new cut, without the last round's manifest) against a bulk upload.
+    const bulkCut = await newCut();
+    rounds.bulk.push((await timed(() => bandRun(['file', 'upload', 'clips/*.wav', '--cut', bulkCut, '--jobs', '8', '--no-progress', '--quiet']))).seconds);
+    await rm(path.join(clips, '.band'), { recursive: true, force: true });
+    const clipsCut = await newCut();
+    rounds.firstPush.push((await timed(() => bandRun(['push', clips, '--cut', clipsCut, '--jobs', '8', '--quiet']))).seconds);
+  }
+  const m = Object.fromEntries(Object.entries(rounds).map(([name, values]) => [name, median(values)]));
   report('session push, nothing changed', {
+    rounds: ROUNDS,
     files: SESSION_FILES,
     sessionMiB: SESSION_MIB,
     firstPushSeconds: round(first.seconds),
-    seconds: round(again.seconds),
-    ratioOverBandVersion: round(again.seconds / version.seconds),
-    serverBytesRead: serverBytes,
-    pushBytesRead: pushBytes,
-    pushBytesReadOverSession: round(pushBytes / (SESSION_MIB * MiB)),
-    summary: again.result.stderr.trim().split('\n').at(-1),
+    seconds: round(m.again),
+    ratioOverBandVersion: round(m.again / m.version),
+    serverBytesRead: m.serverBytes,
+    pushBytesRead: m.pushBytes,
+    pushBytesReadOverSession: round(m.pushBytes / (SESSION_MIB * MiB)),
+    summary,
   });
-
-  // b) One take changed (its header: the size and every other byte stay) against a plain upload of it.
-  const handle = await open(take, 'r+');
-  await handle.write(Buffer.from([0xff]), 0, 1, 4);
-  await handle.close();
-  const changed = await timed(() => bandRun(['push', session, '--cut', sessionCut, '--quiet']));
-  const plainCut = await newCut();
-  const plain = await timed(() => bandRun(['file', 'upload', take, '--cut', plainCut, '--no-progress', '--quiet']));
   report('session push, one take changed', {
+    rounds: ROUNDS,
     takeMiB: TAKE_MIB,
-    pushSeconds: round(changed.seconds),
-    fileUploadSeconds: round(plain.seconds),
-    ratioPushOverFileUpload: round(changed.seconds / plain.seconds),
+    pushSeconds: round(m.changed),
+    fileUploadSeconds: round(m.plain),
+    ratioPushOverFileUpload: round(m.changed / m.plain),
   });
-
-  // c) A first push of many small files against a bulk upload of them.
-  const clips = path.join(work, 'clips');
-  for (let i = 0; i < CLIPS; i += 1) await wav(path.join(clips, `clip-${i}.wav`), MiB, 10_000 + i);
-  const bulkCut = await newCut();
-  const bulk = await timed(() => bandRun(['file', 'upload', 'clips/*.wav', '--cut', bulkCut, '--jobs', '8', '--no-progress', '--quiet']));
-  const clipsCut = await newCut();
-  const firstPush = await timed(() => bandRun(['push', clips, '--cut', clipsCut, '--jobs', '8', '--quiet']));
   report('session first push of small files', {
+    rounds: ROUNDS,
     files: CLIPS,
     fileMiB: 1,
-    pushSeconds: round(firstPush.seconds),
-    fileUploadJobs8Seconds: round(bulk.seconds),
-    ratioPushOverFileUpload: round(firstPush.seconds / bulk.seconds),
+    pushSeconds: round(m.firstPush),
+    fileUploadJobs8Seconds: round(m.bulk),
+    ratioPushOverFileUpload: round(m.firstPush / m.bulk),
   });
 
   // d) A 2 GiB WAV streamed through the server, its RSS sampled.
