@@ -101,8 +101,11 @@ describe('band push and band pull', () => {
 
   it('a second push with nothing changed sends nothing and reads no file', async () => {
     const before = await storage();
+    const manifestWritten = (await stat(path.join(riaDir, '.band/manifest.json'))).mtimeMs;
     const again = await band(['push', riaDir, '--cut', CUT]);
     expect(again.exitCode).toBe(0);
+    // Nor is anything written: the manifest stays as the last run left it.
+    expect((await stat(path.join(riaDir, '.band/manifest.json'))).mtimeMs).toBe(manifestWritten);
     expect(again.stderr).toMatch(/^Up to date: nothing to push; 204 unchanged or left alone; 0 files read to hash$/m);
     expect(again.stderr).not.toMatch(/pushing|Pushed/);
     expect(await storage()).toEqual(before);
