@@ -37,7 +37,7 @@ export async function localState(
   scanned: readonly ScannedFile[],
   recorded: Readonly<Record<string, ManifestEntry>>,
   jobs: number,
-  needsHash: (file: ScannedFile) => boolean,
+  needsHash: (file: ScannedFile) => boolean | Promise<boolean>,
   hashFile: (file: string) => Promise<string> = sha256OfFile,
 ): Promise<LocalState> {
   const files: LocalFile[] = new Array(scanned.length);
@@ -50,7 +50,7 @@ export async function localState(
       const entry = Object.hasOwn(recorded, file.path) ? recorded[file.path] : undefined;
       if (entry && entry.size === file.size && entry.mtimeMs === file.mtimeMs) {
         files[index] = { ...file, sha256: entry.sha256 };
-      } else if (!needsHash(file)) {
+      } else if (!(await needsHash(file))) {
         files[index] = { ...file };
       } else {
         hashed += 1;
