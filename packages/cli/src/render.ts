@@ -117,7 +117,8 @@ export class Output {
 
   /** Progress for a set of transfers: bars on a terminal, plain lines elsewhere, nothing with --no-progress. */
   async transfers(verb: string, fileCount: number, totalBytes: number): Promise<TransferProgress> {
-    if (!this.progressEnabled) return new SilentProgress((message) => this.info(message));
+    // Nothing to transfer is said by the command's summary, not by "pushing 0 files (0 B)".
+    if (!this.progressEnabled || fileCount === 0) return new SilentProgress((message) => this.info(message));
     if (this.liveTerminal) {
       // A CommonJS package: in the bundle, its exports are only the default export.
       const { MultiBar, Presets } = (await import('cli-progress')).default;

@@ -429,20 +429,25 @@ export function sessionPlanView(out: Output, actions: readonly SessionAction[], 
   ], 'Nothing to do');
 }
 
-/** "Pushed 3 files (1.2 MiB), deleted 1; 1 conflict, 200 unchanged; 3 files hashed". */
+/** "Pushed 3 files (1.2 MiB); deleted 1; 1 in conflict; …; 3 files read to hash", or "Up to date: nothing to push; …" when every file was left alone. */
 export function sessionSummaryView(verb: 'Pushed' | 'Pulled', report: SessionReport): string {
   const failed = new Set(report.failures.map((failure) => failure.path));
   const count = (kind: string) => report.actions.filter((action) => action.action === kind && !failed.has(action.path)).length;
   const moved = verb === 'Pushed' ? count('upload') : count('download');
   const attention = report.actions.filter((action) => action.action === 'skip' && action.attention).length;
+  const unchanged = `${count('skip') - attention} unchanged or left alone`;
+  const hashed = `${counted(report.hashed, 'file')} read to hash`;
+  if (report.actions.every((action) => action.action === 'skip' && !action.attention) && report.failures.length === 0) {
+    return `Up to date: nothing to ${verb === 'Pushed' ? 'push' : 'pull'}; ${unchanged}; ${hashed}`;
+  }
   const parts = [
     `${verb} ${counted(moved, 'file')} (${formatBytes(report.bytes)})`,
     `${verb === 'Pushed' ? 'deleted' : 'moved to .band/trash/'} ${count('delete')}`,
     `${count('conflict')} in conflict`,
     ...(attention > 0 ? [`${attention} skipped (see above)`] : []),
-    `${count('skip') - attention} unchanged or left alone`,
+    unchanged,
     `${report.failures.length} failed`,
-    `${counted(report.hashed, 'file')} read to hash`,
+    hashed,
   ];
   return parts.join('; ');
 }

@@ -6,10 +6,13 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CutWithFiles, StorageStats } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { apiGet, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
+
+const IO_PROBE = fileURLToPath(new URL('./support/io-probe.mjs', import.meta.url));
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -34,6 +37,14 @@ const put = async (dir: string, relative: string, bytes: Buffer | string) => {
   await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
   await writeFile(path.join(dir, relative), bytes);
 };
+
+/** Runs band as a process and answers, beside its result, how many bytes it read (its /proc/self/io `rchar`). */
+async function bandReading(args: string[]): Promise<{ exitCode: number | null; stderr: string; bytesRead: number }> {
+  const probe = path.join(work, `io-${randomBytes(4).toString('hex')}`);
+  const result = await ria.bandProcess(args, { env: { NODE_OPTIONS: `--import ${IO_PROBE}`, BAND_IO_PROBE: probe } });
+  const bytesRead = Number(/^rchar: (\d+)$/m.exec(await readFile(probe, 'utf8'))![1]);
+  return { ...result, bytesRead };
+}
 
 /** Every file under `dir` but band's own state, relative paths with their sha256. */
 async function contents(dir: string): Promise<Record<string, string>> {
@@ -90,9 +101,13 @@ describe('band push and band pull', () => {
 
   it('a second push with nothing changed sends nothing and reads no file', async () => {
     const before = await storage();
+    const manifestWritten = (await stat(path.join(riaDir, '.band/manifest.json'))).mtimeMs;
     const again = await band(['push', riaDir, '--cut', CUT]);
     expect(again.exitCode).toBe(0);
-    expect(again.stderr).toMatch(/Pushed 0 files \(0 B\).*0 files read to hash/);
+    // Nor is anything written: the manifest stays as the last run left it.
+    expect((await stat(path.join(riaDir, '.band/manifest.json'))).mtimeMs).toBe(manifestWritten);
+    expect(again.stderr).toMatch(/^Up to date: nothing to push; 204 unchanged or left alone; 0 files read to hash$/m);
+    expect(again.stderr).not.toMatch(/pushing|Pushed/);
     expect(await storage()).toEqual(before);
   });
 
@@ -103,7 +118,9 @@ describe('band push and band pull', () => {
     const expected = await contents(riaDir);
     for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
     expect(await contents(benDir)).toEqual(expected);
-    expect((await band(['pull', CUT, benDir])).stderr).toMatch(/Pulled 0 files \(0 B\)/);
+    const again = await band(['pull', CUT, benDir]);
+    expect(again.stderr).toMatch(/^Up to date: nothing to pull; 204 unchanged or left alone; 0 files read to hash$/m);
+    expect(again.stderr).not.toMatch(/pulling|Pulled/);
   });
 
   it('an edit on one side goes over as the next version', async () => {
@@ -115,6 +132,29 @@ describe('band push and band pull', () => {
     expect((await latest()).find((file) => file.path === 'song.als')!.series.version).toBe(2);
     expect((await band(['pull', CUT, benDir])).exitCode).toBe(0);
     expect(sha256(await readFile(path.join(benDir, 'song.als')))).toBe(sha256(edited));
+  });
+
+  it('a new file is read once (to upload it); a changed one twice: to hash it, to upload it (If-None-Match takes that hash)', async () => {
+    const size = 16 * MiB;
+    const take = (seed: number) => Buffer.concat([wavBytes(seed, 64), randomBytes(size - 76)]);
+    // What a push reads besides files (its code, its settings, the answers of the server): the baseline.
+    const idle = await bandReading(['push', riaDir, '--cut', CUT]);
+    expect(idle.exitCode).toBe(0);
+
+    await put(riaDir, 'Audio/Long take.wav', take(7));
+    const added = await bandReading(['push', riaDir, '--cut', CUT]);
+    expect(added.stderr).toMatch(/Pushed 1 file.*0 files read to hash/);
+    expect((added.bytesRead - idle.bytesRead) / size).toBeGreaterThan(0.9);
+    expect((added.bytesRead - idle.bytesRead) / size).toBeLessThan(1.2);
+    expect((await latest()).find((file) => file.path === 'Audio/Long take.wav')!.sha256).toBe(sha256(await readFile(path.join(riaDir, 'Audio/Long take.wav'))));
+
+    // A version of an existing series goes with If-None-Match: the hash the push took, not a third read.
+    await put(riaDir, 'Audio/Long take.wav', take(8));
+    const changed = await bandReading(['push', riaDir, '--cut', CUT]);
+    expect(changed.stderr).toMatch(/Pushed 1 file/);
+    expect((await latest()).find((file) => file.path === 'Audio/Long take.wav')!.series.version).toBe(2);
+    expect((changed.bytesRead - idle.bytesRead) / size).toBeGreaterThan(1.9);
+    expect((changed.bytesRead - idle.bytesRead) / size).toBeLessThan(2.2);
   });
 
   it('an edit on both sides is a conflict: push skips it, pull writes the cut\'s version beside it, both exit 3', async () => {
@@ -237,12 +277,47 @@ describe('band push and band pull', () => {
     expect(child.exitCode).toBeNull();
     child.kill('SIGKILL');
     await once(child, 'exit');
-    expect(await readFile(path.join(riaDir, '.band/lock'), 'utf8')).toMatch(/^\d+\n$/);
+    expect(await readFile(path.join(riaDir, '.band/lock'), 'utf8')).toMatch(/^\d+ ticks \d+\n$/);
 
     const rerun = await band(['push', riaDir, '--cut', CUT]);
     expect(rerun.stderr).toMatch(/resuming Audio\/Take 2\.wav at/);
     expect(rerun.exitCode).toBe(0);
     expect((await latest()).find((file) => file.path === 'Audio/Take 2.wav')!.sha256).toBe(sha256(take));
+  });
+});
+
+describe('band push --delete by a MEMBER', () => {
+  it("deletes the series they uploaded; another member's is reported and kept, on the cut and in the manifest (exit 3)", async () => {
+    const invite = JSON.parse((await ria.band(['member', 'invite', 'ben@example.com', '--project', 'Demo', '--json'])).stdout) as { inviteUrl: string };
+    const ben = await cliUser(server.url);
+    try {
+      await registerWithCli(ben, 'ben@example.com');
+      expect((await ben.band(['invitation', 'accept', invite.inviteUrl])).exitCode).toBe(0);
+      const take5 = 'Demo/Verse/Take 5';
+      const take5Id = JSON.parse((await ria.band(['cut', 'create', 'Take 5', '--vibe', 'Verse', '--project', 'Demo', '--json'])).stdout).id;
+      const riasDir = path.join(work, 'ria-take5');
+      await put(riasDir, 'song.als', randomBytes(100));
+      await put(riasDir, 'Audio/ria.wav', wavBytes(20, 100));
+      expect((await band(['push', riasDir, '--cut', take5])).exitCode).toBe(0);
+
+      const bensDir = path.join(work, 'ben-take5');
+      expect((await ben.bandProcess(['pull', take5, bensDir])).exitCode).toBe(0);
+      await put(bensDir, 'Audio/ben.wav', wavBytes(21, 100));
+      expect((await ben.bandProcess(['push', bensDir, '--cut', take5])).exitCode).toBe(0);
+      await unlink(path.join(bensDir, 'Audio/ria.wav'));
+      await unlink(path.join(bensDir, 'Audio/ben.wav'));
+
+      const pushed = await ben.bandProcess(['push', bensDir, '--cut', take5, '--delete', '--max-delete', '2']);
+      expect(pushed.stderr).toMatch(/Audio\/ria\.wav: not deleted on the cut: /);
+      expect(pushed.stderr).toMatch(/deleted 1; .*1 failed/);
+      expect(pushed.exitCode).toBe(3);
+      const paths = (await apiGet<CutWithFiles>(server.url, `/api/cuts/${take5Id}?latest=true`, token)).files.map((file) => file.path).sort();
+      expect(paths).toEqual(['Audio/ria.wav', 'song.als']);
+      const manifest = JSON.parse(await readFile(path.join(bensDir, '.band/manifest.json'), 'utf8')) as { files: Record<string, unknown> };
+      expect(Object.keys(manifest.files).sort()).toEqual(['Audio/ria.wav', 'song.als']);
+    } finally {
+      await ben.cleanup();
+    }
   });
 });
 

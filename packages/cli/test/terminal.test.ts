@@ -68,6 +68,21 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     expect(drawn).toMatch(/[█░]+ \d+% \| [\d.]+ (B|KiB|MiB)\/16\.0 MiB t\d\.wav/);
   });
 
+  it('band push shows the same bars for a session folder, and no bar when it is up to date', async () => {
+    await user.band(['cut', 'create', 'Session', '--vibe', 'Takes', '--project', 'Live']);
+    const screen = await typeInPane('push', 'push takes --cut Live/Takes/Session --jobs 2', /EXIT=\d+/);
+    expect(screen).toContain('EXIT=0');
+    expect(screen).toMatch(/100% \| 4\/4 done \| 64\.0 MiB\/64\.0 MiB/);
+    expect(screen).toMatch(/^Pushed 4 files \(64\.0 MiB\); deleted 0;/m);
+    const drawn = await readFile(path.join(user.home, 'push.log'), 'utf8');
+    expect(drawn).toMatch(/[█░]+ \d+% \| [\d.]+ (B|KiB|MiB)\/16\.0 MiB t\d\.wav/);
+
+    const again = await typeInPane('push-again', 'push takes --cut Live/Takes/Session', /EXIT=\d+/);
+    expect(again).toContain('EXIT=0');
+    expect(again).toMatch(/^Up to date: nothing to push; 4 unchanged or left alone; 0 files read to hash$/m);
+    expect(await readFile(path.join(user.home, 'push-again.log'), 'utf8')).not.toMatch(/[█░]/);
+  });
+
   it('styles its own labels, and shows the escapes in a description as text', async () => {
     await user.band(['project', 'create', 'Lit', '--description', 'retitled\u001b]0;pwned\u0007 erased\u001b[2K end']);
     const screen = await typeInPane('show', 'project show Lit', /EXIT=\d+/);

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BandClient, isUnchanged } from '../src/index.js';
 import { registeredClient, startTestServer, type TestServer } from './support.js';
@@ -35,5 +37,19 @@ describe.each([false, true])('versions (resumable: %s)', (resumable) => {
     expect(seriesId).toBe(v1.id);
     expect(versions.map((file) => file.series.version)).toEqual([1, 2]);
     expect(await owner.files.deleteSeries(v2.id)).toEqual({ seriesId: v1.id, deleted: 2 });
+  });
+});
+
+describe('ifChanged with a known sha256', () => {
+  it('sends it as it is, without hashing the file first: a stream, which cannot be read twice, may be given', async () => {
+    const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const v1 = await owner.files.upload({ cutId, file: wav(3), filename: 'stem.wav' });
+    await expect(owner.files.upload({ versionOf: v1.id, ifChanged: true, file: Readable.from([wav(3)]), filename: 'stem.wav' })).rejects.toThrow(/cannot be read twice/);
+
+    const unchanged = await owner.files.upload({ versionOf: v1.id, ifChanged: { sha256: sha256(wav(3)).toUpperCase() }, file: Readable.from([wav(3)]), filename: 'stem.wav' }).catch((error: unknown) => error);
+    expect(isUnchanged(unchanged)).toBe(true);
+    const v2 = await owner.files.upload({ versionOf: v1.id, ifChanged: { sha256: sha256(wav(4)) }, file: Readable.from([wav(4)]), filename: 'stem.wav' });
+    expect(v2).toMatchObject({ sha256: sha256(wav(4)), series: { id: v1.id, version: 2 } });
+    await expect(owner.files.upload({ versionOf: v1.id, ifChanged: { sha256: 'not a hash' }, file: wav(5), filename: 'stem.wav' })).rejects.toThrow(/sha256 in hex/);
   });
 });

@@ -32,11 +32,13 @@ export function registerPush(push: Command, factory: Factory): void {
   withExamples(
     withSessionFlags(
       push
-        .description('upload what changed in a session folder since the last push or pull to a cut: changed files as new versions, new files with their path')
+        .description(
+          'upload what changed in a session folder since the last push or pull to a cut: changed files as new versions, new files with their path; a file changed on both sides is a conflict, skipped (exit 3). Files unchanged since the last run are not read; with nothing changed it says "Up to date: nothing to push"',
+        )
         .argument('<dir>', 'the session folder')
         .requiredOption('--cut <cut>', 'cut id, or <project>/<vibe>/<cut> by id or name (a "/" in a name: "\\/")'),
       'upload files changed on both sides anyway, as the next version (the cut keeps every version)',
-      'delete on the cut the files deleted here (their series; yours, or any as a project ADMIN)',
+      "delete on the cut the files deleted here (their series: yours, or any as a project ADMIN; another member's is reported and kept, exit 3)",
     ).action(
       run(async (ctx, dir: string, flags: Flags & { cut: string }) => {
         const client = await ctx.signedIn();
@@ -56,7 +58,9 @@ export function registerPull(pull: Command, factory: Factory): void {
   withExamples(
     withSessionFlags(
       pull
-        .description("download what changed on a cut since the last push or pull into a session folder (created when missing); a file changed on both sides gets the cut's version beside it")
+        .description(
+          "download what changed on a cut since the last push or pull into a session folder (created when missing); a file changed on both sides gets the cut's version beside it (exit 3). With nothing changed it says \"Up to date: nothing to pull\"",
+        )
         .argument('<cut>', 'cut id, or <project>/<vibe>/<cut> by id or name (a "/" in a name: "\\/")')
         .argument('<dir>', 'the session folder'),
       "replace files changed on both sides with the cut's version; the local file goes to .band/trash/",

@@ -7,7 +7,7 @@ import { lockFolder, type FolderLock } from './lock.js';
 import { checkManifestTarget, type Manifest, readManifest } from './manifest.js';
 import { pathKey } from './paths.js';
 import type { RemoteFile } from './plan.js';
-import { ignoreRules, scanFolder } from './scan.js';
+import { ignoreRules, type ScannedFile, scanFolder } from './scan.js';
 
 export interface SessionOptions {
   force: boolean;
@@ -34,13 +34,31 @@ export async function readFolder(client: BandClient, server: string, cutId: stri
   try {
     const manifest = await readManifest(dir);
     if (manifest) checkManifestTarget(manifest, server, cutId, dir);
-    const [scan, cut] = await Promise.all([scanFolder(dir, await ignoreRules(dir)), client.cuts.get(cutId, { latest: true })]);
-    const { files, hashed } = await localState(dir, scan.files, manifest?.files ?? {}, options.jobs);
-    return { lock, manifest, local: files, symlinks: scan.symlinks, remote: remoteFiles(cut.files), hashed };
+    // The cut's listing is on its way while the folder is scanned and its changed files hashed.
+    const cut = client.cuts.get(cutId, { latest: true }).then((found) => remoteFiles(found.files));
+    cut.catch(() => undefined); // awaited below; a failure while the folder is scanned is not left unhandled
+    const scan = await scanFolder(dir, await ignoreRules(dir));
+    const [remote, { files, hashed }] = await Promise.all([cut, localState(dir, scan.files, manifest?.files ?? {}, options.jobs, hashNeeded(scan.files, manifest, cut))]);
+    return { lock, manifest, local: files, symlinks: scan.symlinks, remote, hashed };
   } catch (error) {
     await lock?.release();
     throw error;
   }
+}
+
+/**
+ * Which local files the plans need the sha256 of: those the last run knew or the cut holds a file at. A file new
+ * on both sides is uploaded (push) or left alone (pull) whatever its bytes, unless a path the last run knew is gone
+ * from the folder: then a new path with the same bytes is a rename, which only its hash tells.
+ */
+function hashNeeded(scanned: readonly ScannedFile[], manifest: Manifest | null, remote: Promise<RemoteFile[]>): (file: ScannedFile) => boolean | Promise<boolean> {
+  const recorded = new Set(Object.keys(manifest?.files ?? {}).map(pathKey));
+  const here = new Set(scanned.map((file) => pathKey(file.path)));
+  const somethingGone = [...recorded].some((key) => !here.has(key));
+  // Only a file the last run did not know waits for the cut's listing; a changed one is hashed at once.
+  const onCut = remote.then((files) => new Set(files.map((file) => pathKey(file.path))));
+  onCut.catch(() => undefined); // a failed listing is reported where readFolder awaits it
+  return (file) => somethingGone || recorded.has(pathKey(file.path)) || onCut.then((keys) => keys.has(pathKey(file.path)));
 }
 
 /**

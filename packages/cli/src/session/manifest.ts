@@ -50,6 +50,17 @@ export async function readManifest(dir: string): Promise<Manifest | null> {
   }
 }
 
+/** Do two manifests' files say the same (a run that changed nothing need not write it again)? */
+export function sameFiles(before: Manifest['files'], after: Manifest['files']): boolean {
+  const paths = Object.keys(after);
+  if (paths.length !== Object.keys(before).length) return false;
+  return paths.every((relative) => {
+    const a = Object.hasOwn(before, relative) ? before[relative]! : undefined;
+    const b = after[relative]!;
+    return a !== undefined && a.series === b.series && a.version === b.version && a.sha256 === b.sha256 && a.size === b.size && a.mtimeMs === b.mtimeMs;
+  });
+}
+
 /** Writes the manifest beside its place, then renames it there: a crash leaves the old one or the new one, whole. */
 export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
   const target = manifestFile(dir);

@@ -88,8 +88,8 @@ function sides(localFiles: readonly LocalFile[], manifest: Manifest | null, remo
 
 const sameVersion = (remote: RemoteFile, entry: ManifestEntry) => remote.series === entry.series && remote.version === entry.version && remote.sha256 === entry.sha256;
 
-/** The manifest entry of a local file that both sides now hold as `remote`. */
-const seen = (local: LocalFile, remote: RemoteFile): ManifestEntry => ({ series: remote.series, version: remote.version, sha256: local.sha256, size: local.size, mtimeMs: local.mtimeMs });
+/** The manifest entry of a local file that both sides now hold as `remote` (same bytes: the sha256 is both sides'). */
+const seen = (local: LocalFile, remote: RemoteFile): ManifestEntry => ({ series: remote.series, version: remote.version, sha256: remote.sha256, size: local.size, mtimeMs: local.mtimeMs });
 
 export function planPush(localFiles: readonly LocalFile[], manifest: Manifest | null, remoteFiles: readonly RemoteFile[], options: PlanOptions): PushAction[] {
   if (localFiles.length === 0) throw new CliError('the folder holds no files to push (it is missing, empty, or holds only ignored files): nothing done, nothing deleted', EXIT.error);
@@ -107,7 +107,7 @@ export function planPush(localFiles: readonly LocalFile[], manifest: Manifest | 
   }
   for (const key of keys) {
     const file = local.get(key);
-    if (!file || base.has(key) || remote.has(key)) continue;
+    if (!file?.sha256 || base.has(key) || remote.has(key)) continue;
     const from = gone.get(file.sha256);
     if (from === undefined) continue;
     gone.delete(file.sha256);

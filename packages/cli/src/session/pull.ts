@@ -10,7 +10,7 @@ import type { Context } from '../context.js';
 import { toCliError } from '../errors.js';
 import { runJobs } from '../jobs.js';
 import { readFolder, type SessionOptions } from './folder.js';
-import { type Manifest, type ManifestEntry, STATE_DIR, writeManifest } from './manifest.js';
+import { type Manifest, type ManifestEntry, sameFiles, STATE_DIR, writeManifest } from './manifest.js';
 import { planPull, type PullAction, type RemoteFile } from './plan.js';
 import type { SessionReport } from './report.js';
 
@@ -101,7 +101,7 @@ export async function pullFolder(ctx: Context, client: BandClient, cutId: string
       }
     }
     await rm(temporary, { recursive: true, force: true });
-    await writeManifest(dir, { server: ctx.apiUrl, cutId, files });
+    if (!state.manifest || !sameFiles(state.manifest.files, files)) await writeManifest(dir, { server: ctx.apiUrl, cutId, files });
     return report;
   } finally {
     await state.lock?.release();

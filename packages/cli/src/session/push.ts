@@ -12,7 +12,7 @@ import { runJobs } from '../jobs.js';
 import { formatBytes } from '../render.js';
 import { resumeHintView } from '../views.js';
 import { readFolder, type SessionOptions } from './folder.js';
-import { type Manifest, type ManifestEntry, writeManifest } from './manifest.js';
+import { type Manifest, type ManifestEntry, sameFiles, writeManifest } from './manifest.js';
 import { serverPath } from './paths.js';
 import { planPush, type PushAction } from './plan.js';
 import type { SessionReport } from './report.js';
@@ -78,7 +78,7 @@ export async function pushFolder(ctx: Context, client: BandClient, dir: string, 
         report.failures.push({ path: action.path, error: new CliError(`not deleted on the cut: ${failure.message}`, failure.exitCode, failure.requestId) });
       }
     }
-    await writeManifest(dir, { server: ctx.apiUrl, cutId, files });
+    if (!state.manifest || !sameFiles(state.manifest.files, files)) await writeManifest(dir, { server: ctx.apiUrl, cutId, files });
     return report;
   } finally {
     await state.lock?.release();
@@ -100,7 +100,8 @@ async function upload(
   try {
     const record = await client.files.upload({
       ...(action.versionOf ? { versionOf: action.versionOf.fileId } : { cutId }),
-      ifChanged: action.ifChanged,
+      // The sha256 this run took to see the change: the SDK need not read the file once more to send it.
+      ifChanged: action.ifChanged && local.sha256 !== undefined && { sha256: local.sha256 },
       file: path.join(dir, local.path),
       path: serverPath(local.path),
       onProgress: ({ loaded }) => onProgress(loaded),

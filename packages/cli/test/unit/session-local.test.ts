@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/exit-codes.js';
 import { localState, sha256OfFile } from '../../src/session/changes.js';
-import { lockFolder } from '../../src/session/lock.js';
+import { type LockHolder, lockFolder, processStart } from '../../src/session/lock.js';
 import { checkManifestTarget, readManifest, writeManifest } from '../../src/session/manifest.js';
 import { conflictCopyPath, parseCutPath, pathKey } from '../../src/session/paths.js';
 import { ignoreRules, scanFolder } from '../../src/session/scan.js';
@@ -51,18 +51,30 @@ describe('localState', () => {
     const scanned = (await scanFolder(dir, await ignoreRules(dir))).files;
     const reads: string[] = [];
     const counting = (file: string) => (reads.push(path.basename(file)), sha256OfFile(file));
-    const first = await localState(dir, scanned, {}, 2, counting);
+    const first = await localState(dir, scanned, {}, 2, () => true, counting);
     expect(first.hashed).toBe(3);
-    const recorded = Object.fromEntries(first.files.map((file) => [file.path, { series: 's', version: 1, sha256: file.sha256, size: file.size, mtimeMs: file.mtimeMs }]));
+    const recorded = Object.fromEntries(first.files.map((file) => [file.path, { series: 's', version: 1, sha256: file.sha256!, size: file.size, mtimeMs: file.mtimeMs }]));
     reads.length = 0;
     await utimes(path.join(dir, 'b.wav'), new Date(), new Date(Date.now() + 5000));
     await put('c.wav', 'cccc');
     const rescanned = (await scanFolder(dir, await ignoreRules(dir))).files;
-    const second = await localState(dir, rescanned, recorded, 2, counting);
+    const second = await localState(dir, rescanned, recorded, 2, () => true, counting);
     expect(reads.sort()).toEqual(['b.wav', 'c.wav']);
     expect(second.files[0]!.sha256).toBe(first.files[0]!.sha256);
     expect(second.files[1]!.sha256).toBe(first.files[1]!.sha256);
     expect(second.files[2]!.sha256).not.toBe(first.files[2]!.sha256);
+  });
+
+  it('does not read a file whose hash no rule needs (one new on both sides): it has no sha256', async () => {
+    await put('known.wav', 'k');
+    await put('new.wav', 'n');
+    const scanned = (await scanFolder(dir, await ignoreRules(dir))).files;
+    const reads: string[] = [];
+    const counting = (file: string) => (reads.push(path.basename(file)), sha256OfFile(file));
+    const state = await localState(dir, scanned, {}, 2, (file) => file.path === 'known.wav', counting);
+    expect(reads).toEqual(['known.wav']);
+    expect(state.hashed).toBe(1);
+    expect(state.files.map((file) => [file.path, file.sha256 === undefined])).toEqual([['known.wav', false], ['new.wav', true]]);
   });
 });
 
@@ -86,15 +98,31 @@ describe('manifest', () => {
 });
 
 describe('lockFolder', () => {
-  it('holds the PID, refuses a second run while that process lives, and takes over a stale lock', async () => {
-    const lock = await lockFolder(dir, 111, () => true);
-    expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe('111\n');
-    await expect(lockFolder(dir, 222, () => true)).rejects.toThrow(/PID 111/);
-    const taken = await lockFolder(dir, 222, (pid) => pid !== 111);
+  it('holds the PID and start time, refuses a second run while that process runs, and takes over a stale lock', async () => {
+    const running = (alive: (pid: number) => boolean) => async (holder: LockHolder) => alive(holder.pid);
+    const lock = await lockFolder(dir, { pid: 111, started: 'ticks 5' }, running(() => true));
+    expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe('111 ticks 5\n');
+    await expect(lockFolder(dir, { pid: 222 }, running(() => true))).rejects.toThrow(/PID 111/);
+    const taken = await lockFolder(dir, { pid: 222 }, running((pid) => pid !== 111));
     expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe('222\n');
     await taken.release();
     await lock.release();
     expect(await readdir(path.join(dir, '.band'))).toEqual([]);
+  });
+
+  it('takes over a lock whose PID is another process now (a running one, started at another time)', async () => {
+    // The test runner's parent: a process that runs, as a PID the OS gave again would.
+    const other = process.ppid;
+    const started = await processStart(other);
+    expect(started).toMatch(/^ticks \d+$/);
+    await mkdir(path.join(dir, '.band'));
+    await writeFile(path.join(dir, '.band/lock'), `${other} ${started}\n`);
+    await expect(lockFolder(dir)).rejects.toThrow(new RegExp(`PID ${other}`));
+
+    await writeFile(path.join(dir, '.band/lock'), `${other} ticks 1\n`);
+    const lock = await lockFolder(dir);
+    expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe(`${process.pid} ${await processStart(process.pid)}\n`);
+    await lock.release();
   });
 });
 

@@ -44,8 +44,10 @@ export interface UploadInput extends UploadFields {
    * and sends it as If-None-Match, so when the latest version has the same bytes nothing is uploaded and the
    * call rejects with a BandApiError of code UNCHANGED (412) whose `problem.fileId` is that latest version:
    * `isUnchanged(error)` tells it apart, and a CI step can report "unchanged" and succeed.
+   * `{ sha256 }` gives the file's sha256 (hex) when the caller already took it: it is sent as it is, the file is
+   * read only to upload it (and may then be a stream). A sha256 that is not the file's makes the answer wrong.
    */
-  ifChanged?: boolean;
+  ifChanged?: boolean | { sha256: string };
   /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
   filename?: string;
   onProgress?: (progress: Progress) => void;
@@ -95,7 +97,7 @@ export class FilesResource {
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     if (input.cutId === undefined && input.versionOf === undefined) throw new TypeError('upload: give `cutId` or `versionOf`');
     if (input.ifChanged && input.versionOf === undefined) throw new TypeError('upload: `ifChanged` compares with the latest version of `versionOf`: give it');
-    const ifNoneMatch = input.ifChanged ? await sha256Of(source, input.signal) : undefined;
+    const ifNoneMatch = typeof input.ifChanged === 'object' ? knownSha256(input.ifChanged.sha256) : input.ifChanged ? await sha256Of(source, input.signal) : undefined;
     if (this.resumable(input, source)) {
       const signal = joinedSignal(input.signal, options?.signal);
       const fileId = await uploadResumable(
@@ -216,3 +218,8 @@ export class FilesResource {
   }
 }
 
+/** A sha256 the caller gave, checked to be one (it goes into a header), in the lower case the server answers with. */
+function knownSha256(sha256: string): string {
+  if (!/^[0-9a-f]{64}$/i.test(sha256)) throw new TypeError('upload: `ifChanged.sha256` is a sha256 in hex (64 characters)');
+  return sha256.toLowerCase();
+}
