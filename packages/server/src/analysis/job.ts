@@ -2,12 +2,17 @@
 // the server's event loop and under the thread's memory limits, and the thread is ended when its time is up.
 // A build entry of its own (tsup.config.ts): the thread loads dist/analysis/job.js.
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../core/config.js';
+import { createBlobStore, objectSource } from '../core/store/index.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
 import { analyzeStems, type StemsAnalysis } from './stems.js';
 
 export interface JobRequest {
-  path: string;
+  /** The stored object to analyse, in the store the server's settings name. */
+  key: string;
+  storage: Config['storage'];
+  dataDir: string;
   type: 'CUT' | 'STEM';
   extension: string;
   /** Int32Array over a SharedArrayBuffer: 1 while an upload streams into the server, which the job gives way to. */
@@ -39,13 +44,14 @@ function pacer(uploading: Int32Array): () => Promise<void> {
   };
 }
 
-async function run({ path, type, extension, uploading }: JobRequest): Promise<JobOutcome> {
+async function run({ key, storage, dataDir, type, extension, uploading }: JobRequest): Promise<JobOutcome> {
   try {
+    const source = await objectSource(await createBlobStore(storage, dataDir), key);
     if (type === 'STEM') {
-      const analysed = await analyzeStems(path);
+      const analysed = await analyzeStems(source);
       return analysed.status === 'done' ? { status: 'stems', stems: analysed.stems } : analysed;
     }
-    const analysed = await analyzeAudio(path, extension, { pace: pacer(uploading) });
+    const analysed = await analyzeAudio(source, extension, { pace: pacer(uploading) });
     return analysed.status === 'done' ? { status: 'audio', audio: analysed.audio, peaks: analysed.peaks } : analysed;
   } catch (error) {
     return { status: 'unreadable', reason: (error as Error).message };

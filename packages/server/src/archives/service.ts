@@ -41,7 +41,7 @@ export class ArchivesService {
   archive(content: CutContent, { versionNames = false } = {}): CutArchive {
     const stored = content.files.map((row) => this.files.bytesOf(row));
     const names = uniqueNames(stored.map((bytes, i) => (versionNames ? versionName(bytes.downloadName, content.files[i]!.version) : bytes.downloadName)));
-    const entries = stored.map((bytes, i) => ({ name: names[i]!, path: bytes.path, size: bytes.size, modifiedAt: bytes.modifiedAt }));
+    const entries = stored.map((bytes, i) => ({ name: names[i]!, read: () => bytes.read(), size: bytes.size, modifiedAt: bytes.modifiedAt }));
     return { downloadName: `${content.name}.zip`, zip: zipArchive(entries) };
   }
 }

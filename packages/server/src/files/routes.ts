@@ -47,6 +47,7 @@ export class FilesRoutes implements Feature {
         owner: principal.userId,
         fileField: 'file',
         types: ['CUT', 'STEM', 'IMAGE'],
+        storedAs: 'file',
         onField: async (name, value) => {
           if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
           if (name === 'versionOf' && isUuid(value)) await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,14 +22,14 @@ const ZIP64_EOCD = Buffer.from([0x50, 0x4b, 0x06, 0x06]);
 
 describe('zipArchive', () => {
   it('writes a plain ZIP, without ZIP64 records, for a few small entries', async () => {
-    const archive = zipArchive([{ name: 'a.wav', path: stored, size: BYTES.length, modifiedAt: new Date() }]);
+    const archive = zipArchive([{ name: 'a.wav', read: async () => createReadStream(stored), size: BYTES.length, modifiedAt: new Date() }]);
     const bytes = await buffer(archive.open());
     expect(bytes.length).toBe(archive.size);
     expect(bytes.includes(ZIP64_EOCD)).toBe(false);
   });
 
   it('fails its stream when a file is shorter than its record says', async () => {
-    const archive = zipArchive([{ name: 'a.wav', path: stored, size: BYTES.length + 1, modifiedAt: new Date() }]);
+    const archive = zipArchive([{ name: 'a.wav', read: async () => createReadStream(stored), size: BYTES.length + 1, modifiedAt: new Date() }]);
     await expect(buffer(archive.open())).rejects.toThrow(/unexpected number of bytes/);
   });
 });
