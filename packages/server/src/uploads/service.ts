@@ -134,36 +134,34 @@ export class UploadsService {
     if (request.length > rule.maxBytes) throw fileTooLarge(rule);
     (await this.space.reserve(principal.userId, request.length)).release();
     const id = randomUUID();
-    {
-      const row = await this.sql.begin(async (tx) => {
-        await this.repository.lockOwner(tx, principal.userId);
-        if ((await this.repository.countIncomplete(tx, principal.userId)) >= MAX_INCOMPLETE_UPLOADS) {
-          throw new DomainError(
-            'RATE_LIMITED',
-            `At most ${MAX_INCOMPLETE_UPLOADS} incomplete uploads at a time: finish or cancel one first`,
-            { retryAfterSeconds: 60 },
-          );
-        }
-        await this.space.checkQuotaInTransaction(tx, principal.userId, request.length);
-        return this.repository.insert(
-          tx,
-          {
-            id,
-            ownerId: principal.userId,
-            cutId,
-            fileName: request.fileName,
-            displayName: request.displayName,
-            seriesId: series?.seriesId ?? null,
-            extension: rule.extension,
-            length: request.length,
-            metadata: request.metadata,
-            objectId: randomUUID(),
-          },
-          EXPIRY,
+    const row = await this.sql.begin(async (tx) => {
+      await this.repository.lockOwner(tx, principal.userId);
+      if ((await this.repository.countIncomplete(tx, principal.userId)) >= MAX_INCOMPLETE_UPLOADS) {
+        throw new DomainError(
+          'RATE_LIMITED',
+          `At most ${MAX_INCOMPLETE_UPLOADS} incomplete uploads at a time: finish or cancel one first`,
+          { retryAfterSeconds: 60 },
         );
-      });
-      return stateOf(row);
-    }
+      }
+      await this.space.checkQuotaInTransaction(tx, principal.userId, request.length);
+      return this.repository.insert(
+        tx,
+        {
+          id,
+          ownerId: principal.userId,
+          cutId,
+          fileName: request.fileName,
+          displayName: request.displayName,
+          seriesId: series?.seriesId ?? null,
+          extension: rule.extension,
+          length: request.length,
+          metadata: request.metadata,
+          objectId: randomUUID(),
+        },
+        EXPIRY,
+      );
+    });
+    return stateOf(row);
   }
 
   /** An upload of the caller's: others, and expired uploads, are 404. */
@@ -263,9 +261,11 @@ export class UploadsService {
       throw invalidField('Content-Length', `goes past Upload-Length (${upload.length - upload.received} bytes remain)`);
     }
     const rule = this.ruleOf(upload);
-    let sink: PartSink;
     try {
-      sink = await this.append(lock, upload, rule, request);
+      const sink = await this.append(lock, upload, rule, request);
+      if (sink.position < upload.length) return { ...stateOf(upload), received: sink.position, expiresAt: await this.advance(lock, sink.progress()) };
+      await this.advance(lock, sink.progress());
+      return await this.complete(principal, lock, upload, rule, sink);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'UNSUPPORTED_FILE_TYPE') await this.remove(id);
       if (error instanceof ObjectMissing) {
@@ -276,9 +276,6 @@ export class UploadsService {
       }
       throw error;
     }
-    if (sink.position < upload.length) return { ...stateOf(upload), received: sink.position, expiresAt: await this.advance(lock, sink.progress()) };
-    await this.advance(lock, sink.progress());
-    return this.complete(principal, lock, upload, rule, sink);
   }
 
   /**

@@ -72,8 +72,8 @@ export class FsBlobStore implements BlobStore {
     return uploadId;
   }
 
-  async writePart(_key: string, uploadId: string, partNumber: number, bytes: Buffer): Promise<UploadedPart> {
-    const handle = await open(this.multipartPath(uploadId), 'r+');
+  async writePart(key: string, uploadId: string, partNumber: number, bytes: Buffer): Promise<UploadedPart> {
+    const handle = await this.openMultipart(key, uploadId);
     try {
       await handle.write(bytes, 0, bytes.length, (partNumber - 1) * this.partSize);
       // An answered PATCH is durable: its part is on disk before it is recorded.
@@ -87,7 +87,7 @@ export class FsBlobStore implements BlobStore {
   async completeMultipart(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
     const last = parts.at(-1);
     const size = last ? (last.partNumber - 1) * this.partSize + Number(last.etag.split('-')[1]) : 0;
-    const handle = await open(this.multipartPath(uploadId), 'r+');
+    const handle = await this.openMultipart(key, uploadId);
     try {
       // Bytes past the last recorded part were never acknowledged (a crash before its record).
       await handle.truncate(size);
@@ -112,6 +112,13 @@ export class FsBlobStore implements BlobStore {
   private pathOf(key: string): string {
     if (!/^(files|images)\/[0-9a-zA-Z._-]+$/.test(key) || key.includes('..')) throw new Error(`not a storage key: ${key}`);
     return path.join(this.root, key);
+  }
+
+  /** A multipart upload that is not there (aborted, or never in this DATA_DIR) names no object. */
+  private async openMultipart(key: string, uploadId: string) {
+    return open(this.multipartPath(uploadId), 'r+').catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new ObjectMissing(key) : error;
+    });
   }
 
   private multipartPath(uploadId: string): string {
