@@ -71,6 +71,12 @@ const bytesHeld = async (url: string) => {
     select octet_length(tail) + jsonb_array_length(parts)::bigint * ${PART_BYTES} as n from resumable_uploads where id = ${path.basename(url)}`;
   return Number(row!.n);
 };
+/** Whether a PATCH of the upload is running: it holds the upload's advisory lock (the server's "tus!" class). */
+const patchRunning = async (url: string) =>
+  (
+    await server.sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x74757321}::bigint::oid
+      and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`
+  ).length === 1;
 /** Whether an upload left anything behind: its row with bytes, or a multipart upload not yet aborted. */
 const leftBehind = async (url: string) =>
   (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)} and (octet_length(tail) > 0 or multipart_id is not null)`).length +
@@ -221,8 +227,8 @@ describe('protocol', () => {
     const bytes = sampleBytes('wav', 30_000);
     const url = await createdUrl(owner.token, owner.cutId, 'b.wav', bytes.length);
     const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 12_345));
-    // Once its first bytes are on disk the first PATCH holds the lock: the second is refused meanwhile.
-    await until(async () => (await bytesHeld(url)) === 12_345);
+    // The first PATCH holds the lock while it takes its bytes: the second is refused meanwhile.
+    await until(() => patchRunning(url));
     const second = await patch(owner.token, url, 0, bytes);
     expect(second.status).toBe(423);
     expect(second.body.code).toBe('UPLOAD_LOCKED');
@@ -241,7 +247,7 @@ describe('protocol', () => {
     const held: Socket[] = [];
     for (const url of urls.slice(0, 3)) {
       held.push(await openPatch(trickler.token, url, 0, bytes.length, bytes.subarray(0, 100)));
-      await until(async () => (await bytesHeld(url)) === 100);
+      await until(() => patchRunning(url));
     }
     const refused = await patch(trickler.token, urls[3]!, 0, bytes);
     expect(refused.status).toBe(429);
@@ -261,7 +267,7 @@ describe('protocol', () => {
     const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     let answer = '';
     first.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    await until(async () => (await bytesHeld(url)) === 100);
+    await until(() => patchRunning(url));
     const other = await startTestServer({ DATABASE_URL: server.config.databaseUrl! });
     try {
       const elsewhere = await client(other.url).request('PATCH', url, {
@@ -296,7 +302,7 @@ describe('protocol', () => {
     const url = await createdUrl(owner.token, owner.cutId, 'slow.wav', bytes.length);
     const socket = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     const answer = whenClosed(socket);
-    await until(async () => (await bytesHeld(url)) === 100);
+    await until(() => patchRunning(url));
     // A minute on the server's clock with 100 bytes: far below the minimum rate.
     server.clock.advance(61);
     socket.write(bytes.subarray(100, 101));
@@ -457,8 +463,8 @@ describe('the rules a multipart upload has', () => {
 
 describe('an upload whose bytes are gone', () => {
   it('(a database restored from a backup, which holds no partial uploads) is 404 from its next PATCH on', async () => {
-    const bytes = sampleBytes('wav', PART_BYTES + 1000);
-    const url = await createdUrl(owner.token, owner.cutId, 'h.wav', bytes.length);
+    const bytes = sampleBytes('zip', PART_BYTES + 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'h.zip', bytes.length);
     expect((await patch(owner.token, url, 0, bytes.subarray(0, PART_BYTES + 100))).status).toBe(204);
     // The store's multipart upload is not the one the restored row names.
     await server.sql`update resumable_uploads set multipart_id = ${randomUUID()} where id = ${path.basename(url)}`;
@@ -508,7 +514,7 @@ describe('tus-js-client', () => {
       upload.start();
       await until(async () => {
         if (failed) throw failed;
-        return upload.url !== null && (await bytesHeld(new URL(upload.url).pathname)) === 1024 * 1024;
+        return upload.url !== null && (await patchRunning(new URL(upload.url).pathname));
       });
       await upload.abort();
       const firstRun = { url: upload.url! };
@@ -572,10 +578,10 @@ async function stallingProxy(forward: number): Promise<{ url: string; close(): v
 
 describe('the bytes on disk', () => {
   it('are readable only by the server user', async () => {
-    const bytes = sampleBytes('wav', PART_BYTES + 1000);
-    const url = await createdUrl(owner.token, owner.cutId, 'g.wav', bytes.length);
+    const bytes = sampleBytes('zip', PART_BYTES + 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'g.zip', bytes.length);
     expect((await patch(owner.token, url, 0, bytes.subarray(0, PART_BYTES + 100))).status).toBe(204);
-    const [row] = await server.sql<{ multipartId: string }[]>`select multipart_id from resumable_uploads where id = ${path.basename(url)}`;
+    const [row] = await server.sql<{ multipartId: string }[]>`select multipart_id as "multipartId" from resumable_uploads where id = ${path.basename(url)}`;
     expect((await stat(path.join(server.dataDir, 'resumable', row!.multipartId))).mode & 0o777).toBe(0o600);
     expect(await bytesHeld(url)).toBe(PART_BYTES + 100);
   });

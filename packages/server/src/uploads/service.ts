@@ -175,6 +175,8 @@ export class UploadsService {
    * it answers.
    */
   async patch(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
+    // The rate is measured from the request's arrival.
+    const pace = new MinimumRate(this.clock);
     await this.owned(principal, id);
     const running = this.patchesByUser.get(principal.userId) ?? 0;
     if (running >= MAX_PATCHES_PER_USER) {
@@ -185,7 +187,7 @@ export class UploadsService {
     this.patchesByUser.set(principal.userId, running + 1);
     try {
       return await this.whileLocked(id, 'Another request is sending bytes to this upload; try again when it has ended', (lock) =>
-        this.patchLocked(principal, lock, request),
+        this.patchLocked(principal, lock, request, pace),
       );
     } finally {
       const left = this.patchesByUser.get(principal.userId)! - 1;
@@ -249,7 +251,7 @@ export class UploadsService {
     );
   }
 
-  private async patchLocked(principal: Principal, lock: UploadLock, request: PatchRequest): Promise<UploadState> {
+  private async patchLocked(principal: Principal, lock: UploadLock, request: PatchRequest, pace: MinimumRate): Promise<UploadState> {
     const id = lock.id;
     // Read again under the lock: the PATCH that held it before may have moved the offset.
     const upload = await this.owned(principal, id);
@@ -262,7 +264,7 @@ export class UploadsService {
     }
     const rule = this.ruleOf(upload);
     try {
-      const sink = await this.append(lock, upload, rule, request);
+      const sink = await this.append(lock, upload, rule, request, pace);
       if (sink.position < upload.length) return { ...stateOf(upload), received: sink.position, expiresAt: await this.advance(lock, sink.progress()) };
       await this.advance(lock, sink.progress());
       return await this.complete(principal, lock, upload, rule, sink);
@@ -283,7 +285,7 @@ export class UploadsService {
    * keeps what arrived (unless a checksum must cover it): its progress is recorded before this rejects.
    * Refused bytes (checksum, limits) and bytes the store failed to take are not recorded: the offset stays.
    */
-  private async append(lock: UploadLock, upload: UploadRow, rule: FileRule, request: PatchRequest): Promise<PartSink> {
+  private async append(lock: UploadLock, upload: UploadRow, rule: FileRule, request: PatchRequest, pace: MinimumRate): Promise<PartSink> {
     const start = upload.received;
     const hasher = await createSHA256();
     if (upload.hashState) hasher.load(upload.hashState);
@@ -301,7 +303,6 @@ export class UploadsService {
     const checksum = request.checksum ? createHash(request.checksum.algorithm) : null;
     // The quota counts the upload's whole length since its creation: its bytes only need room on disk.
     const reservation = await this.space.reserveDisk(request.declaredBytes ?? upload.length - start);
-    const pace = new MinimumRate(this.clock);
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         try {
