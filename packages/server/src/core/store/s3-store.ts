@@ -153,6 +153,7 @@ export class S3BlobStore implements BlobStore {
       this.client.send(
         new UploadPartCommand({ Bucket: this.bucket, Key: this.full(key), UploadId: uploadId, PartNumber: partNumber, Body: bytes, ContentLength: bytes.length }),
       ),
+      key,
     );
     return { partNumber, etag: answer.ETag! };
   }
@@ -167,6 +168,7 @@ export class S3BlobStore implements BlobStore {
           MultipartUpload: { Parts: parts.map(({ partNumber, etag }) => ({ PartNumber: partNumber, ETag: etag })) },
         }),
       ),
+      key,
     );
   }
 
@@ -191,12 +193,14 @@ export class S3BlobStore implements BlobStore {
    * the store's own trouble (unreachable, 5xx, SlowDown) as 503 UNAVAILABLE.
    */
   private async send<T>(request: () => Promise<T>, key?: string): Promise<T> {
+    // `key`: the request names an object (or a multipart upload of it) whose absence is ObjectMissing.
     try {
       return await request();
     } catch (error) {
       if (error instanceof S3ServiceException) {
         const status = error.$metadata.httpStatusCode ?? 0;
-        if (key !== undefined && (status === 404 || error.name === 'NoSuchKey' || error.name === 'NotFound')) throw new ObjectMissing(key);
+        // A missing object, or a multipart upload that is gone (aborted, or never in this bucket).
+        if (key !== undefined && (status === 404 || ['NoSuchKey', 'NotFound', 'NoSuchUpload'].includes(error.name))) throw new ObjectMissing(key);
         if (status >= 500 || error.name === 'SlowDown') throw storeUnavailable();
         throw error;
       }
