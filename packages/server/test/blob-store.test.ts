@@ -74,6 +74,15 @@ describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
     expect(await buffer(await store.read('images/late.png'))).toEqual(bytes);
   });
 
+  it("passes on the late key's refusal (an empty or mistyped file), not as the store's failure", async () => {
+    const refusal = new Error('must not be empty');
+    await expect(
+      store.write(() => {
+        throw refusal;
+      }, streamOf(Buffer.alloc(0))),
+    ).rejects.toBe(refusal);
+  });
+
   it('deletes; a missing object is ObjectMissing to read, null to head, nothing to delete', async () => {
     const key = `files/${randomBytes(8).toString('hex')}.wav`;
     await store.write(key, streamOf(randomBytes(10)));

@@ -12,6 +12,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
+import { DomainError } from '../errors.js';
 import { type BlobStore, type ByteRange, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
 
 export interface S3Settings {
@@ -107,7 +108,8 @@ export class S3BlobStore implements BlobStore {
       }
       const rest = Buffer.concat(pending, pendingBytes);
       if (uploadId === null) {
-        await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(keyNow()), Body: rest, ContentLength: rest.length })));
+        const whole = this.full(keyNow());
+        await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: whole, Body: rest, ContentLength: rest.length })));
       } else {
         if (rest.length > 0) await flush(rest);
         await uploading;
@@ -204,7 +206,8 @@ export class S3BlobStore implements BlobStore {
         if (status >= 500 || error.name === 'SlowDown') throw storeUnavailable();
         throw error;
       }
-      // No answer at all: refused, reset, timed out.
+      // No answer at all: refused, reset, timed out (the SDK's own errors carry no S3 status).
+      if (error instanceof DomainError) throw error;
       throw storeUnavailable();
     }
   }
