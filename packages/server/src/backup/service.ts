@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Disk } from '../core/disk.js';
 import { type BlobStore, ObjectMissing } from '../core/store/index.js';
@@ -103,9 +103,15 @@ export class BackupService {
       // readBackup checked every path: `files/<name>` or `images/<name>`, inside `dir`, no links. They are the keys.
       for (const file of manifest.files) {
         const hash = createHash('sha256');
-        const hashed = createReadStream(path.join(dir, file.path)).on('data', (chunk) => hash.update(chunk));
+        const hashing = new Transform({
+          transform(chunk: Buffer, _encoding, callback) {
+            hash.update(chunk);
+            callback(null, chunk);
+          },
+        });
+        const source = createReadStream(path.join(dir, file.path)).once('error', (error) => hashing.destroy(error));
         written.push(file.path);
-        const { size } = await this.store.write(file.path, hashed);
+        const { size } = await this.store.write(file.path, source.pipe(hashing));
         if (hash.digest('hex') !== file.sha256 || size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
       }
       await this.repository.load(manifest.tables, (table) => createReadStream(path.join(dir, table.path)));
