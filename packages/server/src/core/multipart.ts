@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { extensionOf, FILE_TYPE_PLURALS, type FileType } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
@@ -256,10 +256,8 @@ export class Multipart {
     try {
       // The upload may have failed before its file part was reached; a destroyed source never ends a pipeline.
       if (stream.destroyed) throw new Error('The upload ended before its file was stored');
-      // As a pipeline would: a failure on either side ends both.
-      stream.once('error', (error) => meter.destroy(error));
-      meter.once('error', () => stream.destroy());
-      stream.pipe(meter);
+      // A failure on either side ends both, a part destroyed without an error (the client went away) included.
+      pipeline(stream, meter, () => undefined);
       stored = await this.store.write(keyOf, meter);
       if (intake.received === 0) throw invalidField(field, 'must not be empty');
       intake.finish();
