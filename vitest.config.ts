@@ -35,6 +35,19 @@ const integration = (name: string, include: string[], exclude: string[]) => ({
   },
 });
 
+/**
+ * The SDK's tests of requests, sign-in and files again, through the fetch sender the web build uses (its
+ * senders/default.web.ts in place of the Node build's undici one): `pnpm test` runs both transports.
+ */
+const sdkFetchProject = integration('sdk-fetch', ['packages/sdk/test/{transport,auth,files,request-options}.test.ts'], []);
+const SDK_OVER_FETCH = {
+  ...sdkFetchProject,
+  test: { ...sdkFetchProject.test, setupFiles: ['packages/sdk/test/fetch-setup.ts'] },
+  resolve: {
+    alias: [{ find: /^\.\/senders\/default\.js$/, replacement: fileURLToPath(new URL('./packages/sdk/src/senders/default.web.ts', import.meta.url)) }],
+  },
+};
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -47,12 +60,13 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default', plainSummary],
-    // Pure logic runs without the PostgreSQL cluster the integration tests share. `pnpm test` runs unit and
-    // integration, `pnpm test:reliability` the long runs.
+    // Pure logic runs without the PostgreSQL cluster the integration tests share. `pnpm test` runs unit,
+    // integration and sdk-fetch, `pnpm test:reliability` the long runs.
     projects: [
       { extends: true, test: { name: 'unit', include: ['packages/*/test/unit/**/*.test.ts'] } },
       integration('integration', ['packages/*/test/**/*.test.ts'], ['packages/*/test/unit/**', ...RELIABILITY]),
       integration('reliability', RELIABILITY, []),
+      SDK_OVER_FETCH,
     ],
   },
 });

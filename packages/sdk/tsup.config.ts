@@ -1,10 +1,55 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Plugin } from 'esbuild';
 import { defineConfig } from 'tsup';
+import { ROUTES } from './src/contract/routes.js';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', 'contract/index': 'src/contract/index.ts' },
-  format: ['esm', 'cjs'],
-  target: 'node22',
-  dts: true,
-  clean: true,
-  sourcemap: true,
-});
+/** What the SDK reads of a route declaration at run time; the rest (summaries, OpenAPI extras) documents it. */
+const RUNTIME_ROUTE_FIELDS = ['method', 'path', 'auth', 'status', 'request', 'form', 'optionalBody'] as const;
+
+/**
+ * The web build: a module with a `.web.ts` sibling (multipart, download, resumable, the events socket, the
+ * default sender) is replaced by it, and the route table by its run-time fields, so the bundle has no node:*
+ * module, no undici or form-data, and no documentation.
+ */
+export const webModules: Plugin = {
+  name: 'bandcollab-web-modules',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
+      const resolved = path.resolve(args.resolveDir, args.path);
+      if (resolved.endsWith(`${path.sep}contract${path.sep}routes.js`)) return { path: resolved, namespace: 'runtime-routes' };
+      const web = resolved.replace(/\.js$/, '.web.ts');
+      return existsSync(web) ? { path: web } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: 'runtime-routes' }, () => {
+      const routes = Object.fromEntries(
+        Object.entries(ROUTES).map(([name, route]) => [
+          name,
+          Object.fromEntries(RUNTIME_ROUTE_FIELDS.filter((field) => field in route).map((field) => [field, (route as Record<string, unknown>)[field]])),
+        ]),
+      );
+      return { contents: `export const ROUTES = ${JSON.stringify(routes)};`, loader: 'js' };
+    });
+  },
+};
+
+export default defineConfig([
+  {
+    entry: { index: 'src/index.ts', 'contract/index': 'src/contract/index.ts' },
+    format: ['esm', 'cjs'],
+    target: 'node22',
+    dts: true,
+    clean: true,
+    sourcemap: true,
+  },
+  {
+    // Browsers, Deno, Bun, Workers: fetch and Web streams (package.json `exports` conditions choose it).
+    entry: { web: 'src/web.ts' },
+    format: ['esm'],
+    platform: 'browser',
+    target: 'es2022',
+    dts: true,
+    sourcemap: true,
+    esbuildPlugins: [webModules],
+  },
+]);

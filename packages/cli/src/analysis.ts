@@ -1,6 +1,6 @@
 // What band does with the server's audio analysis: waiting for it, and the checks that exit 7 when the
 // audio is off (band cut check, band publish --max-true-peak / --loudness).
-import type { BandClient, FileRecord, StemAudio } from '@bandcollab/sdk';
+import { BandAbortError, type BandClient, type FileRecord, type StemAudio } from '@bandcollab/sdk';
 import { CliError, EXIT } from './exit-codes.js';
 import { type CheckedAudio, formatRate, mismatchView } from './views.js';
 
@@ -15,7 +15,8 @@ export async function analysedFile(client: BandClient, file: FileRecord): Promis
   try {
     return await client.files.waitForAnalysis(file.id, { signal: AbortSignal.timeout(ANALYSIS_WAIT_MS) });
   } catch (error) {
-    if (error instanceof DOMException && error.name === 'TimeoutError') {
+    // The SDK rejects an aborted call with a BandAbortError whose cause is the signal's reason.
+    if (error instanceof BandAbortError && error.cause instanceof DOMException && error.cause.name === 'TimeoutError') {
       throw new CliError(`${file.name} was not analysed within ${ANALYSIS_WAIT_MS / 60_000} minutes; is the server's analysis queue running?`);
     }
     throw error;

@@ -31,6 +31,8 @@ const GROUPS: Record<string, CommandGroup> = {
   token: { summary: 'create, list and revoke personal access tokens (for CI: BAND_TOKEN)', load: () => import('./commands/token.js') },
   user: { summary: 'site admins: list accounts, deactivate or activate one', load: () => import('./commands/user.js') },
   publish: { summary: 'upload a file (creating its project, vibe and cut) and share it: for CI', load: () => import('./commands/publish.js') },
+  push: { summary: 'upload what changed in a session folder to a cut (new versions, new files with their path)', load: () => import('./commands/push.js') },
+  pull: { summary: 'download what changed on a cut into a session folder, never overwriting local changes', load: () => import('./commands/pull.js') },
   watch: { summary: 'print the events of your projects as they happen', load: () => import('./commands/watch.js') },
   completion: { summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 };
@@ -53,6 +55,7 @@ Examples:
   $ band auth login
   $ band project list
   $ band file upload "takes/*.wav" --project Demo --vibe Verse --cut "Take 3" --jobs 8
+  $ band push ~/Sessions/Demo --cut "Demo/Verse/Take 3"
   $ band publish mix.mp3 --project Demo --vibe Mixes --cut Final --create --share --expires 7d
 
 Exit codes: band help exit-codes`;

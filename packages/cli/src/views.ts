@@ -37,13 +37,15 @@ import type {
 import type { DownloadReport } from './bulk-download.js';
 import type { ProfileUser } from './settings.js';
 import type { UploadReport } from './bulk-upload.js';
+import type { PullAction, PushAction } from './session/plan.js';
+import type { SessionReport } from './session/report.js';
 import { counted, formatBytes, formatTime, type Output } from './render.js';
 
 /**
- * What people call each file type (the API's codes are CUT, STEM and IMAGE): the words of the SDK's
+ * What people call each file type (the API's codes are CUT, STEM, IMAGE and SESSION): the words of the SDK's
  * FILE_TYPE_LABELS, kept here because importing a value from the SDK would load it (undici) for --help.
  */
-const TYPE_LABELS: Record<FileType, string> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image' };
+const TYPE_LABELS: Record<FileType, string> = { CUT: 'audio', STEM: 'stems (ZIP)', IMAGE: 'image', SESSION: 'session file' };
 
 // ---- projects, vibes, cuts
 
@@ -232,13 +234,14 @@ function quotaLine(quota: StorageQuota): string {
 
 /** A site ADMIN's storage report: one row per user or project, most bytes first; then the largest files. */
 export function adminStorageView(out: Output, report: AdminStorage): string {
-  const sizes = { audio: (row: Usage) => formatBytes(row.breakdown.audio.size), stems: (row: Usage) => formatBytes(row.breakdown.stems.size), images: (row: Usage) => formatBytes(row.breakdown.images.size) };
+  const sizes = { audio: (row: Usage) => formatBytes(row.breakdown.audio.size), stems: (row: Usage) => formatBytes(row.breakdown.stems.size), images: (row: Usage) => formatBytes(row.breakdown.images.size), other: (row: Usage) => formatBytes(row.breakdown.other.size) };
   const usageColumns = [
     { header: 'TOTAL', value: (row: Usage) => formatBytes(row.totalSize) },
     { header: 'FILES', value: (row: Usage) => String(row.fileCount) },
     { header: 'AUDIO', value: sizes.audio },
     { header: 'STEMS', value: sizes.stems },
     { header: 'IMAGES', value: sizes.images },
+    { header: 'OTHER', value: sizes.other },
     { header: 'INCOMPLETE', value: (row: Usage) => incompleteLine(row.incompleteUploads) },
   ];
   const lines =
@@ -279,6 +282,7 @@ function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: num
     { type: 'audio', ...breakdown.audio },
     { type: 'stems', ...breakdown.stems },
     { type: 'images', ...breakdown.images },
+    { type: 'other', ...breakdown.other },
     { type: 'total', size: totalSize, count: fileCount },
   ];
   return out.table(rows, [
@@ -409,6 +413,42 @@ export function uploadSummaryView(fileCount: number, report: UploadReport): stri
     `Uploaded ${counted(uploaded, 'file')} (${formatBytes(report.uploadedBytes)}) in ${report.seconds.toFixed(1)} s; ` +
     `${report.skipped} skipped (already on the cut); ${report.failures.length} failed`
   );
+}
+
+// ---- session folders (push, pull)
+
+type SessionAction = PushAction | PullAction;
+
+/** The plan of a push or pull: what happens to each path and why; unchanged files only with `all` (a dry run). */
+export function sessionPlanView(out: Output, actions: readonly SessionAction[], all: boolean): string {
+  const shown = all ? actions : actions.filter((action) => action.action !== 'skip' || action.attention);
+  return out.table(shown, [
+    { header: 'ACTION', value: (action) => action.action },
+    { header: 'PATH', value: (action) => action.path },
+    { header: 'WHY', value: (action) => action.reason },
+  ], 'Nothing to do');
+}
+
+/** "Pushed 3 files (1.2 MiB), deleted 1; 1 conflict, 200 unchanged; 3 files hashed". */
+export function sessionSummaryView(verb: 'Pushed' | 'Pulled', report: SessionReport): string {
+  const failed = new Set(report.failures.map((failure) => failure.path));
+  const count = (kind: string) => report.actions.filter((action) => action.action === kind && !failed.has(action.path)).length;
+  const moved = verb === 'Pushed' ? count('upload') : count('download');
+  const attention = report.actions.filter((action) => action.action === 'skip' && action.attention).length;
+  const parts = [
+    `${verb} ${counted(moved, 'file')} (${formatBytes(report.bytes)})`,
+    `${verb === 'Pushed' ? 'deleted' : 'moved to .band/trash/'} ${count('delete')}`,
+    `${count('conflict')} in conflict`,
+    ...(attention > 0 ? [`${attention} skipped (see above)`] : []),
+    `${count('skip') - attention} unchanged or left alone`,
+    `${report.failures.length} failed`,
+    `${counted(report.hashed, 'file')} read to hash`,
+  ];
+  return parts.join('; ');
+}
+
+export function symlinkSkippedView(relative: string): string {
+  return `skipped ${relative}: a symbolic link (never followed)`;
 }
 
 // ---- comments and reviews
@@ -686,7 +726,8 @@ export type NameOf = (id: string) => string | undefined;
 export function eventLine(out: Output, event: ProjectEvent, nameOf: NameOf): string {
   const time = `${event.at.slice(0, 10)} ${event.at.slice(11, 19)} UTC`;
   const project = nameOf(event.projectId) ?? 'a project';
-  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${event.actor.name} ${describeEvent(event, nameOf)}`;
+  const actor = event.actor.token === undefined ? event.actor.name : `${event.actor.name} (token "${event.actor.token}")`;
+  return `${out.dim(time)}  ${out.bold(project)}  ${event.type}  ${actor} ${describeEvent(event, nameOf)}`;
 }
 
 /** What the actor did, in words; something whose name band never saw is "a vibe", "a file"… */
@@ -729,7 +770,7 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `deleted ${named('cut', event.data.cutId)}`;
     case 'file.uploaded': {
       const { file } = event.data;
-      return `uploaded "${file.name}" (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
+      return `uploaded "${file.name}" to ${named('cut', file.cutId)} (${TYPE_LABELS[file.type]}, ${formatBytes(file.size)})`;
     }
     case 'file.deleted':
       return `deleted ${named('file', event.data.fileId)}`;

@@ -43,7 +43,7 @@ it('band storage --by user|project [--top N]: the API report as a table, --json 
   const byUser = await json<AdminStorage>(admin, ['storage', '--by', 'user', '--top', '1']);
   expect(byUser).toEqual(await apiGet<AdminStorage>(server.url, '/api/admin/storage?by=user&top=1', token));
   const table = (await admin.band(['storage', '--by', 'user', '--top', '1'])).stdout;
-  expect(table).toMatch(/ben@example\.com\s+100\.0 KiB\s+1\s+100\.0 KiB\s+0 B\s+0 B\s+-\s+9% of 1\.0 MiB/);
+  expect(table).toMatch(/ben@example\.com\s+100\.0 KiB\s+1\s+100\.0 KiB\s+0 B\s+0 B\s+0 B\s+-\s+9% of 1\.0 MiB/);
   expect(table).toContain('Largest files');
   expect(table).toMatch(/100\.0 KiB\s+take\.wav\s+audio\s+Loud\s+ben@example\.com/);
 

@@ -113,6 +113,14 @@ describe('BAND_TOKEN with a personal access token', () => {
       expect(Buffer.from(await shared.arrayBuffer())).toEqual(await readFile(master));
       expect(await filesUnder(ci.home)).toEqual([]);
 
+      // The job run again (retried, or the mix unchanged) hands out the link it made before, not one more.
+      const again = await ci.band(['publish', master, '--project', 'Summer EP', '--vibe', 'Masters', '--cut', 'v1', '--share']);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(again.stdout).toBe(published.stdout);
+      const listed = await ana.band(['share', 'list', '--file', 'master.wav', '--cut', 'v1', '--vibe', 'Masters', '--project', 'Summer EP', '--json']);
+      expect(listed.exitCode, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout)).toHaveLength(1);
+
       // Outside its project, publishing finds nothing and may not create the project (in-process from here on:
       // the end-to-end run above showed the binary, these are the same command's answers).
       const elsewhere = await ci.band(['publish', master, '--project', 'Other', '--vibe', 'Masters', '--cut', 'v1']);

@@ -97,6 +97,28 @@ describe('band watch', () => {
     expect(await watch.exited).toBe(130);
   });
 
+  it('says when an action came through a personal access token, by the token’s name', async () => {
+    const { cutId } = await sharedCut('Released');
+    const { token } = await asBen<{ token: string }>('POST', '/api/tokens', { name: 'github-release', scope: 'write', expiresIn: 3600 });
+    const watch = startWatch(ana, ['--project', 'Released']);
+    await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
+
+    const form = new FormData();
+    form.set('cutId', cutId);
+    form.set('file', new Blob([new Uint8Array(wavBytes(7))]), 'ci.wav');
+    expect((await api.request('POST', '/api/files/upload', { token, body: form })).status).toBe(201);
+    await benUploads(cutId, 'by-hand.wav');
+    await watch.until(() => watch.stdout().includes('by-hand'), 'both uploads');
+    const lines = watch.stdout().trimEnd().split('\n').map((line) => line.replace(/^.* UTC {2}Released {2}/, ''));
+    expect(lines).toEqual([
+      'file.uploaded  Ben (token "github-release") uploaded "ci.wav" to cut "Take 1" (audio, 4.0 KiB)',
+      'file.uploaded  Ben uploaded "by-hand.wav" to cut "Take 1" (audio, 4.0 KiB)',
+    ]);
+
+    watch.child.kill('SIGINT');
+    await watch.exited;
+  });
+
   it('prints one plain line per event of the --project it is given, and nothing of the others', async () => {
     const watched = await sharedCut('Watched');
     const other = await sharedCut('Other');
@@ -108,7 +130,7 @@ describe('band watch', () => {
     await watch.until(() => watch.stdout().includes('mix'), 'event line');
     const lines = watch.stdout().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" \(audio, 4\.0 KiB\)$/);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" to cut "Take 1" \(audio, 4\.0 KiB\)$/);
     expect(watch.stdout()).not.toMatch(ANSI);
 
     watch.child.kill('SIGINT');

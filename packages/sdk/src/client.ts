@@ -1,3 +1,4 @@
+import type { BandPromise } from './band-promise.js';
 import { AdminResource } from './resources/admin.js';
 import { AuthResource } from './resources/auth.js';
 import { CommentsResource } from './resources/comments.js';
@@ -81,12 +82,12 @@ export class BandClient {
   }
 
   /** The server's health and version; needs no account. */
-  health(): Promise<Health> {
+  health(): BandPromise<Health> {
     return this.transport.call(ROUTES.health, {});
   }
 
   /** The server's OpenAPI 3.1 document; needs no account. */
-  openApi(options?: RequestOptions): Promise<Record<string, unknown>> {
+  openApi(options?: RequestOptions): BandPromise<Record<string, unknown>> {
     return this.transport.json(routeRequest(ROUTES.openApi, {}), options);
   }
 

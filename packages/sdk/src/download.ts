@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BandNetworkError } from './errors.js';
+import { abortedOr, BandNetworkError } from './errors.js';
 import type { Progress } from './multipart.js';
 import { backoffMs, joinedSignal, type RequestOptions, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
 
@@ -73,7 +73,7 @@ export async function download(
         }
         break;
       } catch (cause) {
-        if (signal?.aborted) throw signal.reason;
+        if (signal?.aborted) throw cause;
         if (sinkError) throw sinkError;
         if (attempt >= (requestOptions.retries ?? transport.retries)) {
           throw new BandNetworkError(`The download was interrupted after ${written} bytes`, { cause });
@@ -96,7 +96,7 @@ export async function download(
       await finished(target.stream.destroy()).catch(() => undefined);
       await rm(options.to, { force: true });
     }
-    throw error;
+    throw abortedOr(error, signal);
   }
 }
 

@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import type { FieldError, Problem } from './types.js';
 
@@ -47,6 +46,25 @@ export class BandTimeoutError extends BandNetworkError {
   override readonly name: string = 'BandTimeoutError';
 }
 
+/**
+ * The caller's AbortSignal ended the call (never the idle timeout: that is a BandTimeoutError). Its `cause` is
+ * the signal's reason; its name is `AbortError`, as `fetch` names an aborted request, so code written for either
+ * recognises it.
+ */
+export class BandAbortError extends Error {
+  override readonly name = 'AbortError';
+
+  constructor(reason: unknown) {
+    super('The call was aborted', { cause: reason });
+  }
+}
+
+/** The error a call surfaces when its signal is aborted: a BandAbortError, whatever the layer below threw. */
+export function abortedOr(error: unknown, signal: AbortSignal | undefined): unknown {
+  if (!signal?.aborted || error instanceof BandAbortError) return error;
+  return new BandAbortError(signal.reason);
+}
+
 /** A 401 of any kind: the caller must sign in (again). */
 export function isAuthError(error: unknown): error is BandApiError {
   return error instanceof BandApiError && error.status === 401;
@@ -71,5 +89,28 @@ export function isUnchanged(error: unknown): error is BandApiError & { problem: 
 /** An error the SDK raises itself, shaped like the server's answer to the same request: its code's status and that status's title. */
 export function localProblem(code: ErrorCode, detail: string): BandApiError {
   const status = STATUS_BY_CODE[code];
-  return new BandApiError({ type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail, code, requestId: '' });
+  return new BandApiError({ type: 'about:blank', title: statusTitle(status), status, detail, code, requestId: '' });
+}
+
+/** The reason phrases of the statuses the API answers with (node:http's STATUS_CODES exists only in Node). */
+const STATUS_TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  423: 'Locked',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  507: 'Insufficient Storage',
+};
+
+export function statusTitle(status: number): string {
+  return STATUS_TITLES[status] ?? 'Error';
 }

@@ -1,6 +1,7 @@
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
-export { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
+export { BandAbortError, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
+export { BandPromise, type RawResponse, type WithResponse } from './band-promise.js';
 export type { RequestOptions, Transport, TransportOptions } from './transport.js';
 export type { Tokens, TokenStore } from './session.js';
 export type { FileInput, Progress } from './multipart.js';

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROUTES } from './contract/routes.js';
-import { BandApiError, BandNetworkError } from './errors.js';
+import { abortedOr, BandApiError, BandNetworkError } from './errors.js';
 import type { FileSource, Progress } from './multipart.js';
-import { backoffMs, type RequestOptions, single, type StreamedResponse, type Transport } from './transport.js';
+import { backoffMs, type RequestOptions, routeRequest, single, type StreamedResponse, type Transport } from './transport.js';
 
 /**
  * Where unfinished resumable uploads are remembered between runs: a fingerprint of what is being uploaded
@@ -122,6 +122,8 @@ export interface ResumableUpload {
   source: FileSource;
   filename: string;
   name: string | undefined;
+  /** The file's path in the cut's folder (Upload-Metadata path, §16). */
+  path: string | undefined;
   /** Where a run that was cut off is found by the next one; without it, an upload resumes only within this call. */
   resumeStore: ResumeStore | undefined;
   onProgress: ((progress: Progress) => void) | undefined;
@@ -158,7 +160,7 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
 export async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
   const { source, resumeStore } = upload;
   const total = source.size!;
-  const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, upload.versionOf ?? upload.cutId ?? '') : undefined;
+  const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, destinationOf(upload)) : undefined;
   let url = fingerprint ? await resumeStore!.get(fingerprint) : undefined;
   let position: Position = { offset: 0, fileId: null };
   const patience = new LockPatience(options.signal);
@@ -281,17 +283,23 @@ async function resumePoint(transport: Transport, url: string, patience: LockPati
   }
 }
 
-/** Sleeps `ms`; an abort rejects with the signal's reason, as the requests do. */
+/** Sleeps `ms`; an abort rejects with a BandAbortError, as the requests do. */
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   try {
     await sleep(ms, undefined, { signal });
   } catch (error) {
-    throw signal?.aborted ? signal.reason : error;
+    throw abortedOr(error, signal);
   }
 }
 
-function fingerprintOf(file: string, cutId: string): string {
-  return createHash('sha256').update(`${file}\n${cutId}`).digest('hex');
+function fingerprintOf(file: string, destination: string): string {
+  return createHash('sha256').update(`${file}\n${destination}`).digest('hex');
+}
+
+/** Where an upload goes: its series or cut, and its path when it has one (one file pushed to two paths is two uploads). */
+function destinationOf(upload: ResumableUpload): string {
+  const target = upload.versionOf ?? upload.cutId ?? '';
+  return upload.path === undefined ? target : `${target}\n${upload.path}`;
 }
 
 /**
@@ -301,7 +309,8 @@ function fingerprintOf(file: string, cutId: string): string {
 function resumable(error: unknown): boolean {
   if (error instanceof BandNetworkError) return true;
   if (!(error instanceof BandApiError)) return false;
-  return error.status >= 500 || error.status === 409 || error.code === 'TOKEN_EXPIRED';
+  // Not every 409: PATH_TAKEN on the completing PATCH ends the upload.
+  return error.status >= 500 || error.code === 'OFFSET_MISMATCH' || error.code === 'TOKEN_EXPIRED';
 }
 
 /**
@@ -313,21 +322,20 @@ function busy(error: unknown): error is BandApiError {
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {
-  const metadata = Object.entries({ cutId: upload.cutId, versionOf: upload.versionOf, filename: upload.filename, name: upload.name })
+  const metadata = Object.entries({ cutId: upload.cutId, versionOf: upload.versionOf, filename: upload.filename, name: upload.name, path: upload.path })
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => `${key} ${Buffer.from(value!).toString('base64')}`)
     .join(',');
+  // A create: sent with an Idempotency-Key, so a creation whose answer was lost is answered again, not made twice.
   const response = await transport.send(
-    {
-      method: ROUTES.tusCreate.method,
-      path: ROUTES.tusCreate.path,
+    routeRequest(ROUTES.tusCreate, {
       headers: {
         ...TUS,
         'upload-length': String(total),
         'upload-metadata': metadata,
         ...(upload.ifNoneMatch === undefined ? {} : { 'if-none-match': `"${upload.ifNoneMatch}"` }),
       },
-    },
+    }),
     options,
   );
   await response.body.dump();
@@ -352,19 +360,19 @@ function patch(
   options: RequestOptions,
 ): Promise<Position> {
   const bytes = () => counted(source.openFrom!(offset), offset, progress);
-  return patchAt(transport, url, offset, { length: source.size! - offset, open: bytes, replayable: false }, options);
+  return patchAt(transport, url, offset, { length: source.size! - offset, open: bytes, reopenable: () => false }, options);
 }
 
 /** A PATCH without bytes: the offset confirmed, and the lock free (see resumePoint). */
 function emptyPatch(transport: Transport, url: string, offset: number, options: RequestOptions): Promise<Position> {
-  return patchAt(transport, url, offset, { length: 0, open: () => Readable.from([]), replayable: true }, options);
+  return patchAt(transport, url, offset, { length: 0, open: () => Readable.from([]), reopenable: () => true }, options);
 }
 
 async function patchAt(
   transport: Transport,
   url: string,
   offset: number,
-  body: { length: number; open: () => Readable; replayable: boolean },
+  body: { length: number; open: () => Readable; reopenable: () => boolean },
   options: RequestOptions,
 ): Promise<Position> {
   const response = await transport.send(
@@ -373,7 +381,7 @@ async function patchAt(
       path: uploadPath(transport, url),
       headers: { ...TUS, 'upload-offset': String(offset) },
       stream: {
-        replayable: body.replayable,
+        reopenable: body.reopenable,
         open: () => ({
           body: body.open(),
           headers: { 'content-type': 'application/offset+octet-stream', 'content-length': String(body.length) },

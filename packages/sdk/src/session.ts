@@ -1,5 +1,6 @@
 import { BandApiError, localProblem } from './errors.js';
 import type { TokenPair } from './types.js';
+import { fromBase64url } from './base64url.js';
 
 export interface Tokens {
   accessToken: string | undefined;
@@ -146,7 +147,7 @@ function refreshTime(accessToken: string): number {
 /** The claims of a JWT, unverified (the server verifies); none when it is not one. */
 function claims(token: string): { exp?: unknown; iat?: unknown } {
   try {
-    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown; iat?: unknown };
+    return JSON.parse(new TextDecoder().decode(fromBase64url(token.split('.')[1] ?? ''))) as { exp?: unknown; iat?: unknown };
   } catch {
     return {};
   }

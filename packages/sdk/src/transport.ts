@@ -1,23 +1,27 @@
-import { STATUS_CODES } from 'node:http';
-import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
-import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration } from './contract/route-types.js';
+import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration, takesIdempotencyKey } from './contract/route-types.js';
 import { ROUTES } from './contract/routes.js';
-import { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError } from './errors.js';
+import { BandPromise } from './band-promise.js';
+import { abortedOr, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, statusTitle } from './errors.js';
+import { defaultSender } from './senders/default.js';
+import type { OutgoingBody, ResponseBody, Sender } from './senders/sender.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
+import { sleep } from './sleep.js';
 import type { Problem, RefreshRequest, TokenPair } from './types.js';
 
 /** Per call: overrides the client's settings for one request, as the last argument of every resource method. */
 export interface RequestOptions {
-  /** Aborts the request; the call rejects with the signal's reason. */
+  /** Aborts the request; the call rejects with a BandAbortError whose `cause` is the signal's reason. */
   signal?: AbortSignal;
   /** Idle timeout for this call: longest wait for response headers or between two chunks of a body. */
   timeoutMs?: number;
-  /** Retries for this call (safe or idempotent requests only). */
+  /** Retries for this call (safe or idempotent requests, and creates, which carry an Idempotency-Key). */
   retries?: number;
-  /** Extra request headers (they do not replace Authorization). */
+  /**
+   * Extra request headers (they do not replace Authorization). An `Idempotency-Key` given here replaces the
+   * one a create generates: calls that pass the same key do the work once (API §17).
+   */
   headers?: Record<string, string>;
 }
 
@@ -35,9 +39,17 @@ export interface TransportOptions {
   onTokens?: TokenSessionOptions['onTokens'];
   /** Shares the pair with other processes: refreshes reload, lock and save through it. */
   tokenStore?: TokenStore;
-  /** An undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
+  /** Node build: an undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
   dispatcher?: Dispatcher;
-  /** How many times a safe or idempotent request is retried after a network error, 429, 502, 503 or 504. */
+  /**
+   * Web build: `include` signs requests with the server's HttpOnly cookies (set by `auth.login` on a same-site
+   * server) instead of tokens held in JavaScript.
+   */
+  credentials?: 'include';
+  /**
+   * How many times a safe or idempotent request, or a create (sent with an Idempotency-Key), is retried after a
+   * network error, 429, 502, 503 or 504.
+   */
   retries?: number;
   /** Idle timeout: longest wait for response headers or between two chunks of a body. */
   timeoutMs?: number;
@@ -46,11 +58,14 @@ export interface TransportOptions {
 
 type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** A streamed request body; `open` is called once per attempt. */
+/** A streamed request body; `open` is called once per attempt, each time reading the bytes afresh. */
 export interface StreamBody {
-  open(): { body: Readable; headers: Record<string, string> };
-  /** False when the bytes come from a caller's stream that can be read only once. */
-  replayable: boolean;
+  open(): { body: OutgoingBody; headers: Record<string, string> };
+  /**
+   * Whether `open` may be called again: always for bytes it reads afresh (a path, a Buffer, a Blob); for a
+   * caller's stream, which can be read only once, only while none of it was read.
+   */
+  reopenable(): boolean;
 }
 
 export interface RequestSpec {
@@ -65,12 +80,17 @@ export interface RequestSpec {
   signal?: AbortSignal;
   timeoutMs?: number;
   retries?: number;
+  /**
+   * The request creates something (the declaration's `takesIdempotencyKey`): it is sent with a generated
+   * `Idempotency-Key`, the same on every attempt of the call, and so is retried like an idempotent request.
+   */
+  creates?: boolean;
 }
 
 export interface StreamedResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  body: ResponseBody;
 }
 
 const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
@@ -102,7 +122,7 @@ export function routeRequest<const R extends RouteDeclaration>(route: R, input: 
     headers?: Record<string, string>;
   };
   const path = withQuery(pathOf(route, params), query);
-  return { method: route.method as Method, path, auth: AUTHENTICATED.has(route.auth), json, headers, ...body };
+  return { method: route.method as Method, path, auth: AUTHENTICATED.has(route.auth), creates: takesIdempotencyKey(route), json, headers, ...body };
 }
 
 const IDEMPOTENT: ReadonlySet<Method> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
@@ -120,7 +140,11 @@ export class Transport {
   readonly retries: number;
   readonly dispatcher: Dispatcher | undefined;
   readonly userAgent: string;
+  readonly credentials: 'include' | undefined;
   private readonly timeoutMs: number;
+  private readonly sender: Sender;
+  /** Cookie mode's refresh in flight. */
+  private cookieRefresh: Promise<unknown> | undefined;
   private readonly session: TokenSession;
 
   constructor(options: TransportOptions) {
@@ -129,6 +153,8 @@ export class Transport {
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.dispatcher = options.dispatcher;
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
+    this.credentials = options.credentials;
+    this.sender = defaultSender(options);
     this.session = new TokenSession({
       onTokens: options.onTokens,
       tokenStore: options.tokenStore,
@@ -155,14 +181,25 @@ export class Transport {
     this.session.setTokens(tokens);
   }
 
-  /** Keeps a new pair, saves it in the token store and hands it to onTokens. */
+  /** Keeps a new pair, saves it in the token store and hands it to onTokens; in cookie mode the cookies hold it instead. */
   storeTokens(pair: TokenPair): Promise<void> {
-    return this.session.storeTokens(pair);
+    return this.credentials === 'include' ? Promise.resolve() : this.session.storeTokens(pair);
   }
 
   /** Rotates the token pair; concurrent callers share one refresh request. */
   refresh(): Promise<TokenPair> {
     return this.session.refresh();
+  }
+
+  /**
+   * Cookie mode: the refresh_token cookie rotates both cookies. Calls that meet the expired access cookie together
+   * share one refresh: a second one would present the rotated refresh token, and the server would end the session.
+   */
+  private refreshCookies(): Promise<unknown> {
+    this.cookieRefresh ??= this.json(routeRequest(ROUTES.refresh, { json: {} })).finally(() => {
+      this.cookieRefresh = undefined;
+    });
+    return this.cookieRefresh;
   }
 
   /** An access token that is not about to expire, refreshing first when needed. */
@@ -171,7 +208,7 @@ export class Transport {
   }
 
   /** Calls a declared route (see routeRequest); the answer has the declared record's type. */
-  call<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): Promise<ResponseOf<R>> {
+  call<const R extends RouteDeclaration>(route: R, input: CallInput<R>, options?: RequestOptions): BandPromise<ResponseOf<R>> {
     return this.json<ResponseOf<R>>(routeRequest(route, input), options);
   }
 
@@ -180,61 +217,78 @@ export class Transport {
     return this.send(routeRequest(route, input), options);
   }
 
-  /** Sends a request and parses the JSON answer. */
-  async json<T>(spec: RequestSpec, options?: RequestOptions): Promise<T> {
-    const response = await this.send(spec, options);
-    return (await response.body.json()) as T;
+  /** Sends a request and parses the JSON answer; `.withResponse()` gives the response's status and headers beside it. */
+  json<T>(spec: RequestSpec, options?: RequestOptions): BandPromise<T> {
+    return BandPromise.from(async () => {
+      const response = await this.send(spec, options);
+      const data = (await response.body.json().catch((error: unknown) => Promise.reject(abortedOr(error, joinedSignal(spec.signal, options?.signal))))) as T;
+      return { data, response: { status: response.status, headers: response.headers } };
+    });
   }
 
   /** Sends a request and hands back the successful response with its body unread. */
   async send(request: RequestSpec, options: RequestOptions = {}): Promise<StreamedResponse> {
-    const spec = withRequestOptions(request, options);
-    // One key per call, kept across its retries (and its resend after a refresh): the server does the work once.
-    const usesAuth = spec.auth !== false;
-    let token = usesAuth ? await this.freshAccessToken() : undefined;
-    let response = await this.sendWithRetries(spec, token);
-    if (response.status === 401 && token !== undefined && this.tokens.refreshToken && spec.stream?.replayable !== false) {
-      const error = await problemFrom(response);
-      if (error.code !== 'TOKEN_EXPIRED') throw error;
-      if (this.tokens.accessToken === token) await this.refresh();
-      token = this.tokens.accessToken;
-      response = await this.sendWithRetries(spec, token);
+    const spec = withIdempotencyKey(withRequestOptions(request, options));
+    try {
+      const usesAuth = spec.auth !== false;
+      let token = usesAuth ? await this.freshAccessToken() : undefined;
+      let response = await this.sendWithRetries(spec, token);
+      const cookieSession = usesAuth && token === undefined && this.credentials === 'include';
+      if (response.status === 401 && (cookieSession || (token !== undefined && this.tokens.refreshToken)) && (spec.stream?.reopenable() ?? true)) {
+        const error = await problemFrom(response);
+        if (error.code !== 'TOKEN_EXPIRED') throw error;
+        if (cookieSession) await this.refreshCookies();
+        else if (this.tokens.accessToken === token) await this.refresh();
+        token = this.tokens.accessToken;
+        response = await this.sendWithRetries(spec, token);
+      }
+      if (response.status >= 400) throw await problemFrom(response);
+      return response;
+    } catch (error) {
+      throw abortedOr(error, spec.signal);
     }
-    if (response.status >= 400) throw await problemFrom(response);
-    return response;
   }
 
   /**
-   * An idempotent call is sent again after a broken connection or a 429/502/503/504. Any other call only after a
-   * 429: the server refused it before doing anything (parallel CI jobs signing in from one address share its
-   * password checks), so sending it again cannot do its work twice.
+   * An idempotent call, or one with an Idempotency-Key, is sent again after a broken connection or a
+   * 429/502/503/504, and a keyed one also after a 409 with Retry-After (its key's first request still runs on the
+   * server, API §17). Any other call only after a 429: the server refused it before doing anything (parallel CI
+   * jobs signing in from one address share its password checks), so sending it again cannot do its work twice.
+   * Each attempt reads its body afresh; a caller's one-shot stream is sent again only if none of it was read.
    */
   private async sendWithRetries(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
-    const retries = spec.stream?.replayable !== false ? (spec.retries ?? this.retries) : 0;
-    const idempotent = IDEMPOTENT.has(spec.method);
+    const retries = spec.retries ?? this.retries;
+    const keyed = spec.headers?.[IDEMPOTENCY_KEY] !== undefined;
+    const idempotent = IDEMPOTENT.has(spec.method) || keyed;
+    const canSendAgain = (attempt: number) => attempt < retries && (spec.stream?.reopenable() ?? true);
+    // The server's last error answer: when a retry then finds no server at all (it was shutting down, as its 503
+    // said), that answer says more than the refused connection.
+    let lastAnswer: BandApiError | undefined;
     for (let attempt = 0; ; attempt += 1) {
       let response: StreamedResponse;
       try {
         response = await this.sendOnce(spec, token);
       } catch (cause) {
-        if (spec.signal?.aborted) throw spec.signal.reason;
-        if (!idempotent || attempt >= retries) throw networkError(cause, spec);
-        await sleep(backoffMs(attempt), undefined, { signal: spec.signal });
+        if (spec.signal?.aborted) throw cause;
+        if (!idempotent || !canSendAgain(attempt)) throw lastAnswer ?? networkError(cause, spec);
+        await sleep(backoffMs(attempt), spec.signal);
         continue;
       }
-      const retried = idempotent ? RETRY_STATUSES.has(response.status) : response.status === 429;
-      if (attempt >= retries || !retried) return response;
+      const stillRunning = keyed && response.status === 409 && response.headers['retry-after'] !== undefined;
+      const retried = idempotent ? RETRY_STATUSES.has(response.status) || stillRunning : response.status === 429;
+      if (!retried || !canSendAgain(attempt)) return response;
       const retryAfter = retryAfterSeconds(response.headers);
       if (retryAfter !== null && retryAfter > MAX_RETRY_AFTER_SECONDS) return response;
-      await response.body.dump();
-      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), undefined, { signal: spec.signal });
+      lastAnswer = await problemFrom(response);
+      await sleep(retryAfter !== null ? retryAfter * 1000 : backoffMs(attempt), spec.signal);
     }
   }
 
+  /** One attempt: one HTTP request, its body read afresh. */
   private async sendOnce(spec: RequestSpec, token: string | undefined): Promise<StreamedResponse> {
     const headers: Record<string, string> = { 'user-agent': this.userAgent, accept: 'application/json', ...spec.headers };
     if (token) headers.authorization = `Bearer ${token}`;
-    let body: string | Readable | undefined;
+    let body: OutgoingBody | undefined;
     if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.json);
@@ -243,16 +297,7 @@ export class Transport {
       Object.assign(headers, opened.headers);
       body = opened.body;
     }
-    const response = await request(this.baseUrl + spec.path, {
-      method: spec.method,
-      headers,
-      body,
-      signal: spec.signal,
-      dispatcher: this.dispatcher,
-      headersTimeout: spec.timeoutMs ?? this.timeoutMs,
-      bodyTimeout: spec.timeoutMs ?? this.timeoutMs,
-    });
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    return this.sender({ url: this.baseUrl + spec.path, method: spec.method, headers, body, signal: spec.signal, timeoutMs: spec.timeoutMs ?? this.timeoutMs });
   }
 }
 
@@ -267,6 +312,19 @@ function withRequestOptions(spec: RequestSpec, options: RequestOptions): Request
   };
 }
 
+const IDEMPOTENCY_KEY = 'idempotency-key';
+
+/**
+ * A create with its Idempotency-Key: the caller's (any spelling of the header), else a generated one. One key per
+ * call, kept across its attempts and its resend after a refresh: the server does the work once.
+ */
+function withIdempotencyKey(spec: RequestSpec): RequestSpec {
+  const headers = Object.fromEntries(Object.entries(spec.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  if (headers[IDEMPOTENCY_KEY] === undefined && !spec.creates) return spec;
+  headers[IDEMPOTENCY_KEY] ??= crypto.randomUUID();
+  return { ...spec, headers };
+}
+
 /** The given signals as one (either aborts); undefined when none is given. */
 export function joinedSignal(...signals: Array<AbortSignal | undefined>): AbortSignal | undefined {
   const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
@@ -277,7 +335,7 @@ export function joinedSignal(...signals: Array<AbortSignal | undefined>): AbortS
 async function problemFrom(response: StreamedResponse): Promise<BandApiError> {
   const text = await response.body.text().catch(() => '');
   const header = (name: string) => single(response.headers[name]);
-  const title = STATUS_CODES[response.status] ?? 'Error';
+  const title = statusTitle(response.status);
   let problem: Problem = {
     type: 'about:blank',
     title,

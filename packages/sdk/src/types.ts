@@ -9,10 +9,12 @@ export {
   FILE_TYPES,
   fileTypeFor,
   MAX_UPLOAD_BYTES,
-  sizeInMiB,
+  SESSION_FILE_TYPE,
+  describeSize,
   type FileType,
   type FileTypeRule,
 } from './contract/file-types.js';
+export { checkFilePath, filePathKey, MAX_PATH_CODE_POINTS, MAX_SEGMENT_BYTES, type CheckedPath } from './contract/file-paths.js';
 export { ERROR_CODES, STATUS_BY_CODE, type ErrorCode } from './contract/error-codes.js';
 export type {
   AcceptInvitationRequest,

@@ -61,6 +61,6 @@ describe('a server that does not analyse (ANALYSIS_CONCURRENCY=0)', () => {
     const stop = new AbortController();
     const reason = new Error('gave up');
     setTimeout(() => stop.abort(reason), 700);
-    await expect(client.files.waitForAnalysis(uploaded.id, { signal: stop.signal })).rejects.toBe(reason);
+    await expect(client.files.waitForAnalysis(uploaded.id, { signal: stop.signal })).rejects.toMatchObject({ name: 'AbortError', cause: reason });
   });
 });

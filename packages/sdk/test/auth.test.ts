@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from 'node:net';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BandApiError, BandClient, BandNetworkError, isAuthError, type TokenPair } from '../src/index.js';
@@ -157,7 +158,12 @@ describe('auth', () => {
 
   it('reports an unreachable server as a network error with its cause, after retrying a safe request', async () => {
     const { dispatcher, requests } = recordingDispatcher();
-    const client = new BandClient({ baseUrl: 'http://127.0.0.1:9', dispatcher, retries: 2 });
+    // A port nothing listens on (fetch refuses the well-known ones, such as 9, before connecting).
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const client = new BandClient({ baseUrl: `http://127.0.0.1:${port}`, dispatcher, retries: 2 });
     const error = await client.health().catch((e) => e);
     expect(error).toBeInstanceOf(BandNetworkError);
     expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });

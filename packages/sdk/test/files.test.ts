@@ -90,11 +90,11 @@ describe('upload', () => {
 
     const big = path.join(workDir, 'big.mp3');
     await writeFile(big, 'ID3');
-    await truncate(big, 100 * MiB + 1);
+    await truncate(big, 2 * 1024 * MiB + 1);
     await expect(client.files.upload({ cutId: cut.id, file: big })).rejects.toMatchObject({
       status: 413,
       code: 'FILE_TOO_LARGE',
-      detail: 'Audio files (.mp3) may be at most 100 MiB; this one is 100.0 MiB',
+      detail: 'Audio files (.mp3) may be at most 2 GiB; this one is 2.0 GiB',
     });
     await expect(client.files.upload({ cutId: cut.id, file: mp3(10) })).rejects.toBeInstanceOf(TypeError);
     expect(requests).toEqual([]);
@@ -246,3 +246,36 @@ async function faultyProxy(target: URL, limit: number, fault: 'cut' | 'flip') {
     },
   };
 }
+
+describe('session folders (§16)', () => {
+  it('uploads with a path (multipart and resumable), renames with versionOf, lists the latest with paths, and checks a path locally', async () => {
+    const vibe = await owner.vibes.create((await owner.projects.create({ name: 'Session' })).id, { name: 'Songs' });
+    const session = await owner.cuts.create(vibe.id, { name: 'Song' });
+    const take = await owner.files.upload({ cutId: session.id, file: mp3(1000), filename: 'take.mp3', path: 'Audio Files/Take 1.mp3', resumable: false });
+    expect(take).toMatchObject({ path: 'Audio Files/Take 1.mp3', type: 'CUT' });
+    // A DAW project file: any extension with a path, through a resumable upload.
+    const project = path.join(workDir, 'Song.ptx');
+    await writeFile(project, 'not audio');
+    const ptx = await owner.files.upload({ cutId: session.id, file: project, path: 'Song.ptx', resumable: true });
+    expect(ptx).toMatchObject({ path: 'Song.ptx', type: 'SESSION', mimeType: 'application/octet-stream' });
+    const renamed = await owner.files.upload({ versionOf: take.id, file: mp3(1000), filename: 'take.mp3', path: 'Audio Files/Take 1 (keep).mp3' });
+    expect(renamed).toMatchObject({ path: 'Audio Files/Take 1 (keep).mp3', series: { id: take.id, version: 2 } });
+    const kept = await owner.files.upload({ versionOf: ptx.id, file: Buffer.from('saved again'), filename: 'Song.ptx', resumable: true });
+    expect(kept).toMatchObject({ path: 'Song.ptx', series: { id: ptx.id, version: 2 } });
+
+    const latest = await owner.cuts.get(session.id, { latest: true });
+    expect(latest.files.map((file) => [file.path, file.series.version])).toEqual([
+      ['Audio Files/Take 1 (keep).mp3', 2],
+      ['Song.ptx', 2],
+    ]);
+    expect((await owner.cuts.get(session.id)).files).toHaveLength(4);
+
+    const taken = await owner.files.upload({ cutId: session.id, file: mp3(1000), filename: 'x.mp3', path: 'song.PTX' }).catch((e) => e);
+    expect(taken).toMatchObject({ status: 409, code: 'PATH_TAKEN', problem: { fileId: kept.id } });
+    const { dispatcher, requests } = recordingDispatcher();
+    const client = new BandClient({ baseUrl: server.url, dispatcher, ...owner.sessionTokens });
+    await expect(client.files.upload({ cutId: session.id, file: mp3(1000), filename: 'x.mp3', path: '../x.mp3' })).rejects.toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+    await expect(client.files.upload({ cutId: session.id, file: Buffer.from('x'), filename: 'Song.ptx' })).rejects.toMatchObject({ status: 415 });
+    expect(requests).toEqual([]);
+  });
+});

@@ -34,6 +34,20 @@ describe('RequestOptions, the last argument of every resource method', () => {
     expect(await client.projects.list()).toEqual([]);
   });
 
+  it('withResponse(): any call gives its value beside the response (status, headers); awaited alone, the value', async () => {
+    const { client } = await registeredClient(server.url);
+    const created = await client.projects.create({ name: 'Raw' }, { headers: { 'x-request-id': 'sdk-raw-1' } }).withResponse();
+    expect(created.response.status).toBe(201);
+    expect(created.response.headers.location).toBe(`/api/projects/${created.data.id}`);
+    expect(created.response.headers['x-request-id']).toBe('sdk-raw-1');
+    const listed = await client.projects.list().withResponse();
+    expect(listed).toMatchObject({ data: [{ id: created.data.id }], response: { status: 200 } });
+    expect(await client.projects.get(created.data.id)).toMatchObject({ name: 'Raw' });
+    const failed = await client.projects.get('00000000-0000-4000-8000-000000000000').withResponse().catch((e) => e);
+    expect(failed).toBeInstanceOf(BandApiError);
+    expect(failed).toMatchObject({ status: 404 });
+  });
+
   it('timeoutMs and retries: override the client for one call', async () => {
     const silent = await silentServer();
     try {

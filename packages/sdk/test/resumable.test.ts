@@ -214,7 +214,7 @@ describe('resumable uploads', () => {
         if (loaded >= 4 * MiB) controller.abort(new Error('stopped by the user'));
       },
     });
-    await expect(first).rejects.toThrow('stopped by the user');
+    await expect(first).rejects.toMatchObject({ name: 'AbortError', cause: new Error('stopped by the user') });
     const urls = await storedUrls(storePath);
     expect(urls).toHaveLength(1);
     // A later run: by then the server has saved what the aborted request sent.
@@ -282,7 +282,7 @@ describe('resumable uploads', () => {
       await received(1);
       controller.abort(new Error('stopped while locked'));
       // The lock is still held: only the signal can have ended the wait.
-      await expect(upload).rejects.toThrow('stopped while locked');
+      await expect(upload).rejects.toMatchObject({ name: 'AbortError', cause: new Error('stopped while locked') });
     } finally {
       holder.release();
     }

@@ -24,7 +24,7 @@ describe('storage', () => {
     expect(stats).toMatchObject({
       totalSize: 3 * MiB + 7,
       fileCount: 2,
-      breakdown: { audio: { size: MiB + 3, count: 1 }, stems: { size: 2 * MiB + 4, count: 1 }, images: { size: 0, count: 0 } },
+      breakdown: { audio: { size: MiB + 3, count: 1 }, stems: { size: 2 * MiB + 4, count: 1 }, images: { size: 0, count: 0 }, other: { size: 0, count: 0 } },
     });
     expect(stats.site).toMatchObject({ totalSize: 3 * MiB + 7, fileCount: 2, userCount: 1, projectCount: 1 });
 

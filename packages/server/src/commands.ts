@@ -8,7 +8,7 @@ import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
 import { type Config, SETTINGS } from './core/config.js';
-import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound, lockDataDir } from './core/data-dir.js';
+import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
 import { openDatabase } from './core/database.js';
 import { Disk, type Orphans, type StoredFile } from './core/disk.js';
 import { FsBlobStore } from './core/store/fs-store.js';
@@ -35,11 +35,11 @@ database, and never stop it):
                                     once); it must be changed at the next sign-in, and the account's
                                     sessions and personal access tokens end (the count is printed);
                                     safe beside a running server
-  orphans                           list the stored files no record refers to (start-up counts them and
-                                    leaves them where they are), and those moved to DATA_DIR/orphans
-  orphans --move                    move them to DATA_DIR/orphans (the server must be stopped)
-  orphans --purge                   delete them, and what DATA_DIR/orphans holds, for good (the server
-                                    must be stopped)
+  orphans                           list the stored files no record refers to, unchanged for a day
+                                    (nothing else looks for them), and those moved to DATA_DIR/orphans;
+                                    safe beside running servers, as are --move and --purge
+  orphans --move                    move them to DATA_DIR/orphans
+  orphans --purge                   delete them, and what DATA_DIR/orphans holds, for good
   backup <dir>                      write a consistent copy of the database and of the stored files its
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
                                     counts, sha256 of every file); safe beside a running server
@@ -186,19 +186,17 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
 const ORPHAN_ACTIONS: Record<string, 'move' | 'purge'> = { '--move': 'move', '--purge': 'purge' };
 
 /**
- * Stored files no row of DATA_DIR's own database refers to. Listing is safe beside a running server (an upload
- * between its rename and its commit may show up for a moment); moving and deleting take DATA_DIR, as a server
- * does, so none can run meanwhile, and need DATA_DIR to name its database: with a wrong DATABASE_URL every
- * file would look orphaned. Exit codes: 0 done, 1 refused.
+ * Stored files no row of DATA_DIR's own database refers to, unchanged for a day (STRAY_AGE_MS): a younger one
+ * may be an upload between its rename and its commit on a running instance, so listing, moving and deleting
+ * are all safe beside running servers. Moving and deleting need DATA_DIR to name its database: with a wrong
+ * DATABASE_URL every file would look orphaned. Exit codes: 0 done, 1 refused.
  */
 async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promise<number> {
   const log = new Logger('warn');
   // Orphans are looked for in DATA_DIR: the local driver's files.
   const disk = new Disk(config, log, new FsBlobStore(config.dataDir));
   const database = describeDatabase(config.databaseUrl);
-  let release: (() => Promise<void>) | null = null;
   try {
-    if (action !== 'list') release = await lockDataDir(config.dataDir);
     if (action !== 'list' && !(await isBound(config.dataDir))) {
       throw new DataDirRefused(`DATA_DIR ${config.dataDir} does not record its database yet: start the server on it once, then run orphans --${action}.`);
     }
@@ -230,8 +228,6 @@ async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promi
     if (!(error instanceof DataDirRefused)) throw error;
     process.stderr.write(`orphans${action === 'list' ? '' : ` --${action}`} refused: ${error.message}\n`);
     return 1;
-  } finally {
-    await release?.();
   }
 }
 

@@ -31,7 +31,7 @@ it('writes ZIP64 records past 65,535 entries, and its size in advance is the siz
   const count = 65_536;
   const names = uniqueNames(Array.from({ length: count }, () => 'take.wav'));
   const modifiedAt = new Date('2026-11-21T10:00:00.000Z');
-  const archive = zipArchive(names.map((name) => ({ name, read: async () => createReadStream(stored), size: BYTES.length, modifiedAt })));
+  const archive = zipArchive(names.map((name) => ({ name, size: BYTES.length, open: () => createReadStream(stored), modifiedAt })));
   const bytes = await buffer(archive.open());
   expect(bytes.length).toBe(archive.size);
   expect(bytes.includes(ZIP64_EOCD)).toBe(true);

@@ -362,6 +362,32 @@ describe('CORS', () => {
       expect(preflight.headers.get('access-control-allow-credentials')).toBe('true');
       const foreign = await corsApi.request('GET', '/api/health', { headers: { origin: 'https://evil.example.com' } });
       expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+      // API §17: a browser may send Idempotency-Key, and reads exactly these headers of an answer.
+      const keyed = await corsApi.request('OPTIONS', '/api/projects', {
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'idempotency-key,content-type' },
+      });
+      expect(keyed.headers.get('access-control-allow-headers')?.split(/,\s*/)).toContain('idempotency-key');
+      const answer = await corsApi.request('GET', '/api/health', { headers: { origin: 'https://app.example.com' } });
+      expect(answer.headers.get('access-control-expose-headers')?.split(/,\s*/).sort()).toEqual(
+        [
+          'x-request-id',
+          'retry-after',
+          'etag',
+          'location',
+          'content-disposition',
+          'content-range',
+          'idempotent-replayed',
+          'band-file-id',
+          'tus-resumable',
+          'tus-version',
+          'tus-max-size',
+          'tus-extension',
+          'upload-offset',
+          'upload-length',
+          'upload-metadata',
+          'upload-expires',
+        ].sort(),
+      );
     } finally {
       await corsServer.close();
     }
@@ -390,5 +416,23 @@ describe('the cap on sessions', () => {
     const [active] = await server.sql<{ count: number }[]>`
       select count(*)::int as count from sessions where user_id = ${user.user.id} and revoked_at is null`;
     expect(active!.count).toBe(50);
+  });
+});
+
+describe('cookie mode (API §17)', () => {
+  it("takes the access_token cookie on API routes from the server's own page or a trusted origin, never from another page", async () => {
+    const user = await api.register();
+    const cookie = `access_token=${user.accessToken}`;
+    const ownOrigin = new URL(server.config.publicUrl).origin;
+    const me = (headers: Record<string, string>) => api.request('GET', '/api/auth/me', { headers: { cookie, ...headers } });
+    expect((await me({ 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await me({ origin: ownOrigin })).status).toBe(200);
+    const foreign: Record<string, string>[] = [{}, { origin: 'https://evil.example.com' }, { 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }];
+    for (const headers of foreign) {
+      expect((await me(headers)).status, JSON.stringify(headers)).toBe(401);
+    }
+    const created = await api.request('POST', '/api/projects', { headers: { cookie, origin: ownOrigin }, json: { name: 'From the page' } });
+    expect(created.status).toBe(201);
+    expect((await api.request('POST', '/api/projects', { headers: { cookie, origin: 'https://evil.example.com' }, json: { name: 'Forged' } })).status).toBe(401);
   });
 });

@@ -70,6 +70,14 @@ describe('cut share links', () => {
     }
   });
 
+  it('hand out the link an earlier request with reuse made of the cut, and a new one without reuse', async () => {
+    const cutId = await newCut('Reused');
+    const first = await shareCut(cutId, owner.token, { reuse: true });
+    expect(await shareCut(cutId, owner.token, { reuse: true })).toEqual(first);
+    expect((await shareCut(cutId)).token).not.toBe(first.token);
+    expect((await api.request('GET', `/api/share/${first.token}`, { headers: { accept: 'application/json' } })).body.kind).toBe('cut');
+  });
+
   it('describe the cut and its files as they are when opened (kind: "cut")', async () => {
     const cutId = await newCut('Take 3');
     const kick = await put(cutId, 'kick.wav', sampleBytes('wav', 1_000), 'Kick');

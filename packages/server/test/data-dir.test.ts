@@ -1,7 +1,6 @@
 /**
- * A DATA_DIR belongs to one database and one running server: a server started on it with another database,
- * or beside the server running on it, refuses with one line and changes nothing (before, its start-up sweep
- * moved every stored file of the live server to orphans/). As root with the embedded database, a DATA_DIR at
+ * A DATA_DIR belongs to one database: a server started on it with another database refuses with one line and
+ * changes nothing; one with the same database beside a running one is another instance sharing it. As root with the embedded database, a DATA_DIR at
  * 0700 (restored with rsync or tar) is opened to the postgres user instead of failing inside PostgreSQL.
  */
 import { createHash } from 'node:crypto';
@@ -61,7 +60,7 @@ describe('a DATA_DIR and its database', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('refuse a second server with another database, beside the running one and after it, with one line naming both, changing nothing', async () => {
+  it('refuse a second server with another database, beside the running one and after it, with one line naming both, changing nothing; take one with the same database as another instance', async () => {
     const own = await createTestDatabase();
     const env = { DATA_DIR: dataDir, DATABASE_URL: own, JWT_SECRET: 'data-dir-secret-data-dir-secret-0123456789' };
     running = await spawnServer(env);
@@ -84,13 +83,14 @@ describe('a DATA_DIR and its database', () => {
     const download = await api.request('GET', `/api/files/${stored.body.id}/download`, { token: owner.token });
     expect(download.status).toBe(200);
 
-    // The same database, beside the running server: the DATA_DIR is taken.
-    const twin = await runServerCommand([], { ...env, PORT: '0' });
-    expect(twin.code).toBe(1);
-    expect(twin.stderr.trimEnd().split('\n')).toEqual([
-      `Another bandcollab server (pid ${running.child.pid}) runs on DATA_DIR ${dataDir}: stop it first, or give this one another DATA_DIR.`,
-    ]);
-    expect(await tree(dataDir)).toEqual(before);
+    // The same database beside the running server: a second instance sharing the DATA_DIR, which serves the
+    // stored file and moves or deletes nothing.
+    const storedBefore = await tree(path.join(dataDir, 'files'));
+    const twin = await spawnServer(env);
+    expect((await client(twin.url).request('GET', `/api/files/${stored.body.id}/download`, { token: owner.token })).status).toBe(200);
+    twin.child.kill('SIGTERM');
+    expect(await twin.exited).toBe(0);
+    expect(await tree(path.join(dataDir, 'files'))).toEqual(storedBefore);
 
     running.child.kill('SIGTERM');
     expect(await running.exited).toBe(0);

@@ -44,6 +44,17 @@ describe('opening GET /api/events', () => {
     }
   });
 
+  it('takes the token as the bandcollab.bearer subprotocol (browsers set no headers) and selects bandcollab.v1', async () => {
+    const user = await api.register();
+    const bearer = (token: string) => ['bandcollab.v1', `bandcollab.bearer.${Buffer.from(token).toString('base64url')}`];
+    const events = await openEventSocket(server.url, { protocols: bearer(user.accessToken), origin: APP_ORIGIN });
+    expect(events.hello.userId).toBe(user.user.id);
+    expect(events.socket.protocol).toBe('bandcollab.v1');
+    events.close();
+    const refusal = await refusedUpgrade(server.url, { protocols: bearer(`${user.accessToken}x`), origin: APP_ORIGIN });
+    expect(refusal.status).toBe(401);
+  });
+
   it('refuses the token of a logged-out session', async () => {
     const user = await api.register();
     expect((await api.request('POST', '/api/auth/logout', { token: user.accessToken })).status).toBe(200);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FILE_TYPES } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,7 @@ describe('upload', () => {
       id: expect.any(String),
       cutId: owner.cutId,
       name: `take.${extension.toUpperCase()}`,
+      path: null,
       type: rule.type,
       size: 700,
       mimeType: rule.mimeType,
@@ -272,16 +273,22 @@ describe('read and delete', () => {
   });
 });
 
-describe('start-up sweep', () => {
-  it('removes temporary leftovers and never a stored file, also one without a row (the orphans command deals with those)', async () => {
+describe('start-up and the purge job', () => {
+  it('start-up removes nothing; the purge job removes temporary leftovers a day old, and never a stored file', async () => {
     const kept = (await upload(api, owner.token, owner.cutId, 'keep.mp3', sampleBytes('mp3', 80))).body;
     const stray = path.join(server.dataDir, 'files', '11111111-1111-4111-8111-111111111111.mp3');
+    // Another instance sharing DATA_DIR may be writing this one right now.
+    const inFlight = path.join(server.dataDir, 'tmp', 'streaming.part');
+    // A server that died mid-upload a day ago left this one.
     const leftover = path.join(server.dataDir, 'tmp', 'interrupted.part');
-    await writeFile(stray, 'x');
-    await writeFile(leftover, 'x');
+    for (const file of [stray, inFlight, leftover]) await writeFile(file, 'x');
+    const dayAndMinuteAgo = new Date(Date.now() - (24 * 60 + 1) * 60 * 1000);
+    await utimes(leftover, dayAndMinuteAgo, dayAndMinuteAgo);
+    await utimes(stray, dayAndMinuteAgo, dayAndMinuteAgo);
+    // The purge job runs once before a server listens, then every PURGE_INTERVAL_SECONDS.
     const restarted = await startTestServer({ DATA_DIR: server.dataDir, DATABASE_URL: server.env.DATABASE_URL! });
     try {
-      expect(await tempFiles()).toEqual([]);
+      expect(await tempFiles()).toEqual([path.basename(inFlight)]);
       const stored = await storedFiles();
       expect(stored).toContain(`${kept.id}.mp3`);
       expect(stored).toContain(path.basename(stray));

@@ -115,6 +115,20 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(await tokensNamed('per user')).toBe(2);
   });
 
+  it('works on routes whose handler reads the JSON itself (they take JSON or a form): projects and vibes', async () => {
+    const key = randomUUID();
+    const create = () => api.request('POST', '/api/projects', { token: owner.accessToken, json: { name: 'Keyed' }, headers: { 'idempotency-key': key } });
+    const first = await create();
+    expect(first.status).toBe(201);
+    const repeat = await create();
+    expect(repeat.status).toBe(201);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+    expect(repeat.body.id).toBe(first.body.id);
+    const vibe = await api.request('POST', `/api/projects/${first.body.id}/vibes`, { token: owner.accessToken, json: { name: 'V' }, headers: { 'idempotency-key': randomUUID() } });
+    expect(vibe.status).toBe(201);
+    expect(vibe.body.name).toBe('V');
+  });
+
   it('replays a 4xx answer too', async () => {
     const key = randomUUID();
     const first = await createToken(key, { name: 'x', scope: 'everything', expiresIn: 3600 });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMember } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
 import { call, client } from './support/http.js';
@@ -88,6 +89,80 @@ describe('creating links', () => {
     } finally {
       socket.close();
     }
+  });
+});
+
+describe('reusing a link (reuse: true, what band publish --share sends)', () => {
+  const links = async (fileId: string) =>
+    server.sql<{ id: string; token_sealed: Buffer | null; expires_at: Date | null }[]>`select id, token_sealed, expires_at from share_links where file_id = ${fileId}`;
+
+  it("hands out the caller's live link again, with the same token, one row, and no event", async () => {
+    const file = await uploaded();
+    const socket = await openEventSocket(server.url, { token: owner.token });
+    let first;
+    try {
+      first = await share(file.id, { reuse: true, expiresIn: 3600 });
+      expect(first.status).toBe(201);
+      const again = await share(file.id, { reuse: true, expiresIn: 3600 });
+      expect(again.status).toBe(201);
+      expect(again.body.token).toBe(first.body.token);
+      expect(again.body.shareUrl).toBe(first.body.shareUrl);
+      // Events arrive in order: once the plain link's has, the reuse would have had its own before it.
+      await share(file.id);
+      await socket.waitFor((e) => e.type === 'file.shared' && e.data.expiresAt === null);
+      const shared = socket.events.filter((e) => e.type === 'file.shared' && e.data.fileId === file.id);
+      expect(shared.map((e) => e.type === 'file.shared' && e.data.expiresAt)).toEqual([first.body.expiresAt, null]);
+    } finally {
+      socket.close();
+    }
+    const rows = await links(file.id);
+    expect(rows).toHaveLength(2);
+    // The token is kept sealed, never as itself.
+    const sealed = rows.find((row) => row.token_sealed !== null)!.token_sealed!;
+    expect(sealed.includes(Buffer.from(first.body.token))).toBe(false);
+    expect((await publicGet(first.body.token)).status).toBe(200);
+  });
+
+  it('moves the expiry to the later of the two, never earlier', async () => {
+    const file = await uploaded();
+    const first = (await share(file.id, { reuse: true, expiresIn: 600 })).body;
+    const later = (await share(file.id, { reuse: true, expiresIn: 7200 })).body;
+    expect(later.token).toBe(first.token);
+    expect(Date.parse(later.expiresAt)).toBeGreaterThan(Date.parse(first.expiresAt) + 6000_000);
+    const shorter = (await share(file.id, { reuse: true, expiresIn: 60 })).body;
+    expect(shorter).toEqual(later);
+    expect((await links(file.id))[0]!.expires_at!.toISOString()).toBe(later.expiresAt);
+    const forever = (await share(file.id, { reuse: true })).body;
+    expect(forever).toMatchObject({ token: first.token, expiresAt: null });
+  });
+
+  it('makes a new link when the earlier one was not made for reuse, has other options, is revoked, or is another member’s', async () => {
+    const file = await uploaded();
+    const plain = (await share(file.id)).body;
+    const reusable = (await share(file.id, { reuse: true })).body;
+    expect(reusable.token).not.toBe(plain.token);
+    const following = (await share(file.id, { reuse: true, follow: 'latest' })).body;
+    expect(following.token).not.toBe(reusable.token);
+    expect((await share(file.id, { reuse: true, follow: 'latest' })).body.token).toBe(following.token);
+
+    const member = await api.register();
+    await addMember(api, owner.token, owner.projectId, member);
+    const theirs = await api.request('POST', `/api/files/${file.id}/share`, { token: member.accessToken, json: { reuse: true } });
+    expect(theirs.status).toBe(201);
+    expect([plain.token, reusable.token, following.token]).not.toContain(theirs.body.token);
+
+    const [row] = await server.sql<{ id: string }[]>`select id from share_links where token_hash = ${createHash('sha256').update(reusable.token).digest('hex')}`;
+    expect((await api.request('DELETE', `/api/shares/${row!.id}`, { token: owner.token })).status).toBe(200);
+    const fresh = (await share(file.id, { reuse: true })).body;
+    expect([plain.token, reusable.token, following.token, theirs.body.token]).not.toContain(fresh.token);
+    expect((await publicGet(fresh.token)).status).toBe(200);
+  });
+
+  it('refuses a reuse that is not true or false', async () => {
+    const file = await uploaded();
+    const response = await share(file.id, { reuse: 'yes' });
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0].field).toBe('reuse');
   });
 });
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { requirePrerequisite } from './support/prerequisites.js';
 import { mountSmallDisk } from './support/small-disk.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
-// Storage safety: stored bytes never moved or deleted at start-up, private modes, the free-disk floor, the quota.
+// Storage safety: nothing moved or deleted at start-up, private modes, the free-disk floor, the quota.
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -40,7 +40,7 @@ describe('stored files without a record', () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('stay in place at start-up, counted in one warning; the orphans command lists them, and moves or purges them once the server is stopped', async () => {
+  it('are left alone at start-up; the orphans command lists, moves and purges those a day old, beside a running server', async () => {
     const first = await startTestServer({ DATA_DIR: dataDir });
     const api = client(first.url);
     const owner = await userWithCut(api);
@@ -50,39 +50,34 @@ describe('stored files without a record', () => {
     const project = await api.request('POST', '/api/projects', { token: owner.token, body: imageForm('Covered', sampleBytes('png', 700)) });
     expect(project.status).toBe(201);
     await first.close();
-    // Bytes no row names: copied in by hand, or left by a restored older backup.
+    // Bytes no row names: copied in by hand, or left by a restored older backup, a day ago.
     const strayFile = `${randomUUID()}.wav`;
     const strayImage = `${randomUUID()}.png`;
     await writeFile(path.join(dataDir, 'files', strayFile), sampleBytes('wav', 1234));
     await writeFile(path.join(dataDir, 'images', strayImage), sampleBytes('png', 300));
-    await writeFile(path.join(dataDir, 'tmp', 'leftover.part'), 'half an upload');
+    const dayAndMinuteAgo = new Date(Date.now() - (24 * 60 + 1) * 60 * 1000);
+    for (const stray of [path.join('files', strayFile), path.join('images', strayImage)]) await utimes(path.join(dataDir, stray), dayAndMinuteAgo, dayAndMinuteAgo);
+    // Bytes another instance has just stored and is about to record: no orphan.
+    const justStored = `${randomUUID()}.wav`;
+    await writeFile(path.join(dataDir, 'files', justStored), sampleBytes('wav', 99));
+    await writeFile(path.join(dataDir, 'tmp', 'streaming.part'), 'half an upload');
     const storedName = (uploaded.body.url as string).split('/').pop()!;
     const imageName = (project.body.imageUrl as string).split('/').pop()!;
 
     const second = await spawnServer({ ...first.env, PORT: '0', LOG_LEVEL: 'warn' });
-    const warnings = logLines(second.output()).filter((line) => line.level === 'warn');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ msg: expect.stringMatching(/without a record.*bandcollab-server orphans/), count: 2, bytes: 1534 });
-    expect((await readdir(path.join(dataDir, 'files'))).sort()).toEqual([storedName, strayFile].sort());
+    expect(logLines(second.output()).filter((line) => line.level === 'warn')).toEqual([]);
+    expect((await readdir(path.join(dataDir, 'files'))).sort()).toEqual([storedName, strayFile, justStored].sort());
     expect((await readdir(path.join(dataDir, 'images'))).sort()).toEqual([imageName, strayImage].sort());
-    expect(await readdir(path.join(dataDir, 'tmp'))).toEqual([]);
+    expect(await readdir(path.join(dataDir, 'tmp'))).toEqual(['streaming.part']);
 
     const listed = await runServerCommand(['orphans'], first.env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout.trim().split('\n')).toEqual([`1234\tfiles/${strayFile}`, `300\timages/${strayImage}`]);
     expect(listed.stderr).toContain('2 stored file(s) without a record, 1534 bytes');
-    // Beside a running server an upload may sit between its rename and its commit: moving waits for it to stop.
-    const busy = await runServerCommand(['orphans', '--move'], first.env);
-    expect(busy.code).toBe(1);
-    expect(busy.stderr).toContain(`pid ${second.child.pid}`);
-    expect(await readdir(path.join(dataDir, 'files'))).toContain(strayFile);
-    second.child.kill('SIGTERM');
-    expect(await second.exited).toBe(0);
-
     const moved = await runServerCommand(['orphans', '--move'], first.env);
     expect(moved.code, moved.stderr).toBe(0);
     expect(moved.stdout).toContain('moved 2 file(s), 1534 bytes');
-    expect(await readdir(path.join(dataDir, 'files'))).toEqual([storedName]);
+    expect((await readdir(path.join(dataDir, 'files'))).sort()).toEqual([storedName, justStored].sort());
     expect(await readdir(path.join(dataDir, 'orphans', 'files'))).toEqual([strayFile]);
     const again = await runServerCommand(['orphans'], first.env);
     expect(again.stdout.trim().split('\n')).toEqual([`1234\torphans/files/${strayFile}`, `300\torphans/images/${strayImage}`]);
@@ -98,10 +93,14 @@ describe('stored files without a record', () => {
     expect(await readdir(path.join(dataDir, 'orphans', 'images'))).toEqual([]);
     expect(sha256(await readFile(path.join(dataDir, 'files', storedName)))).toBe(sha256(audio));
     expect(await readdir(path.join(dataDir, 'images'))).toEqual([imageName]);
+    expect(await readdir(path.join(dataDir, 'files'))).toContain(justStored);
+    expect((await client(second.url).request('GET', `/api/files/${uploaded.body.id}/download`, { token: owner.token })).status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
   });
 });
 
-it('deletes at start-up the bytes of a committed delete that were left on disk (they are no orphans)', async () => {
+it('deletes the bytes of a committed delete that were left on disk in the purge job, also run at start (they are no orphans)', async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-removed-'));
   let server = await startTestServer({ DATA_DIR: dataDir });
   try {

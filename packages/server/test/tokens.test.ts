@@ -234,6 +234,25 @@ describe('authenticating with a token', () => {
     expect(create.body.code).toBe('INSUFFICIENT_SCOPE');
   });
 
+  it("names itself in the actor of the events its actions cause (actor.token); a session's actions carry no token", async () => {
+    const owner = await api.register();
+    const project = await seedProject(api, owner.accessToken, 'Released');
+    const { token } = await createToken(owner, { name: 'github-release' });
+    const events = await openEventSocket(server.url, { token: owner.accessToken });
+    try {
+      await expectStatus(api.request('PUT', `/api/cuts/${project.cutId}`, { token, json: { name: 'By the token' } }), 200);
+      await expectStatus(api.request('PUT', `/api/cuts/${project.cutId}`, { token: owner.accessToken, json: { name: 'By hand' } }), 200);
+      const [byToken, byHand] = [
+        await events.waitFor((event) => event.type === 'cut.updated' && event.data.cut.name === 'By the token'),
+        await events.waitFor((event) => event.type === 'cut.updated' && event.data.cut.name === 'By hand'),
+      ];
+      expect(byToken.actor).toEqual({ id: owner.user.id, name: owner.user.name, token: 'github-release' });
+      expect(byHand.actor).toEqual({ id: owner.user.id, name: owner.user.name });
+    } finally {
+      events.close();
+    }
+  });
+
   it('limited to projects: the events stream says hello with and delivers only those', async () => {
     const owner = await api.register();
     const [reached, other] = [await seedProject(api, owner.accessToken, 'Reached'), await seedProject(api, owner.accessToken, 'Other')];

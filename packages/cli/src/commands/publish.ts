@@ -36,8 +36,8 @@ export function register(publish: Command, factory: Factory): void {
       .requiredOption('--vibe <vibe>', 'vibe id or name')
       .requiredOption('--cut <cut>', 'cut id or name')
       .option('--create', 'create the project, vibe and cut when they do not exist')
-      .option('--share', 'make a public link and print its URL')
-      .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w); default: no expiry', parseDuration)
+      .option('--share', 'print the URL of a public link: the one an earlier publish --share made, while it works, else a new one')
+      .option('--expires <duration>', 'with --share: link lifetime (90s, 30m, 12h, 7d, 52w), from now (a link reused lasts at least that); default: no expiry', parseDuration)
       .option('--max-true-peak <dBTP>', 'wait for the analysis; refuse (exit 7) when the true peak is above this, e.g. -1.0', decibels)
       .option('--loudness <LUFS:LU>', 'wait for the analysis; refuse (exit 7) unless the integrated loudness is within target ± tolerance, e.g. -14:1', loudnessRange)
       .option('--no-resume', 'send the file from its first byte, even when an interrupted run left it unfinished')
@@ -74,7 +74,8 @@ export function register(publish: Command, factory: Factory): void {
             ctx.out.done(file, () => publishedView(file));
             return;
           }
-          const link = await client.files.share(file.id, { expiresIn: options.expires });
+          // The link an earlier run made, when it still works: a job that publishes on every run hands out one link.
+          const link = await client.files.share(file.id, { expiresIn: options.expires, reuse: true });
           if (!present) ctx.out.info(publishedView(file));
           ctx.out.record(link, () => link.shareUrl);
         }),

@@ -4,6 +4,7 @@
 export * from './comments.js';
 export * from './error-codes.js';
 export * from './fields.js';
+export * from './file-paths.js';
 export * from './file-types.js';
 export * from './records.js';
 export * from './requests.js';

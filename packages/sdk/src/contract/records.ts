@@ -10,7 +10,7 @@ const id = z.string().meta({ format: 'uuid' });
 /** ISO 8601 UTC timestamp with milliseconds. */
 const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
 const count = z.int();
-const fileType = z.enum(['CUT', 'STEM', 'IMAGE']);
+const fileType = z.enum(['CUT', 'STEM', 'IMAGE', 'SESSION']);
 
 export const errorCode = z.enum(ERROR_CODES);
 
@@ -25,7 +25,7 @@ export const problem = z
     code: errorCode,
     requestId: z.string(),
     errors: z.array(fieldError).optional().meta({ description: 'Only for VALIDATION_FAILED' }),
-    fileId: id.optional().meta({ description: 'Only for UNCHANGED: the latest version of the series, whose sha256 the upload matched' }),
+    fileId: id.optional().meta({ description: 'UNCHANGED: the latest version of the series, whose sha256 the upload matched; PATH_TAKEN: the latest version of the series at the path' }),
   })
   .meta({ description: 'RFC 9457 problem details; every error response.' });
 
@@ -183,6 +183,9 @@ export const fileRecord = z.object({
   id,
   cutId: id,
   name: z.string().meta({ description: 'Display name' }),
+  path: z.string().nullable().meta({
+    description: "Its relative POSIX path in the cut's folder (§16), NFC; the series' path, so every version shows the latest one's; null for files uploaded without one",
+  }),
   type: fileType,
   size: count,
   mimeType: z.string(),
@@ -282,7 +285,9 @@ export const shareRecord = z.object({
 });
 
 export const sizeCount = z.object({ size: count, count });
-export const storageBreakdown = z.object({ audio: sizeCount, stems: sizeCount, images: sizeCount });
+export const storageBreakdown = z
+  .object({ audio: sizeCount, stems: sizeCount, images: sizeCount, other: sizeCount })
+  .meta({ description: 'audio: CUT files, stems: STEM, images: IMAGE files and the images of projects, vibes and avatars, other: SESSION files' });
 export const siteStorage = z.object({ totalSize: count, fileCount: count, breakdown: storageBreakdown, userCount: count, projectCount: count });
 export const storageQuota = z.object({ limitBytes: count, usedBytes: count });
 export const storageStats = z.object({
@@ -409,9 +414,14 @@ export type Waveform = z.output<typeof waveform>;
 
 // ---- events (§7)
 
+/** Who caused an event: a user, and the personal access token it came through, if one. */
+export const eventActor = userRef.extend({
+  token: z.string().optional().meta({ description: 'The name of the personal access token the action came through; absent for a session' }),
+});
+
 /** An event envelope whose `data` is `data`: one schema per event type, so `type` tells what `data` holds. */
 const event = <Type extends string, Data extends z.ZodRawShape>(type: Type, data: Data) =>
-  z.object({ id, type: z.literal(type), projectId: id, actor: userRef, at: timestamp, data: z.object(data) });
+  z.object({ id, type: z.literal(type), projectId: id, actor: eventActor, at: timestamp, data: z.object(data) });
 
 export const projectEvent = z.discriminatedUnion('type', [
   event('project.updated', { project: updatedProject }),

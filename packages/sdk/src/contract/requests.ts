@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
-import { extensionsOf, MAX_UPLOAD_BYTES, sizeInMiB } from './file-types.js';
+import { checkFilePath } from './file-paths.js';
+import { describeSize, extensionsOf, MAX_UPLOAD_BYTES } from './file-types.js';
 import {
   clearImageField,
   emailSchema,
@@ -125,6 +126,16 @@ export const moveCutRequest = z.object({ targetVibeId: uuidSchema });
 
 // ---- files and shares (§6)
 
+/** A file's path (§16): checked and NFC-normalised; an empty one is refused (not taken as absent). */
+export const filePathSchema = z.string().transform((raw, ctx) => {
+  const checked = checkFilePath(raw);
+  if ('problem' in checked) {
+    ctx.addIssue({ code: 'custom', message: checked.problem });
+    return z.NEVER;
+  }
+  return checked.path;
+});
+
 /** The text fields of a multipart upload. */
 const uploadFieldsShape = {
   cutId: uuidSchema.optional().meta({ description: "The cut; may be left out with versionOf (given, it must be the series' cut)" }),
@@ -132,6 +143,12 @@ const uploadFieldsShape = {
     description: 'Any file of a series: the upload becomes its next version (same cut, same type; else 400 naming versionOf). Send it before the file part.',
   }),
   name: nameSchema.optional().meta({ description: "Display name; default the latest version's (with versionOf), else the file name without path" }),
+  path: filePathSchema.optional().meta({
+    description:
+      "The file's relative POSIX path in the cut's folder (§16), NFC-normalised by the server; unique case-insensitively among the latest " +
+      'versions of the cut (a taken path: 409 PATH_TAKEN unless versionOf names its series). With versionOf: another path renames the ' +
+      "series, none keeps its path. With a path, any extension no type claims is a SESSION file. Send it before the file part.",
+  }),
 };
 
 /** An upload names its cut, or the series it is the next version of. */
@@ -186,6 +203,13 @@ export const shareRequest = z.object({
     .boolean({ error: 'must be true or false' })
     .optional()
     .meta({ description: 'A file link only: a feedback link, where whoever holds it may comment without an account' }),
+  reuse: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({
+      description:
+        "Hand out again the caller's live link of this file or cut that an earlier request with reuse made with the same follow and allowComments (its expiry moves to the later of the two), instead of making another; without one, a new link that a later request with reuse finds",
+    }),
 });
 
 // ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams
@@ -194,7 +218,7 @@ const imagePart = z
   .file()
   .meta({
     description:
-      `JPEG, PNG, GIF or WebP, at most ${sizeInMiB(MAX_UPLOAD_BYTES.IMAGE)}, checked by its leading bytes. A file name extension, when there is one, must be ` +
+      `JPEG, PNG, GIF or WebP, at most ${describeSize(MAX_UPLOAD_BYTES.IMAGE)}, checked by its leading bytes. A file name extension, when there is one, must be ` +
       `the image's (${extensionsOf('IMAGE').map((extension) => `.${extension}`).join(' ')}); a part without one (a Blob sent as "blob") is typed by its leading bytes.`,
   })
   .optional();
@@ -207,7 +231,7 @@ export const avatarForm = z.object({ image: imagePart.unwrap() });
 /** The file part is last: when cutId precedes it, access is checked before any byte is stored. */
 export const uploadForm = z.object({
   ...uploadFieldsShape,
-  file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes' }),
+  file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes; with a path, any other extension is a SESSION file, whose bytes are not checked' }),
 });
 
 // ---- site administration

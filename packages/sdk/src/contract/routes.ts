@@ -574,7 +574,7 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'cuts',
     summary: 'A cut with its files',
-    description: 'Every file, every version of each series, oldest first; `?latest=true` lists only the latest version of each series.',
+    description: "Every file, every version of each series, oldest first; `?latest=true` lists only the latest version of each series: with each file's `path` (§16), what `band pull` mirrors.",
     openapi: { parameters: [
       { name: 'latest', in: 'query', required: false, description: 'true: only the latest version of each series', schema: { type: 'boolean', default: false } },
     ] },
@@ -653,7 +653,7 @@ export const ROUTES = declareRoutes({
     errorNotes: {
       429: 'RATE_LIMITED: 100 live links already; revoke one (Retry-After)',
     },
-    summary: 'Make a new share link of the cut (each call makes another); event cut.shared',
+    summary: 'Make a new share link of the cut (each call makes another, unless reuse); event cut.shared',
     description: "The link shows the cut's files as they are when it is opened, each playable and downloadable, and all of them as one ZIP. At most 100 live links per cut: the 101st is 429 RATE_LIMITED until one is revoked or expires.",
   },
   unshareCut: {
@@ -737,14 +737,15 @@ export const ROUTES = declareRoutes({
     form: 'UploadForm',
     response: 'File',
     status: 201,
-    errors: ['NOT_FOUND','UNCHANGED','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
+    errors: ['NOT_FOUND','PATH_TAKEN','UNCHANGED','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
     errorNotes: {
+      409: 'PATH_TAKEN: the path (compared after NFC with Unicode case folding) is the path of another series\' latest version in the cut; upload it with versionOf naming that series',
       412: 'UNCHANGED: If-None-Match names the latest version\'s sha256 (with versionOf); the problem carries fileId of that version, and no byte of the body was read',
       503: 'UNAVAILABLE, with Retry-After: the database is unreachable, or the server is shutting down and cut the upload after its grace period (nothing stored)',
     },
     tag: 'files',
     summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
-    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed. Versions: `versionOf` (a field before the file part, or the query parameter `?versionOf=`) names any file of a series, and the upload becomes its next version: same cut and same type (else 400 naming versionOf), an unknown or invisible file 404; `cutId` may then be left out, and the display name defaults to the latest version's. Concurrent uploads of one series get distinct consecutive numbers. With `If-None-Match: \"<sha256 hex>\"` equal to the latest version's sha256 the answer is 412 UNCHANGED (with `fileId`) as soon as versionOf is known, before any byte of the file is read: a CI re-run publishes nothing.",
+    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}, session files {limit:SESSION}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed. Versions: `versionOf` (a field before the file part, or the query parameter `?versionOf=`) names any file of a series, and the upload becomes its next version: same cut and same type (else 400 naming versionOf), an unknown or invisible file 404; `cutId` may then be left out, and the display name defaults to the latest version's. Concurrent uploads of one series get distinct consecutive numbers. With `If-None-Match: \"<sha256 hex>\"` equal to the latest version's sha256 the answer is 412 UNCHANGED (with `fileId`) as soon as versionOf is known, before any byte of the file is read: a CI re-run publishes nothing. Session folders (§16): `path` (a field before the file part) is the file's relative POSIX path in the cut's folder: 1–1024 characters after NFC, segments separated by /, each at most 255 UTF-8 bytes, none empty, . or .., no leading /, no \\, no control characters (else 400 naming path; an empty path too); the server stores it NFC-normalised. Among the latest versions of the cut's series a path is unique, compared after NFC with Unicode case folding: a taken path is 409 PATH_TAKEN unless versionOf names that series. With versionOf, another path renames the series (every version shows it) and no path keeps the series' path. With a path (given, or the series'), any extension the type table does not name is a SESSION file: application/octet-stream, no leading-byte check, served only as an attachment.",
     openapi: { parameters: [
       { name: 'versionOf', in: 'query', required: false, description: 'Any file of a series: the upload becomes its next version (also a multipart field)', schema: { type: 'string', format: 'uuid' } },
       { name: 'If-None-Match', in: 'header', required: false, description: 'With versionOf: `\"<sha256 hex>\"` of the file; equal to the latest version\'s, 412 UNCHANGED before any byte is read', schema: { type: 'string' } },
@@ -764,18 +765,18 @@ export const ROUTES = declareRoutes({
     path: '/api/uploads',
     auth: 'write',
     status: 201,
-    errors: ['VALIDATION_FAILED','NOT_FOUND','PAYLOAD_TOO_LARGE','UNSUPPORTED_MEDIA_TYPE','UNCHANGED','RATE_LIMITED','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
+    errors: ['VALIDATION_FAILED','NOT_FOUND','PATH_TAKEN','PAYLOAD_TOO_LARGE','UNSUPPORTED_MEDIA_TYPE','UNCHANGED','RATE_LIMITED','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
     errorNotes: {
       412: 'VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0 (the answer names Tus-Version); or UNCHANGED: with versionOf, If-None-Match names the latest version\'s sha256 (the problem carries its fileId)',
     },
     tag: 'uploads',
     summary: 'Create a resumable upload (tus creation, creation-with-upload)',
-    description: "The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated \"key base64value\") carries cutId and filename (required; a name as every name, 1–200 characters without control or bidirectional control characters, and without / or \\: else 400 on the field filename, as a missing one; the extension decides the type) and name (optional display name), or versionOf (any file of a series: the upload becomes its next version, as with POST /api/files/upload; cutId may then be left out). With versionOf, If-None-Match \"<sha256 hex>\" equal to the latest version's sha256 is 412 UNCHANGED (with fileId) and no upload is created. Checked before any byte: access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type's limit (413 FILE_TOO_LARGE), quota and free disk (507): an incomplete upload holds its whole Upload-Length of its owner\'s quota until it completes, is terminated or expires. At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset.",
+    description: "The same upload as POST /api/files/upload, in pieces that survive a dropped connection, a killed client or a restarted server; any tus 1.0.0 client works. Every request of /api/uploads needs Tus-Resumable: 1.0.0 (else 412 VALIDATION_FAILED naming the header) and a Bearer token (a session token or a write personal access token). Upload-Length is required (deferred length: 400; 0: 400). Upload-Metadata (comma-separated \"key base64value\") carries cutId and filename (required; a name as every name, 1–200 characters without control or bidirectional control characters, and without / or \\: else 400 on the field filename, as a missing one; the extension decides the type) and name (optional display name), or versionOf (any file of a series: the upload becomes its next version, as with POST /api/files/upload; cutId may then be left out). With versionOf, If-None-Match \"<sha256 hex>\" equal to the latest version's sha256 is 412 UNCHANGED (with fileId) and no upload is created. Checked before any byte: access to the cut (404), the extension (415 UNSUPPORTED_FILE_TYPE), the type's limit (413 FILE_TOO_LARGE), quota and free disk (507): an incomplete upload holds its whole Upload-Length of its owner\'s quota until it completes, is terminated or expires. At most 10 incomplete uploads per user: the 11th is 429 RATE_LIMITED. A body sent as application/offset+octet-stream is the first bytes (as a PATCH at offset 0), and the answer carries Upload-Offset. path (optional) as the multipart field path: checked, normalised and made unique the same way, before any byte (400, 409 PATH_TAKEN), and again when the upload completes (a path taken meanwhile: 409 PATH_TAKEN, and the upload is gone); with a path any other extension is a SESSION file.",
     openapi: {
       parameters: [
         TUS_RESUMABLE,
         { name: 'Upload-Length', in: 'header', required: true, schema: { type: 'integer', minimum: 1 } },
-        { name: 'Upload-Metadata', in: 'header', required: true, schema: STRING, description: 'cutId (or versionOf) and filename required, name optional; values base64' },
+        { name: 'Upload-Metadata', in: 'header', required: true, schema: STRING, description: 'cutId (or versionOf) and filename required, name and path optional; values base64' },
       ],
       requestBody: OFFSET_STREAM(false),
       responses: {
@@ -824,9 +825,9 @@ export const ROUTES = declareRoutes({
     auth: 'write',
     params: { id: { noun: 'Upload', description: 'The upload id, from the Location of its creation' } },
     status: 204,
-    errors: ['VALIDATION_FAILED','OFFSET_MISMATCH','PAYLOAD_TOO_LARGE','UNSUPPORTED_MEDIA_TYPE','UPLOAD_LOCKED','CHECKSUM_MISMATCH','RATE_LIMITED','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
+    errors: ['VALIDATION_FAILED','OFFSET_MISMATCH','PATH_TAKEN','PAYLOAD_TOO_LARGE','UNSUPPORTED_MEDIA_TYPE','UPLOAD_LOCKED','CHECKSUM_MISMATCH','RATE_LIMITED','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
     errorNotes: {
-      409: 'OFFSET_MISMATCH: Upload-Offset is not the bytes received',
+      409: 'OFFSET_MISMATCH: Upload-Offset is not the bytes received; or PATH_TAKEN: the completing PATCH found the upload\'s path taken meanwhile by another series (the upload is gone)',
       412: 'VALIDATION_FAILED (field Tus-Resumable): Tus-Resumable is not 1.0.0',
       423: 'UPLOAD_LOCKED: another PATCH of this upload is in progress',
       460: 'CHECKSUM_MISMATCH: the bytes do not match Upload-Checksum; they were discarded',
@@ -967,8 +968,9 @@ export const ROUTES = declareRoutes({
       429: 'RATE_LIMITED: 100 live links already; revoke one (Retry-After)',
     },
     tag: 'shares',
-    summary: 'Make a new share link (each call makes another)',
-    description: 'At most 100 live links per file: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
+    summary: 'Make a new share link (each call makes another, unless reuse)',
+    description:
+      "At most 100 live links per file: the 101st is 429 RATE_LIMITED until one is revoked or expires. With `reuse: true`, the caller's live link that an earlier request with `reuse` made with the same `follow` and `allowComments` is answered again (201, its token and URL, its expiry moved to the later of its own and `expiresIn` from now; no event), so a CI job sharing on every run hands out one link; without one, a new link is made. Only such a link's token is kept, encrypted under a key derived from the server's secret (the database alone never yields it); when the secret changed, a new link is made.",
   },
   unshareFile: {
     method: 'DELETE',
@@ -1134,7 +1136,7 @@ export const ROUTES = declareRoutes({
     errors: ['VALIDATION_FAILED','FORBIDDEN','RATE_LIMITED'],
     tag: 'events',
     summary: "WebSocket (Upgrade: websocket): every event of the caller's projects",
-    description: 'First message {type: "hello", userId, projectIds}; then ProjectEvent messages, in commit order, for the projects the user belongs to at that moment (member.added for the user adds a project, member.removed and project.deleted drop it after delivering that event; creating a project is a member.added of its creator). Events missed while disconnected are not replayed: reload after each hello. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); requests without Origin (non-browser clients) are allowed. The server pings every {EVENTS_HEARTBEAT_SECONDS} and drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events (its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error; 1008 the client sent a message (the stream takes none: clients only answer pings); 1009 a frame over 4 KiB. Reconnect with backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake". One session or personal access token may hold 16 open sockets and one user 32 (per server instance); past either, 429 RATE_LIMITED with Retry-After: 30.',
+    description: 'First message {type: "hello", userId, projectIds}; then ProjectEvent messages, in commit order, for the projects the user belongs to at that moment (member.added for the user adds a project, member.removed and project.deleted drop it after delivering that event; creating a project is a member.added of its creator). Events missed while disconnected are not replayed: reload after each hello. An event committed just before the hello may still arrive after it (delivery is at least once around the hello; every event carries its id). Credentials: Authorization: Bearer, the access_token cookie, or (browsers, which cannot set headers on a WebSocket) the subprotocols `bandcollab.v1, bandcollab.bearer.<base64url(token)>`, of which the server selects bandcollab.v1; that header is redacted from logs like Authorization. An Origin other than PUBLIC_URL or one of CORS_ORIGINS is refused (403); requests without Origin (non-browser clients) are allowed. The server pings every {EVENTS_HEARTBEAT_SECONDS} and drops a peer that misses a pong. Close codes: 4401 the session ended (logout, refresh-token reuse, end of its lifetime; a personal access token revoked or expired; do not reconnect); 1013 the client fell over 1 MiB behind; 1012 the server may have missed events (its LISTEN connection was re-established); 1001 the server is shutting down; 1011 internal error; 1008 the client sent a message (the stream takes none: clients only answer pings); 1009 a frame over 4 KiB. Reconnect with backoff on every code but 4401. A malformed handshake (after authentication) is 400 VALIDATION_FAILED, field "handshake". One session or personal access token may hold 16 open sockets and one user 32 (per server instance); past either, 429 RATE_LIMITED with Retry-After: 30.',
     openapi: {"responses":{"101":{"description":"Switching protocols","content":{"application/json":{"schema":{"$ref":"#/components/schemas/ProjectEvent"}}}}}},
   },
   // ---- comments and reviews (§14)

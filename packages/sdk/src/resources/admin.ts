@@ -1,3 +1,4 @@
+import type { BandPromise } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
 import type { RequestOptions, Transport } from '../transport.js';
 import type { AdminStorage, AdminUser } from '../types.js';
@@ -16,17 +17,17 @@ export class AdminResource {
   constructor(private readonly transport: Transport) {}
 
   /** Every user's or project's bytes by type, quota use and incomplete uploads, most bytes first. */
-  storage(options: AdminStorageOptions, requestOptions?: RequestOptions): Promise<AdminStorage> {
+  storage(options: AdminStorageOptions, requestOptions?: RequestOptions): BandPromise<AdminStorage> {
     return this.transport.call(ROUTES.adminStorage, { query: { by: options.by, top: options.top } }, requestOptions);
   }
 
   /** Every account, by email. */
-  users(options?: RequestOptions): Promise<AdminUser[]> {
+  users(options?: RequestOptions): BandPromise<AdminUser[]> {
     return this.transport.call(ROUTES.adminListUsers, {}, options);
   }
 
   /** Deactivates an account (it cannot sign in; its sessions and tokens end at once; its files stay) or activates it again. */
-  setActive(userId: string, active: boolean, options?: RequestOptions): Promise<AdminUser> {
+  setActive(userId: string, active: boolean, options?: RequestOptions): BandPromise<AdminUser> {
     return this.transport.call(ROUTES.adminSetUserActive, { params: { id: userId }, json: { active } }, options);
   }
 }

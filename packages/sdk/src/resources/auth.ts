@@ -1,3 +1,4 @@
+import { BandPromise } from '../band-promise.js';
 import { localProblem } from '../errors.js';
 import { type FileInput, imageFormOrJson } from '../multipart.js';
 import { ROUTES } from '../contract/routes.js';
@@ -36,11 +37,11 @@ export class AuthResource {
   constructor(private readonly transport: Transport) {}
 
   /** Creates an account and signs in: the client keeps the tokens and hands them to onTokens. */
-  register(request: RegisterRequest, options?: RequestOptions): Promise<AuthResult> {
+  register(request: RegisterRequest, options?: RequestOptions): BandPromise<AuthResult> {
     return this.signIn(this.transport.call(ROUTES.register, { json: request }, options));
   }
 
-  login(request: LoginRequest, options?: RequestOptions): Promise<AuthResult> {
+  login(request: LoginRequest, options?: RequestOptions): BandPromise<AuthResult> {
     return this.signIn(this.transport.call(ROUTES.login, { json: request }, options));
   }
 
@@ -53,33 +54,37 @@ export class AuthResource {
   }
 
   /** Ends the session server-side and forgets the tokens, even when the server could not be reached. */
-  async logout(options?: RequestOptions): Promise<LogoutResult> {
-    const { refreshToken } = this.transport.tokens;
-    try {
-      // The refresh token names the session; an expired access token must not stand in the way.
-      const request = routeRequest(ROUTES.logout, { json: (refreshToken ? { refreshToken } : {}) satisfies LogoutRequest });
-      return await this.transport.json<LogoutResult>({ ...request, auth: refreshToken === undefined }, options);
-    } finally {
-      this.transport.setTokens({});
-    }
+  logout(options?: RequestOptions): BandPromise<LogoutResult> {
+    return BandPromise.from(async () => {
+      const { refreshToken } = this.transport.tokens;
+      try {
+        // The refresh token names the session; an expired access token must not stand in the way.
+        const request = routeRequest(ROUTES.logout, { json: (refreshToken ? { refreshToken } : {}) satisfies LogoutRequest });
+        return await this.transport.json<LogoutResult>({ ...request, auth: refreshToken === undefined }, options).withResponse();
+      } finally {
+        this.transport.setTokens({});
+      }
+    });
   }
 
-  me(options?: RequestOptions): Promise<Me> {
+  me(options?: RequestOptions): BandPromise<Me> {
     return this.transport.call(ROUTES.me, {}, options);
   }
 
   /** Changes the caller's display name; their projects hear `member.updated`. */
-  updateMe(request: UpdateMeRequest, options?: RequestOptions): Promise<Me> {
+  updateMe(request: UpdateMeRequest, options?: RequestOptions): BandPromise<Me> {
     return this.transport.call(ROUTES.updateMe, { json: request }, options);
   }
 
   /** Sets the caller's avatar: a JPEG, PNG, GIF or WebP image of at most 5 MiB (a path, bytes, a stream or a Blob). */
-  async setAvatar(image: FileInput, options?: RequestOptions): Promise<Me> {
-    const body = await imageFormOrJson({}, image);
-    return this.transport.call(ROUTES.setAvatar, { body }, options);
+  setAvatar(image: FileInput, options?: RequestOptions): BandPromise<Me> {
+    return BandPromise.from(async () => {
+      const body = await imageFormOrJson({}, image);
+      return this.transport.call(ROUTES.setAvatar, { body }, options).withResponse();
+    });
   }
 
-  removeAvatar(options?: RequestOptions): Promise<Me> {
+  removeAvatar(options?: RequestOptions): BandPromise<Me> {
     return this.transport.call(ROUTES.removeAvatar, {}, options);
   }
 
@@ -88,7 +93,7 @@ export class AuthResource {
    * Every other session of the account ends; this client's tokens stay valid. After an admin's reset, every
    * other call fails with 403 `PASSWORD_CHANGE_REQUIRED` until this one succeeds.
    */
-  changePassword(request: ChangePasswordRequest, options?: RequestOptions): Promise<PasswordChangeResult> {
+  changePassword(request: ChangePasswordRequest, options?: RequestOptions): BandPromise<PasswordChangeResult> {
     return this.transport.call(ROUTES.changePassword, { json: request }, options);
   }
 
@@ -96,10 +101,11 @@ export class AuthResource {
    * Deletes the caller's account for good, confirmed by its `password` (or, without one, `confirm`: its
    * email). The client forgets its tokens once the server has deleted the account.
    */
-  async deleteAccount(request: DeleteAccountRequest, options?: RequestOptions): Promise<Deleted> {
-    const deleted = await this.transport.call(ROUTES.deleteAccount, { json: request }, options);
-    this.transport.setTokens({});
-    return deleted;
+  deleteAccount(request: DeleteAccountRequest, options?: RequestOptions): BandPromise<Deleted> {
+    return this.transport.call(ROUTES.deleteAccount, { json: request }, options).map((deleted) => {
+      this.transport.setTokens({});
+      return deleted;
+    });
   }
 
   /**
@@ -141,23 +147,24 @@ export class AuthResource {
   }
 
   /** Links the identity-provider account behind a code from `idpLinkUrl`'s flow to the caller's account. */
-  linkIdp(request: IdpExchangeRequest, options?: RequestOptions): Promise<IdpLinkResult> {
+  linkIdp(request: IdpExchangeRequest, options?: RequestOptions): BandPromise<IdpLinkResult> {
     return this.transport.call(ROUTES.idpLink, { json: request }, options);
   }
 
   /** Trades the one-time code of a command-line identity-provider sign-in, with its verifier, for tokens. */
-  exchangeIdpCode(request: IdpExchangeRequest, options?: RequestOptions): Promise<AuthResult> {
+  exchangeIdpCode(request: IdpExchangeRequest, options?: RequestOptions): BandPromise<AuthResult> {
     return this.signIn(this.transport.call(ROUTES.idpExchange, { json: request }, options));
   }
 
   /** Keeps the tokens of a sign-in (declared `sign-in`: sent without credentials). */
-  private async signIn(signingIn: Promise<AuthResult>): Promise<AuthResult> {
-    const result = await signingIn;
-    await this.transport.storeTokens({
-      accessToken: result.accessToken,
-      refreshToken: result.refreshToken,
-      expiresIn: result.expiresIn,
+  private signIn(signingIn: BandPromise<AuthResult>): BandPromise<AuthResult> {
+    return signingIn.map(async (result) => {
+      await this.transport.storeTokens({
+        accessToken: result.accessToken,
+        refreshToken: result.refreshToken,
+        expiresIn: result.expiresIn,
+      });
+      return result;
     });
-    return result;
   }
 }

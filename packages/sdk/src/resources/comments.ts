@@ -1,3 +1,4 @@
+import type { BandPromise } from '../band-promise.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
@@ -69,29 +70,29 @@ export class CommentsResource {
   }
 
   /** A comment at a moment (`atMs`), over a range (`atMs`–`endMs`), about the whole mix, or a reply (`parentId`). */
-  create(fileId: string, input: CreateCommentRequest, options?: RequestOptions): Promise<Comment> {
+  create(fileId: string, input: CreateCommentRequest, options?: RequestOptions): BandPromise<Comment> {
     return this.transport.call(ROUTES.createComment, { params: { id: fileId }, json: input }, options);
   }
 
-  get(id: string, options?: RequestOptions): Promise<Comment> {
+  get(id: string, options?: RequestOptions): BandPromise<Comment> {
     return this.transport.call(ROUTES.getComment, { params: { id } }, options);
   }
 
   /** Edits your comment (sets `edited`). */
-  update(id: string, input: UpdateCommentRequest, options?: RequestOptions): Promise<Comment> {
+  update(id: string, input: UpdateCommentRequest, options?: RequestOptions): BandPromise<Comment> {
     return this.transport.call(ROUTES.updateComment, { params: { id }, json: input }, options);
   }
 
-  resolve(id: string, options?: RequestOptions): Promise<Comment> {
+  resolve(id: string, options?: RequestOptions): BandPromise<Comment> {
     return this.transport.call(ROUTES.resolveComment, { params: { id } }, options);
   }
 
-  reopen(id: string, options?: RequestOptions): Promise<Comment> {
+  reopen(id: string, options?: RequestOptions): BandPromise<Comment> {
     return this.transport.call(ROUTES.reopenComment, { params: { id } }, options);
   }
 
   /** A top-level comment with replies stays as a tombstone (`deleted: true`). */
-  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+  delete(id: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.deleteComment, { params: { id } }, options);
   }
 

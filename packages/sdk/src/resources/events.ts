@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { WebSocket } from 'undici';
+import { openEventsSocket } from '../events-socket.js';
 import { isAuthError, localProblem } from '../errors.js';
 import { ROUTES } from '../contract/routes.js';
 import { backoffMs, routeRequest, type Transport } from '../transport.js';
+import { sleep } from '../sleep.js';
 import type { HelloMessage, ProjectEvent } from '../types.js';
 
 /** The server closes a socket with this code when its session ends (logout): reconnecting cannot help. */
@@ -43,8 +43,8 @@ interface Connection {
 }
 
 /**
- * Live project events over the events WebSocket, with `Authorization: Bearer` from the client's
- * tokens. Lost connections are reopened with backoff, after refreshing the access token when it is due.
+ * Live project events over the events WebSocket, with the client's access token (Node: `Authorization: Bearer`;
+ * browsers, which cannot set headers on a WebSocket: the `bandcollab.bearer.*` subprotocol). Lost connections are reopened with backoff, after refreshing the access token when it is due.
  */
 export class EventsResource {
   constructor(private readonly transport: Transport) {}
@@ -71,7 +71,7 @@ export class EventsResource {
       failures = connection.greeted ? 0 : failures + 1;
       const retryInMs = backoffMs(failures);
       options.onDisconnect?.({ code: connection.code, reason: connection.reason, retryInMs });
-      await sleep(retryInMs, undefined, { signal }).catch(() => undefined);
+      await sleep(retryInMs, signal).catch(() => undefined);
     }
   }
 
@@ -83,12 +83,12 @@ export class EventsResource {
       if (isAuthError(error)) return { opened: false, greeted: false, code: 0, reason: '', failure: { error } };
       return { opened: false, greeted: false, code: 1006, reason: error instanceof Error ? error.message : String(error) };
     }
-    const headers: Record<string, string> = { 'user-agent': this.transport.userAgent };
-    if (token) headers.authorization = `Bearer ${token}`;
-    const socket = new WebSocket(`${this.transport.baseUrl.replace(/^http/, 'ws')}${ROUTES.events.path}`, {
-      headers,
-      dispatcher: this.transport.dispatcher,
-    });
+    let socket: WebSocket;
+    try {
+      socket = await openEventsSocket(this.transport, `${this.transport.baseUrl.replace(/^http/, 'ws')}${ROUTES.events.path}`, token);
+    } catch (error) {
+      return { opened: false, greeted: false, code: 1006, reason: error instanceof Error ? error.message : String(error) };
+    }
     const connection: Connection = { opened: false, greeted: false, code: 1006, reason: '' };
     const stop = () => socket.close(1000);
     signal.addEventListener('abort', stop, { once: true });

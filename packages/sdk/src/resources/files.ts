@@ -1,13 +1,14 @@
-import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress } from '../multipart.js';
+import { BandPromise, type WithResponse } from '../band-promise.js';
+import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress, sha256Of } from '../multipart.js';
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
-import { localProblem } from '../errors.js';
+import { abortedOr, localProblem } from '../errors.js';
+import { sleep } from '../sleep.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import {
+  checkFilePath,
   extensionOf,
   FILE_TYPE_PLURALS,
   FILE_TYPES,
@@ -29,9 +30,12 @@ import {
 const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
 
 /**
- * The upload's text fields (`cutId`, the display name `name`, `versionOf`), the file, and how to send it.
+ * The upload's text fields (`cutId`, the display name `name`, `versionOf`, `path`), the file, and how to send it.
  * Give `cutId`, or `versionOf` (any file of a series: the upload becomes its next version, in that file's cut,
- * with its latest version's display name unless `name` is given), or both.
+ * with its latest version's display name unless `name` is given), or both. `path` is the file's relative POSIX
+ * path in the cut's folder (§16): unique among the cut's latest versions (else 409 PATH_TAKEN, unless
+ * `versionOf` names its series); with `versionOf` another path renames the series, none keeps its path. With a
+ * path, a file of an extension no type claims is a SESSION file.
  */
 export interface UploadInput extends UploadFields {
   file: FileInput;
@@ -66,16 +70,27 @@ export class FilesResource {
   constructor(private readonly transport: Transport) {}
 
   /**
-   * Streams a file to a cut. The type and its size limit are checked before a byte is sent; the upload is
-   * never retried blindly (only once after a token refresh, when the bytes can be read again).
+   * Streams a file to a cut. The type and its size limit are checked before a byte is sent. It carries an
+   * Idempotency-Key, so after a lost answer or a refused attempt it is sent again, reading the bytes afresh, and
+   * stored once: a path, bytes or a Blob always; a stream only if none of it was read (else the error surfaces).
+   * With a resumable upload, the response beside the record (withResponse) is that of reading the new file.
    */
-  async upload(input: UploadInput, options?: RequestOptions): Promise<FileRecord> {
+  upload(input: UploadInput, options?: RequestOptions): BandPromise<FileRecord> {
+    return BandPromise.from(() => this.uploaded(input, options));
+  }
+
+  private async uploaded(input: UploadInput, options?: RequestOptions): Promise<WithResponse<FileRecord>> {
     const source = await fileSource(input.file, input.filename);
     if (!source.filename) throw new TypeError('upload: `filename` is required when `file` is not a path or a named File');
-    const rule = fileTypeFor(source.filename);
+    if (input.path !== undefined) {
+      const checked = checkFilePath(input.path);
+      if ('problem' in checked) throw localProblem('VALIDATION_FAILED', `path ${checked.problem}`);
+    }
+    // A version of a series that has a path is a SESSION file too, without giving the path again: the server knows.
+    const rule = fileTypeFor(source.filename, { withPath: input.path !== undefined || input.versionOf !== undefined });
     if (!rule) {
       const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
-      throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted}`);
+      throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted} (any other with a path)`);
     }
     checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
     if (input.cutId === undefined && input.versionOf === undefined) throw new TypeError('upload: give `cutId` or `versionOf`');
@@ -92,22 +107,23 @@ export class FilesResource {
           source,
           filename: source.filename,
           name: input.name,
+          path: input.path,
           resumeStore: input.resumeStore,
           onProgress: input.onProgress,
           onResume: input.onResume,
         },
         { ...options, signal },
       );
-      return this.get(fileId, { ...options, signal });
+      return this.get(fileId, { ...options, signal }).withResponse();
     }
     const stream = await multipartBody(
       // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
-      { cutId: input.cutId, versionOf: input.versionOf, name: input.name },
+      { cutId: input.cutId, versionOf: input.versionOf, name: input.name, path: input.path },
       { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
     );
     const request = routeRequest(ROUTES.uploadFile, { body: { stream } });
     const headers = ifNoneMatch === undefined ? request.headers : { ...request.headers, 'if-none-match': `"${ifNoneMatch}"` };
-    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options);
+    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options).withResponse();
   }
 
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
@@ -124,30 +140,32 @@ export class FilesResource {
   }
 
   /** Every remaining version of the file's series (any version names it), oldest first. */
-  versions(id: string, options?: RequestOptions): Promise<FileVersions> {
+  versions(id: string, options?: RequestOptions): BandPromise<FileVersions> {
     return this.transport.call(ROUTES.fileVersions, { params: { id } }, options);
   }
 
-  get(id: string, options?: RequestOptions): Promise<FileRecord> {
+  get(id: string, options?: RequestOptions): BandPromise<FileRecord> {
     return this.transport.call(ROUTES.getFile, { params: { id } }, options);
   }
 
   /**
    * The file once its background analysis ran (`analysis` is then done, failed or unsupported). Asks the
-   * server again with growing pauses; `options.signal` ends the wait (it rejects with the signal's reason).
+   * server again with growing pauses; `options.signal` ends the wait (a BandAbortError whose `cause` is the signal's reason).
    */
-  async waitForAnalysis(id: string, options?: RequestOptions): Promise<FileRecord> {
-    let pauseMs = ANALYSIS_POLL_MS.first;
-    for (;;) {
-      const file = await this.get(id, options);
-      if (file.analysis !== 'pending') return file;
-      await sleep(pauseMs, undefined, { signal: options?.signal }).catch(() => options?.signal?.throwIfAborted());
-      pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
-    }
+  waitForAnalysis(id: string, options?: RequestOptions): BandPromise<FileRecord> {
+    return BandPromise.from(async () => {
+      let pauseMs = ANALYSIS_POLL_MS.first;
+      for (;;) {
+        const answer = await this.get(id, options).withResponse();
+        if (answer.data.analysis !== 'pending') return answer;
+        await sleep(pauseMs, options?.signal).catch((error: unknown) => Promise.reject(abortedOr(error, options?.signal)));
+        pauseMs = Math.min(pauseMs * 2, ANALYSIS_POLL_MS.most);
+      }
+    });
   }
 
   /** A CUT's waveform (waveform-data v2); 409 ANALYSIS_PENDING until analysed, 404 when it has none. */
-  peaks(id: string, options?: RequestOptions): Promise<Waveform> {
+  peaks(id: string, options?: RequestOptions): BandPromise<Waveform> {
     return this.transport.call(ROUTES.filePeaks, { params: { id } }, options);
   }
 
@@ -155,7 +173,7 @@ export class FilesResource {
    * One page of a STEM ZIP's entries (the File record lists only the first 100): pass the page's `nextCursor`
    * as `cursor` for the next; 409 ANALYSIS_PENDING until analysed, 404 when it has none.
    */
-  entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): Promise<StemEntriesPage> {
+  entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): BandPromise<StemEntriesPage> {
     return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
   }
 
@@ -164,39 +182,37 @@ export class FilesResource {
     return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
   }
 
-  /** Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire. */
-  share(id: string, request: ShareRequest = {}, options?: RequestOptions): Promise<ShareLink> {
+  /** The file's bytes as a Web stream, unread (a browser hands it to a Response, a Service Worker, a file handle). */
+  async stream(id: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
+    return (await this.transport.open(ROUTES.downloadFile, { params: { id } }, { ...options, headers: { accept: '*/*', ...options?.headers } })).body.stream();
+  }
+
+  /**
+   * Makes a new public link; `expiresIn` in seconds (60 to 31,536,000), none for a link that does not expire.
+   * With `reuse: true`, the link an earlier `share` with `reuse` made (same options, still live) comes back instead.
+   */
+  share(id: string, request: ShareRequest = {}, options?: RequestOptions): BandPromise<ShareLink> {
     return this.transport.call(ROUTES.shareFile, { params: { id }, json: request }, options);
   }
 
   /** Revokes every public link of the file. */
-  unshare(id: string, options?: RequestOptions): Promise<RevokeSharesResult> {
+  unshare(id: string, options?: RequestOptions): BandPromise<RevokeSharesResult> {
     return this.transport.call(ROUTES.unshareFile, { params: { id } }, options);
   }
 
   /** The caller's storage use (and the whole site's, for a site ADMIN). */
-  storage(options?: RequestOptions): Promise<StorageStats> {
+  storage(options?: RequestOptions): BandPromise<StorageStats> {
     return this.transport.call(ROUTES.storageStats, {}, options);
   }
 
   /** Deletes this version (its uploader or a project ADMIN); the other versions of its series stay. */
-  async delete(id: string, options?: RequestOptions): Promise<Deleted> {
-    return (await this.transport.call(ROUTES.deleteFile, { params: { id } }, options)) as Deleted;
+  delete(id: string, options?: RequestOptions): BandPromise<Deleted> {
+    return this.transport.call(ROUTES.deleteFile, { params: { id } }, options) as BandPromise<Deleted>;
   }
 
   /** Deletes every version of the file's series: a project ADMIN, or a member who uploaded every version. */
-  async deleteSeries(id: string, options?: RequestOptions): Promise<DeletedSeries> {
-    return (await this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options)) as DeletedSeries;
+  deleteSeries(id: string, options?: RequestOptions): BandPromise<DeletedSeries> {
+    return this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options) as BandPromise<DeletedSeries>;
   }
 }
 
-/** The sha256 (hex) of a source that can be read again (its upload reads it once more). */
-async function sha256Of(source: FileSource, signal: AbortSignal | undefined): Promise<string> {
-  if (!source.replayable) throw new TypeError('upload: `ifChanged` needs a path, bytes or a Blob (a stream cannot be read twice)');
-  const hash = createHash('sha256');
-  for await (const chunk of source.open()) {
-    signal?.throwIfAborted();
-    hash.update(chunk as Buffer);
-  }
-  return hash.digest('hex');
-}

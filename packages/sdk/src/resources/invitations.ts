@@ -1,3 +1,4 @@
+import type { BandPromise } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, type Transport } from '../transport.js';
 import type { AcceptedInvitation, AcceptInvitationRequest, InvitationView } from '../types.js';
@@ -7,7 +8,7 @@ export class InvitationsResource {
   constructor(private readonly transport: Transport) {}
 
   /** What a link offers; needs no account. Takes the token or the whole invite URL. */
-  get(tokenOrUrl: string, options?: RequestOptions): Promise<InvitationView> {
+  get(tokenOrUrl: string, options?: RequestOptions): BandPromise<InvitationView> {
     return this.transport.call(ROUTES.viewInvitation, { params: { token: invitationToken(tokenOrUrl) } }, options);
   }
 
@@ -15,7 +16,7 @@ export class InvitationsResource {
    * Joins the project as the signed-in user, whose email must be the invited one. Takes the token or the
    * whole invite URL; the token goes to this client's server only.
    */
-  accept(tokenOrUrl: string, options?: RequestOptions): Promise<AcceptedInvitation> {
+  accept(tokenOrUrl: string, options?: RequestOptions): BandPromise<AcceptedInvitation> {
     const json: AcceptInvitationRequest = { token: invitationToken(tokenOrUrl) };
     return this.transport.call(ROUTES.acceptInvitation, { json }, options);
   }

@@ -1,3 +1,4 @@
+import { BandPromise } from '../band-promise.js';
 import { type FileInput, imageFormOrJson } from '../multipart.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, type Transport } from '../transport.js';
@@ -28,25 +29,29 @@ export class ProjectsResource {
   constructor(private readonly transport: Transport) {}
 
   /** The caller's projects, newest first. */
-  list(options?: RequestOptions): Promise<Project[]> {
+  list(options?: RequestOptions): BandPromise<Project[]> {
     return this.transport.call(ROUTES.listProjects, {}, options);
   }
 
-  async create(input: CreateProjectInput, options?: RequestOptions): Promise<Project> {
-    const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-    return this.transport.call(ROUTES.createProject, { body }, options);
+  create(input: CreateProjectInput, options?: RequestOptions): BandPromise<Project> {
+    return BandPromise.from(async () => {
+      const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
+      return this.transport.call(ROUTES.createProject, { body }, options).withResponse();
+    });
   }
 
-  get(id: string, options?: RequestOptions): Promise<ProjectDetail> {
+  get(id: string, options?: RequestOptions): BandPromise<ProjectDetail> {
     return this.transport.call(ROUTES.getProject, { params: { id } }, options);
   }
 
-  async update(id: string, input: UpdateProjectInput, options?: RequestOptions): Promise<UpdatedProject> {
-    const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-    return this.transport.call(ROUTES.updateProject, { params: { id }, body }, options);
+  update(id: string, input: UpdateProjectInput, options?: RequestOptions): BandPromise<UpdatedProject> {
+    return BandPromise.from(async () => {
+      const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
+      return this.transport.call(ROUTES.updateProject, { params: { id }, body }, options).withResponse();
+    });
   }
 
-  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+  delete(id: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.deleteProject, { params: { id } }, options);
   }
 
@@ -54,21 +59,21 @@ export class ProjectsResource {
    * Invites an email (project ADMIN): answers the invitation and its `inviteUrl`, the link to send to the
    * invitee, who joins by accepting it signed in with that email. Nobody is added before that.
    */
-  invite(id: string, request: InviteRequest, options?: RequestOptions): Promise<InviteResult> {
+  invite(id: string, request: InviteRequest, options?: RequestOptions): BandPromise<InviteResult> {
     return this.transport.call(ROUTES.invite, { params: { id }, json: request }, options);
   }
 
   /** Revokes a pending invitation (project ADMIN): its link stops working. */
-  revokeInvitation(id: string, invitationId: string, options?: RequestOptions): Promise<Deleted> {
+  revokeInvitation(id: string, invitationId: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.revokeInvitation, { params: { id, invitationId } }, options);
   }
 
-  updateMember(id: string, userId: string, request: UpdateMemberRequest, options?: RequestOptions): Promise<Member> {
+  updateMember(id: string, userId: string, request: UpdateMemberRequest, options?: RequestOptions): BandPromise<Member> {
     return this.transport.call(ROUTES.setMemberRole, { params: { id, userId }, json: request }, options);
   }
 
   /** Removes a member (project ADMIN), or leaves the project when `userId` is the caller's own. */
-  removeMember(id: string, userId: string, options?: RequestOptions): Promise<Deleted> {
+  removeMember(id: string, userId: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.removeMember, { params: { id, userId } }, options);
   }
 }

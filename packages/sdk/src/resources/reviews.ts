@@ -1,3 +1,4 @@
+import type { BandPromise } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
 import type { RequestOptions, Transport } from '../transport.js';
 import type { Review, ReviewList, ReviewState, WithdrawnReview } from '../types.js';
@@ -7,16 +8,16 @@ export class ReviewsResource {
   constructor(private readonly transport: Transport) {}
 
   /** The version's reviews and their summary (approvals, changes requested, open comments of the series). */
-  list(fileId: string, options?: RequestOptions): Promise<ReviewList> {
+  list(fileId: string, options?: RequestOptions): BandPromise<ReviewList> {
     return this.transport.call(ROUTES.listReviews, { params: { id: fileId } }, options);
   }
 
   /** Approves the version or requests changes, replacing your earlier review of it. */
-  set(fileId: string, state: ReviewState, note?: string, options?: RequestOptions): Promise<Review> {
+  set(fileId: string, state: ReviewState, note?: string, options?: RequestOptions): BandPromise<Review> {
     return this.transport.call(ROUTES.putReview, { params: { id: fileId }, json: { state, ...(note === undefined ? {} : { note }) } }, options);
   }
 
-  withdraw(fileId: string, options?: RequestOptions): Promise<WithdrawnReview> {
+  withdraw(fileId: string, options?: RequestOptions): BandPromise<WithdrawnReview> {
     return this.transport.call(ROUTES.withdrawReview, { params: { id: fileId } }, options);
   }
 }

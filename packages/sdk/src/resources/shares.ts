@@ -1,3 +1,4 @@
+import type { BandPromise } from '../band-promise.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, routeRequest, type Transport } from '../transport.js';
@@ -14,32 +15,32 @@ export class SharesResource {
   constructor(private readonly transport: Transport) {}
 
   /** What a link shares: a file (`kind: "file"`) or a cut and its files (`kind: "cut"`). Takes the token or the whole share URL (whose server is then used). */
-  get(tokenOrUrl: string, options?: RequestOptions): Promise<SharedItem> {
+  get(tokenOrUrl: string, options?: RequestOptions): BandPromise<SharedItem> {
     const { transport, token } = this.locate(tokenOrUrl);
     return transport.json<SharedItem>(routeRequest(ROUTES.shared, { params: { token } }), options);
   }
 
   /** A feedback link's comments (a link made with allowComments), without an account: the first page, every status. */
-  comments(tokenOrUrl: string, options?: RequestOptions): Promise<CommentPage> {
+  comments(tokenOrUrl: string, options?: RequestOptions): BandPromise<CommentPage> {
     const { transport, token } = this.locate(tokenOrUrl);
     return transport.call(ROUTES.sharedComments, { params: { token } }, options);
   }
 
   /** Comments through a feedback link as a guest named `name`; 429 RATE_LIMITED past 20 per 10 minutes from one address. */
-  comment(tokenOrUrl: string, input: GuestCommentRequest, options?: RequestOptions): Promise<Comment> {
+  comment(tokenOrUrl: string, input: GuestCommentRequest, options?: RequestOptions): BandPromise<Comment> {
     const { transport, token } = this.locate(tokenOrUrl);
     return transport.call(ROUTES.createSharedComment, { params: { token }, json: input }, options);
   }
 
   /** The live links of a file or a cut, with who made them and how often they were used; never their tokens. */
-  list(target: ShareListTarget, options?: RequestOptions): Promise<ShareRecord[]> {
+  list(target: ShareListTarget, options?: RequestOptions): BandPromise<ShareRecord[]> {
     return 'fileId' in target
       ? this.transport.call(ROUTES.listFileShares, { params: { id: target.fileId } }, options)
       : this.transport.call(ROUTES.listCutShares, { params: { id: target.cutId } }, options);
   }
 
   /** Revokes one link by its id (from `list`): its creator, the file's uploader or a project ADMIN. */
-  revoke(id: string, options?: RequestOptions): Promise<Deleted> {
+  revoke(id: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.deleteShare, { params: { id } }, options);
   }
 
@@ -65,7 +66,7 @@ export class SharesResource {
    * The waveform of a shared CUT: a file link's, or with `fileId` that of a file of a cut link. 409
    * ANALYSIS_PENDING until analysed, 404 when it has none.
    */
-  peaks(tokenOrUrl: string, fileId?: string, options?: RequestOptions): Promise<Waveform> {
+  peaks(tokenOrUrl: string, fileId?: string, options?: RequestOptions): BandPromise<Waveform> {
     const { transport, token } = this.locate(tokenOrUrl);
     return fileId === undefined
       ? transport.call(ROUTES.sharedPeaks, { params: { token } }, options)

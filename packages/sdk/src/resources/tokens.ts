@@ -1,3 +1,4 @@
+import { BandPromise, type WithResponse } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, single, type Transport } from '../transport.js';
 import type { CreatedPersonalAccessToken, CreateTokenRequest, Deleted, Me, PersonalAccessToken, TokenScope } from '../types.js';
@@ -19,17 +20,17 @@ export class TokensResource {
   constructor(private readonly transport: Transport) {}
 
   /** A new token; `token` (the secret) is in this answer only. `expiresIn` in seconds (1 hour to 366 days). */
-  create(input: CreateTokenRequest, options?: RequestOptions): Promise<CreatedPersonalAccessToken> {
+  create(input: CreateTokenRequest, options?: RequestOptions): BandPromise<CreatedPersonalAccessToken> {
     return this.transport.call(ROUTES.createToken, { json: input }, options);
   }
 
   /** The caller's live tokens, newest first (without their secrets). */
-  list(options?: RequestOptions): Promise<PersonalAccessToken[]> {
+  list(options?: RequestOptions): BandPromise<PersonalAccessToken[]> {
     return this.transport.call(ROUTES.listTokens, {}, options);
   }
 
   /** One of the caller's live tokens (without its secret). */
-  get(id: string, options?: RequestOptions): Promise<PersonalAccessToken> {
+  get(id: string, options?: RequestOptions): BandPromise<PersonalAccessToken> {
     return this.transport.call(ROUTES.getToken, { params: { id } }, options);
   }
 
@@ -37,18 +38,19 @@ export class TokensResource {
    * Who this client acts as and, when it runs on a personal access token, that token's scope, expiry and
    * projects (`token` is null with a session). From GET /api/auth/me, which a token may call.
    */
-  async current(options?: RequestOptions): Promise<{ me: Me; token: CurrentToken | null }> {
-    const response = await this.transport.open(ROUTES.me, {}, options);
-    const me = (await response.body.json()) as Me;
-    const scope = single(response.headers['band-token-scope']);
-    const expiresAt = single(response.headers['band-token-expires']);
-    if ((scope !== 'read' && scope !== 'write') || expiresAt === undefined) return { me, token: null };
-    const projects = single(response.headers['band-token-projects']);
-    return { me, token: { scope, expiresAt, projectIds: projects ? projects.split(',') : null } };
+  current(options?: RequestOptions): BandPromise<{ me: Me; token: CurrentToken | null }> {
+    return BandPromise.from(async (): Promise<WithResponse<{ me: Me; token: CurrentToken | null }>> => {
+      const { data: me, response } = await this.transport.call(ROUTES.me, {}, options).withResponse();
+      const scope = single(response.headers['band-token-scope']);
+      const expiresAt = single(response.headers['band-token-expires']);
+      if ((scope !== 'read' && scope !== 'write') || expiresAt === undefined) return { data: { me, token: null }, response };
+      const projects = single(response.headers['band-token-projects']);
+      return { data: { me, token: { scope, expiresAt, projectIds: projects ? projects.split(',') : null } }, response };
+    });
   }
 
   /** Revokes a token: it stops working at once. */
-  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+  delete(id: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.deleteToken, { params: { id } }, options);
   }
 }

@@ -1,3 +1,4 @@
+import { BandPromise } from '../band-promise.js';
 import { type FileInput, imageFormOrJson } from '../multipart.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, type Transport } from '../transport.js';
@@ -25,27 +26,31 @@ export class VibesResource {
   constructor(private readonly transport: Transport) {}
 
   /** Adds a vibe at the end of the project's list. */
-  async create(projectId: string, input: CreateVibeInput, options?: RequestOptions): Promise<Vibe> {
-    const body = await imageFormOrJson({ name: input.name }, input.image);
-    return this.transport.call(ROUTES.createVibe, { params: { projectId }, body }, options);
+  create(projectId: string, input: CreateVibeInput, options?: RequestOptions): BandPromise<Vibe> {
+    return BandPromise.from(async () => {
+      const body = await imageFormOrJson({ name: input.name }, input.image);
+      return this.transport.call(ROUTES.createVibe, { params: { projectId }, body }, options).withResponse();
+    });
   }
 
-  get(id: string, options?: RequestOptions): Promise<VibeWithCuts> {
+  get(id: string, options?: RequestOptions): BandPromise<VibeWithCuts> {
     return this.transport.call(ROUTES.getVibe, { params: { id } }, options);
   }
 
   /** Renames, sets a new image, or removes the image with `image: null`. */
-  async update(id: string, input: UpdateVibeInput, options?: RequestOptions): Promise<Vibe> {
-    const body = await imageFormOrJson({ name: input.name }, input.image);
-    return this.transport.call(ROUTES.updateVibe, { params: { id }, body }, options);
+  update(id: string, input: UpdateVibeInput, options?: RequestOptions): BandPromise<Vibe> {
+    return BandPromise.from(async () => {
+      const body = await imageFormOrJson({ name: input.name }, input.image);
+      return this.transport.call(ROUTES.updateVibe, { params: { id }, body }, options).withResponse();
+    });
   }
 
-  delete(id: string, options?: RequestOptions): Promise<Deleted> {
+  delete(id: string, options?: RequestOptions): BandPromise<Deleted> {
     return this.transport.call(ROUTES.deleteVibe, { params: { id } }, options);
   }
 
   /** Puts a project's vibes in this order: exactly its vibe ids, each once. */
-  reorder(vibeIds: string[], options?: RequestOptions): Promise<ReorderVibesResult> {
+  reorder(vibeIds: string[], options?: RequestOptions): BandPromise<ReorderVibesResult> {
     return this.transport.call(ROUTES.reorderVibes, { json: { vibeIds } satisfies ReorderVibesRequest }, options);
   }
 }

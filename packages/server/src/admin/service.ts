@@ -1,4 +1,4 @@
-import type { AdminStorage, AdminUser, FileType, IncompleteUploads, StorageBreakdown } from '@bandcollab/sdk/contract';
+import type { AdminStorage, AdminUser, IncompleteUploads, StorageBreakdown } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { type Principal, requireEveryProject } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
@@ -7,10 +7,10 @@ import { forbidden, notFound } from '../core/errors.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { SessionCache } from '../core/session-cache.js';
 import { Space } from '../core/space.js';
+import { BREAKDOWN_KEY, emptyBreakdown } from '../storage/service.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { type AccountRow, AdminRepository, type OwnedIncompleteUploads, type OwnedUsage } from './repository.js';
 
-const BREAKDOWN_KEY: Record<FileType, keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images' };
 const NO_INCOMPLETE_UPLOADS: IncompleteUploads = { count: 0, receivedBytes: 0, lengthBytes: 0 };
 
 export const toAdminUser = (row: AccountRow): AdminUser => ({
@@ -30,7 +30,7 @@ function summarizeByOwner(usage: OwnedUsage[]): Map<string, { totalSize: number;
   for (const { ownerId, type, size, count } of usage) {
     let owner = owners.get(ownerId);
     if (!owner) {
-      owner = { totalSize: 0, fileCount: 0, breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 } } };
+      owner = { totalSize: 0, fileCount: 0, breakdown: emptyBreakdown() };
       owners.set(ownerId, owner);
     }
     owner.breakdown[BREAKDOWN_KEY[type]] = { size, count };
@@ -40,7 +40,7 @@ function summarizeByOwner(usage: OwnedUsage[]): Map<string, { totalSize: number;
   return owners;
 }
 
-const EMPTY_USAGE = () => ({ totalSize: 0, fileCount: 0, breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 } } });
+const EMPTY_USAGE = () => ({ totalSize: 0, fileCount: 0, breakdown: emptyBreakdown() });
 
 const byOwner = (rows: OwnedIncompleteUploads[]) => new Map(rows.map(({ ownerId, ...uploads }) => [ownerId, uploads]));
 

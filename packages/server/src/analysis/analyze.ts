@@ -31,11 +31,13 @@ export type AudioAnalysis =
 const READ_CHUNK_BYTES = 64 * 1024;
 /**
  * The most bytes handed to a decoder at once, which bounds what one call decodes: the samples of all the
- * frames in a slice arrive together. WAV holds at most one sample per byte. A compressed frame may hold far
+ * frames in a slice arrive together. WAV and AIFF hold at most one sample per byte. A compressed frame may hold far
  * more: 35 bytes of FLAC constant frames are 2 MiB of float samples, so 16 KiB of them would be 1 GB at once;
  * 2 KiB bounds that to about 120 MB, for the same CPU time on real files.
  */
-const WAV_SLICE_BYTES = 16 * 1024;
+const PCM_SLICE_BYTES = 16 * 1024;
+/** The files of uncompressed PCM, at most one sample per byte. */
+const PCM_EXTENSIONS = new Set(['wav', 'aif', 'aiff']);
 const COMPRESSED_SLICE_BYTES = 2 * 1024;
 
 /**
@@ -60,7 +62,7 @@ export async function analyzeAudio(
     throw error;
   }
   const decoder = await createDecoder(normalized);
-  const sliceBytes = normalized === 'wav' ? WAV_SLICE_BYTES : COMPRESSED_SLICE_BYTES;
+  const sliceBytes = PCM_EXTENSIONS.has(normalized) ? PCM_SLICE_BYTES : COMPRESSED_SLICE_BYTES;
   const measurement = new Measurement();
   let bytes = 0;
   try {

@@ -1,18 +1,19 @@
 // Decoders per extension. The wasm-audio-decoders family (FLAC, MPEG via mpg123, Ogg Vorbis, Ogg Opus)
 // and @audio/decode-aac (FAAD2 for AAC, a JS port of Apple's decoder for ALAC) are maintained, ship as
-// wasm/JS on npm (no system binaries) and take the file chunk by chunk. WAV is decoded in ./wav.ts.
+// wasm/JS on npm (no system binaries) and take the file chunk by chunk. WAV is decoded in ./wav.ts, AIFF in ./aiff.ts.
 import { decoder as aacDecoder } from '@audio/decode-aac';
 import { FLACDecoder } from '@wasm-audio-decoders/flac';
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
 import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS, type StreamDecoder } from './decoded.js';
+import { AiffDecoder } from './aiff.js';
 import { WavDecoder } from './wav.js';
 
 /** Codec names, the same for a decoded cut (here) and a stem read from its headers (./stems.ts). */
 export type Codec = 'pcm' | 'pcm-float' | 'flac' | 'mp3' | 'vorbis' | 'opus' | 'aac' | 'alac';
 
-export const AUDIO_EXTENSIONS = ['wav', 'flac', 'mp3', 'ogg', 'opus', 'aac', 'm4a'] as const;
+export const AUDIO_EXTENSIONS = ['wav', 'aif', 'aiff', 'flac', 'mp3', 'ogg', 'opus', 'aac', 'm4a'] as const;
 export type AudioExtension = (typeof AUDIO_EXTENSIONS)[number];
 
 export function isAudioExtension(extension: string): extension is AudioExtension {
@@ -141,6 +142,81 @@ class WasmFileDecoder implements FileDecoder {
   }
 }
 
+/**
+ * The thread's mpg123 instance, lent to one file at a time. Each instance holds 16 MiB of wasm memory that
+ * only a full garbage collection frees, so an instance per file made a backlog of small MP3s collect dozens
+ * of times a second; between two files only the decoder handle inside the instance is made anew.
+ */
+let idleMpegDecoder: ReusableMpegDecoder | null = null;
+
+async function lendMpegDecoder(): Promise<ReusableMpegDecoder> {
+  const idle = idleMpegDecoder;
+  idleMpegDecoder = null;
+  if (idle) {
+    idle.reopen();
+    return idle;
+  }
+  const wasm = new MPEGDecoder({ enableGapless: true });
+  await wasm.ready;
+  return new ReusableMpegDecoder(wasm);
+}
+
+/**
+ * The parts of mpg123-decoder 1.0.3 that a new handle touches: its own reset() instantiates a whole new wasm
+ * module, which is what lending avoids. The unit test of the decoders pins this against the package.
+ */
+interface MpegDecoderInternals {
+  _common: {
+    wasm: {
+      mpeg_frame_decoder_create(handleAt: number, gapless: number): number;
+      mpeg_frame_decoder_destroy(handle: number): void;
+      free(at: number): void;
+    };
+    allocateTypedArray(length: number, type: Uint32ArrayConstructor): { ptr: number; buf: Uint32Array };
+  };
+  _decoder: number;
+  _inputBytes: number;
+  _outputSamples: number;
+  _frameNumber: number;
+}
+
+class ReusableMpegDecoder {
+  private readonly internals: MpegDecoderInternals;
+  private readonly handleAt: { ptr: number; buf: Uint32Array };
+  /** A decode that threw may have left the instance itself broken (a wasm trap): it is not lent again. */
+  private broken = false;
+
+  constructor(private readonly wasm: MPEGDecoder) {
+    this.internals = wasm as unknown as MpegDecoderInternals;
+    this.handleAt = this.internals._common.allocateTypedArray(1, Uint32Array);
+  }
+
+  decode(chunk: Uint8Array): WasmResult {
+    try {
+      return this.wasm.decode(chunk);
+    } catch (error) {
+      this.broken = true;
+      throw error;
+    }
+  }
+
+  /** A fresh mpg123 handle in the same instance: nothing of the previous file is left in it. */
+  reopen(): void {
+    const { _common: common } = this.internals;
+    common.wasm.mpeg_frame_decoder_destroy(this.internals._decoder);
+    common.wasm.free(this.internals._decoder);
+    const error = common.wasm.mpeg_frame_decoder_create(this.handleAt.ptr, 1);
+    if (error) throw new Error(`mpg123 could not make a decoder handle (${error})`);
+    Object.assign(this.internals, { _decoder: this.handleAt.buf[0]!, _inputBytes: 0, _outputSamples: 0, _frameNumber: 0 });
+  }
+
+  /** Gives the instance back for the next file (or frees it, when a decode threw). */
+  free(): void {
+    if (this.broken || idleMpegDecoder) this.wasm.free();
+    else idleMpegDecoder = this;
+  }
+}
+
 /** AAC (ADTS or M4A) and ALAC (M4A); the M4A sample entry says which, and ALAC's bit depth. */
 class Mp4FileDecoder implements FileDecoder {
   private tail = Buffer.alloc(0);
@@ -183,16 +259,16 @@ export async function createDecoder(extension: AudioExtension): Promise<FileDeco
   switch (extension) {
     case 'wav':
       return new WavFileDecoder();
+    case 'aif':
+    case 'aiff':
+      return new AiffDecoder();
     case 'flac': {
       const wasm = new FLACDecoder();
       await wasm.ready;
       return new FlacFileDecoder(wasm);
     }
-    case 'mp3': {
-      const wasm = new MPEGDecoder({ enableGapless: true });
-      await wasm.ready;
-      return new WasmFileDecoder(wasm, 'mp3');
-    }
+    case 'mp3':
+      return new WasmFileDecoder(await lendMpegDecoder(), 'mp3');
     case 'ogg':
     case 'opus':
       return createOggDecoder(extension);

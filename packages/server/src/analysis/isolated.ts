@@ -1,7 +1,10 @@
-// Runs one analysis in a worker thread (./job.ts) with a memory limit and a wall-clock budget: a crafted file
-// can cost that thread its budget, never the server's event loop or the process's memory.
+// Runs analyses in a worker thread (./job.ts) with a memory limit and a wall-clock budget per file: a crafted
+// file can cost that thread its budget, never the server's event loop or the process's memory. The thread
+// analyses one file after another and is only replaced when a budget ends it (or it breaks), so a backlog
+// pays neither a thread start nor the decoders' wasm instances per file (./decoders.ts keeps them).
 import { Worker } from 'node:worker_threads';
-import type { JobOutcome, JobRequest } from './job.js';
+import type { Config } from '../core/config.js';
+import type { JobOutcome, JobRequest, JobThreadData } from './job.js';
 
 /**
  * The thread runs the built job, dist/analysis/job.js: the server's bundle (dist/main.js) finds it next to
@@ -26,38 +29,73 @@ export interface ThreadBudget {
   signal: AbortSignal;
 }
 
-/**
- * The outcome of the file's analysis; a file over the budget (time or memory) is `failed`. Rejects when the
- * thread itself broke (it could not start, it crashed): the server's trouble, not the file's.
- */
-export function analyzeInThread(request: Omit<JobRequest, 'uploading'>, { timeoutMs, uploading, signal }: ThreadBudget): Promise<JobOutcome> {
-  signal.throwIfAborted();
-  const flag = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(JOB_SCRIPT, {
-    workerData: { ...request, uploading: flag } satisfies JobRequest,
-    resourceLimits: { maxOldGenerationSizeMb: HEAP_LIMIT_MB },
-  });
-  return new Promise<JobOutcome>((resolve, reject) => {
-    let settled = false;
-    const settle = (end: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearInterval(refresh);
-      signal.removeEventListener('abort', onAbort);
-      // Resolved once the thread is gone, so a budget's end frees its memory before the next job starts.
-      void worker.terminate().finally(end);
-    };
-    const onAbort = (): void => settle(() => reject(signal.reason));
-    const timer = setTimeout(() => settle(() => resolve({ status: 'failed', reason: `over the time budget of ${timeoutMs / 1000} s` })), timeoutMs);
-    const refresh = setInterval(() => Atomics.store(flag, 0, uploading() ? 1 : 0), UPLOADING_REFRESH_MS);
-    signal.addEventListener('abort', onAbort, { once: true });
-    worker.once('message', (outcome: JobOutcome) => settle(() => resolve(outcome)));
-    worker.once('error', (error: Error & { code?: string }) =>
-      settle(() =>
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? resolve({ status: 'failed', reason: `over the memory budget of ${HEAP_LIMIT_MB} MiB` }) : reject(error),
-      ),
-    );
-    worker.once('exit', (code) => settle(() => reject(new Error(`the analysis thread exited with ${code} before it answered`))));
-  });
+/** One analysis thread, for one caller at a time (a loop of the queue's consumer). */
+export class AnalysisThread {
+  private worker: Worker | null = null;
+  /** 1 while an upload streams into the server, which the job gives way to. */
+  private readonly uploadingFlag = new Int32Array(new SharedArrayBuffer(4));
+
+  /** `storage` and `dataDir` name the store the thread reads the files from (the server's). */
+  constructor(private readonly store: { storage: Config['storage']; dataDir: string }) {}
+
+  /**
+   * The outcome of the file's analysis; a file over the budget (time or memory) is `failed`. Rejects when the
+   * thread itself broke (it could not start, it crashed): the server's trouble, not the file's.
+   */
+  analyze(request: JobRequest, { timeoutMs, uploading, signal }: ThreadBudget): Promise<JobOutcome> {
+    signal.throwIfAborted();
+    const worker = (this.worker ??= this.spawn());
+    const flag = this.uploadingFlag;
+    return new Promise<JobOutcome>((resolve, reject) => {
+      let settled = false;
+      const settle = (end: () => void, { endThread }: { endThread: boolean }): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        clearInterval(refresh);
+        signal.removeEventListener('abort', onAbort);
+        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+        if (!endThread) return end();
+        if (this.worker === worker) this.worker = null;
+        // Resolved once the thread is gone, so a budget's end frees its memory before the next job starts.
+        void worker.terminate().finally(end);
+      };
+      const onAbort = (): void => settle(() => reject(signal.reason), { endThread: true });
+      const onMessage = (outcome: JobOutcome): void => settle(() => resolve(outcome), { endThread: false });
+      const onError = (error: Error & { code?: string }): void =>
+        settle(
+          () =>
+            error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? resolve({ status: 'failed', reason: `over the memory budget of ${HEAP_LIMIT_MB} MiB` }) : reject(error),
+          { endThread: true },
+        );
+      const onExit = (code: number): void =>
+        settle(() => reject(new Error(`the analysis thread exited with ${code} before it answered`)), { endThread: true });
+      const timer = setTimeout(
+        () => settle(() => resolve({ status: 'failed', reason: `over the time budget of ${timeoutMs / 1000} s` }), { endThread: true }),
+        timeoutMs,
+      );
+      Atomics.store(flag, 0, uploading() ? 1 : 0);
+      const refresh = setInterval(() => Atomics.store(flag, 0, uploading() ? 1 : 0), UPLOADING_REFRESH_MS);
+      signal.addEventListener('abort', onAbort, { once: true });
+      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+      worker.postMessage(request);
+    });
+  }
+
+  /** Ends the thread, if one runs. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    await worker?.terminate();
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(JOB_SCRIPT, {
+      workerData: { ...this.store, uploading: this.uploadingFlag } satisfies JobThreadData,
+      resourceLimits: { maxOldGenerationSizeMb: HEAP_LIMIT_MB },
+    });
+    // An idle thread does not keep the process alive; close() ends it at a stop.
+    worker.unref();
+    return worker;
+  }
 }

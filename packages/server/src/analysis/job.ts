@@ -1,20 +1,27 @@
-// One analysis in a worker thread, started by ./isolated.ts: the decoders and parsers run here, away from
-// the server's event loop and under the thread's memory limits, and the thread is ended when its time is up.
+// Analyses in a worker thread, started by ./isolated.ts: the decoders and parsers run here, away from the
+// server's event loop and under the thread's memory limits. The thread takes one request at a time and
+// answers each with its outcome; it is ended when a file's time is up.
 // A build entry of its own (tsup.config.ts): the thread loads dist/analysis/job.js.
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
-import { createBlobStore, objectSource } from '../core/store/index.js';
+import { type BlobStore, createBlobStore, objectSource } from '../core/store/index.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
 import { analyzeStems, type StemsAnalysis } from './stems.js';
 
 export interface JobRequest {
-  /** The stored object to analyse, in the store the server's settings name. */
+  /** The stored object to analyse, in the thread's store. */
   key: string;
-  storage: Config['storage'];
-  dataDir: string;
   type: 'CUT' | 'STEM';
   extension: string;
+}
+
+/** What the thread is started with. */
+export interface JobThreadData {
+  /** The store the server's settings name, opened once by the thread for every file it analyses. */
+  storage: Config['storage'];
+  dataDir: string;
   /** Int32Array over a SharedArrayBuffer: 1 while an upload streams into the server, which the job gives way to. */
   uploading: Int32Array;
 }
@@ -44,9 +51,9 @@ function pacer(uploading: Int32Array): () => Promise<void> {
   };
 }
 
-async function run({ key, storage, dataDir, type, extension, uploading }: JobRequest): Promise<JobOutcome> {
+async function run({ key, type, extension }: JobRequest, { store, uploading }: { store: Promise<BlobStore>; uploading: Int32Array }): Promise<JobOutcome> {
   try {
-    const source = await objectSource(await createBlobStore(storage, dataDir), key);
+    const source = await objectSource(await store, key);
     if (type === 'STEM') {
       const analysed = await analyzeStems(source);
       return analysed.status === 'done' ? { status: 'stems', stems: analysed.stems } : analysed;
@@ -58,4 +65,17 @@ async function run({ key, storage, dataDir, type, extension, uploading }: JobReq
   }
 }
 
-parentPort!.postMessage(await run(workerData as JobRequest));
+/**
+ * On Linux a nice value belongs to a thread, and `setPriority()` without a pid sets the calling one's: this
+ * thread then takes the CPU only when the server's event loop does not want it, so requests served during a
+ * backlog wait for no analysis (elsewhere the call would lower the whole server, so it is not made).
+ */
+const ANALYSIS_NICE = 19;
+if (process.platform === 'linux') setPriority(ANALYSIS_NICE);
+
+const { storage, dataDir, uploading } = workerData as JobThreadData;
+const store = createBlobStore(storage, dataDir);
+// A store that cannot be made answers each file unreadable (in run), not an unhandled rejection here.
+store.catch(() => undefined);
+// One request at a time: the caller sends the next only once this one is answered.
+parentPort!.on('message', (request: JobRequest) => void run(request, { store, uploading }).then((outcome) => parentPort!.postMessage(outcome)));

@@ -1,12 +1,13 @@
 // A STEM ZIP: every entry with its size; audio entries with their format read from their headers only
-// (entries are streamed and the stream dropped once the header is read: nothing is decoded). WAV headers
-// are read by ./wav.ts, like a decoded cut's; every other codec by music-metadata. The ZIP is read by
+// (entries are streamed and the stream dropped once the header is read: nothing is decoded). WAV and AIFF
+// headers are read by ./wav.ts and ./aiff.ts, like a decoded cut's; every other codec by music-metadata. The ZIP is read by
 // yauzl, which reads the central directory and streams entries, as ranges of the stored object.
 import { PassThrough, pipeline, type Readable, Transform } from 'node:stream';
 import { parseStream } from 'music-metadata';
 import yauzl from 'yauzl';
 import { localFileSource } from '../core/store/fs-store.js';
 import type { ObjectSource } from '../core/store/index.js';
+import { AiffHeaderReader } from './aiff.js';
 import { AnalysisError } from './decoded.js';
 import { isAudioExtension, type Codec } from './decoders.js';
 import { WavHeaderReader } from './wav.js';
@@ -73,7 +74,8 @@ export async function analyzeStems(source: string | ObjectSource, signal?: Abort
         let stream: Readable | null = null;
         try {
           stream = boundedTo(await openEntry(zip, entry), MAX_HEADER_READ_BYTES);
-          audio = extension === 'wav' ? await readWavStem(stream) : await readTaggedStem(stream, entry);
+          audio =
+            extension === 'wav' ? await readWavStem(stream) : extension === 'aif' || extension === 'aiff' ? await readAiffStem(stream) : await readTaggedStem(stream, entry);
         } catch {
           // An encrypted entry, an unknown compression method or a broken header: listed, without audio.
           unreadable += 1;
@@ -156,6 +158,18 @@ async function readWavStem(stream: Readable): Promise<StemAudio> {
     }
   }
   throw new AnalysisError('no WAV header');
+}
+
+async function readAiffStem(stream: Readable): Promise<StemAudio> {
+  const header = new AiffHeaderReader();
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    const parsed = header.push(chunk);
+    if (parsed) {
+      const { bitDepth, channels, sampleRate, frames } = parsed.format;
+      return { codec: 'pcm', durationMs: Math.round((frames * 1000) / sampleRate), sampleRate, bitDepth, channels };
+    }
+  }
+  throw new AnalysisError('no AIFF header');
 }
 
 async function readTaggedStem(stream: Readable, entry: yauzl.Entry): Promise<StemAudio> {

@@ -1,5 +1,5 @@
 // The analysis queue's consumer: ANALYSIS_CONCURRENCY loops per server instance, each taking the oldest job
-// no other instance holds (analysis/repository.ts), analysing the file in a worker thread (./isolated.ts)
+// no other instance holds (analysis/repository.ts), analysing the file in the loop's worker thread (./isolated.ts)
 // while it holds the job's lock, and storing the result, removing the job and publishing `file.analyzed` in
 // that same transaction. A stop or a crash rolls the transaction back, so the job stays queued for the next
 // start (or another instance). A job that fails otherwise is tried again later, MAX_ATTEMPTS times at most.
@@ -14,7 +14,7 @@ import { storeKeys } from '../core/store/index.js';
 import type { Logger } from '../core/logger.js';
 import { Space } from '../core/space.js';
 import { EventPublisher } from '../events/publisher.js';
-import { analyzeInThread } from './isolated.js';
+import { AnalysisThread } from './isolated.js';
 import { type AnalysisResult, AnalysisRepository, type TakenJob } from './repository.js';
 
 /** How long an idle loop waits before it looks at the queue again (jobs of other instances included). */
@@ -51,20 +51,22 @@ export class AnalysisWorker {
 
   private async loop(): Promise<void> {
     const { signal } = this.controller;
+    const thread = new AnalysisThread({ storage: this.config.storage, dataDir: this.config.dataDir });
     while (!signal.aborted) {
       let worked = false;
       try {
-        worked = await this.next(signal);
+        worked = await this.next(thread, signal);
       } catch (error) {
         // Stopped mid-analysis, or the database is away: the job stays queued either way.
         if (!signal.aborted) this.log.warn('analysis queue: a job could not be completed; it stays queued', { error });
       }
       if (!worked) await delay(IDLE_POLL_MS, undefined, { signal }).catch(() => undefined);
     }
+    await thread.close();
   }
 
   /** Takes and completes one job; false when the queue had none free. */
-  private async next(signal: AbortSignal): Promise<boolean> {
+  private async next(thread: AnalysisThread, signal: AbortSignal): Promise<boolean> {
     let taken: TakenJob | null = null;
     try {
       return await this.sql.begin(async (tx) => {
@@ -75,7 +77,7 @@ export class AnalysisWorker {
           await this.repository.drop(tx, job.fileId);
           return true;
         }
-        await this.complete(tx, job, await this.analyse(job.fileId, job.file, signal));
+        await this.complete(tx, job, await this.analyse(thread, job.fileId, job.file, signal));
         return true;
       });
     } catch (error) {
@@ -118,11 +120,11 @@ export class AnalysisWorker {
     });
   }
 
-  private async analyse(fileId: string, file: NonNullable<TakenJob['file']>, signal: AbortSignal): Promise<AnalysisResult> {
+  private async analyse(thread: AnalysisThread, fileId: string, file: NonNullable<TakenJob['file']>, signal: AbortSignal): Promise<AnalysisResult> {
     const none = { audio: null, stems: null, peaks: null };
     if (file.type !== 'CUT' && file.type !== 'STEM') return { ...none, analysis: 'unsupported' };
-    const outcome = await analyzeInThread(
-      { key: storeKeys.file(fileId, file.extension), storage: this.config.storage, dataDir: this.config.dataDir, type: file.type, extension: file.extension },
+    const outcome = await thread.analyze(
+      { key: storeKeys.file(fileId, file.extension), type: file.type, extension: file.extension },
       { timeoutMs: this.config.analysisTimeoutSeconds * 1000, uploading: () => this.space.uploading, signal },
     );
     switch (outcome.status) {

@@ -2,6 +2,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { chunksOf } from '../core/store/index.js';
 import { notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { FilesService } from '../files/service.js';
@@ -41,7 +42,12 @@ export class ArchivesService {
   archive(content: CutContent, { versionNames = false } = {}): CutArchive {
     const stored = content.files.map((row) => this.files.bytesOf(row));
     const names = uniqueNames(stored.map((bytes, i) => (versionNames ? versionName(bytes.downloadName, content.files[i]!.version) : bytes.downloadName)));
-    const entries = stored.map((bytes, i) => ({ name: names[i]!, read: () => bytes.read(), size: bytes.size, modifiedAt: bytes.modifiedAt }));
+    const entries = stored.map((bytes, i) => ({
+      name: names[i]!,
+      size: bytes.size,
+      modifiedAt: bytes.modifiedAt,
+      open: () => chunksOf(() => bytes.read()),
+    }));
     return { downloadName: `${content.name}.zip`, zip: zipArchive(entries) };
   }
 }

@@ -6,6 +6,7 @@ import { inject, injectable } from 'tsyringe';
 import { zipArchive } from '../archives/zip.js';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
+import { chunksOf } from '../core/store/index.js';
 import { type MadeAttachment, sendMadeAttachment, type StoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
 import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject } from './markers.js';
@@ -18,7 +19,6 @@ export interface MarkerExportRequest {
   status: 'open' | 'all';
   versions: 'this' | 'series';
 }
-
 
 /** A file's comments as a marker file, answered as an attachment of exact length. */
 @injectable()
@@ -61,7 +61,7 @@ export class MarkerExports {
         const project = Buffer.from(reaperProject(markers, { fileName: stored.downloadName, extension, durationMs: file.audio?.durationMs ?? null }));
         const zip = zipArchive([
           { name: `${base}.RPP`, bytes: project, modifiedAt: new Date() },
-          { name: stored.downloadName, read: () => stored.read(), size: stored.size, modifiedAt: stored.modifiedAt },
+          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => chunksOf(() => stored.read()) },
         ]);
         answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, body: () => zip.open() };
         break;

@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { isUuid } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
+import type { Config } from './config.js';
+import { CONFIG } from './di.js';
 import { DomainError, unauthenticated } from './errors.js';
 import { cookies } from './http.js';
+import { isTrustedOrigin } from './origins.js';
 import { isValidPersonalAccessToken, looksLikePersonalAccessToken } from './personal-access-tokens.js';
 import { PersonalAccessTokenCache } from './personal-access-token-cache.js';
 import { SessionCache } from './session-cache.js';
@@ -21,14 +24,15 @@ export const REFRESH_COOKIE = 'refresh_token';
 @injectable()
 export class AuthGuard {
   constructor(
+    @inject(CONFIG) private readonly config: Config,
     @inject(AccessTokens) private readonly tokens: AccessTokens,
     @inject(SessionCache) private readonly sessions: SessionCache,
     @inject(PersonalAccessTokenCache) private readonly personalTokens: PersonalAccessTokenCache,
   ) {}
 
   /**
-   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) the
-   * `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
+   * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) or from a trusted page
+   * (fromTrustedPage) the `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
    * access token (bearer only) is live, unexpired and used within its scope: a `read` one only for GET
    * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. A route declared `session` or
    * `sign-in` refuses every personal access token before this, see `refusePersonalAccessToken`. An account
@@ -37,9 +41,9 @@ export class AuthGuard {
    */
   async authenticate(
     req: IncomingMessage,
-    { allowCookie = false, passwordChange = false, scope }: AuthenticateOptions,
+    { allowCookie = false, allowSubprotocol = false, passwordChange = false, scope }: AuthenticateOptions,
   ): Promise<Principal> {
-    const principal = await this.identify(req, allowCookie, scope);
+    const principal = await this.identify(req, allowCookie, allowSubprotocol, scope);
     if (principal.passwordChangeRequired && !passwordChange) {
       throw new DomainError('PASSWORD_CHANGE_REQUIRED', 'This account has a one-time password: set a new one with POST /api/auth/password first');
     }
@@ -59,16 +63,26 @@ export class AuthGuard {
     }
   }
 
-  private async identify(req: IncomingMessage, allowCookie: boolean, scope: TokenScope): Promise<Principal> {
-    const bearer = bearerToken(req);
+  private async identify(req: IncomingMessage, allowCookie: boolean, allowSubprotocol: boolean, scope: TokenScope): Promise<Principal> {
+    const bearer = bearerToken(req) ?? (allowSubprotocol ? subprotocolToken(req) : undefined);
     if (bearer !== undefined && looksLikePersonalAccessToken(bearer)) return this.personalAccessToken(bearer, scope);
-    const token = bearer ?? (allowCookie ? cookies(req)[ACCESS_COOKIE] : undefined);
+    const token = bearer ?? (allowCookie || this.fromTrustedPage(req) ? cookies(req)[ACCESS_COOKIE] : undefined);
     if (!token) throw unauthenticated();
     const claims = this.tokens.verify(token);
     if (!isUuid(claims.sub) || !isUuid(claims.sid)) throw unauthenticated('The access token is invalid');
     const principal = await this.sessions.principal(claims.sub, claims.sid);
     if (!principal) throw unauthenticated('The session has ended; log in again');
     return principal;
+  }
+
+  /**
+   * A browser app's request (cookie mode, API §17): its own page (Sec-Fetch-Site, which scripts cannot set), or a
+   * page of a trusted origin (Origin, sent with every cross-origin fetch). A form or link of another site has
+   * neither, so the cookie alone never authenticates what a foreign page makes the browser send.
+   */
+  private fromTrustedPage(req: IncomingMessage): boolean {
+    const origin = req.headers.origin;
+    return req.headers['sec-fetch-site'] === 'same-origin' || (origin !== undefined && isTrustedOrigin(this.config, origin));
   }
 
   private async personalAccessToken(token: string, scope: TokenScope): Promise<TokenPrincipal> {
@@ -86,6 +100,8 @@ type TokenScope = 'read' | 'write';
 
 interface AuthenticateOptions {
   allowCookie?: boolean;
+  /** The WebSocket upgrade: a browser, which cannot set Authorization, offers the token as a subprotocol. */
+  allowSubprotocol?: boolean;
   passwordChange?: boolean;
   /** What a personal access token needs: the route's declared scope. */
   scope: TokenScope;
@@ -94,6 +110,16 @@ interface AuthenticateOptions {
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   return match?.[1];
+}
+
+/** The subprotocol a browser sends its token in: `bandcollab.bearer.<base64url(token)>` (API §17). */
+export const BEARER_SUBPROTOCOL_PREFIX = 'bandcollab.bearer.';
+
+/** The token of a `bandcollab.bearer.*` subprotocol offered in Sec-WebSocket-Protocol, if any. */
+function subprotocolToken(req: IncomingMessage): string | undefined {
+  const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
+  const encoded = offered.find((protocol) => protocol.startsWith(BEARER_SUBPROTOCOL_PREFIX))?.slice(BEARER_SUBPROTOCOL_PREFIX.length);
+  return encoded ? Buffer.from(encoded, 'base64url').toString('utf8') : undefined;
 }
 
 export const insufficientScope = (detail: string): DomainError => new DomainError('INSUFFICIENT_SCOPE', detail);

@@ -4,11 +4,12 @@ import path from 'node:path';
 import type { Queryable } from './sql.js';
 
 /**
- * Who a DATA_DIR belongs to. Its stored files mean something only beside the rows of one database, and its
- * temporary uploads only to the server writing them:
+ * Who a DATA_DIR belongs to. Its stored files mean something only beside the rows of one database:
  *   DATA_DIR/database.json  the id (table database_identity) and the name of the database its files belong to,
  *                           written at the first start; a server with another database refuses to start
- *   DATA_DIR/server.lock    the pid of the server running on it; a second server refuses to start
+ *   DATA_DIR/server.lock    the pid of the server running on it with the embedded database (which lives in
+ *                           DATA_DIR): a second such server refuses to start. Servers on DATABASE_URL take no
+ *                           lock: several instances of one database share its DATA_DIR.
  * A refusal is one line naming both sides, and changes nothing in DATA_DIR.
  */
 export class DataDirRefused extends Error {}
@@ -88,6 +89,8 @@ export async function bindDataDir(sql: Queryable, dataDir: string, database: str
   if (id === null) throw new Error('the database has no id: its migrations have not run');
   const file = path.join(dataDir, BINDING_FILE);
   const temp = `${file}.${randomUUID()}`;
+  // The first start on DATA_DIR gets here before anything else has created it.
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, `${JSON.stringify({ id, database } satisfies Binding)}\n`, { mode: 0o600 });
   await rename(temp, file);
 }

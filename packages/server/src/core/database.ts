@@ -59,9 +59,10 @@ const MIGRATION_LOCK_KEY = 0x62616e64; // "band"
  * Opens `DATABASE_URL`, or the embedded PostgreSQL under `DATA_DIR`, and applies migrations. The server owns
  * the embedded database (`use`); admin commands (the default) join the one a running server owns.
  *
- * A server also takes `DATA_DIR` (see data-dir.ts): it refuses to start, changing nothing, on a DATA_DIR
- * whose files belong to another database or that another server runs on; once migrated, the DATA_DIR records
- * its database. Closing releases it.
+ * A server refuses to start, changing nothing, on a DATA_DIR whose files belong to another database (see
+ * data-dir.ts); once migrated, the DATA_DIR records its database. With the embedded database the server also
+ * takes DATA_DIR for itself (its PostgreSQL lives there); with DATABASE_URL several instances may share one
+ * DATA_DIR. Closing releases what was taken.
  */
 export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse = { kind: 'command' }): Promise<Database> {
   const database = describeDatabase(config.databaseUrl);
@@ -84,10 +85,7 @@ export async function openDatabase(config: Config, log: Logger, use: EmbeddedUse
     const sql = postgres(url, { ...CONNECTION_OPTIONS, max: 10 });
     taken.push(() => sql.end({ timeout: 5 }));
     if (use.kind === 'server') {
-      // With DATABASE_URL the database is checked first: a second server beside a running one hears which
-      // database the DATA_DIR belongs to, not only that it is taken.
       await checkBinding(sql, config.dataDir, database);
-      if (config.databaseUrl !== null) taken.push(await lockDataDir(config.dataDir));
     }
     await migrate(sql, log);
     if (use.kind === 'server') await bindDataDir(sql, config.dataDir, database);

@@ -19,11 +19,12 @@ export interface DeletedContent {
  * reads and writes stored bytes. With STORAGE=fs they live under DATA_DIR:
  *   files/<id>.<ext>   uploaded files (the row in `files` names them)
  *   images/<name>      project and vibe images (the `image` column names them)
- *   tmp/               uploads in progress; renamed into place once complete, swept at start-up
+ *   tmp/               uploads in progress; renamed into place once complete; the purge job removes those
+ *                      untouched for STRAY_AGE_MS (start-up removes nothing: instances may share DATA_DIR)
  *   resumable/<id>     the multipart uploads of resumable uploads (their id in `resumable_uploads`); they
  *                      outlive a restart, so start-up leaves them; renamed into files/ on completion
  *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there by the `orphans --move`
- *                      command (start-up only counts them: it never moves or deletes stored bytes)
+ *                      command (never automatically)
  * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
  * holds a partial file. Only the server's user can read any of it: files 0600, directories 0700.
  */
@@ -83,17 +84,20 @@ export class Disk {
 
   /**
    * Removes a stored object and never throws: used for cleanup after failures and for bytes whose row is
-   * already gone (after commit). A failure is logged; the start-up sweep removes what is left.
+   * already gone (after commit). A failure is logged; the purge job removes what the removed_bytes ledger
+   * still lists. Answers whether the removal went through (nothing to remove is no failure).
    */
-  async removeQuietly(key: string): Promise<void> {
+  async removeQuietly(key: string): Promise<boolean> {
     try {
       await this.store.delete(key);
+      return true;
     } catch (error) {
       this.log.error('could not remove a stored object', { key, error });
+      return false;
     }
   }
 
-  /** Removes the bytes of committed deletes; never throws (a failure is logged and swept at the next start). */
+  /** Removes the bytes of committed deletes; never throws (a failure is logged; the purge job tries again). */
   async removeDeleted(content: DeletedContent): Promise<void> {
     await Promise.all([
       ...content.files.map((file) => this.removeQuietly(storeKeys.file(file.id, file.extension))),
@@ -101,25 +105,37 @@ export class Disk {
     ]);
   }
 
-  /** Whether the object at `key` exists: the start-up sweep counts what it removed. */
+  /** Whether the object at `key` exists; rejects when the store cannot tell (the purge job tries again). */
   async exists(key: string): Promise<boolean> {
     return (await this.store.head(key)) !== null;
   }
 
-  /** Removes every leftover of uploads that never completed. Only safe before the server takes requests. */
-  async clearTemp(): Promise<number> {
-    const names = await readdir(this.tempDir);
-    for (const name of names) await unlink(path.join(this.tempDir, name)).catch(() => undefined);
-    return names.length;
+  /**
+   * Removes the local directory's temporary uploads (tmp/, where the fs driver writes before its rename)
+   * untouched for `ageMs` (their server died mid-upload) and answers how many. Younger ones may be uploads in
+   * flight on any instance sharing DATA_DIR.
+   */
+  async removeStaleTemp(ageMs: number): Promise<number> {
+    let removed = 0;
+    for (const file of await this.filesIn(this.tempDir, new Set(), ageMs)) {
+      try {
+        await unlink(path.join(this.config.dataDir, file.path));
+        removed++;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a temporary upload', { path: file.path, error });
+      }
+    }
+    return removed;
   }
 
   /**
-   * The stored files no row refers to: those in files/ and images/ whose names `keep` does not hold (paths
-   * relative to DATA_DIR, `files/<id>.<ext>`, `images/<name>`), then those already in orphans/
-   * (`orphans/files/…`), with their sizes.
+   * The stored files no row refers to: those in files/ and images/ unchanged for STRAY_AGE_MS whose names
+   * `keep` does not hold (paths relative to DATA_DIR, `files/<id>.<ext>`, `images/<name>`), then those already
+   * in orphans/ (`orphans/files/…`), with their sizes. A younger file may be an upload between its rename and
+   * its commit, on any instance: it is no orphan yet.
    */
   async listOrphans(keep: { files: ReadonlySet<string>; images: ReadonlySet<string> }): Promise<Orphans> {
-    const inPlace = [...(await this.filesIn(this.filesDir, keep.files)), ...(await this.filesIn(this.imagesDir, keep.images))];
+    const inPlace = [...(await this.filesIn(this.filesDir, keep.files, STRAY_AGE_MS)), ...(await this.filesIn(this.imagesDir, keep.images, STRAY_AGE_MS))];
     const moved: StoredFile[] = [];
     for (const dir of this.orphanDirs()) moved.push(...(await this.filesIn(dir, new Set())));
     return { inPlace, moved };
@@ -127,7 +143,7 @@ export class Disk {
 
   /**
    * Moves orphans still in place to orphans/, under the same name (a name already taken there gets a numbered
-   * suffix), so they can be moved back. Only safe while no server runs on DATA_DIR.
+   * suffix), so they can be moved back.
    */
   async moveOrphans(inPlace: StoredFile[]): Promise<void> {
     for (const orphan of inPlace) {
@@ -141,13 +157,17 @@ export class Disk {
     }
   }
 
-  /** Deletes orphans (in place or moved). Only safe while no server runs on DATA_DIR. */
+  /** Deletes orphans (in place or moved). */
   async purgeOrphans(orphans: StoredFile[]): Promise<void> {
     for (const orphan of orphans) await unlink(path.join(this.config.dataDir, orphan.path));
   }
 
-  /** The files in `dir` whose names `keep` does not hold, relative to DATA_DIR; none when `dir` does not exist. */
-  private async filesIn(dir: string, keep: ReadonlySet<string>): Promise<StoredFile[]> {
+  /**
+   * The files in `dir` whose names `keep` does not hold and, with `minAgeMs`, unchanged for that long, relative
+   * to DATA_DIR; none when `dir` does not exist.
+   */
+  private async filesIn(dir: string, keep: ReadonlySet<string>, minAgeMs = 0): Promise<StoredFile[]> {
+    const changedBefore = Date.now() - minAgeMs;
     const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return [];
       throw error;
@@ -155,8 +175,8 @@ export class Disk {
     const found: StoredFile[] = [];
     for (const name of names.sort()) {
       if (keep.has(name)) continue;
-      const info = await lstat(path.join(dir, name));
-      if (info.isFile()) found.push({ path: path.relative(this.config.dataDir, path.join(dir, name)), size: info.size });
+      const info = await lstat(path.join(dir, name)).catch(() => null);
+      if (info?.isFile() && info.mtimeMs <= changedBefore) found.push({ path: path.relative(this.config.dataDir, path.join(dir, name)), size: info.size });
     }
     return found;
   }
@@ -173,6 +193,12 @@ export interface Orphans {
   inPlace: StoredFile[];
   moved: StoredFile[];
 }
+
+/**
+ * Bytes without a row (a temporary upload, a stored file or image nobody recorded) count as left over only once
+ * unchanged for this long: until then they may be an upload in flight on any instance sharing the store.
+ */
+export const STRAY_AGE_MS = 24 * 60 * 60 * 1000;
 
 const PRIVATE_FILE = 0o600;
 const PRIVATE_DIR = 0o700;

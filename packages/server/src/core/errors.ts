@@ -5,7 +5,7 @@ export interface DomainErrorDetails {
   errors?: FieldError[];
   /** When the client may try again (RATE_LIMITED, UNAVAILABLE); answered as `Retry-After`. */
   retryAfterSeconds?: number;
-  /** UNCHANGED: the latest version the upload matched, answered as the problem's `fileId`. */
+  /** UNCHANGED: the latest version the upload matched; PATH_TAKEN: the latest version at the path. Answered as the problem's `fileId`. */
   fileId?: string;
 }
 

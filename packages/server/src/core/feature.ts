@@ -5,7 +5,7 @@ import type { Routes } from './routes.js';
 export interface Feature {
   /** Registers its routes, each from its declaration (contract/routes.ts). */
   register(routes: Routes): void;
-  /** Runs once the HTTP server exists and before it listens: WebSocket upgrades, start-up sweeps. */
+  /** Runs once the HTTP server exists and before it listens: WebSocket upgrades, storage directories. */
   start?(server: Server): Promise<void>;
   /**
    * Runs on shutdown, once the server stopped accepting connections and while requests in flight drain:

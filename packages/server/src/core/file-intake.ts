@@ -62,15 +62,20 @@ export class FileIntake {
   }
 
   private checkHead(): void {
+    // A SESSION file (§16) is whatever a DAW writes: no leading bytes to check.
+    if (this.rule?.type === 'SESSION') return;
     this.rule ??= this.rules.find((candidate) => hasExpectedSignature(candidate.extension, this.head)) ?? null;
     if (this.rule === null || !hasExpectedSignature(this.rule.extension, this.head)) throw unsupportedType(this.rules);
   }
 }
 
-/** The rule a client's file name selects by its extension; 415 naming the accepted extensions otherwise. */
-export function ruleForFileName(rules: FileRule[], fileName: string): FileRule {
+/**
+ * The rule a client's file name selects by its extension, else `otherwise` (a SESSION file, §16); 415 naming the
+ * accepted extensions when there is neither.
+ */
+export function ruleForFileName(rules: FileRule[], fileName: string, otherwise: FileRule | null = null): FileRule {
   const extension = extensionOf(fileName);
-  const rule = rules.find((candidate) => candidate.extension === extension);
+  const rule = rules.find((candidate) => candidate.extension === extension) ?? otherwise;
   if (!rule) throw unsupportedType(rules);
   return rule;
 }

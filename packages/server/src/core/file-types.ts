@@ -1,11 +1,11 @@
-import { extensionOf, FILE_TYPES, type FileType, type FileTypeRule } from '@bandcollab/sdk/contract';
+import { extensionOf, FILE_TYPES, type FileType, type FileTypeRule, SESSION_FILE_TYPE } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
 import { CONFIG } from './di.js';
 
-/** A FILE_TYPES rule with the extension it belongs to and the limit this server enforces. */
+/** A FILE_TYPES rule (or the SESSION rule) with the extension it belongs to and the limit this server enforces. */
 export interface FileRule extends FileTypeRule {
-  /** Lower case, without the dot, always a key of FILE_TYPES. */
+  /** Lower case, without the dot: a key of FILE_TYPES, or a SESSION file's own extension (`sessionRule`). */
   extension: string;
 }
 
@@ -22,7 +22,16 @@ export class FileTypes {
   private readonly limits: Record<FileType, number | null>;
 
   constructor(@inject(CONFIG) config: Config) {
-    this.limits = { CUT: config.maxAudioBytes, STEM: config.maxStemBytes, IMAGE: config.maxImageBytes };
+    this.limits = { CUT: config.maxAudioBytes, STEM: config.maxStemBytes, IMAGE: config.maxImageBytes, SESSION: null };
+  }
+
+  /**
+   * The SESSION rule (§16) for a file name no rule of FILE_TYPES claims, uploaded with a path. Its bytes are
+   * stored as `<id>.<extension>`, so only a plain extension is kept; any other (none, spaces, non-ASCII) is `bin`.
+   */
+  sessionRule(fileName: string): FileRule {
+    const extension = extensionOf(fileName);
+    return { ...SESSION_FILE_TYPE, extension: /^[a-z0-9]{1,16}$/.test(extension) ? extension : 'bin' };
   }
 
   /** The rules of the given types, e.g. `['IMAGE']` for project covers. */
@@ -45,6 +54,7 @@ const adtsFrameSync = (head: Buffer): boolean => head.length >= 2 && head[0] ===
 const SIGNATURES: Record<string, (head: Buffer) => boolean> = {
   mp3: (head) => ascii(head, 0, 'ID3') || mpegFrameSync(head),
   wav: (head) => ascii(head, 0, 'RIFF') && ascii(head, 8, 'WAVE'),
+  aif: (head) => ascii(head, 0, 'FORM') && (ascii(head, 8, 'AIFF') || ascii(head, 8, 'AIFC')),
   ogg: (head) => ascii(head, 0, 'OggS'),
   flac: (head) => ascii(head, 0, 'fLaC'),
   aac: (head) => adtsFrameSync(head) || ascii(head, 0, 'ADIF'),
@@ -56,6 +66,7 @@ const SIGNATURES: Record<string, (head: Buffer) => boolean> = {
   webp: (head) => ascii(head, 0, 'RIFF') && ascii(head, 8, 'WEBP'),
 };
 SIGNATURES.jpeg = SIGNATURES.jpg!;
+SIGNATURES.aiff = SIGNATURES.aif!;
 
 /** Whether a file's first bytes (up to SIGNATURE_LENGTH of them) match what its extension promises. */
 export function hasExpectedSignature(extension: string, head: Buffer): boolean {

@@ -126,7 +126,23 @@ const readJsonBuffer = bodyReader<unknown>(
 );
 
 /** Reads a JSON body (≤ 1 MiB). No body reads as `{}`; another content type is 415. */
-export async function readJson(req: Request, res: Response): Promise<unknown> {
+export function readJson(req: Request, res: Response): Promise<unknown> {
+  let reading = jsonBodies.get(req);
+  if (reading === undefined) {
+    reading = readJsonOnce(req, res);
+    jsonBodies.set(req, reading);
+  }
+  return reading;
+}
+
+/**
+ * A request's body can be read once, and some are asked for twice: a keyed create's body is read before its
+ * handler (idempotency fingerprint), and handlers that take JSON or a form (ImageForms) read it themselves. A
+ * second read of the consumed stream would wait forever.
+ */
+const jsonBodies = new WeakMap<IncomingMessage, Promise<unknown>>();
+
+async function readJsonOnce(req: Request, res: Response): Promise<unknown> {
   if (!hasBody(req)) return {};
   if (contentType(req) !== 'application/json') {
     throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes application/json');

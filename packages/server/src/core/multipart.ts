@@ -36,6 +36,13 @@ export interface ReceiveOptions {
   typeUnnamedByContent?: boolean;
   /** Which keys the bytes are stored under: a file's (`files/<id>.<ext>`) or an image's (`images/<id>.<ext>`). */
   storedAs: 'file' | 'image';
+  /** Runs once the fields before the file part have been checked, before any byte is stored; a throw ends the upload. */
+  beforeFile?: () => Promise<void>;
+  /**
+   * Whether a file of an extension no accepted type claims is a SESSION file (§16: an upload with a path), asked
+   * once the fields before the file part have been checked.
+   */
+  takesSessionFiles?: () => boolean;
 }
 
 export interface ReceivedFile {
@@ -176,9 +183,11 @@ export class Multipart {
         storing = (async () => {
           await fieldChecks;
           if (failure !== null) throw failure;
+          await options.beforeFile?.();
           const originalName = cleanFileName(info.filename ?? '', name);
           const extension = extensionOf(originalName);
-          const rule = rules.find((candidate) => candidate.extension === extension) ?? null;
+          const session = options.takesSessionFiles?.() ? this.fileTypes.sessionRule(originalName) : null;
+          const rule = rules.find((candidate) => candidate.extension === extension) ?? session;
           if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);
           return this.keep(name, stream, rule, rules, originalName, reservation, options.storedAs);
         })();

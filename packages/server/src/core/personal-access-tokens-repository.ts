@@ -16,12 +16,12 @@ export class PersonalAccessTokensRepository {
   /** The principal of the token whose sha256 is `tokenHash`, while it is live; one lookup by the unique index. */
   async findActive(tokenHash: string): Promise<{ principal: TokenPrincipal; lastUsedAt: Date | null } | null> {
     const [row] = await this.sql<ActiveTokenRow[]>`
-      select t.id as token_id, u.id as user_id, u.name, u.email, u.role, u.password_change_required, t.scope, t.project_ids::text[], t.expires_at, t.last_used_at
+      select t.id as token_id, t.name as token_name, u.id as user_id, u.name, u.email, u.role, u.password_change_required, t.scope, t.project_ids::text[], t.expires_at, t.last_used_at
       from personal_access_tokens t join users u on u.id = t.user_id
       where t.token_hash = ${tokenHash} and t.expires_at > now()`;
     if (!row) return null;
-    const { tokenId, userId, name, email, role, passwordChangeRequired, scope, projectIds, expiresAt, lastUsedAt } = row;
-    return { principal: { userId, name, email, role, passwordChangeRequired, sessionId: null, token: { tokenId, scope, projectIds, expiresAt } }, lastUsedAt };
+    const { tokenId, tokenName, userId, name, email, role, passwordChangeRequired, scope, projectIds, expiresAt, lastUsedAt } = row;
+    return { principal: { userId, name, email, role, passwordChangeRequired, sessionId: null, token: { tokenId, tokenName, scope, projectIds, expiresAt } }, lastUsedAt };
   }
 
   /** Records a use, unless one was recorded within the last minute (by any instance). */

@@ -84,4 +84,5 @@ function comparable(segment: string): string {
 }
 
 /** Header names whose values are credentials: if a headers object is ever logged, these never are. */
-export const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'cookie', 'set-cookie', 'proxy-authorization']);
+// sec-websocket-protocol carries a browser's access token to the events stream (bandcollab.bearer.*, API §17).
+export const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'cookie', 'set-cookie', 'proxy-authorization', 'sec-websocket-protocol']);

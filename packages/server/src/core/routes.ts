@@ -84,10 +84,11 @@ export class Routes {
         : undefined;
       const params: Record<string, string> = {};
       for (const name of Object.keys(route.params ?? {})) params[name] = nouns[name] === undefined ? (req.params[name] ?? '') : idParam(req, name, nouns[name]);
-      const respond = async (json?: unknown) => {
+      const respond = async () => {
         const body = async () => {
           if (schema === undefined) throw new TypeError(`${route.method} ${route.path} declares no JSON body`);
-          return validate(schema, json ?? (await readJson(req, res)));
+          // Read once per request (readJson): a keyed request's body was read already, below.
+          return validate(schema, await readJson(req, res));
         };
         const answer = await handler({ req, res, params, principal, body } as RouteContext<R>);
         if (route.response === undefined) return;
@@ -100,7 +101,7 @@ export class Routes {
       if (key === undefined) return respond();
       // A keyed request's JSON body is part of what makes a repeat the same request: read before the handler.
       const json = schema !== undefined && !isMultipart(req) ? await readJson(req, res) : undefined;
-      await idempotency!.once({ req, res, userId: principal!.userId, key, json }, () => respond(json));
+      await idempotency!.once({ req, res, userId: principal!.userId, key, json }, respond);
     });
   }
 }

@@ -9,6 +9,8 @@ export const SESSIONS_CHANNEL = 'bandcollab_sessions';
 /** What a personal access token grants: at most its owner's current rights, and only this much of them. */
 export interface TokenGrant {
   tokenId: string;
+  /** Its owner's name for it: events of its actions carry it (`actor.token`). */
+  tokenName: string;
   /** `read`: GET, HEAD and the events stream only (the AuthGuard refuses the rest). */
   scope: TokenScope;
   /** null: every project of its owner; otherwise the only projects that exist for it. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { SESSION_FILE_TYPE } from '@bandcollab/sdk/contract';
 import { encodeExtended } from 'content-disposition';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
@@ -37,7 +38,8 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
   const lastModified = bytes.modifiedAt.toUTCString();
   const headers: Record<string, string | number> = {
     'Content-Type': bytes.mimeType,
-    'Content-Disposition': contentDisposition(disposition, bytes.downloadName),
+    // Bytes of no known kind (SESSION files, §16) are never shown in a page: an attachment, whatever was asked.
+    'Content-Disposition': contentDisposition(bytes.mimeType === SESSION_FILE_TYPE.mimeType ? 'attachment' : disposition, bytes.downloadName),
     ETag: bytes.etag,
     'Last-Modified': lastModified,
     'Accept-Ranges': 'bytes',

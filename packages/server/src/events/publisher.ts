@@ -16,9 +16,14 @@ export type EventNotice = ProjectEvent | { ref: string };
 /** An event before it has its id and time, one shape per type. */
 export type NewEvent = { [Type in EventType]: Omit<Extract<ProjectEvent, { type: Type }>, 'id' | 'at'> }[EventType];
 
-/** An event of a change `principal` made in a project; `type` tells what `data` holds. */
-export const projectEvent = <Type extends EventType>(principal: Pick<Principal, 'userId' | 'name'>, projectId: string, type: Type, data: EventData<Type>): NewEvent =>
-  ({ type, projectId, actor: { id: principal.userId, name: principal.name }, data }) as NewEvent;
+/** An event of a change `principal` made in a project (through its personal access token, if one); `type` tells what `data` holds. */
+export const projectEvent = <Type extends EventType>(principal: Pick<Principal, 'userId' | 'name'> & Partial<Pick<Principal, 'token'>>, projectId: string, type: Type, data: EventData<Type>): NewEvent =>
+  ({
+    type,
+    projectId,
+    actor: { id: principal.userId, name: principal.name, ...(principal.token ? { token: principal.token.tokenName } : {}) },
+    data,
+  }) as NewEvent;
 
 /**
  * Services call `publish` inside the transaction that does the work: PostgreSQL delivers a NOTIFY only when

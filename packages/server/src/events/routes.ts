@@ -11,7 +11,11 @@ import { DomainError, forbidden, invalidField, notFound } from '../core/errors.j
 import type { Feature } from '../core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from '../core/http.js';
 import type { Logger } from '../core/logger.js';
+import { isTrustedOrigin } from '../core/origins.js';
 import { EventHub } from './hub.js';
+
+/** The subprotocol the server selects when a client offers subprotocols. */
+const EVENTS_SUBPROTOCOL = 'bandcollab.v1';
 
 /** Real-time project events over WebSocket: the upgrade of `GET /api/events`. */
 @injectable()
@@ -20,7 +24,13 @@ export class EventsRoutes implements Feature {
    * Clients only answer pings: a message closes the socket (1008, in the hub), one over 4 KiB before it is read
    * (1009). The hub keeps the open sockets.
    */
-  private readonly sockets = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: 4096 });
+  private readonly sockets = new WebSocketServer({
+    noServer: true,
+    clientTracking: false,
+    maxPayload: 4096,
+    // A browser offers `bandcollab.v1` beside its token's subprotocol (API §17): the token is never echoed back.
+    handleProtocols: (offered) => (offered.has(EVENTS_SUBPROTOCOL) ? EVENTS_SUBPROTOCOL : false),
+  });
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
@@ -53,7 +63,7 @@ export class EventsRoutes implements Feature {
       if (new URL(req.url ?? '/', 'http://host').pathname !== ROUTES.events.path) throw notFound('WebSocket endpoint');
       // Browsers send cookies with cross-site WebSocket requests: only the server's own and configured origins may connect.
       if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
-      const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, scope: 'read' });
+      const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, allowSubprotocol: true, scope: 'read' });
       this.hub.refuseWhenFull(principal);
       this.sockets.handleUpgrade(req, socket, head, (webSocket) => {
         void this.hub.add(webSocket, principal);
@@ -66,14 +76,7 @@ export class EventsRoutes implements Feature {
 
   /** Non-browser clients send no Origin; a browser's must be the server's own or a configured one. */
   private isAllowedOrigin(origin: string | undefined): boolean {
-    if (origin === undefined) return true;
-    try {
-      // Read per request: with PORT=0 the server learns its own URL only once it listens.
-      const allowed = [this.config.publicUrl, ...this.config.corsOrigins].map((url) => new URL(url).origin);
-      return allowed.includes(new URL(origin).origin);
-    } catch {
-      return false;
-    }
+    return origin === undefined || isTrustedOrigin(this.config, origin);
   }
 }
 

@@ -25,6 +25,8 @@ export interface StoredFileRow {
 
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */
 export interface FileRow extends StoredFileRow {
+  /** The series' path in the cut's folder (§16); null when it has none. */
+  path: string | null;
   /** Null once the uploader's account is deleted: the file stays, shown as a former member's. */
   uploaderId: string | null;
   uploaderName: string | null;
@@ -56,6 +58,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     id: row.id,
     cutId: row.cutId,
     name: row.name,
+    path: row.path,
     type: row.type,
     size: row.size,
     mimeType: row.mimeType,
@@ -102,13 +105,14 @@ const fileCondition = (tx: Queryable, filter: FileFilter, { latest = false }: Fi
 export async function findFileRows(tx: Queryable, filter: FileFilter, selection: FileSelection = {}): Promise<FileRow[]> {
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
-           f.analysis, f.audio, f.stems, f.series_id, f.version,
+           f.analysis, f.audio, f.stems, f.series_id, f.version, s.path,
            u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar,
            series.latest_version, series.series_count,
            coalesce(reviewed.approved, 0) as approved, coalesce(reviewed.changes_requested, 0) as changes_requested,
            (select count(*)::int from comments c join files v on v.id = c.file_id
             where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments
     from files f
+    join file_series s on s.id = f.series_id
     left join users u on u.id = f.uploaded_by
     cross join lateral (select max(v.version)::int as latest_version, count(*)::int as series_count from files v where v.series_id = f.series_id) series
     left join lateral (
@@ -132,11 +136,28 @@ export async function findStoredFileRows(tx: Queryable, filter: FileFilter, sele
     order by f.created_at, f.id`;
 }
 
-/** A file to record: the row's own columns, with its uploader's id; with a series, it is that version of it. */
+/**
+ * A file to record: the row's own columns, with its uploader's id; with a series, it is that version of it, else
+ * it starts a series, at `path` when it has one.
+ */
 export type NewFile = Pick<StoredFileRow, 'id' | 'cutId' | 'projectId' | 'name' | 'extension' | 'type' | 'size' | 'mimeType' | 'sha256'> & {
   uploadedBy: string;
   series?: { id: string; version: number };
+  path?: SeriesPath;
 };
+
+/** A series' path (§16) and what paths are compared by (`filePathKey`). */
+export interface SeriesPath {
+  path: string;
+  key: string;
+}
+
+/** Migration 028's unique index: one series per path key in a cut. */
+const PATH_INDEX = 'file_series_cut_path_key';
+
+/** Whether a database error is a path already taken in the cut (another series holds its key). */
+export const isPathTaken = (error: unknown): boolean =>
+  (error as { code?: string; constraint_name?: string }).code === '23505' && (error as { constraint_name?: string }).constraint_name === PATH_INDEX;
 
 /** The series a file belongs to, with what an upload of its next version is checked against. */
 export interface SeriesOfFile {
@@ -147,6 +168,8 @@ export interface SeriesOfFile {
   latestId: string;
   latestSha256: string;
   latestName: string;
+  /** The series' path (§16); null when it has none. */
+  path: string | null;
 }
 
 /** The columns the delete rule and the disk cleanup need. */
@@ -185,10 +208,11 @@ export class FilesRepository {
    * Records a file; audio (CUT) and stems (STEM) also join the analysis queue, in the same transaction, so
    * every way a file gets recorded feeds it. Images are never analysed.
    */
-  async insert(tx: Queryable, { series, ...file }: NewFile): Promise<void> {
-    const analysed = file.type !== 'IMAGE';
-    // Without a series the insert trigger starts one (021_versions_comments_reviews.sql).
-    const versioned = series ? { seriesId: series.id, version: series.version } : {};
+  async insert(tx: Queryable, { series, path, ...file }: NewFile): Promise<void> {
+    const analysed = file.type === 'CUT' || file.type === 'STEM';
+    // Without a series the insert trigger starts one (021_versions_comments_reviews.sql); one with a path starts here.
+    if (!series && path) await tx`insert into file_series (id, cut_id, path, path_key) values (${file.id}, ${file.cutId}, ${path.path}, ${path.key})`;
+    const versioned = series ? { seriesId: series.id, version: series.version } : path ? { seriesId: file.id, version: 1 } : {};
     await tx`insert into files ${tx({ ...file, ...versioned, analysis: analysed ? 'pending' : 'unsupported' })}`;
     if (analysed) await tx`insert into analysis_jobs (file_id) values (${file.id})`;
   }
@@ -197,10 +221,26 @@ export class FilesRepository {
   async seriesOf(tx: Queryable, which: { fileId: string } | { seriesId: string }): Promise<SeriesOfFile | null> {
     const seriesId = 'fileId' in which ? tx`(select series_id from files where id = ${which.fileId})` : tx`${which.seriesId}::uuid`;
     const [row] = await tx<SeriesOfFile[]>`
-      select series_id, cut_id, type, id as latest_id, sha256 as latest_sha256, name as latest_name
-      from files where series_id = ${seriesId}
-      order by version desc limit 1`;
+      select f.series_id, f.cut_id, f.type, f.id as latest_id, f.sha256 as latest_sha256, f.name as latest_name, s.path
+      from files f join file_series s on s.id = f.series_id
+      where f.series_id = ${seriesId}
+      order by f.version desc limit 1`;
     return row ?? null;
+  }
+
+  /** The series at a path of a cut (by its key) and its latest version; null when the path is free. */
+  async seriesAtPath(tx: Queryable, cutId: string, key: string): Promise<{ seriesId: string; latestId: string } | null> {
+    const [row] = await tx<{ seriesId: string; latestId: string }[]>`
+      select s.id as series_id, f.id as latest_id
+      from file_series s join files f on f.series_id = s.id
+      where s.cut_id = ${cutId} and s.path_key = ${key}
+      order by f.version desc limit 1`;
+    return row ?? null;
+  }
+
+  /** Moves a series to a path (a rename, §16); a path another series of the cut holds fails on PATH_INDEX. */
+  async movePath(tx: Queryable, seriesId: string, path: SeriesPath): Promise<void> {
+    await tx`update file_series set path = ${path.path}, path_key = ${path.key} where id = ${seriesId}`;
   }
 
   /**
@@ -268,13 +308,14 @@ export class FilesRepository {
   }
 
   /**
-   * Drops the stored_images rows of images no project, vibe or avatar took (a crash between storing and
-   * recording): for the start-up sweep, before anything is uploaded.
+   * Drops the stored_images rows older than `ageSeconds` that no project, vibe or account took (a crash
+   * between storing and recording); younger ones may be an upload in flight on any instance.
    */
-  async dropUntakenImages(): Promise<void> {
+  async dropUntakenImages(ageSeconds: number): Promise<void> {
     await this.sql`
       delete from stored_images s
-      where not exists (select 1 from projects where image = s.name)
+      where s.created_at < now() - make_interval(secs => ${ageSeconds})
+        and not exists (select 1 from projects where image = s.name)
         and not exists (select 1 from vibes where image = s.name)
         and not exists (select 1 from users where avatar = s.name)`;
   }
@@ -291,13 +332,41 @@ export class FilesRepository {
     return { files: new Set(files.map((r) => r.name)), images: new Set(images.map((r) => r.name)) };
   }
 
-  /** The bytes whose records committed deletes removed (the removed_bytes ledger), for the start-up sweep. */
-  async removedNames(): Promise<{ dir: 'files' | 'images'; name: string }[]> {
-    return [...(await this.sql<{ dir: 'files' | 'images'; name: string }[]>`select dir, name from removed_bytes`)];
+  /**
+   * The bytes whose records committed deletes removed (the removed_bytes ledger), a batch at a time, each with
+   * whether a row refers to that name again (then its bytes stay).
+   */
+  async removedBytes(): Promise<RemovedBytes[]> {
+    return [
+      ...(await this.sql<RemovedBytes[]>`
+        select r.dir, r.name,
+          case r.dir
+            when 'files' then exists (select 1 from files f where f.id = split_part(r.name, '.', 1)::uuid)
+            else exists (select 1 from projects where image = r.name) or exists (select 1 from vibes where image = r.name)
+              or exists (select 1 from users where avatar = r.name)
+          end as referenced
+        from removed_bytes r
+        limit ${REMOVED_BYTES_BATCH}`),
+    ];
   }
 
-  /** Empties the ledger once the sweep has removed what it lists. */
-  async forgetRemoved(): Promise<void> {
-    await this.sql`truncate removed_bytes`;
+  /** Takes from the ledger the entries the purge has dealt with (and only those: deletes go on meanwhile). */
+  async forgetRemoved(entries: RemovedBytes[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.sql`
+      delete from removed_bytes r
+      using unnest(${this.sql.array(entries.map((e) => e.dir))}::text[], ${this.sql.array(entries.map((e) => e.name))}::text[]) as done(dir, name)
+      where r.dir = done.dir and r.name = done.name`;
   }
 }
+
+/** An entry of the removed_bytes ledger. */
+export interface RemovedBytes {
+  dir: 'files' | 'images';
+  name: string;
+  /** A row refers to the name again: its bytes are not garbage. */
+  referenced: boolean;
+}
+
+/** Ledger entries one purge round deals with; the next round takes the rest. */
+const REMOVED_BYTES_BATCH = 1000;

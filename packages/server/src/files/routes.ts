@@ -1,4 +1,4 @@
-import { deleteFileQuery, isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields, uploadQuery } from '@bandcollab/sdk/contract';
+import { checkFilePath, deleteFileQuery, isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields, uploadQuery } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
@@ -7,6 +7,7 @@ import { validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
+import type { SeriesOfFile } from './repository.js';
 import { FilesService } from './service.js';
 
 /** File upload, read, download, media paths and delete. */
@@ -41,7 +42,9 @@ export class FilesRoutes implements Feature {
       // An unchanged version is refused before any byte is read: from the query, or as soon as its field arrives.
       const ifNoneMatch = typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : null;
       const { versionOf: queryVersionOf } = validate(uploadQuery, req.query);
-      if (queryVersionOf) await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });
+      // What the fields before the file part tell: the cut, the series and the path (§16).
+      const early: { cutId?: string; series?: SeriesOfFile; path?: string } = {};
+      if (queryVersionOf) early.series = await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });
       // Access before the bytes, as in ProjectsRoutes: a cutId or versionOf sent before the file is checked before any byte is stored.
       const upload = await this.multipart.receive(req, res, {
         owner: principal.userId,
@@ -49,9 +52,23 @@ export class FilesRoutes implements Feature {
         types: ['CUT', 'STEM', 'IMAGE'],
         storedAs: 'file',
         onField: async (name, value) => {
-          if (name === 'cutId' && isUuid(value)) await this.access.require(principal, 'cut', value.toLowerCase());
-          if (name === 'versionOf' && isUuid(value)) await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });
+          if (name === 'cutId' && isUuid(value)) {
+            early.cutId = value.toLowerCase();
+            await this.access.require(principal, 'cut', early.cutId);
+          }
+          if (name === 'versionOf' && isUuid(value)) early.series = await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });
+          if (name === 'path') {
+            const checked = checkFilePath(value);
+            if ('problem' in checked) throw invalidField('path', checked.problem);
+            early.path = checked.path;
+          }
         },
+        // A taken path is refused before any byte, once every field before the file is known (versionOf may follow path).
+        beforeFile: async () => {
+          const cutId = early.series?.cutId ?? early.cutId;
+          if (early.path !== undefined && cutId) await this.files.requireFreePath(cutId, early.path, early.series?.seriesId ?? null);
+        },
+        takesSessionFiles: () => early.path !== undefined || (early.series?.path ?? null) !== null,
       });
       const fields = await this.multipart.validFields({ ...upload, fields: { ...(queryVersionOf ? { versionOf: queryVersionOf } : {}), ...upload.fields } }, uploadFields);
       if (!upload.file) throw invalidField('file', 'is required');
@@ -60,6 +77,7 @@ export class FilesRoutes implements Feature {
         cutId: fields.cutId ?? null,
         series: versionOf ? { fileId: versionOf } : null,
         name: fields.name ?? null,
+        path: fields.path ?? null,
         originalName: upload.file.originalName,
         file: upload.file,
       });
@@ -74,6 +92,6 @@ export class FilesRoutes implements Feature {
   }
 
   async start(): Promise<void> {
-    await this.files.sweep();
+    await this.files.prepareStorage();
   }
 }

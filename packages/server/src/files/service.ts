@@ -1,10 +1,10 @@
 import path from 'node:path';
-import type { DeletedSeries, FileRecord, FileType, FileVersions, StemEntriesPage, Waveform } from '@bandcollab/sdk/contract';
+import { type DeletedSeries, type FileRecord, filePathKey, type FileType, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { BLOB_STORE, LOGGER, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { Disk, STRAY_AGE_MS } from '../core/disk.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
@@ -13,7 +13,7 @@ import { Space } from '../core/space.js';
 import { type BlobStore, storeKeys } from '../core/store/index.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileRow, FilesRepository, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
 export interface NewUpload {
@@ -21,6 +21,8 @@ export interface NewUpload {
   series: { fileId: string } | { seriesId: string } | null;
   /** The display name; null: the latest version's (with versionOf), else `originalName`. */
   name: string | null;
+  /** Its path in the cut's folder, NFC (§16): a new series' path, or a series' new path; null keeps the series' own. */
+  path: string | null;
   originalName: string;
   file: ReceivedFile;
 }
@@ -29,6 +31,15 @@ export interface NewUpload {
 export function checkVersion(series: SeriesOfFile, { cutId, type }: { cutId?: string | null; type?: FileType }): void {
   if (cutId && cutId !== series.cutId) throw invalidField('versionOf', 'must be a file of the cut cutId names (a version stays in its series\' cut)');
   if (type && type !== series.type) throw invalidField('versionOf', `names a ${series.type} file: a new version must be of the same type`);
+}
+
+/** 409 PATH_TAKEN, naming the latest version of the series at the path when it is known. */
+function pathTaken(path: string, holder: { latestId: string } | null): DomainError {
+  return new DomainError(
+    'PATH_TAKEN',
+    `"${path}" is the path of another file in this cut (compared without case): upload it as a version of that file (versionOf)`,
+    holder ? { fileId: holder.latestId } : {},
+  );
 }
 
 /** Whether an If-None-Match header (`"<sha256 hex>"`, a list of them, or `*`) matches a file's sha256. */
@@ -72,6 +83,15 @@ export class FilesService {
   }
 
   /**
+   * Before any byte, where the caller knows the cut: 409 PATH_TAKEN when another series of the cut holds the path
+   * (compared by `filePathKey`). Only a courtesy: recording the file is what the database refuses.
+   */
+  async requireFreePath(cutId: string, path: string, seriesId: string | null): Promise<void> {
+    const holder = await this.repository.seriesAtPath(this.sql, cutId, filePathKey(path));
+    if (holder && holder.seriesId !== seriesId) throw pathTaken(path, holder);
+  }
+
+  /**
    * Records a received upload, whose bytes are stored already (under the file's id): in one transaction that
    * locks the cut, writes the row and publishes the event. Whatever fails, neither the bytes nor the row stay behind.
    * With `series` it becomes the next version of that series (its cut when `cutId` is left out, its
@@ -87,6 +107,10 @@ export class FilesService {
       return await this.record(principal, { id: upload.file.id, ...upload }, alsoRecord);
     } catch (error) {
       await this.disk.removeQuietly(upload.file.key);
+      if (isPathTaken(error) && upload.path !== null) {
+        const cutId = upload.cutId ?? (upload.series ? (await this.repository.seriesOf(this.sql, upload.series))?.cutId : undefined);
+        throw pathTaken(upload.path, cutId ? await this.repository.seriesAtPath(this.sql, cutId, filePathKey(upload.path)) : null);
+      }
       throw error;
     }
   }
@@ -113,6 +137,8 @@ export class FilesService {
         version = { id: series.seriesId, version: number };
         // Read again under the series lock: a version recorded meanwhile is now the latest.
         name ??= (await this.repository.seriesOf(tx, { seriesId: series.seriesId }))?.latestName ?? series.latestName;
+        // Another path moves the series (§16); the unique index refuses one another series holds.
+        if (upload.path !== null) await this.repository.movePath(tx, series.seriesId, { path: upload.path, key: filePathKey(upload.path) });
       }
       await this.repository.insert(tx, {
         id,
@@ -126,6 +152,7 @@ export class FilesService {
         sha256: file.sha256,
         uploadedBy: principal.userId,
         series: version,
+        ...(upload.path === null ? {} : { path: { path: upload.path, key: filePathKey(upload.path) } }),
       });
       const record = toFileRecord((await this.repository.find(tx, id))!);
       await alsoRecord?.(tx, record);
@@ -265,35 +292,32 @@ export class FilesService {
   }
 
   /**
-   * Start-up, before the server listens: removes uploads that never completed and the bytes of records that
-   * committed deletes removed (a crash or a failed unlink after the commit). Other stored bytes no row refers
-   * to (files copied in, a restored older backup, a crash between rename and commit) stay where they are and
-   * are counted in a warning: the `orphans` command lists, moves or purges them.
+   * Start-up, before the server listens: creates the storage directories and tightens modes. It deletes and
+   * moves nothing: other instances may share the store, and what looks left over may be their work in flight.
    */
-  async sweep(): Promise<void> {
+  async prepareStorage(): Promise<void> {
     await this.disk.prepare();
-    const temporary = await this.disk.clearTemp();
-    await this.repository.dropUntakenImages();
-    const stored = await this.repository.storedNames();
-    let leftOver = 0;
-    for (const { dir, name } of await this.repository.removedNames()) {
-      if (stored[dir].has(name)) continue;
-      const key = dir === 'files' ? `files/${path.basename(name)}` : storeKeys.image(name);
-      if (!(await this.disk.exists(key))) continue;
-      await this.disk.removeQuietly(key);
-      leftOver++;
+  }
+
+  /**
+   * Run by the purge job, on whichever instance: removes the bytes the `removed_bytes` ledger lists (a committed
+   * delete whose removal failed, or whose server died before it), temporary uploads untouched for STRAY_AGE_MS
+   * (their server died mid-upload; a live upload writes far more often), and the stored_images rows of images
+   * no project, vibe or account took within that time (their bytes are then orphans, for the `orphans` command).
+   */
+  async removeLeftovers(): Promise<{ removedBytes: number; temporary: number }> {
+    const done: RemovedBytes[] = [];
+    let removedBytes = 0;
+    for (const entry of await this.repository.removedBytes()) {
+      const key = entry.dir === 'files' ? `files/${path.basename(entry.name)}` : storeKeys.image(entry.name);
+      if (!entry.referenced && (await this.disk.exists(key)) && (await this.disk.removeQuietly(key))) removedBytes++;
+      // A removal that failed (logged) keeps its entry: the next round tries again.
+      if (entry.referenced || !(await this.disk.exists(key))) done.push(entry);
     }
-    await this.repository.forgetRemoved();
-    if (leftOver > 0) this.log.info('start-up sweep removed the bytes of deleted records', { count: leftOver });
-    if (temporary > 0) this.log.info('start-up sweep removed unfinished uploads', { temporary });
-    const { inPlace } = await this.disk.listOrphans(stored);
-    if (inPlace.length > 0) {
-      this.log.warn('stored files without a record, left in place (list, move or purge them: bandcollab-server orphans)', {
-        count: inPlace.length,
-        bytes: inPlace.reduce((sum, orphan) => sum + orphan.size, 0),
-        dataDir: this.disk.dataDir,
-      });
-    }
+    await this.repository.forgetRemoved(done);
+    const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);
+    await this.repository.dropUntakenImages(STRAY_AGE_MS / 1000);
+    return { removedBytes, temporary };
   }
 
   private async row(principal: Principal, id: string): Promise<FileRow> {

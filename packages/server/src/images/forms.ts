@@ -1,4 +1,4 @@
-import { MAX_UPLOAD_BYTES, sizeInMiB } from '@bandcollab/sdk/contract';
+import { MAX_UPLOAD_BYTES, describeSize } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
 import type { Principal } from '../core/auth-guard.js';
@@ -32,7 +32,7 @@ export class ImageForms {
   /** A multipart form whose `image` part is required (an avatar), checked and stored as `read` does. */
   async readImage(principal: Principal, req: Request, res: Response): Promise<StoredImage> {
     const upload = await this.receive(principal, req, res);
-    if (!upload.file) throw invalidField('image', `is required: a JPEG, PNG, GIF or WebP image of at most ${sizeInMiB(MAX_UPLOAD_BYTES.IMAGE)}`);
+    if (!upload.file) throw invalidField('image', `is required: a JPEG, PNG, GIF or WebP image of at most ${describeSize(MAX_UPLOAD_BYTES.IMAGE)}`);
     return this.images.store(principal, upload.file);
   }
 

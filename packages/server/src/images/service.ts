@@ -28,8 +28,8 @@ export class Images {
   /**
    * Records a received image (its size and uploader, within the quota), stored already under its new name;
    * its sha256 was computed while it was received. The project or vibe that takes it is written
-   * afterwards; a crash in between leaves a stored_images row that the start-up sweep drops, and bytes that it
-   * counts among the orphans.
+   * afterwards; a crash in between leaves a stored_images row that the purge job drops a day later, and bytes
+   * that the `orphans` command then finds.
    */
   async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
     const name = `${file.id}.${file.rule.extension}`;

@@ -1,4 +1,4 @@
-import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, sizeInMiB, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
+import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, describeSize, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
 import { SETTINGS } from '../core/config.js';
 
 // The OpenAPI `paths`, generated from the route declarations (@bandcollab/sdk/contract, routes.ts): what a
@@ -197,7 +197,7 @@ function withFacts<T>(value: T): T {
         const value = settings[name]?.default;
         return value === undefined ? written : `${name} (${String(value)})`;
       })
-      .replace(/\{limit:(CUT|STEM|IMAGE)\}/g, (_written, type: keyof typeof MAX_UPLOAD_BYTES) => sizeInMiB(MAX_UPLOAD_BYTES[type])) as T;
+      .replace(/\{limit:(CUT|STEM|IMAGE|SESSION)\}/g, (_written, type: keyof typeof MAX_UPLOAD_BYTES) => describeSize(MAX_UPLOAD_BYTES[type])) as T;
   }
   if (Array.isArray(value)) return value.map(withFacts) as T;
   if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withFacts(item)])) as T;

@@ -59,7 +59,7 @@ export const openApiDocument = {
         bearerFormat: 'JWT',
         description: 'An access token (JWT, 15 minutes), or a personal access token (bcp_…, see POST /api/tokens)',
       },
-      accessCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Accepted on media GET/HEAD and the WebSocket upgrade' },
+      accessCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Accepted on media GET/HEAD and the WebSocket upgrade, and on every route from the server’s own page (Sec-Fetch-Site: same-origin) or a page whose Origin is PUBLIC_URL or in CORS_ORIGINS (cookie mode, §17)' },
     },
     schemas,
   },

@@ -3,6 +3,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
 import { Idempotency } from '../core/idempotency.js';
 import type { Logger } from '../core/logger.js';
+import { FilesService } from '../files/service.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { UploadsService } from '../uploads/service.js';
 import { OperationsRepository } from './repository.js';
@@ -15,7 +16,9 @@ const EXPIRED_TOKEN_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /**
  * Deletes expired rows (and the bytes of expired resumable uploads, personal access tokens 30 days after
- * they expired, and Idempotency-Keys a day old) once at start, then every PURGE_INTERVAL_SECONDS until stopped.
+ * they expired, and Idempotency-Keys a day old) and the leftovers of failed or interrupted storing
+ * (FilesService.removeLeftovers) once at start, then every PURGE_INTERVAL_SECONDS until stopped. Every instance
+ * runs it; each step acts on database rows or on bytes old enough to be nobody's work in flight.
  */
 @injectable()
 export class ExpiredRowsPurge {
@@ -28,6 +31,7 @@ export class ExpiredRowsPurge {
     @inject(LOGGER) private readonly log: Logger,
     @inject(OperationsRepository) private readonly repository: OperationsRepository,
     @inject(UploadsService) private readonly uploads: UploadsService,
+    @inject(FilesService) private readonly files: FilesService,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
     @inject(Idempotency) private readonly idempotency: Idempotency,
   ) {}
@@ -63,9 +67,9 @@ export class ExpiredRowsPurge {
       const resumableUploads = await this.uploads.purgeExpired();
       const personalAccessTokens = await this.tokens.deleteExpired(EXPIRED_TOKEN_RETENTION_SECONDS);
       const idempotencyKeys = await this.idempotency.purgeExpired();
-      if (resumableUploads > 0 || personalAccessTokens > 0 || idempotencyKeys > 0 || Object.values(deleted).some((count) => count > 0)) {
-        this.log.info('expired rows purged', { ...deleted, resumableUploads, personalAccessTokens, idempotencyKeys });
-      }
+      const leftovers = await this.files.removeLeftovers();
+      const counts = { ...deleted, resumableUploads, personalAccessTokens, idempotencyKeys, ...leftovers };
+      if (Object.values(counts).some((count) => count > 0)) this.log.info('expired rows purged', counts);
     } catch (error) {
       // The database may be briefly away: the next round tries again.
       this.log.warn('purge of expired rows failed', { error });

@@ -24,6 +24,13 @@ export interface ServedVersion {
   seriesFileIds: string[];
 }
 
+/** A link its creator may be handed again: its token sealed (`core/sealed.ts`) under its id. */
+export interface ReusableShare {
+  id: string;
+  tokenSealed: Buffer;
+  expiresAt: Date | null;
+}
+
 /** A live link as members list it (never its token). */
 export interface ShareListRow {
   id: string;
@@ -52,8 +59,30 @@ const targetCondition = (tx: Queryable, target: ShareTarget) =>
 export class SharesRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
 
-  async insert(tx: Queryable, link: ShareTarget & ShareOptions & { tokenHash: string; expiresAt: Date | null; createdBy: string }): Promise<void> {
+  async insert(
+    tx: Queryable,
+    link: ShareTarget & ShareOptions & { id: string; tokenHash: string; tokenSealed: Buffer | null; expiresAt: Date | null; createdBy: string },
+  ): Promise<void> {
     await tx`insert into share_links ${tx(link)}`;
+  }
+
+  /**
+   * The newest live link of the target that `createdBy` made for reuse with these options, locked, so a
+   * parallel request with reuse waits and finds the same one.
+   */
+  async findReusableLocked(tx: Queryable, target: ShareTarget, createdBy: string, options: ShareOptions): Promise<ReusableShare | null> {
+    const [row] = await tx<ReusableShare[]>`
+      select id, token_sealed, expires_at from share_links
+      where ${targetCondition(tx, target)} and created_by = ${createdBy} and token_sealed is not null
+        and follow = ${options.follow} and allow_comments = ${options.allowComments}
+        and (expires_at is null or expires_at > now())
+      order by created_at desc, id limit 1
+      for update`;
+    return row ?? null;
+  }
+
+  async setExpiry(tx: Queryable, id: string, expiresAt: Date | null): Promise<void> {
+    await tx`update share_links set expires_at = ${expiresAt} where id = ${id}`;
   }
 
   /**

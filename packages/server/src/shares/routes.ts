@@ -131,8 +131,12 @@ export class SharesRoutes implements Feature {
   ): Promise<Created<ShareLink>> {
     // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
     await this.shares.requireMember(principal, target);
-    const { expiresIn, follow, allowComments } = await body();
-    const link = await this.shares.create(principal, target, expiresIn ?? null, { follow: follow ?? 'this', allowComments: allowComments ?? false });
+    const { expiresIn, follow, allowComments, reuse } = await body();
+    const link = await this.shares.create(principal, target, expiresIn ?? null, {
+      follow: follow ?? 'this',
+      allowComments: allowComments ?? false,
+      reuse: reuse ?? false,
+    });
     return { location: pathOf(ROUTES.shared, { token: link.token }), body: link };
   }
 

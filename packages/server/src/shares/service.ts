@@ -1,11 +1,13 @@
 import type { RevokeSharesResult, SharedCut, SharedFile, ShareLink, ShareRecord } from '@bandcollab/sdk/contract';
+import { randomUUID } from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import { ArchivesService, type CutArchive } from '../archives/service.js';
+import { seal, unseal } from '../core/sealed.js';
 import { hashToken, randomToken } from '../core/tokens.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
-import { CONFIG, SQL } from '../core/di.js';
+import { CONFIG, SIGNING_SECRET, SQL } from '../core/di.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
@@ -16,6 +18,9 @@ import { type ShareOptions, type ShareTarget, SharesRepository } from './reposit
 
 /** Live links one file or cut may have: each is a public door to audit and revoke. */
 export const MAX_LIVE_LINKS = 100;
+
+/** What a reusable link's sealed token is for (`core/sealed.ts`): its key is no other record's. */
+const SHARE_TOKEN_PURPOSE = 'bandcollab share link token';
 
 /** A `randomToken`: 32 random bytes, base64url, 43 characters. Only its hash is stored. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -62,6 +67,7 @@ const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 export class SharesService {
   constructor(
     @inject(CONFIG) private readonly config: Config,
+    @inject(SIGNING_SECRET) private readonly secret: string,
     @inject(SQL) private readonly sql: Sql,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
@@ -73,26 +79,40 @@ export class SharesService {
 
   /**
    * A new link on every call; `expiresIn` seconds, or a link that lasts until revoked. Only a file link follows
-   * its series or takes comments: a cut link shows the cut's files as they are.
+   * its series or takes comments: a cut link shows the cut's files as they are. With `reuse`, the caller's live
+   * link that an earlier request with `reuse` made with the same options is handed out again (a CI job that
+   * publishes on every run shares one link), its expiry moved to the later of the two.
    */
-  async create(principal: Principal, target: ShareTarget, expiresIn: number | null, options: ShareOptions): Promise<ShareLink> {
+  async create(principal: Principal, target: ShareTarget, expiresIn: number | null, options: ShareOptions & { reuse: boolean }): Promise<ShareLink> {
     if ('cutId' in target && options.follow !== 'this') throw invalidField('follow', 'a cut link shows the cut as it is: only a file link follows a series');
     if ('cutId' in target && options.allowComments) throw invalidField('allowComments', 'comments are left on a file: make a file link');
-    const token = randomToken();
-    const expiresAt = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
-    await this.sql.begin(async (tx) => {
+    const { reuse, ...shareOptions } = options;
+    const requestedExpiry = expiresIn === null ? null : new Date(Date.now() + expiresIn * 1000);
+    return this.sql.begin(async (tx) => {
       const { projectId } = await this.requireMember(principal, target, tx);
+      if (reuse) {
+        const kept = await this.repository.findReusableLocked(tx, target, principal.userId, shareOptions);
+        const token = kept && unseal(this.secret, SHARE_TOKEN_PURPOSE, kept.id, kept.tokenSealed);
+        if (kept && token !== null) {
+          const expiresAt = kept.expiresAt === null || requestedExpiry === null ? null : new Date(Math.max(kept.expiresAt.getTime(), requestedExpiry.getTime()));
+          if (expiresAt?.getTime() !== kept.expiresAt?.getTime()) await this.repository.setExpiry(tx, kept.id, expiresAt);
+          return { token, shareUrl: this.shareUrl(token), expiresAt: iso(expiresAt) };
+        }
+      }
       if ((await this.repository.countLiveLocked(tx, target)) >= MAX_LIVE_LINKS) {
         throw new DomainError('RATE_LIMITED', `At most ${MAX_LIVE_LINKS} live links per file or cut: revoke one first`, { retryAfterSeconds: 60 });
       }
-      await this.repository.insert(tx, { tokenHash: hashToken(token), ...target, ...options, expiresAt, createdBy: principal.userId });
+      const id = randomUUID();
+      const token = randomToken();
+      const tokenSealed = reuse ? seal(this.secret, SHARE_TOKEN_PURPOSE, id, token) : null;
+      await this.repository.insert(tx, { id, tokenHash: hashToken(token), tokenSealed, ...target, ...shareOptions, expiresAt: requestedExpiry, createdBy: principal.userId });
       const event =
         'fileId' in target
-          ? projectEvent(principal, projectId, 'file.shared', { fileId: target.fileId, expiresAt: iso(expiresAt) })
-          : projectEvent(principal, projectId, 'cut.shared', { cutId: target.cutId, expiresAt: iso(expiresAt) });
+          ? projectEvent(principal, projectId, 'file.shared', { fileId: target.fileId, expiresAt: iso(requestedExpiry) })
+          : projectEvent(principal, projectId, 'cut.shared', { cutId: target.cutId, expiresAt: iso(requestedExpiry) });
       await this.events.publish(tx, event);
+      return { token, shareUrl: this.shareUrl(token), expiresAt: iso(requestedExpiry) };
     });
-    return { token, shareUrl: this.shareUrl(token), expiresAt: iso(expiresAt) };
   }
 
   /** Every link of a file: its uploader or a project ADMIN, so nobody cuts off links others sent out. */

@@ -4,11 +4,19 @@ import type { Principal } from '../core/auth-guard.js';
 import { Space } from '../core/space.js';
 import { StorageRepository, type TypeUsage } from './repository.js';
 
-const BREAKDOWN_KEY: Record<FileType, keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images' };
+/** Where each type counts in a breakdown (§6; SESSION files under `other`, §16): also the site administration's. */
+export const BREAKDOWN_KEY: Record<FileType, keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images', SESSION: 'other' };
+
+export const emptyBreakdown = (): StorageBreakdown => ({
+  audio: { size: 0, count: 0 },
+  stems: { size: 0, count: 0 },
+  images: { size: 0, count: 0 },
+  other: { size: 0, count: 0 },
+});
 
 /** Totals and a per-type breakdown that always adds up to them. */
 function summarize(usage: TypeUsage[]): Pick<StorageStats, 'totalSize' | 'fileCount' | 'breakdown'> {
-  const breakdown: StorageBreakdown = { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 } };
+  const breakdown = emptyBreakdown();
   for (const { type, size, count } of usage) breakdown[BREAKDOWN_KEY[type]] = { size, count };
   const parts = Object.values(breakdown);
   return {

@@ -13,6 +13,8 @@ export interface UploadRow {
   displayName: string | null;
   /** The series it becomes the next version of (Upload-Metadata versionOf); null: it starts one. */
   seriesId: string | null;
+  /** Its path in the cut's folder (Upload-Metadata path, NFC, §16); null: none, or the series' own. */
+  path: string | null;
   extension: string;
   length: number;
   received: number;
@@ -37,7 +39,7 @@ export interface UploadRow {
 
 export type NewUpload = Pick<
   UploadRow,
-  'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'seriesId' | 'extension' | 'length' | 'metadata' | 'objectId'
+  'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'seriesId' | 'path' | 'extension' | 'length' | 'metadata' | 'objectId'
 >;
 
 /** What an answered PATCH leaves durable: the offset and everything needed to continue from it, anywhere. */
@@ -106,8 +108,8 @@ export class UploadsRepository {
 
   async insert(tx: Queryable, upload: NewUpload, expiry: Expiry): Promise<UploadRow> {
     const [row] = await tx<UploadRow[]>`
-      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, series_id, extension, length, metadata, object_id, expires_at)
-      values (${upload.id}, ${upload.ownerId}, ${upload.cutId}, ${upload.fileName}, ${upload.displayName}, ${upload.seriesId}, ${upload.extension},
+      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, series_id, path, extension, length, metadata, object_id, expires_at)
+      values (${upload.id}, ${upload.ownerId}, ${upload.cutId}, ${upload.fileName}, ${upload.displayName}, ${upload.seriesId}, ${upload.path}, ${upload.extension},
               ${upload.length}, ${upload.metadata}, ${upload.objectId},
               now() + make_interval(secs => ${Math.min(expiry.lifetimeSeconds, expiry.maxAgeSeconds)}))
       returning *`;

@@ -14,14 +14,13 @@ import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsSer
 export const TUS_VERSION = '1.0.0';
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,checksum,expiration';
 export const TUS_CHECKSUM_ALGORITHMS = 'sha1,sha256';
-/** The headers a browser client must be allowed to send and read (CORS). */
+/** The headers a browser client must be allowed to send and read (CORS): the read ones are those API §17 lists. */
 export const TUS_REQUEST_HEADERS = ['tus-resumable', 'upload-length', 'upload-metadata', 'upload-offset', 'upload-checksum'];
 export const TUS_RESPONSE_HEADERS = [
   'tus-resumable',
   'tus-version',
   'tus-extension',
   'tus-max-size',
-  'tus-checksum-algorithm',
   'upload-offset',
   'upload-length',
   'upload-expires',
@@ -89,13 +88,20 @@ export class UploadsRoutes implements Feature {
       const sentMetadata = header(req, 'upload-metadata') ?? '';
       const metadata = parseMetadata(sentMetadata);
       // The file name passes the rules every name does, as a multipart upload's; a missing one is reported on its field, as cutId is.
-      const fields = validate(resumableUploadMetadata, { cutId: metadata.cutId, versionOf: metadata.versionOf, filename: metadata.filename, name: metadata.name });
+      const fields = validate(resumableUploadMetadata, {
+        cutId: metadata.cutId,
+        versionOf: metadata.versionOf,
+        filename: metadata.filename,
+        name: metadata.name,
+        path: metadata.path,
+      });
       const created = await this.uploads.create(principal, {
         cutId: fields.cutId ?? null,
         versionOf: fields.versionOf ?? null,
         ifNoneMatch: header(req, 'if-none-match') ?? null,
         fileName: fields.filename,
         displayName: fields.name ?? null,
+        path: fields.path ?? null,
         length,
         metadata: sentMetadata,
       });

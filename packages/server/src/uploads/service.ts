@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createSHA256 } from 'hash-wasm';
+import { SESSION_FILE_TYPE } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Clock } from '../core/clock.js';
@@ -42,6 +43,8 @@ export interface NewUploadRequest {
   fileName: string;
   /** The display name of the file it becomes; the file name when null. */
   displayName: string | null;
+  /** Its path in the cut's folder (NFC, §16); null: none, or with versionOf the series' own. */
+  path: string | null;
   length: number;
   /** The Upload-Metadata header as sent, for HEAD to repeat. */
   metadata: string;
@@ -122,8 +125,11 @@ export class UploadsService {
       : null;
     const cutId = series?.cutId ?? request.cutId!;
     await this.access.require(principal, 'cut', cutId);
-    const rule = ruleForFileName(this.rules(), request.fileName);
+    // With a path (given, or the series'), any other extension is a SESSION file (§16).
+    const withPath = request.path !== null || (series?.path ?? null) !== null;
+    const rule = ruleForFileName(this.rules(), request.fileName, withPath ? this.fileTypes.sessionRule(request.fileName) : null);
     if (series) checkVersion(series, { type: rule.type });
+    if (request.path !== null) await this.files.requireFreePath(cutId, request.path, series?.seriesId ?? null);
     if (request.length > rule.maxBytes) throw fileTooLarge(rule);
     (await this.space.reserve(principal.userId, request.length)).release();
     const id = randomUUID();
@@ -146,6 +152,7 @@ export class UploadsService {
           fileName: request.fileName,
           displayName: request.displayName,
           seriesId: series?.seriesId ?? null,
+          path: request.path,
           extension: rule.extension,
           length: request.length,
           metadata: request.metadata,
@@ -363,6 +370,7 @@ export class UploadsService {
           cutId: upload.cutId,
           series: upload.seriesId === null ? null : { seriesId: upload.seriesId },
           name: upload.displayName,
+          path: upload.path,
           originalName: upload.fileName,
           file: { id: upload.objectId, key, originalName: upload.fileName, rule, size: upload.length, sha256 },
         },
@@ -396,13 +404,9 @@ export class UploadsService {
     return this.fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']);
   }
 
+  /** The rule of the upload's stored extension: one of the table's, else it was created as a SESSION file. */
   private ruleOf(upload: UploadRow): FileRule {
-    const rule = this.rules().find((candidate) => candidate.extension === upload.extension);
-    if (!rule) {
-      this.log.error('a resumable upload has an extension no rule knows', { id: upload.id, extension: upload.extension });
-      throw notFound('Upload');
-    }
-    return rule;
+    return this.rules().find((candidate) => candidate.extension === upload.extension) ?? { ...SESSION_FILE_TYPE, extension: upload.extension };
   }
 }
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promis
 import { createReadStream } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { analyzeAudio, type AudioAnalysis } from '../../src/analysis/index.js';
 import { emptyBoxesM4a, flacBomb } from './bombs.js';
 import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
@@ -93,6 +93,26 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio against ffmpeg ebur128', () => {
       expect(peaks.length * peaks.samples_per_pixel).toBeGreaterThanOrEqual((audio.durationMs / 1000) * fixture.rate - peaks.samples_per_pixel);
     });
   }
+
+  it('analyses MP3s one after another in one mpg123 instance, each as if it were the first', async () => {
+    const pink = path.join(dir, 'reused-pink.mp3');
+    const sine = path.join(dir, 'reused-sine.mp3');
+    generate(`${PINK}:sample_rate=44100`, 3, ['-ac', '2', '-c:a', 'libmp3lame', '-b:a', '320k'], pink);
+    generate(`${SINE_STEREO}:sample_rate=48000`, 2, ['-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k'], sine);
+    const first = done(await analyzeAudio(pink, 'mp3'));
+    const instantiations = vi.spyOn(WebAssembly, 'instantiate');
+    try {
+      const other = done(await analyzeAudio(sine, 'mp3'));
+      const again = done(await analyzeAudio(pink, 'mp3'));
+      expect(instantiations).not.toHaveBeenCalled();
+      expect(other.audio).toMatchObject({ sampleRate: 48000, channels: 2 });
+      expect(Math.abs(other.audio.durationMs - 2000)).toBeLessThanOrEqual(50);
+      expect(Math.abs(other.audio.loudness.integratedLufs! - ebur128(sine).integratedLufs)).toBeLessThanOrEqual(0.15);
+      expect(again).toEqual(first);
+    } finally {
+      instantiations.mockRestore();
+    }
+  });
 
   it('measures the loudness steps: a range near 20 LU, as ffmpeg does', async () => {
     const file = path.join(dir, 'steps.wav');

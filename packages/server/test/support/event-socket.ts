@@ -24,6 +24,8 @@ export interface OpenOptions {
   token?: string;
   cookie?: string;
   origin?: string;
+  /** WebSocket subprotocols to offer (a browser's only way to send a token: `bandcollab.bearer.<base64url>`). */
+  protocols?: string[];
   /** false: never answer pings, like a peer that vanished without closing. */
   autoPong?: boolean;
 }
@@ -44,7 +46,7 @@ function connect(baseUrl: string, options: OpenOptions, path?: string): WebSocke
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.cookie) headers.cookie = options.cookie;
   if (options.origin) headers.origin = options.origin;
-  return new WebSocket(eventsUrl(baseUrl, path), { headers, autoPong: options.autoPong ?? true });
+  return new WebSocket(eventsUrl(baseUrl, path), options.protocols ?? [], { headers, autoPong: options.autoPong ?? true });
 }
 
 /** Opens a socket and waits for its hello. */

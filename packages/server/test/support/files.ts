@@ -7,6 +7,8 @@ import { type Api, seedProject } from '../authz/fixture.js';
 const SIGNATURES: Record<string, Buffer> = {
   mp3: Buffer.from('ID3\x04\x00\x00', 'latin1'),
   wav: Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt ', 'latin1'),
+  aif: Buffer.from('FORM\x00\x00\x00\x24AIFFCOMM', 'latin1'),
+  aiff: Buffer.from('FORM\x00\x00\x00\x24AIFCFVER', 'latin1'),
   ogg: Buffer.from('OggS\x00\x02', 'latin1'),
   flac: Buffer.from('fLaC\x00\x00\x00\x22', 'latin1'),
   aac: Buffer.from([0xff, 0xf1, 0x50, 0x80]),

@@ -9,3 +9,25 @@ describe('Logger', () => {
     expect(new Logger('silent').enabled('error')).toBe(false);
   });
 });
+
+describe('Logger redaction', () => {
+  it('writes the credential headers, the events subprotocol among them, as [redacted]', () => {
+    const lines: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string) => lines.push(chunk) > 0) as typeof process.stdout.write;
+    try {
+      new Logger('info').info('upgrade', {
+        headers: {
+          authorization: 'Bearer secret-1',
+          cookie: 'access_token=secret-2',
+          'Sec-WebSocket-Protocol': 'bandcollab.v1, bandcollab.bearer.c2VjcmV0LTM',
+          host: 'band.example.com',
+        },
+      });
+    } finally {
+      process.stdout.write = write;
+    }
+    const logged = JSON.parse(lines.join('')) as { headers: Record<string, string> };
+    expect(logged.headers).toEqual({ authorization: '[redacted]', cookie: '[redacted]', 'Sec-WebSocket-Protocol': '[redacted]', host: 'band.example.com' });
+  });
+});

@@ -21,6 +21,11 @@ export async function objectSource(store: BlobStore, key: string): Promise<Objec
   return { size: found.size, read: (range) => store.read(key, range) };
 }
 
+/** The chunks of stored bytes, opened by `read` at the first pull (a ZIP entry's `open`: read when the archive reaches it). */
+export async function* chunksOf(read: () => Promise<Readable>): AsyncGenerator<Uint8Array> {
+  yield* await read();
+}
+
 /** The driver `storage` names, without checks: for a worker thread of a server that made them (analysis). */
 export async function createBlobStore(storage: Config['storage'], dataDir: string): Promise<BlobStore> {
   if (storage.driver === 'fs') return new FsBlobStore(dataDir);

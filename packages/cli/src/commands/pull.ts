@@ -1,0 +1,1 @@
+export { registerPull as register } from './session.js';

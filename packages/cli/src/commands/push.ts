@@ -1,0 +1,1 @@
+export { registerPush as register } from './session.js';

@@ -1,0 +1,102 @@
+// `band push <dir> --cut …` and `band pull <cut> <dir>` (§16): a DAW session folder mirrored to a cut and back,
+// one way per run. The work is in session/; this parses, resolves the cut, and reports.
+import type { Command } from 'commander';
+import { type Context, commandRunner } from '../context.js';
+import { CliError, EXIT, usageError } from '../exit-codes.js';
+import type { Factory } from '../factory.js';
+import { withExamples } from '../render.js';
+import { resolveCut } from '../resolve.js';
+import type { SessionOptions } from '../session/folder.js';
+import { parseCutPath } from '../session/paths.js';
+import { actionSummary } from '../session/plan.js';
+import type { SessionReport } from '../session/report.js';
+import { sessionPlanView, sessionSummaryView, symlinkSkippedView } from '../views.js';
+
+interface Flags {
+  force?: boolean;
+  delete?: boolean;
+  maxDelete?: number;
+  dryRun?: boolean;
+  jobs: number;
+}
+
+function withSessionFlags(command: Command, forceHelp: string, deleteHelp: string): Command {
+  return command
+    .option('--force', forceHelp)
+    .option('--delete', deleteHelp)
+    .option('--max-delete <n>', 'stop the run when it would delete more than this many files (default: 25 % of the files of the last run, at least 1)', wholeNumber('--max-delete', 0))
+    .option('--dry-run', 'print the plan (with --json: {actions: [{path, action, reason}]}) and change nothing')
+    .option('-j, --jobs <n>', 'how many files to transfer at the same time', wholeNumber('--jobs', 1, 64), 4);
+}
+
+export function registerPush(push: Command, factory: Factory): void {
+  const run = commandRunner(factory);
+  withExamples(
+    withSessionFlags(
+      push
+        .description('upload what changed in a session folder since the last push or pull to a cut: changed files as new versions, new files with their path')
+        .argument('<dir>', 'the session folder')
+        .requiredOption('--cut <cut>', 'cut id, or <project>/<vibe>/<cut> by id or name (a "/" in a name: "\\/")'),
+      'upload files changed on both sides anyway, as the next version (the cut keeps every version)',
+      'delete on the cut the files deleted here (their series; yours, or any as a project ADMIN)',
+    ).action(
+      run(async (ctx, dir: string, flags: Flags & { cut: string }) => {
+        const client = await ctx.signedIn();
+        const cut = await resolveCut(client, parseCutPath(flags.cut));
+        const { pushFolder } = await import('../session/push.js');
+        report(ctx, await pushFolder(ctx, client, ctx.localPath(dir), cut.id, options(flags)), 'Pushed', Boolean(flags.dryRun));
+      }),
+    ),
+    'band push ~/Sessions/Demo --cut "Demo/Verse/Take 3"',
+    'band push . --cut 3f1e0c4a-6b2d-4f8e-a1c3-5d7e9f0a2b4c --delete --dry-run --json',
+  );
+}
+
+export function registerPull(pull: Command, factory: Factory): void {
+  const run = commandRunner(factory);
+  withExamples(
+    withSessionFlags(
+      pull
+        .description("download what changed on a cut since the last push or pull into a session folder (created when missing); a file changed on both sides gets the cut's version beside it")
+        .argument('<cut>', 'cut id, or <project>/<vibe>/<cut> by id or name (a "/" in a name: "\\/")')
+        .argument('<dir>', 'the session folder'),
+      "replace files changed on both sides with the cut's version; the local file goes to .band/trash/",
+      'move the files deleted on the cut to .band/trash/',
+    ).action(
+      run(async (ctx, cutRef: string, dir: string, flags: Flags) => {
+        const client = await ctx.signedIn();
+        const cut = await resolveCut(client, parseCutPath(cutRef));
+        const { pullFolder } = await import('../session/pull.js');
+        report(ctx, await pullFolder(ctx, client, cut.id, ctx.localPath(dir), options(flags)), 'Pulled', Boolean(flags.dryRun));
+      }),
+    ),
+    'band pull "Demo/Verse/Take 3" ~/Sessions/Demo',
+    'band pull "Demo/Verse/Take 3" . --delete',
+  );
+}
+
+function options(flags: Flags): SessionOptions {
+  return { force: Boolean(flags.force), delete: Boolean(flags.delete), maxDelete: flags.maxDelete, dryRun: Boolean(flags.dryRun), jobs: flags.jobs };
+}
+
+/** The plan or what was done, failures one line each; exit 3 when something needs the user (a conflict, a twin, a refused deletion, a failure). */
+function report(ctx: Context, result: SessionReport, verb: 'Pushed' | 'Pulled', dryRun: boolean): void {
+  for (const link of result.symlinks) ctx.out.info(symlinkSkippedView(link));
+  for (const { path, error } of result.failures) ctx.out.error(`${path}: ${error.message}`, error.requestId);
+  const actions = result.actions.map(actionSummary);
+  if (ctx.out.json) ctx.out.record({ actions }, () => '');
+  else if (dryRun) ctx.out.record(actions, () => sessionPlanView(ctx.out, result.actions, true));
+  else ctx.out.info(sessionPlanView(ctx.out, result.actions, false));
+  if (!dryRun) ctx.out.info(sessionSummaryView(verb, result));
+  const attention = result.actions.filter((action) => action.attention).length + result.failures.length;
+  if (attention > 0 && !dryRun) throw new CliError(`${attention} ${attention === 1 ? 'file needs' : 'files need'} your attention (see above)`, EXIT.partial);
+  if (attention > 0) ctx.out.info(`${attention} ${attention === 1 ? 'file needs' : 'files need'} your attention`);
+}
+
+function wholeNumber(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < min || number > max) throw usageError(`${flag} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? ' up' : ` to ${max}`}, not "${value}"`);
+    return number;
+  };
+}

@@ -1,0 +1,73 @@
+// What a session folder holds: its regular files, relative POSIX paths, without what `.bandignore` (and its
+// DAW defaults) leaves out. Symbolic links are never followed: a link to a sample library would otherwise
+// upload the library.
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+
+/** Caches and backups DAWs write beside a session, and band's own state: never pushed or pulled. */
+export const DEFAULT_IGNORES = [
+  '.band/',
+  'Session File Backups/', // Pro Tools
+  'WaveCache.wfm', // Pro Tools
+  '*.asd', // Ableton Live analysis files
+  'Backup/', // Ableton Live
+  '*.reapeaks', // REAPER peaks
+  '*.RPP-bak', // REAPER backups
+  '.DS_Store', // macOS Finder
+  '._*', // macOS resource forks on foreign file systems
+];
+
+export const IGNORE_FILE = '.bandignore';
+
+export interface ScannedFile {
+  /** Relative POSIX path, as the folder's file system spells it. */
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface Scan {
+  files: ScannedFile[];
+  /** Symbolic links met (not followed), relative paths. */
+  symlinks: string[];
+}
+
+/**
+ * The rules of a folder: the defaults, then its `.bandignore` (whose `!` lines may take a default back).
+ * Matched ignoring case, as git does on macOS and Windows, where most sessions live (`*.rpp-bak` too).
+ */
+export async function ignoreRules(dir: string): Promise<Ignore> {
+  const rules = ignore().add(DEFAULT_IGNORES);
+  try {
+    rules.add(await readFile(path.join(dir, IGNORE_FILE), 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return rules;
+}
+
+/** Every regular file of `dir` the rules keep, sorted by path; a missing folder holds nothing. */
+export async function scanFolder(dir: string, rules: Ignore): Promise<Scan> {
+  const scan: Scan = { files: [], symlinks: [] };
+  const root = await lstat(dir).catch(() => null);
+  if (!root?.isDirectory()) return scan;
+  const walk = async (relativeDir: string): Promise<void> => {
+    const entries = await readdir(path.join(dir, relativeDir), { withFileTypes: true });
+    for (const entry of entries) {
+      const relative = relativeDir === '' ? entry.name : `${relativeDir}/${entry.name}`;
+      if (entry.isSymbolicLink()) {
+        if (!rules.ignores(relative)) scan.symlinks.push(relative);
+      } else if (entry.isDirectory()) {
+        if (!rules.ignores(`${relative}/`)) await walk(relative);
+      } else if (entry.isFile() && !rules.ignores(relative)) {
+        const stats = await lstat(path.join(dir, relative));
+        scan.files.push({ path: relative, size: stats.size, mtimeMs: stats.mtimeMs });
+      }
+    }
+  };
+  await walk('');
+  scan.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  scan.symlinks.sort();
+  return scan;
+}

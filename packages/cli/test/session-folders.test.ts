@@ -1,0 +1,275 @@
+// band push / band pull (§16) as a band uses them: the real binary, a real server, two folders standing for two
+// musicians' machines. Bytes are measured at the server (its storage statistics count every stored version).
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { CutWithFiles, StorageStats } from '@bandcollab/sdk';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { apiGet, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+const MiB = 1024 * 1024;
+const CUT = 'Demo/Verse/Take 3';
+const NFD_NAME = 'Audio/Cafe\u0301 take.wav';
+
+let server: TestServer;
+let ria: CliUser;
+let token: string;
+let work: string;
+/** Ria's session folder and the copy on her bandmate's machine. */
+let riaDir: string;
+let benDir: string;
+let cutId: string;
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const band = (args: string[]) => ria.bandProcess(args);
+const storage = () => apiGet<StorageStats>(server.url, '/api/files/storage', token);
+const latest = async () => (await apiGet<CutWithFiles>(server.url, `/api/cuts/${cutId}?latest=true`, token)).files;
+const put = async (dir: string, relative: string, bytes: Buffer | string) => {
+  await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
+  await writeFile(path.join(dir, relative), bytes);
+};
+
+/** Every file under `dir` but band's own state, relative paths with their sha256. */
+async function contents(dir: string): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const relative = path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
+    if (!relative.startsWith('.band/')) found[relative.normalize('NFC')] = sha256(await readFile(path.join(dir, relative)));
+  }
+  return found;
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ria = await cliUser(server.url);
+  await registerWithCli(ria, 'ria@example.com');
+  token = (await ria.band(['auth', 'token'])).stdout.trim();
+  await ria.band(['project', 'create', 'Demo']);
+  await ria.band(['vibe', 'create', 'Verse', '--project', 'Demo']);
+  cutId = JSON.parse((await ria.band(['cut', 'create', 'Take 3', '--vibe', 'Verse', '--project', 'Demo', '--json'])).stdout).id;
+  work = await mkdtemp(path.join(os.tmpdir(), 'band-session-'));
+  riaDir = path.join(work, 'ria');
+  benDir = path.join(work, 'ben');
+  // A session: a project file, a take, 200 small clips in nested folders, an NFD name (as macOS writes them),
+  // and what DAWs leave beside them: backups, analysis files, and a cache ignored by .bandignore.
+  await put(riaDir, 'song.als', randomBytes(3000));
+  await put(riaDir, 'Audio/Take 1.wav', wavBytes(1, 64 * 1024));
+  for (let i = 0; i < 200; i += 1) await put(riaDir, `Audio/Clips/${Math.floor(i / 50)}/clip-${i}.wav`, wavBytes(i + 10, 200));
+  await put(riaDir, NFD_NAME, wavBytes(2, 1000));
+  await put(riaDir, 'Backup/song [2026-11-27].als', 'old');
+  await put(riaDir, 'Audio/Take 1.asd', 'analysis');
+  await put(riaDir, 'Cache/peaks.dat', randomBytes(500));
+  await put(riaDir, '.bandignore', 'Cache/\n');
+});
+afterAll(async () => {
+  await ria?.cleanup();
+  if (work) await rm(work, { recursive: true, force: true });
+  await server?.close();
+});
+
+describe('band push and band pull', () => {
+  it('pushes a session folder: every file with its path, the project file as SESSION, ignored files left out', async () => {
+    const pushed = await band(['push', riaDir, '--cut', CUT]);
+    expect(pushed.stderr).toMatch(/Pushed 204 files/);
+    expect(pushed.exitCode).toBe(0);
+    const files = await latest();
+    const paths = files.map((file) => file.path).sort();
+    expect(paths).toHaveLength(204);
+    expect(paths).toContain('Audio/Café take.wav'.normalize('NFC'));
+    expect(paths).toContain('.bandignore');
+    expect(paths.filter((p) => /Backup|\.asd|Cache/.test(p!))).toEqual([]);
+    expect(files.find((file) => file.path === 'song.als')).toMatchObject({ type: 'SESSION', sha256: sha256(await readFile(path.join(riaDir, 'song.als'))) });
+  });
+
+  it('a second push with nothing changed sends nothing and reads no file', async () => {
+    const before = await storage();
+    const again = await band(['push', riaDir, '--cut', CUT]);
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr).toMatch(/Pushed 0 files \(0 B\).*0 files read to hash/);
+    expect(await storage()).toEqual(before);
+  });
+
+  it('pulls the cut into a new folder on the other machine, byte for byte', async () => {
+    const pulled = await band(['pull', CUT, benDir]);
+    expect(pulled.stderr).toMatch(/Pulled 204 files/);
+    expect(pulled.exitCode).toBe(0);
+    const expected = await contents(riaDir);
+    for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
+    expect(await contents(benDir)).toEqual(expected);
+    expect((await band(['pull', CUT, benDir])).stderr).toMatch(/Pulled 0 files \(0 B\)/);
+  });
+
+  it('an edit on one side goes over as the next version', async () => {
+    const edited = randomBytes(3100);
+    await put(riaDir, 'song.als', edited);
+    const before = await storage();
+    expect((await band(['push', riaDir, '--cut', CUT])).stderr).toMatch(/Pushed 1 file \(3\.0 KiB\)/);
+    expect((await storage()).fileCount).toBe(before.fileCount + 1);
+    expect((await latest()).find((file) => file.path === 'song.als')!.series.version).toBe(2);
+    expect((await band(['pull', CUT, benDir])).exitCode).toBe(0);
+    expect(sha256(await readFile(path.join(benDir, 'song.als')))).toBe(sha256(edited));
+  });
+
+  it('an edit on both sides is a conflict: push skips it, pull writes the cut\'s version beside it, both exit 3', async () => {
+    const rias = wavBytes(3, 64 * 1024);
+    const bens = wavBytes(4, 64 * 1024);
+    await put(riaDir, 'Audio/Take 1.wav', rias);
+    expect((await band(['push', riaDir, '--cut', CUT])).exitCode).toBe(0);
+    await put(benDir, 'Audio/Take 1.wav', bens);
+
+    const push = await band(['push', benDir, '--cut', CUT]);
+    expect(push.exitCode).toBe(3);
+    expect(push.stderr).toMatch(/conflict\s+Audio\/Take 1\.wav\s+changed here and on the cut \(v2\)/);
+    expect((await latest()).find((file) => file.path === 'Audio/Take 1.wav')!.sha256).toBe(sha256(rias));
+
+    const pull = await band(['pull', CUT, benDir]);
+    expect(pull.exitCode).toBe(3);
+    expect(sha256(await readFile(path.join(benDir, 'Audio/Take 1.wav')))).toBe(sha256(bens));
+    expect(sha256(await readFile(path.join(benDir, 'Audio/Take 1.band-conflict-v2.wav')))).toBe(sha256(rias));
+
+    // The conflict is seen: Ben's next push sends his take as version 3 (and his conflict copy as a new file).
+    await unlink(path.join(benDir, 'Audio/Take 1.band-conflict-v2.wav'));
+    const resolved = await band(['push', benDir, '--cut', CUT]);
+    expect(resolved.exitCode).toBe(0);
+    const take = (await latest()).find((file) => file.path === 'Audio/Take 1.wav')!;
+    expect(take).toMatchObject({ sha256: sha256(bens), series: { version: 3 } });
+    expect((await band(['pull', CUT, riaDir])).exitCode).toBe(0);
+  });
+
+  it('deletes only with --delete, within --max-delete, and plans it with --dry-run --json', async () => {
+    await unlink(path.join(riaDir, 'Audio/Clips/0/clip-1.wav'));
+    await unlink(path.join(riaDir, 'Audio/Clips/0/clip-2.wav'));
+    expect((await band(['push', riaDir, '--cut', CUT])).exitCode).toBe(0);
+    expect((await latest()).map((file) => file.path)).toContain('Audio/Clips/0/clip-1.wav');
+
+    const dry = await band(['push', riaDir, '--cut', CUT, '--delete', '--dry-run', '--json']);
+    expect(dry.exitCode).toBe(0);
+    const { actions } = JSON.parse(dry.stdout) as { actions: { path: string; action: string; reason: string }[] };
+    expect(actions.filter((action) => action.action !== 'skip')).toEqual([
+      { path: 'Audio/Clips/0/clip-1.wav', action: 'delete', reason: 'deleted here' },
+      { path: 'Audio/Clips/0/clip-2.wav', action: 'delete', reason: 'deleted here' },
+    ]);
+    const limited = await band(['push', riaDir, '--cut', CUT, '--delete', '--max-delete', '1']);
+    expect(limited.exitCode).toBe(1);
+    expect(limited.stderr).toMatch(/would delete 2 files, more than --max-delete 1/);
+    expect((await latest()).map((file) => file.path)).toContain('Audio/Clips/0/clip-2.wav');
+
+    expect((await band(['push', riaDir, '--cut', CUT, '--delete'])).exitCode).toBe(0);
+    expect((await latest()).map((file) => file.path)).not.toContain('Audio/Clips/0/clip-1.wav');
+
+    // On Ben's side they go to .band/trash/, not away.
+    expect((await band(['pull', CUT, benDir, '--delete'])).exitCode).toBe(0);
+    expect((await contents(benDir))['Audio/Clips/0/clip-1.wav']).toBeUndefined();
+    const trash = await readdir(path.join(benDir, '.band/trash'), { recursive: true });
+    expect(trash.filter((name) => name.endsWith('clip-1.wav'))).toHaveLength(1);
+  });
+
+  it('an empty or missing folder is refused, nothing deleted (exit 1)', async () => {
+    const empty = path.join(work, 'empty');
+    await put(empty, '.DS_Store', 'x');
+    const refused = await band(['push', empty, '--cut', CUT, '--delete']);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(/nothing deleted/);
+    expect((await band(['push', path.join(work, 'missing'), '--cut', CUT, '--delete'])).exitCode).toBe(1);
+  });
+
+  it('a rename and a case-only rename move the series; the other side renames its file without downloading it', async () => {
+    const seriesOf = async (p: string) => (await latest()).find((file) => file.path === p)!.series.id;
+    const clip = await seriesOf('Audio/Clips/1/clip-50.wav');
+    const song = await seriesOf('song.als');
+    await rename(path.join(riaDir, 'Audio/Clips/1/clip-50.wav'), path.join(riaDir, 'Audio/best clip.wav'));
+    await rename(path.join(riaDir, 'song.als'), path.join(riaDir, 'Song.als'));
+    const pushed = await band(['push', riaDir, '--cut', CUT]);
+    expect(pushed.stderr).toMatch(/renamed from Audio\/Clips\/1\/clip-50\.wav/);
+    expect(pushed.exitCode).toBe(0);
+    expect(await seriesOf('Audio/best clip.wav')).toBe(clip);
+    expect(await seriesOf('Song.als')).toBe(song);
+    expect((await latest()).map((file) => file.path)).not.toContain('song.als');
+
+    const pulled = await band(['pull', CUT, benDir]);
+    expect(pulled.stderr).toMatch(/Pulled 2 files \(0 B\)/);
+    expect(pulled.exitCode).toBe(0);
+    const ben = await contents(benDir);
+    expect(ben['Audio/best clip.wav']).toBeDefined();
+    expect(ben['Audio/Clips/1/clip-50.wav']).toBeUndefined();
+    expect(ben['Song.als']).toBeDefined();
+    expect(ben['song.als']).toBeUndefined();
+  });
+
+  it('names that differ only in case are reported and skipped (exit 3)', async () => {
+    await put(riaDir, 'Audio/Twin.wav', wavBytes(5, 100));
+    await put(riaDir, 'Audio/twin.wav', wavBytes(6, 100));
+    const twins = await band(['push', riaDir, '--cut', CUT]);
+    expect(twins.exitCode).toBe(3);
+    expect(twins.stderr).toMatch(/differ only in case or Unicode normalisation/);
+    expect((await latest()).map((file) => file.path?.toLowerCase())).not.toContain('audio/twin.wav');
+    await unlink(path.join(riaDir, 'Audio/twin.wav'));
+  });
+
+  it('a folder that mirrors another cut is refused (exit 2, naming both)', async () => {
+    const other = JSON.parse((await ria.band(['cut', 'create', 'Take 4', '--vibe', 'Verse', '--project', 'Demo', '--json'])).stdout).id;
+    const refused = await band(['push', riaDir, '--cut', other]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`mirrors cut ${cutId}`);
+    expect(refused.stderr).toContain(`not cut ${other}`);
+  });
+
+  it('a push killed with -9 in the middle of a large take finishes on the next run, resuming where it stopped', async () => {
+    const take = randomBytes(96 * MiB);
+    take.write('RIFF', 0, 'latin1');
+    take.write('WAVE', 8, 'latin1');
+    await put(riaDir, 'Audio/Take 2.wav', take);
+    const child = spawn(process.execPath, [BAND, 'push', riaDir, '--cut', CUT], { env: ria.env, stdio: 'ignore' });
+    const resumable = path.join(server.dataDir, 'resumable');
+    const received = async () => {
+      const names = await readdir(resumable).catch(() => [] as string[]);
+      const sizes = await Promise.all(names.map((name) => stat(path.join(resumable, name)).then((s) => s.size, () => 0)));
+      return Math.max(0, ...sizes);
+    };
+    while ((await received()) < 8 * MiB && child.exitCode === null) await new Promise((resolve) => setImmediate(resolve));
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    expect(await readFile(path.join(riaDir, '.band/lock'), 'utf8')).toMatch(/^\d+\n$/);
+
+    const rerun = await band(['push', riaDir, '--cut', CUT]);
+    expect(rerun.stderr).toMatch(/resuming Audio\/Take 2\.wav at/);
+    expect(rerun.exitCode).toBe(0);
+    expect((await latest()).find((file) => file.path === 'Audio/Take 2.wav')!.sha256).toBe(sha256(take));
+  });
+});
+
+describe('band pull killed with -9', () => {
+  it('leaves no partial file in the folder, and the next run finishes the job', async () => {
+    const carlDir = path.join(work, 'carl');
+    const child = spawn(process.execPath, [BAND, 'pull', CUT, carlDir, '--jobs', '1'], { env: ria.env, stdio: 'ignore' });
+    // The bytes of the large take received so far, wherever the pull writes them.
+    const partial = async () => {
+      const names = await readdir(path.join(carlDir, '.band/tmp')).catch(() => [] as string[]);
+      const places = [...names.map((name) => path.join(carlDir, '.band/tmp', name)), path.join(carlDir, 'Audio/Take 2.wav')];
+      const sizes = await Promise.all(places.map((place) => stat(place).then((s) => s.size, () => 0)));
+      return Math.max(0, ...sizes);
+    };
+    while ((await partial()) < 8 * MiB && child.exitCode === null) await new Promise((resolve) => setImmediate(resolve));
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const expected = await contents(riaDir);
+    for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
+    // Whatever is in the folder is whole: each file has the bytes it has on Ria's side.
+    for (const [relative, hash] of Object.entries(await contents(carlDir))) expect(hash, relative).toBe(expected[relative]);
+    expect(expected['Audio/Take 2.wav']).toBeDefined();
+
+    const rerun = await band(['pull', CUT, carlDir]);
+    expect(rerun.exitCode).toBe(0);
+    expect(await contents(carlDir)).toEqual(expected);
+    expect(await readdir(path.join(carlDir, '.band'))).not.toContain('tmp');
+  });
+});

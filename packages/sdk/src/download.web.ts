@@ -1,0 +1,39 @@
+// The web build's downloads (swapped in for download.ts): the body piped to a WritableStream, no file paths.
+import type { Progress } from './multipart.js';
+import type { RequestOptions, RequestSpec, Transport } from './transport.js';
+
+export interface DownloadOptions {
+  /** Where the bytes go (a file handle's writable, a TransformStream's side…); closed at the end. */
+  to: WritableStream<Uint8Array>;
+  onProgress?: (progress: Progress) => void;
+  signal?: AbortSignal;
+  /** Only these bytes (inclusive, as HTTP ranges). */
+  range?: { start: number; end?: number };
+}
+
+export interface DownloadResult {
+  size: number;
+}
+
+export async function download(
+  transport: Transport,
+  request: Pick<RequestSpec, 'path' | 'auth'>,
+  options: DownloadOptions,
+  requestOptions: RequestOptions = {},
+): Promise<DownloadResult> {
+  const headers: Record<string, string> = { accept: '*/*' };
+  if (options.range) headers.range = `bytes=${options.range.start}-${options.range.end ?? ''}`;
+  const response = await transport.send({ ...request, method: 'GET', headers, signal: options.signal }, requestOptions);
+  const length = response.headers['content-length'];
+  const total = length === undefined ? null : Number(length);
+  let size = 0;
+  const counter = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      size += chunk.byteLength;
+      options.onProgress?.({ loaded: size, total });
+      controller.enqueue(chunk);
+    },
+  });
+  await response.body.stream().pipeThrough(counter).pipeTo(options.to, { signal: options.signal });
+  return { size };
+}

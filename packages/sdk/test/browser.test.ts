@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { toneWav, userWithCut } from '../../server/test/support/files.js';
+import { client } from '../../server/test/support/http.js';
+import { requirePrerequisite } from '../../server/test/support/prerequisites.js';
+import { startTestServer, type TestServer } from './support.js';
+
+// The web build (dist/web.js, `pnpm test` builds first) in a real browser, Debian's chromium driven by
+// playwright-core as the share-page tests do: a page on another origin, listed in CORS_ORIGINS, signs in,
+// uploads the File an <input type=file> holds, hears its file.uploaded event over the WebSocket subprotocol
+// and downloads it as a stream.
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const WEB_BUILD = fileURLToPath(new URL('../dist/web.js', import.meta.url));
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>bandcollab web SDK</title>
+<h1>Upload through the web SDK</h1>
+<input type="file" id="file">
+<pre id="log"></pre>
+<script type="module">
+  import * as sdk from '/sdk/web.js';
+  window.sdk = sdk;
+  window.log = (line) => { document.getElementById('log').textContent += line + '\\n'; };
+</script>`;
+
+const hasChromium = requirePrerequisite('chromium', existsSync(CHROMIUM) ? null : `${CHROMIUM} is not installed (apt-get install chromium)`);
+
+let pages: Server;
+let pageOrigin: string;
+let server: TestServer;
+let work: string;
+let browser: BrowserContext;
+
+beforeAll(async () => {
+  if (!hasChromium) return;
+  const webBuild = await readFile(WEB_BUILD);
+  pages = createServer((req, res) => {
+    if (req.url === '/sdk/web.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(webBuild);
+    else if (req.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    else res.writeHead(req.url === '/favicon.ico' ? 204 : 404).end();
+  });
+  await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+  pageOrigin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+  server = await startTestServer({ CORS_ORIGINS: pageOrigin });
+  work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-web-sdk-'));
+  browser = await chromium.launchPersistentContext(path.join(work, 'profile'), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await new Promise((resolve) => pages?.close(resolve));
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+it.skipIf(!hasChromium)('signs in, uploads the chosen File, hears file.uploaded over the subprotocol and downloads it', async () => {
+  const owner = await userWithCut(client(server.url));
+  const wav = toneWav(0.5);
+  const chosen = path.join(work, 'take.wav');
+  await writeFile(chosen, wav);
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  const webSockets: string[] = [];
+  page.on('websocket', (socket) => webSockets.push(socket.url()));
+  try {
+    await page.goto(pageOrigin);
+    await page.waitForFunction(() => 'sdk' in window);
+    await page.locator('#file').setInputFiles(chosen);
+
+    const result = await page.evaluate(
+      async ({ baseUrl, email, password, cutId }) => {
+        const { BandClient } = (window as unknown as { sdk: typeof import('../src/web.js') }).sdk;
+        const log = (window as unknown as { log: (line: string) => void }).log;
+        const client = new BandClient({ baseUrl });
+        await client.auth.login({ email, password });
+        log(`signed in as ${email}`);
+        let greeted!: () => void;
+        const hello = new Promise<void>((resolve) => (greeted = resolve));
+        const uploaded = new Promise<{ type: string; data: unknown }>((resolve, reject) => {
+          const subscription = client.events.subscribe({
+            onHello: () => greeted(),
+            onEvent: (event) => {
+              if (event.type !== 'file.uploaded') return;
+              subscription.close();
+              resolve(event);
+            },
+          });
+          subscription.closed.catch(reject);
+        });
+        await hello;
+        log('events: hello');
+        // The File itself: the browser streams it into the request from disk.
+        const file = (document.getElementById('file') as HTMLInputElement).files![0]!;
+        const record = await client.files.upload({ cutId, file });
+        log(`uploaded ${file.name} as ${record.name}: ${record.id} (${record.size} bytes)`);
+        const event = await uploaded;
+        log(`events: ${event.type}`);
+        const bytes = new Uint8Array(await new Response(await client.files.stream(record.id)).arrayBuffer());
+        const sha256 = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+        log(`downloaded ${bytes.length} bytes, sha256 ${sha256.slice(0, 16)}…`);
+        return { id: record.id, event, size: bytes.length, sha256 };
+      },
+      { baseUrl: server.url, email: owner.user.user.email, password: owner.user.password, cutId: owner.cutId },
+    );
+
+    expect(result.event).toMatchObject({ type: 'file.uploaded', data: { file: { id: result.id } } });
+    expect(result.size).toBe(wav.length);
+    expect(result.sha256).toBe(createHash('sha256').update(wav).digest('hex'));
+    expect(webSockets).toEqual([`${server.url.replace(/^http/, 'ws')}/api/events`]);
+    expect(errors).toEqual([]);
+    await page.screenshot({ path: path.join(os.tmpdir(), 'bandcollab-web-sdk.png') });
+  } finally {
+    await page.close();
+  }
+});
+
+it.skipIf(!hasChromium)('cookie mode: signs in into the HttpOnly cookies, holds no token, refreshes through them and opens events with them', async () => {
+  const owner = await userWithCut(client(server.url));
+  const page = await browser.newPage();
+  try {
+    await page.goto(pageOrigin);
+    await page.waitForFunction(() => 'sdk' in window);
+    const signIn = await page.evaluate(
+      async ({ baseUrl, email, password }) => {
+        const { BandClient } = (window as unknown as { sdk: typeof import('../src/web.js') }).sdk;
+        const band = new BandClient({ baseUrl, credentials: 'include' });
+        (window as unknown as { band: typeof band }).band = band;
+        await band.auth.login({ email, password });
+        return { tokens: band.sessionTokens, cookies: document.cookie, me: (await band.auth.me()).email };
+      },
+      { baseUrl: server.url, email: owner.user.user.email, password: owner.user.password },
+    );
+    expect(signIn).toEqual({ tokens: { accessToken: undefined, refreshToken: undefined }, cookies: '', me: owner.user.user.email });
+
+    server.clock.advance(server.config.accessTokenTtlSeconds + 1); // the access cookie's token expires
+    const afterExpiry = await page.evaluate(async () => {
+      const band = (window as unknown as { band: InstanceType<typeof import('../src/web.js').BandClient> }).band;
+      const [first, second] = await Promise.all([band.auth.me(), band.projects.list()]);
+      const hello = await new Promise<{ userId: string }>((resolve, reject) => {
+        const subscription = band.events.subscribe({
+          onEvent: () => undefined,
+          onHello: (message) => {
+            subscription.close();
+            resolve(message);
+          },
+        });
+        subscription.closed.catch(reject);
+      });
+      return { me: first.id, projects: second.length, hello: hello.userId };
+    });
+    expect(afterExpiry).toEqual({ me: owner.user.user.id, projects: 1, hello: owner.user.user.id });
+  } finally {
+    await page.close();
+  }
+});
