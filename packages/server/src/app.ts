@@ -19,7 +19,7 @@ import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
 import { Routes } from './core/routes.js';
-import { CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
+import { BLOB_STORE, CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
@@ -29,6 +29,7 @@ import { declaredRoutes, routeExactly } from './core/routing.js';
 import { Idempotency } from './core/idempotency.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
+import { type BlobStore, openBlobStore } from './core/store/index.js';
 import { CommentsRoutes } from './comments/routes.js';
 import { CutsRoutes } from './cuts/routes.js';
 import { EventsRoutes } from './events/routes.js';
@@ -120,7 +121,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, database, shutdown, features, purge, analysis } = built;
+  const { app, database, shutdown, features, purge, analysis, store } = built;
   serve = (req, res) => app.attach(req as Request, res as Response);
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
@@ -154,6 +155,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         clearInterval(idleSweep);
         await purge.stop();
         await database.close();
+        store.close();
       })();
       return closing;
     },
@@ -167,6 +169,7 @@ interface Built {
   features: Feature[];
   purge: ExpiredRowsPurge;
   analysis: AnalysisWorker;
+  store: BlobStore & { close(): void };
 }
 
 /** Opens the database and builds every piece once, serving on `server`. */
@@ -176,6 +179,10 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     onLost: (error) => (hooks.onDatabaseLost ? hooks.onDatabaseLost(error) : log.error('the database is lost', { error })),
   });
   const shutdown = new Shutdown();
+  const store = await openBlobStore(config).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   const signingSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, 'jwt-secret'));
 
   const container = rootContainer.createChildContainer();
@@ -184,6 +191,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   container.register(SQL, { useValue: database.sql });
   container.register(LOCKS_SQL, { useValue: database.locks });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
+  container.register(BLOB_STORE, { useValue: store });
   container.register(Shutdown, { useValue: shutdown });
   // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
   container.registerSingleton(Space);
@@ -247,7 +255,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   await purge.start();
   const analysis = container.resolve(AnalysisWorker);
   analysis.start();
-  return { app, database, shutdown, features, purge, analysis };
+  return { app, database, shutdown, features, purge, analysis, store };
 }
 
 /** Logs the request when its answer is complete, or that it was not (closed by the client, or cut for idling). */

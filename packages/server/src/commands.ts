@@ -11,6 +11,8 @@ import { type Config, SETTINGS } from './core/config.js';
 import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
 import { openDatabase } from './core/database.js';
 import { Disk, type Orphans, type StoredFile } from './core/disk.js';
+import { FsBlobStore } from './core/store/fs-store.js';
+import { openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
 import { randomToken } from './core/tokens.js';
@@ -191,7 +193,8 @@ const ORPHAN_ACTIONS: Record<string, 'move' | 'purge'> = { '--move': 'move', '--
  */
 async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promise<number> {
   const log = new Logger('warn');
-  const disk = new Disk(config, log);
+  // Orphans are looked for in DATA_DIR: the local driver's files.
+  const disk = new Disk(config, log, new FsBlobStore(config.dataDir));
   const database = describeDatabase(config.databaseUrl);
   try {
     if (action !== 'list' && !(await isBound(config.dataDir))) {
@@ -231,7 +234,6 @@ async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promi
 /** Exit codes: 0 done, 1 refused or failed (the message says why). */
 async function backupOrRestore(config: Config, command: 'backup' | 'restore', dir: string): Promise<number> {
   const log = new Logger('warn');
-  const disk = new Disk(config, log);
   try {
     let manifest: Manifest | undefined;
     if (command === 'restore') {
@@ -242,8 +244,11 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     }
     const database = await openDatabase(config, log);
     const described = describeDatabase(config.databaseUrl);
+    // Opened after the check that DATA_DIR is empty: the local driver makes its directories.
+    const store = await openBlobStore(config);
+    const disk = new Disk(config, log, store);
     try {
-      const service = new BackupService(new BackupRepository(database.sql), disk);
+      const service = new BackupService(new BackupRepository(database.sql), disk, store);
       if (manifest) {
         await service.restore(dir, manifest);
         // DATA_DIR now holds the files of this database (whatever it recorded before: it held no stored file).
@@ -253,6 +258,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
         manifest = await service.backup(dir);
       }
     } finally {
+      store.close();
       await database.close();
     }
     const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0);

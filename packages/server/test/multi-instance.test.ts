@@ -205,8 +205,15 @@ describe('two instances on one database and one store', () => {
       }),
     );
     socket.write(bytes.subarray(3 * MiB, 5 * MiB));
-    const onDisk = path.join(storage.DATA_DIR, 'resumable', path.basename(url));
-    await until(async () => (await stat(onDisk)).size >= 5 * MiB, "A's PATCH to reach the upload's bytes");
+    // A's PATCH runs once it holds the upload's advisory lock (class "tus!"); its bytes are in no file to watch
+    // (the store keeps whole parts, PostgreSQL the tail, both written only as the PATCH is answered).
+    const uploadId = path.basename(url);
+    await until(
+      async () =>
+        (await sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x74757321}::bigint::oid
+          and objid = (hashtext(${uploadId})::bigint & 4294967295)::oid and objsubid = 2`).length === 1,
+      "A's PATCH to hold the upload's lock",
+    );
     a.child.kill('SIGKILL');
     await a.exited;
     socket.destroy();

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import net, { type Socket } from 'node:net';
 import path from 'node:path';
 import * as tus from 'tus-js-client';
@@ -63,7 +63,24 @@ function patch(token: string, url: string, offset: number, bytes: Buffer, header
 
 const head = (token: string, url: string) => api.request('HEAD', url, { token, headers: TUS });
 const offsetOf = async (url: string) => Number((await head(owner.token, url)).headers.get('upload-offset'));
-const bytesOnDisk = (url: string) => stat(path.join(server.dataDir, 'resumable', path.basename(url))).then((info) => info.size);
+/** The part size of the store (S3_PART_SIZE_MB's default): an upload's parts and tail are recorded in PostgreSQL. */
+const PART_BYTES = 8 * 1024 * 1024;
+/** The bytes an upload holds: its recorded parts and tail (the store's multipart upload holds the parts). */
+const bytesHeld = async (url: string) => {
+  const [row] = await server.sql<{ n: string }[]>`
+    select octet_length(tail) + jsonb_array_length(parts)::bigint * ${PART_BYTES} as n from resumable_uploads where id = ${path.basename(url)}`;
+  return Number(row!.n);
+};
+/** Whether a PATCH of the upload is running: it holds the upload's advisory lock (the server's "tus!" class). */
+const patchRunning = async (url: string) =>
+  (
+    await server.sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x74757321}::bigint::oid
+      and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`
+  ).length === 1;
+/** Whether an upload left anything behind: its row with bytes, or a multipart upload not yet aborted. */
+const leftBehind = async (url: string) =>
+  (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)} and (octet_length(tail) > 0 or multipart_id is not null)`).length +
+  (await server.sql`select 1 from abandoned_multipart_uploads`).length;
 const checksum = (algorithm: string, bytes: Buffer) => `${algorithm} ${createHash(algorithm).update(bytes).digest('base64')}`;
 
 async function download(token: string, fileId: string): Promise<Buffer> {
@@ -159,7 +176,7 @@ describe('protocol', () => {
     expect(status.status).toBe(200);
     expect(status.headers.get('band-file-id')).toBe(fileId);
     expect(status.headers.get('cache-control')).toBe('no-store');
-    expect(await readdir(path.join(server.dataDir, 'resumable'))).not.toContain(path.basename(url));
+    expect(await leftBehind(url)).toBe(0);
   });
 
   it('takes the first bytes with the creation (creation-with-upload)', async () => {
@@ -201,7 +218,7 @@ describe('protocol', () => {
     expect(response.status).toBe(460);
     expect(response.body.code).toBe('CHECKSUM_MISMATCH');
     expect(await offsetOf(url)).toBe(500);
-    expect(await bytesOnDisk(url)).toBe(500);
+    expect(await bytesHeld(url)).toBe(500);
     const retried = await patch(owner.token, url, 500, bytes.subarray(500), { 'upload-checksum': checksum('sha256', bytes.subarray(500)) });
     expect(await download(owner.token, retried.headers.get('band-file-id')!)).toEqual(bytes);
   });
@@ -210,8 +227,8 @@ describe('protocol', () => {
     const bytes = sampleBytes('wav', 30_000);
     const url = await createdUrl(owner.token, owner.cutId, 'b.wav', bytes.length);
     const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 12_345));
-    // Once its first bytes are on disk the first PATCH holds the lock: the second is refused meanwhile.
-    await until(async () => (await bytesOnDisk(url)) === 12_345);
+    // The first PATCH holds the lock while it takes its bytes: the second is refused meanwhile.
+    await until(() => patchRunning(url));
     const second = await patch(owner.token, url, 0, bytes);
     expect(second.status).toBe(423);
     expect(second.body.code).toBe('UPLOAD_LOCKED');
@@ -230,7 +247,7 @@ describe('protocol', () => {
     const held: Socket[] = [];
     for (const url of urls.slice(0, 3)) {
       held.push(await openPatch(trickler.token, url, 0, bytes.length, bytes.subarray(0, 100)));
-      await until(async () => (await bytesOnDisk(url)) === 100);
+      await until(() => patchRunning(url));
     }
     const refused = await patch(trickler.token, urls[3]!, 0, bytes);
     expect(refused.status).toBe(429);
@@ -250,7 +267,7 @@ describe('protocol', () => {
     const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     let answer = '';
     first.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    await until(async () => (await bytesOnDisk(url)) === 100);
+    await until(() => patchRunning(url));
     const other = await startTestServer({ DATABASE_URL: server.config.databaseUrl! });
     try {
       const elsewhere = await client(other.url).request('PATCH', url, {
@@ -285,7 +302,7 @@ describe('protocol', () => {
     const url = await createdUrl(owner.token, owner.cutId, 'slow.wav', bytes.length);
     const socket = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     const answer = whenClosed(socket);
-    await until(async () => (await bytesOnDisk(url)) === 100);
+    await until(() => patchRunning(url));
     // A minute on the server's clock with 100 bytes: far below the minimum rate.
     server.clock.advance(61);
     socket.write(bytes.subarray(100, 101));
@@ -303,7 +320,7 @@ describe('protocol', () => {
     expect(response.status).toBe(415);
     expect(response.body.code).toBe('UNSUPPORTED_FILE_TYPE');
     expect((await head(owner.token, url)).status).toBe(404);
-    expect(await readdir(path.join(server.dataDir, 'resumable'))).not.toContain(path.basename(url));
+    expect(await leftBehind(url)).toBe(0);
   });
 
   it('refuses before any byte: an unknown extension (415), an Upload-Length over the limit (413), no length (400), a stranger to the cut (404)', async () => {
@@ -339,7 +356,7 @@ describe('protocol', () => {
     const response = await api.request('DELETE', url, { token: owner.token, headers: TUS });
     expect(response.status).toBe(204);
     expect((await head(owner.token, url)).status).toBe(404);
-    expect(await readdir(path.join(server.dataDir, 'resumable'))).not.toContain(path.basename(url));
+    expect(await leftBehind(url)).toBe(0);
   });
 
   it('allows 10 incomplete uploads per user; the 11th POST is 429, also when they arrive at once', async () => {
@@ -363,8 +380,8 @@ describe('protocol', () => {
     await server.sql`update resumable_uploads set expires_at = now() - interval '1 second' where id = ${path.basename(url)}`;
     expect((await head(owner.token, url)).status).toBe(404);
     expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
-    await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(path.basename(url)));
-    expect(await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).toHaveLength(0);
+    await until(async () => (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).length === 0);
+    expect(await leftBehind(url)).toBe(0);
   });
 });
 
@@ -376,11 +393,11 @@ describe('the rules a multipart upload has', () => {
     ['a bidirectional override', 'evil\u202Eavw.zip', 'must not contain bidirectional control characters'],
     ['11,000 characters', `${'x'.repeat(11_000)}.wav`, 'must be at most 200 characters'],
   ])('refuses a filename with %s: 400 on the field filename, nothing stored', async (_what, fileName, message) => {
-    const before = await readdir(path.join(server.dataDir, 'resumable'));
+    const before = await server.sql`select id from resumable_uploads`;
     const response = await create(owner.token, owner.cutId, fileName, 100);
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'filename', message }] });
-    expect(await readdir(path.join(server.dataDir, 'resumable'))).toEqual(before);
+    expect(await server.sql`select id from resumable_uploads`).toEqual(before);
   });
 
   it('reports a missing filename on the field filename, as a missing cutId on cutId', async () => {
@@ -428,8 +445,7 @@ describe('the rules a multipart upload has', () => {
     await server.sql`update resumable_uploads set created_at = now() - interval '7 days' where id = ${id}`;
     await patch(owner.token, url, 0, bytes.subarray(0, 100));
     expect((await head(owner.token, url)).status).toBe(404);
-    await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(id));
-    expect(await server.sql`select 1 from resumable_uploads where id = ${id}`).toHaveLength(0);
+    await until(async () => (await server.sql`select 1 from resumable_uploads where id = ${id}`).length === 0);
   });
 
   it.each([
@@ -441,17 +457,18 @@ describe('the rules a multipart upload has', () => {
     const url = await createdUrl(user.token, user.cutId, 'partial.wav', bytes.length);
     await patch(user.token, url, 0, bytes.subarray(0, 100));
     expect((await remove(user)).status).toBe(200);
-    await until(async () => !(await readdir(path.join(server.dataDir, 'resumable'))).includes(path.basename(url)));
+    await until(async () => (await leftBehind(url)) === 0);
   });
 });
 
 describe('an upload whose bytes are gone', () => {
   it('(a database restored from a backup, which holds no partial uploads) is 404 from its next PATCH on', async () => {
-    const bytes = sampleBytes('wav', 1000);
-    const url = await createdUrl(owner.token, owner.cutId, 'h.wav', bytes.length);
-    await patch(owner.token, url, 0, bytes.subarray(0, 100));
-    await rm(path.join(server.dataDir, 'resumable', path.basename(url)));
-    expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
+    const bytes = sampleBytes('zip', PART_BYTES + 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'h.zip', bytes.length);
+    expect((await patch(owner.token, url, 0, bytes.subarray(0, PART_BYTES + 100))).status).toBe(204);
+    // The store's multipart upload is not the one the restored row names.
+    await server.sql`update resumable_uploads set multipart_id = ${randomUUID()} where id = ${path.basename(url)}`;
+    expect((await patch(owner.token, url, PART_BYTES + 100, bytes.subarray(PART_BYTES + 100))).status).toBe(404);
     expect((await head(owner.token, url)).status).toBe(404);
   });
 });
@@ -497,9 +514,7 @@ describe('tus-js-client', () => {
       upload.start();
       await until(async () => {
         if (failed) throw failed;
-        const names = await readdir(path.join(server.dataDir, 'resumable'));
-        const sizes = await Promise.all(names.map((name) => stat(path.join(server.dataDir, 'resumable', name)).then((info) => info.size)));
-        return upload.url !== null && sizes.includes(1024 * 1024);
+        return upload.url !== null && (await patchRunning(new URL(upload.url).pathname));
       });
       await upload.abort();
       const firstRun = { url: upload.url! };
@@ -563,9 +578,12 @@ async function stallingProxy(forward: number): Promise<{ url: string; close(): v
 
 describe('the bytes on disk', () => {
   it('are readable only by the server user', async () => {
-    const url = await createdUrl(owner.token, owner.cutId, 'g.wav', 1000);
-    expect((await stat(path.join(server.dataDir, 'resumable', path.basename(url)))).mode & 0o777).toBe(0o600);
-    expect(await readFile(path.join(server.dataDir, 'resumable', path.basename(url)))).toHaveLength(0);
+    const bytes = sampleBytes('zip', PART_BYTES + 1000);
+    const url = await createdUrl(owner.token, owner.cutId, 'g.zip', bytes.length);
+    expect((await patch(owner.token, url, 0, bytes.subarray(0, PART_BYTES + 100))).status).toBe(204);
+    const [row] = await server.sql<{ multipartId: string }[]>`select multipart_id as "multipartId" from resumable_uploads where id = ${path.basename(url)}`;
+    expect((await stat(path.join(server.dataDir, 'resumable', row!.multipartId))).mode & 0o777).toBe(0o600);
+    expect(await bytesHeld(url)).toBe(PART_BYTES + 100);
   });
 });
 

@@ -2,8 +2,9 @@
 // every decoded chunk feeds the loudness meter and the peak reducer, then is dropped, so memory does not
 // grow with the duration. Format figures come from the decoded stream and the codec's own headers; nothing
 // is read twice.
-import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { localFileSource } from '../core/store/fs-store.js';
+import type { ObjectSource } from '../core/store/index.js';
 import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from './decoded.js';
 import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
 import { LoudnessMeter, type Loudness } from './loudness.js';
@@ -40,13 +41,13 @@ const PCM_EXTENSIONS = new Set(['wav', 'aif', 'aiff']);
 const COMPRESSED_SLICE_BYTES = 2 * 1024;
 
 /**
- * Analyses a file (path or stream) of the given extension ("wav", "flac", ...). Never throws for bad
+ * Analyses a file (a stored object, a local file's path, or a stream) of the given extension ("wav", "flac", ...). Never throws for bad
  * audio: a file that cannot be decoded gives `failed` with the reason. `signal` stops it between two
  * chunks (it rejects with the signal's reason); `pace` is awaited after each decoded slice, so a caller can
  * make room for other work on the thread.
  */
 export async function analyzeAudio(
-  source: string | Readable,
+  source: string | ObjectSource | Readable,
   extension: string,
   { signal, pace }: { signal?: AbortSignal; pace?: () => Promise<void> } = {},
 ): Promise<AudioAnalysis> {
@@ -54,7 +55,8 @@ export async function analyzeAudio(
   if (!isAudioExtension(normalized)) return { status: 'unsupported' };
   let input: Readable;
   try {
-    input = typeof source !== 'string' ? source : normalized === 'm4a' ? await m4aInStreamingOrder(source, READ_CHUNK_BYTES) : createReadStream(source, { highWaterMark: READ_CHUNK_BYTES });
+    const stored = typeof source === 'string' ? await localFileSource(source) : source;
+    input = !('size' in stored) ? stored : normalized === 'm4a' ? await m4aInStreamingOrder(stored) : await stored.read();
   } catch (error) {
     if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
     throw error;

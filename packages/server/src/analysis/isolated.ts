@@ -3,6 +3,7 @@
 // analyses one file after another and is only replaced when a budget ends it (or it breaks), so a backlog
 // pays neither a thread start nor the decoders' wasm instances per file (./decoders.ts keeps them).
 import { Worker } from 'node:worker_threads';
+import type { Config } from '../core/config.js';
 import type { JobOutcome, JobRequest, JobThreadData } from './job.js';
 
 /**
@@ -33,6 +34,9 @@ export class AnalysisThread {
   private worker: Worker | null = null;
   /** 1 while an upload streams into the server, which the job gives way to. */
   private readonly uploadingFlag = new Int32Array(new SharedArrayBuffer(4));
+
+  /** `storage` and `dataDir` name the store the thread reads the files from (the server's). */
+  constructor(private readonly store: { storage: Config['storage']; dataDir: string }) {}
 
   /**
    * The outcome of the file's analysis; a file over the budget (time or memory) is `failed`. Rejects when the
@@ -87,7 +91,7 @@ export class AnalysisThread {
 
   private spawn(): Worker {
     const worker = new Worker(JOB_SCRIPT, {
-      workerData: { uploading: this.uploadingFlag } satisfies JobThreadData,
+      workerData: { ...this.store, uploading: this.uploadingFlag } satisfies JobThreadData,
       resourceLimits: { maxOldGenerationSizeMb: HEAP_LIMIT_MB },
     });
     // An idle thread does not keep the process alive; close() ends it at a stop.

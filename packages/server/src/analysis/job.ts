@@ -4,18 +4,24 @@
 // A build entry of its own (tsup.config.ts): the thread loads dist/analysis/job.js.
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../core/config.js';
+import { type BlobStore, createBlobStore, objectSource } from '../core/store/index.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
 import { analyzeStems, type StemsAnalysis } from './stems.js';
 
 export interface JobRequest {
-  path: string;
+  /** The stored object to analyse, in the thread's store. */
+  key: string;
   type: 'CUT' | 'STEM';
   extension: string;
 }
 
 /** What the thread is started with. */
 export interface JobThreadData {
+  /** The store the server's settings name, opened once by the thread for every file it analyses. */
+  storage: Config['storage'];
+  dataDir: string;
   /** Int32Array over a SharedArrayBuffer: 1 while an upload streams into the server, which the job gives way to. */
   uploading: Int32Array;
 }
@@ -45,13 +51,14 @@ function pacer(uploading: Int32Array): () => Promise<void> {
   };
 }
 
-async function run({ path, type, extension }: JobRequest, uploading: Int32Array): Promise<JobOutcome> {
+async function run({ key, type, extension }: JobRequest, { store, uploading }: { store: Promise<BlobStore>; uploading: Int32Array }): Promise<JobOutcome> {
   try {
+    const source = await objectSource(await store, key);
     if (type === 'STEM') {
-      const analysed = await analyzeStems(path);
+      const analysed = await analyzeStems(source);
       return analysed.status === 'done' ? { status: 'stems', stems: analysed.stems } : analysed;
     }
-    const analysed = await analyzeAudio(path, extension, { pace: pacer(uploading) });
+    const analysed = await analyzeAudio(source, extension, { pace: pacer(uploading) });
     return analysed.status === 'done' ? { status: 'audio', audio: analysed.audio, peaks: analysed.peaks } : analysed;
   } catch (error) {
     return { status: 'unreadable', reason: (error as Error).message };
@@ -66,6 +73,9 @@ async function run({ path, type, extension }: JobRequest, uploading: Int32Array)
 const ANALYSIS_NICE = 19;
 if (process.platform === 'linux') setPriority(ANALYSIS_NICE);
 
-const { uploading } = workerData as JobThreadData;
+const { storage, dataDir, uploading } = workerData as JobThreadData;
+const store = createBlobStore(storage, dataDir);
+// A store that cannot be made answers each file unreadable (in run), not an unhandled rejection here.
+store.catch(() => undefined);
 // One request at a time: the caller sends the next only once this one is answered.
-parentPort!.on('message', (request: JobRequest) => void run(request, uploading).then((outcome) => parentPort!.postMessage(outcome)));
+parentPort!.on('message', (request: JobRequest) => void run(request, { store, uploading }).then((outcome) => parentPort!.postMessage(outcome)));

@@ -2,10 +2,9 @@
 // unless told to "faststart", cannot be decoded from the front without holding all the audio until the
 // index arrives: @audio/decode-aac then buffers the whole file. So, for a file on disk, the index is read
 // first and the file streamed in faststart order (ftyp, moov, the rest), the index's chunk offsets moved
-// by the index's size, exactly as qt-faststart does on disk.
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+// by the index's size, exactly as qt-faststart does on disk. The boxes are read as ranges of the stored object.
 import { Readable } from 'node:stream';
+import type { ObjectSource } from '../core/store/index.js';
 import { AnalysisError } from './decoded.js';
 
 interface Box {
@@ -23,20 +22,14 @@ const MAX_MOOV_BYTES = 64 * 1024 * 1024;
 const MAX_TOP_LEVEL_BOXES = 10_000;
 
 /** The file's bytes in faststart order: unchanged when its `moov` already precedes its `mdat`. */
-export async function m4aInStreamingOrder(path: string, highWaterMark: number): Promise<Readable> {
-  const boxes = await topLevelBoxes(path);
+export async function m4aInStreamingOrder(source: ObjectSource): Promise<Readable> {
+  const boxes = await topLevelBoxes(source);
   const moov = boxes.find((box) => box.type === 'moov');
   const mdat = boxes.find((box) => box.type === 'mdat');
-  if (!moov || !mdat || moov.start < mdat.start) return createReadStream(path, { highWaterMark });
+  if (!moov || !mdat || moov.start < mdat.start) return source.read();
   if (moov.size > MAX_MOOV_BYTES) throw new AnalysisError(`M4A index of ${moov.size} bytes`);
 
-  const handle = await open(path);
-  const index = Buffer.alloc(moov.size);
-  try {
-    await handle.read(index, 0, moov.size, moov.start);
-  } finally {
-    await handle.close();
-  }
+  const index = await readRange(source, moov.start, moov.size);
   // The index goes right after ftyp (or first): what lay between there and the index moves by its size.
   // Boxes are contiguous and mdat precedes moov, so some other box starts exactly there.
   const insertAt = boxes[0]!.type === 'ftyp' ? boxes[0]!.size : 0;
@@ -45,20 +38,19 @@ export async function m4aInStreamingOrder(path: string, highWaterMark: number): 
   async function* ordered(): AsyncGenerator<Buffer> {
     for (const [start, end] of ranges) {
       if (start === insertAt) yield index;
-      for await (const chunk of createReadStream(path, { start, end: end - 1, highWaterMark })) yield chunk as Buffer;
+      if (end > start) for await (const chunk of await source.read({ start, end: end - 1 })) yield chunk as Buffer;
     }
   }
   return Readable.from(ordered(), { objectMode: false });
 }
 
-async function topLevelBoxes(path: string): Promise<Box[]> {
-  const handle = await open(path);
-  try {
-    const { size: fileSize } = await handle.stat();
+async function topLevelBoxes(source: ObjectSource): Promise<Box[]> {
+  {
+    const fileSize = source.size;
     const boxes: Box[] = [];
-    const header = Buffer.alloc(16);
     for (let start = 0; start + 8 <= fileSize; ) {
-      await handle.read(header, 0, 16, start);
+      const header = Buffer.alloc(16);
+      (await readRange(source, start, Math.min(16, fileSize - start))).copy(header);
       let size = header.readUInt32BE(0);
       if (size === 1) size = Number(header.readBigUInt64BE(8));
       else if (size === 0) size = fileSize - start;
@@ -68,9 +60,14 @@ async function topLevelBoxes(path: string): Promise<Box[]> {
       start += size;
     }
     return boxes;
-  } finally {
-    await handle.close();
   }
+}
+
+/** `length` bytes from `start`: one ranged read of the stored object. */
+async function readRange(source: ObjectSource, start: number, length: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await source.read({ start, end: start + length - 1 })) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** Rewrites every stco/co64 entry inside the boxes of buffer[from, to) through `shift`. */

@@ -1,10 +1,12 @@
 // A STEM ZIP: every entry with its size; audio entries with their format read from their headers only
 // (entries are streamed and the stream dropped once the header is read: nothing is decoded). WAV and AIFF
 // headers are read by ./wav.ts and ./aiff.ts, like a decoded cut's; every other codec by music-metadata. The ZIP is read by
-// yauzl, which reads the central directory and streams entries.
-import { pipeline, type Readable, Transform } from 'node:stream';
+// yauzl, which reads the central directory and streams entries, as ranges of the stored object.
+import { PassThrough, pipeline, type Readable, Transform } from 'node:stream';
 import { parseStream } from 'music-metadata';
 import yauzl from 'yauzl';
+import { localFileSource } from '../core/store/fs-store.js';
+import type { ObjectSource } from '../core/store/index.js';
 import { AiffHeaderReader } from './aiff.js';
 import { AnalysisError } from './decoded.js';
 import { isAudioExtension, type Codec } from './decoders.js';
@@ -48,11 +50,14 @@ const LENGTH_TOLERANCE_MS = 10;
 const MAX_HEADER_READ_BYTES = 32 * 1024 * 1024;
 
 /** `signal` stops it between two entries (it rejects with the signal's reason). */
-export async function analyzeStems(zipPath: string, signal?: AbortSignal): Promise<StemsAnalysis> {
+export async function analyzeStems(source: string | ObjectSource, signal?: AbortSignal): Promise<StemsAnalysis> {
+  const stored = typeof source === 'string' ? await localFileSource(source) : source;
   let zip: yauzl.ZipFile;
   try {
     zip = await new Promise((resolve, reject) =>
-      yauzl.open(zipPath, { lazyEntries: true, autoClose: false }, (error, opened) => (error ? reject(error) : resolve(opened))),
+      yauzl.fromRandomAccessReader(new StoredReader(stored), stored.size, { lazyEntries: true, autoClose: false }, (error, opened) =>
+        error ? reject(error) : resolve(opened),
+      ),
     );
   } catch (error) {
     return { status: 'failed', reason: `not a readable ZIP: ${(error as Error).message}` };
@@ -103,6 +108,24 @@ async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
     });
     if (!entry) return;
     yield entry;
+  }
+}
+
+/** yauzl reads the ZIP (its central directory, then each entry) as ranges of the stored object. */
+class StoredReader extends yauzl.RandomAccessReader {
+  constructor(private readonly source: ObjectSource) {
+    super();
+  }
+
+  override _readStreamForRange(start: number, end: number): Readable {
+    // yauzl's end is exclusive and its stream is wanted at once: the ranged read is opened behind it.
+    const through = new PassThrough();
+    if (end <= start) return through.end();
+    this.source.read({ start, end: end - 1 }).then(
+      (stream) => pipeline(stream, through, () => undefined),
+      (error: Error) => through.destroy(error),
+    );
+    return through;
   }
 }
 

@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Sql, Tx } from '../core/database.js';
 import { CLOCK, CONFIG, LOGGER, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { storeKeys } from '../core/store/index.js';
 import type { Logger } from '../core/logger.js';
 import { Space } from '../core/space.js';
 import { EventPublisher } from '../events/publisher.js';
@@ -34,7 +34,6 @@ export class AnalysisWorker {
     @inject(LOGGER) private readonly log: Logger,
     @inject(SQL) private readonly sql: Sql,
     @inject(CLOCK) private readonly clock: Clock,
-    @inject(Disk) private readonly disk: Disk,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(AnalysisRepository) private readonly repository: AnalysisRepository,
     @inject(Space) private readonly space: Space,
@@ -52,7 +51,7 @@ export class AnalysisWorker {
 
   private async loop(): Promise<void> {
     const { signal } = this.controller;
-    const thread = new AnalysisThread();
+    const thread = new AnalysisThread({ storage: this.config.storage, dataDir: this.config.dataDir });
     while (!signal.aborted) {
       let worked = false;
       try {
@@ -125,7 +124,7 @@ export class AnalysisWorker {
     const none = { audio: null, stems: null, peaks: null };
     if (file.type !== 'CUT' && file.type !== 'STEM') return { ...none, analysis: 'unsupported' };
     const outcome = await thread.analyze(
-      { path: this.disk.filePath(fileId, file.extension), type: file.type, extension: file.extension },
+      { key: storeKeys.file(fileId, file.extension), type: file.type, extension: file.extension },
       { timeoutMs: this.config.analysisTimeoutSeconds * 1000, uploading: () => this.space.uploading, signal },
     );
     switch (outcome.status) {

@@ -1,16 +1,13 @@
-import { createReadStream } from 'node:fs';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { chunksOf } from '../core/store/index.js';
 import { notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { FilesService } from '../files/service.js';
 import { ArchivesRepository, type CutContent } from './repository.js';
 import { uniqueNames, zipArchive, type ZipArchive } from './zip.js';
-
-/** Bytes per read of a stored file into its archive: fewer, larger chunks cost less per byte (bench/archive.bench.mjs). */
-const READ_CHUNK_BYTES = 256 * 1024;
 
 /** A cut's files as one ZIP, and the name a browser saves it under. */
 export interface CutArchive {
@@ -49,7 +46,7 @@ export class ArchivesService {
       name: names[i]!,
       size: bytes.size,
       modifiedAt: bytes.modifiedAt,
-      open: () => createReadStream(bytes.path, { highWaterMark: READ_CHUNK_BYTES }),
+      open: () => chunksOf(() => bytes.read()),
     }));
     return { downloadName: `${content.name}.zip`, zip: zipArchive(entries) };
   }

@@ -2,15 +2,16 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Disk, sha256OfFile } from '../core/disk.js';
+import type { Disk } from '../core/disk.js';
+import { type BlobStore, ObjectMissing } from '../core/store/index.js';
 import type { BackupRepository, TableRows } from './repository.js';
 
 /**
  * A backup directory:
  *   database/NN-<table>.copy   each table's rows (PostgreSQL COPY text format), parents first
- *   files/<id>.<ext>, images/<name>   the stored bytes the rows refer to
+ *   files/<id>.<ext>, images/<name>   the stored objects the rows refer to, under their keys
  *   manifest.json              written last: the migrations applied, each table's columns and row count, and
  *                              the size and sha256 of every file above. A directory without it is incomplete.
  */
@@ -41,7 +42,19 @@ export class BackupService {
   constructor(
     private readonly repository: BackupRepository,
     private readonly disk: Disk,
+    private readonly store: BlobStore,
   ) {}
+
+  /** Copies stored objects (keys `<kind>/<name>`) into the backup directory, hashing them on the way. */
+  private async copyStored(names: string[], dir: string, kind: 'files' | 'images'): Promise<StoredFile[]> {
+    const copied: StoredFile[] = [];
+    if (names.length > 0) await mkdir(path.join(dir, kind), { mode: 0o700 });
+    for (const name of names) {
+      const key = `${kind}/${path.basename(name)}`;
+      copied.push(await copyHashed(await this.store.read(key), path.join(dir, key), key));
+    }
+    return copied;
+  }
 
   /**
    * Dumps the database in one snapshot, then copies the stored files its rows refer to (files stored after
@@ -58,10 +71,7 @@ export class BackupService {
         tables.push({ ...table, ...(await copyHashed(rows, path.join(dir, file), file)) });
       });
       try {
-        const files = [
-          ...(await copyStored(this.disk.filesDir, snapshot.files, dir, 'files')),
-          ...(await copyStored(this.disk.imagesDir, snapshot.images, dir, 'images')),
-        ];
+        const files = [...(await this.copyStored(snapshot.files, dir, 'files')), ...(await this.copyStored(snapshot.images, dir, 'images'))];
         const manifest: Manifest = { format: FORMAT, createdAt: new Date().toISOString(), migrations: snapshot.migrations, tables, files };
         await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
         return manifest;
@@ -86,22 +96,27 @@ export class BackupService {
     }
     const filled = await this.repository.tablesWithRows();
     if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
-    for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
+    if (this.store.kind === 'fs') for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
 
-    const targets: Record<string, string> = { files: this.disk.filesDir, images: this.disk.imagesDir };
+    const written: string[] = [];
     try {
-      // readBackup checked every path: `files/<name>` or `images/<name>`, inside `dir`, no links.
+      // readBackup checked every path: `files/<name>` or `images/<name>`, inside `dir`, no links. They are the keys.
       for (const file of manifest.files) {
-        const [kind, name] = file.path.split('/') as [string, string];
-        const target = targets[kind];
-        if (!target) throw new BackupError(`${dir}: the manifest lists an unexpected path ${file.path}`);
-        await mkdir(target, { recursive: true, mode: 0o700 });
-        const copied = await copyHashed(createReadStream(path.join(dir, file.path)), path.join(target, name), file.path);
-        if (copied.sha256 !== file.sha256 || copied.size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
+        const hash = createHash('sha256');
+        const hashing = new Transform({
+          transform(chunk: Buffer, _encoding, callback) {
+            hash.update(chunk);
+            callback(null, chunk);
+          },
+        });
+        const source = createReadStream(path.join(dir, file.path)).once('error', (error) => hashing.destroy(error));
+        written.push(file.path);
+        const { size } = await this.store.write(file.path, source.pipe(hashing));
+        if (hash.digest('hex') !== file.sha256 || size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
       }
       await this.repository.load(manifest.tables, (table) => createReadStream(path.join(dir, table.path)));
     } catch (error) {
-      for (const stored of Object.values(targets)) await rm(stored, { recursive: true, force: true });
+      for (const key of written) await this.store.delete(key).catch(() => undefined);
       throw error;
     }
   }
@@ -156,16 +171,6 @@ async function assertEmptyDirectory(dir: string, what: string): Promise<void> {
   if (entries.length > 0) throw new BackupError(`${what} is not empty: ${dir}`);
 }
 
-async function copyStored(sourceDir: string, names: string[], dir: string, kind: 'files' | 'images'): Promise<StoredFile[]> {
-  const copied: StoredFile[] = [];
-  if (names.length > 0) await mkdir(path.join(dir, kind), { mode: 0o700 });
-  for (const name of names) {
-    const relative = `${kind}/${path.basename(name)}`;
-    copied.push(await copyHashed(createReadStream(path.join(sourceDir, path.basename(name))), path.join(dir, relative), relative));
-  }
-  return copied;
-}
-
 /** Writes `source` to a new file (0600), hashing it on the way. */
 async function copyHashed(source: Readable, target: string, relative: string): Promise<StoredFile> {
   const hash = createHash('sha256');
@@ -187,7 +192,9 @@ async function copyHashed(source: Readable, target: string, relative: string): P
 async function verify(dir: string, file: StoredFile): Promise<void> {
   let sha256: string;
   try {
-    sha256 = await sha256OfFile(path.join(dir, file.path));
+    const hash = createHash('sha256');
+    await pipeline(createReadStream(path.join(dir, file.path)), hash);
+    sha256 = hash.digest('hex');
   } catch (error) {
     throw new BackupError(`${dir}: ${file.path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -195,5 +202,5 @@ async function verify(dir: string, file: StoredFile): Promise<void> {
 }
 
 function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+  return error instanceof ObjectMissing || (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
 }

@@ -1,5 +1,3 @@
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,7 +6,8 @@ import { inject, injectable } from 'tsyringe';
 import { zipArchive } from '../archives/zip.js';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
-import { type MadeAttachment, sendMadeAttachment } from '../core/transfer.js';
+import { chunksOf } from '../core/store/index.js';
+import { type MadeAttachment, sendMadeAttachment, type StoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
 import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject } from './markers.js';
 import { CommentsService } from './service.js';
@@ -21,10 +20,6 @@ export interface MarkerExportRequest {
   versions: 'this' | 'series';
 }
 
-
-/** A stored file's bytes are read in pieces of this size, as archives read them. */
-const READ_CHUNK_BYTES = 256 * 1024;
-
 /** A file's comments as a marker file, answered as an attachment of exact length. */
 @injectable()
 export class MarkerExports {
@@ -36,7 +31,7 @@ export class MarkerExports {
   async send(req: IncomingMessage, res: ServerResponse, principal: Principal, fileId: string, request: MarkerExportRequest): Promise<void> {
     const file = await this.files.get(principal, fileId);
     const stored = await this.files.bytes(principal, fileId);
-    const extension = path.extname(stored.path).slice(1);
+    const extension = path.extname(stored.key).slice(1);
     const base = stored.downloadName.slice(0, stored.downloadName.length - extension.length - 1);
     const comments = await this.comments.exportable(principal, fileId, request);
     const markers = markersOf(comments, request.offsetMs);
@@ -66,46 +61,44 @@ export class MarkerExports {
         const project = Buffer.from(reaperProject(markers, { fileName: stored.downloadName, extension, durationMs: file.audio?.durationMs ?? null }));
         const zip = zipArchive([
           { name: `${base}.RPP`, bytes: project, modifiedAt: new Date() },
-          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => createReadStream(stored.path, { highWaterMark: READ_CHUNK_BYTES }) },
+          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => chunksOf(() => stored.read()) },
         ]);
         answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, body: () => zip.open() };
         break;
       }
       case 'wav':
-        answer = await this.wav(stored.path, stored.size, extension, base, markers);
+        answer = await this.wav(stored, extension, base, markers);
         break;
     }
     await sendMadeAttachment(req, res, answer);
   }
 
   /** The stored WAV with cue points: the plan is made from its chunk headers, the body streamed from it. */
-  private async wav(storedPath: string, size: number, extension: string, base: string, markers: ReturnType<typeof markersOf>): Promise<MadeAttachment> {
+  private async wav(stored: StoredBytes, extension: string, base: string, markers: ReturnType<typeof markersOf>): Promise<MadeAttachment> {
     if (extension.toLowerCase() !== 'wav') throw invalidField('format', 'wav adds cue points to a WAV file: this file is not one');
-    const handle = await open(storedPath);
     let segments: Segment[];
     let length: number;
     try {
-      const read = async (offset: number, count: number) => {
-        const buffer = Buffer.alloc(count);
-        const { bytesRead } = await handle.read(buffer, 0, count, offset);
-        return buffer.subarray(0, bytesRead);
+      // Each chunk header is one ranged read of the store (a few per file).
+      const read = async (offset: number, count: number): Promise<Buffer> => {
+        const end = Math.min(offset + count, stored.size) - 1;
+        if (end < offset) return Buffer.alloc(0);
+        const chunks: Buffer[] = [];
+        for await (const chunk of await stored.read({ start: offset, end })) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
       };
-      ({ segments, length } = wavWithCues(await readWavLayout(read, size), markers));
+      ({ segments, length } = wavWithCues(await readWavLayout(read, stored.size), markers));
     } catch (error) {
       if (error instanceof NotAWav) throw invalidField('format', `wav needs a readable WAV file: ${error.message}`);
       throw error;
-    } finally {
-      await handle.close();
     }
-    return { contentType: 'audio/wav', fileName: `${base}.wav`, length, body: () => Readable.from(segmentBytes(storedPath, segments)) };
+    return { contentType: 'audio/wav', fileName: `${base}.wav`, length, body: () => Readable.from(segmentBytes(stored, segments)) };
   }
 }
 
-async function* segmentBytes(storedPath: string, segments: Segment[]): AsyncGenerator<Buffer> {
+async function* segmentBytes(stored: StoredBytes, segments: Segment[]): AsyncGenerator<Buffer> {
   for (const segment of segments) {
     if ('bytes' in segment) yield segment.bytes;
-    else if (segment.to > segment.from) {
-      yield* createReadStream(storedPath, { start: segment.from, end: segment.to - 1, highWaterMark: READ_CHUNK_BYTES });
-    }
+    else if (segment.to > segment.from) yield* await stored.read({ start: segment.from, end: segment.to - 1 });
   }
 }

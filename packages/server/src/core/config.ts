@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { MAX_UPLOAD_BYTES } from '@bandcollab/sdk/contract';
+import type { S3Settings } from './store/s3-store.js';
 
 export interface OidcSettings {
   issuer: string;
@@ -56,6 +57,8 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** How long a client may take to send a request's headers. */
   headersTimeoutSeconds: number;
+  /** Where stored bytes live: under `dataDir`, or in an S3-compatible bucket (`s3`, then set). */
+  storage: { driver: 'fs' } | ({ driver: 's3'; presignedDownloads: boolean } & S3Settings);
   /** Files this instance analyses at once (each holds a database connection while it runs); 0: none. */
   analysisConcurrency: number;
   /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
@@ -118,6 +121,19 @@ export const SETTINGS = {
     otherwise: 'unset',
     meaning: "each user's uploads (files and images they uploaded) may hold at most this much; over it, 507 `QUOTA_EXCEEDED`; unset: no quota",
   },
+  STORAGE: { default: 'fs', meaning: '`fs` keeps stored bytes under `DATA_DIR`; `s3` in an S3-compatible bucket (docs/storage.md)' },
+  S3_BUCKET: { otherwise: 'unset', meaning: 'the bucket, required with `STORAGE=s3`' },
+  S3_REGION: { default: 'us-east-1', meaning: "the bucket's region" },
+  S3_ENDPOINT: { otherwise: 'AWS', meaning: 'the endpoint of a non-AWS store (R2, B2, MinIO, Garage)' },
+  S3_FORCE_PATH_STYLE: { default: false, meaning: 'address the bucket in the path (`https://host/bucket/key`), as MinIO and most local stores need' },
+  S3_PREFIX: { otherwise: 'empty', meaning: 'put before every key (`bandcollab/`), so several servers can share a bucket' },
+  S3_ACCESS_KEY_ID: { with: ['S3_SECRET_ACCESS_KEY'], otherwise: "the AWS SDK's default chain", meaning: 'the credentials' },
+  S3_PART_SIZE_MB: { default: 8, meaning: 'multipart part size (at least 5); every part but the last has this size, as R2 requires' },
+  S3_CHECKSUMS: {
+    default: 'when_required',
+    meaning: '`when_required` (every S3-compatible store accepts it) or `when_supported` (the AWS SDK\'s default, which corrupts streamed uploads on several non-AWS stores)',
+  },
+  S3_PRESIGNED_DOWNLOADS: { default: false, meaning: 'answer downloads with a redirect to a presigned URL (not yet implemented: must stay false)' },
   ANALYSIS_CONCURRENCY: {
     default: 1,
     meaning:
@@ -242,6 +258,36 @@ export function loadConfig(env: Env = process.env): Config {
     };
   }
 
+  function storage(): Config['storage'] {
+    const driver = read('STORAGE') ?? SETTINGS.STORAGE.default;
+    if (driver === 'fs') return { driver };
+    if (driver !== 's3') {
+      problems.push(`STORAGE must be fs or s3 (got "${driver}")`);
+      return { driver: 'fs' };
+    }
+    const bucket = read('S3_BUCKET') ?? '';
+    if (bucket === '') problems.push('S3_BUCKET is required with STORAGE=s3');
+    const accessKeyId = read('S3_ACCESS_KEY_ID');
+    const secretAccessKey = read('S3_SECRET_ACCESS_KEY');
+    if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together: set both or neither');
+    const checksums = read('S3_CHECKSUMS') ?? SETTINGS.S3_CHECKSUMS.default;
+    if (checksums !== 'when_required' && checksums !== 'when_supported') problems.push(`S3_CHECKSUMS must be when_required or when_supported (got "${checksums}")`);
+    const presignedDownloads = boolean('S3_PRESIGNED_DOWNLOADS', SETTINGS.S3_PRESIGNED_DOWNLOADS.default);
+    if (presignedDownloads) problems.push('S3_PRESIGNED_DOWNLOADS=true is not supported yet');
+    return {
+      driver,
+      bucket,
+      region: read('S3_REGION') ?? SETTINGS.S3_REGION.default,
+      endpoint: read('S3_ENDPOINT') === undefined ? null : url('S3_ENDPOINT', ''),
+      forcePathStyle: boolean('S3_FORCE_PATH_STYLE', SETTINGS.S3_FORCE_PATH_STYLE.default),
+      prefix: read('S3_PREFIX') ?? '',
+      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : null,
+      partSizeBytes: integer('S3_PART_SIZE_MB', 5, 5120) * MiB,
+      checksums: checksums === 'when_supported' ? 'when_supported' : 'when_required',
+      presignedDownloads,
+    };
+  }
+
   const config: Config = {
     port,
     host,
@@ -277,6 +323,7 @@ export function loadConfig(env: Env = process.env): Config {
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
     analysisConcurrency: integer('ANALYSIS_CONCURRENCY', 0, 4),
     analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
+    storage: storage(),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

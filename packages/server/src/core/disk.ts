@@ -1,30 +1,28 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
-import { CONFIG, LOGGER } from './di.js';
+import { BLOB_STORE, CONFIG, LOGGER } from './di.js';
 import type { Logger } from './logger.js';
+import { type BlobStore, storeKeys } from './store/index.js';
 
 /** What a delete leaves to remove on disk once its transaction has committed. */
 export interface DeletedContent {
-  /** Stored at DATA_DIR/files/<id>.<extension>. */
+  /** Stored at key files/<id>.<extension>. */
   files: { id: string; extension: string }[];
-  /** Stored at DATA_DIR/images/<name>. */
+  /** Stored at key images/<name>. */
   images: string[];
 }
 
 /**
- * Where stored bytes live under DATA_DIR:
+ * DATA_DIR's housekeeping, and the removal of stored objects through the BlobStore (core/store), which alone
+ * reads and writes stored bytes. With STORAGE=fs they live under DATA_DIR:
  *   files/<id>.<ext>   uploaded files (the row in `files` names them)
  *   images/<name>      project and vibe images (the `image` column names them)
  *   tmp/               uploads in progress; renamed into place once complete; the purge job removes those
  *                      untouched for STRAY_AGE_MS (start-up removes nothing: instances may share DATA_DIR)
- *   resumable/<id>     the bytes of resumable uploads (a row in `resumable_uploads` each); they outlive a
- *                      restart, so start-up leaves them; renamed into files/ on completion
+ *   resumable/<id>     the multipart uploads of resumable uploads (their id in `resumable_uploads`); they
+ *                      outlive a restart, so start-up leaves them; renamed into files/ on completion
  *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there by the `orphans --move`
  *                      command (never automatically)
  * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
@@ -42,6 +40,7 @@ export class Disk {
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(BLOB_STORE) private readonly store: BlobStore,
   ) {
     this.dataDir = config.dataDir;
     this.filesDir = path.join(config.dataDir, 'files');
@@ -83,77 +82,48 @@ export class Disk {
     return [this.filesDir, this.imagesDir].map((dir) => path.join(this.orphansDir, path.basename(dir)));
   }
 
-  /** Creates a new temporary file readable only by the server's user; the caller streams into it. */
-  async createTemp(): Promise<{ path: string; handle: FileHandle }> {
-    const tempPath = this.newTempPath();
-    // 'wx': a fresh name, never an existing file; the mode is masked by the umask, which can only tighten it.
-    return { path: tempPath, handle: await open(tempPath, 'wx', PRIVATE_FILE) };
-  }
-
-  /** A fresh path under tmp/ for an upload in progress. */
-  newTempPath(): string {
-    return path.join(this.tempDir, `${randomUUID()}.part`);
-  }
-
-  /** The bytes of resumable upload `id` (a UUID the server chose). */
-  resumablePath(id: string): string {
-    return path.join(this.resumableDir, id);
-  }
-
-  /** `extension` must come from the FILE_TYPES table, never from a client. */
-  filePath(id: string, extension: string): string {
-    return path.join(this.filesDir, `${id}.${extension}`);
-  }
-
-  /** `name` is a stored image name (`<uuid>.<ext>`), never a client's. */
-  imagePath(name: string): string {
-    return path.join(this.imagesDir, path.basename(name));
-  }
-
-  /** Moves a complete temporary file to its final path. */
-  async moveIntoPlace(tempPath: string, finalPath: string): Promise<void> {
-    await rename(tempPath, finalPath);
-  }
-
   /**
-   * Deletes a file if it exists and never throws: used for cleanup after failures and for bytes whose row
-   * is already gone (after commit). A failure is logged; the purge job removes what the removed_bytes ledger
-   * still lists. Answers whether there was a file to remove.
+   * Removes a stored object and never throws: used for cleanup after failures and for bytes whose row is
+   * already gone (after commit). A failure is logged; the purge job removes what the removed_bytes ledger
+   * still lists. Answers whether the removal went through (nothing to remove is no failure).
    */
-  async removeQuietly(filePath: string): Promise<boolean> {
+  async removeQuietly(key: string): Promise<boolean> {
     try {
-      await unlink(filePath);
+      await this.store.delete(key);
       return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a stored file', { path: filePath, error });
+      this.log.error('could not remove a stored object', { key, error });
       return false;
     }
-  }
-
-  /** Whether a file (or anything else) is at `filePath`. */
-  async exists(filePath: string): Promise<boolean> {
-    return lstat(filePath).then(
-      () => true,
-      () => false,
-    );
   }
 
   /** Removes the bytes of committed deletes; never throws (a failure is logged; the purge job tries again). */
   async removeDeleted(content: DeletedContent): Promise<void> {
     await Promise.all([
-      ...content.files.map((file) => this.removeQuietly(this.filePath(file.id, file.extension))),
-      ...content.images.map((name) => this.removeQuietly(this.imagePath(name))),
+      ...content.files.map((file) => this.removeQuietly(storeKeys.file(file.id, file.extension))),
+      ...content.images.map((name) => this.removeQuietly(storeKeys.image(name))),
     ]);
   }
 
+  /** Whether the object at `key` exists; rejects when the store cannot tell (the purge job tries again). */
+  async exists(key: string): Promise<boolean> {
+    return (await this.store.head(key)) !== null;
+  }
+
   /**
-   * Removes the temporary uploads untouched for `ageMs` (their server died mid-upload) and answers how many.
-   * Younger ones may be uploads in flight on any instance sharing DATA_DIR.
+   * Removes the local directory's temporary uploads (tmp/, where the fs driver writes before its rename)
+   * untouched for `ageMs` (their server died mid-upload) and answers how many. Younger ones may be uploads in
+   * flight on any instance sharing DATA_DIR.
    */
   async removeStaleTemp(ageMs: number): Promise<number> {
     let removed = 0;
     for (const file of await this.filesIn(this.tempDir, new Set(), ageMs)) {
-      if (await this.removeQuietly(path.join(this.config.dataDir, file.path))) removed++;
+      try {
+        await unlink(path.join(this.config.dataDir, file.path));
+        removed++;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a temporary upload', { path: file.path, error });
+      }
     }
     return removed;
   }
@@ -232,10 +202,3 @@ export const STRAY_AGE_MS = 24 * 60 * 60 * 1000;
 
 const PRIVATE_FILE = 0o600;
 const PRIVATE_DIR = 0o700;
-
-/** The hex sha256 of a file's bytes, read as a stream. */
-export async function sha256OfFile(filePath: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(filePath), hash);
-  return hash.digest('hex');
-}

@@ -1,11 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { extensionOf, FILE_TYPE_PLURALS, type FileType } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
 import { Disk } from './disk.js';
+import { storeKeys } from './store/index.js';
+import { BLOB_STORE } from './di.js';
+import type { BlobStore } from './store/index.js';
 import { DomainError, invalidField } from './errors.js';
 import { cleanFileName, FileIntake, unsupportedType } from './file-intake.js';
 import { describeBytes, type FileRule, FileTypes } from './file-types.js';
@@ -31,6 +34,8 @@ export interface ReceiveOptions {
    * typed by it.
    */
   typeUnnamedByContent?: boolean;
+  /** Which keys the bytes are stored under: a file's (`files/<id>.<ext>`) or an image's (`images/<id>.<ext>`). */
+  storedAs: 'file' | 'image';
   /** Runs once the fields before the file part have been checked, before any byte is stored; a throw ends the upload. */
   beforeFile?: () => Promise<void>;
   /**
@@ -41,8 +46,10 @@ export interface ReceiveOptions {
 }
 
 export interface ReceivedFile {
-  /** The complete bytes under DATA_DIR/tmp: the caller moves them into place or removes them. */
-  tempPath: string;
+  /** The id the bytes were stored for: the file's id, or the image's name without its extension. */
+  id: string;
+  /** Where the complete bytes are stored: the caller records them or removes them. */
+  key: string;
   /** The client's file name without any path, control characters removed. */
   originalName: string;
   rule: FileRule;
@@ -66,20 +73,21 @@ const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 const malformed = (detail: string): DomainError => invalidField('body', detail);
 
 /**
- * Streams one multipart/form-data upload straight to a temporary file, never holding it in memory:
+ * Streams one multipart/form-data upload straight into the store (core/store), never holding it in memory:
  * the type is decided by the extension before the first byte is written (or by the leading bytes, see
  * `typeUnnamedByContent`), the leading bytes are checked as soon as they arrive, the size limit is
  * enforced while streaming (413 the moment it is crossed), and the sha256 is computed on the way. Any
  * failure (refusal, limit, client abort) removes the partial file before the promise rejects, and marks the
  * connection for closing so an unread body is not kept.
  *
- * Used by FilesRoutes (uploads) and ImageForms (project covers, vibe images); each moves the received
- * file into place or removes it.
+ * Used by FilesRoutes (uploads) and ImageForms (project covers, vibe images); each records the received
+ * file or removes it.
  */
 @injectable()
 export class Multipart {
   constructor(
     @inject(Disk) private readonly disk: Disk,
+    @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(Shutdown) private readonly shutdown: Shutdown,
     @inject(Space) private readonly space: Space,
@@ -121,7 +129,7 @@ export class Multipart {
     try {
       return validate(schema, fields);
     } catch (error) {
-      if (file) await this.disk.removeQuietly(file.tempPath);
+      if (file) await this.disk.removeQuietly(file.key);
       throw error;
     }
   }
@@ -151,7 +159,7 @@ export class Multipart {
         parser.destroy();
         // Reject only once the file (partial, or complete when a later field failed) is gone.
         void Promise.allSettled([storing]).then(async ([stored]) => {
-          if (stored?.status === 'fulfilled' && stored.value) await this.disk.removeQuietly(stored.value.tempPath);
+          if (stored?.status === 'fulfilled' && stored.value) await this.disk.removeQuietly(stored.value.key);
           reject(failure);
         });
       };
@@ -181,7 +189,7 @@ export class Multipart {
           const session = options.takesSessionFiles?.() ? this.fileTypes.sessionRule(originalName) : null;
           const rule = rules.find((candidate) => candidate.extension === extension) ?? session;
           if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);
-          return this.store(name, stream, rule, rules, originalName, reservation);
+          return this.keep(name, stream, rule, rules, originalName, reservation, options.storedAs);
         })();
         storing.catch(fail);
       });
@@ -221,22 +229,28 @@ export class Multipart {
   }
 
   /**
-   * Streams one file part to tmp/ through the upload rules (FileIntake); removes the partial file on failure.
-   * Without a `named` rule, the leading bytes type the file.
+   * Streams one file part into the store through the upload rules (FileIntake); on failure nothing stays
+   * stored. Without a `named` rule, the leading bytes type the file: the key, which holds its extension, is
+   * settled only once they have arrived.
    */
-  private async store(
+  private async keep(
     field: string,
     stream: Readable,
     named: FileRule | null,
     rules: FileRule[],
     originalName: string,
     reservation: Reservation,
+    storedAs: 'file' | 'image',
   ): Promise<ReceivedFile> {
-    // Created before streaming, so a failure can never race the file's creation and leave it behind.
-    const temp = await this.disk.createTemp();
-    const tempPath = temp.path;
-    const sink = temp.handle.createWriteStream();
+    const id = randomUUID();
     const intake = new FileIntake(rules, named);
+    const keyOf = (): string => {
+      // The store asks once the first bytes are placed (or the body ended): a short file is checked now.
+      if (intake.received === 0) throw invalidField(field, 'must not be empty');
+      if (intake.rule === null) intake.finish();
+      const extension = intake.rule!.extension;
+      return storedAs === 'file' ? storeKeys.file(id, extension) : storeKeys.image(`${id}.${extension}`);
+    };
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         try {
@@ -247,20 +261,23 @@ export class Multipart {
         reservation.add(chunk.length).then(() => callback(null, chunk), callback);
       },
     });
+    let stored: { key: string } | null = null;
     try {
-      // The upload may have failed while the file was being created; a destroyed source never ends a pipeline.
+      // The upload may have failed before its file part was reached; a destroyed source never ends a pipeline.
       if (stream.destroyed) throw new Error('The upload ended before its file was stored');
-      await pipeline(stream, meter, sink);
+      // A failure on either side ends both, a part destroyed without an error (the client went away) included.
+      pipeline(stream, meter, () => undefined);
+      stored = await this.store.write(keyOf, meter);
       if (intake.received === 0) throw invalidField(field, 'must not be empty');
       intake.finish();
     } catch (error) {
-      sink.destroy();
-      await this.disk.removeQuietly(tempPath);
+      meter.destroy();
+      if (stored) await this.disk.removeQuietly(stored.key);
       if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
       this.space.measureAgain();
       throw insufficientStorage();
     }
-    return { tempPath, originalName, rule: intake.rule!, size: intake.received, sha256: intake.runningHash!.digest('hex') };
+    return { id, key: stored.key, originalName, rule: intake.rule!, size: intake.received, sha256: intake.runningHash!.digest('hex') };
   }
 }
 

@@ -1,5 +1,3 @@
-import type { FileHandle } from 'node:fs/promises';
-import { open } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,10 +7,14 @@ import fresh from 'fresh';
 import parseRange from 'range-parser';
 import { invalidField, notFound } from './errors.js';
 import { sendProblem } from './http.js';
+import { type ByteRange, ObjectMissing } from './store/index.js';
 
 /** Stored bytes and what their response headers say about them. */
 export interface StoredBytes {
-  path: string;
+  /** Where the bytes are stored (core/store). */
+  key: string;
+  /** Opens them (bytes `start`–`end` of them); rejects with ObjectMissing when they are gone. */
+  read: (range?: ByteRange) => Promise<Readable>;
   size: number;
   mimeType: string;
   /** A strong validator, quoted: the sha256 for uploaded files. */
@@ -23,10 +25,6 @@ export interface StoredBytes {
 }
 
 export type Disposition = 'inline' | 'attachment';
-
-/** Bytes read from the file and written to the socket per step, and how many such buffers a download has. */
-const CHUNK_BYTES = 64 * 1024;
-const BUFFERS = 3;
 
 /** File responses are never rendered as a document of this origin. */
 export const FILE_CSP = "default-src 'none'; sandbox";
@@ -65,84 +63,30 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
     sendProblem(req, res, error, { status: 416, headers: { 'Content-Range': `bytes */${bytes.size}` } });
     return;
   }
-  const handle = await openStored(bytes.path);
   const { start, end } = range ?? { start: 0, end: bytes.size - 1 };
+  // Opened before the status is sent: a missing object is still a 404, an unreachable store a 503.
+  const body = req.method === 'HEAD' || bytes.size === 0 ? null : await openStored(bytes, { start, end });
   headers['Content-Length'] = end - start + 1;
   if (range) headers['Content-Range'] = `bytes ${start}-${end}/${bytes.size}`;
   res.writeHead(range ? 206 : 200, headers);
-  try {
-    if (req.method === 'HEAD') res.end();
-    else await sendRange(handle, res, start, end);
-  } finally {
-    await handle.close();
+  if (body === null) {
+    res.end();
+    return;
   }
-}
-
-/**
- * Writes bytes `start`–`end` of an open file, then ends the response. A few buffers serve the whole transfer,
- * each read into again only once the socket has taken its previous bytes (the write's callback); with more
- * than two, the next chunk waits in the response while the socket sends one, as with a piped stream. A read
- * stream allocates a new buffer per chunk instead, memory outside the heap that only a garbage collection
- * gives back; in this server's heap those collections were full ones, up to a third of a download's CPU
- * (docs/benchmarks.md). A client that stops reading (a seeking audio element does it all the time) ends the
- * transfer quietly.
- */
-async function sendRange(handle: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
-  const buffers = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafeSlow(CHUNK_BYTES));
-  /** The last write from each buffer. */
-  const writes: Promise<Error | null>[] = [];
-  let closed = false;
-  const onClose = () => {
-    closed = true;
-  };
-  res.once('close', onClose);
   try {
-    for (let position = start, step = 0; position <= end; step += 1) {
-      const slot = step % BUFFERS;
-      await sent(writes[slot]);
-      const buffer = buffers[slot]!;
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, end - position + 1), position);
-      if (bytesRead === 0) throw new Error(`the stored file ended at byte ${position}, before the ${end + 1} its record names`);
-      if (closed) return;
-      writes[slot] = write(res, buffer.subarray(0, bytesRead));
-      position += bytesRead;
-    }
-    for (const written of writes) await sent(written);
-    if (!closed) res.end();
+    await pipeline(body, res);
   } catch (error) {
-    if (!closed && !res.destroyed) throw error;
-  } finally {
-    res.off('close', onClose);
+    // A client that stops reading (a seeking audio element does it all the time) ends the transfer quietly.
+    if (!res.destroyed && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
   }
-}
-
-/**
- * Resolves once the socket has taken `chunk` (with the write's error, if it failed), or the response is
- * closed without it. It never rejects: it is awaited only after the next read, and a rejection nobody
- * awaits yet is an unhandled one.
- */
-function write(res: ServerResponse, chunk: Buffer): Promise<Error | null> {
-  return new Promise((resolve) => {
-    const onClose = () => resolve(null);
-    res.once('close', onClose);
-    res.write(chunk, (error) => {
-      res.off('close', onClose);
-      resolve(error ?? null);
-    });
-  });
-}
-
-async function sent(written: Promise<Error | null> | undefined): Promise<void> {
-  const error = await written;
-  if (error) throw error;
 }
 
 /** A row whose bytes are gone (removed by hand, or a failed write) answers 404, not 500. */
-async function openStored(path: string): Promise<FileHandle> {
+async function openStored(bytes: StoredBytes, range: ByteRange): Promise<Readable> {
   try {
-    return await open(path, 'r');
+    return await bytes.read(range);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound('File');
+    if (error instanceof ObjectMissing) throw notFound('File');
     throw error;
   }
 }

@@ -50,6 +50,7 @@ export class FilesRoutes implements Feature {
         owner: principal.userId,
         fileField: 'file',
         types: ['CUT', 'STEM', 'IMAGE'],
+        storedAs: 'file',
         onField: async (name, value) => {
           if (name === 'cutId' && isUuid(value)) {
             early.cutId = value.toLowerCase();

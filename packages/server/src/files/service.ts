@@ -1,16 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type DeletedSeries, type FileRecord, filePathKey, type FileType, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
-import { LOGGER, SQL } from '../core/di.js';
+import { BLOB_STORE, LOGGER, SQL } from '../core/di.js';
 import { Disk, STRAY_AGE_MS } from '../core/disk.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
+import { type BlobStore, storeKeys } from '../core/store/index.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
@@ -59,6 +59,7 @@ export class FilesService {
     @inject(SQL) private readonly sql: Sql,
     @inject(LOGGER) private readonly log: Logger,
     @inject(Disk) private readonly disk: Disk,
+    @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(FilesRepository) private readonly repository: FilesRepository,
@@ -91,8 +92,8 @@ export class FilesService {
   }
 
   /**
-   * Records a received upload: in one transaction that locks the cut, writes the row, publishes the event
-   * and renames the bytes into place. Whatever fails, neither the bytes nor the row stay behind.
+   * Records a received upload, whose bytes are stored already (under the file's id): in one transaction that
+   * locks the cut, writes the row and publishes the event. Whatever fails, neither the bytes nor the row stay behind.
    * With `series` it becomes the next version of that series (its cut when `cutId` is left out, its
    * latest version's display name when `name` is). `alsoRecord` runs in that transaction once the row is
    * written: a resumable upload marks itself complete.
@@ -102,13 +103,10 @@ export class FilesService {
     upload: NewUpload,
     alsoRecord?: (tx: Tx, file: FileRecord) => Promise<void>,
   ): Promise<FileRecord> {
-    const id = randomUUID();
-    const finalPath = this.disk.filePath(id, upload.file.rule.extension);
     try {
-      return await this.record(principal, { id, ...upload, finalPath }, alsoRecord);
+      return await this.record(principal, { id: upload.file.id, ...upload }, alsoRecord);
     } catch (error) {
-      await this.disk.removeQuietly(upload.file.tempPath);
-      await this.disk.removeQuietly(finalPath);
+      await this.disk.removeQuietly(upload.file.key);
       if (isPathTaken(error) && upload.path !== null) {
         const cutId = upload.cutId ?? (upload.series ? (await this.repository.seriesOf(this.sql, upload.series))?.cutId : undefined);
         throw pathTaken(upload.path, cutId ? await this.repository.seriesAtPath(this.sql, cutId, filePathKey(upload.path)) : null);
@@ -119,7 +117,7 @@ export class FilesService {
 
   private record(
     principal: Principal,
-    upload: NewUpload & { id: string; finalPath: string },
+    upload: NewUpload & { id: string },
     alsoRecord?: (tx: Tx, file: FileRecord) => Promise<void>,
   ): Promise<FileRecord> {
     const { id, file } = upload;
@@ -161,7 +159,6 @@ export class FilesService {
       // Once both are written: a resumable upload that completes here stops holding its length as it starts to count as a file.
       await this.space.checkQuotaInTransaction(tx, principal.userId, 0);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
-      await this.disk.moveIntoPlace(file.tempPath, upload.finalPath);
       return record;
     });
   }
@@ -243,8 +240,10 @@ export class FilesService {
   /** What a download of a file row sends; the download name is the display name plus its extension. */
   bytesOf(row: StoredFileRow): StoredBytes {
     const extension = `.${row.extension}`;
+    const key = storeKeys.file(row.id, row.extension);
     return {
-      path: this.disk.filePath(row.id, row.extension),
+      key,
+      read: (range) => this.store.read(key, range),
       size: row.size,
       mimeType: row.mimeType,
       etag: `"${row.sha256}"`,
@@ -266,7 +265,7 @@ export class FilesService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
       return file;
     });
-    await this.disk.removeQuietly(this.disk.filePath(id, removed.extension));
+    await this.disk.removeQuietly(storeKeys.file(id, removed.extension));
   }
 
   /**
@@ -288,7 +287,7 @@ export class FilesService {
       }
       return { seriesId: series.seriesId, removed: versions };
     });
-    for (const version of removed) await this.disk.removeQuietly(this.disk.filePath(version.id, version.extension));
+    for (const version of removed) await this.disk.removeQuietly(storeKeys.file(version.id, version.extension));
     return { seriesId, deleted: removed.length };
   }
 
@@ -310,10 +309,10 @@ export class FilesService {
     const done: RemovedBytes[] = [];
     let removedBytes = 0;
     for (const entry of await this.repository.removedBytes()) {
-      const target = entry.dir === 'files' ? path.join(this.disk.filesDir, path.basename(entry.name)) : this.disk.imagePath(entry.name);
-      if (!entry.referenced && (await this.disk.removeQuietly(target))) removedBytes++;
+      const key = entry.dir === 'files' ? `files/${path.basename(entry.name)}` : storeKeys.image(entry.name);
+      if (!entry.referenced && (await this.disk.exists(key)) && (await this.disk.removeQuietly(key))) removedBytes++;
       // A removal that failed (logged) keeps its entry: the next round tries again.
-      if (entry.referenced || !(await this.disk.exists(target))) done.push(entry);
+      if (entry.referenced || !(await this.disk.exists(key))) done.push(entry);
     }
     await this.repository.forgetRemoved(done);
     const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);

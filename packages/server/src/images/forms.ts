@@ -37,6 +37,6 @@ export class ImageForms {
   }
 
   private receive(principal: Principal, req: Request, res: Response): Promise<ReceivedUpload> {
-    return this.multipart.receive(req, res, { owner: principal.userId, fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true });
+    return this.multipart.receive(req, res, { owner: principal.userId, fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true, storedAs: 'image' });
   }
 }

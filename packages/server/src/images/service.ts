@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { extensionsOf, FILE_TYPES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
-import { SQL } from '../core/di.js';
-import { Disk, sha256OfFile } from '../core/disk.js';
+import { BLOB_STORE, SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import { type BlobStore, ObjectMissing, sha256Of, storeKeys } from '../core/store/index.js';
 import { notFound } from '../core/errors.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
@@ -15,33 +14,32 @@ import { ImagesRepository, type StoredImage } from './repository.js';
 /** The names this server gives images; anything else names no image. */
 export const IMAGE_NAME = new RegExp(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\.(${extensionsOf('IMAGE').join('|')})$`);
 
-/** Project covers, vibe images and avatars, stored under DATA_DIR/images (received by ImageForms). */
+/** Project covers, vibe images and avatars, stored under keys images/<name> (received by ImageForms). */
 @injectable()
 export class Images {
   constructor(
     @inject(Disk) private readonly disk: Disk,
+    @inject(BLOB_STORE) private readonly blobs: BlobStore,
     @inject(Space) private readonly space: Space,
     @inject(ImagesRepository) private readonly repository: ImagesRepository,
     @inject(SQL) private readonly sql: Sql,
   ) {}
 
   /**
-   * Records a received image (its size and uploader, within the quota) and moves it into place under a new
-   * name; its sha256 was computed while it was received. The project or vibe that takes it is written
+   * Records a received image (its size and uploader, within the quota), stored already under its new name;
+   * its sha256 was computed while it was received. The project or vibe that takes it is written
    * afterwards; a crash in between leaves a stored_images row that the purge job drops a day later, and bytes
    * that the `orphans` command then finds.
    */
   async store(principal: Principal, file: ReceivedFile): Promise<StoredImage> {
-    const name = `${randomUUID()}.${file.rule.extension}`;
+    const name = `${file.id}.${file.rule.extension}`;
     try {
       await this.sql.begin(async (tx) => {
         await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
         await this.repository.insert(tx, { name, size: file.size, uploadedBy: principal.userId });
-        await this.disk.moveIntoPlace(file.tempPath, this.disk.imagePath(name));
       });
     } catch (error) {
-      await this.disk.removeQuietly(file.tempPath);
-      await this.disk.removeQuietly(this.disk.imagePath(name));
+      await this.disk.removeQuietly(file.key);
       throw error;
     }
     return { name, sha256: file.sha256 };
@@ -60,24 +58,25 @@ export class Images {
   /** Removes an image no project or vibe holds (any more), and its stored_images row if still there. */
   async remove(image: string): Promise<void> {
     await this.repository.delete(image);
-    await this.disk.removeQuietly(this.disk.imagePath(image));
+    await this.disk.removeQuietly(storeKeys.image(image));
   }
 
   /** What a response needs to send a stored image; its ETag is the quoted sha256, as for files. 404 when its bytes are gone. */
   async stored({ name, sha256 }: StoredImage): Promise<StoredBytes> {
-    const path = this.disk.imagePath(name);
-    const info = await stat(path).catch(() => null);
+    const key = storeKeys.image(name);
+    const info = await this.blobs.head(key);
     if (!info) throw notFound('Image');
     const extension = name.slice(name.lastIndexOf('.') + 1);
-    return { path, size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.mtime, downloadName: name };
+    return { key, read: (range) => this.blobs.read(key, range), size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.modifiedAt, downloadName: name };
   }
 
   /** Hashes a stored image's bytes: for images stored before their sha256 was recorded. 404 when they are gone. */
   async hash(name: string): Promise<string> {
     try {
-      return await sha256OfFile(this.disk.imagePath(name));
-    } catch {
-      throw notFound('Image');
+      return await sha256Of(this.blobs, storeKeys.image(name));
+    } catch (error) {
+      if (error instanceof ObjectMissing) throw notFound('Image');
+      throw error;
     }
   }
 }

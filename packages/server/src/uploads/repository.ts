@@ -1,4 +1,6 @@
+import type postgres from 'postgres';
 import { inject, injectable } from 'tsyringe';
+import type { UploadedPart } from '../core/store/index.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { LOCKS_SQL, SQL } from '../core/di.js';
 
@@ -21,9 +23,33 @@ export interface UploadRow {
   expiresAt: Date;
   /** The Upload-Metadata header of the creation; null for uploads created before it was kept. */
   metadata: string | null;
+  /** The id of the file it becomes, whose key its bytes are stored under. */
+  objectId: string;
+  /** The store's multipart upload, once a whole part was written. */
+  multipartId: string | null;
+  /** The parts written, each of the store's part size. */
+  parts: UploadedPart[];
+  /** The bytes after the last part. */
+  tail: Buffer;
+  /** The first bytes (up to the longest signature). */
+  head: Buffer;
+  /** The sha256 state over the first `received` bytes (hash-wasm's save()); null before any byte. */
+  hashState: Buffer | null;
 }
 
-export type NewUpload = Pick<UploadRow, 'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'seriesId' | 'path' | 'extension' | 'length' | 'metadata'>;
+export type NewUpload = Pick<
+  UploadRow,
+  'id' | 'ownerId' | 'cutId' | 'fileName' | 'displayName' | 'seriesId' | 'path' | 'extension' | 'length' | 'metadata' | 'objectId'
+>;
+
+/** What an answered PATCH leaves durable: the offset and everything needed to continue from it, anywhere. */
+export type Progress = Pick<UploadRow, 'received' | 'parts' | 'tail' | 'head' | 'hashState'>;
+
+/** A multipart upload whose resumable upload is gone: the purge aborts it (migration 027's trigger records it). */
+export interface AbandonedMultipart {
+  objectKey: string;
+  multipartId: string;
+}
 
 /** When an upload expires: `lifetimeSeconds` after its last bytes, and never later than `maxAgeSeconds` after its creation. */
 export interface Expiry {
@@ -82,9 +108,9 @@ export class UploadsRepository {
 
   async insert(tx: Queryable, upload: NewUpload, expiry: Expiry): Promise<UploadRow> {
     const [row] = await tx<UploadRow[]>`
-      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, series_id, path, extension, length, metadata, expires_at)
+      insert into resumable_uploads (id, owner_id, cut_id, file_name, display_name, series_id, path, extension, length, metadata, object_id, expires_at)
       values (${upload.id}, ${upload.ownerId}, ${upload.cutId}, ${upload.fileName}, ${upload.displayName}, ${upload.seriesId}, ${upload.path}, ${upload.extension},
-              ${upload.length}, ${upload.metadata},
+              ${upload.length}, ${upload.metadata}, ${upload.objectId},
               now() + make_interval(secs => ${Math.min(expiry.lifetimeSeconds, expiry.maxAgeSeconds)}))
       returning *`;
     return row!;
@@ -109,14 +135,24 @@ export class UploadsRepository {
    * Records bytes up to `received` as durable and moves the expiry on, while `lock` is still held; null when
    * it is not any more (its connection was lost) or the row is gone (its cut or owner deleted meanwhile).
    */
-  async advance(lock: UploadLock, received: number, expiry: Expiry): Promise<Date | null> {
+  async advance(lock: UploadLock, progress: Progress, expiry: Expiry): Promise<Date | null> {
     const [row] = await this.sql<{ expiresAt: Date }[]>`
       update resumable_uploads
-      set received = ${received},
+      set received = ${progress.received}, parts = ${this.sql.json(progress.parts as unknown as postgres.JSONValue)}, tail = ${progress.tail},
+          head = ${progress.head}, hash_state = ${progress.hashState},
           expires_at = least(now() + make_interval(secs => ${expiry.lifetimeSeconds}), created_at + make_interval(secs => ${expiry.maxAgeSeconds}))
       where id = ${lock.id} and ${held(this.sql, lock)}
       returning expires_at`;
     return row?.expiresAt ?? null;
+  }
+
+  /**
+   * Records the store's multipart upload as soon as it exists, while `lock` is held: whatever happens next,
+   * the purge can abort it. False when the lock was lost or the row is gone.
+   */
+  async setMultipart(lock: UploadLock, multipartId: string): Promise<boolean> {
+    const rows = await this.sql`update resumable_uploads set multipart_id = ${multipartId} where id = ${lock.id} and ${held(this.sql, lock)}`;
+    return rows.count === 1;
   }
 
   /** Whether `lock` is still held: its session was not lost meanwhile. */
@@ -131,7 +167,7 @@ export class UploadsRepository {
    */
   async complete(tx: Queryable, lock: UploadLock, fileId: string): Promise<boolean> {
     const rows = await tx`
-      update resumable_uploads set received = length, file_id = ${fileId}, completed_at = now()
+      update resumable_uploads set received = length, file_id = ${fileId}, completed_at = now(), tail = '\\x'::bytea, hash_state = null
       where id = ${lock.id} and ${held(tx, lock)}`;
     return rows.count === 1;
   }
@@ -151,9 +187,11 @@ export class UploadsRepository {
     return this.sql.listen(DELETED_CHANNEL, removed);
   }
 
-  /** Which of `ids` still have a row (expired or not). */
-  async existing(ids: string[]): Promise<Set<string>> {
-    const rows = await this.sql<{ id: string }[]>`select id from resumable_uploads where id = any(${ids}::uuid[])`;
-    return new Set(rows.map((row) => row.id));
+  async abandoned(): Promise<AbandonedMultipart[]> {
+    return this.sql<AbandonedMultipart[]>`select object_key, multipart_id from abandoned_multipart_uploads order by recorded_at limit 1000`;
+  }
+
+  async forgetAbandoned(multipartId: string): Promise<void> {
+    await this.sql`delete from abandoned_multipart_uploads where multipart_id = ${multipartId}`;
   }
 }

@@ -1,23 +1,25 @@
-import { createHash, type Hash, randomUUID } from 'node:crypto';
-import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
-import { Transform, Writable, type Readable } from 'node:stream';
+import { createHash, randomUUID } from 'node:crypto';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createSHA256 } from 'hash-wasm';
 import { SESSION_FILE_TYPE } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Clock } from '../core/clock.js';
 import type { Sql } from '../core/database.js';
-import { CLOCK, LOGGER, SQL } from '../core/di.js';
-import { Disk, sha256OfFile } from '../core/disk.js';
+import { BLOB_STORE, CLOCK, LOGGER, SQL } from '../core/di.js';
 import { DomainError, invalidField, notFound, unavailable } from '../core/errors.js';
 import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
-import { type FileRule, FileTypes, SIGNATURE_LENGTH } from '../core/file-types.js';
+import { type FileRule, FileTypes } from '../core/file-types.js';
 import type { Logger } from '../core/logger.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
+import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { checkVersion, FilesService } from '../files/service.js';
-import { type Expiry, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
+import { MinimumRate } from './minimum-rate.js';
+import { PartSink } from './part-sink.js';
+import { type Expiry, type Progress, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
 
 /** An incomplete upload expires this long after it last received bytes, */
 export const UPLOAD_LIFETIME_SECONDS = 24 * 60 * 60;
@@ -28,16 +30,6 @@ const EXPIRY: Expiry = { lifetimeSeconds: UPLOAD_LIFETIME_SECONDS, maxAgeSeconds
 export const MAX_INCOMPLETE_UPLOADS = 10;
 /** At most this many PATCHes of one user receive bytes at once in an instance; another is 429 with Retry-After 1. */
 export const MAX_PATCHES_PER_USER = 3;
-/**
- * A PATCH must bring at least this many bytes a second, measured over each window: a slower one is cut (503,
- * what it sent before kept), so a trickle cannot hold an upload (and a user's PATCH slots) for hours. A body
- * that stops altogether is the idle timeout's (IDLE_TIMEOUT_SECONDS).
- */
-export const MIN_PATCH_BYTES_PER_SECOND = 1024;
-export const RATE_WINDOW_SECONDS = 60;
-/** Bytes of a resumable upload file without a row are removed once they are this old (a crash between the two). */
-const UNLISTED_GRACE_MS = 60 * 60 * 1000;
-
 export type ChecksumAlgorithm = 'sha1' | 'sha256';
 
 export interface NewUploadRequest {
@@ -80,28 +72,18 @@ export interface UploadState {
   metadata: string | null;
 }
 
-/** The sha256 state over the first `bytes` of an upload, kept between its PATCHes in this process. */
-interface RunningHash {
-  hash: Hash;
-  bytes: number;
-  lastUsedMs: number;
-}
-
 /**
  * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. The bytes pass the
  * same rules (FileIntake) and become a File through FilesService.upload, as a multipart upload does. What
- * makes them resumable: the offset in PostgreSQL moves only past bytes that are on disk (fsync first), a
- * PATCH holds its upload's advisory lock (seen by every instance; freed when a process dies) in the session of
- * the one locks connection, so no pooled connection waits on a body, and a PATCH cut off mid-body records
+ * makes them resumable on any instance: the bytes go into a multipart upload of the store (core/store) in
+ * parts of its part size, the key being the file's it becomes; the offset, the parts, the tail shorter than a
+ * part and the sha256 state live in PostgreSQL, written only once the parts they name are stored (PartSink);
+ * a PATCH holds its upload's advisory lock (seen by every instance; freed when a process dies) in the session
+ * of the one locks connection, so no pooled connection waits on a body, and a PATCH cut off mid-body records
  * what arrived. An incomplete upload holds its whole length of its owner's quota.
  */
 @injectable()
 export class UploadsService {
-  /**
-   * Saves hashing a whole file again at completion when its PATCHes reached this process in order. Only an
-   * optimisation: a state is used only when it covers exactly the recorded offset; else the file is hashed.
-   */
-  private readonly runningHashes = new Map<string, RunningHash>();
   /** The uploads whose lock this instance holds: the locks session would grant them again. */
   private readonly lockedHere = new Set<string>();
   /** PATCHes receiving bytes in this instance, by user. */
@@ -112,7 +94,7 @@ export class UploadsService {
     @inject(SQL) private readonly sql: Sql,
     @inject(LOGGER) private readonly log: Logger,
     @inject(CLOCK) private readonly clock: Clock,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(Space) private readonly space: Space,
@@ -122,14 +104,11 @@ export class UploadsService {
   ) {}
 
   /**
-   * Removes the bytes of every upload whose row is deleted from now on, whoever deletes it (a cut, project or
-   * account deleted takes its uploads by cascade), on every instance.
+   * Aborts the multipart upload of every upload whose row is deleted from now on, whoever deletes it (a cut,
+   * project or account deleted takes its uploads by cascade), as soon as an instance hears of it.
    */
   async start(): Promise<void> {
-    this.deletions = await this.repository.onDeleted((id) => {
-      this.runningHashes.delete(id);
-      void this.disk.removeQuietly(this.disk.resumablePath(id));
-    });
+    this.deletions = await this.repository.onDeleted(() => void this.abortAbandoned());
   }
 
   async stop(): Promise<void> {
@@ -154,43 +133,35 @@ export class UploadsService {
     if (request.length > rule.maxBytes) throw fileTooLarge(rule);
     (await this.space.reserve(principal.userId, request.length)).release();
     const id = randomUUID();
-    const bytesPath = this.disk.resumablePath(id);
-    // The file first, then the row: a crash between leaves only a file, which the purge removes.
-    await (await open(bytesPath, 'wx', 0o600)).close();
-    await syncDirectory(this.disk.resumableDir);
-    try {
-      const row = await this.sql.begin(async (tx) => {
-        await this.repository.lockOwner(tx, principal.userId);
-        if ((await this.repository.countIncomplete(tx, principal.userId)) >= MAX_INCOMPLETE_UPLOADS) {
-          throw new DomainError(
-            'RATE_LIMITED',
-            `At most ${MAX_INCOMPLETE_UPLOADS} incomplete uploads at a time: finish or cancel one first`,
-            { retryAfterSeconds: 60 },
-          );
-        }
-        await this.space.checkQuotaInTransaction(tx, principal.userId, request.length);
-        return this.repository.insert(
-          tx,
-          {
-            id,
-            ownerId: principal.userId,
-            cutId,
-            fileName: request.fileName,
-            displayName: request.displayName,
-            seriesId: series?.seriesId ?? null,
-            path: request.path,
-            extension: rule.extension,
-            length: request.length,
-            metadata: request.metadata,
-          },
-          EXPIRY,
+    const row = await this.sql.begin(async (tx) => {
+      await this.repository.lockOwner(tx, principal.userId);
+      if ((await this.repository.countIncomplete(tx, principal.userId)) >= MAX_INCOMPLETE_UPLOADS) {
+        throw new DomainError(
+          'RATE_LIMITED',
+          `At most ${MAX_INCOMPLETE_UPLOADS} incomplete uploads at a time: finish or cancel one first`,
+          { retryAfterSeconds: 60 },
         );
-      });
-      return stateOf(row);
-    } catch (error) {
-      await this.disk.removeQuietly(bytesPath);
-      throw error;
-    }
+      }
+      await this.space.checkQuotaInTransaction(tx, principal.userId, request.length);
+      return this.repository.insert(
+        tx,
+        {
+          id,
+          ownerId: principal.userId,
+          cutId,
+          fileName: request.fileName,
+          displayName: request.displayName,
+          seriesId: series?.seriesId ?? null,
+          path: request.path,
+          extension: rule.extension,
+          length: request.length,
+          metadata: request.metadata,
+          objectId: randomUUID(),
+        },
+        EXPIRY,
+      );
+    });
+    return stateOf(row);
   }
 
   /** An upload of the caller's: others, and expired uploads, are 404. */
@@ -204,6 +175,8 @@ export class UploadsService {
    * it answers.
    */
   async patch(principal: Principal, id: string, request: PatchRequest): Promise<UploadState> {
+    // The rate is measured from the request's arrival.
+    const pace = new MinimumRate(this.clock);
     await this.owned(principal, id);
     const running = this.patchesByUser.get(principal.userId) ?? 0;
     if (running >= MAX_PATCHES_PER_USER) {
@@ -214,7 +187,7 @@ export class UploadsService {
     this.patchesByUser.set(principal.userId, running + 1);
     try {
       return await this.whileLocked(id, 'Another request is sending bytes to this upload; try again when it has ended', (lock) =>
-        this.patchLocked(principal, lock, request),
+        this.patchLocked(principal, lock, request, pace),
       );
     } finally {
       const left = this.patchesByUser.get(principal.userId)! - 1;
@@ -230,25 +203,25 @@ export class UploadsService {
   }
 
   /**
-   * Run by the purge job: deletes expired uploads and their bytes, and bytes no row refers to (an upload
-   * whose cut was deleted, a crash between creating the file and its row).
+   * Run by the purge job: deletes expired uploads, then aborts the multipart uploads of every upload whose
+   * row went (expired, terminated, taken by a cascade), whichever instance deleted it.
    */
   async purgeExpired(): Promise<number> {
     const expired = await this.repository.deleteExpired();
-    for (const id of expired) {
-      this.runningHashes.delete(id);
-      await this.disk.removeQuietly(this.disk.resumablePath(id));
-    }
-    const names = (await readdir(this.disk.resumableDir)).filter((name) => /^[0-9a-f-]{36}$/.test(name));
-    const listed = await this.repository.existing(names);
-    for (const name of names) {
-      if (listed.has(name)) continue;
-      const info = await stat(this.disk.resumablePath(name)).catch(() => null);
-      if (info && Date.now() - info.mtimeMs > UNLISTED_GRACE_MS) await this.disk.removeQuietly(this.disk.resumablePath(name));
-    }
-    const stale = Date.now() - UPLOAD_LIFETIME_SECONDS * 1000;
-    for (const [id, running] of this.runningHashes) if (running.lastUsedMs < stale) this.runningHashes.delete(id);
+    await this.abortAbandoned();
     return expired.length;
+  }
+
+  /** Aborts the recorded multipart uploads of deleted uploads; one the store cannot abort now stays for the next purge. */
+  private async abortAbandoned(): Promise<void> {
+    for (const { objectKey, multipartId } of await this.repository.abandoned()) {
+      try {
+        await this.store.abortMultipart(objectKey, multipartId);
+        await this.repository.forgetAbandoned(multipartId);
+      } catch (error) {
+        this.log.warn('could not abort the multipart upload of a removed resumable upload; the purge tries again', { objectKey, error });
+      }
+    }
   }
 
   /**
@@ -278,7 +251,7 @@ export class UploadsService {
     );
   }
 
-  private async patchLocked(principal: Principal, lock: UploadLock, request: PatchRequest): Promise<UploadState> {
+  private async patchLocked(principal: Principal, lock: UploadLock, request: PatchRequest, pace: MinimumRate): Promise<UploadState> {
     const id = lock.id;
     // Read again under the lock: the PATCH that held it before may have moved the offset.
     const upload = await this.owned(principal, id);
@@ -290,44 +263,46 @@ export class UploadsService {
       throw invalidField('Content-Length', `goes past Upload-Length (${upload.length - upload.received} bytes remain)`);
     }
     const rule = this.ruleOf(upload);
-    const handle = await this.openBytes(upload);
-    let written: number;
     try {
-      written = await this.append(handle, lock, upload, rule, request);
+      const sink = await this.append(lock, upload, rule, request, pace);
+      if (sink.position < upload.length) return { ...stateOf(upload), received: sink.position, expiresAt: await this.advance(lock, sink.progress()) };
+      await this.advance(lock, sink.progress());
+      return await this.complete(principal, lock, upload, rule, sink);
     } catch (error) {
-      await handle.close();
       if (error instanceof DomainError && error.code === 'UNSUPPORTED_FILE_TYPE') await this.remove(id);
+      if (error instanceof ObjectMissing) {
+        // Its multipart upload is gone from the store (a database restored from a backup, which holds no partial uploads).
+        this.log.warn('a resumable upload without its stored parts was removed', { id });
+        await this.remove(id);
+        throw notFound('Upload');
+      }
       throw error;
     }
-    await handle.close();
-    if (written < upload.length) return { ...stateOf(upload), received: written, expiresAt: await this.advance(lock, written) };
-    return this.complete(principal, lock, upload, rule);
   }
 
   /**
-   * Writes the body at the upload's offset through the upload rules and returns the new offset once the bytes
-   * are on disk. A body cut off keeps what arrived (unless a checksum must cover it) and the offset is
-   * recorded before this rejects; refused bytes (checksum, limits, disk) are discarded.
+   * Takes the body at the upload's offset through the upload rules into the store (PartSink). A body cut off
+   * keeps what arrived (unless a checksum must cover it): its progress is recorded before this rejects.
+   * Refused bytes (checksum, limits) and bytes the store failed to take are not recorded: the offset stays.
    */
-  private async append(handle: FileHandle, lock: UploadLock, upload: UploadRow, rule: FileRule, request: PatchRequest): Promise<number> {
+  private async append(lock: UploadLock, upload: UploadRow, rule: FileRule, request: PatchRequest, pace: MinimumRate): Promise<PartSink> {
     const start = upload.received;
-    // Bytes past the recorded offset were never acknowledged (a crash before the offset was saved).
-    await handle.truncate(start);
-    const head = Buffer.alloc(Math.min(start, SIGNATURE_LENGTH));
-    if (head.length > 0) await handle.read(head, 0, head.length, 0);
-    const running = this.runningHashes.get(upload.id);
-    this.runningHashes.delete(upload.id);
-    // From the first byte, or on from where this process's hash of the earlier PATCHes stopped; else the
-    // completion hashes the file from disk.
-    const hash = start === 0 ? createHash('sha256') : running?.bytes === start ? running.hash : null;
-    const intake = new FileIntake([rule], rule, { received: start, head, hash });
+    const hasher = await createSHA256();
+    if (upload.hashState) hasher.load(upload.hashState);
+    else hasher.init();
+    const key = storeKeys.file(upload.objectId, upload.extension);
+    const sink = new PartSink(this.store, key, upload, hasher, async () => {
+      const multipartId = await this.store.startMultipart(key);
+      if (!(await this.repository.setMultipart(lock, multipartId))) {
+        await this.store.abortMultipart(key, multipartId).catch(() => undefined);
+        throw lockLost();
+      }
+      return multipartId;
+    });
+    const intake = new FileIntake([rule], rule, { received: start, head: upload.head, hash: null });
     const checksum = request.checksum ? createHash(request.checksum.algorithm) : null;
     // The quota counts the upload's whole length since its creation: its bytes only need room on disk.
     const reservation = await this.space.reserveDisk(request.declaredBytes ?? upload.length - start);
-    const pace = new MinimumRate(this.clock);
-    let position = start;
-    // The write in progress: a failed pipeline does not wait for it, so the failure paths do before they truncate.
-    let writing: Promise<unknown> = Promise.resolve();
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         try {
@@ -341,76 +316,31 @@ export class UploadsService {
         reservation.add(chunk.length).then(() => callback(null, chunk), callback);
       },
     });
-    const sink = new Writable({
-      // Written at explicit positions, several chunks per call: the file's offset is always the counted one.
-      writev(chunks, callback) {
-        const buffers = chunks.map(({ chunk }) => chunk as Buffer);
-        writing = handle.writev(buffers, position).then(({ bytesWritten }) => {
-          position += bytesWritten;
-          callback();
-        }, callback);
-      },
-    });
     const cut = () => request.body.destroy(unavailable('The server is shutting down: the bytes received so far are kept; resume this upload in a moment.'));
     this.shutdown.signal.addEventListener('abort', cut, { once: true });
     try {
       await pipeline(request.body, meter, sink);
     } catch (error) {
-      await writing;
-      if (error instanceof DomainError && error.code !== 'UNAVAILABLE') return this.discard(handle, start, error);
+      await sink.settled();
+      if (sink.storeFailure !== null) throw sink.storeFailure;
+      if (error instanceof DomainError && error.code !== 'UNAVAILABLE') throw error;
       if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
         this.space.measureAgain();
-        return this.discard(handle, start, insufficientStorage());
+        throw insufficientStorage();
       }
       // Cut off (the client went away, the connection idled, the server shuts down): keep what arrived.
-      if (checksum) return this.discard(handle, start, error);
-      await handle.truncate(position);
-      await handle.datasync();
-      if (position > start) await this.advance(lock, position);
-      this.keepRunningHash(upload.id, intake, position);
+      if (checksum) throw error;
+      if (sink.position > start) await this.advance(lock, sink.progress());
       throw error;
     } finally {
       this.shutdown.signal.removeEventListener('abort', cut);
       reservation.release();
     }
     if (checksum && !checksum.digest().equals(request.checksum!.digest)) {
-      return this.discard(
-        handle,
-        start,
-        new DomainError('CHECKSUM_MISMATCH', `The ${request.checksum!.algorithm} checksum does not match the bytes sent; they were discarded`),
-      );
+      throw new DomainError('CHECKSUM_MISMATCH', `The ${request.checksum!.algorithm} checksum does not match the bytes sent; they were discarded`);
     }
-    if (position === upload.length) intake.finish();
-    await handle.datasync();
-    this.keepRunningHash(upload.id, intake, position);
-    return position;
-  }
-
-  /** Keeps the intake's hash for the next PATCH when it took exactly the bytes now on disk. */
-  private keepRunningHash(id: string, intake: FileIntake, onDisk: number): void {
-    const hash = intake.runningHash;
-    if (hash && intake.received === onDisk) this.runningHashes.set(id, { hash, bytes: onDisk, lastUsedMs: Date.now() });
-  }
-
-  /**
-   * The upload's bytes, open for writing. A row whose bytes are gone (a database restored from a backup,
-   * which holds no partial uploads) names nothing any more: it is removed, and the upload is 404.
-   */
-  private async openBytes(upload: UploadRow): Promise<FileHandle> {
-    try {
-      return await open(this.disk.resumablePath(upload.id), 'r+');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      this.log.warn('a resumable upload without its bytes was removed', { id: upload.id });
-      await this.remove(upload.id);
-      throw notFound('Upload');
-    }
-  }
-
-  /** Drops this request's bytes (the file goes back to `start`), then rejects with `error`. */
-  private async discard(handle: FileHandle, start: number, error: unknown): Promise<never> {
-    await handle.truncate(start);
-    throw error;
+    if (sink.position === upload.length) intake.finish();
+    return sink;
   }
 
   /**
@@ -418,21 +348,21 @@ export class UploadsService {
    * 503 when the lock was lost with the locks connection (another request may hold it now): the client asks
    * for the offset and continues.
    */
-  private async advance(lock: UploadLock, received: number): Promise<Date> {
-    const expiresAt = await this.repository.advance(lock, received, EXPIRY);
+  private async advance(lock: UploadLock, progress: Progress): Promise<Date> {
+    const expiresAt = await this.repository.advance(lock, progress, EXPIRY);
     if (expiresAt) return expiresAt;
     if (!(await this.repository.find(lock.id))) throw notFound('Upload');
     throw lockLost();
   }
 
   /** The last byte arrived: the file is recorded as a multipart upload's is, and the upload marks itself complete. */
-  private async complete(principal: Principal, lock: UploadLock, upload: UploadRow, rule: FileRule): Promise<UploadState> {
+  private async complete(principal: Principal, lock: UploadLock, upload: UploadRow, rule: FileRule, sink: PartSink): Promise<UploadState> {
     // A completion that fails ends the upload: a lost lock is found before, while the upload can still be resumed.
     if (!(await this.repository.stillHeld(lock))) throw lockLost();
-    const bytesPath = this.disk.resumablePath(upload.id);
-    const running = this.runningHashes.get(upload.id);
-    this.runningHashes.delete(upload.id);
-    const sha256 = running?.bytes === upload.length ? running.hash.digest('hex') : await sha256OfFile(bytesPath);
+    const key = storeKeys.file(upload.objectId, upload.extension);
+    const sha256 = sink.sha256();
+    // The object is made from the recorded parts first (a failure here leaves the upload to be completed again).
+    await sink.completeObject();
     try {
       const file = await this.files.upload(
         principal,
@@ -442,7 +372,7 @@ export class UploadsService {
           name: upload.displayName,
           path: upload.path,
           originalName: upload.fileName,
-          file: { tempPath: bytesPath, originalName: upload.fileName, rule, size: upload.length, sha256 },
+          file: { id: upload.objectId, key, originalName: upload.fileName, rule, size: upload.length, sha256 },
         },
         async (tx, record) => {
           if (!(await this.repository.complete(tx, lock, record.id))) throw lockLost();
@@ -456,10 +386,10 @@ export class UploadsService {
     }
   }
 
+  /** The row goes; its multipart upload (recorded by migration 027's trigger) is aborted at once, or by the purge. */
   private async remove(id: string): Promise<void> {
-    this.runningHashes.delete(id);
     await this.repository.delete(id);
-    await this.disk.removeQuietly(this.disk.resumablePath(id));
+    await this.abortAbandoned();
   }
 
   private async owned(principal: Principal, id: string): Promise<UploadRow> {
@@ -486,43 +416,3 @@ function stateOf(row: UploadRow): UploadState {
 
 const lockLost = (): DomainError =>
   unavailable('This upload’s lock was lost with a database connection: ask for its offset (HEAD) and continue from there', 1);
-
-/**
- * MIN_PATCH_BYTES_PER_SECOND over each RATE_WINDOW_SECONDS of a PATCH, checked as bytes arrive (a body that
- * sends nothing at all is the idle timeout's). The refusal is 503, as a shutdown's cut: what arrived before
- * is kept, and clients resume from the offset.
- */
-class MinimumRate {
-  private windowStartMs: number;
-  private bytesInWindow = 0;
-
-  constructor(private readonly clock: Clock) {
-    this.windowStartMs = clock.now();
-  }
-
-  take(bytes: number): void {
-    const elapsedMs = this.clock.now() - this.windowStartMs;
-    if (elapsedMs >= RATE_WINDOW_SECONDS * 1000) {
-      if (this.bytesInWindow < (MIN_PATCH_BYTES_PER_SECOND * elapsedMs) / 1000) {
-        throw unavailable(
-          `This request sent its bytes slower than ${MIN_PATCH_BYTES_PER_SECOND / 1024} KiB/s over ${RATE_WINDOW_SECONDS} s and was cut: ` +
-            'the bytes received before are kept; resume from the offset',
-          1,
-        );
-      }
-      this.windowStartMs = this.clock.now();
-      this.bytesInWindow = 0;
-    }
-    this.bytesInWindow += bytes;
-  }
-}
-
-/** A new file's directory entry is durable only once its directory is synced. */
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}

@@ -1,7 +1,7 @@
 // The analysis thread of a queue loop (src/analysis/isolated.ts): one thread for file after file, below the
 // event loop's priority.
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -23,15 +23,15 @@ function workerThreads(): { id: string; nice: number }[] {
 }
 
 it.skipIf(process.platform !== 'linux')('analyses file after file in one thread that runs at nice 19, the event loop at its own', async () => {
-  const file = path.join(dir, 'tone.wav');
-  await writeFile(file, toneWav(1));
+  await mkdir(path.join(dir, 'files'));
+  await writeFile(path.join(dir, 'files', 'tone.wav'), toneWav(1));
   const budget = { timeoutMs: 30_000, uploading: () => false, signal: new AbortController().signal };
   const before = new Set(workerThreads().map((thread) => thread.id));
-  const thread = new AnalysisThread();
+  const thread = new AnalysisThread({ storage: { driver: 'fs' }, dataDir: dir });
   try {
     const seen: string[][] = [];
     for (let i = 0; i < 3; i += 1) {
-      expect(await thread.analyze({ path: file, type: 'CUT', extension: 'wav' }, budget)).toMatchObject({ status: 'audio' });
+      expect(await thread.analyze({ key: 'files/tone.wav', type: 'CUT', extension: 'wav' }, budget)).toMatchObject({ status: 'audio' });
       seen.push(workerThreads().filter((worker) => !before.has(worker.id)).map((worker) => worker.id));
     }
     expect(seen[0]).toHaveLength(1);

@@ -28,7 +28,13 @@ export default async function setup(project: TestProject) {
   await pg.initialise();
   await pg.start();
   project.provide('postgresUrl', `postgres://postgres:${password}@127.0.0.1:${port}`);
+  // The S3 driver's tests (and TEST_STORAGE=s3 runs) use fauxqs, an S3 emulator from the npm registry, in this
+  // process on loopback: no network, no container.
+  const { startFauxqs } = await import('fauxqs');
+  const s3 = await startFauxqs({ port: await freePort(), host: '127.0.0.1', logger: false });
+  project.provide('s3Endpoint', `http://127.0.0.1:${s3.port}`);
   return async () => {
+    await s3.stop();
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   };

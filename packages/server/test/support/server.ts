@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { s3TestEnv, storageUnderTest } from './s3.js';
 import { inject } from 'vitest';
 import { startServer } from '../../src/app.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -68,6 +69,7 @@ export async function startTestServer(env: Record<string, string> = {}, clock = 
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
     // Machines here are sometimes short of disk: no free-disk floor unless a test sets one.
     MIN_FREE_DISK_MB: '0',
+    ...(storageUnderTest === 's3' && env.STORAGE === undefined ? await s3TestEnv() : {}),
     ...env,
     DATA_DIR: env.DATA_DIR ?? dataDir,
     DATABASE_URL: databaseUrl,

@@ -1,0 +1,67 @@
+import type { Readable } from 'node:stream';
+import { unavailable } from '../errors.js';
+
+/** Bytes `start` to `end` of an object, both included (HTTP's Range arithmetic). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** A part of a multipart upload, as completing it names it. */
+export interface UploadedPart {
+  partNumber: number;
+  etag: string;
+}
+
+/**
+ * Where every stored byte lives (files, images, avatars): the local directory (FsBlobStore) or an
+ * S3-compatible bucket (S3BlobStore). Keys are immutable and derived from ids (storeKeys), never from names.
+ * No code outside the drivers opens stored bytes by path.
+ */
+export interface BlobStore {
+  readonly kind: 'fs' | 's3';
+  /**
+   * Every part of a multipart upload but the last has exactly this size (R2 requires equal parts, S3 at
+   * least 5 MiB).
+   */
+  readonly partSize: number;
+  /**
+   * Streams `body` into a new object: it appears whole at its key once this resolves, or not at all (a
+   * failure aborts what was written). `key` may be given late: it is asked for once the first bytes must
+   * be placed, after the leading bytes that type a file have arrived.
+   */
+  write(key: string | (() => string), body: Readable): Promise<{ key: string; size: number }>;
+  /** The object's bytes (or a range of them); rejects with ObjectMissing when there is no such object. */
+  read(key: string, range?: ByteRange): Promise<Readable>;
+  /** The object's size, or null when there is none. */
+  head(key: string): Promise<{ size: number; modifiedAt: Date } | null>;
+  /** Removes the object; nothing to remove is no error. */
+  delete(key: string): Promise<void>;
+
+  /** Begins a multipart upload into `key` (a resumable upload's); answers its id. */
+  startMultipart(key: string): Promise<string>;
+  /** Stores part `partNumber` (from 1) of the upload, which begins at byte `(partNumber - 1) * partSize`. */
+  writePart(key: string, uploadId: string, partNumber: number, bytes: Buffer): Promise<UploadedPart>;
+  /** Makes the object of the upload's parts, in order. */
+  completeMultipart(key: string, uploadId: string, parts: UploadedPart[]): Promise<void>;
+  /** Drops an incomplete multipart upload and its parts; an unknown one is no error. */
+  abortMultipart(key: string, uploadId: string): Promise<void>;
+}
+
+/** A key that names no object: the row's bytes are gone (removed by hand, a failed write). */
+export class ObjectMissing extends Error {
+  constructor(readonly key: string) {
+    super(`no stored object ${key}`);
+  }
+}
+
+/** The store is unreachable or busy: 503 UNAVAILABLE with Retry-After, never 500. */
+export const storeUnavailable = (): ReturnType<typeof unavailable> => unavailable('The file store is unavailable right now; try again shortly', 5);
+
+/** The keys of stored bytes: one place that derives them from ids. */
+export const storeKeys = {
+  /** `extension` comes from the FILE_TYPES table (fixed at upload), never from a client. */
+  file: (id: string, extension: string): string => `files/${id}.${extension}`,
+  /** `name` is a stored image name (`<uuid>.<ext>`), never a client's. */
+  image: (name: string): string => `images/${name.slice(name.lastIndexOf('/') + 1)}`,
+};

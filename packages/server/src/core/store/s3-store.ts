@@ -1,0 +1,214 @@
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { Readable } from 'node:stream';
+import { DomainError } from '../errors.js';
+import { type BlobStore, type ByteRange, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
+
+export interface S3Settings {
+  bucket: string;
+  region: string;
+  endpoint: string | null;
+  forcePathStyle: boolean;
+  /** Put before every key (`tenant-a/`): several servers may share one bucket. */
+  prefix: string;
+  credentials: { accessKeyId: string; secretAccessKey: string } | null;
+  partSizeBytes: number;
+  /** `when_required` (every S3-compatible store accepts it) or `when_supported` (AWS's default). */
+  checksums: 'when_required' | 'when_supported';
+}
+
+/** Requests that fail for the store's reasons (network, 500, 503 SlowDown) are tried this often in all, with backoff (the SDK's standard strategy). */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * An S3-compatible bucket (AWS, R2, B2, MinIO, Garage, fauxqs in the tests). A write streams through parts of
+ * `partSizeBytes` (every part but the last that size, one part uploading while the next fills): a body that
+ * fits one part is one PutObject, a longer one a multipart upload that is aborted on any failure, so no
+ * half-written object and no billed orphan parts stay behind. Parts are buffers, so the SDK's retries resend
+ * them safely. Since 3.729 the SDK adds CRC32 checksums by default, which stores the aws-chunked framing as
+ * content on several non-AWS stores: `when_required` turns that off (STACK.md).
+ */
+export class S3BlobStore implements BlobStore {
+  readonly kind = 's3';
+  readonly partSize: number;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+
+  constructor(settings: S3Settings) {
+    const checksums = settings.checksums === 'when_required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
+    this.client = new S3Client({
+      region: settings.region,
+      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+      forcePathStyle: settings.forcePathStyle,
+      ...(settings.credentials ? { credentials: settings.credentials } : {}),
+      requestChecksumCalculation: checksums,
+      responseChecksumValidation: checksums,
+      maxAttempts: MAX_ATTEMPTS,
+    });
+    this.bucket = settings.bucket;
+    this.prefix = settings.prefix;
+    this.partSize = settings.partSizeBytes;
+  }
+
+  /** At start-up: rejects with one line saying why the bucket cannot be reached. */
+  async verify(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (error) {
+      const status = error instanceof S3ServiceException ? ` (HTTP ${error.$metadata.httpStatusCode ?? '?'} ${error.name})` : ` (${(error as Error).message})`;
+      throw new Error(`the S3 bucket ${this.bucket} cannot be reached${status}`);
+    }
+  }
+
+  async write(key: string | (() => string), body: Readable): Promise<{ key: string; size: number }> {
+    let resolved: string | null = typeof key === 'string' ? key : null;
+    const keyNow = (): string => (resolved ??= (key as () => string)());
+    let uploadId: string | null = null;
+    const parts: UploadedPart[] = [];
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let size = 0;
+    let uploading: Promise<void> = Promise.resolve();
+    const flush = async (bytes: Buffer): Promise<void> => {
+      // One part uploads while the next fills: at most two parts in memory.
+      await uploading;
+      uploadId ??= await this.startMultipart(keyNow());
+      const partNumber = parts.length + 1;
+      const id = uploadId;
+      parts.push({ partNumber, etag: '' });
+      uploading = this.writePart(keyNow(), id, partNumber, bytes).then((part) => {
+        parts[partNumber - 1] = part;
+      });
+      // Rejections are awaited at the next flush or at the end; until then they must not count as unhandled.
+      uploading.catch(() => undefined);
+    };
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        size += chunk.length;
+        while (pendingBytes >= this.partSize) {
+          const all = Buffer.concat(pending, pendingBytes);
+          await flush(all.subarray(0, this.partSize));
+          pending = [all.subarray(this.partSize)];
+          pendingBytes = all.length - this.partSize;
+        }
+      }
+      const rest = Buffer.concat(pending, pendingBytes);
+      if (uploadId === null) {
+        const whole = this.full(keyNow());
+        await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: whole, Body: rest, ContentLength: rest.length })));
+      } else {
+        if (rest.length > 0) await flush(rest);
+        await uploading;
+        await this.completeMultipart(keyNow(), uploadId, parts);
+      }
+      return { key: keyNow(), size };
+    } catch (error) {
+      await uploading.catch(() => undefined);
+      if (uploadId !== null) await this.abortMultipart(keyNow(), uploadId).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    const answer = await this.send(
+      () => this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.full(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) })),
+      key,
+    );
+    return answer.Body as Readable;
+  }
+
+  async head(key: string): Promise<{ size: number; modifiedAt: Date } | null> {
+    try {
+      const answer = await this.send(() => this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.full(key) })), key);
+      return { size: answer.ContentLength ?? 0, modifiedAt: answer.LastModified ?? new Date(0) };
+    } catch (error) {
+      if (error instanceof ObjectMissing) return null;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.send(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) })));
+  }
+
+  async startMultipart(key: string): Promise<string> {
+    const answer = await this.send(() => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: this.full(key) })));
+    return answer.UploadId!;
+  }
+
+  async writePart(key: string, uploadId: string, partNumber: number, bytes: Buffer): Promise<UploadedPart> {
+    const answer = await this.send(() =>
+      this.client.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: this.full(key), UploadId: uploadId, PartNumber: partNumber, Body: bytes, ContentLength: bytes.length }),
+      ),
+      key,
+    );
+    return { partNumber, etag: answer.ETag! };
+  }
+
+  async completeMultipart(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    await this.send(() =>
+      this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: this.full(key),
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts.map(({ partNumber, etag }) => ({ PartNumber: partNumber, ETag: etag })) },
+        }),
+      ),
+      key,
+    );
+  }
+
+  async abortMultipart(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.send(() => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.full(key), UploadId: uploadId })));
+    } catch (error) {
+      if (!(error instanceof S3ServiceException && error.name === 'NoSuchUpload')) throw error;
+    }
+  }
+
+  destroy(): void {
+    this.client.destroy();
+  }
+
+  private full(key: string): string {
+    return `${this.prefix}${key}`;
+  }
+
+  /**
+   * Sends a request (the SDK retried what it safely could), answering a missing object as ObjectMissing and
+   * the store's own trouble (unreachable, 5xx, SlowDown) as 503 UNAVAILABLE.
+   */
+  private async send<T>(request: () => Promise<T>, key?: string): Promise<T> {
+    // `key`: the request names an object (or a multipart upload of it) whose absence is ObjectMissing.
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof S3ServiceException) {
+        const status = error.$metadata.httpStatusCode ?? 0;
+        // A missing object, or a multipart upload that is gone (aborted, or never in this bucket).
+        if (key !== undefined && (status === 404 || ['NoSuchKey', 'NotFound', 'NoSuchUpload'].includes(error.name))) throw new ObjectMissing(key);
+        if (status >= 500 || error.name === 'SlowDown') throw storeUnavailable();
+        throw error;
+      }
+      // No answer at all: refused, reset, timed out (the SDK's own errors carry no S3 status).
+      if (error instanceof DomainError) throw error;
+      throw storeUnavailable();
+    }
+  }
+}
