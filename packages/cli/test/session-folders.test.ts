@@ -1,5 +1,6 @@
 // band push / band pull (§16) as a band uses them: a real server, two folders standing for two musicians'
-// machines; band runs in-process, and as the built binary where a run is killed. Bytes are measured at the server (its storage statistics count every stored version).
+// machines; band runs in-process, and as the built binary where a run is killed. Bytes are measured at the
+// server (its storage statistics count every stored version).
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
