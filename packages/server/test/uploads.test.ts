@@ -70,8 +70,8 @@ const bytesOnDisk = (url: string) => stat(path.join(server.dataDir, 'resumable',
  */
 const lockFreed = async (url: string) =>
   (await server.sql`
-    select 1 from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid
-      and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`).length === 0;
+    select 1 from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())
+      and classid = ${0x74757321}::bigint::oid and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`).length === 0;
 const checksum = (algorithm: string, bytes: Buffer) => `${algorithm} ${createHash(algorithm).update(bytes).digest('base64')}`;
 
 async function download(token: string, fileId: string): Promise<Buffer> {
@@ -273,7 +273,8 @@ describe('protocol', () => {
     }
     // Only the locks connection holds it: none of the pool's connections waits on the body.
     const holders = await server.sql<{ pid: number }[]>`
-      select pid from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid and granted`;
+      select pid from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid and granted
+        and database = (select oid from pg_database where datname = current_database())`;
     expect(holders).toHaveLength(1);
     // That connection is lost (PostgreSQL frees its locks): the PATCH still running must not record its bytes.
     await server.sql`select pg_terminate_backend(${holders[0]!.pid})`;
