@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -46,6 +47,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A worker per core, not vitest's one less: a worker spends much of its time waiting on the processes its
+    // tests drive (PostgreSQL, servers, band, ffmpeg, Chromium), so on two cores one worker left a core idle.
+    maxWorkers: availableParallelism(),
     reporters: ['default', plainSummary],
     // Pure logic runs without the PostgreSQL cluster the integration tests share. `pnpm test` runs unit and
     // integration, `pnpm test:reliability` the long runs.
