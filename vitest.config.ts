@@ -29,7 +29,7 @@ const integration = (name: string, include: string[], exclude: string[]) => ({
     include,
     exclude: [...exclude, '**/node_modules/**'],
     globalSetup: ['packages/server/test/support/global-setup.ts'],
-    // One worker process runs file after file with its module cache kept: each file no longer pays ~2 s to
+    // Each worker process runs file after file with its module cache kept: each file no longer pays ~2 s to
     // start a process and load the server again. Test files keep no state in modules between them (each
     // starts its own servers and databases, and restores the umask it changes).
     isolate: false,
