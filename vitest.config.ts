@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -28,7 +29,7 @@ const integration = (name: string, include: string[], exclude: string[]) => ({
     include,
     exclude: [...exclude, '**/node_modules/**'],
     globalSetup: ['packages/server/test/support/global-setup.ts'],
-    // One worker process runs file after file with its module cache kept: each file no longer pays ~2 s to
+    // Each worker process runs file after file with its module cache kept: each file no longer pays ~2 s to
     // start a process and load the server again. Test files keep no state in modules between them (each
     // starts its own servers and databases, and restores the umask it changes).
     isolate: false,
@@ -59,6 +60,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A worker per core, not vitest's one less: a worker spends much of its time waiting on the processes its
+    // tests drive (PostgreSQL, servers, band, ffmpeg, Chromium), so on two cores one worker left a core idle.
+    maxWorkers: availableParallelism(),
     reporters: ['default', plainSummary],
     // Pure logic runs without the PostgreSQL cluster the integration tests share. `pnpm test` runs unit,
     // integration and sdk-fetch, `pnpm test:reliability` the long runs.

@@ -101,14 +101,16 @@ describe('slow and idle clients', () => {
   });
 
   it('keeps an upload that sends slowly but never stops, however long it takes', async () => {
-    const fileSize = 16 * 64 * 1024;
+    const chunk = 16 * 1024;
+    const fileSize = 64 * 1024 + 40 * chunk;
     const { socket, form } = await startUpload(`steady-upload-${randomUUID()}`, fileSize);
     const answer = whenClosed(socket);
-    // 15 more chunks, 250 ms apart: about 4 s in all, four times the idle timeout.
+    // 40 more chunks, 100 ms apart: about 4 s in all, four times the idle timeout. A tenth of the timeout
+    // between chunks, so a test process held up for a moment on a loaded machine still sends in time.
     const bytes = sampleBytes('mp3', fileSize);
-    for (let offset = 64 * 1024; offset < fileSize; offset += 64 * 1024) {
-      await sleep(250);
-      socket.write(bytes.subarray(offset, offset + 64 * 1024));
+    for (let offset = 64 * 1024; offset < fileSize; offset += chunk) {
+      await sleep(100);
+      socket.write(bytes.subarray(offset, offset + chunk));
     }
     socket.write(form.tail);
     expect(await answer).toMatch(/^HTTP\/1\.1 201 /);

@@ -148,6 +148,21 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(await tokensNamed('bad key')).toBe(0);
   });
 
+  it("replays a kept answer only to its own user: one moved to another user's row does not open there (409, not a 500)", async () => {
+    const key = randomUUID();
+    const other = await api.register();
+    expect((await createToken(key, tokenBody('sealed'))).status).toBe(201);
+    expect((await createToken(key, tokenBody('sealed'), other.accessToken)).status).toBe(201);
+    // The other user's row takes the owner's sealed answer: same key, same body, another user.
+    await server.sql`
+      update idempotency_keys set answer = (select mine.answer from idempotency_keys mine where mine.user_id = ${owner.user.id} and mine.key_hash = idempotency_keys.key_hash)
+      where user_id = ${other.user.id}`;
+    const replay = await createToken(key, tokenBody('sealed'), other.accessToken);
+    expect(replay.status).toBe(409);
+    expect(replay.body.code).toBe('IDEMPOTENCY_CONFLICT');
+    expect(replay.body.detail).toMatch(/can no longer be read/);
+  });
+
   it('stores neither the key nor the secret in plain text', async () => {
     const key = `plain-${randomUUID()}`;
     const created = await createToken(key, tokenBody('encrypted'));

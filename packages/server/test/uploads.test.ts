@@ -74,13 +74,19 @@ const bytesHeld = async (url: string) => {
 /** Whether a PATCH of the upload is running: it holds the upload's advisory lock (the server's "tus!" class). */
 const patchRunning = async (url: string) =>
   (
-    await server.sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x74757321}::bigint::oid
+    await server.sql`select 1 from pg_locks where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())
+      and classid = ${0x74757321}::bigint::oid
       and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`
   ).length === 1;
 /** Whether an upload left anything behind: its row with bytes, or a multipart upload not yet aborted. */
 const leftBehind = async (url: string) =>
   (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)} and (octet_length(tail) > 0 or multipart_id is not null)`).length +
   (await server.sql`select 1 from abandoned_multipart_uploads`).length;
+/**
+ * Whether no request holds the upload's lock any more (its advisory lock is gone from pg_locks): the PATCH that
+ * held it records its offset before it lets go, so a PATCH sent on seeing the offset alone may still meet 423.
+ */
+const lockFreed = async (url: string) => !(await patchRunning(url));
 const checksum = (algorithm: string, bytes: Buffer) => `${algorithm} ${createHash(algorithm).update(bytes).digest('base64')}`;
 
 async function download(token: string, fileId: string): Promise<Buffer> {
@@ -233,7 +239,8 @@ describe('protocol', () => {
     expect(second.status).toBe(423);
     expect(second.body.code).toBe('UPLOAD_LOCKED');
     first.destroy();
-    await until(async () => (await offsetOf(url)) === 12_345);
+    await until(() => lockFreed(url));
+    expect(await offsetOf(url)).toBe(12_345);
     const rest = await patch(owner.token, url, 12_345, bytes.subarray(12_345));
     expect(rest.status).toBe(204);
     expect(await download(owner.token, rest.headers.get('band-file-id')!)).toEqual(bytes);
@@ -281,7 +288,8 @@ describe('protocol', () => {
     }
     // Only the locks connection holds it: none of the pool's connections waits on the body.
     const holders = await server.sql<{ pid: number }[]>`
-      select pid from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid and granted`;
+      select pid from pg_locks where locktype = 'advisory' and classid = ${0x74757321}::bigint::oid and granted
+        and database = (select oid from pg_database where datname = current_database())`;
     expect(holders).toHaveLength(1);
     // That connection is lost (PostgreSQL frees its locks): the PATCH still running must not record its bytes.
     await server.sql`select pg_terminate_backend(${holders[0]!.pid})`;

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inject, injectable } from 'tsyringe';
 import type { Clock } from './clock.js';
@@ -8,11 +8,15 @@ import { hasBody, requestId } from './http.js';
 import { IdempotencyRepository } from './idempotency-repository.js';
 import type { Logger } from './logger.js';
 import { closeAfterUnreadBody } from './multipart.js';
+import { seal, unseal } from './sealed.js';
 
 /** How long a key holds its first answer (API §17); the purge deletes older ones. */
 export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 const KEY_PATTERN = /^[!-~]{1,255}$/;
+
+/** What a kept answer is sealed for (`core/sealed.ts`): its key is no other record's. */
+const ANSWER_PURPOSE = 'bandcollab idempotent answer';
 
 /** Headers that belong to one response, not to the answer: a replay gets its own. */
 const PER_RESPONSE_HEADERS = /^(date|connection|keep-alive|transfer-encoding|x-request-id|set-cookie|vary|access-control-.*)$/;
@@ -75,7 +79,8 @@ export class Idempotency {
       if (taken.fingerprint !== fingerprintOf(request)) {
         throw new DomainError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was used with another method, path or body');
       }
-      const answer = this.decrypt(taken.answer!, key, userId);
+      const answer = this.open(taken.answer!, key, userId);
+      if (!answer) throw new DomainError('IDEMPOTENCY_CONFLICT', 'The first answer to this Idempotency-Key can no longer be read (the server’s secret changed); use a new key');
       res.writeHead(taken.status, { ...answer.headers, 'Idempotent-Replayed': 'true' });
       res.end(Buffer.from(answer.body, 'base64'));
       return;
@@ -86,7 +91,7 @@ export class Idempotency {
       answered = true;
       try {
         if (status >= 500) await this.repository.release(userId, keyHash);
-        else await this.repository.complete(userId, keyHash, status, this.encrypt({ headers, body: body.toString('base64') }, key, userId));
+        else await this.repository.complete(userId, keyHash, status, this.seal({ headers, body: body.toString('base64') }, key, userId));
       } catch (error) {
         this.log.error('an idempotent answer could not be kept', { requestId: requestId(req), error });
         await this.repository.release(userId, keyHash).catch(() => undefined);
@@ -110,24 +115,23 @@ export class Idempotency {
     return this.repository.deleteCreatedBefore(new Date(this.clock.now() - IDEMPOTENCY_KEY_LIFETIME_MS));
   }
 
-  /** AES-256-GCM with a key derived from the Idempotency-Key and the server's secret; bound to the user. */
-  private encrypt(answer: StoredAnswer, key: string, userId: string): Buffer {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.answerKey(key), iv).setAAD(Buffer.from(userId));
-    const sealed = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
+  /**
+   * Sealed under a key derived from the server's secret, the Idempotency-Key and the user (API §17): the
+   * database alone never yields a secret the answer holds, and a row moved to another user does not open.
+   */
+  private seal(answer: StoredAnswer, key: string, userId: string): Buffer {
+    return seal(this.secret, ANSWER_PURPOSE, answerContext(key, userId), JSON.stringify(answer));
   }
 
-  private decrypt(stored: Buffer, key: string, userId: string): StoredAnswer {
-    const decipher = createDecipheriv('aes-256-gcm', this.answerKey(key), stored.subarray(0, 12)).setAAD(Buffer.from(userId));
-    decipher.setAuthTag(stored.subarray(12, 28));
-    return JSON.parse(Buffer.concat([decipher.update(stored.subarray(28)), decipher.final()]).toString('utf8')) as StoredAnswer;
-  }
-
-  private answerKey(key: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.secret, key, 'bandcollab idempotent answer', 32));
+  /** The kept answer, or null when it does not open (the server's secret changed since). */
+  private open(stored: Buffer, key: string, userId: string): StoredAnswer | null {
+    const opened = unseal(this.secret, ANSWER_PURPOSE, answerContext(key, userId), stored);
+    return opened === null ? null : (JSON.parse(opened) as StoredAnswer);
   }
 }
+
+/** A user id is a UUID and a key has no space, so no two (user, key) pairs give the same context. */
+const answerContext = (key: string, userId: string): string => `${userId} ${key}`;
 
 /** Method, path and body: for JSON the parsed body (key order aside), for tus creation its length and metadata. */
 function fingerprintOf({ req, json }: KeyedRequest): string {

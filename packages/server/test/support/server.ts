@@ -12,6 +12,7 @@ import { type Config, loadConfig } from '../../src/core/config.js';
 import type { Sql } from '../../src/core/database.js';
 import type { ServerEnv } from './process.js';
 import type {} from './provided-context.js';
+import { MIGRATED_TEMPLATE } from './template.js';
 
 export interface TestServer {
   url: string;
@@ -52,13 +53,31 @@ export async function createTestDatabase(): Promise<string> {
 }
 
 /**
+ * Creates a database in the shared test cluster with every migration applied (a copy of the one the global
+ * setup migrated), under an identity of its own as if migrated here, and returns its URL.
+ */
+export async function createMigratedTestDatabase(): Promise<string> {
+  const base = inject('postgresUrl');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(`create database ${name} template ${MIGRATED_TEMPLATE}`);
+  await admin.end();
+  const url = `${base}/${name}`;
+  const copy = postgres(url, { max: 1, onnotice: () => undefined });
+  // Migration 022 gave the template a random id: every copy gets one of its own, as each would migrating.
+  await copy`update database_identity set id = gen_random_uuid()`;
+  await copy.end();
+  return url;
+}
+
+/**
  * Starts the real server in this process on a loopback port, with its own database and DATA_DIR.
  * `env` overrides settings exactly as the environment would (e.g. `{ ACCESS_TOKEN_TTL_SECONDS: '2' }`).
  * A server restarted on the same state takes the first one's `clock`, so tokens it signed stay as old.
  */
 export async function startTestServer(env: Record<string, string> = {}, clock = new TestClock()): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-test-data-'));
-  const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
+  const databaseUrl = env.DATABASE_URL ?? (await createMigratedTestDatabase());
   const settings: ServerEnv = {
     PORT: '0',
     HOST: '127.0.0.1',

@@ -7,7 +7,14 @@ import { MAX_POINTS, PeakReducer } from '../../src/analysis/peaks.js';
 
 function sine(sampleRate: number, seconds: number, amplitudeDbfs: number, frequency = 1000, phase = 0): Float32Array {
   const amplitude = 10 ** (amplitudeDbfs / 20);
-  return Float32Array.from({ length: Math.round(sampleRate * seconds) }, (_, i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate + phase));
+  return samples(Math.round(sampleRate * seconds), (i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / sampleRate + phase));
+}
+
+/** `length` samples of `at(i)`: a plain loop, about five times faster than Float32Array.from over millions of them. */
+function samples(length: number, at: (i: number) => number): Float32Array {
+  const out = new Float32Array(length);
+  for (let i = 0; i < length; i += 1) out[i] = at(i);
+  return out;
 }
 
 function concat(...parts: Float32Array[]): Float32Array {
@@ -86,8 +93,8 @@ describe('PeakReducer', () => {
     const cases: [frames: number, chunk: number][] = [[1000, 1000], [2001, 3], [44100 * 3, 4096], [48000 * 60 * 7 + 13, 65536]];
     for (const [frames, chunk] of cases) {
       const reducer = new PeakReducer(48000);
-      const samples = Float32Array.from({ length: frames }, (_, i) => Math.sin(i / 50));
-      for (let at = 0; at < frames; at += chunk) reducer.add([samples.subarray(at, at + chunk)]);
+      const signal = samples(frames, (i) => Math.sin(i / 50));
+      for (let at = 0; at < frames; at += chunk) reducer.add([signal.subarray(at, at + chunk)]);
       const peaks = reducer.result();
       expect(peaks.length).toBeGreaterThanOrEqual(1000);
       expect(peaks.length).toBeLessThanOrEqual(MAX_POINTS);
