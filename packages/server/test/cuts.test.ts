@@ -52,6 +52,7 @@ describe('cuts', () => {
         audio: null,
         stems: null,
         series: { id: stored.id, version: 1, latest: true, count: 1 },
+        path: null,
         review: { approved: 0, changesRequested: 0, openComments: 0 },
       },
     ]);
