@@ -146,16 +146,18 @@ function patchRequest(req: Request, offset: number): PatchRequest {
 }
 
 /**
- * The request's body as a stream that fails when the request is cut off (Node only closes the request then),
- * and that the service may destroy on a refusal without destroying the socket, so the refusal is answered.
+ * The request's body as a stream that the service may destroy on a refusal without destroying the socket, so the
+ * refusal is answered. A client that hangs up (or idles out) ends the body where its bytes stopped: what arrived
+ * is kept (tus counts a PATCH's bytes as they come). Ending it, rather than destroying it with an error, keeps
+ * the bytes it buffered while the service was still reading the upload's row: a hang-up before the service
+ * started reading lost them, and crashed the process when the error found no reader.
  */
 function bodyOf(req: IncomingMessage): Readable {
   const body = new PassThrough();
-  // The client hung up: ECONNABORTED makes it one for the error handler, which logs it at info, not as a failure.
-  const interrupted = () => body.destroy(Object.assign(new Error('The request was cut off before its body ended'), { code: 'ECONNABORTED' }));
-  req.once('error', interrupted);
   req.once('close', () => {
-    if (!req.complete) interrupted();
+    if (req.complete) return;
+    req.unpipe(body);
+    body.end();
   });
   req.pipe(body);
   return body;
