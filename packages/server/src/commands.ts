@@ -15,6 +15,7 @@ import { FsBlobStore } from './core/store/fs-store.js';
 import { openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
+import { migrateStorage } from './storage-migration/command.js';
 import { randomToken } from './core/tokens.js';
 import { FilesRepository } from './files/repository.js';
 import { openApiDocument } from './operations/openapi.js';
@@ -46,6 +47,10 @@ database, and never stop it):
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
                                     empty database (DATABASE_URL) with no stored files, then start the
                                     server on it. Refuses anything else, and a backup that fails its checks
+  migrate-storage --to s3           copy every stored file from DATA_DIR into the bucket the STORAGE=s3 and
+                                    S3_* settings name, each verified by its sha256; resumable (run it again
+                                    after an interruption), safe beside a running server. Then stop the
+                                    server, run it once more, and start it with STORAGE=s3 (docs/storage.md)
   users list                        list the accounts: email, role, active or deactivated, last sign-in
   users deactivate <email>          deactivate an account: it cannot sign in, its sessions and personal
                                     access tokens end at once (the count is printed), its files stay;
@@ -77,6 +82,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
     return backupOrRestore(config, command, rest[0]!);
   }
+  if (command === 'migrate-storage' && rest.length === 2 && rest[0] === '--to' && rest[1] === 's3') return migrateStorage(config);
   if (command === 'users' && rest.length === 1 && rest[0] === 'list') return listUsers(config);
   if (command === 'users' && rest.length === 2 && (rest[0] === 'deactivate' || rest[0] === 'activate')) {
     return setUserActive(config, rest[1]!, rest[0] === 'activate');
