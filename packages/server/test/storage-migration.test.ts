@@ -119,7 +119,7 @@ describe('migrate-storage --to s3', () => {
     expect(uploaded.status).toBe(201);
     const key = `files/${uploaded.body.id}.wav`;
     const damaged = Buffer.from(bytes);
-    damaged[50_000] ^= 0xff;
+    damaged[50_000] = damaged[50_000]! ^ 0xff;
     await writeFile(path.join(server.dataDir, key), damaged);
 
     const s3 = await s3TestEnv();
