@@ -43,7 +43,9 @@ database, and never stop it):
                                     must be stopped)
   backup <dir>                      write a consistent copy of the database and of the stored files its
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
-                                    counts, sha256 of every file); safe beside a running server
+                                    counts, sha256 of every file); safe beside a running server. With
+                                    STORAGE=s3 the objects stay in the bucket: the manifest lists their keys
+                                    and sha256, and restore checks that the bucket holds every one
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
                                     empty database (DATABASE_URL) with no stored files, then start the
                                     server on it. Refuses anything else, and a backup that fails its checks
@@ -272,9 +274,11 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
       await database.close();
     }
     const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0);
-    const bytes = manifest.files.reduce((sum, file) => sum + file.size, 0);
+    const stored = manifest.objects ?? manifest.files;
+    const bytes = stored.reduce((sum, file) => sum + file.size, 0);
     const done = command === 'backup' ? `backed up to ${dir}` : `restored from ${dir}`;
-    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${manifest.files.length} stored file(s), ${bytes} bytes\n`);
+    const what = manifest.objects && config.storage.driver === 's3' ? `stored object(s) in bucket ${config.storage.bucket} (listed, not copied)` : 'stored file(s)';
+    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${bytes} bytes\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof BackupError) && !(error instanceof DataDirRefused)) throw error;

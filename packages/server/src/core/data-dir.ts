@@ -88,6 +88,8 @@ export async function bindDataDir(sql: Queryable, dataDir: string, database: str
   if (id === null) throw new Error('the database has no id: its migrations have not run');
   const file = path.join(dataDir, BINDING_FILE);
   const temp = `${file}.${randomUUID()}`;
+  // With STORAGE=s3 nothing else has made a new DATA_DIR yet (a restore onto one).
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, `${JSON.stringify({ id, database } satisfies Binding)}\n`, { mode: 0o600 });
   await rename(temp, file);
 }
