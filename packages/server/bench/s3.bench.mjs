@@ -6,7 +6,9 @@
 //  2. the download of that object through the server against the SDK's GetObject;
 //  3. the server's peak RSS growth during each (flat: the bytes stream through in parts);
 //  4. a tus upload (one PATCH) on S3 against the multipart upload on S3.
-// Throughput is the median of alternating rounds, in MB/s (10^6 bytes per second).
+// Throughput is the median of alternating rounds, in MB/s (10^6 bytes per second). Wall-clock rates swing with
+// whatever else the machine runs (three processes share its cores here), so CPU time per byte is reported
+// beside them: the server's own, against the benchmark process's while it calls the SDK directly.
 import { once } from 'node:events';
 import { chmod, mkdtemp, open, rm } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
@@ -70,9 +72,11 @@ try {
   const body = multipart(cutId, 'stems.zip');
   const auth = { authorization: `Bearer ${token}` };
   const timed = async (work) => {
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const result = await work();
-    return { result, seconds: (performance.now() - started) / 1000 };
+    const { user, system } = process.cpuUsage(cpuBefore);
+    return { result, seconds: (performance.now() - started) / 1000, cpu: (user + system) / 1e6 };
   };
 
   const rounds = { ours: [], sdk: [], tus: [], oursDown: [], sdkDown: [] };
@@ -97,6 +101,7 @@ try {
   }
 
   const rate = (runs, size) => median(runs.map((run) => size / run.seconds / 1e6));
+  const cpuRate = (runs, size) => median(runs.map((run) => size / run.cpu / 1e6));
   const growth = (runs) => Math.max(...runs.map((run) => run.growthMiB));
   const uploadSize = big.size + body.overhead;
   const uploadRatio = rate(rounds.ours, uploadSize) / rate(rounds.sdk, big.size);
@@ -108,6 +113,8 @@ try {
     bandcollabMBps: round(rate(rounds.ours, uploadSize)),
     awsSdkMBps: round(rate(rounds.sdk, big.size)),
     ratio: round(uploadRatio),
+    bandcollabMBperCpuSecond: round(cpuRate(rounds.ours, uploadSize)),
+    awsSdkMBperCpuSecond: round(cpuRate(rounds.sdk, big.size)),
     bandcollabRssGrowthMiB: growth(rounds.ours),
     target: `ratio >= ${TARGETS.throughputRatio}, growth < ${TARGETS.growthMiB} MiB`,
     met: uploadRatio >= TARGETS.throughputRatio && growth(rounds.ours) < TARGETS.growthMiB,
@@ -118,6 +125,8 @@ try {
     bandcollabMBps: round(rate(rounds.oursDown, big.size)),
     awsSdkMBps: round(rate(rounds.sdkDown, big.size)),
     ratio: round(downloadRatio),
+    bandcollabMBperCpuSecond: round(cpuRate(rounds.oursDown, big.size)),
+    awsSdkMBperCpuSecond: round(cpuRate(rounds.sdkDown, big.size)),
     bandcollabRssGrowthMiB: growth(rounds.oursDown),
     target: `ratio >= ${TARGETS.throughputRatio}, growth < ${TARGETS.growthMiB} MiB`,
     met: downloadRatio >= TARGETS.throughputRatio && growth(rounds.oursDown) < TARGETS.growthMiB,
