@@ -15,6 +15,7 @@ import { FsBlobStore } from './core/store/fs-store.js';
 import { openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
+import { migrateStorage } from './storage-migration/command.js';
 import { randomToken } from './core/tokens.js';
 import { FilesRepository } from './files/repository.js';
 import { openApiDocument } from './operations/openapi.js';
@@ -42,10 +43,16 @@ database, and never stop it):
   orphans --purge                   delete them, and what DATA_DIR/orphans holds, for good
   backup <dir>                      write a consistent copy of the database and of the stored files its
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
-                                    counts, sha256 of every file); safe beside a running server
+                                    counts, sha256 of every file); safe beside a running server. With
+                                    STORAGE=s3 the objects stay in the bucket: the manifest lists their keys
+                                    and sha256, and restore checks that the bucket holds every one
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
                                     empty database (DATABASE_URL) with no stored files, then start the
                                     server on it. Refuses anything else, and a backup that fails its checks
+  migrate-storage --to s3           copy every stored file from DATA_DIR into the bucket the STORAGE=s3 and
+                                    S3_* settings name, each verified by its sha256; resumable (run it again
+                                    after an interruption), safe beside a running server. Then stop the
+                                    server, run it once more, and start it with STORAGE=s3 (docs/storage.md)
   users list                        list the accounts: email, role, active or deactivated, last sign-in
   users deactivate <email>          deactivate an account: it cannot sign in, its sessions and personal
                                     access tokens end at once (the count is printed), its files stay;
@@ -77,6 +84,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if ((command === 'backup' || command === 'restore') && rest.length === 1) {
     return backupOrRestore(config, command, rest[0]!);
   }
+  if (command === 'migrate-storage' && rest.length === 2 && rest[0] === '--to' && rest[1] === 's3') return migrateStorage(config);
   if (command === 'users' && rest.length === 1 && rest[0] === 'list') return listUsers(config);
   if (command === 'users' && rest.length === 2 && (rest[0] === 'deactivate' || rest[0] === 'activate')) {
     return setUserActive(config, rest[1]!, rest[0] === 'activate');
@@ -262,9 +270,11 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
       await database.close();
     }
     const rows = manifest.tables.reduce((sum, table) => sum + table.rows, 0);
-    const bytes = manifest.files.reduce((sum, file) => sum + file.size, 0);
+    const stored = manifest.objects ?? manifest.files;
+    const bytes = stored.reduce((sum, file) => sum + file.size, 0);
     const done = command === 'backup' ? `backed up to ${dir}` : `restored from ${dir}`;
-    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${manifest.files.length} stored file(s), ${bytes} bytes\n`);
+    const what = manifest.objects && config.storage.driver === 's3' ? `stored object(s) in bucket ${config.storage.bucket} (listed, not copied)` : 'stored file(s)';
+    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${bytes} bytes\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof BackupError) && !(error instanceof DataDirRefused)) throw error;

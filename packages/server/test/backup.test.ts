@@ -10,12 +10,13 @@ import { client } from './support/http.js';
 import { runServerCommand, spawnServer } from './support/process.js';
 import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
 
-// The built server's `backup` and `restore` commands, run as an admin would, beside a running server.
+// The built server's `backup` and `restore` commands, run as an admin would, beside a running server. On the
+// local directory, whatever TEST_STORAGE says: a backup on S3 lists objects instead (backup-s3.test.ts).
 let server: TestServer;
 let scratch: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ STORAGE: 'fs' });
   scratch = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-backup-'));
   // Run as root, the embedded PostgreSQL of a restored DATA_DIR runs as "postgres", which must pass through.
   await chmod(scratch, 0o711);

@@ -148,6 +148,7 @@ describe('an unreachable S3 store', () => {
       prefix: '',
       credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
       partSizeBytes: PART_MB * MiB,
+      presignedDownloads: false,
       checksums: 'when_required',
     });
 

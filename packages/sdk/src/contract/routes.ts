@@ -20,6 +20,10 @@ import {
 import { declareRoutes } from './route-types.js';
 
 /** The query of every page of comments (a file's, a cut's, a project's). */
+/** Said of every route that answers a stored file's bytes (not ZIPs or peaks, which the server builds). */
+const PRESIGNED_DOWNLOADS =
+  "With S3_PRESIGNED_DOWNLOADS=true (a server on S3) a GET of a stored file's bytes, once checked and counted, is answered 302 to a presigned URL of the bucket (valid 300 s) that answers with the same Content-Type and Content-Disposition; HEAD is answered here.";
+
 const COMMENT_PAGE_QUERY = [
   { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },
   { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
@@ -712,7 +716,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'shares',
     summary: 'A file of a shared cut, no authentication (also HEAD): the bytes inline, or an attachment with ?download=1',
-    description: "Ranges and ETag as the download endpoint. A file of another cut, or a file link: 404. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.",
+    description: "Ranges and ETag as the download endpoint. A file of another cut, or a file link: 404. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted. " + PRESIGNED_DOWNLOADS,
     openapi: { parameters: [DOWNLOAD_QUERY] },
   },
   sharedArchive: {
@@ -953,6 +957,7 @@ export const ROUTES = declareRoutes({
     status: 200,
     tag: 'files',
     summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match, If-Modified-Since',
+    description: PRESIGNED_DOWNLOADS,
   },
   shareFile: {
     method: 'POST',
@@ -996,7 +1001,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'shares',
     summary: 'A shared file or cut, no authentication: JSON when Accept names application/json, else the bytes (also HEAD)',
-    description: "JSON: SharedFile (kind \"file\") or SharedCut (kind \"cut\"). Otherwise a file link answers the bytes, inline or as an attachment with ?download=1, ranges and ETag as the download endpoint; a cut link answers its ZIP. Unknown, revoked, expired links and links of deleted files or cuts: 404, all alike. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.",
+    description: "JSON: SharedFile (kind \"file\") or SharedCut (kind \"cut\"). Otherwise a file link answers the bytes, inline or as an attachment with ?download=1, ranges and ETag as the download endpoint; a cut link answers its ZIP. Unknown, revoked, expired links and links of deleted files or cuts: 404, all alike. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted. " + PRESIGNED_DOWNLOADS,
     openapi: {"parameters":[DOWNLOAD_QUERY],"responses":{"200":{"description":"SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)","headers":{"Content-Type":{"schema":{"type":"string"},"description":"The file type table MIME type"},"Content-Disposition":{"schema":{"type":"string"},"description":"inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1"},"ETag":{"schema":{"type":"string"},"description":"The quoted sha256"},"Last-Modified":{"schema":{"type":"string"}},"Accept-Ranges":{"schema":{"type":"string","const":"bytes"}},"X-Content-Type-Options":{"schema":{"type":"string","const":"nosniff"}},"Content-Security-Policy":{"schema":{"type":"string","const":"default-src 'none'; sandbox"}}},"content":{"application/json":{"schema":{"$ref":"#/components/schemas/SharedItem"}},"application/octet-stream":{"schema":{"type":"string","format":"binary"}},"application/zip":{"schema":{"type":"string","format":"binary"}}}}}},
   },
   sharedPeaks: {
@@ -1102,6 +1107,7 @@ export const ROUTES = declareRoutes({
     errors: ['NOT_FOUND'],
     tag: 'media',
     summary: 'The bytes inline for members (also HEAD), for audio elements to play and seek',
+    description: PRESIGNED_DOWNLOADS,
   },
   mediaImage: {
     method: 'GET',

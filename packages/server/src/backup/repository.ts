@@ -16,6 +16,11 @@ export interface Snapshot {
   /** Names under DATA_DIR/files and DATA_DIR/images that rows of this snapshot refer to. */
   files: string[];
   images: string[];
+  /**
+   * The sha256 the rows record for each stored object, by key (`files/<name>`, `images/<name>`); null for an
+   * image stored before its hash was recorded.
+   */
+  sha256: Map<string, string | null>;
 }
 
 /** The applied-migrations ledger: `openDatabase` fills it, so a restore never copies it. */
@@ -47,11 +52,22 @@ export class BackupRepository {
         select image from vibes where image is not null
         union
         select avatar from users where avatar is not null`;
+      const hashes = await tx<{ key: string; sha256: string | null }[]>`
+        select 'files/' || id || '.' || extension as key, sha256 from files
+        union all
+        select 'images/' || image, image_sha256 from projects where image is not null
+        union all
+        select 'images/' || image, image_sha256 from vibes where image is not null
+        union all
+        select 'images/' || avatar, avatar_sha256 from users where avatar is not null`;
+      const sha256 = new Map<string, string | null>();
+      for (const { key, sha256: hash } of hashes) if (!sha256.get(key)) sha256.set(key, hash);
       return {
         tables,
         migrations: migrations.map((r) => r.version),
         files: files.map((r) => r.name),
         images: images.map((r) => r.name),
+        sha256,
       };
     });
   }

@@ -6,12 +6,14 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Disk } from '../core/disk.js';
 import { type BlobStore, ObjectMissing } from '../core/store/index.js';
+import { type BucketObject, bucketObjects, missingBucketObjects } from './bucket-objects.js';
 import type { BackupRepository, TableRows } from './repository.js';
 
 /**
  * A backup directory:
  *   database/NN-<table>.copy   each table's rows (PostgreSQL COPY text format), parents first
- *   files/<id>.<ext>, images/<name>   the stored objects the rows refer to, under their keys
+ *   files/<id>.<ext>, images/<name>   the stored objects the rows refer to, under their keys (none with
+ *                              STORAGE=s3: the bucket keeps them, and the manifest lists them as `objects`)
  *   manifest.json              written last: the migrations applied, each table's columns and row count, and
  *                              the size and sha256 of every file above. A directory without it is incomplete.
  */
@@ -21,6 +23,8 @@ export interface Manifest {
   migrations: string[];
   tables: (TableRows & StoredFile)[];
   files: StoredFile[];
+  /** A server on S3 lists its objects here instead of copying them into `files` (which stays empty). */
+  objects?: BucketObject[];
 }
 
 export interface StoredFile {
@@ -71,14 +75,34 @@ export class BackupService {
         tables.push({ ...table, ...(await copyHashed(rows, path.join(dir, file), file)) });
       });
       try {
-        const files = [...(await this.copyStored(snapshot.files, dir, 'files')), ...(await this.copyStored(snapshot.images, dir, 'images'))];
-        const manifest: Manifest = { format: FORMAT, createdAt: new Date().toISOString(), migrations: snapshot.migrations, tables, files };
+        const stored =
+          this.store.kind === 's3'
+            ? { files: [], objects: await bucketObjects(this.store, snapshot) }
+            : { files: [...(await this.copyStored(snapshot.files, dir, 'files')), ...(await this.copyStored(snapshot.images, dir, 'images'))] };
+        const manifest: Manifest = { format: FORMAT, createdAt: new Date().toISOString(), migrations: snapshot.migrations, tables, ...stored };
         await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
         return manifest;
       } catch (error) {
         if (!isMissing(error) || attempt === ATTEMPTS) throw error;
         for (const entry of await readdir(dir)) await rm(path.join(dir, entry), { recursive: true, force: true });
       }
+    }
+  }
+
+  /** A backup of a server on S3 restores only onto that bucket, which must still hold every object it lists. */
+  private async checkBucket(dir: string, objects: unknown): Promise<void> {
+    if (this.store.kind !== 's3') {
+      throw new BackupError('the backup lists objects in a bucket (a server with STORAGE=s3 made it): restore it with STORAGE=s3 and the S3_* settings of that bucket');
+    }
+    let missing: string[];
+    try {
+      missing = await missingBucketObjects(this.store, objects);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      throw new BackupError(`${dir}: the manifest's objects are not a listing of a bucket (${error.message})`);
+    }
+    if (missing.length > 0) {
+      throw new BackupError(`${missing.length} object(s) the backup lists are not in the bucket: ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', …' : ''}`);
     }
   }
 
@@ -97,6 +121,7 @@ export class BackupService {
     const filled = await this.repository.tablesWithRows();
     if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
     if (this.store.kind === 'fs') for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
+    if (manifest.objects !== undefined) await this.checkBucket(dir, manifest.objects);
 
     const written: string[] = [];
     try {

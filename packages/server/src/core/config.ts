@@ -58,7 +58,7 @@ export interface Config {
   /** How long a client may take to send a request's headers. */
   headersTimeoutSeconds: number;
   /** Where stored bytes live: under `dataDir`, or in an S3-compatible bucket (`s3`, then set). */
-  storage: { driver: 'fs' } | ({ driver: 's3'; presignedDownloads: boolean } & S3Settings);
+  storage: { driver: 'fs' } | ({ driver: 's3' } & S3Settings);
   /** Files this instance analyses at once (each holds a database connection while it runs); 0: none. */
   analysisConcurrency: number;
   /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
@@ -133,7 +133,10 @@ export const SETTINGS = {
     default: 'when_required',
     meaning: '`when_required` (every S3-compatible store accepts it) or `when_supported` (the AWS SDK\'s default, which corrupts streamed uploads on several non-AWS stores)',
   },
-  S3_PRESIGNED_DOWNLOADS: { default: false, meaning: 'answer downloads with a redirect to a presigned URL (not yet implemented: must stay false)' },
+  S3_PRESIGNED_DOWNLOADS: {
+    default: false,
+    meaning: "answer requests for a stored file's bytes, once checked and counted, with a 302 to a presigned GET (valid 300 s) that carries the same headers",
+  },
   ANALYSIS_CONCURRENCY: {
     default: 1,
     meaning:
@@ -273,7 +276,6 @@ export function loadConfig(env: Env = process.env): Config {
     const checksums = read('S3_CHECKSUMS') ?? SETTINGS.S3_CHECKSUMS.default;
     if (checksums !== 'when_required' && checksums !== 'when_supported') problems.push(`S3_CHECKSUMS must be when_required or when_supported (got "${checksums}")`);
     const presignedDownloads = boolean('S3_PRESIGNED_DOWNLOADS', SETTINGS.S3_PRESIGNED_DOWNLOADS.default);
-    if (presignedDownloads) problems.push('S3_PRESIGNED_DOWNLOADS=true is not supported yet');
     return {
       driver,
       bucket,

@@ -89,7 +89,7 @@ export async function bindDataDir(sql: Queryable, dataDir: string, database: str
   if (id === null) throw new Error('the database has no id: its migrations have not run');
   const file = path.join(dataDir, BINDING_FILE);
   const temp = `${file}.${randomUUID()}`;
-  // The first start on DATA_DIR gets here before anything else has created it.
+  // The first start on DATA_DIR gets here before anything else has created it (with STORAGE=s3, or a restore onto a new one).
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await writeFile(temp, `${JSON.stringify({ id, database } satisfies Binding)}\n`, { mode: 0o600 });
   await rename(temp, file);

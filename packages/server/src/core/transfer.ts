@@ -7,7 +7,7 @@ import fresh from 'fresh';
 import parseRange from 'range-parser';
 import { invalidField, notFound } from './errors.js';
 import { sendProblem } from './http.js';
-import { type ByteRange, ObjectMissing } from './store/index.js';
+import { type ByteRange, type DownloadHeaders, ObjectMissing } from './store/index.js';
 
 /** Stored bytes and what their response headers say about them. */
 export interface StoredBytes {
@@ -22,6 +22,11 @@ export interface StoredBytes {
   modifiedAt: Date;
   /** The name a browser saves the bytes under. */
   downloadName: string;
+  /**
+   * Where a GET may fetch the bytes instead, with these headers (S3_PRESIGNED_DOWNLOADS); null: the server
+   * sends them. Files only: images and avatars are always sent by the server.
+   */
+  downloadUrl?: (headers: DownloadHeaders) => Promise<string | null>;
 }
 
 export type Disposition = 'inline' | 'attachment';
@@ -61,6 +66,14 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
     // 416 has no error code of its own: the body says what is wrong with the Range header, the status is HTTP's.
     const error = invalidField('Range', `names no byte of the file (${bytes.size} bytes)`);
     sendProblem(req, res, error, { status: 416, headers: { 'Content-Range': `bytes */${bytes.size}` } });
+    return;
+  }
+  // Checked and counted by now: the store sends the bytes (the client re-sends its Range there). A HEAD is answered
+  // here, as a URL signed for GET is refused for HEAD.
+  const redirect = req.method === 'GET' ? await bytes.downloadUrl?.({ contentType: bytes.mimeType, contentDisposition: headers['Content-Disposition'] as string }) : null;
+  if (redirect) {
+    res.writeHead(302, { Location: redirect, 'Cache-Control': 'private, no-store' });
+    res.end();
     return;
   }
   const { start, end } = range ?? { start: 0, end: bytes.size - 1 };

@@ -244,6 +244,7 @@ export class FilesService {
     return {
       key,
       read: (range) => this.store.read(key, range),
+      downloadUrl: (headers) => this.store.downloadUrl(key, headers),
       size: row.size,
       mimeType: row.mimeType,
       etag: `"${row.sha256}"`,

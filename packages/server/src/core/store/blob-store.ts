@@ -7,6 +7,12 @@ export interface ByteRange {
   end: number;
 }
 
+/** What a download's response says about its bytes, whoever sends them. */
+export interface DownloadHeaders {
+  contentType: string;
+  contentDisposition: string;
+}
+
 /** A part of a multipart upload, as completing it names it. */
 export interface UploadedPart {
   partNumber: number;
@@ -35,6 +41,11 @@ export interface BlobStore {
   read(key: string, range?: ByteRange): Promise<Readable>;
   /** The object's size, or null when there is none. */
   head(key: string): Promise<{ size: number; modifiedAt: Date } | null>;
+  /**
+   * A URL a client GETs the object's bytes from, answered with these headers, for at most 300 s; null when
+   * the server sends the bytes itself (the local directory, or S3_PRESIGNED_DOWNLOADS off).
+   */
+  downloadUrl(key: string, headers: DownloadHeaders): Promise<string | null>;
   /** Removes the object; nothing to remove is no error. */
   delete(key: string): Promise<void>;
 

@@ -52,6 +52,10 @@ export class FsBlobStore implements BlobStore {
     return handle.createReadStream({ start: range?.start, end: range?.end, highWaterMark: 256 * 1024 });
   }
 
+  async downloadUrl(): Promise<null> {
+    return null;
+  }
+
   async head(key: string): Promise<{ size: number; modifiedAt: Date } | null> {
     const info = await stat(this.pathOf(key)).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return null;

@@ -11,9 +11,10 @@ import {
   S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../errors.js';
-import { type BlobStore, type ByteRange, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
+import { type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
 
 export interface S3Settings {
   bucket: string;
@@ -26,7 +27,12 @@ export interface S3Settings {
   partSizeBytes: number;
   /** `when_required` (every S3-compatible store accepts it) or `when_supported` (AWS's default). */
   checksums: 'when_required' | 'when_supported';
+  /** Downloads answered 302 to a presigned GET (downloadUrl) instead of through the server. */
+  presignedDownloads: boolean;
 }
+
+/** A presigned download's lifetime: long enough to start it, short enough that a leaked URL soon dies (S3 checks it at the request's start only). */
+const PRESIGNED_SECONDS = 300;
 
 /** Requests that fail for the store's reasons (network, 500, 503 SlowDown) are tried this often in all, with backoff (the SDK's standard strategy). */
 const MAX_ATTEMPTS = 3;
@@ -45,6 +51,7 @@ export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
+  private readonly presignedDownloads: boolean;
 
   constructor(settings: S3Settings) {
     const checksums = settings.checksums === 'when_required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
@@ -60,6 +67,7 @@ export class S3BlobStore implements BlobStore {
     this.bucket = settings.bucket;
     this.prefix = settings.prefix;
     this.partSize = settings.partSizeBytes;
+    this.presignedDownloads = settings.presignedDownloads;
   }
 
   /** At start-up: rejects with one line saying why the bucket cannot be reached. */
@@ -139,6 +147,18 @@ export class S3BlobStore implements BlobStore {
       if (error instanceof ObjectMissing) return null;
       throw error;
     }
+  }
+
+  async downloadUrl(key: string, headers: DownloadHeaders): Promise<string | null> {
+    if (!this.presignedDownloads) return null;
+    // Signed locally (no request): the response-* overrides are part of the signature, so the store answers with the server's headers.
+    const request = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: this.full(key),
+      ResponseContentType: headers.contentType,
+      ResponseContentDisposition: headers.contentDisposition,
+    });
+    return getSignedUrl(this.client, request, { expiresIn: PRESIGNED_SECONDS });
   }
 
   async delete(key: string): Promise<void> {

@@ -1,0 +1,32 @@
+import type { Sql } from '../core/database.js';
+import { storeKeys } from '../core/store/index.js';
+
+/** A stored object the database refers to, with what its bytes must hash to. */
+export interface RecordedObject {
+  key: string;
+  /** Null for an image whose sha256 was never recorded (images stored before migration 010): the local bytes' own hash is the truth. */
+  sha256: string | null;
+}
+
+export class StorageMigrationRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /** Every stored object rows refer to, files (every version) and images and avatars, read in one statement. */
+  async recordedObjects(): Promise<RecordedObject[]> {
+    const rows = await this.sql<{ name: string; extension: string | null; sha256: string | null }[]>`
+      select id::text as name, extension, sha256 from files
+      union all
+      select image, null, image_sha256 from projects where image is not null
+      union all
+      select image, null, image_sha256 from vibes where image is not null
+      union all
+      select avatar, null, avatar_sha256 from users where avatar is not null
+      order by 2 nulls last, 1`;
+    const objects = new Map<string, RecordedObject>();
+    for (const row of rows) {
+      const key = row.extension === null ? storeKeys.image(row.name) : storeKeys.file(row.name, row.extension);
+      if (!objects.get(key)?.sha256) objects.set(key, { key, sha256: row.sha256 });
+    }
+    return [...objects.values()];
+  }
+}
