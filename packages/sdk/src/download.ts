@@ -6,7 +6,7 @@ import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { abortedOr, BandNetworkError } from './errors.js';
-import type { Progress } from './multipart.js';
+import type { Progress } from './transfer.js';
 import { backoffMs, joinedSignal, type RequestOptions, type RequestSpec, type StreamedResponse, type Transport } from './transport.js';
 
 export interface DownloadOptions {

@@ -1,5 +1,5 @@
 // The web build's downloads (swapped in for download.ts): the body piped to a WritableStream, no file paths.
-import type { Progress } from './multipart.js';
+import type { Progress } from './transfer.js';
 import type { RequestOptions, RequestSpec, Transport } from './transport.js';
 
 export interface DownloadOptions {

@@ -1,25 +1,6 @@
-export * from './types.js';
-export { BandClient, type BandClientOptions } from './client.js';
-export { BandAbortError, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
+// The Node build: the web build's exports (web.ts; its modules resolve here to the Node ones, not their `.web.ts`
+// swaps) and these.
+export * from './web.js';
+export { BandAbortError } from './errors.js';
 export { BandPromise, type RawResponse, type WithResponse } from './band-promise.js';
-export type { RequestOptions, Transport, TransportOptions } from './transport.js';
-export type { Tokens, TokenStore } from './session.js';
-export type { FileInput, Progress } from './multipart.js';
-export type { DownloadOptions, DownloadResult } from './download.js';
-export type { UploadInput } from './resources/files.js';
-export type { ShareListTarget } from './resources/shares.js';
-export { FileResumeStore, RESUMABLE_MIN_BYTES, type ResumeStore } from './resumable.js';
-export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
-export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
-export { AdminResource, type AdminStorageOptions } from './resources/admin.js';
-export { AuthResource } from './resources/auth.js';
-export { ProjectsResource } from './resources/projects.js';
-export { InvitationsResource, invitationToken } from './resources/invitations.js';
-export { VibesResource } from './resources/vibes.js';
-export { CutsResource } from './resources/cuts.js';
-export { FilesResource } from './resources/files.js';
-export { SharesResource } from './resources/shares.js';
-export { TokensResource, type CurrentToken } from './resources/tokens.js';
-export { CommentsResource, type CommentList, type CommentListOptions, type FileCommentListOptions, type InboxListOptions, type MarkerExportOptions } from './resources/comments.js';
-export { ReviewsResource } from './resources/reviews.js';
-export { EventsResource, type SubscribeOptions, type Subscription } from './resources/events.js';
+export { FileResumeStore, RESUMABLE_MIN_BYTES } from './resumable.js';

@@ -4,18 +4,12 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, pipeline, Readable, Transform } from 'node:stream';
 import type FormData from 'form-data';
-import { localProblem } from './errors.js';
+import { checkSize, type MultipartFile as FilePart, type Progress } from './transfer.js';
 import type { RequestSpec, StreamBody } from './transport.js';
-import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, describeSize } from './types.js';
+import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor } from './types.js';
 
 /** What can be uploaded: a file path, bytes, a Node or Web stream or a Blob (a File keeps its name). */
 export type FileInput = string | Buffer | Uint8Array | Readable | ReadableStream<Uint8Array> | Blob;
-
-export interface Progress {
-  loaded: number;
-  /** Null when the size is not known in advance (a stream of unknown length). */
-  total: number | null;
-}
 
 /** A file input resolved to a name, a size (when knowable) and a way to read its bytes. */
 export interface FileSource {
@@ -119,13 +113,7 @@ function* slices(bytes: Buffer): Generator<Buffer> {
   for (let offset = 0; offset < bytes.length; offset += 65_536) yield bytes.subarray(offset, offset + 65_536);
 }
 
-export interface MultipartFile {
-  field: string;
-  source: FileSource;
-  filename: string;
-  contentType?: string;
-  onProgress?: (progress: Progress) => void;
-}
+type MultipartFile = FilePart<FileSource>;
 
 let formData: Promise<typeof FormData> | undefined;
 
@@ -233,13 +221,6 @@ function imageNameFor(image: FileInput): string {
     if (bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'image.webp';
   }
   throw new TypeError('image: pass a file path, a named File, or the bytes of a JPEG, PNG, GIF or WebP image');
-}
-
-/** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
-export function checkSize(source: FileSource, maxBytes: number, what: string): void {
-  if (source.size !== null && source.size > maxBytes) {
-    throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${describeSize(maxBytes)}; this one is ${describeSize(source.size)}`);
-  }
 }
 
 /** The sha256 (hex) of a source that can be read again (its upload reads it once more). */

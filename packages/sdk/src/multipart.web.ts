@@ -1,17 +1,12 @@
 // The web build's uploads (swapped in for multipart.ts by tsup): a Blob or File goes into a FormData, which the
 // runtime streams from its own storage (the bytes never pass through JavaScript); a ReadableStream is framed as
 // multipart around its chunks as they come. No node:* module and no Buffer.
-import { localProblem } from './errors.js';
+import { checkSize, type MultipartFile as FilePart } from './transfer.js';
 import type { RequestSpec, StreamBody } from './transport.js';
-import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor, describeSize } from './types.js';
+import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor } from './types.js';
 
 /** What the web build uploads: a Blob or File (a File keeps its name), bytes, or a stream of bytes. */
 export type FileInput = Blob | Uint8Array | ReadableStream<Uint8Array>;
-
-export interface Progress {
-  loaded: number;
-  total: number | null;
-}
 
 export interface FileSource {
   filename: string | undefined;
@@ -27,13 +22,7 @@ export async function fileSource(input: FileInput, filename?: string): Promise<F
   return { filename: filename ?? ((input as Partial<File>).name || undefined), size: blob.size, open: () => blob, replayable: true };
 }
 
-export interface MultipartFile {
-  field: string;
-  source: FileSource;
-  filename: string;
-  contentType?: string;
-  onProgress?: (progress: Progress) => void;
-}
+type MultipartFile = FilePart<FileSource>;
 
 /** Text fields first (so the server can check access before any byte of the file), then the file. */
 export async function multipartBody(fields: Record<string, string | undefined>, file?: MultipartFile): Promise<StreamBody> {
@@ -111,12 +100,6 @@ async function imageNameFor(image: FileInput): Promise<string> {
     if (text.slice(8, 12) === 'WEBP') return 'image.webp';
   }
   throw new TypeError('image: pass a named File, or a Blob or the bytes of a JPEG, PNG, GIF or WebP image');
-}
-
-export function checkSize(source: FileSource, maxBytes: number, what: string): void {
-  if (source.size !== null && source.size > maxBytes) {
-    throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${describeSize(maxBytes)}; this one is ${describeSize(source.size)}`);
-  }
 }
 
 /** `ifChanged` hashes the file before sending it: the web build would have to read it into memory, so it refuses. */

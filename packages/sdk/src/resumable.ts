@@ -5,7 +5,8 @@ import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROUTES } from './contract/routes.js';
 import { abortedOr, BandApiError, BandNetworkError } from './errors.js';
-import type { FileSource, Progress } from './multipart.js';
+import type { FileSource } from './multipart.js';
+import type { Progress } from './transfer.js';
 import { backoffMs, type RequestOptions, routeRequest, single, type StreamedResponse, type Transport } from './transport.js';
 
 /**

@@ -9,14 +9,14 @@ import { type EventSocket, openEventSocket } from './support/event-socket.js';
 import { multipartPieces, rawUpload, sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { type ServerEnv, type ServerProcess, spawnServer } from './support/process.js';
-import { openSocket, requestHead, sleep } from './support/raw-http.js';
+import { sleep } from './support/raw-http.js';
 import { createTestDatabase } from './support/server.js';
+import { openPatch, patchRunning, TUS } from './support/tus.js';
 
 // Two real server processes, A and B, on one PostgreSQL and one store, with requests alternating between
 // them as a load balancer without sticky sessions would send them (API.md §15, several instances).
 
 const MiB = 1024 * 1024;
-const TUS = { 'tus-resumable': '1.0.0' };
 const LOGIN_MAX_FAILURES = 4;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -193,27 +193,11 @@ describe('two instances on one database and one store', () => {
     expect((await patch(a, 0, bytes.subarray(0, 3 * MiB))).status).toBe(204);
 
     // The next PATCH to A announces the rest, sends 2 MiB of it and hangs: A is killed while it reads.
-    const socket = await openSocket(a.url);
+    const socket = await openPatch(a.url, owner.token, url, 3 * MiB, 5 * MiB, bytes.subarray(3 * MiB, 5 * MiB));
     socket.on('error', () => undefined);
-    socket.write(
-      requestHead('PATCH', url, {
-        authorization: `Bearer ${owner.token}`,
-        ...TUS,
-        'content-type': 'application/offset+octet-stream',
-        'upload-offset': 3 * MiB,
-        'content-length': 5 * MiB,
-      }),
-    );
-    socket.write(bytes.subarray(3 * MiB, 5 * MiB));
     // A's PATCH runs once it holds the upload's advisory lock (class "tus!"); its bytes are in no file to watch
     // (the store keeps whole parts, PostgreSQL the tail, both written only as the PATCH is answered).
-    const uploadId = path.basename(url);
-    await until(
-      async () =>
-        (await sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x74757321}::bigint::oid
-          and objid = (hashtext(${uploadId})::bigint & 4294967295)::oid and objsubid = 2`).length === 1,
-      "A's PATCH to hold the upload's lock",
-    );
+    await until(() => patchRunning(sql, url), "A's PATCH to hold the upload's lock");
     a.child.kill('SIGKILL');
     await a.exited;
     socket.destroy();

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleBytes, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { type ServerEnv, type ServerProcess, spawnServer } from './support/process.js';
-import { openSocket, requestHead, sleep } from './support/raw-http.js';
+import { sleep, whenClosed } from './support/raw-http.js';
 import { createTestDatabase, startTestServer } from './support/server.js';
-import { whenClosed } from './support/raw-http.js';
+import { openPatch, patchRunning, TUS } from './support/tus.js';
 
 // `kill -9` of the built server in the middle of a resumable upload's PATCH, then a restart on the same
 // DATA_DIR and database: the upload resumes where its last answered PATCH left it and completes to a
@@ -17,7 +17,6 @@ import { whenClosed } from './support/raw-http.js';
 
 const MiB = 1024 * 1024;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-const TUS = { 'tus-resumable': '1.0.0' };
 
 let dataDir: string;
 let env: ServerEnv;
@@ -59,18 +58,8 @@ it('resumes an upload after the server is killed mid-PATCH and restarted, to a b
   expect((await patch(0, bytes.subarray(0, 3 * MiB))).status).toBe(204);
 
   // The next PATCH announces the rest, sends 2 MiB of it and hangs: the server is killed while it reads.
-  const socket = await openSocket(server.url);
+  const socket = await openPatch(server.url, owner.token, url, 3 * MiB, 5 * MiB, bytes.subarray(3 * MiB, 5 * MiB));
   socket.on('error', () => undefined);
-  socket.write(
-    requestHead('PATCH', url, {
-      authorization: `Bearer ${owner.token}`,
-      ...TUS,
-      'content-type': 'application/offset+octet-stream',
-      'upload-offset': 3 * MiB,
-      'content-length': 5 * MiB,
-    }),
-  );
-  socket.write(bytes.subarray(3 * MiB, 5 * MiB));
   // Killed while the PATCH runs: it holds the upload's lock.
   await untilPatchRuns(env.DATABASE_URL!, url);
   server.child.kill('SIGKILL');
@@ -106,17 +95,7 @@ it('keeps what a PATCH sent when a shutdown cuts it (503), for the restarted ser
       headers: { ...TUS, 'upload-length': String(bytes.length), 'upload-metadata': `cutId ${btoa(owner.cutId)},filename ${btoa('set.zip')}` },
     });
     const url = created.headers.get('location')!;
-    const socket = await openSocket(running.url);
-    socket.write(
-      requestHead('PATCH', url, {
-        authorization: `Bearer ${owner.token}`,
-        ...TUS,
-        'content-type': 'application/offset+octet-stream',
-        'upload-offset': 0,
-        'content-length': bytes.length,
-      }),
-    );
-    socket.write(bytes.subarray(0, MiB));
+    const socket = await openPatch(running.url, owner.token, url, 0, bytes.length, bytes.subarray(0, MiB));
     const answer = whenClosed(socket);
     await untilPatchRuns(shared.DATABASE_URL, url);
     await running.close();
@@ -142,16 +121,11 @@ it('keeps what a PATCH sent when a shutdown cuts it (503), for the restarted ser
   }
 });
 
-/** Waits until a PATCH of the upload runs: it holds the upload's advisory lock (class "tus!") in PostgreSQL. */
+/** Waits until a PATCH of the upload runs, on a connection of its own (the server may be a process of its own). */
 async function untilPatchRuns(databaseUrl: string, url: string): Promise<void> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
   try {
-    for (;;) {
-      const held = await sql`select 1 from pg_locks where locktype = 'advisory' and granted and classid = ${0x74757321}::bigint::oid
-        and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`;
-      if (held.length === 1) return;
-      await sleep(20);
-    }
+    while (!(await patchRunning(sql, url))) await sleep(20);
   } finally {
     await sql.end();
   }

@@ -6,8 +6,9 @@ import * as tus from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleBytes, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
-import { openSocket, requestHead, sleep, whenClosed } from './support/raw-http.js';
+import { sleep, whenClosed } from './support/raw-http.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { openPatch, patchRunning, TUS } from './support/tus.js';
 
 // Resumable uploads (tus 1.0.0) against the real server: the protocol's answers, what each refusal leaves
 // behind, and tus-js-client as an independent client.
@@ -32,7 +33,6 @@ afterAll(() => server?.close());
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
-const TUS = { 'tus-resumable': '1.0.0' };
 
 function metadata(fields: Record<string, string>): string {
   return Object.entries(fields)
@@ -71,13 +71,6 @@ const bytesHeld = async (url: string) => {
     select octet_length(tail) + jsonb_array_length(parts)::bigint * ${PART_BYTES} as n from resumable_uploads where id = ${path.basename(url)}`;
   return Number(row!.n);
 };
-/** Whether a PATCH of the upload is running: it holds the upload's advisory lock (the server's "tus!" class). */
-const patchRunning = async (url: string) =>
-  (
-    await server.sql`select 1 from pg_locks where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())
-      and classid = ${0x74757321}::bigint::oid
-      and objid = (hashtext(${path.basename(url)})::bigint & 4294967295)::oid and objsubid = 2`
-  ).length === 1;
 /** Whether an upload left anything behind: its row with bytes, or a multipart upload not yet aborted. */
 const leftBehind = async (url: string) =>
   (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)} and (octet_length(tail) > 0 or multipart_id is not null)`).length +
@@ -86,28 +79,12 @@ const leftBehind = async (url: string) =>
  * Whether no request holds the upload's lock any more (its advisory lock is gone from pg_locks): the PATCH that
  * held it records its offset before it lets go, so a PATCH sent on seeing the offset alone may still meet 423.
  */
-const lockFreed = async (url: string) => !(await patchRunning(url));
+const lockFreed = async (url: string) => !(await patchRunning(server.sql, url));
 const checksum = (algorithm: string, bytes: Buffer) => `${algorithm} ${createHash(algorithm).update(bytes).digest('base64')}`;
 
 async function download(token: string, fileId: string): Promise<Buffer> {
   const response = await fetch(`${server.url}/api/files/${fileId}/download`, { headers: { authorization: `Bearer ${token}` } });
   return Buffer.from(await response.arrayBuffer());
-}
-
-/** Opens a PATCH that has sent `sent` of `total` bytes and keeps its connection open. */
-async function openPatch(token: string, url: string, offset: number, total: number, sent: Buffer): Promise<Socket> {
-  const socket = await openSocket(server.url);
-  socket.write(
-    requestHead('PATCH', url, {
-      authorization: `Bearer ${token}`,
-      ...TUS,
-      'content-type': 'application/offset+octet-stream',
-      'upload-offset': offset,
-      'content-length': total,
-    }),
-  );
-  socket.write(sent);
-  return socket;
 }
 
 async function until(condition: () => Promise<boolean>): Promise<void> {
@@ -232,9 +209,9 @@ describe('protocol', () => {
   it('answers a second PATCH while one is in progress with 423; a PATCH cut off mid-body keeps what arrived', async () => {
     const bytes = sampleBytes('wav', 30_000);
     const url = await createdUrl(owner.token, owner.cutId, 'b.wav', bytes.length);
-    const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 12_345));
+    const first = await openPatch(server.url, owner.token, url, 0, bytes.length, bytes.subarray(0, 12_345));
     // The first PATCH holds the lock while it takes its bytes: the second is refused meanwhile.
-    await until(() => patchRunning(url));
+    await until(() => patchRunning(server.sql, url));
     const second = await patch(owner.token, url, 0, bytes);
     expect(second.status).toBe(423);
     expect(second.body.code).toBe('UPLOAD_LOCKED');
@@ -253,8 +230,8 @@ describe('protocol', () => {
     for (let i = 0; i < 4; i++) urls.push(await createdUrl(trickler.token, trickler.cutId, `p${i}.wav`, bytes.length));
     const held: Socket[] = [];
     for (const url of urls.slice(0, 3)) {
-      held.push(await openPatch(trickler.token, url, 0, bytes.length, bytes.subarray(0, 100)));
-      await until(() => patchRunning(url));
+      held.push(await openPatch(server.url, trickler.token, url, 0, bytes.length, bytes.subarray(0, 100)));
+      await until(() => patchRunning(server.sql, url));
     }
     const refused = await patch(trickler.token, urls[3]!, 0, bytes);
     expect(refused.status).toBe(429);
@@ -271,10 +248,10 @@ describe('protocol', () => {
   it('holds the lock where every instance sees it, on no pooled connection; a PATCH whose lock was lost saves nothing', async () => {
     const bytes = sampleBytes('wav', 30_000);
     const url = await createdUrl(owner.token, owner.cutId, 'locked.wav', bytes.length);
-    const first = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
+    const first = await openPatch(server.url, owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     let answer = '';
     first.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    await until(() => patchRunning(url));
+    await until(() => patchRunning(server.sql, url));
     const other = await startTestServer({ DATABASE_URL: server.config.databaseUrl! });
     try {
       const elsewhere = await client(other.url).request('PATCH', url, {
@@ -308,9 +285,9 @@ describe('protocol', () => {
   it('cuts a PATCH slower than the minimum rate over a minute, keeping what it received', async () => {
     const bytes = sampleBytes('wav', 30_000);
     const url = await createdUrl(owner.token, owner.cutId, 'slow.wav', bytes.length);
-    const socket = await openPatch(owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
+    const socket = await openPatch(server.url, owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     const answer = whenClosed(socket);
-    await until(() => patchRunning(url));
+    await until(() => patchRunning(server.sql, url));
     // A minute on the server's clock with 100 bytes: far below the minimum rate.
     server.clock.advance(61);
     socket.write(bytes.subarray(100, 101));
@@ -522,7 +499,7 @@ describe('tus-js-client', () => {
       upload.start();
       await until(async () => {
         if (failed) throw failed;
-        return upload.url !== null && (await patchRunning(new URL(upload.url).pathname));
+        return upload.url !== null && (await patchRunning(server.sql, new URL(upload.url).pathname));
       });
       await upload.abort();
       const firstRun = { url: upload.url! };

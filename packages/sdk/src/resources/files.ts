@@ -1,5 +1,6 @@
 import { BandPromise, type WithResponse } from '../band-promise.js';
-import { checkSize, type FileInput, type FileSource, fileSource, multipartBody, type Progress, sha256Of } from '../multipart.js';
+import { type FileInput, type FileSource, fileSource, multipartBody, sha256Of } from '../multipart.js';
+import { checkSize, type Progress } from '../transfer.js';
 import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { abortedOr, localProblem } from '../errors.js';

@@ -1,11 +1,9 @@
 // A streaming AIFF / AIFF-C decoder, written here as wav.ts is: music-metadata reads AIFF headers but not the
 // samples, and the npm AIFF decoders want the whole file in memory. Integer PCM of 1 to 32 bits: big-endian
 // (AIFF, and AIFF-C `NONE`) or little-endian (AIFF-C `sowt`, what Logic and ffmpeg write for 16-bit).
-import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from './decoded.js';
+import { AnalysisError, MAX_DURATION_SECONDS } from './decoded.js';
 import type { Codec, FileDecoder } from './decoders.js';
-
-/** Headers longer than this are not an AIFF file (a DAW's markers, comments and ID3 chunk stay far below). */
-const MAX_HEADER_BYTES = 1 << 20;
+import { bytesPerSample, ChunkedHeaderReader, type PcmContainer, PcmDecoder } from './pcm.js';
 
 const FORM = 0x464f524d; // "FORM"
 const AIFF = 0x41494646; // "AIFF"
@@ -24,40 +22,17 @@ export interface AiffFormat {
   frames: number;
 }
 
-export class AiffDecoder implements FileDecoder {
-  private header: AiffHeaderReader | null = new AiffHeaderReader();
-  private pending = Buffer.alloc(0);
-  format: AiffFormat | null = null;
-  private dataSeen = 0;
+/** The AIFF / AIFF-C container: an "SSND" chunk of exactly the frames COMM announces. */
+const AIFF_CONTAINER: PcmContainer<AiffFormat> = {
+  name: 'AIFF',
+  header: () => new AiffHeaderReader(),
+  dataBytes: (format) => format.frames * bytesPerSample(format.bitDepth) * format.channels,
+  toFloat,
+};
 
-  decode(chunk: Uint8Array): DecodedChunk | null {
-    if (this.header) {
-      const parsed = this.header.push(chunk);
-      if (!parsed) return null;
-      this.format = parsed.format;
-      chunk = parsed.samples;
-      this.header = null;
-    }
-    const format = this.format!;
-    const frameBytes = bytesPerSample(format.bitDepth) * format.channels;
-    // Chunks after the sound data (ID3, markers written last) are not audio.
-    const left = format.frames * frameBytes - this.dataSeen;
-    if (chunk.length > left) chunk = chunk.subarray(0, Math.max(0, left));
-    this.dataSeen += chunk.length;
-    const bytes = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-    const frames = Math.floor(bytes.length / frameBytes);
-    this.pending = Buffer.from(bytes.subarray(frames * frameBytes));
-    return { channelData: toFloat(bytes, frames, format), sampleRate: format.sampleRate };
-  }
-
-  finish(): DecodedChunk | null {
-    if (this.header) throw new AnalysisError('no "SSND" chunk in the AIFF header');
-    const format = this.format!;
-    const expected = format.frames * bytesPerSample(format.bitDepth) * format.channels;
-    if (this.dataSeen < expected) {
-      throw new AnalysisError(`truncated AIFF: the header announces ${expected} bytes of audio, the file holds ${this.dataSeen}`);
-    }
-    return null;
+export class AiffDecoder extends PcmDecoder<AiffFormat> implements FileDecoder {
+  constructor() {
+    super(AIFF_CONTAINER);
   }
 
   codec(): Codec {
@@ -69,30 +44,22 @@ export class AiffDecoder implements FileDecoder {
   }
 }
 
-/**
- * An AIFF header read as it arrives, in pieces of any size, keeping only the bytes it has not walked past (as
- * WavHeaderReader does): the COMM chunk gives the format, the SSND chunk's start the first sample.
- */
-export class AiffHeaderReader {
-  private kept: Buffer = Buffer.alloc(0);
-  private dropped = 0;
-  /** Where the next chunk starts, counted from the first kept byte; past the kept bytes while a chunk is skipped. */
-  private next = 12;
+/** An AIFF header: the COMM chunk gives the format, the SSND chunk's start the first sample. */
+export class AiffHeaderReader extends ChunkedHeaderReader<AiffFormat> {
   private compressed = false;
   private comm: AiffFormat | null = null;
-  /** Once the SSND chunk header is read: the bytes before its first sample (its offset field) still to skip. */
-  private ssndSkip: number | null = null;
 
-  push(piece: Uint8Array): { format: AiffFormat; samples: Buffer } | null {
-    const bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
-    const isFirst = this.dropped === 0 && this.kept.length < 12;
-    this.kept = this.kept.length === 0 ? bytes : Buffer.concat([this.kept, bytes]);
-    if (isFirst) {
-      if (this.kept.length < 12) return null;
-      const form = this.kept.readUInt32BE(8);
-      if (this.kept.readUInt32BE(0) !== FORM || (form !== AIFF && form !== AIFC)) throw new AnalysisError('not an AIFF or AIFF-C file');
-      this.compressed = form === AIFC;
-    }
+  constructor() {
+    super('no "SSND" chunk in the AIFF header');
+  }
+
+  protected checkFileHeader(start: Buffer): void {
+    const form = start.readUInt32BE(8);
+    if (start.readUInt32BE(0) !== FORM || (form !== AIFF && form !== AIFC)) throw new AnalysisError('not an AIFF or AIFF-C file');
+    this.compressed = form === AIFC;
+  }
+
+  protected walk(): { format: AiffFormat; samples: Buffer } | null {
     while (this.next + 16 <= this.kept.length || (this.next + 8 <= this.kept.length && this.kept.readUInt32BE(this.next) !== SSND)) {
       const id = this.kept.readUInt32BE(this.next);
       const size = this.kept.readUInt32BE(this.next + 4);
@@ -109,12 +76,6 @@ export class AiffHeaderReader {
       }
       this.next += 8 + size + (size % 2);
     }
-    const walked = Math.min(this.next, this.kept.length);
-    // A copy: a view would pin the whole piece it came from.
-    this.kept = Buffer.from(this.kept.subarray(walked));
-    this.next -= walked;
-    this.dropped += walked;
-    if (this.dropped + this.kept.length > MAX_HEADER_BYTES) throw new AnalysisError('no "SSND" chunk in the AIFF header');
     return null;
   }
 }
@@ -147,9 +108,6 @@ function extendedToNumber(bytes: Buffer): number {
   const value = mantissa * 2 ** (exponent - 16383 - 63);
   return bytes[0]! & 0x80 ? -value : value;
 }
-
-/** Samples are stored in whole bytes, left-justified: a 20-bit sample takes 3 bytes. */
-const bytesPerSample = (bitDepth: number): number => Math.ceil(bitDepth / 8);
 
 function toFloat(bytes: Buffer, frames: number, format: AiffFormat): Float32Array[] {
   const { channels, bitDepth, littleEndian } = format;

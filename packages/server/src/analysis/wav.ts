@@ -1,14 +1,13 @@
 // A streaming WAV (RIFF/WAVE) decoder, written here because the npm WAV decoders want the whole file in
 // memory. PCM 8/16/24/32-bit integer and 32/64-bit float, plain or WAVE_FORMAT_EXTENSIBLE.
-import { AnalysisError, type DecodedChunk, type StreamDecoder } from './decoded.js';
+import { AnalysisError } from './decoded.js';
+import { ChunkedHeaderReader, type PcmContainer, PcmDecoder } from './pcm.js';
 
 const FORMAT_PCM = 1;
 const FORMAT_FLOAT = 3;
 const FORMAT_EXTENSIBLE = 0xfffe;
 /** What ffmpeg and others write as the data size when they stream and cannot seek back. */
 const UNKNOWN_SIZE = 0xffffffff;
-/** Headers longer than this are not a WAV file (ffmpeg's are < 100 bytes; big LIST chunks stay far below). */
-const MAX_HEADER_BYTES = 1 << 20;
 
 export interface WavFormat {
   float: boolean;
@@ -19,41 +18,17 @@ export interface WavFormat {
   dataBytes: number | null;
 }
 
-export class WavDecoder implements StreamDecoder {
-  private header: WavHeaderReader | null = new WavHeaderReader();
-  private pending = Buffer.alloc(0);
-  format: WavFormat | null = null;
-  private dataSeen = 0;
+/** The RIFF/WAVE container: a "data" chunk of little-endian samples. */
+const WAV: PcmContainer<WavFormat> = {
+  name: 'WAV',
+  header: () => new WavHeaderReader(),
+  dataBytes: (format) => format.dataBytes,
+  toFloat,
+};
 
-  decode(chunk: Uint8Array): DecodedChunk | null {
-    if (this.header) {
-      const parsed = this.header.push(chunk);
-      if (!parsed) return null;
-      this.format = parsed.format;
-      chunk = parsed.samples;
-      this.header = null;
-    }
-    const format = this.format!;
-    if (format.dataBytes !== null) {
-      // Trailing chunks (LIST, id3) after the sample data are not audio.
-      const left = format.dataBytes - this.dataSeen;
-      if (chunk.length > left) chunk = chunk.subarray(0, Math.max(0, left));
-    }
-    this.dataSeen += chunk.length;
-    const bytes = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
-    const frameBytes = (format.bitDepth / 8) * format.channels;
-    const frames = Math.floor(bytes.length / frameBytes);
-    this.pending = Buffer.from(bytes.subarray(frames * frameBytes));
-    return { channelData: toFloat(bytes, frames, format), sampleRate: format.sampleRate };
-  }
-
-  finish(): DecodedChunk | null {
-    if (this.header) throw new AnalysisError('no "data" chunk in the WAV header');
-    const format = this.format!;
-    if (format.dataBytes !== null && this.dataSeen < format.dataBytes) {
-      throw new AnalysisError(`truncated WAV: the header announces ${format.dataBytes} bytes of audio, the file holds ${this.dataSeen}`);
-    }
-    return null;
+export class WavDecoder extends PcmDecoder<WavFormat> {
+  constructor() {
+    super(WAV);
   }
 }
 
@@ -62,28 +37,19 @@ const WAVE = 0x57415645; // "WAVE"
 const FMT = 0x666d7420; // "fmt "
 const DATA = 0x64617461; // "data"
 
-/**
- * A WAV header read as it arrives, in pieces of any size. It keeps only the bytes it has not walked past (a
- * chunk it skips is not kept), so each byte is looked at once: a hostile file of a million empty chunks, or
- * a header grown piece by piece, would otherwise cost seconds of CPU in copies and walks from its start.
- */
-export class WavHeaderReader {
-  /** Bytes from `dropped` on: the chunk header or "fmt " chunk being read. */
-  private kept: Buffer = Buffer.alloc(0);
-  private dropped = 0;
-  /** Where the next chunk starts, counted from the first kept byte; past the kept bytes while a chunk is skipped. */
-  private next = 12;
+/** A WAV header: the "fmt " chunk gives the format, the "data" chunk's start the first sample. */
+export class WavHeaderReader extends ChunkedHeaderReader<WavFormat> {
   private fmt: Omit<WavFormat, 'dataBytes'> | null = null;
 
-  /** The format and the first sample bytes once the "data" chunk begins; null while the header goes on. */
-  push(piece: Uint8Array): { format: WavFormat; samples: Buffer } | null {
-    const bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
-    const isFirst = this.dropped === 0 && this.kept.length < 12;
-    this.kept = this.kept.length === 0 ? bytes : Buffer.concat([this.kept, bytes]);
-    if (isFirst) {
-      if (this.kept.length < 12) return null;
-      if (this.kept.readUInt32BE(0) !== RIFF || this.kept.readUInt32BE(8) !== WAVE) throw new AnalysisError('not a RIFF/WAVE file');
-    }
+  constructor() {
+    super('no "data" chunk in the WAV header');
+  }
+
+  protected checkFileHeader(start: Buffer): void {
+    if (start.readUInt32BE(0) !== RIFF || start.readUInt32BE(8) !== WAVE) throw new AnalysisError('not a RIFF/WAVE file');
+  }
+
+  protected walk(): { format: WavFormat; samples: Buffer } | null {
     while (this.next + 8 <= this.kept.length) {
       const id = this.kept.readUInt32BE(this.next);
       const size = this.kept.readUInt32LE(this.next + 4);
@@ -97,12 +63,6 @@ export class WavHeaderReader {
       }
       this.next += 8 + size + (size % 2);
     }
-    const walked = Math.min(this.next, this.kept.length);
-    // A copy: a view would pin the whole piece it came from.
-    this.kept = Buffer.from(this.kept.subarray(walked));
-    this.next -= walked;
-    this.dropped += walked;
-    if (this.dropped + this.kept.length > MAX_HEADER_BYTES) throw new AnalysisError('no "data" chunk in the WAV header');
     return null;
   }
 }

@@ -1,0 +1,26 @@
+// What uploads and downloads share in both builds: multipart.ts and download.ts, and the `.web.ts` modules tsup
+// swaps in for them, import it. It has no `.web.ts` sibling, so it must not import a node:* module.
+import { localProblem } from './errors.js';
+import { describeSize } from './types.js';
+
+export interface Progress {
+  loaded: number;
+  /** Null when the size is not known in advance (a stream of unknown length). */
+  total: number | null;
+}
+
+/** The file part of a multipart body; `Source` is each build's resolved file input. */
+export interface MultipartFile<Source> {
+  field: string;
+  source: Source;
+  filename: string;
+  contentType?: string;
+  onProgress?: (progress: Progress) => void;
+}
+
+/** Refuses, before sending a byte, what the server would refuse with 413 after reading it. */
+export function checkSize(source: { size: number | null }, maxBytes: number, what: string): void {
+  if (source.size !== null && source.size > maxBytes) {
+    throw localProblem('FILE_TOO_LARGE', `${what} may be at most ${describeSize(maxBytes)}; this one is ${describeSize(source.size)}`);
+  }
+}
