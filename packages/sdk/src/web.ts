@@ -2,7 +2,8 @@
 // file-path conveniences (FileResumeStore). tsup swaps in the `.web.ts` modules (tsup.config.ts).
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
-export { BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
+export { BandAbortError, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
+export { BandPromise, type RawResponse, type WithResponse } from './band-promise.js';
 export type { RequestOptions, Transport, TransportOptions } from './transport.js';
 export type { Tokens, TokenStore } from './session.js';
 export type { FileInput } from './multipart.js';
