@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, utimes, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FILE_TYPES } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -274,6 +274,37 @@ describe('read and delete', () => {
 });
 
 describe('start-up and the purge job', () => {
+  it('an upload settles its pending_objects entry, a failed one removes object and entry; the purge removes a day-old entry\'s object', async () => {
+    const pending = async () => (await server.sql<{ key: string }[]>`select key from pending_objects order by key`).map((row) => row.key);
+    const kept = (await upload(api, owner.token, owner.cutId, 'settled.mp3', sampleBytes('mp3', 80))).body;
+    // A cut named after the file: the object is written, then recording it fails (no such cut).
+    const filesBefore = (await storedFiles()).sort();
+    const refused = await uploadForm(api, owner.token, [
+      { name: 'file', value: sampleBytes('mp3', 80), fileName: 'unrecorded.mp3' },
+      { name: 'cutId', value: '22222222-2222-4222-8222-222222222222' },
+    ]);
+    expect(refused.status).toBe(404);
+    expect((await storedFiles()).sort()).toEqual(filesBefore);
+    expect(await pending()).toEqual([]);
+    // A server killed between an object and its row left these: one a day ago, one just now (maybe an upload in flight).
+    const [dead, live] = ['33333333-3333-4333-8333-333333333333.mp3', '44444444-4444-4444-8444-444444444444.mp3'];
+    for (const name of [dead, live]) await writeFile(path.join(server.dataDir, 'files', name), 'x');
+    await server.sql`insert into pending_objects (key, created_at) values
+      (${`files/${dead}`}, now() - interval '1 day 1 minute'), (${`files/${live}`}, now())`;
+    const restarted = await startTestServer({ DATA_DIR: server.dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+    try {
+      const stored = await storedFiles();
+      expect(stored).toContain(`${kept.id}.mp3`);
+      expect(stored).toContain(live);
+      expect(stored).not.toContain(dead);
+      expect(await pending()).toEqual([`files/${live}`]);
+    } finally {
+      await restarted.close();
+      await rm(path.join(server.dataDir, 'files', live));
+      await server.sql`delete from pending_objects`;
+    }
+  });
+
   it('start-up removes nothing; the purge job removes temporary leftovers a day old, and never a stored file', async () => {
     const kept = (await upload(api, owner.token, owner.cutId, 'keep.mp3', sampleBytes('mp3', 80))).body;
     const stray = path.join(server.dataDir, 'files', '11111111-1111-4111-8111-111111111111.mp3');

@@ -5,7 +5,7 @@ import { extensionOf, FILE_TYPE_PLURALS, type FileType } from '@bandcollab/sdk/c
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
-import { Disk } from './disk.js';
+import { PendingObjects } from './pending-objects.js';
 import { storeKeys } from './store/index.js';
 import { BLOB_STORE } from './di.js';
 import type { BlobStore } from './store/index.js';
@@ -86,7 +86,7 @@ const malformed = (detail: string): DomainError => invalidField('body', detail);
 @injectable()
 export class Multipart {
   constructor(
-    @inject(Disk) private readonly disk: Disk,
+    @inject(PendingObjects) private readonly pending: PendingObjects,
     @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(Shutdown) private readonly shutdown: Shutdown,
@@ -129,7 +129,7 @@ export class Multipart {
     try {
       return validate(schema, fields);
     } catch (error) {
-      if (file) await this.disk.removeQuietly(file.key);
+      if (file) await this.pending.discard(file.key);
       throw error;
     }
   }
@@ -159,7 +159,7 @@ export class Multipart {
         parser.destroy();
         // Reject only once the file (partial, or complete when a later field failed) is gone.
         void Promise.allSettled([storing]).then(async ([stored]) => {
-          if (stored?.status === 'fulfilled' && stored.value) await this.disk.removeQuietly(stored.value.key);
+          if (stored?.status === 'fulfilled' && stored.value) await this.pending.discard(stored.value.key);
           reject(failure);
         });
       };
@@ -244,12 +244,17 @@ export class Multipart {
   ): Promise<ReceivedFile> {
     const id = randomUUID();
     const intake = new FileIntake(rules, named);
-    const keyOf = (): string => {
+    let pendingKey: string | null = null;
+    const keyOf = async (): Promise<string> => {
       // The store asks once the first bytes are placed (or the body ended): a short file is checked now.
       if (intake.received === 0) throw invalidField(field, 'must not be empty');
       if (intake.rule === null) intake.finish();
       const extension = intake.rule!.extension;
-      return storedAs === 'file' ? storeKeys.file(id, extension) : storeKeys.image(`${id}.${extension}`);
+      const key = storedAs === 'file' ? storeKeys.file(id, extension) : storeKeys.image(`${id}.${extension}`);
+      // On the ledger before the object can appear: the caller's transaction that records it settles it.
+      await this.pending.add(key);
+      pendingKey = key;
+      return key;
     };
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
@@ -272,7 +277,7 @@ export class Multipart {
       intake.finish();
     } catch (error) {
       meter.destroy();
-      if (stored) await this.disk.removeQuietly(stored.key);
+      if (pendingKey !== null) await this.pending.discard(pendingKey);
       if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
       this.space.measureAgain();
       throw insufficientStorage();

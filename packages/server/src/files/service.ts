@@ -8,6 +8,7 @@ import { Disk, STRAY_AGE_MS } from '../core/disk.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
+import { PendingObjects } from '../core/pending-objects.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import { type BlobStore, storeKeys } from '../core/store/index.js';
@@ -64,6 +65,7 @@ export class FilesService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(FilesRepository) private readonly repository: FilesRepository,
     @inject(Space) private readonly space: Space,
+    @inject(PendingObjects) private readonly pending: PendingObjects,
   ) {}
 
   /**
@@ -106,7 +108,7 @@ export class FilesService {
     try {
       return await this.record(principal, { id: upload.file.id, ...upload }, alsoRecord);
     } catch (error) {
-      await this.disk.removeQuietly(upload.file.key);
+      await this.pending.discard(upload.file.key);
       if (isPathTaken(error) && upload.path !== null) {
         const cutId = upload.cutId ?? (upload.series ? (await this.repository.seriesOf(this.sql, upload.series))?.cutId : undefined);
         throw pathTaken(upload.path, cutId ? await this.repository.seriesAtPath(this.sql, cutId, filePathKey(upload.path)) : null);
@@ -140,6 +142,7 @@ export class FilesService {
         // Another path moves the series (§16); the unique index refuses one another series holds.
         if (upload.path !== null) await this.repository.movePath(tx, series.seriesId, { path: upload.path, key: filePathKey(upload.path) });
       }
+      await this.pending.settle(tx, file.key);
       await this.repository.insert(tx, {
         id,
         cutId,
@@ -302,11 +305,13 @@ export class FilesService {
 
   /**
    * Run by the purge job, on whichever instance: removes the bytes the `removed_bytes` ledger lists (a committed
-   * delete whose removal failed, or whose server died before it), temporary uploads untouched for STRAY_AGE_MS
-   * (their server died mid-upload; a live upload writes far more often), and the stored_images rows of images
-   * no project, vibe or account took within that time (their bytes are then orphans, for the `orphans` command).
+   * delete whose removal failed, or whose server died before it), the objects the `pending_objects` ledger has
+   * listed for a day (their server died between the object and its row: PendingObjects), temporary uploads
+   * untouched for STRAY_AGE_MS (their server died mid-upload; a live upload writes far more often), and the
+   * stored_images rows of images no project, vibe or account took within that time (their bytes are then
+   * orphans, for the `orphans` command).
    */
-  async removeLeftovers(): Promise<{ removedBytes: number; temporary: number }> {
+  async removeLeftovers(): Promise<{ removedBytes: number; pendingObjects: number; temporary: number }> {
     const done: RemovedBytes[] = [];
     let removedBytes = 0;
     for (const entry of await this.repository.removedBytes()) {
@@ -316,9 +321,10 @@ export class FilesService {
       if (entry.referenced || !(await this.disk.exists(key))) done.push(entry);
     }
     await this.repository.forgetRemoved(done);
+    const pendingObjects = await this.pending.purgeStale();
     const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);
     await this.repository.dropUntakenImages(STRAY_AGE_MS / 1000);
-    return { removedBytes, temporary };
+    return { removedBytes, pendingObjects, temporary };
   }
 
   private async row(principal: Principal, id: string): Promise<FileRow> {

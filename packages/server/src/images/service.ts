@@ -6,6 +6,7 @@ import { BLOB_STORE, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import { type BlobStore, ObjectMissing, sha256Of, storeKeys } from '../core/store/index.js';
 import { notFound } from '../core/errors.js';
+import { PendingObjects } from '../core/pending-objects.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { Space } from '../core/space.js';
 import type { StoredBytes } from '../core/transfer.js';
@@ -23,6 +24,7 @@ export class Images {
     @inject(Space) private readonly space: Space,
     @inject(ImagesRepository) private readonly repository: ImagesRepository,
     @inject(SQL) private readonly sql: Sql,
+    @inject(PendingObjects) private readonly pending: PendingObjects,
   ) {}
 
   /**
@@ -37,9 +39,10 @@ export class Images {
       await this.sql.begin(async (tx) => {
         await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
         await this.repository.insert(tx, { name, size: file.size, uploadedBy: principal.userId });
+        await this.pending.settle(tx, file.key);
       });
     } catch (error) {
-      await this.disk.removeQuietly(file.key);
+      await this.pending.discard(file.key);
       throw error;
     }
     return { name, sha256: file.sha256 };

@@ -12,6 +12,7 @@ import { DomainError, invalidField, notFound, unavailable } from '../core/errors
 import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
 import { type FileRule, FileTypes } from '../core/file-types.js';
 import type { Logger } from '../core/logger.js';
+import { PendingObjects } from '../core/pending-objects.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
@@ -101,6 +102,7 @@ export class UploadsService {
     @inject(Shutdown) private readonly shutdown: Shutdown,
     @inject(FilesService) private readonly files: FilesService,
     @inject(UploadsRepository) private readonly repository: UploadsRepository,
+    @inject(PendingObjects) private readonly pending: PendingObjects,
   ) {}
 
   /**
@@ -361,7 +363,9 @@ export class UploadsService {
     if (!(await this.repository.stillHeld(lock))) throw lockLost();
     const key = storeKeys.file(upload.objectId, upload.extension);
     const sha256 = sink.sha256();
-    // The object is made from the recorded parts first (a failure here leaves the upload to be completed again).
+    // The object is made from the recorded parts first (a failure here leaves the upload to be completed again),
+    // entered on the pending_objects ledger before it can appear: FilesService.upload's transaction settles it.
+    await this.pending.add(key);
     await sink.completeObject();
     try {
       const file = await this.files.upload(

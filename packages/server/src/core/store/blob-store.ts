@@ -34,9 +34,10 @@ export interface BlobStore {
   /**
    * Streams `body` into a new object: it appears whole at its key once this resolves, or not at all (a
    * failure aborts what was written). `key` may be given late: it is asked for once the first bytes must
-   * be placed, after the leading bytes that type a file have arrived.
+   * be placed, after the leading bytes that type a file have arrived, and is awaited before the object can
+   * appear (the caller enters it on the pending_objects ledger then).
    */
-  write(key: string | (() => string), body: Readable): Promise<{ key: string; size: number }>;
+  write(key: string | (() => string | Promise<string>), body: Readable): Promise<{ key: string; size: number }>;
   /** The object's bytes (or a range of them); rejects with ObjectMissing when there is no such object. */
   read(key: string, range?: ByteRange): Promise<Readable>;
   /** The object's size, or null when there is none. */

@@ -28,14 +28,14 @@ export class FsBlobStore implements BlobStore {
     this.multipartDir = path.join(root, 'resumable');
   }
 
-  async write(key: string | (() => string), body: Readable): Promise<{ key: string; size: number }> {
+  async write(key: string | (() => string | Promise<string>), body: Readable): Promise<{ key: string; size: number }> {
     const temp = path.join(this.tempDir, `${randomUUID()}.part`);
     // 'wx': a fresh name, never an existing file; the mode is masked by the umask, which can only tighten it.
     const handle = await open(temp, 'wx', PRIVATE_FILE);
     const sink = handle.createWriteStream();
     try {
       await pipeline(body, sink);
-      const resolved = typeof key === 'string' ? key : key();
+      const resolved = typeof key === 'string' ? key : await key();
       await rename(temp, this.pathOf(resolved));
       return { key: resolved, size: sink.bytesWritten };
     } catch (error) {

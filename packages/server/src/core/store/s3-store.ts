@@ -80,9 +80,9 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async write(key: string | (() => string), body: Readable): Promise<{ key: string; size: number }> {
+  async write(key: string | (() => string | Promise<string>), body: Readable): Promise<{ key: string; size: number }> {
     let resolved: string | null = typeof key === 'string' ? key : null;
-    const keyNow = (): string => (resolved ??= (key as () => string)());
+    const keyNow = async (): Promise<string> => (resolved ??= await (key as () => string | Promise<string>)());
     let uploadId: string | null = null;
     const parts: UploadedPart[] = [];
     let pending: Buffer[] = [];
@@ -92,11 +92,11 @@ export class S3BlobStore implements BlobStore {
     const flush = async (bytes: Buffer): Promise<void> => {
       // One part uploads while the next fills: at most two parts in memory.
       await uploading;
-      uploadId ??= await this.startMultipart(keyNow());
+      uploadId ??= await this.startMultipart(await keyNow());
       const partNumber = parts.length + 1;
       const id = uploadId;
       parts.push({ partNumber, etag: '' });
-      uploading = this.writePart(keyNow(), id, partNumber, bytes).then((part) => {
+      uploading = this.writePart(resolved!, id, partNumber, bytes).then((part) => {
         parts[partNumber - 1] = part;
       });
       // Rejections are awaited at the next flush or at the end; until then they must not count as unhandled.
@@ -116,17 +116,17 @@ export class S3BlobStore implements BlobStore {
       }
       const rest = Buffer.concat(pending, pendingBytes);
       if (uploadId === null) {
-        const whole = this.full(keyNow());
+        const whole = this.full(await keyNow());
         await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: whole, Body: rest, ContentLength: rest.length })));
       } else {
         if (rest.length > 0) await flush(rest);
         await uploading;
-        await this.completeMultipart(keyNow(), uploadId, parts);
+        await this.completeMultipart(resolved!, uploadId, parts);
       }
-      return { key: keyNow(), size };
+      return { key: resolved!, size };
     } catch (error) {
       await uploading.catch(() => undefined);
-      if (uploadId !== null) await this.abortMultipart(keyNow(), uploadId).catch(() => undefined);
+      if (uploadId !== null) await this.abortMultipart(resolved!, uploadId).catch(() => undefined);
       throw error;
     }
   }
