@@ -269,7 +269,9 @@ describe('protocol', () => {
         and database = (select oid from pg_database where datname = current_database())`;
     expect(holders).toHaveLength(1);
     // That connection is lost (PostgreSQL frees its locks): the PATCH still running must not record its bytes.
-    await server.sql`select pg_terminate_backend(${holders[0]!.pid})`;
+    // With a timeout, pg_terminate_backend waits until the backend has exited (and freed its locks); without one it
+    // only signals it, and a fence checked meanwhile still sees the lock held.
+    await server.sql`select pg_terminate_backend(${holders[0]!.pid}, 10000)`;
     first.write(bytes.subarray(100));
     await until(async () => answer.endsWith('}'));
     first.destroy();

@@ -60,6 +60,6 @@ describe('UrlRedactor', () => {
 
 describe('SECRET_HEADERS', () => {
   it('names the credential headers in lower case', () => {
-    expect([...SECRET_HEADERS].sort()).toEqual(['authorization', 'cookie', 'proxy-authorization', 'set-cookie']);
+    expect([...SECRET_HEADERS].sort()).toEqual(['authorization', 'cookie', 'proxy-authorization', 'sec-websocket-protocol', 'set-cookie']);
   });
 });
