@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import net, { type Socket } from 'node:net';
 import path from 'node:path';
 import * as tus from 'tus-js-client';
@@ -575,17 +575,6 @@ async function stallingProxy(forward: number): Promise<{ url: string; close(): v
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, close: () => proxy.close() };
 }
-
-describe('the bytes on disk', () => {
-  it('are readable only by the server user', async () => {
-    const bytes = sampleBytes('zip', PART_BYTES + 1000);
-    const url = await createdUrl(owner.token, owner.cutId, 'g.zip', bytes.length);
-    expect((await patch(owner.token, url, 0, bytes.subarray(0, PART_BYTES + 100))).status).toBe(204);
-    const [row] = await server.sql<{ multipartId: string }[]>`select multipart_id as "multipartId" from resumable_uploads where id = ${path.basename(url)}`;
-    expect((await stat(path.join(server.dataDir, 'resumable', row!.multipartId))).mode & 0o777).toBe(0o600);
-    expect(await bytesHeld(url)).toBe(PART_BYTES + 100);
-  });
-});
 
 /** Bytes this process has read so far, from files and sockets alike (Linux). */
 async function bytesRead(): Promise<number> {
