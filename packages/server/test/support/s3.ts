@@ -24,3 +24,8 @@ export async function s3TestEnv(): Promise<Record<string, string>> {
 
 /** `TEST_STORAGE=s3` (pnpm test:s3) runs the server tests on the S3 driver. */
 export const storageUnderTest = process.env.TEST_STORAGE === 's3' ? 's3' : 'fs';
+
+/** Settings for stored bytes of one's own beside a test server's: a new bucket under TEST_STORAGE=s3 (under fs a new DATA_DIR is enough). */
+export async function ownStorage(): Promise<Record<string, string>> {
+  return storageUnderTest === 's3' ? s3TestEnv() : {};
+}

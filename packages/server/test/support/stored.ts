@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import type { Config } from '../../src/core/config.js';
+import { type Config, loadConfig } from '../../src/core/config.js';
 import { FsBlobStore } from '../../src/core/store/fs-store.js';
 import { createBlobStore } from '../../src/core/store/index.js';
 
@@ -61,4 +61,9 @@ export async function storedObjects(config: Pick<Config, 'storage' | 'dataDir'>)
       if ('destroy' in store && typeof store.destroy === 'function') store.destroy();
     },
   };
+}
+
+/** The stored bytes a server started with these settings (a spawned process, a restored DATA_DIR) has. */
+export function storedObjectsOf(env: Record<string, string>): Promise<StoredObjects> {
+  return storedObjects(loadConfig(env));
 }
