@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
 import { openEventSocket, refusedUpgrade } from './support/event-socket.js';
@@ -19,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 const AVATAR_URL = /^\/uploads\/avatars\/[0-9a-f-]{36}\.png$/;
-const avatarPath = (url: string) => join(server.dataDir, 'images', url.split('/').pop()!);
+const avatarStored = (url: string) => server.stored.exists(`images/${url.split('/').pop()!}`);
 
 function imageForm(bytes: Buffer, fileName = 'me.png'): FormData {
   const form = new FormData();
@@ -85,12 +83,12 @@ describe('avatars', () => {
 
     const replaced = await expectStatus(api.request('PUT', '/api/auth/me/avatar', { token: user.accessToken, body: imageForm(PNG_BYTES) }), 200);
     expect(replaced.avatarUrl).not.toBe(set.avatarUrl);
-    expect(existsSync(avatarPath(set.avatarUrl))).toBe(false);
+    expect(await avatarStored(set.avatarUrl)).toBe(false);
     expect((await api.request('GET', set.avatarUrl, { token: stranger.accessToken })).status).toBe(404);
 
     const cleared = await expectStatus(api.request('DELETE', '/api/auth/me/avatar', { token: user.accessToken }), 200);
     expect(cleared.avatarUrl).toBeNull();
-    expect(existsSync(avatarPath(replaced.avatarUrl))).toBe(false);
+    expect(await avatarStored(replaced.avatarUrl)).toBe(false);
     const after = await expectStatus(api.request('GET', '/api/files/storage', { token: user.accessToken }), 200);
     expect(after.breakdown.images).toEqual({ size: 0, count: 0 });
   });
@@ -257,8 +255,8 @@ describe('DELETE /api/auth/me', () => {
     expect((await api.request('POST', '/api/auth/login', { json: { email: leaver.user.email, password: leaver.password } })).status).toBe(401);
 
     expect(await server.sql`select 1 from projects where id = ${own.id}`).toHaveLength(0);
-    expect(existsSync(join(server.dataDir, 'files', `${ownFile.id}.mp3`))).toBe(false);
-    expect(existsSync(avatarPath(avatarUrl))).toBe(false);
+    expect(await server.stored.exists(`files/${ownFile.id}.mp3`)).toBe(false);
+    expect(await avatarStored(avatarUrl)).toBe(false);
 
     const kept = await expectStatus(api.request('GET', `/api/files/${sharedFile.id}`, { token: bandleader.accessToken }), 200);
     expect(kept.uploadedBy).toEqual({ id: null, name: 'Former member', avatarUrl: null });

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,7 +139,7 @@ describe('GET /api/cuts/:id/archive', () => {
     const kept = sampleBytes('wav', 2_000);
     await put(cutId, 'kept.wav', kept);
     const gone = await put(cutId, 'gone.wav', sampleBytes('wav', 3_000));
-    await rm(`${server.dataDir}/files/${gone.id}.wav`);
+    await server.stored.delete(`files/${gone.id}.wav`);
     const outcome = await getRaw(`/api/cuts/${cutId}/archive`, owner.token).then(
       (response) => Number(response.headers['content-length']) === response.body.length,
       () => false,

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { runServerCommand, spawnServer } from './support/process.js';
+import { ownStorage } from './support/s3.js';
 import { createTestDatabase, startTestServer, type TestServer } from './support/server.js';
+import { type StoredObjects, storedObjectsOf } from './support/stored.js';
 
 // The built server's `backup` and `restore` commands, run as an admin would, beside a running server. On the
 // local directory, whatever TEST_STORAGE says: a backup on S3 lists objects instead (backup-s3.test.ts).
@@ -45,15 +47,25 @@ async function rowCounts(sql: postgres.Sql): Promise<Record<string, number>> {
   return counts;
 }
 
-/** `files/<name>` and `images/<name>` under a DATA_DIR, each with its sha256. */
-async function storedHashes(dataDir: string): Promise<Record<string, string>> {
+/** `files/<name>` and `images/<name>` in a store (DATA_DIR or bucket), each with its sha256. */
+async function storedHashes(stored: StoredObjects): Promise<Record<string, string>> {
   const hashes: Record<string, string> = {};
-  for (const kind of ['files', 'images']) {
-    for (const name of await readdir(path.join(dataDir, kind)).catch(() => [])) {
-      hashes[`${kind}/${name}`] = createHash('sha256').update(await readFile(path.join(dataDir, kind, name))).digest('hex');
+  for (const kind of ['files', 'images'] as const) {
+    for (const name of await stored.list(kind)) {
+      hashes[`${kind}/${name}`] = createHash('sha256').update(await stored.read(`${kind}/${name}`)).digest('hex');
     }
   }
   return hashes;
+}
+
+/** The hashes of what a server started with `env` stores. */
+async function storedHashesOf(env: Record<string, string>): Promise<Record<string, string>> {
+  const stored = await storedObjectsOf(env);
+  try {
+    return await storedHashes(stored);
+  } finally {
+    stored.close();
+  }
 }
 
 describe('backup and restore', () => {
@@ -62,7 +74,7 @@ describe('backup and restore', () => {
     // Both servers' row counts are compared: the background analysis of the uploads must be over first.
     while ((await server.sql`select count(*)::int as n from analysis_jobs`)[0]!.n > 0) await delay(100);
     // A stored file without a row (an upload not yet recorded) is not part of the snapshot.
-    await writeFile(path.join(server.dataDir, 'files', 'not-recorded.wav'), sampleBytes('wav', 100));
+    await server.stored.write('files/not-recorded.wav', sampleBytes('wav', 100));
     const made = await runServerCommand(['backup', backup], server.env);
     expect(made.code, made.stderr).toBe(0);
     expect(made.stdout).toMatch(/^backed up to .*: \d+ tables, \d+ rows, 5 stored file\(s\), 435000 bytes\n$/);
@@ -71,16 +83,16 @@ describe('backup and restore', () => {
 
     const dataDir = path.join(scratch, 'restored-data');
     const databaseUrl = await createTestDatabase();
-    const target = { ...server.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
+    const target = { ...server.env, ...(await ownStorage()), DATA_DIR: dataDir, DATABASE_URL: databaseUrl };
     const restored = await runServerCommand(['restore', backup], target);
     expect(restored.code, restored.stderr).toBe(0);
 
     const again = await startTestServer(target);
     try {
-      const { ['files/not-recorded.wav']: notRecorded, ...original } = await storedHashes(server.dataDir);
+      const { ['files/not-recorded.wav']: notRecorded, ...original } = await storedHashes(server.stored);
       expect(notRecorded).toBeDefined();
       expect(Object.keys(original)).toHaveLength(5);
-      expect(await storedHashes(dataDir)).toEqual(original);
+      expect(await storedHashes(again.stored)).toEqual(original);
       expect(await rowCounts(again.sql)).toEqual(await rowCounts(server.sql));
       expect(manifest.tables.find((t: { name: string }) => t.name === 'files').rows).toBe(3);
       // The restored server serves what it holds.
@@ -90,7 +102,7 @@ describe('backup and restore', () => {
       expect(Buffer.from(await downloaded.arrayBuffer())).toEqual(sampleBytes('mp3', 70_000));
     } finally {
       await again.close();
-      await rm(path.join(server.dataDir, 'files', 'not-recorded.wav'), { force: true });
+      await server.stored.delete('files/not-recorded.wav');
     }
 
     const twice = await runServerCommand(['restore', backup], target);
@@ -130,9 +142,19 @@ describe('backup and restore', () => {
 
     const [table] = (await readdir(path.join(backup, 'database'))).sort();
     await writeFile(path.join(backup, 'database', table!), 'tampered\n');
-    const target = { ...server.env, DATA_DIR: path.join(scratch, 'tampered-data'), DATABASE_URL: await createTestDatabase() };
+    const target = { ...server.env, ...(await ownStorage()), DATA_DIR: path.join(scratch, 'tampered-data'), DATABASE_URL: await createTestDatabase() };
     const refused = await runServerCommand(['restore', backup], target);
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('does not match its sha256 in the manifest') });
+  });
+
+  it("refuses to restore into a store that holds the backup's stored files (the running server's own), and leaves them as they are", async () => {
+    const backup = path.join(scratch, 'onto-itself');
+    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const before = await storedHashes(server.stored);
+    // A fresh database on the server's own stored bytes: its DATA_DIR, or under STORAGE=s3 its bucket.
+    const refused = await runServerCommand(['restore', backup], { ...server.env, DATABASE_URL: await createTestDatabase() });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^restore refused: .*(is not empty|already holds)/) });
+    expect(await storedHashes(server.stored)).toEqual(before);
   });
 
   it('refuses a manifest whose paths leave the backup folder: .., absolute paths, symbolic links', async () => {
@@ -152,7 +174,7 @@ describe('backup and restore', () => {
       const edited = JSON.parse(original);
       edit(edited);
       await writeFile(path.join(backup, 'manifest.json'), JSON.stringify(edited));
-      const target = { ...server.env, DATA_DIR: await mkdtemp(path.join(scratch, 'escaping-data-')), DATABASE_URL: await createTestDatabase() };
+      const target = { ...server.env, ...(await ownStorage()), DATA_DIR: await mkdtemp(path.join(scratch, 'escaping-data-')), DATABASE_URL: await createTestDatabase() };
       return runServerCommand(['restore', backup], target);
     };
     const refusal = (shown: string) => ({ code: 1, stderr: expect.stringContaining(`the manifest lists an unsafe path ${shown}`) });
@@ -177,7 +199,8 @@ describe('backup and restore', () => {
   it('restores onto a new DATA_DIR with the embedded database, and refuses a DATA_DIR that holds anything', async () => {
     const backup = path.join(scratch, 'for-embedded');
     expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
-    const { DATABASE_URL: _external, ...embedded } = server.env;
+    const { DATABASE_URL: _external, ...shared } = server.env;
+    const embedded = { ...shared, ...(await ownStorage()) };
 
     const used = path.join(scratch, 'used-data');
     await mkdir(used);
@@ -188,7 +211,7 @@ describe('backup and restore', () => {
     const dataDir = path.join(scratch, 'embedded-data');
     const restored = await runServerCommand(['restore', backup], { ...embedded, DATA_DIR: dataDir });
     expect(restored.code, restored.stderr).toBe(0);
-    expect(await storedHashes(dataDir)).toEqual(await storedHashes(server.dataDir));
+    expect(await storedHashesOf({ ...embedded, DATA_DIR: dataDir })).toEqual(await storedHashes(server.stored));
     const started = await spawnServer({ ...embedded, DATA_DIR: dataDir });
     try {
       const email = (await server.sql<{ email: string }[]>`select email from users`)[0]!.email;

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { unlink } from 'node:fs/promises';
 import { request } from 'node:http';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
@@ -154,9 +152,9 @@ describe('download', () => {
     expect(response.text).toBe('');
   });
 
-  it('answers 404 when the bytes are gone from disk', async () => {
+  it('answers 404 when the bytes are gone from the store', async () => {
     const lost = (await upload(api, owner.token, owner.cutId, 'lost.mp3', sampleBytes('mp3', 20))).body;
-    await unlink(path.join(server.dataDir, 'files', `${lost.id}.mp3`));
+    await server.stored.delete(`files/${lost.id}.mp3`);
     const response = await api.request('GET', `/api/files/${lost.id}/download`, { token: owner.token });
     expect(response.status).toBe(404);
     expect(response.body.code).toBe('NOT_FOUND');

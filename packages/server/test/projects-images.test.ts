@@ -1,7 +1,4 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
 import { client } from './support/http.js';
@@ -35,8 +32,8 @@ function form(fields: Record<string, string>, image?: { bytes: Buffer; name: str
   return body;
 }
 
-const storedImages = async () => (await readdir(join(server.dataDir, 'images'))).sort();
-const imagePath = (url: string) => join(server.dataDir, 'images', url.split('/').pop()!);
+const storedImages = () => server.stored.list('images');
+const imageKey = (url: string) => `images/${url.split('/').pop()!}`;
 
 describe('project covers', () => {
   it('creates a project from a form with a cover, served to members with the file headers', async () => {
@@ -111,21 +108,21 @@ describe('project covers', () => {
       api.request('POST', '/api/projects', { token: owner.accessToken, body: form({ name: 'Changing' }, { bytes: PNG, name: 'a.png' }) }),
       201,
     );
-    const first = imagePath(created.imageUrl);
+    const first = imageKey(created.imageUrl);
     const replaced = await expectStatus(
       api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, body: form({ name: 'Changed' }, { bytes: GIF, name: 'b.gif' }) }),
       200,
     );
     expect(replaced).toMatchObject({ name: 'Changed', imageUrl: expect.stringMatching(/\.gif$/) });
-    expect(existsSync(first)).toBe(false);
-    expect(existsSync(imagePath(replaced.imageUrl))).toBe(true);
+    expect(await server.stored.exists(first)).toBe(false);
+    expect(await server.stored.exists(imageKey(replaced.imageUrl))).toBe(true);
 
     const kept = await expectStatus(api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, body: form({ description: 'Same art' }) }), 200);
     expect(kept.imageUrl).toBe(replaced.imageUrl);
 
     const cleared = await expectStatus(api.request('PUT', `/api/projects/${created.id}`, { token: owner.accessToken, json: { image: null } }), 200);
     expect(cleared.imageUrl).toBeNull();
-    expect(existsSync(imagePath(replaced.imageUrl))).toBe(false);
+    expect(await server.stored.exists(imageKey(replaced.imageUrl))).toBe(false);
   });
 
   it('refuses bytes that are not an image (415), an image over the limit (413) and invalid fields (400), keeping nothing', async () => {
@@ -253,10 +250,10 @@ describe('vibe images', () => {
       200,
     );
     expect(replaced).toMatchObject({ name: 'Pictured', imageUrl: expect.stringMatching(/\.gif$/) });
-    expect(existsSync(imagePath(created.body.imageUrl))).toBe(false);
+    expect(await server.stored.exists(imageKey(created.body.imageUrl))).toBe(false);
     const cleared = await expectStatus(api.request('PUT', `/api/vibes/${created.body.id}`, { token: owner.accessToken, json: { image: null } }), 200);
     expect(cleared.imageUrl).toBeNull();
-    expect(existsSync(imagePath(replaced.imageUrl))).toBe(false);
+    expect(await server.stored.exists(imageKey(replaced.imageUrl))).toBe(false);
   });
 
   it('refuses a vibe form with bad bytes or a bad name, keeping nothing', async () => {
@@ -289,7 +286,7 @@ describe('image ETags (the sha256 recorded at upload)', () => {
     expect(vibeRow!.image_sha256).toBe(sha256(GIF));
 
     // Bytes changed behind the server's back: the ETag is still the recorded one, so nothing hashed them per request.
-    await writeFile(imagePath(project.imageUrl), Buffer.alloc(PNG.length, 1));
+    await server.stored.write(imageKey(project.imageUrl), Buffer.alloc(PNG.length, 1));
     const cover = await api.request('HEAD', project.imageUrl, { token: owner.accessToken });
     expect(cover.headers.get('etag')).toBe(`"${sha256(PNG)}"`);
     const image = await api.request('GET', vibe.imageUrl, { token: owner.accessToken });
@@ -349,12 +346,12 @@ describe('delete removes images', () => {
       );
     }
     expect((await api.request('DELETE', `/api/vibes/${vibes[0].id}`, { token: owner.accessToken })).status).toBe(200);
-    expect(existsSync(imagePath(vibes[0].imageUrl))).toBe(false);
-    expect(existsSync(imagePath(vibes[1].imageUrl))).toBe(true);
+    expect(await server.stored.exists(imageKey(vibes[0].imageUrl))).toBe(false);
+    expect(await server.stored.exists(imageKey(vibes[1].imageUrl))).toBe(true);
 
     expect((await api.request('DELETE', `/api/projects/${project.id}`, { token: owner.accessToken })).status).toBe(200);
-    expect(existsSync(imagePath(project.imageUrl))).toBe(false);
-    expect(existsSync(imagePath(vibes[1].imageUrl))).toBe(false);
+    expect(await server.stored.exists(imageKey(project.imageUrl))).toBe(false);
+    expect(await server.stored.exists(imageKey(vibes[1].imageUrl))).toBe(false);
     expect((await api.request('GET', project.imageUrl, { token: owner.accessToken })).status).toBe(404);
   });
 });

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdir, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { expectStatus } from './authz/fixture.js';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
@@ -114,4 +116,28 @@ it('purges at start', async () => {
   const counts = await seedExpiredAndLive(first);
   await serverWith({ DATABASE_URL: first.env.DATABASE_URL! });
   expect(await counts()).toEqual(AFTER_PURGE);
+});
+
+// About the local directory's tmp/ (STORAGE=fs), so not in `pnpm test:s3`: a bucket has no temporary files,
+// and its objects' ages cannot be set back.
+it('start-up removes nothing; the purge job removes temporary leftovers a day old, and never a stored file', async () => {
+  const server = await serverWith({});
+  const api = client(server.url);
+  const owner = await userWithCut(api);
+  const kept = (await upload(api, owner.token, owner.cutId, 'keep.mp3', sampleBytes('mp3', 80))).body;
+  const stray = path.join(server.dataDir, 'files', '11111111-1111-4111-8111-111111111111.mp3');
+  // Another instance sharing DATA_DIR may be writing this one right now.
+  const inFlight = path.join(server.dataDir, 'tmp', 'streaming.part');
+  // A server that died mid-upload a day ago left this one.
+  const leftover = path.join(server.dataDir, 'tmp', 'interrupted.part');
+  for (const file of [stray, inFlight, leftover]) await writeFile(file, 'x');
+  const dayAndMinuteAgo = new Date(Date.now() - (24 * 60 + 1) * 60 * 1000);
+  await utimes(leftover, dayAndMinuteAgo, dayAndMinuteAgo);
+  await utimes(stray, dayAndMinuteAgo, dayAndMinuteAgo);
+  // The purge job runs once before a server listens, then every PURGE_INTERVAL_SECONDS.
+  await serverWith({ DATA_DIR: server.dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+  expect(await readdir(path.join(server.dataDir, 'tmp'))).toEqual([path.basename(inFlight)]);
+  const stored = await readdir(path.join(server.dataDir, 'files'));
+  expect(stored).toContain(`${kept.id}.mp3`);
+  expect(stored).toContain(path.basename(stray));
 });

@@ -130,6 +130,28 @@ it('deletes the bytes of a committed delete that were left on disk in the purge 
   }
 });
 
+/** A resumable upload's parts, written under resumable/ until it completes, are the server user's alone too. */
+async function expectPrivateResumableParts(server: TestServer, owner: Awaited<ReturnType<typeof userWithCut>>): Promise<void> {
+  const api = client(server.url);
+  const tus = { 'tus-resumable': '1.0.0' };
+  // More than one part (8 MiB under STORAGE=fs): what is below a part waits in PostgreSQL.
+  const bytes = sampleBytes('zip', 8 * MiB + 100);
+  const created = await api.request('POST', '/api/uploads', {
+    token: owner.token,
+    headers: { ...tus, 'upload-length': String(bytes.length + 1000), 'upload-metadata': `cutId ${btoa(owner.cutId)},filename ${btoa('g.zip')}` },
+  });
+  expect(created.status).toBe(201);
+  const url = created.headers.get('location')!;
+  const patched = await api.request('PATCH', url, {
+    token: owner.token,
+    body: new Uint8Array(bytes),
+    headers: { ...tus, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+  });
+  expect(patched.status).toBe(204);
+  const [row] = await server.sql<{ multipartId: string }[]>`select multipart_id as "multipartId" from resumable_uploads where id = ${path.basename(url)}`;
+  expect(await modeOf(path.join(server.dataDir, 'resumable', row!.multipartId))).toBe(0o600);
+}
+
 describe('modes', () => {
   let server: TestServer | undefined;
   let dataDir: string;
@@ -159,6 +181,7 @@ describe('modes', () => {
     ];
     for (const dir of directories()) expect([dir, await modeOf(dir)]).toEqual([dir, 0o700]);
     for (const target of stored) expect([target, await modeOf(target)]).toEqual([target, 0o600]);
+    await expectPrivateResumableParts(server, owner);
 
     await server.close();
     for (const dir of directories()) await chmod(dir, 0o777);

@@ -107,8 +107,9 @@ export class BackupService {
   }
 
   /**
-   * Restores onto an empty database (migrations applied, no rows) and empty stored-file directories: the
-   * files first, each checked against its sha256 as it is copied, then every table in one transaction.
+   * Restores onto an empty database (migrations applied, no rows) and an empty store (empty stored-file
+   * directories, a bucket without any of the backup's keys): the files first, each checked against its
+   * sha256 as it is copied, then every table in one transaction.
    * On any failure the files copied are removed again, so the command can be run once more.
    */
   async restore(dir: string, manifest: Manifest): Promise<void> {
@@ -120,7 +121,16 @@ export class BackupService {
     }
     const filled = await this.repository.tablesWithRows();
     if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
-    if (this.store.kind === 'fs') for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
+    if (this.store.kind === 'fs') {
+      for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
+    } else if (manifest.objects === undefined) {
+      // A backup that copied its files, restored into a bucket: none of its keys may be there already (the source
+      // server's own bucket, named again with only a new DATABASE_URL). Writing would replace its objects, and a
+      // failure remove them.
+      for (const file of manifest.files) {
+        if (await this.store.head(file.path)) throw new BackupError(`the store already holds ${file.path}: restore only into an empty bucket or S3_PREFIX`);
+      }
+    }
     if (manifest.objects !== undefined) await this.checkBucket(dir, manifest.objects);
 
     const written: string[] = [];

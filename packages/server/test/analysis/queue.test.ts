@@ -2,7 +2,7 @@
 // serves them, and the queue is durable and shared (a killed server's job completes after a restart; two
 // instances on one database analyse each file once).
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, truncate } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -15,7 +15,9 @@ import { openEventSocket } from '../support/event-socket.js';
 import { analysed, upload, userWithCut } from '../support/files.js';
 import { client } from '../support/http.js';
 import { spawnServer } from '../support/process.js';
-import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
+import { ownStorage } from '../support/s3.js';
+import { createTestDatabase, startTestServer, storageSettings, type TestServer } from '../support/server.js';
+import { storedObjectsOf } from '../support/stored.js';
 import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
 import { writeZip } from './zip.js';
 
@@ -156,7 +158,7 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
   it('keeps a job through a server kill in the middle of its analysis and completes it after the restart', async () => {
     const dataDir = await mkdtemp(path.join(dir, 'data-'));
     const first = await startTestServer({ ANALYSIS_CONCURRENCY: '0', DATA_DIR: dataDir });
-    const env = { DATABASE_URL: first.env.DATABASE_URL!, DATA_DIR: dataDir, JWT_SECRET: first.env.JWT_SECRET! };
+    const env = { DATABASE_URL: first.env.DATABASE_URL!, DATA_DIR: dataDir, JWT_SECRET: first.env.JWT_SECRET!, ...storageSettings(first.env) };
     const api = client(first.url);
     const owner = await userWithCut(api);
     // Long enough that the analysis is still running when the server is killed (a few seconds of decoding).
@@ -234,6 +236,8 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
     const databaseUrl = await createTestDatabase();
     const dataDir = await mkdtemp(path.join(dir, 'data-'));
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+    const storage = await ownStorage();
+    const planted = await storedObjectsOf({ ...storage, DATA_DIR: dataDir });
     const wavId = randomUUID();
     const pngId = randomUUID();
     try {
@@ -248,13 +252,12 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
       const [project] = await sql`insert into projects (name) values ('Old') returning id`;
       const [vibe] = await sql`insert into vibes (project_id, name, position) values (${project!.id}, 'Old', 0) returning id`;
       const [cut] = await sql`insert into cuts (vibe_id, project_id, name) values (${vibe!.id}, ${project!.id}, 'Old') returning id`;
-      await mkdir(path.join(dataDir, 'files'), { recursive: true, mode: 0o700 });
       const stored = [
         { id: wavId, extension: 'wav', type: 'CUT', mime: 'audio/wav', bytes: await readFile(fixture('old.wav', 1, ['-c:a', 'pcm_s16le'])) },
         { id: pngId, extension: 'png', type: 'IMAGE', mime: 'image/png', bytes: PNG_BYTES },
       ];
       for (const file of stored) {
-        await writeFile(path.join(dataDir, 'files', `${file.id}.${file.extension}`), file.bytes, { mode: 0o600 });
+        await planted.write(`files/${file.id}.${file.extension}`, file.bytes);
         await sql`
           insert into files (id, cut_id, project_id, name, extension, type, size, mime_type, sha256, uploaded_by)
           values (${file.id}, ${cut!.id}, ${project!.id}, 'old', ${file.extension}, ${file.type}, ${file.bytes.length}, ${file.mime},
@@ -262,9 +265,10 @@ describe.skipIf(!hasFfmpeg)('the queue', () => {
       }
     } finally {
       await sql.end({ timeout: 1 });
+      planted.close();
     }
 
-    const server = await startTestServer({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
+    const server = await startTestServer({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, ...storage });
     try {
       const until = Date.now() + 30_000;
       while ((await server.sql`select analysis from files where id = ${wavId}`)[0]!.analysis === 'pending') {

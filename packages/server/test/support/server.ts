@@ -11,6 +11,7 @@ import type { Clock } from '../../src/core/clock.js';
 import { type Config, loadConfig } from '../../src/core/config.js';
 import type { Sql } from '../../src/core/database.js';
 import type { ServerEnv } from './process.js';
+import { type StoredObjects, storedObjects } from './stored.js';
 import type {} from './provided-context.js';
 import { MIGRATED_TEMPLATE } from './template.js';
 
@@ -20,6 +21,8 @@ export interface TestServer {
   /** A connection to this server's own database, for asserting what is (not) stored. */
   sql: Sql;
   dataDir: string;
+  /** Its stored bytes, through the driver it runs on (STORAGE=fs or s3). */
+  stored: StoredObjects;
   /** Settings as environment variables, to start another process (or the built binary) on the same state. */
   env: ServerEnv;
   /** The routes the server registered, as `METHOD /path/:param`. */
@@ -40,6 +43,17 @@ export class TestClock implements Clock {
   advance(seconds: number): void {
     this.offsetMs += seconds * 1000;
   }
+}
+
+/**
+ * Under TEST_STORAGE=s3, the bucket of each DATA_DIR a test server started on: a server started again on the
+ * same DATA_DIR (a restart, a second instance) is on the same state, bucket included.
+ */
+const bucketOf = new Map<string, Record<string, string>>();
+
+/** The storage settings (STORAGE, S3_*) among `env`: another process or server on the same stored bytes. */
+export function storageSettings(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name === 'STORAGE' || name.startsWith('S3_')));
 }
 
 /** Creates an empty database in the shared test cluster and returns its URL. */
@@ -88,7 +102,7 @@ export async function startTestServer(env: Record<string, string> = {}, clock = 
     JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
     // Machines here are sometimes short of disk: no free-disk floor unless a test sets one.
     MIN_FREE_DISK_MB: '0',
-    ...(storageUnderTest === 's3' && env.STORAGE === undefined ? await s3TestEnv() : {}),
+    ...(storageUnderTest === 's3' && env.STORAGE === undefined ? await bucketFor(env.DATA_DIR ?? dataDir) : {}),
     ...env,
     DATA_DIR: env.DATA_DIR ?? dataDir,
     DATABASE_URL: databaseUrl,
@@ -97,11 +111,13 @@ export async function startTestServer(env: Record<string, string> = {}, clock = 
   // Frozen: settings are read once and never changed after start (startServer throws if it assigns one).
   const running = await startServer(Object.freeze(config), { clock });
   const sql = postgres(databaseUrl, { max: 2, onnotice: () => undefined });
+  const stored = await storedObjects(running.config);
   return {
     url: running.url,
     config: running.config,
     sql,
     dataDir: settings.DATA_DIR!,
+    stored,
     clock,
     env: settings,
     routes: running.app.middleware
@@ -109,8 +125,17 @@ export async function startTestServer(env: Record<string, string> = {}, clock = 
       .map((m) => `${m.method} ${m.path}`),
     async close() {
       await sql.end({ timeout: 1 });
+      stored.close();
       await running.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+async function bucketFor(dataDir: string): Promise<Record<string, string>> {
+  const known = bucketOf.get(dataDir);
+  if (known) return known;
+  const fresh = await s3TestEnv();
+  bucketOf.set(dataDir, fresh);
+  return fresh;
 }
