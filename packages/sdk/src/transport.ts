@@ -5,7 +5,7 @@ import { ROUTES } from './contract/routes.js';
 import { BandPromise } from './band-promise.js';
 import { abortedOr, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, statusTitle } from './errors.js';
 import { defaultSender } from './senders/default.js';
-import type { OutgoingBody, ResponseBody, Sender } from './senders/sender.js';
+import type { OutgoingBody, ResponseBody, Sender, SenderOptions } from './senders/sender.js';
 import { type Tokens, TokenSession, type TokenSessionOptions, type TokenStore } from './session.js';
 import { sleep } from './sleep.js';
 import type { Problem, RefreshRequest, TokenPair } from './types.js';
@@ -25,7 +25,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export interface TransportOptions {
+export interface TransportOptions extends SenderOptions {
   /** The server's address, e.g. `https://band.example.com` (no `/api`). */
   baseUrl: string;
   /**
@@ -39,13 +39,6 @@ export interface TransportOptions {
   onTokens?: TokenSessionOptions['onTokens'];
   /** Shares the pair with other processes: refreshes reload, lock and save through it. */
   tokenStore?: TokenStore;
-  /** Node build: an undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
-  dispatcher?: Dispatcher;
-  /**
-   * Web build: `include` signs requests with the server's HttpOnly cookies (set by `auth.login` on a same-site
-   * server) instead of tokens held in JavaScript.
-   */
-  credentials?: 'include';
   /**
    * How many times a safe or idempotent request, or a create (sent with an Idempotency-Key), is retried after a
    * network error, 429, 502, 503 or 504.

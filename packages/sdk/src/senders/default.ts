@@ -1,6 +1,5 @@
-import type { TransportOptions } from '../transport.js';
 import { fetchSender } from './fetch.js';
-import type { OutgoingBody, Sender } from './sender.js';
+import type { OutgoingBody, Sender, SenderOptions } from './sender.js';
 import { undiciSender } from './undici.js';
 
 /**
@@ -9,7 +8,7 @@ import { undiciSender } from './undici.js';
  * small request does not load undici at all. A caller's dispatcher is undici's: then undici sends everything.
  * (The web build, and the SDK's sdk-fetch test project, use senders/default.web.ts.)
  */
-export function defaultSender(options: TransportOptions): Sender {
+export function defaultSender(options: SenderOptions): Sender {
   const undici = undiciSender(options.dispatcher);
   if (options.dispatcher) return undici;
   const fetch = fetchSender({ redirect: 'manual' });

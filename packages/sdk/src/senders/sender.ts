@@ -1,3 +1,5 @@
+import type { Dispatcher } from 'undici';
+
 /**
  * The one thing a runtime must do for the transport: send one request and hand back its answer, body unread.
  * Auth, refresh, retries and errors stay in the transport; a sender neither retries nor reads a status.
@@ -42,4 +44,15 @@ export interface ResponseBody extends AsyncIterable<Uint8Array> {
  */
 export interface SendFailure extends Error {
   code?: string;
+}
+
+/** What a client's options say of how to send: the transport's options extend these. */
+export interface SenderOptions {
+  /** Node build: an undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
+  dispatcher?: Dispatcher;
+  /**
+   * Web build: `include` signs requests with the server's HttpOnly cookies (set by `auth.login` on a same-site
+   * server) instead of tokens held in JavaScript.
+   */
+  credentials?: 'include';
 }

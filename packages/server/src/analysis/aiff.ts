@@ -1,8 +1,7 @@
 // A streaming AIFF / AIFF-C decoder, written here as wav.ts is: music-metadata reads AIFF headers but not the
 // samples, and the npm AIFF decoders want the whole file in memory. Integer PCM of 1 to 32 bits: big-endian
 // (AIFF, and AIFF-C `NONE`) or little-endian (AIFF-C `sowt`, what Logic and ffmpeg write for 16-bit).
-import { AnalysisError, MAX_DURATION_SECONDS } from './decoded.js';
-import type { Codec, FileDecoder } from './decoders.js';
+import { AnalysisError, type Codec, type FileDecoder, MAX_DURATION_SECONDS } from './decoded.js';
 import { bytesPerSample, ChunkedHeaderReader, type PcmContainer, PcmDecoder } from './pcm.js';
 
 const FORM = 0x464f524d; // "FORM"

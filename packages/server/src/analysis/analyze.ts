@@ -5,8 +5,8 @@
 import type { Readable } from 'node:stream';
 import { localFileSource } from '../core/store/fs-store.js';
 import type { ObjectSource } from '../core/store/index.js';
-import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from './decoded.js';
-import { createDecoder, isAudioExtension, type Codec } from './decoders.js';
+import { AnalysisError, type Codec, type DecodedChunk, MAX_DURATION_SECONDS } from './decoded.js';
+import { createDecoder, isAudioExtension } from './decoders.js';
 import { LoudnessMeter, type Loudness } from './loudness.js';
 import { m4aInStreamingOrder } from './m4a.js';
 import { PeakReducer, type WaveformData } from './peaks.js';

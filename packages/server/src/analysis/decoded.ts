@@ -22,3 +22,12 @@ export const MAX_DURATION_SECONDS = 10 * 3600;
 export class AnalysisError extends Error {
   override readonly name = 'AnalysisError';
 }
+
+export type Codec = 'pcm' | 'pcm-float' | 'flac' | 'mp3' | 'vorbis' | 'opus' | 'aac' | 'alac';
+
+/** A decoder plus what it learns from the stream's own headers. */
+export interface FileDecoder extends StreamDecoder {
+  codec(): Codec;
+  /** Bits per sample of a lossless codec, null for lossy ones. */
+  bitDepth(): number | null;
+}

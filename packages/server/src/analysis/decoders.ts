@@ -6,25 +6,16 @@ import { FLACDecoder } from '@wasm-audio-decoders/flac';
 import { OggVorbisDecoder } from '@wasm-audio-decoders/ogg-vorbis';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { OggOpusDecoder } from 'ogg-opus-decoder';
-import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS, type StreamDecoder } from './decoded.js';
+import { AnalysisError, type Codec, type DecodedChunk, type FileDecoder, MAX_DURATION_SECONDS } from './decoded.js';
 import { AiffDecoder } from './aiff.js';
 import { WavDecoder } from './wav.js';
 
 /** Codec names, the same for a decoded cut (here) and a stem read from its headers (./stems.ts). */
-export type Codec = 'pcm' | 'pcm-float' | 'flac' | 'mp3' | 'vorbis' | 'opus' | 'aac' | 'alac';
-
 export const AUDIO_EXTENSIONS = ['wav', 'aif', 'aiff', 'flac', 'mp3', 'ogg', 'opus', 'aac', 'm4a'] as const;
 export type AudioExtension = (typeof AUDIO_EXTENSIONS)[number];
 
 export function isAudioExtension(extension: string): extension is AudioExtension {
   return (AUDIO_EXTENSIONS as readonly string[]).includes(extension);
-}
-
-/** A decoder plus what it learns from the stream's own headers. */
-export interface FileDecoder extends StreamDecoder {
-  codec(): Codec;
-  /** Bits per sample of a lossless codec, null for lossy ones. */
-  bitDepth(): number | null;
 }
 
 interface WasmResult {

@@ -13,7 +13,7 @@
 //   against ffmpeg's ebur128 filter.
 // - ZIPs: yauzl 3.4.0 (reads the central directory, streams each entry).
 export { analyzeAudio, type AudioAnalysis, type AudioFacts } from './analyze.js';
-export type { Codec } from './decoders.js';
+export type { Codec } from './decoded.js';
 export type { Loudness } from './loudness.js';
 export type { WaveformData } from './peaks.js';
 export { analyzeStems, type StemAudio, type StemEntry, type StemsAnalysis, type StemsSummary } from './stems.js';

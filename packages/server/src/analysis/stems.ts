@@ -8,8 +8,8 @@ import yauzl from 'yauzl';
 import { localFileSource } from '../core/store/fs-store.js';
 import type { ObjectSource } from '../core/store/index.js';
 import { AiffHeaderReader } from './aiff.js';
-import { AnalysisError } from './decoded.js';
-import { isAudioExtension, type Codec } from './decoders.js';
+import { AnalysisError, type Codec } from './decoded.js';
+import { isAudioExtension } from './decoders.js';
 import { WavHeaderReader } from './wav.js';
 
 export interface StemAudio {
