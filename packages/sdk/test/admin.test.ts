@@ -39,7 +39,7 @@ describe('admin', () => {
     expect(await siteAdmin.admin.setActive(me.id, false)).toMatchObject({ id: me.id, active: false });
     await expect(member.auth.me()).rejects.toMatchObject({ status: 401 });
     const again = new Client({ baseUrl: server.url });
-    await expect(again.auth.login({ email, password: PASSWORD })).rejects.toMatchObject({ status: 403, code: 'ACCOUNT_DEACTIVATED' });
+    await expect(again.auth.login({ email, password: PASSWORD })).rejects.toMatchObject({ status: 403, code: 'FORBIDDEN', detail: expect.stringContaining('deactivated') });
 
     expect(await siteAdmin.admin.setActive(me.id, true)).toMatchObject({ active: true, deactivatedAt: null });
     await again.auth.login({ email, password: PASSWORD });

@@ -151,7 +151,7 @@ describe('GET /api/admin/users, PUT /api/admin/users/:id/active', () => {
     for (const socket of sockets) expect((await socket.closed).code).toBe(4401);
     expect((await api.request('POST', '/api/auth/refresh', { json: { refreshToken: carol.user.refreshToken } })).status).toBe(401);
     const refused = await login(carol.user.user.email, carol.user.password);
-    expect([refused.status, refused.body.code]).toEqual([403, 'ACCOUNT_DEACTIVATED']);
+    expect([refused.status, refused.body.code, refused.body.detail]).toEqual([403, 'FORBIDDEN', expect.stringContaining('deactivated')]);
     const wrong = await login(carol.user.user.email, 'not the password at all');
     expect([wrong.status, wrong.body.code]).toEqual([401, 'INVALID_CREDENTIALS']);
 
@@ -188,7 +188,7 @@ describe('users (server commands)', () => {
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).toContain(`${erin.user.email} is deactivated: its sessions ended, and 1 personal access token(s) were revoked`);
     expect((await api.request('GET', '/api/auth/me', { token: erin.accessToken })).status).toBe(401);
-    expect((await login(erin.user.email, erin.password)).body.code).toBe('ACCOUNT_DEACTIVATED');
+    expect((await login(erin.user.email, erin.password)).body).toMatchObject({ code: 'FORBIDDEN', detail: expect.stringContaining('deactivated') });
 
     const list = await runServerCommand(['users', 'list'], server.env);
     expect(list.code).toBe(0);

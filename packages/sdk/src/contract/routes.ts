@@ -97,10 +97,10 @@ export const ROUTES = declareRoutes({
     response: 'AuthResult',
     status: 200,
     setsAuthCookies: true,
-    errors: ['INVALID_CREDENTIALS','ACCOUNT_DEACTIVATED','RATE_LIMITED','UNAVAILABLE'],
+    errors: ['INVALID_CREDENTIALS','FORBIDDEN','RATE_LIMITED','UNAVAILABLE'],
     errorNotes: {
       401: 'INVALID_CREDENTIALS: unknown email or wrong password, alike',
-      403: 'ACCOUNT_DEACTIVATED: the right password of an account a site ADMIN deactivated',
+      403: 'FORBIDDEN: the right password of an account a site ADMIN deactivated (detail: the account is deactivated)',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'auth',
@@ -304,7 +304,7 @@ export const ROUTES = declareRoutes({
     response: 'AuthResult',
     status: 200,
     setsAuthCookies: true,
-    errors: ['INVALID_CREDENTIALS','ACCOUNT_DEACTIVATED','IDP_DISABLED'],
+    errors: ['INVALID_CREDENTIALS','FORBIDDEN','IDP_DISABLED'],
     errorNotes: {
       401: 'INVALID_CREDENTIALS: unknown, used or expired code, another redirectUri, a missing or wrong codeVerifier, or a link code',
       404: 'IDP_DISABLED',
@@ -1349,6 +1349,6 @@ export const ROUTES = declareRoutes({
     },
     tag: 'admin',
     summary: 'Site ADMIN: deactivate an account (active: false) or activate it again (active: true)',
-    description: 'A deactivated account cannot sign in: a login with its right password is 403 ACCOUNT_DEACTIVATED (a wrong one stays 401 INVALID_CREDENTIALS), as is redeeming a command-line code; the identity provider lands with ?authError=account_deactivated. Its sessions, refresh tokens and personal access tokens end at once (their WebSocket connections close with 4401); activating it again does not bring them back. Its files, images, projects and memberships stay. Idempotent; a site ADMIN cannot deactivate their own account.',
+    description: 'A deactivated account cannot sign in: a login with its right password is 403 FORBIDDEN (detail: the account is deactivated) (a wrong one stays 401 INVALID_CREDENTIALS), as is redeeming a command-line code; the identity provider lands with ?authError=account_deactivated. Its sessions, refresh tokens and personal access tokens end at once (their WebSocket connections close with 4401); activating it again does not bring them back. Its files, images, projects and memberships stay. Idempotent; a site ADMIN cannot deactivate their own account.',
   },
 });

@@ -4,7 +4,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Config, OidcSettings } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET, SQL } from '../core/di.js';
-import { DomainError } from '../core/errors.js';
+import { AccountDeactivated, DomainError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { type IdpFlow, FLOW_SECONDS, isLoopbackHost, openFlow, sealFlow, verifierMatches, withParam } from './idp-flow.js';
 import { type Identity, IdpRepository } from './idp-repository.js';
@@ -165,7 +165,7 @@ export class IdpService {
       return { location: `${this.config.appUrl}${flow.redirect ?? ''}`, signedIn };
     } catch (error) {
       if (error instanceof SignInFailure) return this.failure(flow.cliRedirect, error.code);
-      if (error instanceof DomainError && error.code === 'ACCOUNT_DEACTIVATED') return this.failure(flow.cliRedirect, 'account_deactivated');
+      if (error instanceof AccountDeactivated) return this.failure(flow.cliRedirect, 'account_deactivated');
       this.log.error('identity provider sign-in failed', { error });
       return this.failure(flow.cliRedirect, 'server_error');
     }

@@ -2,7 +2,7 @@ import { isUuid, type Me, type TokenPair, type User } from '@bandcollab/sdk/cont
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { DomainError, notFound } from '../core/errors.js';
+import { AccountDeactivated, DomainError, notFound } from '../core/errors.js';
 import { EventPublisher } from '../events/publisher.js';
 import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
@@ -86,11 +86,11 @@ export class AuthService {
   /**
    * A new session for a user already identified (password login, identity provider, CLI code). Past
    * MAX_SESSIONS_PER_USER active sessions the oldest end: a script that logs in on every run must not pile up
-   * sessions (each checked and cached) without bound. A deactivated account gets 403 ACCOUNT_DEACTIVATED.
+   * sessions (each checked and cached) without bound. A deactivated account gets 403 FORBIDDEN (AccountDeactivated).
    */
   async startSession(tx: Queryable, userId: string, rememberMe: boolean): Promise<IssuedTokens> {
     if (!(await this.repository.lockActiveUser(tx, userId))) {
-      throw new DomainError('ACCOUNT_DEACTIVATED', 'This account is deactivated; a site administrator can activate it again');
+      throw new AccountDeactivated();
     }
     const session = await this.repository.insertSession(
       tx,

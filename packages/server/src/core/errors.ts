@@ -28,6 +28,16 @@ export const notFound = (what = 'Resource'): DomainError => new DomainError('NOT
 
 export const forbidden = (detail = 'You do not have the role this action needs'): DomainError => new DomainError('FORBIDDEN', detail);
 
+/**
+ * A site ADMIN deactivated the account: its right password is refused with FORBIDDEN (the contract's code for
+ * a caller who may not), which the identity provider's flow tells apart by this class.
+ */
+export class AccountDeactivated extends DomainError {
+  constructor() {
+    super('FORBIDDEN', 'This account is deactivated; a site administrator can activate it again');
+  }
+}
+
 export const nameTaken = (detail: string): DomainError => new DomainError('NAME_TAKEN', detail);
 
 export const unauthenticated = (detail = 'Authentication required'): DomainError => new DomainError('UNAUTHENTICATED', detail);
