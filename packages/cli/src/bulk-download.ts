@@ -7,7 +7,7 @@ import type { FileRecord } from '@bandcollab/sdk';
 import type { Context } from './context.js';
 import { toCliError } from './errors.js';
 import { type CliError, usageError } from './exit-codes.js';
-import { sha256Of } from './bulk-upload.js';
+import { sha256OfFile } from './file-hash.js';
 import { runJobs } from './jobs.js';
 
 export interface DownloadOptions {
@@ -44,7 +44,7 @@ export async function downloadFiles(ctx: Context, files: readonly FileRecord[], 
 
   const downloadOne = async (file: FileRecord, name: string): Promise<void> => {
     const target = path.join(dir, name);
-    if (options.skipExisting && existsSync(target) && (await sha256Of(target)) === file.sha256) {
+    if (options.skipExisting && existsSync(target) && (await sha256OfFile(target)) === file.sha256) {
       report.skipped += 1;
       progress.skip(name, file.size);
       return;

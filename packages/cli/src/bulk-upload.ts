@@ -1,12 +1,10 @@
 // The bulk-upload engine of `band file upload` and `band publish`: several files at a time, with progress,
 // skipping those whose content is already on the cut (unless a duplicate is wanted).
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { CutWithFiles, FileRecord } from '@bandcollab/sdk';
 import type { Context } from './context.js';
 import { toCliError } from './errors.js';
+import { sha256OfFile } from './file-hash.js';
 import { runJobs } from './jobs.js';
 import type { CliError } from './exit-codes.js';
 import { withInterruptHint } from './interrupt.js';
@@ -52,7 +50,7 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
   const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
     const label = path.basename(file.path);
     if (!options.duplicate && bySha.size > 0) {
-      const present = bySha.get(await sha256Of(file.path));
+      const present = bySha.get(await sha256OfFile(file.path));
       if (present) {
         report.skipped += 1;
         progress.skip(label, file.size);
@@ -104,11 +102,4 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
   report.records = results.filter((record): record is FileRecord => record !== undefined);
   report.seconds = (ctx.io.now() - started) / 1000;
   return report;
-}
-
-/** The hex sha256 of a local file's bytes, as the server records it. */
-export async function sha256Of(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file), hash);
-  return hash.digest('hex');
 }

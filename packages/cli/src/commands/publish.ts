@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { BandClient, CutWithFiles, FileRecord, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { analysedFile, checkFailed, type MasteringLimits, masteringProblems } from '../analysis.js';
-import { sha256Of, uploadFiles } from '../bulk-upload.js';
+import { uploadFiles } from '../bulk-upload.js';
+import { sha256OfFile } from '../file-hash.js';
 import { type Context, commandRunner } from '../context.js';
 import { parseDuration } from '../durations.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
@@ -59,7 +60,7 @@ export function register(publish: Command, factory: Factory): void {
           const cut = await findOrCreateCut(ctx, client, options);
           const local = files[0]!;
           // A re-run (a CI job retried) must not put the same bytes on the cut twice: names would clash.
-          const sha256 = await sha256Of(local.path);
+          const sha256 = await sha256OfFile(local.path);
           const present = cut.files.find((record) => record.sha256 === sha256);
           if (present) ctx.out.info(alreadyPublishedView(path.basename(local.path), cut));
           // The mix keeps its name from run to run: a changed mix becomes the next version of the one of that name.

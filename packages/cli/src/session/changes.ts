@@ -1,9 +1,7 @@
 // Which local files changed since the last run: a file whose size and mtime are those the manifest recorded
 // keeps the recorded sha256 and is not read; any other is read once, to hash it, unless no rule needs its hash.
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { sha256OfFile } from '../file-hash.js';
 import type { ManifestEntry } from './manifest.js';
 import type { ScannedFile } from './scan.js';
 
@@ -19,16 +17,6 @@ export interface LocalState {
   files: LocalFile[];
   /** How many files were read to hash them (the others kept the manifest's sha256). */
   hashed: number;
-}
-
-/** Read size for hashing: 1 MiB chunks hash a 300 MiB take in half the time 64 KiB ones (the default) take. */
-const HASH_CHUNK_BYTES = 1024 * 1024;
-
-/** The hex sha256 of a file's bytes, as the server records it. */
-export async function sha256OfFile(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  await pipeline(createReadStream(file, { highWaterMark: HASH_CHUNK_BYTES }), hash);
-  return hash.digest('hex');
 }
 
 /** The sha256 of every scanned file `needsHash` asks for, `jobs` files hashed at a time. */
