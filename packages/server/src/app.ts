@@ -345,7 +345,8 @@ function isFromDatabase(error: unknown): boolean {
   return ('query' in error && 'parameters' in error) || POSTGRES_JS_CODES.has(String((error as { code?: unknown }).code));
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', ...POSTGRES_JS_CODES, '57P01', '57P03']);
+// EPIPE: a query written to a connection whose database had just been killed (seen in lifecycle.test.ts as a 500).
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', ...POSTGRES_JS_CODES, '57P01', '57P03']);
 
 function isDatabaseUnreachable(error: unknown): boolean {
   return isFromDatabase(error) && UNREACHABLE_CODES.has(String((error as { code?: unknown }).code));
