@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import type { Reporter, TestModule } from 'vitest/node';
@@ -12,6 +13,13 @@ const plainSummary: Reporter = {
     }
     const failedModules = testModules.filter((m) => m.state() === 'failed' && m.children.size === 0).length;
     process.stdout.write(`\nTests: ${counts.passed} passed, ${counts.failed + failedModules} failed, ${counts.skipped} skipped\n`);
+    // By name, after the count: CI prints these lines last, where a cut log still shows them.
+    for (const module of testModules) {
+      if (module.state() === 'failed' && module.children.size === 0) process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)}\n`);
+      for (const test of module.children.allTests()) {
+        if (test.result().state === 'failed') process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)} > ${test.fullName}\n`);
+      }
+    }
   },
 };
 
