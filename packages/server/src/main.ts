@@ -35,7 +35,6 @@ async function main(): Promise<void> {
     },
   });
   const server = running;
-  process.stdout.write(`${readyLine(server.url, server.config.publicUrl)}\n`);
 
   let signals = 0;
   const shutdown = (signal: string) => {
@@ -56,6 +55,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // Only now: whoever reads this line may signal at once, and the write wakes that reader, which can run
+  // before this process does again; before the handlers, a SIGTERM killed the server by the signal
+  // (`pnpm start` then ended by it too, exit null, in CI).
+  process.stdout.write(`${readyLine(server.url, server.config.publicUrl)}\n`);
 }
 
 /**

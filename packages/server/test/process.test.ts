@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { client } from './support/http.js';
 import { runServerCommand, spawnServer } from './support/process.js';
 import { createTestDatabase } from './support/server.js';
@@ -115,5 +116,14 @@ describe('the server process on DATABASE_URL', () => {
     expect(await server.exited).toBe(0);
     // The client keeps its connection alive: the server closes it once idle rather than wait for the 5 s keep-alive timeout.
     expect(Date.now() - answeredAt).toBeLessThan(3000);
+  });
+
+  it('shuts down cleanly on a SIGTERM sent the moment its ready line is written', async () => {
+    const preload = fileURLToPath(new URL('./support/sigterm-on-ready.mjs', import.meta.url));
+    const ownDataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-process-ready-'));
+    onTestFinished(() => rm(ownDataDir, { recursive: true, force: true }));
+    const server = await spawnServer({ DATA_DIR: ownDataDir, DATABASE_URL: await createTestDatabase(), JWT_SECRET: 'x'.repeat(32), NODE_OPTIONS: `--import=${preload}` });
+    expect(await server.exited, server.output()).toBe(0);
+    expect(server.output()).toMatch(/SIGTERM received, shutting down/);
   });
 });
