@@ -65,32 +65,8 @@ async function startUpload(requestId: string, fileSize: number): Promise<{ socke
 const errorLines = () => logLines(server.output()).filter((line) => line.level === 'error');
 
 describe('slow and idle clients', () => {
-  it('closes a connection whose request headers keep trickling past the header timeout', async () => {
-    const socket = await openSocket(server.url);
-    const closed = whenClosed(socket);
-    socket.write('GET /api/health HTTP/1.1\r\nHost: localhost\r\n');
-    // A header line every 200 ms: never idle, so only the header timeout can end it.
-    let open = true;
-    void closed.then(() => (open = false));
-    for (let i = 0; open; i++) {
-      socket.write(`X-Trickle-${i}: y\r\n`);
-      await sleep(200);
-    }
-    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
-  });
-
-  it('cuts a JSON body that stops sending, and logs it at info', async () => {
-    const requestId = `stalled-json-${randomUUID()}`;
-    const socket = await openSocket(server.url);
-    const closed = whenClosed(socket);
-    socket.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100, 'X-Request-Id': requestId }));
-    socket.write('{');
-    await closed;
-    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
-    expect(logged.level).toBe('info');
-    expect(errorLines()).toEqual([]);
-  });
-
+  // Most of these wait out real timeouts (1 s, 5 s keep-alive, a 4 s transfer): they wait side by side. The
+  // one that counts partial files in tmp/ runs alone first, as the steady upload keeps one there.
   it('cuts an upload that stops sending and removes its partial file', async () => {
     const requestId = `stalled-upload-${randomUUID()}`;
     const { socket } = await startUpload(requestId, 1024 * 1024);
@@ -100,23 +76,19 @@ describe('slow and idle clients', () => {
     expect(errorLines()).toEqual([]);
   });
 
-  it('keeps an upload that sends slowly but never stops, however long it takes', async () => {
-    const chunk = 16 * 1024;
-    const fileSize = 64 * 1024 + 40 * chunk;
-    const { socket, form } = await startUpload(`steady-upload-${randomUUID()}`, fileSize);
-    const answer = whenClosed(socket);
-    // 40 more chunks, 100 ms apart: about 4 s in all, four times the idle timeout. A tenth of the timeout
-    // between chunks, so a test process held up for a moment on a loaded machine still sends in time.
-    const bytes = sampleBytes('mp3', fileSize);
-    for (let offset = 64 * 1024; offset < fileSize; offset += chunk) {
-      await sleep(100);
-      socket.write(bytes.subarray(offset, offset + chunk));
-    }
-    socket.write(form.tail);
-    expect(await answer).toMatch(/^HTTP\/1\.1 201 /);
+  it.concurrent('closes an idle keep-alive connection after 5 s', async () => {
+    const socket = await openSocket(server.url);
+    const closed = whenClosed(socket);
+    let answeredAt = 0;
+    socket.once('data', () => (answeredAt = Date.now()));
+    socket.write(requestHead('GET', '/api/health', {}));
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/\r\nKeep-Alive: timeout=5\r\n/i);
+    expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(5000);
   });
 
-  it('keeps a slow download whose reader keeps reading', async () => {
+  it.concurrent('keeps a slow download whose reader keeps reading', async () => {
     const started = Date.now();
     const received = await new Promise<number>((resolve, reject) => {
       const req = request(`${server.url}/api/files/${largeFileId}/download`, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
@@ -137,7 +109,49 @@ describe('slow and idle clients', () => {
     expect(Date.now() - started).toBeGreaterThan(2000);
   });
 
-  it('leaves an events WebSocket open past the idle timeout (it has its own heartbeat)', async () => {
+  it.concurrent('keeps an upload that sends slowly but never stops, however long it takes', async () => {
+    const chunk = 16 * 1024;
+    const fileSize = 64 * 1024 + 40 * chunk;
+    const { socket, form } = await startUpload(`steady-upload-${randomUUID()}`, fileSize);
+    const answer = whenClosed(socket);
+    // 40 more chunks, 100 ms apart: about 4 s in all, four times the idle timeout. A tenth of the timeout
+    // between chunks, so a test process held up for a moment on a loaded machine still sends in time.
+    const bytes = sampleBytes('mp3', fileSize);
+    for (let offset = 64 * 1024; offset < fileSize; offset += chunk) {
+      await sleep(100);
+      socket.write(bytes.subarray(offset, offset + chunk));
+    }
+    socket.write(form.tail);
+    expect(await answer).toMatch(/^HTTP\/1\.1 201 /);
+  });
+
+  it.concurrent('closes a connection whose request headers keep trickling past the header timeout', async () => {
+    const socket = await openSocket(server.url);
+    const closed = whenClosed(socket);
+    socket.write('GET /api/health HTTP/1.1\r\nHost: localhost\r\n');
+    // A header line every 200 ms: never idle, so only the header timeout can end it.
+    let open = true;
+    void closed.then(() => (open = false));
+    for (let i = 0; open; i++) {
+      socket.write(`X-Trickle-${i}: y\r\n`);
+      await sleep(200);
+    }
+    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it.concurrent('cuts a JSON body that stops sending, and logs it at info', async () => {
+    const requestId = `stalled-json-${randomUUID()}`;
+    const socket = await openSocket(server.url);
+    const closed = whenClosed(socket);
+    socket.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100, 'X-Request-Id': requestId }));
+    socket.write('{');
+    await closed;
+    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    expect(logged.level).toBe('info');
+    expect(errorLines()).toEqual([]);
+  });
+
+  it.concurrent('leaves an events WebSocket open past the idle timeout (it has its own heartbeat)', async () => {
     const events = await openEventSocket(server.url, { token });
     // A request opened after the socket whose body stops: once the idle timeout has cut it, the socket (idle
     // since its hello, for longer) would have been cut too; a ping it answers proves it was not.
@@ -152,18 +166,6 @@ describe('slow and idle clients', () => {
     expect(events.socket.readyState).toBe(events.socket.OPEN);
     events.close();
     await events.closed;
-  });
-
-  it('closes an idle keep-alive connection after 5 s', async () => {
-    const socket = await openSocket(server.url);
-    const closed = whenClosed(socket);
-    let answeredAt = 0;
-    socket.once('data', () => (answeredAt = Date.now()));
-    socket.write(requestHead('GET', '/api/health', {}));
-    const answer = await closed;
-    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
-    expect(answer).toMatch(/\r\nKeep-Alive: timeout=5\r\n/i);
-    expect(Date.now() - answeredAt).toBeGreaterThanOrEqual(5000);
   });
 });
 
