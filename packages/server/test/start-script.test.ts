@@ -17,8 +17,8 @@ afterAll(() => copy?.remove());
 const serverBuild = () => path.join(copy.root, 'packages/server/dist/main.js');
 const buildIfChanged = () => copy.run(process.execPath, ['scripts/build-if-changed.mjs']);
 
-// Two builds in all, each some 10 s of CPU (the SDK's type declarations): `pnpm start` builds the copy
-// first, and the second test finds it built.
+// Two builds in all (JavaScript only, a second or two each): `pnpm start` builds the copy first, and the
+// second test finds it built.
 describe('pnpm start', () => {
   it('builds what is not built (one line on stderr), writes only the server’s lines to stdout, and stops with exit 0 on SIGTERM', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-start-'));
