@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const run = (command, args, cwd = root) => execFileSync(command, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
 
-run('pnpm', ['--filter', '@bandcollab/cli...', 'build']);
+// JavaScript only: band bundles the SDK's code and never reads its type declarations (most of a build's time).
+run('pnpm', ['--filter', '@bandcollab/cli...', 'exec', 'tsup', '--no-dts']);
 const destination = mkdtempSync(path.join(os.tmpdir(), 'band-pack-'));
 try {
   run('pnpm', ['pack', '--pack-destination', destination], path.join(root, 'packages/cli'));
