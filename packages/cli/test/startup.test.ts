@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,5 +57,31 @@ describe('start-up', () => {
     const env = { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' };
     expect(await librariesLoaded(['project', 'list'], env)).toEqual({ sdk: true, undici: false, nodeUndici: false, conf: false, formData: false });
     expect(await librariesLoaded(['auth', 'logout'], env)).toEqual({ sdk: true, undici: false, nodeUndici: false, conf: true, formData: false });
+  });
+});
+
+describe('compile cache', () => {
+  const runBand = (env: Record<string, string>) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [BAND, '--version'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, ...env } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it('keeps V8 code of band\'s modules under $XDG_CACHE_HOME/band, so the next start does not compile them again', async () => {
+    const cache = path.join(work, 'xdg-cache');
+    expect(await runBand({ XDG_CACHE_HOME: cache })).toMatchObject({ code: 0, stderr: '' });
+    const entries = await readdir(path.join(cache, 'band', 'compile'), { recursive: true });
+    expect(entries.length).toBeGreaterThan(1);
+  });
+
+  it('runs as before when the cache directory cannot be made', async () => {
+    const file = path.join(work, 'not-a-directory');
+    await writeFile(file, '');
+    expect(await runBand({ XDG_CACHE_HOME: file })).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
   });
 });
