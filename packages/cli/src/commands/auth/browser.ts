@@ -1,7 +1,6 @@
 // The browser half of login --web and link --web: a loopback listener for the identity provider's
 // one-time code, and the PKCE pair that binds the code to this process.
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../../context.js';
 import { CliError, EXIT } from '../../exit-codes.js';
@@ -37,7 +36,9 @@ export function awaitBrowser(ctx: Context, step: BrowserStep): Promise<{ code: s
     let spinner: Spinner | undefined;
     let finished = false;
     const timer = setTimeout(() => finish(new CliError(`no answer from the browser within ${WEB_LOGIN_TIMEOUT_MS / 60_000} minutes`, EXIT.auth)), WEB_LOGIN_TIMEOUT_MS);
-    const server = createServer((req, res) => {
+    // Not `import`ed: an ES module's namespace of node:http loads the undici inside Node (its WebSocket export),
+    // and `band auth --help` would pay for it.
+    const server = process.getBuiltinModule('node:http').createServer((req, res) => {
       const url = new URL(req.url ?? '/', redirectUri);
       if (url.pathname !== callbackPath) {
         res.writeHead(404).end();
