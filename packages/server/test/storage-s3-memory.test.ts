@@ -20,7 +20,7 @@ const SIZE = 500 * MiB;
  * How much the server's resident memory may grow during the transfer, whatever its length: the driver's two
  * part buffers (one uploading while the other fills), plus 64 MiB, V8's external-memory trigger: the 64 KiB
  * chunks the sockets read are freed only by a full GC, which V8 starts once memory outside its heap has grown
- * by that much, so up to that much of them may be resident at once (measured: 35–55 MiB in all). A write that
+ * by that much, so up to that much of them may be resident at once (measured: 35–62 MiB in all). A write that
  * kept its parts, or a download that buffered the object, grows by hundreds of MiB here. It cannot tell the
  * driver's former copy per part (3 parts, 24 MiB) from two buffers: that difference is within V8's trigger.
  */
