@@ -18,13 +18,14 @@ const PART_MIB = 8;
 const SIZE = 500 * MiB;
 /**
  * How much the server's resident memory may grow during the transfer, whatever its length: the driver's two
- * part buffers (one uploading while the other fills), plus 64 MiB, V8's external-memory trigger: the 64 KiB
- * chunks the sockets read are freed only by a full GC, which V8 starts once memory outside its heap has grown
- * by that much, so up to that much of them may be resident at once (measured: 35–62 MiB in all). A write that
- * kept its parts, or a download that buffered the object, grows by hundreds of MiB here. It cannot tell the
- * driver's former copy per part (3 parts, 24 MiB) from two buffers: that difference is within V8's trigger.
+ * part buffers (one uploading while the other fills), plus 128 MiB for the chunks the sockets read, each a new
+ * buffer outside the JS heap that only a full collection frees: V8 runs one every 0.2–0.5 s here, later on a
+ * busy machine, so tens of MiB of them are resident at any time (measured: 35–64 MiB in this test, up to
+ * 112 MiB in the benchmark's harness at load average 10+). A write that kept its parts, or a download that
+ * buffered the object, passes 500 MiB here. It cannot tell the driver's former copy per part from the two
+ * buffers: that difference (about one part) is within the garbage's swing (docs/benchmarks.md, issue 27).
  */
-const GROWTH_BOUND = 2 * PART_MIB * MiB + 64 * MiB;
+const GROWTH_BOUND = 2 * PART_MIB * MiB + 128 * MiB;
 const ZIP_SIGNATURE = Buffer.from('PK\x03\x04\x14\x00', 'latin1');
 
 let server: ServerProcess;
@@ -115,7 +116,7 @@ function downloadHash(token: string, fileId: string): Promise<{ status: number; 
   });
 }
 
-it("uploads 500 MiB through the server to S3 and downloads it back, byte-identical, its memory growing by less than two parts and V8's external-memory trigger", { timeout: 300_000 }, async () => {
+it("uploads 500 MiB through the server to S3 and downloads it back, byte-identical, its memory growing by two parts and the read chunks awaiting a collection at most", { timeout: 300_000 }, async () => {
   const owner = await userWithCut(client(server.url));
   // A first upload over several parts loads every module and opens the store's connections: not counted.
   const warmUp = await uploadStream(owner.token, owner.cutId, 3 * PART_MIB * MiB);
