@@ -9,6 +9,7 @@ import { logLines } from './support/logs.js';
 import { runServerCommand, spawnServer } from './support/process.js';
 import { requirePrerequisite } from './support/prerequisites.js';
 import { mountSmallDisk } from './support/small-disk.js';
+import { s3TestEnv } from './support/s3.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 // Storage safety: nothing moved or deleted at start-up, private modes, the free-disk floor, the quota.
@@ -471,5 +472,25 @@ describe('quota', () => {
     expect((await api.request('DELETE', `/api/files/${first.body.id}`, { token: owner.token })).status).toBe(200);
     expect(await quotaOf(owner.token)).toEqual({ limitBytes: MiB, usedBytes: 0 });
     expect((await upload(api, owner.token, owner.cutId, 'y.wav', sampleBytes('wav', 900 * KiB))).status).toBe(201);
+  });
+});
+
+describe('the free-disk floor with STORAGE=s3', () => {
+  // A floor no disk can keep (the largest MIN_FREE_DISK_MB): on the local driver every upload is refused.
+  const UNREACHABLE_FLOOR_MB = '1048576000';
+
+  it('refuses nothing: the bytes go to the bucket, not to DATA_DIR, which holds only state', async () => {
+    const onS3 = await startTestServer({ ...(await s3TestEnv()), MIN_FREE_DISK_MB: UNREACHABLE_FLOOR_MB });
+    const onDisk = await startTestServer({ STORAGE: 'fs', MIN_FREE_DISK_MB: UNREACHABLE_FLOOR_MB });
+    try {
+      for (const [server, status] of [[onS3, 201], [onDisk, 507]] as const) {
+        const owner = await userWithCut(client(server.url));
+        const uploaded = await upload(client(server.url), owner.token, owner.cutId, 'take.wav', sampleBytes('wav', 100 * KiB));
+        expect(uploaded.status, `STORAGE=${server.config.storage.driver}`).toBe(status);
+      }
+    } finally {
+      await onS3.close();
+      await onDisk.close();
+    }
   });
 });

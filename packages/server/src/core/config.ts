@@ -115,7 +115,7 @@ export const SETTINGS = {
   MIN_FREE_DISK_MB: {
     default: 1024,
     meaning:
-      "uploads (files, project and vibe images) that would leave less free space on `DATA_DIR`'s file system are refused with 507 `INSUFFICIENT_STORAGE`; with `0`, only an upload that does not fit at all is",
+      "uploads (files, project and vibe images) that would leave less free space on `DATA_DIR`'s file system are refused with 507 `INSUFFICIENT_STORAGE`; with `0`, only an upload that does not fit at all is; not with `STORAGE=s3`, whose uploads do not go to that disk",
   },
   USER_QUOTA_MB: {
     otherwise: 'unset',

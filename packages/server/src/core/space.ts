@@ -38,7 +38,7 @@ export interface Reservation {
 const RESTAT_BYTES = 8 * 1024 * 1024;
 
 /**
- * The free-disk floor and the per-user quota. Uploads in flight reserve their bytes in this
+ * The free-disk floor (the local driver's) and the per-user quota. Uploads in flight reserve their bytes in this
  * process, so parallel uploads cannot slip past a limit together: each counts what the others announced
  * (Content-Length) or received. Instances sharing a disk each keep their own reservations; the quota's
  * final check (`checkQuota`) runs in the transaction that writes the row, so it holds across instances.
@@ -126,8 +126,13 @@ export class Space {
     if (used + held > limit) throw quotaExceeded(limit);
   }
 
-  /** The free space left once every announced byte has arrived must stay at or above the floor. */
+  /**
+   * The free space left once every announced byte has arrived must stay at or above the floor. On S3 the bytes
+   * go to the bucket, not to DATA_DIR's disk (which holds only state, and a resumable upload's tail in
+   * PostgreSQL): there is no floor to keep.
+   */
   private async checkFloor(): Promise<void> {
+    if (this.config.storage.driver === 's3') return;
     const floor = this.config.minFreeDiskBytes;
     const fits = () => {
       let outstanding = 0;

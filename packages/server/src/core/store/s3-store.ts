@@ -39,10 +39,11 @@ const MAX_ATTEMPTS = 3;
 
 /**
  * An S3-compatible bucket (AWS, R2, B2, MinIO, Garage, fauxqs in the tests). A write streams through parts of
- * `partSizeBytes` (every part but the last that size, one part uploading while the next fills): a body that
- * fits one part is one PutObject, a longer one a multipart upload that is aborted on any failure, so no
- * half-written object and no billed orphan parts stay behind. Parts are buffers, so the SDK's retries resend
- * them safely. Since 3.729 the SDK adds CRC32 checksums by default, which stores the aws-chunked framing as
+ * `partSizeBytes` (every part but the last that size), filled into two buffers of a part each, allocated once
+ * per write: one part uploads while the other buffer fills, so a write holds two parts however long it is, and
+ * no byte is copied but once, into its part. A body that fits one part is one PutObject, a longer one a
+ * multipart upload that is aborted on any failure, so no half-written object and no billed orphan parts stay
+ * behind. Parts are buffers, so the SDK's retries resend them safely. Since 3.729 the SDK adds CRC32 checksums by default, which stores the aws-chunked framing as
  * content on several non-AWS stores: `when_required` turns that off (STACK.md).
  */
 export class S3BlobStore implements BlobStore {
@@ -85,12 +86,15 @@ export class S3BlobStore implements BlobStore {
     const keyNow = async (): Promise<string> => (resolved ??= await (key as () => string | Promise<string>)());
     let uploadId: string | null = null;
     const parts: UploadedPart[] = [];
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
+    // Two part buffers taking turns: one fills while the other's part uploads. A buffer is filled again only
+    // once its part's upload, the SDK's retries included (which resend the same bytes), has settled.
+    const buffers: Buffer[] = [];
+    let filling = 0;
+    let filled = 0;
     let size = 0;
     let uploading: Promise<void> = Promise.resolve();
+    const bufferToFill = (): Buffer => (buffers[filling] ??= Buffer.allocUnsafe(this.partSize));
     const flush = async (bytes: Buffer): Promise<void> => {
-      // One part uploads while the next fills: at most two parts in memory.
       await uploading;
       uploadId ??= await this.startMultipart(await keyNow());
       const partNumber = parts.length + 1;
@@ -104,17 +108,20 @@ export class S3BlobStore implements BlobStore {
     };
     try {
       for await (const chunk of body as AsyncIterable<Buffer>) {
-        pending.push(chunk);
-        pendingBytes += chunk.length;
         size += chunk.length;
-        while (pendingBytes >= this.partSize) {
-          const all = Buffer.concat(pending, pendingBytes);
-          await flush(all.subarray(0, this.partSize));
-          pending = [all.subarray(this.partSize)];
-          pendingBytes = all.length - this.partSize;
+        for (let at = 0; at < chunk.length; ) {
+          if (filled === this.partSize) {
+            // More bytes than a part: waits for the other buffer's part, hands this one over, fills the other.
+            await flush(buffers[filling]!);
+            filling = 1 - filling;
+            filled = 0;
+          }
+          const copied = chunk.copy(bufferToFill(), filled, at);
+          filled += copied;
+          at += copied;
         }
       }
-      const rest = Buffer.concat(pending, pendingBytes);
+      const rest = filled > 0 ? buffers[filling]!.subarray(0, filled) : Buffer.alloc(0);
       if (uploadId === null) {
         const whole = this.full(await keyNow());
         await this.send(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: whole, Body: rest, ContentLength: rest.length })));
