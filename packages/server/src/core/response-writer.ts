@@ -1,8 +1,12 @@
 import type { Writable } from 'node:stream';
 import type { BlobReader } from './store/index.js';
 
-/** Bytes read from the store and written to the socket per step, and how many such buffers a response has. */
-const CHUNK_BYTES = 64 * 1024;
+/**
+ * Bytes read from the store and written to the socket per step (the local store's read stream reads as
+ * much), and how many such buffers a response has. 64 KiB steps cost a 480 MiB archive about a third more
+ * CPU (docs/benchmarks.md).
+ */
+const CHUNK_BYTES = 256 * 1024;
 const BUFFERS = 3;
 
 /**
@@ -15,7 +19,8 @@ const BUFFERS = 3;
  * through it. Once the client has left, nothing more is read or written and nothing fails.
  */
 export class ResponseWriter {
-  private readonly buffers = Array.from({ length: BUFFERS }, () => Buffer.allocUnsafeSlow(CHUNK_BYTES));
+  /** Made as they are first needed, no larger than the bytes asked for then: an avatar takes one small buffer. */
+  private readonly buffers: Buffer[] = [];
   /** The last write from each buffer. */
   private readonly writes: (Promise<Error | null> | undefined)[] = [];
   private step = 0;
@@ -40,8 +45,10 @@ export class ResponseWriter {
     for (let done = 0; done < length && !this.left; ) {
       const slot = this.step++ % BUFFERS;
       await sent(this.writes[slot]);
-      const buffer = this.buffers[slot]!;
-      const bytesRead = await reader.read(length - done < CHUNK_BYTES ? buffer.subarray(0, length - done) : buffer);
+      const wanted = Math.min(CHUNK_BYTES, length - done);
+      let buffer = this.buffers[slot];
+      if (buffer === undefined || buffer.length < wanted) buffer = this.buffers[slot] = Buffer.allocUnsafeSlow(wanted);
+      const bytesRead = await reader.read(buffer.length > wanted ? buffer.subarray(0, wanted) : buffer);
       if (bytesRead === 0) throw new Error(`the stored bytes end at byte ${done}, before the ${length} their record names`);
       if (this.left) return;
       const chunk = buffer.subarray(0, bytesRead);

@@ -77,9 +77,9 @@ describe('zipArchive', () => {
   });
 
   it('reads every entry into the same three lent buffers, each read into again only after the sink took its bytes', async () => {
-    // 8 entries of 200 KiB, each 4 reads of 64 KiB: the sink copies a chunk a turn after its write, so a
+    // 8 entries of 512 KiB, each 2 reads of 256 KiB: the sink copies a chunk a turn after its write, so a
     // buffer refilled too early would change the bytes the sink copies.
-    const files = Array.from({ length: 8 }, () => randomBytes(200 * 1024));
+    const files = Array.from({ length: 8 }, () => randomBytes(512 * 1024));
     const lent = new Set<ArrayBufferLike>();
     const entries = files.map((bytes, i) => ({
       name: `take-${i}.wav`,
