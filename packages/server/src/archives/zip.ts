@@ -5,7 +5,7 @@
 // them on the way, so the archive moves at a plain download's pace with flat memory. The records are byte for
 // byte what yazl 3 writes (UTF-8 names, data descriptors, the Info-ZIP timestamp, ZIP64 where 4 GiB or 65,535
 // entries are passed): test/unit/zip.test.ts compares them.
-import { crc32 } from 'node:zlib';
+import { crc32 } from '@node-rs/crc32';
 import type { ResponseWriter } from '../core/response-writer.js';
 import type { BlobReader } from '../core/store/index.js';
 
