@@ -38,7 +38,7 @@ export class ResponseWriter {
   }
 
   /**
-   * Writes the next `length` bytes of `reader`, handing each chunk to `onChunk` before it goes (an archive's
+   * Writes the next `length` bytes of `reader`, handing each chunk to `onChunk` as it goes (an archive's
    * CRC-32). Rejects when the reader ends before `length` bytes, or a write fails.
    */
   async copy(reader: BlobReader, length: number, onChunk?: (chunk: Buffer) => void): Promise<void> {
@@ -52,8 +52,9 @@ export class ResponseWriter {
       if (bytesRead === 0) throw new Error(`the stored bytes end at byte ${done}, before the ${length} their record names`);
       if (this.left) return;
       const chunk = buffer.subarray(0, bytesRead);
-      onChunk?.(chunk);
       this.writes[slot] = write(this.out, chunk);
+      // After the write: the socket sends the chunk while it is looked at (the buffer waits for both).
+      onChunk?.(chunk);
       done += bytesRead;
     }
   }
