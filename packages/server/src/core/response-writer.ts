@@ -3,8 +3,8 @@ import type { BlobReader } from './store/index.js';
 
 /**
  * Bytes read from the store and written to the socket per step (the local store's read stream reads as
- * much), and how many such buffers a response has. 64 KiB steps cost a 480 MiB archive about a third more
- * CPU (docs/benchmarks.md).
+ * much), and how many such buffers a response has. 64 KiB steps cost an archive about a fifth more CPU per
+ * byte (docs/benchmarks.md).
  */
 const CHUNK_BYTES = 256 * 1024;
 const BUFFERS = 3;
