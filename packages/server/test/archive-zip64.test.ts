@@ -2,10 +2,10 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueNames, zipArchive } from '../src/archives/zip.js';
-import { readZip } from './support/zip.js';
+import { streamReader } from '../src/core/store/stream-reader.js';
+import { readZip, writtenZip } from './support/zip.js';
 
 // Not a unit test for its time: 65,536 stored files are opened one after another (about 70 s on a loaded
 // 2-core machine), so it runs with the integration tests.
@@ -31,8 +31,8 @@ it('writes ZIP64 records past 65,535 entries, and its size in advance is the siz
   const count = 65_536;
   const names = uniqueNames(Array.from({ length: count }, () => 'take.wav'));
   const modifiedAt = new Date('2026-11-21T10:00:00.000Z');
-  const archive = zipArchive(names.map((name) => ({ name, size: BYTES.length, open: () => createReadStream(stored), modifiedAt })));
-  const bytes = await buffer(archive.open());
+  const archive = zipArchive(names.map((name) => ({ name, size: BYTES.length, open: async () => streamReader(createReadStream(stored)), modifiedAt })));
+  const bytes = await writtenZip(archive);
   expect(bytes.length).toBe(archive.size);
   expect(bytes.includes(ZIP64_EOCD)).toBe(true);
   const { entryCount, entries } = await readZip(bytes);

@@ -163,7 +163,7 @@ describe('download', () => {
 
 describe('download of a file larger than one read', () => {
   // Random bytes, of a size no read or buffer size divides: a chunk sent twice, skipped or out of order shows.
-  const large = Buffer.concat([sampleBytes('wav', 64), randomBytes(300_001 - 64)]);
+  const large = Buffer.concat([sampleBytes('wav', 64), randomBytes(1_200_001 - 64)]);
   let largeFile: { id: string };
   beforeAll(async () => {
     largeFile = (await upload(api, owner.token, owner.cutId, 'long take.wav', large)).body;

@@ -8,5 +8,5 @@ import type { CutArchive } from './service.js';
  * is sent.
  */
 export function sendArchive(req: IncomingMessage, res: ServerResponse, archive: CutArchive): Promise<void> {
-  return sendMadeAttachment(req, res, { contentType: 'application/zip', fileName: archive.downloadName, length: archive.zip.size, body: () => archive.zip.open() });
+  return sendMadeAttachment(req, res, { contentType: 'application/zip', fileName: archive.downloadName, length: archive.zip.size, write: (writer) => archive.zip.write(writer) });
 }

@@ -2,7 +2,6 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { chunksOf } from '../core/store/index.js';
 import { notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { FilesService } from '../files/service.js';
@@ -46,7 +45,7 @@ export class ArchivesService {
       name: names[i]!,
       size: bytes.size,
       modifiedAt: bytes.modifiedAt,
-      open: () => chunksOf(() => bytes.read()),
+      open: () => bytes.openReader(),
     }));
     return { downloadName: `${content.name}.zip`, zip: zipArchive(entries) };
   }

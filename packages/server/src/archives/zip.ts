@@ -1,11 +1,13 @@
 // A stored (uncompressed) ZIP writer: audio does not shrink, and stored entries make the archive's exact
 // length known before its first byte. Written here rather than with yazl because yazl copies each chunk
-// through three streams of its own and never says when it is done with one; here each entry's chunks go to
-// the output as they come (a CRC-32 over them on the way), so the archive moves at a plain download's pace
-// with flat memory. The records are byte for byte what yazl 3 writes (UTF-8 names, data descriptors, the
-// Info-ZIP timestamp, ZIP64 where 4 GiB or 65,535 entries are passed): test/unit/zip.test.ts compares them.
-import { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
+// through three streams of its own and never says when it is done with one; here each entry's bytes are read
+// into the response's few reused buffers (core/response-writer.ts, as a plain download is), a CRC-32 over
+// them on the way, so the archive moves at a plain download's pace with flat memory. The records are byte for
+// byte what yazl 3 writes (UTF-8 names, data descriptors, the Info-ZIP timestamp, ZIP64 where 4 GiB or 65,535
+// entries are passed): test/unit/zip.test.ts compares them.
+import { crc32 } from '@node-rs/crc32';
+import type { ResponseWriter } from '../core/response-writer.js';
+import type { BlobReader } from '../core/store/index.js';
 
 /** One stored file, or bytes made for the answer (a marker export's project file), as an entry of an archive. */
 export type ArchiveEntry = {
@@ -15,11 +17,8 @@ export type ArchiveEntry = {
 } & (
   | {
       size: number;
-      /**
-       * The stored bytes, read when the archive reaches the entry (a HEAD opens nothing; one entry is open at a
-       * time): a Readable or any async iterable of chunks. Each chunk goes to the output as it is.
-       */
-      open: () => AsyncIterable<Uint8Array>;
+      /** The stored bytes, opened when the archive reaches the entry (a HEAD opens nothing; one entry is open at a time). */
+      open: () => Promise<BlobReader>;
     }
   | { bytes: Buffer }
 );
@@ -27,8 +26,8 @@ export type ArchiveEntry = {
 /** A ZIP whose length is known before its first byte. */
 export interface ZipArchive {
   size: number;
-  /** Starts reading the stored files, one at a time, into the ZIP's bytes; call at most once. */
-  open(): Readable;
+  /** Reads the stored files, one at a time, into the ZIP's bytes through `writer`; call at most once. */
+  write(writer: ResponseWriter): Promise<void>;
 }
 
 /** `-rw-r--r--`: extracted files are the recipient's, whatever mode they have on the server. */
@@ -61,14 +60,14 @@ interface PlannedEntry {
   unixTime: number;
   /** Known up front for made bytes; found while a stored file is read. */
   crc: number;
-  source: { bytes: Buffer } | { open: () => AsyncIterable<Uint8Array> };
+  source: { bytes: Buffer } | { open: () => Promise<BlobReader> };
 }
 
 /**
- * A stored ZIP of `entries`, in their order. No stored file is opened until `open()`, so a HEAD costs no
+ * A stored ZIP of `entries`, in their order. No stored file is opened until `write()`, so a HEAD costs no
  * file handles; then each file is read once, straight into the output, with backpressure (no temporary copy).
- * An entry whose bytes end early, or go on past its size, ends the output in an error instead of a ZIP that
- * lies about its entries.
+ * An entry whose bytes end early, or go on past its size, fails the write instead of a ZIP that lies about
+ * its entries.
  */
 export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
   let offset = 0;
@@ -88,38 +87,43 @@ export function zipArchive(entries: ArchiveEntry[]): ZipArchive {
   const directorySize = planned.reduce((sum, entry) => sum + CENTRAL_RECORD_SIZE + entry.name.length + TIMESTAMP_FIELD_SIZE + (entry.zip64 ? ZIP64_FIELD_SIZE : 0), 0);
   const zip64End = planned.length >= 0xffff || directorySize >= 0xffffffff || directoryOffset >= 0xffffffff;
   const size = directoryOffset + directorySize + (zip64End ? ZIP64_EOCD_SIZE + ZIP64_LOCATOR_SIZE : 0) + EOCD_SIZE;
-  let opened = false;
+  let written = false;
   return {
     size,
-    open() {
-      if (opened) throw new Error('a ZIP archive is read once');
-      opened = true;
-      return Readable.from(zipBytes(planned, { directoryOffset, directorySize, zip64End }), { objectMode: false });
+    write(writer) {
+      if (written) throw new Error('a ZIP archive is written once');
+      written = true;
+      return writeZip(writer, planned, { directoryOffset, directorySize, zip64End });
     },
   };
 }
 
-async function* zipBytes(entries: PlannedEntry[], end: { directoryOffset: number; directorySize: number; zip64End: boolean }): AsyncGenerator<Uint8Array> {
+async function writeZip(writer: ResponseWriter, entries: PlannedEntry[], end: { directoryOffset: number; directorySize: number; zip64End: boolean }): Promise<void> {
+  /** One byte past an entry's size: its stored bytes must end there. */
+  const pastEnd = Buffer.alloc(1);
   for (const entry of entries) {
-    yield localHeader(entry);
+    if (writer.closed) return;
+    writer.write(localHeader(entry));
     if ('bytes' in entry.source) {
-      yield entry.source.bytes;
+      writer.write(entry.source.bytes);
       continue;
     }
-    let crc = 0;
-    let read = 0;
-    for await (const chunk of entry.source.open()) {
-      read += chunk.length;
-      if (read > entry.size) throw new Error(`the stored bytes of ${entry.name.toString()} go on past the ${entry.size} bytes its record names`);
-      crc = crc32(chunk, crc);
-      yield chunk;
+    const reader = await entry.source.open();
+    try {
+      let crc = 0;
+      await writer.copy(reader, entry.size, (chunk) => {
+        crc = crc32(chunk, crc);
+      });
+      if (writer.closed) return;
+      if ((await reader.read(pastEnd)) > 0) throw new Error(`the stored bytes of ${entry.name.toString()} go on past the ${entry.size} bytes its record names`);
+      entry.crc = crc;
+    } finally {
+      await reader.close();
     }
-    if (read < entry.size) throw new Error(`the stored bytes of ${entry.name.toString()} end at byte ${read}, before the ${entry.size} its record names`);
-    entry.crc = crc;
-    yield dataDescriptor(entry);
+    writer.write(dataDescriptor(entry));
   }
-  yield Buffer.concat(entries.map(centralRecord));
-  yield endRecords(entries.length, end);
+  writer.write(Buffer.concat(entries.map(centralRecord)));
+  writer.write(endRecords(entries.length, end));
 }
 
 function localHeader(entry: PlannedEntry): Buffer {

@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import type { MarkerFormat } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { zipArchive } from '../archives/zip.js';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
-import { chunksOf } from '../core/store/index.js';
+import type { ResponseWriter } from '../core/response-writer.js';
 import { type MadeAttachment, sendMadeAttachment, type StoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
 import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject } from './markers.js';
@@ -37,7 +36,7 @@ export class MarkerExports {
     const markers = markersOf(comments, request.offsetMs);
     const text = (contentType: string, fileName: string, content: string | Uint8Array): MadeAttachment => {
       const bytes = Buffer.from(content);
-      return { contentType, fileName, length: bytes.length, body: () => Readable.from([bytes]) };
+      return { contentType, fileName, length: bytes.length, write: async (writer) => writer.write(bytes) };
     };
 
     let answer: MadeAttachment;
@@ -61,9 +60,9 @@ export class MarkerExports {
         const project = Buffer.from(reaperProject(markers, { fileName: stored.downloadName, extension, durationMs: file.audio?.durationMs ?? null }));
         const zip = zipArchive([
           { name: `${base}.RPP`, bytes: project, modifiedAt: new Date() },
-          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => chunksOf(() => stored.read()) },
+          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => stored.openReader() },
         ]);
-        answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, body: () => zip.open() };
+        answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, write: (writer) => zip.write(writer) };
         break;
       }
       case 'wav':
@@ -92,13 +91,22 @@ export class MarkerExports {
       if (error instanceof NotAWav) throw invalidField('format', `wav needs a readable WAV file: ${error.message}`);
       throw error;
     }
-    return { contentType: 'audio/wav', fileName: `${base}.wav`, length, body: () => Readable.from(segmentBytes(stored, segments)) };
+    return { contentType: 'audio/wav', fileName: `${base}.wav`, length, write: (writer) => writeSegments(writer, stored, segments) };
   }
 }
 
-async function* segmentBytes(stored: StoredBytes, segments: Segment[]): AsyncGenerator<Buffer> {
+/** The WAV with cues: made chunks and ranges of the stored file, in order. */
+async function writeSegments(writer: ResponseWriter, stored: StoredBytes, segments: Segment[]): Promise<void> {
   for (const segment of segments) {
-    if ('bytes' in segment) yield segment.bytes;
-    else if (segment.to > segment.from) yield* await stored.read({ start: segment.from, end: segment.to - 1 });
+    if (writer.closed) return;
+    if ('bytes' in segment) writer.write(segment.bytes);
+    else if (segment.to > segment.from) {
+      const reader = await stored.openReader({ start: segment.from, end: segment.to - 1 });
+      try {
+        await writer.copy(reader, segment.to - segment.from);
+      } finally {
+        await reader.close();
+      }
+    }
   }
 }

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { SESSION_FILE_TYPE } from '@bandcollab/sdk/contract';
 import { encodeExtended } from 'content-disposition';
 import fresh from 'fresh';
 import parseRange from 'range-parser';
 import { invalidField, notFound } from './errors.js';
 import { sendProblem } from './http.js';
-import { type ByteRange, type DownloadHeaders, ObjectMissing } from './store/index.js';
+import { ResponseWriter } from './response-writer.js';
+import { type BlobReader, type ByteRange, type DownloadHeaders, ObjectMissing } from './store/index.js';
 
 /** Stored bytes and what their response headers say about them. */
 export interface StoredBytes {
@@ -15,6 +15,8 @@ export interface StoredBytes {
   key: string;
   /** Opens them (bytes `start`–`end` of them); rejects with ObjectMissing when they are gone. */
   read: (range?: ByteRange) => Promise<Readable>;
+  /** The same, read into buffers the caller lends (what responses send through, ResponseWriter). */
+  openReader: (range?: ByteRange) => Promise<BlobReader>;
   size: number;
   mimeType: string;
   /** A strong validator, quoted: the sha256 for uploaded files. */
@@ -78,26 +80,30 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
   }
   const { start, end } = range ?? { start: 0, end: bytes.size - 1 };
   // Opened before the status is sent: a missing object is still a 404, an unreachable store a 503.
-  const body = req.method === 'HEAD' || bytes.size === 0 ? null : await openStored(bytes, { start, end });
+  const reader = req.method === 'HEAD' || bytes.size === 0 ? null : await openStored(bytes, { start, end });
   headers['Content-Length'] = end - start + 1;
   if (range) headers['Content-Range'] = `bytes ${start}-${end}/${bytes.size}`;
   res.writeHead(range ? 206 : 200, headers);
-  if (body === null) {
+  if (reader === null) {
     res.end();
     return;
   }
   try {
-    await pipeline(body, res);
+    const writer = new ResponseWriter(res);
+    await writer.copy(reader, end - start + 1);
+    await writer.end();
   } catch (error) {
     // A client that stops reading (a seeking audio element does it all the time) ends the transfer quietly.
-    if (!res.destroyed && (error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+    if (!res.destroyed) throw error;
+  } finally {
+    await reader.close();
   }
 }
 
 /** A row whose bytes are gone (removed by hand, or a failed write) answers 404, not 500. */
-async function openStored(bytes: StoredBytes, range: ByteRange): Promise<Readable> {
+async function openStored(bytes: StoredBytes, range: ByteRange): Promise<BlobReader> {
   try {
-    return await bytes.read(range);
+    return await bytes.openReader(range);
   } catch (error) {
     if (error instanceof ObjectMissing) throw notFound('File');
     throw error;
@@ -146,8 +152,8 @@ export interface MadeAttachment {
   contentType: string;
   fileName: string;
   length: number;
-  /** Called once, for a GET. */
-  body: () => Readable;
+  /** Writes the body, once, for a GET (the writer ends the response after it). */
+  write: (writer: ResponseWriter) => Promise<void>;
 }
 
 /** Answers a GET or HEAD with a made attachment: no ranges (`Accept-Ranges: none`), the body written as it is made. */
@@ -166,9 +172,11 @@ export async function sendMadeAttachment(req: IncomingMessage, res: ServerRespon
     return;
   }
   try {
-    await pipeline(attachment.body(), res);
+    const writer = new ResponseWriter(res);
+    await attachment.write(writer);
+    await writer.end();
   } catch (error) {
     // A client that stops reading is not an error.
-    if ((error as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw error;
+    if (!res.destroyed) throw error;
   }
 }

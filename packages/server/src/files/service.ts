@@ -247,6 +247,7 @@ export class FilesService {
     return {
       key,
       read: (range) => this.store.read(key, range),
+      openReader: (range) => this.store.openReader(key, range),
       downloadUrl: (headers) => this.store.downloadUrl(key, headers),
       size: row.size,
       mimeType: row.mimeType,

@@ -70,7 +70,7 @@ export class Images {
     const info = await this.blobs.head(key);
     if (!info) throw notFound('Image');
     const extension = name.slice(name.lastIndexOf('.') + 1);
-    return { key, read: (range) => this.blobs.read(key, range), size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.modifiedAt, downloadName: name };
+    return { key, read: (range) => this.blobs.read(key, range), openReader: (range) => this.blobs.openReader(key, range), size: info.size, mimeType: FILE_TYPES[extension]!.mimeType, etag: `"${sha256}"`, modifiedAt: info.modifiedAt, downloadName: name };
   }
 
   /** Hashes a stored image's bytes: for images stored before their sha256 was recorded. 404 when they are gone. */

@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
+import type { ZipArchive } from '../../src/archives/zip.js';
+import { ResponseWriter } from '../../src/core/response-writer.js';
 
 export interface ReadEntry {
   name: string;
@@ -63,5 +67,29 @@ export async function zipOf(entries: Iterable<[string, Buffer]>): Promise<Buffer
   zip.end();
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The bytes `archive` writes, through a ResponseWriter into a sink that takes each chunk a turn of the event
+ * loop later (as a socket does), copying it only then: a buffer read into again before its write's callback
+ * would show in the bytes.
+ */
+export async function writtenZip(archive: ZipArchive): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    highWaterMark: 1024,
+    write(chunk: Buffer, _encoding, callback) {
+      setImmediate(() => {
+        chunks.push(Buffer.from(chunk));
+        callback();
+      });
+    },
+  });
+  const finished = once(sink, 'finish');
+  const writer = new ResponseWriter(sink);
+  await archive.write(writer);
+  await writer.end();
+  await finished;
   return Buffer.concat(chunks);
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { rangeOf, type StoredBytes } from '../../src/core/transfer.js';
 
 const modifiedAt = new Date('2026-01-02T03:04:05Z');
-const bytes: StoredBytes = { key: 'files/nowhere.wav', read: () => Promise.reject(new Error('not read')), size: 1000, mimeType: 'audio/wav', etag: '"abc"', modifiedAt, downloadName: 'a.wav' };
+const bytes: StoredBytes = { key: 'files/nowhere.wav', read: () => Promise.reject(new Error('not read')), openReader: () => Promise.reject(new Error('not read')), size: 1000, mimeType: 'audio/wav', etag: '"abc"', modifiedAt, downloadName: 'a.wav' };
 
 /** rangeOf reads only the request's headers. */
 const range = (headers: Record<string, string>) => rangeOf({ headers } as IncomingMessage, bytes);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -7,7 +8,8 @@ import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZipFile } from 'yazl';
 import { uniqueNames, zipArchive } from '../../src/archives/zip.js';
-import { readZip } from '../support/zip.js';
+import { streamReader } from '../../src/core/store/stream-reader.js';
+import { readZip, writtenZip } from '../support/zip.js';
 
 let dir: string;
 let stored: string;
@@ -44,32 +46,54 @@ describe('zipArchive', () => {
     ];
     const archive = zipArchive(
       entries.map(({ name, modifiedAt, bytes, made }) =>
-        made ? { name, modifiedAt, bytes } : { name, modifiedAt, size: bytes.length, open: () => Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]) },
+        made ? { name, modifiedAt, bytes } : { name, modifiedAt, size: bytes.length, open: async () => streamReader(Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)])) },
       ),
     );
-    const ours = await buffer(archive.open());
+    const ours = await writtenZip(archive);
     expect(ours.length).toBe(archive.size);
     expect(ours.equals(await yazlBytes(entries))).toBe(true);
   });
 
   it('knows its size in advance when the central directory passes 64 KiB (1,000 entries)', async () => {
     const names = uniqueNames(Array.from({ length: 1000 }, () => 'a take with a long name, as people name them.wav'));
-    const archive = zipArchive(names.map((name) => ({ name, size: BYTES.length, open: () => Readable.from([BYTES]), modifiedAt: new Date() })));
-    const bytes = await buffer(archive.open());
+    const archive = zipArchive(names.map((name) => ({ name, size: BYTES.length, open: async () => streamReader(Readable.from([BYTES])), modifiedAt: new Date() })));
+    const bytes = await writtenZip(archive);
     expect(bytes.length).toBe(archive.size);
     expect((await readZip(bytes)).entryCount).toBe(1000);
   });
 
   it('writes a plain ZIP, without ZIP64 records, for a few small entries', async () => {
-    const archive = zipArchive([{ name: 'a.wav', size: BYTES.length, open: () => createReadStream(stored), modifiedAt: new Date() }]);
-    const bytes = await buffer(archive.open());
+    const archive = zipArchive([{ name: 'a.wav', size: BYTES.length, open: async () => streamReader(createReadStream(stored)), modifiedAt: new Date() }]);
+    const bytes = await writtenZip(archive);
     expect(bytes.length).toBe(archive.size);
     expect(bytes.includes(ZIP64_EOCD)).toBe(false);
   });
 
-  it('fails its stream when a file is shorter than its record says', async () => {
-    const archive = zipArchive([{ name: 'a.wav', size: BYTES.length + 1, open: () => createReadStream(stored), modifiedAt: new Date() }]);
-    await expect(buffer(archive.open())).rejects.toThrow(/end at byte 15, before the 16/);
+  it('fails its write when a file is shorter or longer than its record says', async () => {
+    const short = zipArchive([{ name: 'a.wav', size: BYTES.length + 1, open: async () => streamReader(createReadStream(stored)), modifiedAt: new Date() }]);
+    await expect(writtenZip(short)).rejects.toThrow(/end at byte 15, before the 16/);
+    const long = zipArchive([{ name: 'a.wav', size: BYTES.length - 1, open: async () => streamReader(createReadStream(stored)), modifiedAt: new Date() }]);
+    await expect(writtenZip(long)).rejects.toThrow(/a\.wav go on past the 14 bytes/);
+  });
+
+  it('reads every entry into the same three lent buffers, each read into again only after the sink took its bytes', async () => {
+    // 8 entries of 512 KiB, each 2 reads of 256 KiB: the sink copies a chunk a turn after its write, so a
+    // buffer refilled too early would change the bytes the sink copies.
+    const files = Array.from({ length: 8 }, () => randomBytes(512 * 1024));
+    const lent = new Set<ArrayBufferLike>();
+    const entries = files.map((bytes, i) => ({
+      name: `take-${i}.wav`,
+      size: bytes.length,
+      modifiedAt: new Date(),
+      open: async () => {
+        const reader = streamReader(Readable.from([bytes]));
+        return { read: (buffer: Buffer) => (lent.add(buffer.buffer), reader.read(buffer)), close: () => reader.close() };
+      },
+    }));
+    const { entries: read } = await readZip(await writtenZip(zipArchive(entries)));
+    expect(read.map((entry, i) => entry.bytes.equals(files[i]!))).toEqual(files.map(() => true));
+    // Three buffers of the writer and the one-byte probe of each entry's end.
+    expect(lent.size).toBe(4);
   });
 });
 

@@ -13,6 +13,14 @@ export interface DownloadHeaders {
   contentDisposition: string;
 }
 
+/** Reads an object's bytes in order into buffers its caller lends, as FileHandle.read does. */
+export interface BlobReader {
+  /** Fills `buffer` from its start with the next bytes, at most its length; answers how many, 0 once all are read. */
+  read(buffer: Buffer): Promise<number>;
+  /** Lets the object go (a descriptor, a response body); call once, whether all was read or not. */
+  close(): Promise<void>;
+}
+
 /** A part of a multipart upload, as completing it names it. */
 export interface UploadedPart {
   partNumber: number;
@@ -40,6 +48,12 @@ export interface BlobStore {
   write(key: string | (() => string | Promise<string>), body: Readable): Promise<{ key: string; size: number }>;
   /** The object's bytes (or a range of them); rejects with ObjectMissing when there is no such object. */
   read(key: string, range?: ByteRange): Promise<Readable>;
+  /**
+   * The same bytes read into buffers the caller lends (a download's or an archive's few reused buffers,
+   * core/transfer.ts): a stream makes a new buffer per chunk, which only a garbage collection gives back.
+   * Rejects with ObjectMissing when there is no such object.
+   */
+  openReader(key: string, range?: ByteRange): Promise<BlobReader>;
   /** The object's size, or null when there is none. */
   head(key: string): Promise<{ size: number; modifiedAt: Date } | null>;
   /**

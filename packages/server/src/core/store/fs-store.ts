@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, open as openFd } from 'node:fs';
+import { close as closeFd, createReadStream, open as openFd, read as readFd } from 'node:fs';
 import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { type BlobStore, type ByteRange, ObjectMissing, type UploadedPart } from './blob-store.js';
+import { type BlobReader, type BlobStore, type ByteRange, ObjectMissing, type UploadedPart } from './blob-store.js';
 
 const PRIVATE_FILE = 0o600;
 const openDescriptor = promisify(openFd);
+const closeDescriptor = promisify(closeFd);
 /** Bytes per read of a stored object. */
 const READ_CHUNK_BYTES = 256 * 1024;
 const PRIVATE_DIR = 0o700;
@@ -52,10 +53,28 @@ export class FsBlobStore implements BlobStore {
   async read(key: string, range?: ByteRange): Promise<Readable> {
     // Opened first, so a missing object is known before any answer goes out. A plain descriptor read by
     // fs.createReadStream: FileHandle.createReadStream reads through promises and cost downloads twice the CPU.
-    const fd = await openDescriptor(this.pathOf(key), 'r').catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'ENOENT' ? new ObjectMissing(key) : error;
-    });
+    const fd = await this.openObject(key);
     return createReadStream('', { fd, start: range?.start, end: range?.end, highWaterMark: READ_CHUNK_BYTES });
+  }
+
+  async openReader(key: string, range?: ByteRange): Promise<BlobReader> {
+    const fd = await this.openObject(key);
+    let position = range?.start ?? 0;
+    const end = range ? range.end + 1 : Infinity;
+    return {
+      // fs.read on the descriptor, for the reason read() gives.
+      read: (buffer) =>
+        new Promise((resolve, reject) => {
+          const length = Math.min(buffer.length, end - position);
+          if (length <= 0) return resolve(0);
+          readFd(fd, buffer, 0, length, position, (error, bytesRead) => {
+            if (error) return reject(error);
+            position += bytesRead;
+            resolve(bytesRead);
+          });
+        }),
+      close: () => closeDescriptor(fd),
+    };
   }
 
   async downloadUrl(): Promise<null> {
@@ -117,6 +136,12 @@ export class FsBlobStore implements BlobStore {
   /** Creates the directories keys live in (files/, images/) and the driver's own (tmp/, resumable/). */
   async prepare(): Promise<void> {
     for (const dir of ['files', 'images', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
+  }
+
+  private openObject(key: string): Promise<number> {
+    return openDescriptor(this.pathOf(key), 'r').catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'ENOENT' ? new ObjectMissing(key) : error;
+    });
   }
 
   private pathOf(key: string): string {

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { type BlobStore, type ByteRange, ObjectMissing } from './blob-store.js';
 import { FsBlobStore } from './fs-store.js';
 
-export { type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeKeys, storeUnavailable, type UploadedPart } from './blob-store.js';
+export { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeKeys, storeUnavailable, type UploadedPart } from './blob-store.js';
 
 /** Stored bytes to read in pieces (analysis reads an M4A's boxes and a ZIP's central directory). */
 export interface ObjectSource {
@@ -19,11 +19,6 @@ export async function objectSource(store: BlobStore, key: string): Promise<Objec
   const found = await store.head(key);
   if (!found) throw new ObjectMissing(key);
   return { size: found.size, read: (range) => store.read(key, range) };
-}
-
-/** The chunks of stored bytes, opened by `read` at the first pull (a ZIP entry's `open`: read when the archive reaches it). */
-export async function* chunksOf(read: () => Promise<Readable>): AsyncGenerator<Uint8Array> {
-  yield* await read();
 }
 
 /** The driver `storage` names, without checks: for a worker thread of a server that made them (analysis). */

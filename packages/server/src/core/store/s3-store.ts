@@ -14,7 +14,8 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../errors.js';
-import { type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
+import { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
+import { streamReader } from './stream-reader.js';
 
 export interface S3Settings {
   bucket: string;
@@ -144,6 +145,10 @@ export class S3BlobStore implements BlobStore {
       key,
     );
     return answer.Body as Readable;
+  }
+
+  async openReader(key: string, range?: ByteRange): Promise<BlobReader> {
+    return streamReader(await this.read(key, range));
   }
 
   async head(key: string): Promise<{ size: number; modifiedAt: Date } | null> {
