@@ -81,7 +81,7 @@ describe('orphans on S3', () => {
     const disk = new Disk(server.config, new Logger('silent'), store);
     const clock = new TestClock();
     try {
-      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], recordedFound: 3 });
+      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], referenced: { total: 3, found: 3 } });
 
       clock.advance(DAY_AND_MINUTE_SECONDS);
       const found = await findOrphans(server.sql, disk, clock);
@@ -97,7 +97,7 @@ describe('orphans on S3', () => {
       expect(await server.stored.exists(strayFile)).toBe(false);
 
       await disk.purgeOrphans([...after.inPlace, ...after.moved]);
-      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], recordedFound: 3 });
+      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], referenced: { total: 3, found: 3 } });
       for (const key of [pendingKey, ...recorded]) expect(await server.stored.exists(key)).toBe(true);
       const download = await client(server.url).request('GET', `/api/files/${recorded[0]!.slice('files/'.length, -'.wav'.length)}/download`, { token: owner.token });
       expect(download.status).toBe(200);
