@@ -71,6 +71,11 @@ describe('orphans on S3', () => {
     expect(moved.stdout).toBe('moved 0 object(s), 0 bytes, to orphans/\n');
     for (const key of [strayFile, strayImage, pendingKey, ...recorded]) expect(await server.stored.exists(key)).toBe(true);
 
+    // Another S3_PREFIX (or bucket) holds none of this database's objects: every one there would look orphaned.
+    const elsewhere = await runServerCommand(['orphans', '--purge'], { ...server.env, S3_PREFIX: 'tenant-b/' });
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toBe(`orphans --purge refused: bucket ${server.env.S3_BUCKET} under tenant-b/ holds none of the 3 object(s) the database refers to: it is not this database's store.\n`);
+
     const wrong = await runServerCommand(['orphans', '--delete'], server.env);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('orphans --purge');
