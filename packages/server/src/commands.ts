@@ -38,10 +38,11 @@ database, and never stop it):
                                     sessions and personal access tokens end (the count is printed);
                                     safe beside a running server
   orphans                           list the stored files no record refers to, unchanged for a day
-                                    (nothing else looks for them), and those moved to DATA_DIR/orphans;
-                                    safe beside running servers, as are --move and --purge
-  orphans --move                    move them to DATA_DIR/orphans
-  orphans --purge                   delete them, and what DATA_DIR/orphans holds, for good
+                                    (nothing else looks for them), in DATA_DIR or the bucket (STORAGE), and
+                                    those moved under orphans/; safe beside running servers, as are --move
+                                    and --purge
+  orphans --move                    move them under orphans/ (on S3: copy, then delete)
+  orphans --purge                   delete them, and what orphans/ holds, for good
   backup <dir>                      write a consistent copy of the database and of the stored files its
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
                                     counts, sha256 of every file); safe beside a running server. With
