@@ -9,10 +9,11 @@ import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
 import { type Config, SETTINGS } from './core/config.js';
 import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
-import { openDatabase } from './core/database.js';
-import { Disk, type Orphans, type StoredFile } from './core/disk.js';
-import { FsBlobStore } from './core/store/fs-store.js';
-import { openBlobStore } from './core/store/index.js';
+import { openDatabase, type Sql } from './core/database.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { Disk, type Orphans } from './core/disk.js';
+import { type ListedObject, openBlobStore } from './core/store/index.js';
+import { PendingObjectsRepository } from './core/pending-objects-repository.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
 import { migrateStorage } from './storage-migration/command.js';
@@ -37,10 +38,11 @@ database, and never stop it):
                                     sessions and personal access tokens end (the count is printed);
                                     safe beside a running server
   orphans                           list the stored files no record refers to, unchanged for a day
-                                    (nothing else looks for them), and those moved to DATA_DIR/orphans;
-                                    safe beside running servers, as are --move and --purge
-  orphans --move                    move them to DATA_DIR/orphans
-  orphans --purge                   delete them, and what DATA_DIR/orphans holds, for good
+                                    (nothing else looks for them), in DATA_DIR or the bucket (STORAGE), and
+                                    those moved under orphans/; safe beside running servers, as are --move
+                                    and --purge
+  orphans --move                    move them under orphans/ (on S3: copy, then delete)
+  orphans --purge                   delete them, and what orphans/ holds, for good
   backup <dir>                      write a consistent copy of the database and of the stored files its
                                     rows refer to into <dir> (new or empty), with a manifest.json (row
                                     counts, sha256 of every file); safe beside a running server. With
@@ -194,44 +196,62 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
 const ORPHAN_ACTIONS: Record<string, 'move' | 'purge'> = { '--move': 'move', '--purge': 'purge' };
 
 /**
- * Stored files no row of DATA_DIR's own database refers to, unchanged for a day (STRAY_AGE_MS): a younger one
- * may be an upload between its rename and its commit on a running instance, so listing, moving and deleting
- * are all safe beside running servers. Moving and deleting need DATA_DIR to name its database: with a wrong
- * DATABASE_URL every file would look orphaned. Exit codes: 0 done, 1 refused.
+ * The stored objects no row of the database refers to and that are not on the pending_objects ledger, unchanged
+ * for a day by `clock` (Disk.listOrphans), and those moved under orphans/ earlier.
+ */
+export async function findOrphans(sql: Sql, disk: Disk, clock: Clock): Promise<Orphans> {
+  return disk.listOrphans(async () => new Set([...(await new FilesRepository(sql).storedKeys()), ...(await new PendingObjectsRepository(sql).keys())]), clock);
+}
+
+/**
+ * Stored objects no row of DATA_DIR's own database refers to, unchanged for a day (STRAY_AGE_MS): a younger one
+ * may be an upload between storing and recording on a running instance, so listing, moving and deleting are all
+ * safe beside running servers. They are looked for where STORAGE keeps them: DATA_DIR, or the bucket under
+ * S3_PREFIX. Moving and deleting need DATA_DIR to name its database (with a wrong DATABASE_URL every object
+ * would look orphaned), and a store that holds none of the objects the database refers to (another bucket or
+ * S3_PREFIX) is refused. Exit codes: 0 done, 1 refused.
  */
 async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promise<number> {
   const log = new Logger('warn');
-  // Orphans are looked for in DATA_DIR: the local driver's files.
-  const disk = new Disk(config, log, new FsBlobStore(config.dataDir));
   const database = describeDatabase(config.databaseUrl);
+  const storage = config.storage;
+  const place = storage.driver === 's3' ? `bucket ${storage.bucket}${storage.prefix ? ` under ${storage.prefix}` : ''}` : config.dataDir;
+  const what = storage.driver === 's3' ? 'object(s)' : 'file(s)';
   try {
     if (action !== 'list' && !(await isBound(config.dataDir))) {
       throw new DataDirRefused(`DATA_DIR ${config.dataDir} does not record its database yet: start the server on it once, then run orphans --${action}.`);
     }
     const opened = await openDatabase(config, log);
-    let found: Orphans;
+    let store: Awaited<ReturnType<typeof openBlobStore>> | null = null;
     try {
       await checkBinding(opened.sql, config.dataDir, database);
-      found = await disk.listOrphans(await new FilesRepository(opened.sql).storedNames());
+      // Opened after the binding check: the local driver makes its directories.
+      store = await openBlobStore(config);
+      const disk = new Disk(config, log, store);
+      const found = await findOrphans(opened.sql, disk, systemClock);
+      if (action !== 'list' && found.referenced.total > 0 && found.referenced.found === 0) {
+        throw new DataDirRefused(`${place} holds none of the ${found.referenced.total} object(s) the database refers to: it is not this database's store.`);
+      }
+      const all = [...found.inPlace, ...found.moved];
+      const bytes = (objects: ListedObject[]) => objects.reduce((sum, object) => sum + object.size, 0);
+      if (action === 'move') {
+        await disk.moveOrphans(found.inPlace, found.moved);
+        process.stdout.write(`moved ${found.inPlace.length} ${what}, ${bytes(found.inPlace)} bytes, to ${storage.driver === 's3' ? 'orphans/' : disk.orphansDir}\n`);
+      } else if (action === 'purge') {
+        await disk.purgeOrphans(all);
+        process.stdout.write(`deleted ${all.length} ${what}, ${bytes(all)} bytes\n`);
+      } else {
+        for (const orphan of all) process.stdout.write(`${orphan.size}\t${orphan.key}\n`);
+        process.stderr.write(
+          `${all.length} stored ${what} without a record, ${bytes(all)} bytes, in ${place}: ` +
+            `${found.inPlace.length} in files/ and images/, ${found.moved.length} in orphans/\n`,
+        );
+      }
+      return 0;
     } finally {
+      store?.close();
       await opened.close();
     }
-    const all = [...found.inPlace, ...found.moved];
-    const bytes = (files: StoredFile[]) => files.reduce((sum, file) => sum + file.size, 0);
-    if (action === 'move') {
-      await disk.moveOrphans(found.inPlace);
-      process.stdout.write(`moved ${found.inPlace.length} file(s), ${bytes(found.inPlace)} bytes, to ${disk.orphansDir}\n`);
-    } else if (action === 'purge') {
-      await disk.purgeOrphans(all);
-      process.stdout.write(`deleted ${all.length} file(s), ${bytes(all)} bytes\n`);
-    } else {
-      for (const orphan of all) process.stdout.write(`${orphan.size}\t${orphan.path}\n`);
-      process.stderr.write(
-        `${all.length} stored file(s) without a record, ${bytes(all)} bytes, in ${config.dataDir}: ` +
-          `${found.inPlace.length} in files/ and images/, ${found.moved.length} in orphans/\n`,
-      );
-    }
-    return 0;
   } catch (error) {
     if (!(error instanceof DataDirRefused)) throw error;
     process.stderr.write(`orphans${action === 'list' ? '' : ` --${action}`} refused: ${error.message}\n`);

@@ -92,6 +92,28 @@ describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
     await store.delete(key);
   });
 
+  it('lists the objects under a prefix with their sizes and times, and moves one under orphans/', async () => {
+    const before = Date.now() - 2000;
+    const keys = ['a', 'b'].map((name) => `images/${name}-${randomBytes(8).toString('hex')}.png`);
+    for (const [at, key] of keys.entries()) await store.write(key, streamOf(randomBytes(10 + at)));
+    const listed = async (prefix: string) => {
+      const objects = [];
+      for await (const object of store.list(prefix)) objects.push(object);
+      return objects;
+    };
+    const images = (await listed('images/')).filter((object) => keys.includes(object.key));
+    expect(images.map(({ key, size }) => ({ key, size }))).toEqual([
+      { key: keys[0], size: 10 },
+      { key: keys[1], size: 11 },
+    ]);
+    for (const object of images) expect(object.modifiedAt.getTime()).toBeGreaterThan(before);
+
+    await store.move(keys[0]!, `orphans/${keys[0]}`);
+    expect(await store.head(keys[0]!)).toBeNull();
+    expect((await listed('orphans/images/')).map(({ key, size }) => ({ key, size }))).toEqual([{ key: `orphans/${keys[0]}`, size: 10 }]);
+    expect((await listed('images/')).map((object) => object.key)).not.toContain(keys[0]);
+  });
+
   it('leaves no object when the body fails, before the first part or after several', async () => {
     for (const size of [1000, 2 * PART_MB * MiB + 1]) {
       const key = `files/${randomBytes(8).toString('hex')}.wav`;

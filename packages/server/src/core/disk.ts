@@ -1,10 +1,11 @@
-import { chmod, lstat, mkdir, readdir, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
 import { BLOB_STORE, CONFIG, LOGGER } from './di.js';
 import type { Logger } from './logger.js';
-import { type BlobStore, storeKeys } from './store/index.js';
+import type { Clock } from './clock.js';
+import { type BlobStore, type ListedObject, storeKeys } from './store/index.js';
 
 /** What a delete leaves to remove on disk once its transaction has committed. */
 export interface DeletedContent {
@@ -24,7 +25,7 @@ export interface DeletedContent {
  *   resumable/<id>     the multipart uploads of resumable uploads (their id in `resumable_uploads`); they
  *                      outlive a restart, so start-up leaves them; renamed into files/ on completion
  *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there by the `orphans --move`
- *                      command (never automatically)
+ *                      command (never automatically); with STORAGE=s3 the keys orphans/files/<id>.<ext>, …
  * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
  * holds a partial file. Only the server's user can read any of it: files 0600, directories 0700.
  */
@@ -117,7 +118,7 @@ export class Disk {
    */
   async removeStaleTemp(ageMs: number): Promise<number> {
     let removed = 0;
-    for (const file of await this.filesIn(this.tempDir, new Set(), ageMs)) {
+    for (const file of await this.filesIn(this.tempDir, ageMs)) {
       try {
         await unlink(path.join(this.config.dataDir, file.path));
         removed++;
@@ -129,44 +130,49 @@ export class Disk {
   }
 
   /**
-   * The stored files no row refers to: those in files/ and images/ unchanged for STRAY_AGE_MS whose names
-   * `keep` does not hold (paths relative to DATA_DIR, `files/<id>.<ext>`, `images/<name>`), then those already
-   * in orphans/ (`orphans/files/…`), with their sizes. A younger file may be an upload between its rename and
-   * its commit, on any instance: it is no orphan yet.
+   * The stored objects no row refers to, through the store's listing (DATA_DIR's directories, or the bucket under
+   * S3_PREFIX): those under files/ and images/ unchanged for STRAY_AGE_MS by `clock` whose keys `referenced`
+   * does not hold, then those already under orphans/ (any age), with their sizes. A younger object may be an
+   * upload between storing and recording, on any instance: it is no orphan yet. The store is listed before
+   * `referenced` is asked: an object an upload has just completed is then on the pending_objects ledger or
+   * recorded (a resumable upload's object may carry the older time its multipart upload began).
    */
-  async listOrphans(keep: { files: ReadonlySet<string>; images: ReadonlySet<string> }): Promise<Orphans> {
-    const inPlace = [...(await this.filesIn(this.filesDir, keep.files, STRAY_AGE_MS)), ...(await this.filesIn(this.imagesDir, keep.images, STRAY_AGE_MS))];
-    const moved: StoredFile[] = [];
-    for (const dir of this.orphanDirs()) moved.push(...(await this.filesIn(dir, new Set())));
-    return { inPlace, moved };
+  async listOrphans(referenced: () => Promise<ReadonlySet<string>>, clock: Clock): Promise<Orphans> {
+    const changedBefore = clock.now() - STRAY_AGE_MS;
+    const listed: ListedObject[] = [];
+    for (const prefix of ['files/', 'images/']) for await (const object of this.store.list(prefix)) listed.push(object);
+    const moved: ListedObject[] = [];
+    for (const prefix of ['orphans/files/', 'orphans/images/']) for await (const object of this.store.list(prefix)) moved.push(object);
+    const keep = await referenced();
+    return {
+      inPlace: listed.filter((object) => !keep.has(object.key) && object.modifiedAt.getTime() <= changedBefore),
+      moved,
+      referenced: { total: keep.size, found: listed.filter((object) => keep.has(object.key)).length },
+    };
   }
 
   /**
-   * Moves orphans still in place to orphans/, under the same name (a name already taken there gets a numbered
+   * Moves orphans still in place under orphans/ with their own keys (one already taken there gets a numbered
    * suffix), so they can be moved back.
    */
-  async moveOrphans(inPlace: StoredFile[]): Promise<void> {
+  async moveOrphans(inPlace: ListedObject[], moved: ListedObject[]): Promise<void> {
+    const taken = new Set(moved.map((object) => object.key));
     for (const orphan of inPlace) {
-      const target = path.join(this.orphansDir, path.dirname(orphan.path));
-      await mkdir(target, { recursive: true, mode: PRIVATE_DIR });
-      const taken = new Set(await readdir(target));
-      const name = path.basename(orphan.path);
-      let free = name;
-      for (let n = 1; taken.has(free); n++) free = `${name}.${n}`;
-      await rename(path.join(this.config.dataDir, orphan.path), path.join(target, free));
+      const target = storeKeys.orphan(orphan.key);
+      let free = target;
+      for (let n = 1; taken.has(free); n++) free = `${target}.${n}`;
+      taken.add(free);
+      await this.store.move(orphan.key, free);
     }
   }
 
   /** Deletes orphans (in place or moved). */
-  async purgeOrphans(orphans: StoredFile[]): Promise<void> {
-    for (const orphan of orphans) await unlink(path.join(this.config.dataDir, orphan.path));
+  async purgeOrphans(orphans: ListedObject[]): Promise<void> {
+    for (const orphan of orphans) await this.store.delete(orphan.key);
   }
 
-  /**
-   * The files in `dir` whose names `keep` does not hold and, with `minAgeMs`, unchanged for that long, relative
-   * to DATA_DIR; none when `dir` does not exist.
-   */
-  private async filesIn(dir: string, keep: ReadonlySet<string>, minAgeMs = 0): Promise<StoredFile[]> {
+  /** The files in `dir` unchanged for `minAgeMs`, relative to DATA_DIR; none when `dir` does not exist. */
+  private async filesIn(dir: string, minAgeMs: number): Promise<StoredFile[]> {
     const changedBefore = Date.now() - minAgeMs;
     const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return [];
@@ -174,7 +180,6 @@ export class Disk {
     });
     const found: StoredFile[] = [];
     for (const name of names.sort()) {
-      if (keep.has(name)) continue;
       const info = await lstat(path.join(dir, name)).catch(() => null);
       if (info?.isFile() && info.mtimeMs <= changedBefore) found.push({ path: path.relative(this.config.dataDir, path.join(dir, name)), size: info.size });
     }
@@ -183,15 +188,21 @@ export class Disk {
 }
 
 /** A file under DATA_DIR: its path relative to DATA_DIR, and its size. */
-export interface StoredFile {
+interface StoredFile {
   path: string;
   size: number;
 }
 
-/** Stored files no row refers to: still in files/ and images/, or already moved to orphans/. */
+/** Stored objects no row refers to: still under files/ and images/, or already moved under orphans/. */
 export interface Orphans {
-  inPlace: StoredFile[];
-  moved: StoredFile[];
+  inPlace: ListedObject[];
+  moved: ListedObject[];
+  /**
+   * The keys rows and the pending_objects ledger refer to, and how many of them the listing holds: none of
+   * several means the store is not this database's (another bucket or S3_PREFIX), where every object would look
+   * orphaned.
+   */
+  referenced: { total: number; found: number };
 }
 
 /**

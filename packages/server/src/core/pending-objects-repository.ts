@@ -19,6 +19,11 @@ export class PendingObjectsRepository {
     return (await tx`delete from pending_objects where key = ${key}`).count === 1;
   }
 
+  /** Every key on the ledger: objects being written (or left by a crash, for the purge job). */
+  async keys(): Promise<string[]> {
+    return (await this.sql<{ key: string }[]>`select key from pending_objects`).map((row) => row.key);
+  }
+
   async forget(key: string): Promise<void> {
     await this.sql`delete from pending_objects where key = ${key}`;
   }

@@ -3,6 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { avatarUrl } from '../images/repository.js';
+import { storeKeys } from '../core/store/index.js';
 
 /** A `files` row as downloads, archives and share links use it: what they show and send, no more. */
 export interface StoredFileRow {
@@ -320,16 +321,16 @@ export class FilesRepository {
         and not exists (select 1 from users where avatar = s.name)`;
   }
 
-  /** Every name under DATA_DIR/files and DATA_DIR/images that a row refers to. */
-  async storedNames(): Promise<{ files: Set<string>; images: Set<string> }> {
-    const files = await this.sql<{ name: string }[]>`select id || '.' || extension as name from files`;
+  /** Every stored key (`files/<id>.<ext>`, `images/<name>`) that a row refers to. */
+  async storedKeys(): Promise<Set<string>> {
+    const files = await this.sql<{ id: string; extension: string }[]>`select id, extension from files`;
     const images = await this.sql<{ name: string }[]>`
       select image as name from projects where image is not null
       union all
       select image from vibes where image is not null
       union all
       select avatar from users where avatar is not null`;
-    return { files: new Set(files.map((r) => r.name)), images: new Set(images.map((r) => r.name)) };
+    return new Set([...files.map((row) => storeKeys.file(row.id, row.extension)), ...images.map((row) => storeKeys.image(row.name))]);
   }
 
   /**

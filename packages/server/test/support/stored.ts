@@ -1,8 +1,5 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { type Config, loadConfig } from '../../src/core/config.js';
 import { FsBlobStore } from '../../src/core/store/fs-store.js';
 import { createBlobStore } from '../../src/core/store/index.js';
@@ -27,27 +24,10 @@ export async function storedObjects(config: Pick<Config, 'storage' | 'dataDir'>)
   const store = await createBlobStore(config.storage, config.dataDir);
   // Bytes may be planted before a server first starts on the DATA_DIR (an old DATA_DIR's files).
   if (store instanceof FsBlobStore) await store.prepare();
-  const storage = config.storage;
-  // The driver interface lists nothing (the server never needs to): the bucket is listed here.
-  const s3 =
-    storage.driver === 's3'
-      ? new S3Client({
-          region: storage.region,
-          ...(storage.endpoint ? { endpoint: storage.endpoint } : {}),
-          forcePathStyle: storage.forcePathStyle,
-          ...(storage.credentials ? { credentials: storage.credentials } : {}),
-        })
-      : null;
   return {
     async list(kind) {
-      if (storage.driver === 'fs') return (await readdir(path.join(config.dataDir, kind)).catch(() => [])).sort();
       const names: string[] = [];
-      let token: string | undefined;
-      do {
-        const page = await s3!.send(new ListObjectsV2Command({ Bucket: storage.bucket, Prefix: `${storage.prefix}${kind}/`, ContinuationToken: token }));
-        for (const object of page.Contents ?? []) names.push(object.Key!.slice(`${storage.prefix}${kind}/`.length));
-        token = page.NextContinuationToken;
-      } while (token);
+      for await (const object of store.list(`${kind}/`)) names.push(object.key.slice(`${kind}/`.length));
       return names.sort();
     },
     read: async (key) => buffer(await store.read(key)),
@@ -57,7 +37,6 @@ export async function storedObjects(config: Pick<Config, 'storage' | 'dataDir'>)
     },
     delete: (key) => store.delete(key),
     close() {
-      s3?.destroy();
       if ('destroy' in store && typeof store.destroy === 'function') store.destroy();
     },
   };

@@ -21,6 +21,13 @@ export interface BlobReader {
   close(): Promise<void>;
 }
 
+/** An object as a listing names it. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  modifiedAt: Date;
+}
+
 /** A part of a multipart upload, as completing it names it. */
 export interface UploadedPart {
   partNumber: number;
@@ -63,6 +70,13 @@ export interface BlobStore {
   downloadUrl(key: string, headers: DownloadHeaders): Promise<string | null>;
   /** Removes the object; nothing to remove is no error. */
   delete(key: string): Promise<void>;
+  /**
+   * The objects whose keys begin with `prefix` (`files/`, `images/`, `orphans/files/`, `orphans/images/`), page
+   * by page as the store answers: only the `orphans` command lists (the server finds objects by their rows).
+   */
+  list(prefix: string): AsyncIterable<ListedObject>;
+  /** Moves the object to `to`, replacing what is there (the `orphans --move` command). */
+  move(from: string, to: string): Promise<void>;
 
   /** Begins a multipart upload into `key` (a resumable upload's); answers its id. */
   startMultipart(key: string): Promise<string>;
@@ -86,6 +100,8 @@ export const storeUnavailable = (): ReturnType<typeof unavailable> => unavailabl
 
 /** The keys of stored bytes: one place that derives them from ids. */
 export const storeKeys = {
+  /** Where `orphans --move` puts an object no row refers to, under its own key (`orphans/files/<id>.<ext>`). */
+  orphan: (key: string): string => `orphans/${key}`,
   /** `extension` comes from the FILE_TYPES table (fixed at upload), never from a client. */
   file: (id: string, extension: string): string => `files/${id}.${extension}`,
   /** `name` is a stored image name (`<uuid>.<ext>`), never a client's. */

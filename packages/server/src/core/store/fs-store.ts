@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { close as closeFd, createReadStream, open as openFd, read as readFd } from 'node:fs';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { type BlobReader, type BlobStore, type ByteRange, ObjectMissing, type UploadedPart } from './blob-store.js';
+import { type BlobReader, type BlobStore, type ByteRange, type ListedObject, ObjectMissing, type UploadedPart } from './blob-store.js';
 
 const PRIVATE_FILE = 0o600;
 const openDescriptor = promisify(openFd);
@@ -95,6 +95,27 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
+  /** The files of the directory `prefix` names (DATA_DIR/files/, …), by name; none when it does not exist. */
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    if (!/^(orphans\/)?(files|images)\/$/.test(prefix)) throw new Error(`not a storage key prefix: ${prefix}`);
+    const names = await readdir(path.join(this.root, prefix)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    });
+    for (const name of names.sort()) {
+      // Gone meanwhile (a delete), or not a file: no object.
+      const info = await lstat(path.join(this.root, prefix, name)).catch(() => null);
+      if (info?.isFile() && isKey(`${prefix}${name}`)) yield { key: `${prefix}${name}`, size: info.size, modifiedAt: info.mtime };
+    }
+  }
+
+  /** A rename (same file system): the object is at one key or the other, never at both or neither. */
+  async move(from: string, to: string): Promise<void> {
+    const target = this.pathOf(to);
+    await mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR });
+    await rename(this.pathOf(from), target);
+  }
+
   async startMultipart(): Promise<string> {
     const uploadId = randomUUID();
     await (await open(this.multipartPath(uploadId), 'wx', PRIVATE_FILE)).close();
@@ -145,7 +166,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   private pathOf(key: string): string {
-    if (!/^(files|images)\/[0-9a-zA-Z._-]+$/.test(key) || key.includes('..')) throw new Error(`not a storage key: ${key}`);
+    if (!isKey(key)) throw new Error(`not a storage key: ${key}`);
     return path.join(this.root, key);
   }
 
@@ -161,6 +182,12 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.multipartDir, uploadId);
   }
 }
+
+/**
+ * A key names a file in files/ or images/ (or in orphans/files/, orphans/images/): ours are `<uuid>.<ext>`, but a
+ * file copied in by hand may have any name, and the `orphans` command lists, moves and deletes it as well.
+ */
+const isKey = (key: string): boolean => /^(orphans\/)?(files|images)\/[^/\\]+$/.test(key) && !key.includes('..');
 
 /** A file outside the store (a test fixture) as a source of ranges, as analysis reads stored objects. */
 export async function localFileSource(filePath: string): Promise<{ size: number; read(range?: ByteRange): Promise<Readable> }> {

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { type BlobStore, type ByteRange, ObjectMissing } from './blob-store.js';
 import { FsBlobStore } from './fs-store.js';
 
-export { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeKeys, storeUnavailable, type UploadedPart } from './blob-store.js';
+export { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, type ListedObject, ObjectMissing, storeKeys, storeUnavailable, type UploadedPart } from './blob-store.js';
 
 /** Stored bytes to read in pieces (analysis reads an M4A's boxes and a ZIP's central directory). */
 export interface ObjectSource {

@@ -1,11 +1,13 @@
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  paginateListObjectsV2,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -14,7 +16,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../errors.js';
-import { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
+import { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, type ListedObject, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
 import { streamReader } from './stream-reader.js';
 
 export interface S3Settings {
@@ -175,6 +177,26 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.send(() => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) })));
+  }
+
+  /** ListObjectsV2 under S3_PREFIX, following its continuation tokens (1,000 keys a page); keys without the prefix. */
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket, Prefix: this.full(prefix) })) {
+      for (const object of page.Contents ?? []) {
+        yield { key: object.Key!.slice(this.prefix.length), size: object.Size ?? 0, modifiedAt: object.LastModified ?? new Date(0) };
+      }
+    }
+  }
+
+  /**
+   * CopyObject, then DeleteObject (S3 has no rename): an interruption between them leaves the object at both
+   * keys, never at neither. One CopyObject copies up to 5 GiB, more than any upload may be (MAX_UPLOAD_BYTES);
+   * a larger object copied in by hand fails with the store's error.
+   */
+  async move(from: string, to: string): Promise<void> {
+    const source = `${this.bucket}/${this.full(from)}`.split('/').map(encodeURIComponent).join('/');
+    await this.send(() => this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.full(to), CopySource: source })), from);
+    await this.delete(from);
   }
 
   async startMultipart(key: string): Promise<string> {
