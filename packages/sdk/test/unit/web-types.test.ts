@@ -36,6 +36,8 @@ const NODE_ONLY = [
   `new BandClient({ baseUrl: 'https://band.example.com', dispatcher });`,
   `await client.files.download('file', { to: '/home/ada/take.wav' });`,
   `await client.auth.setAvatar('/home/ada/me.png');`,
+  `await client.files.upload({ cutId: 'cut', file: new Blob(), filename: 'take.wav', resumable: true });`,
+  `await client.files.upload({ versionOf: 'file', file: new Blob(), filename: 'take.wav', ifChanged: true });`,
 ];
 // `any`: a browser app has no undici to make a Dispatcher with.
 const NODE_ONLY_HEAD = [`import { BandClient } from '@bandcollab/sdk';`, `declare const client: BandClient;`, `declare const dispatcher: any;`];
@@ -88,7 +90,7 @@ it('type-checks a browser app against the web build without Node types', () => {
   expect(browser.declarations.filter((file) => /\/(@types\/node|undici|undici-types)\//.test(file))).toEqual([]);
 });
 
-it('refuses what only Node can pass (a file path, a dispatcher, a path to download to) in a browser app', () => {
+it('refuses what only Node can pass (file paths, a dispatcher, resumable uploads, hashing) in a browser app', () => {
   const lines = NODE_ONLY.map((_, index) => NODE_ONLY_HEAD.length + index + 1);
   const refused = browser.diagnostics.filter((diagnostic) => diagnostic.file === 'node-only.ts');
   expect([...new Set(refused.map((diagnostic) => diagnostic.line))], refused.map((diagnostic) => diagnostic.message).join('\n')).toEqual(lines);
