@@ -48,7 +48,9 @@ export default defineConfig([
     format: ['esm'],
     platform: 'browser',
     target: 'es2022',
-    dts: true,
+    // The declarations the same way: TypeScript resolves `./multipart.js` to multipart.web.ts where there is one,
+    // in a program without Node's types (a Node type reaching web.d.ts fails the build).
+    dts: { compilerOptions: { moduleSuffixes: ['.web', ''], types: [], lib: ['ES2022', 'DOM', 'DOM.Iterable'] } },
     sourcemap: true,
     esbuildPlugins: [webModules],
   },

@@ -6,5 +6,5 @@ export async function openEventsSocket(transport: Transport, url: string, token:
   const { WebSocket } = await loadUndici();
   const headers: Record<string, string> = { 'user-agent': transport.userAgent };
   if (token) headers.authorization = `Bearer ${token}`;
-  return new WebSocket(url, { headers, dispatcher: transport.dispatcher }) as unknown as WebSocket;
+  return new WebSocket(url, { headers, dispatcher: transport.dispatcherOption.dispatcher }) as unknown as WebSocket;
 }

@@ -1,4 +1,4 @@
 // The Node build: the web build's exports (web.ts; its modules resolve here to the Node ones, not their `.web.ts`
 // swaps) and these.
 export * from './web.js';
-export { FileResumeStore, RESUMABLE_MIN_BYTES } from './resumable.js';
+export { FileResumeStore, RESUMABLE_MIN_BYTES, type ResumeStore } from './resumable.js';

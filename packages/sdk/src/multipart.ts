@@ -11,6 +11,9 @@ import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor } from './types.js';
 /** What can be uploaded: a file path, bytes, a Node or Web stream or a Blob (a File keeps its name). */
 export type FileInput = string | Buffer | Uint8Array | Readable | ReadableStream<Uint8Array> | Blob;
 
+/** An upload's `ifChanged`: hash the file first (true), or this sha256 (hex) of it. */
+export type IfChanged = boolean | { sha256: string };
+
 /** A file input resolved to a name, a size (when knowable) and a way to read its bytes. */
 export interface FileSource {
   filename: string | undefined;

@@ -8,6 +8,9 @@ import { FILE_TYPE_PLURALS, FILE_TYPES, fileTypeFor } from './types.js';
 /** What the web build uploads: a Blob or File (a File keeps its name), bytes, or a stream of bytes. */
 export type FileInput = Blob | Uint8Array | ReadableStream<Uint8Array>;
 
+/** An upload's `ifChanged`: the web build does not hash a file (it would read it into memory), so only the caller's sha256 (hex). */
+export type IfChanged = { sha256: string };
+
 export interface FileSource {
   filename: string | undefined;
   size: number | null;
@@ -102,7 +105,7 @@ async function imageNameFor(image: FileInput): Promise<string> {
   throw new TypeError('image: pass a named File, or a Blob or the bytes of a JPEG, PNG, GIF or WebP image');
 }
 
-/** `ifChanged` hashes the file before sending it: the web build would have to read it into memory, so it refuses. */
-export async function sha256Of(): Promise<string> {
+/** `ifChanged: true` hashes the file before sending it: the web build would have to read it into memory, so it refuses. */
+export async function sha256Of(_source: FileSource, _signal: AbortSignal | undefined): Promise<string> {
   throw new TypeError('upload: `ifChanged` is not available in the web build');
 }

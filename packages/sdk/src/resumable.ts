@@ -114,22 +114,37 @@ function withoutStale(entries: Record<string, StoredEntry>): Record<string, Stor
 /** Files of at least this size go through a resumable upload when `resumable` is 'auto'. */
 export const RESUMABLE_MIN_BYTES = 8 * 1024 * 1024;
 
-export interface ResumableUpload {
-  cutId: string | undefined;
+/** An upload's options for the server's resumable (tus) uploads (the Node build's: the web build has none). */
+export interface ResumableOptions {
+  /**
+   * Through the server's resumable (tus) uploads: 'auto' (the default) for files of `resumableMinBytes` and more
+   * whose bytes can be read again (a path, bytes, a Blob); true for any such file; false never.
+   */
+  resumable?: boolean | 'auto';
+  /** The size from which 'auto' uploads resumably; 8 MiB by default. */
+  resumableMinBytes?: number;
+  /**
+   * Remembers unfinished resumable uploads of file paths, so a later run (another process) continues one
+   * instead of starting again (without it, an upload resumes only within its call); `FileResumeStore` keeps them
+   * in a file.
+   */
+  resumeStore?: ResumeStore;
+  /** Called when a resumable upload continues one an earlier run left at `offset` bytes. */
+  onResume?: (offset: number) => void;
+}
+
+export interface ResumableUpload extends ResumableOptions {
+  cutId?: string;
   /** Any file of a series: the upload becomes its next version (Upload-Metadata versionOf). */
-  versionOf: string | undefined;
+  versionOf?: string;
   /** The file's sha256 (hex), sent as If-None-Match with versionOf: the latest version's makes the creation 412 UNCHANGED. */
   ifNoneMatch: string | undefined;
   source: FileSource;
   filename: string;
-  name: string | undefined;
+  name?: string;
   /** The file's path in the cut's folder (Upload-Metadata path, §16). */
-  path: string | undefined;
-  /** Where a run that was cut off is found by the next one; without it, an upload resumes only within this call. */
-  resumeStore: ResumeStore | undefined;
-  onProgress: ((progress: Progress) => void) | undefined;
-  /** Called once when the upload continues one that an earlier run left at `offset` bytes. */
-  onResume: ((offset: number) => void) | undefined;
+  path?: string;
+  onProgress?: (progress: Progress) => void;
 }
 
 /** What the server answered to the PATCH that reached the end. */
@@ -150,6 +165,19 @@ const LOCK_PATIENCE_MS = 30_000;
 const LOCK_BACKOFF_CAP_MS = 2_000;
 
 /**
+ * The upload through the server's resumable uploads when its options ask for one: the id of the File it became;
+ * undefined when it is to be sent as one multipart request.
+ */
+export async function uploadIfResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string | undefined> {
+  const { source } = upload;
+  const mode = upload.resumable ?? 'auto';
+  const possible = source.size !== null && source.size > 0 && source.openFrom !== undefined;
+  if (mode === true && !possible) throw new TypeError('upload: a resumable upload needs a path, bytes or a Blob (a stream cannot be read again)');
+  const resumable = mode === 'auto' ? possible && source.size! >= (upload.resumableMinBytes ?? RESUMABLE_MIN_BYTES) : mode;
+  return resumable ? uploadResumable(transport, upload, options) : undefined;
+}
+
+/**
  * Uploads through the server's tus endpoint (/api/uploads). A network error, a 5xx or a 409 makes it ask
  * the server for the offset and continue from there, with backoff, up to the call's (else the client's)
  * `retries` times in a row, after which it gives up (the upload stays resumable); a 423
@@ -158,7 +186,7 @@ const LOCK_BACKOFF_CAP_MS = 2_000;
  * never moves back. An abort leaves the upload on the server (and in the store) for a later run. Answers
  * the id of the File the upload became.
  */
-export async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
+async function uploadResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string> {
   const { source, resumeStore } = upload;
   const total = source.size!;
   const fingerprint = resumeStore && source.fingerprint ? fingerprintOf(source.fingerprint, destinationOf(upload)) : undefined;

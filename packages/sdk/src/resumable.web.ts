@@ -2,10 +2,12 @@
 import { ROUTES } from './contract/routes.js';
 import type { RequestOptions, Transport } from './transport.js';
 
-export const RESUMABLE_MIN_BYTES = Infinity;
+/** The web build has no options for resumable uploads (the Node build's ResumableOptions). */
+export interface ResumableOptions {}
 
-export async function uploadResumable(): Promise<string> {
-  throw new TypeError('upload: resumable uploads are not available in the web build');
+/** Every upload is one multipart request. */
+export async function uploadIfResumable(_transport: Transport, _upload: unknown, _options: RequestOptions): Promise<undefined> {
+  return undefined;
 }
 
 /** Terminates a resumable upload (its URL): the server drops its bytes. */

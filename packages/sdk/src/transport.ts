@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import { type DispatcherOption, dispatcherOption } from './senders/dispatcher.js';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
 import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration, takesIdempotencyKey } from './contract/route-types.js';
 import { ROUTES } from './contract/routes.js';
@@ -131,7 +131,8 @@ const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 export class Transport {
   readonly baseUrl: string;
   readonly retries: number;
-  readonly dispatcher: Dispatcher | undefined;
+  /** The client's dispatcher (Node build): the events socket and the transports for share links use it too. */
+  readonly dispatcherOption: DispatcherOption;
   readonly userAgent: string;
   readonly credentials: 'include' | undefined;
   private readonly timeoutMs: number;
@@ -144,7 +145,7 @@ export class Transport {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.retries = options.retries ?? 2;
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.dispatcher = options.dispatcher;
+    this.dispatcherOption = dispatcherOption(options);
     this.userAgent = options.userAgent ?? 'bandcollab-sdk';
     this.credentials = options.credentials;
     this.sender = defaultSender(options);
@@ -163,7 +164,7 @@ export class Transport {
 
   /** A transport with the same settings for another server, without credentials (public share links). */
   forServer(baseUrl: string): Transport {
-    return new Transport({ baseUrl, dispatcher: this.dispatcher, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
+    return new Transport({ baseUrl, ...this.dispatcherOption, retries: this.retries, timeoutMs: this.timeoutMs, userAgent: this.userAgent });
   }
 
   get tokens(): Tokens {

@@ -1,5 +1,5 @@
 // The web build (browsers, Deno, Bun, Workers): the Node build's API over fetch and Web streams, without the
-// file-path conveniences (FileResumeStore). tsup swaps in the `.web.ts` modules (tsup.config.ts).
+// resumable uploads and file paths. tsup swaps in the `.web.ts` modules (tsup.config.ts), for the types too.
 export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
 export { BandAbortError, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
@@ -11,7 +11,6 @@ export type { Progress } from './transfer.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
 export type { UploadInput } from './resources/files.js';
 export type { ShareListTarget } from './resources/shares.js';
-export type { ResumeStore } from './resumable.js';
 export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
 export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';
 export { AdminResource, type AdminStorageOptions } from './resources/admin.js';

@@ -1,7 +1,7 @@
 import { BandPromise, type WithResponse } from '../band-promise.js';
-import { type FileInput, type FileSource, fileSource, multipartBody, sha256Of } from '../multipart.js';
+import { type FileInput, fileSource, type IfChanged, multipartBody, sha256Of } from '../multipart.js';
 import { checkSize, type Progress } from '../transfer.js';
-import { cancelUpload, RESUMABLE_MIN_BYTES, type ResumeStore, uploadResumable } from '../resumable.js';
+import { cancelUpload, type ResumableOptions, uploadIfResumable } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { abortedOr, localProblem } from '../errors.js';
 import { sleep } from '../sleep.js';
@@ -36,9 +36,10 @@ const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
  * with its latest version's display name unless `name` is given), or both. `path` is the file's relative POSIX
  * path in the cut's folder (§16): unique among the cut's latest versions (else 409 PATH_TAKEN, unless
  * `versionOf` names its series); with `versionOf` another path renames the series, none keeps its path. With a
- * path, a file of an extension no type claims is a SESSION file.
+ * path, a file of an extension no type claims is a SESSION file. The Node build also uploads resumably
+ * (ResumableOptions).
  */
-export interface UploadInput extends UploadFields {
+export interface UploadInput extends UploadFields, ResumableOptions {
   file: FileInput;
   /**
    * With `versionOf`: reads the file's sha256 first (a path, bytes or a Blob; a stream cannot be read twice)
@@ -47,26 +48,13 @@ export interface UploadInput extends UploadFields {
    * `isUnchanged(error)` tells it apart, and a CI step can report "unchanged" and succeed.
    * `{ sha256 }` gives the file's sha256 (hex) when the caller already took it: it is sent as it is, the file is
    * read only to upload it (and may then be a stream). A sha256 that is not the file's makes the answer wrong.
+   * The web build takes only `{ sha256 }`.
    */
-  ifChanged?: boolean | { sha256: string };
+  ifChanged?: IfChanged;
   /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
   filename?: string;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
-  /**
-   * Through the server's resumable (tus) uploads: 'auto' (the default) for files of `resumableMinBytes` and more
-   * whose bytes can be read again (a path, bytes, a Blob); true for any such file; false never.
-   */
-  resumable?: boolean | 'auto';
-  /** The size from which 'auto' uploads resumably; 8 MiB by default. */
-  resumableMinBytes?: number;
-  /**
-   * Remembers unfinished resumable uploads of file paths, so a later run (another process) continues one
-   * instead of starting again; `FileResumeStore` keeps them in a file.
-   */
-  resumeStore?: ResumeStore;
-  /** Called when a resumable upload continues one an earlier run left at `offset` bytes. */
-  onResume?: (offset: number) => void;
 }
 
 export class FilesResource {
@@ -99,26 +87,9 @@ export class FilesResource {
     if (input.cutId === undefined && input.versionOf === undefined) throw new TypeError('upload: give `cutId` or `versionOf`');
     if (input.ifChanged && input.versionOf === undefined) throw new TypeError('upload: `ifChanged` compares with the latest version of `versionOf`: give it');
     const ifNoneMatch = typeof input.ifChanged === 'object' ? knownSha256(input.ifChanged.sha256) : input.ifChanged ? await sha256Of(source, input.signal) : undefined;
-    if (this.resumable(input, source)) {
-      const signal = joinedSignal(input.signal, options?.signal);
-      const fileId = await uploadResumable(
-        this.transport,
-        {
-          cutId: input.cutId,
-          versionOf: input.versionOf,
-          ifNoneMatch,
-          source,
-          filename: source.filename,
-          name: input.name,
-          path: input.path,
-          resumeStore: input.resumeStore,
-          onProgress: input.onProgress,
-          onResume: input.onResume,
-        },
-        { ...options, signal },
-      );
-      return this.get(fileId, { ...options, signal }).withResponse();
-    }
+    const signal = joinedSignal(input.signal, options?.signal);
+    const fileId = await uploadIfResumable(this.transport, { ...input, ifNoneMatch, source, filename: source.filename }, { ...options, signal });
+    if (fileId !== undefined) return this.get(fileId, { ...options, signal }).withResponse();
     const stream = await multipartBody(
       // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
       { cutId: input.cutId, versionOf: input.versionOf, name: input.name, path: input.path },
@@ -132,14 +103,6 @@ export class FilesResource {
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
   cancelUpload(url: string, options?: RequestOptions): Promise<void> {
     return cancelUpload(this.transport, url, options);
-  }
-
-  private resumable(input: UploadInput, source: FileSource): boolean {
-    const mode = input.resumable ?? 'auto';
-    const possible = source.size !== null && source.size > 0 && source.openFrom !== undefined;
-    if (mode === true && !possible) throw new TypeError('upload: a resumable upload needs a path, bytes or a Blob (a stream cannot be read again)');
-    if (mode === 'auto') return possible && source.size! >= (input.resumableMinBytes ?? RESUMABLE_MIN_BYTES);
-    return mode;
   }
 
   /** Every remaining version of the file's series (any version names it), oldest first. */

@@ -1,4 +1,4 @@
-import type { Dispatcher } from 'undici';
+import type { DispatcherOption } from './dispatcher.js';
 
 /**
  * The one thing a runtime must do for the transport: send one request and hand back its answer, body unread.
@@ -47,9 +47,7 @@ export interface SendFailure extends Error {
 }
 
 /** What a client's options say of how to send: the transport's options extend these. */
-export interface SenderOptions {
-  /** Node build: an undici dispatcher (Agent, ProxyAgent, MockAgent…); the global one by default. */
-  dispatcher?: Dispatcher;
+export interface SenderOptions extends DispatcherOption {
   /**
    * Web build: `include` signs requests with the server's HttpOnly cookies (set by `auth.login` on a same-site
    * server) instead of tokens held in JavaScript.
