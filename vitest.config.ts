@@ -11,11 +11,13 @@ const plainSummary: Reporter = {
     for (const module of testModules) {
       for (const test of module.children.allTests()) counts[test.result().state] += 1;
     }
-    const failedModules = testModules.filter((m) => m.state() === 'failed' && m.children.size === 0).length;
+    // A file that failed outside its tests (an import, a beforeAll) leaves them skipped: it counts as a failure.
+    const failedOutsideTests = (m: TestModule) => m.state() === 'failed' && ![...m.children.allTests()].some((test) => test.result().state === 'failed');
+    const failedModules = testModules.filter(failedOutsideTests).length;
     process.stdout.write(`\nTests: ${counts.passed} passed, ${counts.failed + failedModules} failed, ${counts.skipped} skipped\n`);
     // By name, after the count: CI prints these lines last, where a cut log still shows them.
     for (const module of testModules) {
-      if (module.state() === 'failed' && module.children.size === 0) process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)}\n`);
+      if (failedOutsideTests(module)) process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)}\n`);
       for (const test of module.children.allTests()) {
         if (test.result().state === 'failed') process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)} > ${test.fullName}\n`);
       }

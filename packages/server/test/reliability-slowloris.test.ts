@@ -76,7 +76,9 @@ describe('slowloris', () => {
     const server = await startLoggedServer({ HEADERS_TIMEOUT_SECONDS: '4', IDLE_TIMEOUT_SECONDS: '4' });
     servers.push(server);
     const api = client(server.url);
-    const tokens = await Promise.all(Array.from({ length: 5 }, async () => (await api.register()).accessToken));
+    // One after another: the password queue holds two hashes per address, and a third at once is a 429.
+    const tokens: string[] = [];
+    for (let i = 0; i < 5; i += 1) tokens.push((await api.register()).accessToken);
 
     /** The 50 clients, one arriving every 30 ms, three requests each; their answer times, sorted. */
     const serveClients = async (): Promise<number[]> => {

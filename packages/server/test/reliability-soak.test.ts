@@ -43,8 +43,12 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/** The process's resident size; NaN once it is exiting (a zombie's status has no VmRSS line) or gone. */
 function residentBytes(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((status) => Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024);
+  return readFile(`/proc/${pid}/status`, 'utf8').then(
+    (status) => Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) * 1024,
+    () => Number.NaN,
+  );
 }
 
 it('serves 200 concurrent clients behind a proxy for 40 s of mixed traffic with no 5xx and flat memory', { timeout: DURATION_MS + 60_000 }, async () => {
@@ -100,7 +104,7 @@ it('serves 200 concurrent clients behind a proxy for 40 s of mixed traffic with 
   const readings: { at: number; rss: number }[] = [];
   const sampler = setInterval(() => {
     const at = Date.now() - started;
-    void residentBytes(server.child.pid!).then((rss) => readings.push({ at, rss }));
+    void residentBytes(server.child.pid!).then((rss) => Number.isFinite(rss) && readings.push({ at, rss }));
   }, RSS_EVERY_MS);
   const lowestBefore = (end: number) => Math.min(...readings.filter(({ at }) => at > end - RSS_WINDOW_MS && at <= end).map(({ rss }) => rss));
   await Promise.all(
