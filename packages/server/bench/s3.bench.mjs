@@ -3,12 +3,17 @@
 // with the same bytes put and got directly with the AWS SDK against the same store:
 //  1. a 500 MiB upload (multipart/form-data through the server) against the SDK's multipart upload of the
 //     same file in parts of the same size, one part in flight while the next is read (the driver's way);
-//  2. the download of that object through the server against the SDK's GetObject;
-//  3. the server's peak RSS growth during each (flat: the bytes stream through in parts);
-//  4. a tus upload (one PATCH) on S3 against the multipart upload on S3.
+//  2. the download of that object through the server against the SDK's GetObject, and through a bare
+//     node:http server piping GetObject's body to its response (s3-bare-proxy-server.mjs), the floor of any
+//     server that sends the bytes itself;
+//  3. the same download from a second server with S3_PRESIGNED_DOWNLOADS=true: its 302, followed by the
+//     client to the presigned GET, against the SDK's GetObject;
+//  4. the server's peak RSS growth during each (flat: the bytes stream through in parts);
+//  5. a tus upload (one PATCH) on S3 against the multipart upload on S3.
 // Throughput is the median of alternating rounds, in MB/s (10^6 bytes per second). Wall-clock rates swing with
 // whatever else the machine runs (three processes share its cores here), so CPU time per byte is reported
-// beside them: the server's own, against the benchmark process's while it calls the SDK directly.
+// beside them: the server's own, against the benchmark process's while it calls the SDK directly, and for
+// downloads each process's (the store, the server, the client), whose sum bounds the rate on two cores.
 import { once } from 'node:events';
 import { chmod, mkdtemp, open, rm } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
@@ -24,7 +29,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { call, fetchAll, measure, median, multipart, report, round, seed, send, start, zipFile } from './support.mjs';
+import { call, cpuSeconds, fetchAll, measure, median, multipart, report, round, seed, send, start, zipFile } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
@@ -44,10 +49,10 @@ let s3;
 try {
   const store = await start(path.join(here, 's3-fauxqs-server.mjs'));
   processes.push(store);
-  const server = await start(serverMain, [], {
+  const serverEnv = (dataDir) => ({
     PORT: '0',
     HOST: '127.0.0.1',
-    DATA_DIR: path.join(work, 'data'),
+    DATA_DIR: path.join(work, dataDir),
     LOG_LEVEL: 'error',
     STORAGE: 's3',
     S3_BUCKET: BUCKET,
@@ -57,7 +62,12 @@ try {
     S3_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
     S3_PART_SIZE_MB: String(PART_MIB),
   });
+  const server = await start(serverMain, [], serverEnv('data'));
   processes.push(server);
+  const presigning = await start(serverMain, [], { ...serverEnv('data-presigned'), S3_PRESIGNED_DOWNLOADS: 'true' });
+  processes.push(presigning);
+  const bareProxy = await start(path.join(here, 's3-bare-proxy-server.mjs'), [store.url, BUCKET]);
+  processes.push(bareProxy);
   // The server's own settings: no request checksums (STACK.md), the SDK's standard retries.
   s3 = new S3Client({
     endpoint: store.url,
@@ -78,8 +88,20 @@ try {
     const { user, system } = process.cpuUsage(cpuBefore);
     return { result, seconds: (performance.now() - started) / 1000, cpu: (user + system) / 1e6 };
   };
+  /** A download's time with the CPU seconds of each process on its way: the store, the server (if any), the client (this one). */
+  const download = async (sender, work) => {
+    const storeBefore = await cpuSeconds(store.process.pid);
+    const measured = sender ? await measure(sender, () => timed(work)) : { result: await timed(work), cpu: 0 };
+    const { result, seconds, cpu } = measured.result;
+    return { result, seconds, cpu: sender ? measured.cpu : cpu, serverCpu: measured.cpu, clientCpu: cpu, storeCpu: (await cpuSeconds(store.process.pid)) - storeBefore, growthMiB: measured.growthMiB };
+  };
+  // The presigning server's copy of the file, downloaded every round: its own database knows no other.
+  const presigned = await seed(presigning.url);
+  const presignedUpload = await send(`${presigning.url}/api/files/upload`, presigned.token, multipart(presigned.cutId, 'stems.zip'), big);
+  if (presignedUpload.status !== 201) throw new Error(`upload failed: ${presignedUpload.status} ${presignedUpload.body}`);
+  const presignedFile = `${presigning.url}/api/files/${JSON.parse(presignedUpload.body).id}/download`;
 
-  const rounds = { ours: [], sdk: [], tus: [], oursDown: [], sdkDown: [] };
+  const rounds = { ours: [], sdk: [], tus: [], oursDown: [], sdkDown: [], bareDown: [], presignedDown: [] };
   for (let i = 0; i < ROUNDS; i += 1) {
     const uploads = [
       ['ours', () => measure(server, () => send(`${server.url}/api/files/upload`, token, body, big))],
@@ -91,17 +113,27 @@ try {
     if (ours.status !== 201) throw new Error(`upload failed: ${ours.status} ${ours.body}`);
     const fileId = JSON.parse(ours.body).id;
     const downloads = [
-      ['oursDown', () => measure(server, () => fetchAll(`${server.url}/api/files/${fileId}/download`, auth))],
-      ['sdkDown', () => timed(() => sdkGet(`direct/${i}`))],
+      ['oursDown', () => download(server, () => fetchAll(`${server.url}/api/files/${fileId}/download`, auth))],
+      ['sdkDown', () => download(null, () => sdkGet(`direct/${i}`))],
+      ['bareDown', () => download(bareProxy, () => fetchAll(`${bareProxy.url}/files/${fileId}.zip`))],
+      ['presignedDown', () => download(presigning, () => fetchRedirected(presignedFile, { authorization: `Bearer ${presigned.token}` }))],
     ];
-    if (i % 2 === 1) downloads.reverse();
-    for (const [name, download] of downloads) rounds[name].push(await download());
+    for (const [name, run] of [...downloads.slice(i % 4), ...downloads.slice(0, i % 4)]) {
+      const result = await run();
+      if (result.result.size !== big.size) throw new Error(`${name}: ${result.result.size} bytes of ${big.size}`);
+      rounds[name].push(result);
+    }
     for (const id of [fileId, rounds.tus.at(-1).result]) await call(server.url, 'DELETE', `/api/files/${id}`, token);
     await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: `direct/${i}` }));
   }
 
   const rate = (runs, size) => median(runs.map((run) => size / run.seconds / 1e6));
   const cpuRate = (runs, size) => median(runs.map((run) => size / run.cpu / 1e6));
+  /** MB per CPU-second of one process of a download's way, medians; null where it spent no measurable CPU. */
+  const processRate = (runs, field) => {
+    const cpu = median(runs.map((run) => run[field]));
+    return cpu > 0 ? round(big.size / cpu / 1e6) : null;
+  };
   const growth = (runs) => Math.max(...runs.map((run) => run.growthMiB));
   const uploadSize = big.size + body.overhead;
   const uploadRatio = rate(rounds.ours, uploadSize) / rate(rounds.sdk, big.size);
@@ -128,8 +160,28 @@ try {
     bandcollabMBperCpuSecond: round(cpuRate(rounds.oursDown, big.size)),
     awsSdkMBperCpuSecond: round(cpuRate(rounds.sdkDown, big.size)),
     bandcollabRssGrowthMiB: growth(rounds.oursDown),
+    // The floor of any server that sends the bytes itself, in the same run.
+    bareProxyMBps: round(rate(rounds.bareDown, big.size)),
+    bareProxyRatio: round(rate(rounds.bareDown, big.size) / rate(rounds.sdkDown, big.size)),
+    bareProxyMBperCpuSecond: round(cpuRate(rounds.bareDown, big.size)),
+    // MB per CPU-second of each process on the way: fauxqs, the server, the client (the SDK when direct).
+    processes: {
+      bandcollab: { store: processRate(rounds.oursDown, 'storeCpu'), server: processRate(rounds.oursDown, 'serverCpu'), client: processRate(rounds.oursDown, 'clientCpu') },
+      bareProxy: { store: processRate(rounds.bareDown, 'storeCpu'), server: processRate(rounds.bareDown, 'serverCpu'), client: processRate(rounds.bareDown, 'clientCpu') },
+      awsSdk: { store: processRate(rounds.sdkDown, 'storeCpu'), client: processRate(rounds.sdkDown, 'clientCpu') },
+    },
     target: `ratio >= ${TARGETS.throughputRatio}, growth < ${TARGETS.growthMiB} MiB`,
     met: downloadRatio >= TARGETS.throughputRatio && growth(rounds.oursDown) < TARGETS.growthMiB,
+  });
+  report('s3 presigned download', {
+    sizeMiB: UPLOAD_MIB,
+    rounds: ROUNDS,
+    presignedMBps: round(rate(rounds.presignedDown, big.size)),
+    awsSdkMBps: round(rate(rounds.sdkDown, big.size)),
+    ratio: round(rate(rounds.presignedDown, big.size) / rate(rounds.sdkDown, big.size)),
+    proxiedMBps: round(rate(rounds.oursDown, big.size)),
+    serverCpuSecondsPerDownload: round(median(rounds.presignedDown.map((run) => run.serverCpu))),
+    serverRssGrowthMiB: growth(rounds.presignedDown),
   });
   report('s3 tus upload', {
     sizeMiB: UPLOAD_MIB,
@@ -177,6 +229,19 @@ async function sdkGet(key) {
   let size = 0;
   for await (const chunk of Body) size += chunk.length;
   return { size };
+}
+
+/** GETs a URL answered 302 and follows the redirect without the credentials, as a browser does across origins; counts the bytes. */
+function fetchRedirected(url, headers) {
+  return new Promise((resolve, reject) => {
+    request(url, { agent: false, headers }, (res) => {
+      res.resume();
+      if (res.statusCode !== 302) return reject(new Error(`download: ${res.statusCode}, not 302`));
+      fetchAll(res.headers.location).then(resolve, reject);
+    })
+      .on('error', reject)
+      .end();
+  });
 }
 
 /** A tus upload of the whole file in one PATCH; resolves with the file's id. */
