@@ -49,7 +49,7 @@ beforeAll(async () => {
   await server.stored.write(pendingKey, sampleBytes('mp3', 500));
   // Another server's object in the same bucket, outside this one's S3_PREFIX.
   const storage = server.config.storage as Extract<typeof server.config.storage, { driver: 's3' }>;
-  const s3 = new S3Client({ region: storage.region, endpoint: storage.endpoint!, forcePathStyle: true, credentials: storage.credentials! });
+  const s3 = new S3Client({ region: storage.region, endpoint: storage.endpoint!, forcePathStyle: storage.forcePathStyle, credentials: storage.credentials! });
   await s3.send(new PutObjectCommand({ Bucket: storage.bucket, Key: `tenant-b/files/${randomUUID()}.wav`, Body: 'not ours' }));
   s3.destroy();
 }, 120_000);

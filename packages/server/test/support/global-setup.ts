@@ -35,12 +35,12 @@ export default async function setup(project: TestProject) {
   await migrateTemplate(url, dir);
   project.provide('postgresUrl', url);
   // The S3 driver's tests (and TEST_STORAGE=s3 runs) use fauxqs, an S3 emulator from the npm registry, in this
-  // process on loopback: no network, no container.
+  // process on loopback: no network, no container. Opt-in, S3_TEST_ENDPOINT names a real one instead (support/s3.ts).
   const { startFauxqs } = await import('fauxqs');
-  const s3 = await startFauxqs({ port: await freePort(), host: '127.0.0.1', logger: false });
-  project.provide('s3Endpoint', `http://127.0.0.1:${s3.port}`);
+  const s3 = process.env.S3_TEST_ENDPOINT ? null : await startFauxqs({ port: await freePort(), host: '127.0.0.1', logger: false });
+  project.provide('s3Endpoint', s3 ? `http://127.0.0.1:${s3.port}` : process.env.S3_TEST_ENDPOINT!);
   return async () => {
-    await s3.stop();
+    await s3?.stop();
     await pg.stop();
     await rm(dir, { recursive: true, force: true });
   };
