@@ -144,11 +144,13 @@ describe('band watch', () => {
     const { inviteUrl } = await asBen('POST', `/api/projects/${projectId}/invite`, { email: cal.user.email, role: 'MEMBER' });
     await api.request('POST', '/api/invitations/accept', { token: cal.accessToken, json: { token: inviteToken(inviteUrl) } });
     await benUploads(cutId, 'mix.wav');
+    const files = await asBen<{ files: { id: string }[] }>('GET', `/api/cuts/${cutId}`);
+    const fileId = files.files[0]!.id;
+    // Its analysis done before the watch starts: its file.analyzed event is not one of the lines below.
+    while ((await asBen<{ analysis: string }>('GET', `/api/files/${fileId}`)).analysis === 'pending') await new Promise((resolve) => setTimeout(resolve, 20));
     const watch = startWatch(ana, ['--project', 'Named']);
     await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
 
-    const files = await asBen<{ files: { id: string }[] }>('GET', `/api/cuts/${cutId}`);
-    const fileId = files.files[0]!.id;
     await asBen('POST', `/api/files/${fileId}/share`, {});
     await asBen('PUT', `/api/cuts/${cutId}/move`, { targetVibeId: chorus.id });
     await asBen('DELETE', `/api/files/${fileId}`);
