@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 
 const exitCode = (child) => new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 
-const typecheck = spawn('pnpm', ['-r', '--no-sort', 'typecheck'], { stdio: ['ignore', 'pipe', 'pipe'] });
+const typecheck = spawn('pnpm', ['typecheck'], { stdio: ['ignore', 'pipe', 'pipe'] });
 let typecheckOutput = '';
 typecheck.stdout.setEncoding('utf8').on('data', (chunk) => (typecheckOutput += chunk));
 typecheck.stderr.setEncoding('utf8').on('data', (chunk) => (typecheckOutput += chunk));
