@@ -87,11 +87,11 @@ describe('band watch', () => {
     await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
 
     await benUploads(cutId, 'take.wav');
-    await watch.until(() => watch.stdout().endsWith('\n'), 'event line');
-    const lines = watch.stdout().trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    const event = JSON.parse(lines[0]!) as ProjectEvent;
-    expect(event).toMatchObject({ type: 'file.uploaded', projectId, actor: { id: ben.user.id, name: 'Ben' }, data: { file: { name: 'take.wav', type: 'CUT', cutId } } });
+    // The upload, then its analysis's end: the test waits for both, since the second can follow the first at once.
+    await watch.until(() => watch.stdout().split('\n').length === 3, 'two event lines');
+    const events = watch.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as ProjectEvent);
+    expect(events[0]).toMatchObject({ type: 'file.uploaded', projectId, actor: { id: ben.user.id, name: 'Ben' }, data: { file: { name: 'take.wav', type: 'CUT', cutId } } });
+    expect(events[1]).toMatchObject({ type: 'file.analyzed', projectId });
 
     watch.child.kill('SIGINT');
     expect(await watch.exited).toBe(130);
@@ -109,7 +109,13 @@ describe('band watch', () => {
     expect((await api.request('POST', '/api/files/upload', { token, body: form })).status).toBe(201);
     await benUploads(cutId, 'by-hand.wav');
     await watch.until(() => watch.stdout().includes('by-hand'), 'both uploads');
-    const lines = watch.stdout().trimEnd().split('\n').map((line) => line.replace(/^.* UTC {2}Released {2}/, ''));
+    // Each upload's file.analyzed line may come between or after them: this test is about the uploads' actors.
+    const lines = watch
+      .stdout()
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.replace(/^.* UTC {2}Released {2}/, ''))
+      .filter((line) => !line.startsWith('file.analyzed'));
     expect(lines).toEqual([
       'file.uploaded  Ben (token "github-release") uploaded "ci.wav" to cut "Take 1" (audio, 4.0 KiB)',
       'file.uploaded  Ben uploaded "by-hand.wav" to cut "Take 1" (audio, 4.0 KiB)',
@@ -127,10 +133,12 @@ describe('band watch', () => {
 
     await benUploads(other.cutId, 'elsewhere.wav');
     await benUploads(watched.cutId, 'mix.wav');
-    await watch.until(() => watch.stdout().includes('mix'), 'event line');
+    // The upload's line, then its analysis's: neither of the other project's upload.
+    await watch.until(() => watch.stdout().includes('analysed'), 'event lines');
     const lines = watch.stdout().trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
+    expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Watched {2}file\.uploaded {2}Ben uploaded "mix.wav" to cut "Take 1" \(audio, 4\.0 KiB\)$/);
+    expect(lines[1]).toMatch(/ UTC {2}Watched {2}file\.analyzed {2}.*"mix\.wav" analysed: /);
     expect(watch.stdout()).not.toMatch(ANSI);
 
     watch.child.kill('SIGINT');
