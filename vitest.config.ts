@@ -1,8 +1,35 @@
+import { chmodSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import type { Reporter, TestModule } from 'vitest/node';
+
+/**
+ * The run's temporary files (test DATA_DIRs, the shared PostgreSQL cluster, the embedded ones, fixtures) go to
+ * memory when /dev/shm has room for them: on this machine's disk a test database's copy took 270 ms, in memory
+ * 29 ms, and `pnpm test` went from 216 s to 185 s. A run peaks at about 2.5 GB there, so less than 4 GiB free
+ * (a container's 64 MiB /dev/shm), or a TMPDIR of the caller's, leaves TMPDIR as it is. Set here, before the global setups and the workers
+ * start, it reaches every process of the run; the folder goes when the run ends, with whatever a test left.
+ */
+function runInMemory(): void {
+  if (process.env.TMPDIR) return;
+  const free = (() => {
+    try {
+      const shm = statfsSync('/dev/shm');
+      return shm.bavail * shm.bsize;
+    } catch {
+      return 0;
+    }
+  })();
+  if (free < 4 * 1024 ** 3) return;
+  const dir = mkdtempSync(join('/dev/shm', 'bandcollab-test-'));
+  // As /tmp: the postgres user an embedded cluster runs as under root must reach the folders made in it.
+  chmodSync(dir, 0o1777);
+  process.env.TMPDIR = dir;
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+}
+runInMemory();
 
 /** Ends the run with the plain 'N passed, N failed, N skipped' line that CI reads. */
 const plainSummary: Reporter = {

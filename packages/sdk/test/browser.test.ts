@@ -10,6 +10,7 @@ import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toneWav, userWithCut } from '../../server/test/support/files.js';
 import { client } from '../../server/test/support/http.js';
+import { screenshotPath } from '../../server/test/support/screenshots.js';
 import { requirePrerequisite } from '../../server/test/support/prerequisites.js';
 import { startTestServer, type TestServer } from './support.js';
 
@@ -122,7 +123,7 @@ it.skipIf(!hasChromium)('signs in, uploads the chosen File, hears file.uploaded 
     expect(result.sha256).toBe(createHash('sha256').update(wav).digest('hex'));
     expect(webSockets).toEqual([`${server.url.replace(/^http/, 'ws')}/api/events`]);
     expect(errors).toEqual([]);
-    await page.screenshot({ path: path.join(os.tmpdir(), 'bandcollab-web-sdk.png') });
+    await page.screenshot({ path: screenshotPath('web-sdk.png') });
   } finally {
     await page.close();
   }

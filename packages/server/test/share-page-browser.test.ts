@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { requirePrerequisite } from './support/prerequisites.js';
+import { screenshotPath } from './support/screenshots.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { readZip } from './support/zip.js';
 
@@ -265,11 +266,8 @@ it.skipIf(!hasChromium)('a feedback link: markers on the waveform seek and show 
     expect(await page.locator('img, .comments script').count()).toBe(0);
     expect(dialogs).toEqual([]);
 
-    const shots = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-feedback-'));
-    const shot = path.join(shots, 'feedback-page.png');
     await page.setViewportSize({ width: 900, height: 1200 });
-    await page.screenshot({ path: shot, fullPage: true });
-    await copyFile(shot, '/tmp/feedback-page.png');
+    await page.screenshot({ path: screenshotPath('feedback-page.png'), fullPage: true });
     expect(requests.every((url) => url.startsWith(server.url))).toBe(true);
     expect(errors).toEqual([]);
   } finally {

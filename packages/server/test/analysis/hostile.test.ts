@@ -1,6 +1,6 @@
 // Files crafted against the analysis queue: none may stop the server's answers, hold the queue, or keep
 // a job retrying forever.
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -37,6 +37,7 @@ describe.skipIf(!hasFfmpeg)('hostile files in the analysis queue', () => {
     const wav = path.join(os.tmpdir(), `nul-stem-${process.pid}.wav`);
     generate('anoisesrc=color=pink:amplitude=0.2:sample_rate=48000', 1, ['-c:a', 'pcm_s16le'], wav);
     const zip = await zipBuffer({ 'drums\0.wav': await readFile(wav), 'notes\0.txt': Buffer.from('tempo 120\n') });
+    await rm(wav);
     const stems = await upload(api, owner.token, owner.cutId, 'stems.zip', zip);
     expect(stems.status).toBe(201);
     const next = await upload(api, owner.token, owner.cutId, 'next.wav', toneWav(1));
