@@ -54,6 +54,23 @@ describe('login failures', () => {
     for (const limited of responses.filter((r) => r.status === 429)) expectRateLimited(limited, 900);
   });
 
+  it('never asks to retry after longer than the window, when the attempt that fills it was counted after the request began', async () => {
+    const { server, api } = await serverWith({ LOGIN_MAX_FAILURES_PER_ADDRESS: '1' });
+    const address = '198.51.100.7';
+    // The failure that fills the window is recorded while this login waits on the table: after its transaction
+    // began, as when another request of the address held the lock first.
+    let refused: Promise<TestResponse> | undefined;
+    await server.sql.begin(async (tx) => {
+      await tx`lock table login_failures in access exclusive mode`;
+      refused = login(api, 'late@example.com', 'wrong-password', address);
+      while ((await server.sql`select 1 from pg_locks where relation = 'login_failures'::regclass and not granted`).length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await tx`insert into login_failures (email, client_ip, failed_at) values ('first@example.com', ${address}, clock_timestamp())`;
+    });
+    expectRateLimited(await refused!, 900);
+  });
+
   it('keeps answering 429 to the right password until the window frees an attempt', async () => {
     const { server, api } = await serverWith({ LOGIN_MAX_FAILURES: '2', LOGIN_WINDOW_SECONDS: '60' });
     const user = await api.register();

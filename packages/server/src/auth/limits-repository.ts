@@ -14,7 +14,9 @@ const REGISTRATION_LOCK_CLASS = 0x72656732; // "reg2"
  * The abuse-limit records. A login attempt is written before its password is checked and stays as a failure
  * unless the password proves right, when it becomes a success; a registration attempt is written before its
  * password is hashed. Counting and writing happen under the address's lock, so parallel attempts from one
- * address cannot pass the limits together.
+ * address cannot pass the limits together. The window is measured from clock_timestamp(), not now(): now() is
+ * when the transaction began, before the lock was granted and before the attempts it waited for were written,
+ * and a Retry-After counted from it could exceed the window.
  */
 @injectable()
 export class LimitsRepository {
@@ -37,7 +39,7 @@ export class LimitsRepository {
       await tx`select pg_advisory_xact_lock(${LOGIN_LOCK_CLASS}, hashtext(${clientIp}))`;
       const [row] = await tx<{ id: string | null; retryAfterSeconds: number | null }[]>`
         with window_start as (
-          select now() - make_interval(secs => ${limits.windowSeconds}) as at
+          select clock_timestamp() - make_interval(secs => ${limits.windowSeconds}) as at
         ), failures as (
           select email, failed_at from login_failures
           where client_ip = ${clientIp} and failed_at > (select at from window_start)
@@ -59,7 +61,7 @@ export class LimitsRepository {
           returning id
         )
         select (select id::text from inserted) as id,
-               ceil(extract(epoch from at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as retry_after_seconds
+               ceil(extract(epoch from at + make_interval(secs => ${limits.windowSeconds}) - clock_timestamp()))::int as retry_after_seconds
         from blocking`;
       return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
     });
@@ -89,7 +91,7 @@ export class LimitsRepository {
         with blocking as (
           select max(attempted_at) as attempted_at from (
             select attempted_at from registration_attempts
-            where client_ip = ${clientIp} and attempted_at > now() - make_interval(secs => ${limits.windowSeconds})
+            where client_ip = ${clientIp} and attempted_at > clock_timestamp() - make_interval(secs => ${limits.windowSeconds})
             order by attempted_at desc offset ${limits.perAddress - 1} limit 1
           ) limiting
         ), inserted as (
@@ -98,7 +100,7 @@ export class LimitsRepository {
           returning id
         )
         select (select id::text from inserted) as id,
-               ceil(extract(epoch from attempted_at + make_interval(secs => ${limits.windowSeconds}) - now()))::int as retry_after_seconds
+               ceil(extract(epoch from attempted_at + make_interval(secs => ${limits.windowSeconds}) - clock_timestamp()))::int as retry_after_seconds
         from blocking`;
       return row!.id !== null ? { id: row!.id } : { retryAfterSeconds: Math.max(1, row!.retryAfterSeconds ?? 1) };
     });
