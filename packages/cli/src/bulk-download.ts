@@ -4,9 +4,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FileRecord } from '@bandcollab/sdk';
+import type { DownloadReport } from './bulk-reports.js';
 import type { Context } from './context.js';
 import { toCliError } from './errors.js';
-import { type CliError, usageError } from './exit-codes.js';
+import { usageError } from './exit-codes.js';
 import { sha256OfFile } from './file-hash.js';
 import { runJobs } from './jobs.js';
 
@@ -15,17 +16,6 @@ export interface DownloadOptions {
   skipExisting: boolean;
   /** Replace a local file of the same name; without it such a file fails (as a single download refuses). */
   force: boolean;
-}
-
-export interface DownloadReport {
-  /** The folder the files went to. */
-  dir: string;
-  /** The records of the files that are now in the folder (downloaded or skipped), in the cut's order. */
-  records: FileRecord[];
-  failures: { file: FileRecord; error: CliError }[];
-  skipped: number;
-  downloadedBytes: number;
-  seconds: number;
 }
 
 /**

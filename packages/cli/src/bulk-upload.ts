@@ -2,11 +2,11 @@
 // skipping those whose content is already on the cut (unless a duplicate is wanted).
 import path from 'node:path';
 import type { CutWithFiles, FileRecord } from '@bandcollab/sdk';
+import type { UploadReport } from './bulk-reports.js';
 import type { Context } from './context.js';
 import { toCliError } from './errors.js';
 import { sha256OfFile } from './file-hash.js';
 import { runJobs } from './jobs.js';
-import type { CliError } from './exit-codes.js';
 import { withInterruptHint } from './interrupt.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
@@ -23,15 +23,6 @@ export interface UploadOptions {
   versionOf?: string;
   /** With `versionOf`: nothing is sent when the latest version has the same content (the server says so first). */
   ifChanged?: boolean;
-}
-
-export interface UploadReport {
-  /** The records of the uploaded files and of those already on the cut, in the order of `files`. */
-  records: FileRecord[];
-  failures: { file: LocalFile; error: CliError }[];
-  skipped: number;
-  uploadedBytes: number;
-  seconds: number;
 }
 
 /**

@@ -1,5 +1,5 @@
 // What every command starts from: the global flags, the profile's settings, the server address, and the
-// profile's login and SDK clients there (logins.ts, factory.ts).
+// profile's login and SDK clients there (logins.ts, clients.ts).
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BandClient, ResumeStore, TokenPair } from '@bandcollab/sdk';
@@ -7,8 +7,10 @@ import type { Command } from 'commander';
 import { credentialFile, type CredentialStore } from './credentials.js';
 import { unreachableServer } from './errors.js';
 import { usageError } from './exit-codes.js';
-import { Clients, type Factory, type Libraries, loadedLibraries, loadLibraries, type TokenSource } from './factory.js';
+import { Clients, type TokenSource } from './clients.js';
+import type { Factory } from './factory.js';
 import type { Io } from './io.js';
+import { type Libraries, loadedLibraries, loadLibraries } from './libraries.js';
 import { Logins } from './logins.js';
 import { Output } from './render.js';
 import { configDirectory, originOf, type ProfileSettings, type ProfileUser, SettingsFile } from './settings.js';

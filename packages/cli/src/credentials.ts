@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Keychain } from './io.js';
+import type { Keychain } from './keychain.js';
 
 export interface StoredTokens {
   accessToken: string;

@@ -1,6 +1,6 @@
 // What the user gets of a failure: anything a command throws becomes one line and an exit code.
 import { CliError, EXIT, exitCodeForStatus } from './exit-codes.js';
-import { loadedLibraries } from './factory.js';
+import { loadedLibraries } from './libraries.js';
 
 /** Failures to connect at all: nothing listens there, no such host, no route to it, no answer in time. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);

@@ -4,18 +4,11 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import type { Readable, Writable } from 'node:stream';
-import { openSystemKeychain } from './keychain.js';
+import { type Keychain, openSystemKeychain } from './keychain.js';
 
 export type OutStream = Writable & { isTTY?: boolean; columns?: number };
 
 export type InStream = Readable & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
-
-/** The part of the OS keychain band uses: one secret per service and account. */
-export interface Keychain {
-  getPassword(service: string, account: string): Promise<string | null>;
-  setPassword(service: string, account: string, password: string): Promise<void>;
-  deletePassword(service: string, account: string): Promise<boolean>;
-}
 
 export interface Io {
   stdout: OutStream;

@@ -3,8 +3,14 @@
 // keychain answers or KEYCHAIN_TIMEOUT_MS passes; then the child is killed and the call rejects.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Keychain } from './io.js';
 import type { KeychainCall, KeychainReply, KeychainRequest } from './keychain-worker.js';
+
+/** The part of the OS keychain band uses: one secret per service and account. */
+export interface Keychain {
+  getPassword(service: string, account: string): Promise<string | null>;
+  setPassword(service: string, account: string, password: string): Promise<void>;
+  deletePassword(service: string, account: string): Promise<boolean>;
+}
 
 /** A keychain that does not answer within this is given up on (gh waits as long). */
 const KEYCHAIN_TIMEOUT_MS = 3000;

@@ -3,7 +3,6 @@
 // token store.
 import path from 'node:path';
 import type { TokenPair, TokenStore } from '@bandcollab/sdk';
-import type { Context } from './context.js';
 import {
   credentialFile,
   type CredentialStore,
@@ -14,12 +13,22 @@ import {
   withProfileLock,
 } from './credentials.js';
 import { CliError, EXIT } from './exit-codes.js';
-import { adoptLegacyLogin } from './legacy-login.js';
+import type { Io } from './io.js';
+import { adoptLegacyLogin, type ProfileSettingsAccess } from './legacy-login.js';
+import type { Output } from './render.js';
 import { originOf, type ProfileUser } from './settings.js';
 import { defaultKeptView } from './views.js';
 
-/** What a login depends on: which profile, which server, the settings and the machine. */
-type LoginScope = Pick<Context, 'options' | 'io' | 'out' | 'profile' | 'configDir' | 'apiUrl' | 'origin' | 'settings' | 'saveSettings'>;
+/** What a login depends on (of the run's Context): which profile, which server, the settings and the machine. */
+interface LoginScope extends ProfileSettingsAccess {
+  readonly options: { readonly insecureStorage: boolean };
+  readonly io: Io;
+  readonly out: Output;
+  readonly profile: string;
+  readonly configDir: string;
+  readonly apiUrl: string;
+  readonly origin: string;
+}
 
 export class Logins {
   constructor(private readonly ctx: LoginScope) {}

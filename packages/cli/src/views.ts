@@ -34,9 +34,8 @@ import type {
   StorageStats,
   User,
 } from '@bandcollab/sdk';
-import type { DownloadReport } from './bulk-download.js';
+import type { DownloadReport, UploadReport } from './bulk-reports.js';
 import type { ProfileUser } from './settings.js';
-import type { UploadReport } from './bulk-upload.js';
 import type { PullAction, PushAction } from './session/plan.js';
 import type { SessionReport } from './session/report.js';
 import { counted, formatBytes, formatTime, type Output } from './render.js';

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { BandClient, type FileRecord, type ProjectDetail, type ProjectEvent } from '@bandcollab/sdk';
+import { BandClient, type FileRecord, type ProjectDetail } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { printable } from '../src/render.js';
