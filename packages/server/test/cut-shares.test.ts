@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember } from './authz/fixture.js';
 import { openEventSocket } from './support/event-socket.js';
-import { setTimeout as delay } from 'node:timers/promises';
-import { sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
+import { analysed, sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
 import { call, client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { readZip } from './support/zip.js';
@@ -102,13 +101,7 @@ describe('cut share links', () => {
     const cutId = await newCut('Analysed');
     const tone = await put(cutId, 'tone.wav', toneWav(2), 'Tone');
     const other = await put(owner.cutId, 'elsewhere.wav', toneWav(1));
-    for (const id of [tone.id, other.id]) {
-      const until = Date.now() + 30_000;
-      while ((await api.request('GET', `/api/files/${id}`, { token: owner.token })).body.analysis !== 'done') {
-        if (Date.now() > until) throw new Error('the tone was not analysed within 30 s');
-        await delay(100);
-      }
-    }
+    for (const id of [tone.id, other.id]) expect((await analysed(api, owner.token, id)).analysis).toBe('done');
     const { token } = await shareCut(cutId);
     const described = await publicCall('GET', `/api/share/${token}`, asJson);
     const [file] = described.body.files;
@@ -180,9 +173,7 @@ describe('cut share links', () => {
     const cutId = await newCut('Page of analysed takes');
     const tone = await put(cutId, 'tone.wav', toneWav(5), 'Tone');
     const broken = await put(cutId, 'broken.wav', sampleBytes('wav', 2000), 'Broken');
-    for (const id of [tone.id, broken.id]) {
-      while ((await api.request('GET', `/api/files/${id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
-    }
+    for (const id of [tone.id, broken.id]) await analysed(api, owner.token, id);
     const { token } = await shareCut(cutId);
     const response = await publicCall('GET', `/share/${token}`);
     expect(response.status).toBe(200);

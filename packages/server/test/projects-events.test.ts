@@ -51,7 +51,6 @@ async function flushNotifications(): Promise<void> {
 
 it('publishes each change of projects, members, vibes and cuts with the agreed payload', async () => {
   const seeded = await seedProject(api, owner.accessToken);
-  const actor = { id: owner.user.id, name: 'Owner' };
   const call = (method: string, path: string, json?: unknown) => expectStatus(api.request(method, path, { token: owner.accessToken, json }), method === 'POST' ? 201 : 200);
 
   // The member joins by accepting the invitation link: the change is theirs.

@@ -3,9 +3,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { toneWav, upload, userWithCut } from './support/files.js';
+import { analysed, toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { requirePrerequisite } from './support/prerequisites.js';
 import { screenshotPath } from './support/screenshots.js';
@@ -105,7 +104,7 @@ it.skipIf(!hasChromium)('plays a shared CUT: the audio element loads the file, r
 
 it.skipIf(!hasChromium)('seeks the player where the waveform is clicked', async () => {
   const file = (await upload(api, owner.token, owner.cutId, 'long-tone.wav', toneWav(20), 'Long tone')).body;
-  while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  await analysed(api, owner.token, file.id);
   const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token })).body;
   const { page, errors } = await open(`/share/${token}`);
   try {
@@ -187,7 +186,7 @@ it.skipIf(!hasChromium)('seeks the player of the waveform clicked on a shared cu
   const cutId = created.body.id as string;
   for (const [fileName, seconds] of [['short.wav', 8], ['long.wav', 20]] as const) {
     const file = (await upload(api, owner.token, cutId, fileName, toneWav(seconds), fileName)).body;
-    while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+    await analysed(api, owner.token, file.id);
   }
   const { token } = (await api.request('POST', `/api/cuts/${cutId}/share`, { token: owner.token })).body;
   const { page, errors } = await open(`/share/${token}`);
@@ -211,7 +210,7 @@ it.skipIf(!hasChromium)('seeks the player of the waveform clicked on a shared cu
 
 it.skipIf(!hasChromium)('a feedback link: markers on the waveform seek and show their comment, a comment at the playhead appears, hostile names and bodies stay text', async () => {
   const file = (await upload(api, owner.token, owner.cutId, 'mix.wav', toneWav(20), 'Final mix')).body;
-  while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  await analysed(api, owner.token, file.id);
   const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token, json: { allowComments: true } })).body;
   const hostile = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', '\u001b[31m'];
   await api.request('POST', `/api/files/${file.id}/comments`, { token: owner.token, json: { body: 'Snare drops out here', atMs: 5000 } });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { setTimeout as delay } from 'node:timers/promises';
-import { sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
+import { analysed, sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
 import { call, client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
@@ -46,7 +45,7 @@ it('shows an audio player, the name, type and size (no API type codes), and a do
 
 it('shows an analysed CUT with its duration, format, loudness and the waveform drawn inline', async () => {
   const file = (await upload(api, owner.token, owner.cutId, 'tone.wav', toneWav(65), 'Tone')).body;
-  while ((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body.analysis === 'pending') await delay(100);
+  await analysed(api, owner.token, file.id);
   const { token } = (await api.request('POST', `/api/files/${file.id}/share`, { token: owner.token })).body;
   const page = await call(server.url, 'GET', `/share/${token}`);
   expect(page.status).toBe(200);

@@ -28,7 +28,6 @@ export type AudioAnalysis =
   | { status: 'failed'; reason: string }
   | { status: 'unsupported' };
 
-const READ_CHUNK_BYTES = 64 * 1024;
 /**
  * The most bytes handed to a decoder at once, which bounds what one call decodes: the samples of all the
  * frames in a slice arrive together. WAV and AIFF hold at most one sample per byte. A compressed frame may hold far

@@ -1,7 +1,6 @@
 import type postgres from 'postgres';
-import { inject, injectable } from 'tsyringe';
-import type { Queryable, Sql } from '../core/database.js';
-import { SQL } from '../core/di.js';
+import { injectable } from 'tsyringe';
+import type { Queryable } from '../core/database.js';
 
 /** A `comments` row with what its record shows of its file, author and resolver. */
 export interface CommentRow {
@@ -79,8 +78,6 @@ export interface ReviewCounts {
 
 @injectable()
 export class CommentsRepository {
-  constructor(@inject(SQL) private readonly sql: Sql) {}
-
   /** One comment row; null when it is gone. */
   async find(tx: Queryable, id: string): Promise<CommentRow | null> {
     const [row] = await selectRows(tx, tx`c.id = ${id}`);

@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import { bindDataDir, checkBinding, describeDatabase, lockDataDir, refuseIfBoundElsewhere } from './data-dir.js';
 import { type EmbeddedUse, startEmbeddedPostgres } from './embedded-postgres.js';
 import type { Logger } from './logger.js';
-import type { Queryable, Sql, Tx } from './sql.js';
+import type { Queryable, Sql } from './sql.js';
 
 // Test support starts its own PostgreSQL with these.
 export { freePort, importWithoutExitHooks } from './embedded-postgres.js';

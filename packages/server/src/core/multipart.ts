@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, Transform, type Readable } from 'node:stream';
-import { extensionOf, FILE_TYPE_PLURALS, type FileType } from '@bandcollab/sdk/contract';
+import { extensionOf, type FileType } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';

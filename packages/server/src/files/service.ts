@@ -3,10 +3,9 @@ import { type DeletedSeries, type FileRecord, filePathKey, type FileType, type F
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
-import { BLOB_STORE, LOGGER, SQL } from '../core/di.js';
+import { BLOB_STORE, SQL } from '../core/di.js';
 import { Disk, STRAY_AGE_MS } from '../core/disk.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
-import type { Logger } from '../core/logger.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { PendingObjects } from '../core/pending-objects.js';
 import { ProjectAccess } from '../core/project-access.js';
@@ -58,7 +57,6 @@ const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export class FilesService {
   constructor(
     @inject(SQL) private readonly sql: Sql,
-    @inject(LOGGER) private readonly log: Logger,
     @inject(Disk) private readonly disk: Disk,
     @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(ProjectAccess) private readonly access: ProjectAccess,

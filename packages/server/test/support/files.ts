@@ -128,7 +128,7 @@ export function rawUpload(
   });
 }
 
-/** Polls the file until its analysis is no longer pending (the analysis announces nothing a test can wait on here). */
+/** Polls the file until its analysis is no longer pending (its file.analyzed event would need an event socket open before the upload). */
 export async function analysed(api: Api, token: string, id: string, timeoutMs = 60_000): Promise<FileRecord> {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -136,6 +136,6 @@ export async function analysed(api: Api, token: string, id: string, timeoutMs = 
     if (response.status !== 200) throw new Error(`GET /api/files/${id}: ${response.status}`);
     if (response.body.analysis !== 'pending') return response.body;
     if (Date.now() > until) throw new Error(`file ${id} still pending after ${timeoutMs} ms`);
-    await delay(100);
+    await delay(20);
   }
 }

@@ -91,7 +91,7 @@ describe('REAPER project', () => {
       name: m[3] ?? m[4] ?? m[5],
       region: m[6] === '1',
     }));
-    const read = EXPECTED.map((marker, index) => {
+    const read = EXPECTED.map((_, index) => {
       const mine = lines.filter((line) => line.index === index + 1);
       return { atMs: mine[0]!.ms, endMs: mine[1]?.ms ?? null, name: mine[0]!.name, region: mine[0]!.region };
     });

@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
-import { sampleBytes, toneWav, upload } from '../../support/files.js';
+import { expect } from 'vitest';
+import { analysed, sampleBytes, toneWav, upload } from '../../support/files.js';
 import { zipOf } from '../../support/zip.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
 
@@ -39,11 +39,7 @@ const analysedFile = (fx: Fixture) => {
 async function newAnalysedFile(fx: Fixture): Promise<{ id: string; token: string }> {
   const token = fx.actors.projectAdmin.token!;
   const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'tone.wav', toneWav(2)), 201);
-  const until = Date.now() + 30_000;
-  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
-    if (Date.now() > until) throw new Error('the tone was not analysed within 30 s');
-    await delay(100);
-  }
+  expect((await analysed(fx.api, token, file.id)).analysis).toBe('done');
   const link = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token }), 201);
   return { id: file.id, token: link.token };
 }
@@ -59,11 +55,7 @@ async function newAnalysedStem(fx: Fixture): Promise<string> {
   const token = fx.actors.projectAdmin.token!;
   const zip = await zipOf([['drums.wav', toneWav(1)], ['notes.txt', Buffer.from('notes')]]);
   const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'stems.zip', zip), 201);
-  const until = Date.now() + 30_000;
-  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
-    if (Date.now() > until) throw new Error('the stems were not analysed within 30 s');
-    await delay(100);
-  }
+  expect((await analysed(fx.api, token, file.id)).analysis).toBe('done');
   return file.id;
 }
 

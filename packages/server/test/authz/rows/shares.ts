@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
-import { sampleBytes, toneWav, upload } from '../../support/files.js';
+import { expect } from 'vitest';
+import { analysed, sampleBytes, toneWav, upload } from '../../support/files.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Actor, type Fixture, type MatrixRow } from '../fixture.js';
 
 /** A cut of the shared project holding one file, with a link made by its ADMIN; made once per fixture. */
@@ -30,11 +30,7 @@ async function newSharedAnalysedCut(fx: Fixture): Promise<{ fileId: string; toke
   const token = fx.actors.projectAdmin.token!;
   const cutId = await fx.newCut();
   const file = await expectStatus(upload(fx.api, token, cutId, 'tone.wav', toneWav(2)), 201);
-  const until = Date.now() + 30_000;
-  while ((await expectStatus(fx.api.request('GET', `/api/files/${file.id}`, { token }), 200)).analysis !== 'done') {
-    if (Date.now() > until) throw new Error('the tone was not analysed within 30 s');
-    await delay(100);
-  }
+  expect((await analysed(fx.api, token, file.id)).analysis).toBe('done');
   const link = await expectStatus(fx.api.request('POST', `/api/cuts/${cutId}/share`, { token }), 201);
   return { fileId: file.id as string, token: link.token as string };
 }
