@@ -25,9 +25,11 @@ export interface RepoCopy {
  * This checkout as a fresh clone after `pnpm install`: the sources without anything built, so a test can
  * run build and install commands there without rebuilding the `dist/` directories that other tests run at
  * the same time. The packages' own `node_modules` (pnpm's relative links) are copied; the root one, which
- * they point into, is a link to this checkout's.
+ * they point into, is a link to this checkout's. `builtPackages` (`['sdk']`) bring their `dist/` along, as
+ * `pnpm test`'s build made it, for a test about what is done with a build rather than about making one.
  */
-export async function copyRepository(): Promise<RepoCopy> {
+export async function copyRepository({ builtPackages = [] }: { builtPackages?: string[] } = {}): Promise<RepoCopy> {
+  const kept = new Set(builtPackages.map((name) => path.join('packages', name, 'dist')));
   const parent = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-copy-'));
   const root = path.join(parent, 'bandcollab');
   await cp(REPO_ROOT, root, {
@@ -35,6 +37,7 @@ export async function copyRepository(): Promise<RepoCopy> {
     verbatimSymlinks: true,
     filter: (source) => {
       const relative = path.relative(REPO_ROOT, source);
+      if (kept.has(relative)) return true;
       return !NOT_IN_A_CLONE_PATHS.has(relative) && !NOT_IN_A_CLONE.has(path.basename(source)) && !source.endsWith('.tgz');
     },
   });
