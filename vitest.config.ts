@@ -8,9 +8,10 @@ import type { Reporter, TestModule } from 'vitest/node';
 /**
  * The run's temporary files (test DATA_DIRs, the shared PostgreSQL cluster, the embedded ones, fixtures) go to
  * memory when /dev/shm has room for them: on this machine's disk a test database's copy took 270 ms, in memory
- * 29 ms, and `pnpm test` went from 216 s to 185 s. A run peaks at about 2.5 GB there, so less than 4 GiB free
- * (a container's 64 MiB /dev/shm), or a TMPDIR of the caller's, leaves TMPDIR as it is. Set here, before the global setups and the workers
- * start, it reaches every process of the run; the folder goes when the run ends, with whatever a test left.
+ * 29 ms, and `pnpm test` went from 216 s to 179-200 s. A run peaks at about 2.5 GB there, so less than 4 GiB
+ * free (a container's 64 MiB /dev/shm), or a TMPDIR of the caller's, leaves TMPDIR as it is. Set here, before
+ * the global setups and the workers start, it reaches every process of the run; the folder goes when the run
+ * ends, with whatever a test left in it.
  */
 function runInMemory(): void {
   if (process.env.TMPDIR) return;
