@@ -118,7 +118,7 @@ export const RESUMABLE_MIN_BYTES = 8 * 1024 * 1024;
 export interface ResumableOptions {
   /**
    * Through the server's resumable (tus) uploads: 'auto' (the default) for files of `resumableMinBytes` and more
-   * whose bytes can be read again (a path, bytes, a Blob); true for any such file; false never.
+   * whose bytes can be read again (a path in Node, bytes, a Blob); true for any such file; false never.
    */
   resumable?: boolean | 'auto';
   /** The size from which 'auto' uploads resumably; 8 MiB by default. */

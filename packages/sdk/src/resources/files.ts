@@ -42,7 +42,7 @@ const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
 export interface UploadInput extends UploadFields, ResumableOptions {
   file: FileInput;
   /**
-   * With `versionOf`: reads the file's sha256 first (a path, bytes or a Blob; a stream cannot be read twice)
+   * With `versionOf`: reads the file's sha256 first (a path in Node, bytes or a Blob; a stream cannot be read twice)
    * and sends it as If-None-Match, so when the latest version has the same bytes nothing is uploaded and the
    * call rejects with a BandApiError of code UNCHANGED (412) whose `problem.fileId` is that latest version:
    * `isUnchanged(error)` tells it apart, and a CI step can report "unchanged" and succeed.
@@ -51,7 +51,7 @@ export interface UploadInput extends UploadFields, ResumableOptions {
    * The web build takes only `{ sha256 }`.
    */
   ifChanged?: IfChanged;
-  /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path or a named File. */
+  /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path (Node) or a named File. */
   filename?: string;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
@@ -63,7 +63,7 @@ export class FilesResource {
   /**
    * Streams a file to a cut. The type and its size limit are checked before a byte is sent. It carries an
    * Idempotency-Key, so after a lost answer or a refused attempt it is sent again, reading the bytes afresh, and
-   * stored once: a path, bytes or a Blob always; a stream only if none of it was read (else the error surfaces).
+   * stored once: a path (Node), bytes or a Blob always; a stream only if none of it was read (else the error surfaces).
    * With a resumable upload, the response beside the record (withResponse) is that of reading the new file.
    */
   upload(input: UploadInput, options?: RequestOptions): BandPromise<FileRecord> {
@@ -143,7 +143,7 @@ export class FilesResource {
     return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
   }
 
-  /** Saves the file's bytes to a path or a stream; resumes with a Range request if the connection breaks. */
+  /** Saves the file's bytes to a path (Node) or a stream; resumes with a Range request if the connection breaks. */
   download(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
     return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
   }
