@@ -7,8 +7,7 @@ import type { BlobReader } from './blob-store.js';
  * dropped at once and dies young, where one handed to the socket stays referenced until the socket took it,
  * outlives a scavenge and is freed only by a full collection. Handing GetObject's chunks over instead ran
  * 14–18 full collections per 500 MiB download against 0–2 (back-to-back downloads, no upload between), at
- * half the server's MB per CPU-second
- * (docs/benchmarks.md, "S3 storage (issue 27)").
+ * half the server's MB per CPU-second (docs/benchmarks.md, "S3 storage (issue 27)").
  */
 export function streamReader(stream: Readable): BlobReader {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
