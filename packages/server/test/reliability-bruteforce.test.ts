@@ -61,10 +61,17 @@ it('evaluates at most 10 of 40 simultaneous wrong passwords for one account; the
 it('keeps a 100 MiB download at least half as fast while logins flood in from many addresses', async () => {
   const owner = await userWithCut(api);
   const file = await expectStatus(upload(api, owner.token, owner.cutId, 'stems.zip', sampleBytes('zip', 100 * MiB)), 201);
-  const download = () => timedDownload(`${server.url}/api/files/${file.id}/download`, owner.token);
+  // One sample is three downloads in a row: a single one (some 200 ms) is at the mercy of the scheduler.
+  const download = async () => {
+    let total = 0;
+    for (let i = 0; i < 3; i++) total += await timedDownload(`${server.url}/api/files/${file.id}/download`, owner.token);
+    return total;
+  };
 
-  // Rounds of a download alone, then one during the flood: the machine's other load drifts, so the two
-  // kinds are measured side by side and their medians compared.
+  // Rounds of a download alone, then one during the flood. The machine's other load drifts (the first rounds of a
+  // run are often slower in both kinds), so each round's two downloads are compared with each other, and the
+  // median of those ratios with the bound. A sample before the flood starts warms the page cache.
+  await download();
   const flood = startLoginFlood(server.url);
   try {
     const alone: number[] = [];
@@ -76,11 +83,12 @@ it('keeps a 100 MiB download at least half as fast while logins flood in from ma
       flooded.push(await download());
     }
     const answers = await flood.stop();
-    const ratio = median(flooded) / median(alone);
+    const ratios = flooded.map((time, round) => time / alone[round]!);
+    const ratio = median(ratios);
     console.log(
-      `100 MiB download, median of ${ROUNDS}: ${median(alone).toFixed(0)} ms alone, ${median(flooded).toFixed(0)} ms during the flood ` +
-        `(ratio ${ratio.toFixed(2)}; alone ${alone.map((t) => t.toFixed(0)).join(', ')}; flooded ${flooded.map((t) => t.toFixed(0)).join(', ')}); ` +
-        `flood answers by status: ${JSON.stringify(answers)}`,
+      `Three 100 MiB downloads in ${ROUNDS} rounds: median ratio ${ratio.toFixed(2)} during the flood to alone ` +
+        `(ratios ${ratios.map((r) => r.toFixed(2)).join(', ')}; alone ${alone.map((t) => t.toFixed(0)).join(', ')} ms; ` +
+        `flooded ${flooded.map((t) => t.toFixed(0)).join(', ')} ms); flood answers by status: ${JSON.stringify(answers)}`,
     );
     expect(answers['500']).toBeUndefined();
     expect(answers['503']).toBeGreaterThan(0);
