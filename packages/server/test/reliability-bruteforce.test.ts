@@ -62,25 +62,25 @@ it('keeps a 100 MiB download at least half as fast while logins flood in from ma
   const owner = await userWithCut(api);
   const file = await expectStatus(upload(api, owner.token, owner.cutId, 'stems.zip', sampleBytes('zip', 100 * MiB)), 201);
   // One sample is three downloads in a row: a single one (some 200 ms) is at the mercy of the scheduler.
-  const download = async () => {
+  const sample = async () => {
     let total = 0;
     for (let i = 0; i < 3; i++) total += await timedDownload(`${server.url}/api/files/${file.id}/download`, owner.token);
     return total;
   };
 
   // Rounds of a download alone, then one during the flood. The machine's other load drifts (the first rounds of a
-  // run are often slower in both kinds), so each round's two downloads are compared with each other, and the
+  // run are often slower in both kinds), so each round's two samples are compared with each other, and the
   // median of those ratios with the bound. A sample before the flood starts warms the page cache.
-  await download();
+  await sample();
   const flood = startLoginFlood(server.url);
   try {
     const alone: number[] = [];
     const flooded: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       await flood.pause();
-      alone.push(await download());
+      alone.push(await sample());
       await flood.resume();
-      flooded.push(await download());
+      flooded.push(await sample());
     }
     const answers = await flood.stop();
     const ratios = flooded.map((time, round) => time / alone[round]!);
