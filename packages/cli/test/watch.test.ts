@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { ProjectEvent } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteToken } from '../../server/test/authz/fixture.js';
+import { analysed } from '../../server/test/support/files.js';
 import { client } from '../../server/test/support/http.js';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { ANSI, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
@@ -155,7 +156,7 @@ describe('band watch', () => {
     const files = await asBen<{ files: { id: string }[] }>('GET', `/api/cuts/${cutId}`);
     const fileId = files.files[0]!.id;
     // Its analysis done before the watch starts: its file.analyzed event is not one of the lines below.
-    while ((await asBen<{ analysis: string }>('GET', `/api/files/${fileId}`)).analysis === 'pending') await new Promise((resolve) => setTimeout(resolve, 20));
+    await analysed(api, ben.accessToken, fileId);
     const watch = startWatch(ana, ['--project', 'Named']);
     await watch.until(() => /watching 1 project/.test(watch.stderr()), 'hello');
 

@@ -25,10 +25,10 @@ const PHASE_MS = 20_000;
 const USERS = 8;
 /**
  * What the heap, and the Buffers' bytes, may gain from the first quiet reading to the second: a leak of 1 KiB per
- * request crosses it (the heap kept 23.5-24.5 MiB at both readings in four runs).
+ * request crosses it (the heap kept 23.4-24.5 MiB at both readings in six runs: docs/benchmarks.md).
  */
 const HEAP_GROWTH_BOUND = 8 * 2 ** 20;
-/** What the resident size may gain between the readings: 3 KiB per request (it moved -1 to +4 MiB in four runs). */
+/** What the resident size may gain between the readings: 3 KiB per request (it moved -1 to +4 MiB in those runs). */
 const RSS_GROWTH_BOUND = 32 * 2 ** 20;
 
 let server: ServerProcess;
