@@ -5,10 +5,12 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CutWithFiles, StorageStats } from '@bandcollab/sdk';
+import type { CutWithFiles, FileRecord, StorageStats } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { apiGet, BAND, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
@@ -29,6 +31,9 @@ let work: string;
 let riaDir: string;
 let benDir: string;
 let cutId: string;
+
+/** What Ria's folder holds that is never pushed: ignored by default or by her .bandignore, and the .bandignore itself. */
+const NOT_SENT = ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat', '.bandignore', '.git/config'];
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const band = (args: string[]) => ria.band(args);
@@ -70,7 +75,8 @@ beforeAll(async () => {
   riaDir = path.join(work, 'ria');
   benDir = path.join(work, 'ben');
   // A session: a project file, a take, 200 small clips in nested folders, an NFD name (as macOS writes them),
-  // and what DAWs leave beside them: backups, analysis files, and a cache ignored by .bandignore.
+  // what DAWs leave beside them: backups, analysis files, and a cache ignored by .bandignore (which stays here),
+  // and a git repository holding a credential.
   await put(riaDir, 'song.als', randomBytes(3000));
   await put(riaDir, 'Audio/Take 1.wav', wavBytes(1, 64 * 1024));
   for (let i = 0; i < 200; i += 1) await put(riaDir, `Audio/Clips/${Math.floor(i / 50)}/clip-${i}.wav`, wavBytes(i + 10, 200));
@@ -79,6 +85,7 @@ beforeAll(async () => {
   await put(riaDir, 'Audio/Take 1.asd', 'analysis');
   await put(riaDir, 'Cache/peaks.dat', randomBytes(500));
   await put(riaDir, '.bandignore', 'Cache/\n');
+  await put(riaDir, '.git/config', '[credential]\n\thelper = store\n');
 });
 afterAll(async () => {
   await ria?.cleanup();
@@ -87,16 +94,15 @@ afterAll(async () => {
 });
 
 describe('band push and band pull', () => {
-  it('pushes a session folder: every file with its path, the project file as SESSION, ignored files left out', async () => {
+  it('pushes a session folder: every file with its path, the project file as SESSION, ignored files, .git/ and .bandignore left out', async () => {
     const pushed = await band(['push', riaDir, '--cut', CUT]);
-    expect(pushed.stderr).toMatch(/Pushed 204 files/);
+    expect(pushed.stderr).toMatch(/Pushed 203 files/);
     expect(pushed.exitCode).toBe(0);
     const files = await latest();
     const paths = files.map((file) => file.path).sort();
-    expect(paths).toHaveLength(204);
+    expect(paths).toHaveLength(203);
     expect(paths).toContain('Audio/Café take.wav'.normalize('NFC'));
-    expect(paths).toContain('.bandignore');
-    expect(paths.filter((p) => /Backup|\.asd|Cache/.test(p!))).toEqual([]);
+    expect(paths.filter((p) => /Backup|\.asd|Cache|\.git|\.bandignore/.test(p!))).toEqual([]);
     expect(files.find((file) => file.path === 'song.als')).toMatchObject({ type: 'SESSION', sha256: sha256(await readFile(path.join(riaDir, 'song.als'))) });
   });
 
@@ -107,20 +113,20 @@ describe('band push and band pull', () => {
     expect(again.exitCode).toBe(0);
     // Nor is anything written: the manifest stays as the last run left it.
     expect((await stat(path.join(riaDir, '.band/manifest.json'))).mtimeMs).toBe(manifestWritten);
-    expect(again.stderr).toMatch(/^Up to date: nothing to push; 204 unchanged or left alone; 0 files read to hash$/m);
+    expect(again.stderr).toMatch(/^Up to date: nothing to push; 203 unchanged or left alone; 0 files read to hash$/m);
     expect(again.stderr).not.toMatch(/pushing|Pushed/);
     expect(await storage()).toEqual(before);
   });
 
   it('pulls the cut into a new folder on the other machine, byte for byte', async () => {
     const pulled = await band(['pull', CUT, benDir]);
-    expect(pulled.stderr).toMatch(/Pulled 204 files/);
+    expect(pulled.stderr).toMatch(/Pulled 203 files/);
     expect(pulled.exitCode).toBe(0);
     const expected = await contents(riaDir);
-    for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
+    for (const ignored of NOT_SENT) delete expected[ignored];
     expect(await contents(benDir)).toEqual(expected);
     const again = await band(['pull', CUT, benDir]);
-    expect(again.stderr).toMatch(/^Up to date: nothing to pull; 204 unchanged or left alone; 0 files read to hash$/m);
+    expect(again.stderr).toMatch(/^Up to date: nothing to pull; 203 unchanged or left alone; 0 files read to hash$/m);
     expect(again.stderr).not.toMatch(/pulling|Pulled/);
   });
 
@@ -339,7 +345,7 @@ describe('band pull killed with -9', () => {
     child.kill('SIGKILL');
     await once(child, 'exit');
     const expected = await contents(riaDir);
-    for (const ignored of ['Backup/song [2026-11-27].als', 'Audio/Take 1.asd', 'Cache/peaks.dat']) delete expected[ignored];
+    for (const ignored of NOT_SENT) delete expected[ignored];
     // Whatever is in the folder is whole: each file has the bytes it has on Ria's side.
     for (const [relative, hash] of Object.entries(await contents(carlDir))) expect(hash, relative).toBe(expected[relative]);
     expect(expected['Audio/Take 2.wav']).toBeDefined();
@@ -348,5 +354,96 @@ describe('band pull killed with -9', () => {
     expect(rerun.exitCode).toBe(0);
     expect(await contents(carlDir)).toEqual(expected);
     expect(await readdir(path.join(carlDir, '.band'))).not.toContain('tmp');
+  });
+});
+
+/**
+ * A server in front of the test server that lists a cut's files at other paths (`relist`) and passes everything
+ * else through: what pull sees of a compromised or hostile server.
+ */
+async function hostileServer(relist: (files: FileRecord[]) => FileRecord[]): Promise<{ url: string; close(): Promise<void> }> {
+  const target = new URL(server.url);
+  const proxy = http.createServer((req, res) => {
+    const headers = { ...req.headers, host: target.host };
+    delete headers['accept-encoding'];
+    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
+      if (req.method !== 'GET' || !/^\/api\/cuts\/[^/?]+\?latest=true$/.test(req.url ?? '') || answer.statusCode !== 200) {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('end', () => {
+        const cut = JSON.parse(Buffer.concat(chunks).toString('utf8')) as CutWithFiles;
+        const body = JSON.stringify({ ...cut, files: relist(cut.files) });
+        const { etag: _etag, ...rest } = answer.headers;
+        res.writeHead(200, { ...rest, 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => proxy.close(() => resolve())),
+  };
+}
+
+describe('reserved paths', () => {
+  const take6 = 'Demo/Verse/Take 6';
+  let take6Id: string;
+  let source: string;
+  beforeAll(async () => {
+    take6Id = JSON.parse((await ria.band(['cut', 'create', 'Take 6', '--vibe', 'Verse', '--project', 'Demo', '--json'])).stdout).id;
+    source = path.join(work, 'take6');
+    await put(source, 'song.als', randomBytes(100));
+  });
+
+  it('push never sends one, not even one a .bandignore takes back: each is named, exit 3', async () => {
+    await put(source, '.bandignore', '!.git/\n');
+    await put(source, '.git/config', '[credential]\n\thelper = store\n');
+    await put(source, 'Audio/CON.wav', wavBytes(30, 100));
+    await put(source, 'Audio/take 1: intro.wav', wavBytes(31, 100));
+    const pushed = await band(['push', source, '--cut', take6]);
+    expect(pushed.stderr).toMatch(/skip\s+\.git\/config\s+not pushed: a path must not have a \.git, \.hg, \.svn or \.band segment/);
+    expect(pushed.stderr).toMatch(/skip\s+Audio\/CON\.wav\s+not pushed: a path must not have a segment named after a Windows device/);
+    expect(pushed.stderr).toMatch(/skip\s+Audio\/take 1: intro\.wav\s+not pushed: a path must not contain ":"/);
+    expect(pushed.exitCode).toBe(3);
+    const paths = (await apiGet<CutWithFiles>(server.url, `/api/cuts/${take6Id}?latest=true`, token)).files.map((file) => file.path);
+    expect(paths).toEqual(['song.als']);
+    for (const relative of ['.bandignore', '.git/config', 'Audio/CON.wav', 'Audio/take 1: intro.wav']) await rm(path.join(source, relative));
+  });
+
+  it('pull writes none a server lists, nor any path that leaves the folder: each is named, the rest is pulled, exit 3', async () => {
+    const hostile = [
+      '.git/config',
+      '.GIT/hooks/pre-commit',
+      'Audio/.hg/hgrc',
+      '.bandignore',
+      'NUL.als',
+      '../outside.als',
+      'Audio/../../outside.als',
+      '/tmp/band-absolute.als',
+      'Audio\\..\\..\\outside.als',
+    ];
+    const listing = await hostileServer((files) => {
+      const song = files.find((file) => file.path === 'song.als')!;
+      return [song, ...hostile.map((where) => ({ ...song, path: where }))];
+    });
+    try {
+      const dir = path.join(work, 'take6-pulled', 'mine');
+      const pulled = await ria.band(['pull', take6Id, dir], { env: { BAND_API_URL: listing.url, BAND_TOKEN: token } });
+      for (const where of hostile) expect(pulled.stderr).toMatch(new RegExp(`skip\\s+${where.replace(/[.\\/]/g, '\\$&')}\\s+not pulled: a path must`));
+      expect(pulled.exitCode).toBe(3);
+      expect(Object.keys(await contents(dir))).toEqual(['song.als']);
+      expect(await readdir(path.join(work, 'take6-pulled'))).toEqual(['mine']);
+      await expect(stat('/tmp/band-absolute.als')).rejects.toThrow();
+    } finally {
+      await listing.close();
+    }
   });
 });

@@ -14,7 +14,7 @@ export {
   type FileType,
   type FileTypeRule,
 } from './contract/file-types.js';
-export { checkFilePath, filePathKey, MAX_PATH_CODE_POINTS, MAX_SEGMENT_BYTES, type CheckedPath } from './contract/file-paths.js';
+export { checkFilePath, filePathKey, IGNORE_FILE, MAX_PATH_CODE_POINTS, MAX_SEGMENT_BYTES, reservedPathProblem, type CheckedPath } from './contract/file-paths.js';
 export { ERROR_CODES, STATUS_BY_CODE, type ErrorCode } from './contract/error-codes.js';
 export type {
   AcceptInvitationRequest,

@@ -99,6 +99,62 @@ describe('path', () => {
     expect(cut.files.every((file: any) => file.path === null || refused.every((path) => path !== file.path))).toBe(true);
   });
 
+  it('refuses the reserved paths on every upload (multipart, tus, a new version), with 400 naming path', async () => {
+    const cutId = await newCut('Paths reserved');
+    const reserved = [
+      '.git/config',
+      'Audio/.GIT/commondir',
+      'sub/.hg/hgrc',
+      '.svn/entries',
+      '.band/manifest.json',
+      'git~1/config', // .git's Windows short name
+      '.g\u200cit/config', // .git to HFS+, which ignores U+200C
+      '.bandignore',
+      '.BandIgnore',
+      'CON',
+      'Audio/nul.wav',
+      'com1.tar.gz',
+      'LPT9/take.wav',
+      'take.',
+      'Audio /take.wav',
+      'take 1: intro.wav',
+      'take.wav::$DATA',
+    ];
+    const series = await expectStatus(withPath('Bounces/kept.wav', wav(), 'a.wav', [], cutId), 201);
+    for (const path of reserved) {
+      for (const response of [
+        await withPath(path, wav(), 'take.wav', [], cutId),
+        await tusCreate({ cutId, filename: 'take.wav', path }, 600),
+        await withPath(path, wav(), 'take.wav', [{ name: 'versionOf', value: series.id }], cutId),
+        await tusCreate({ versionOf: series.id, filename: 'take.wav', path }, 600),
+      ]) {
+        expect(response.status, JSON.stringify(path)).toBe(400);
+        expect(response.body.code).toBe('VALIDATION_FAILED');
+        expect(response.body.errors[0].field).toBe('path');
+      }
+    }
+    // Below the top level a .bandignore is a file like any other; so are names that only hold the reserved ones.
+    for (const path of ['Audio/.bandignore', 'my.git/x.wav', '.gitignore', 'console.wav', 'com10.wav']) await expectStatus(withPath(path, wav(), 'take.wav', [], cutId), 201);
+    const listed = await expectStatus(api.request('GET', `/api/cuts/${cutId}?latest=true`, { token: owner.token }), 200);
+    expect(listed.files.map((file: any) => file.path).sort()).toEqual(['.gitignore', 'Audio/.bandignore', 'Bounces/kept.wav', 'com10.wav', 'console.wav', 'my.git/x.wav']);
+  });
+
+  it('refuses a new version without a path of a series whose path is reserved (stored before the rule): it must move', async () => {
+    const cutId = await newCut('Paths reserved before');
+    const planted = await expectStatus(withPath('Bounces/hook.wav', wav(), 'a.wav', [], cutId), 201);
+    await server.sql`update file_series set path = '.git/hooks/take.wav', path_key = '.git/hooks/take.wav' where id = ${planted.series.id}`;
+    const multipart = await uploadForm(api, owner.token, [{ name: 'versionOf', value: planted.id }, { name: 'file', value: wav(), fileName: 'a.wav' }]);
+    const tus = await tusCreate({ versionOf: planted.id, filename: 'a.wav' }, 600);
+    for (const response of [multipart, tus]) {
+      expect(response.status).toBe(400);
+      expect(response.body.errors[0]).toMatchObject({ field: 'path' });
+      expect(response.body.errors[0].message).toMatch(/\.git\/hooks\/take\.wav/);
+    }
+    // With a path of its own the version moves the series out of it.
+    const moved = await expectStatus(withPath('Bounces/hook.wav', wav(), 'a.wav', [{ name: 'versionOf', value: planted.id }], cutId), 201);
+    expect(moved).toMatchObject({ path: 'Bounces/hook.wav', series: { id: planted.series.id, version: 2 } });
+  });
+
   it('is unique among the latest versions of a cut, compared after NFC with case folding: 409 PATH_TAKEN unless versionOf names its series', async () => {
     const cutId = await newCut('Paths unique');
     const first = await expectStatus(withPath('Session/Straße Mix.wav', wav(), 'a.wav', [], cutId), 201);

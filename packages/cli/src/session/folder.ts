@@ -62,8 +62,8 @@ function hashNeeded(scanned: readonly ScannedFile[], manifest: Manifest | null, 
 }
 
 /**
- * The cut's latest versions at their paths. A file uploaded without a path lands at `<display name>.<ext>`
- * unless a file with a path (or an earlier one of these) holds it.
+ * The cut's latest versions at their paths. A file uploaded without a path lands at `<display name>.<ext>` (a
+ * `/`, `\` or `:` in the name written `_`) unless a file with a path (or an earlier one of these) holds it.
  */
 export function remoteFiles(latest: readonly FileRecord[]): RemoteFile[] {
   const taken = new Set(latest.flatMap((file) => (file.path === null ? [] : [pathKey(file.path)])));
@@ -72,7 +72,7 @@ export function remoteFiles(latest: readonly FileRecord[]): RemoteFile[] {
     let where = file.path;
     if (where === null) {
       const extension = path.extname(file.url);
-      const name = file.name.replace(/[/\\]/g, '_');
+      const name = file.name.replace(/[/\\:]/g, '_');
       const candidate = name.toLowerCase().endsWith(extension.toLowerCase()) ? name : `${name}${extension}`;
       if (taken.has(pathKey(candidate))) continue;
       taken.add(pathKey(candidate));

@@ -1,6 +1,7 @@
 // What a push or a pull will do, decided from three states of each path (§16): the local file now, the remote
 // latest version now, and both as the last run left them (the manifest). Pure: no I/O, so every rule is tested
 // on its own. A path changed on both sides is a conflict and is never overwritten.
+import { checkFilePath } from '@bandcollab/sdk';
 import { CliError, EXIT } from '../exit-codes.js';
 import type { LocalFile } from './changes.js';
 import type { Manifest, ManifestEntry } from './manifest.js';
@@ -52,6 +53,23 @@ export function defaultMaxDelete(manifestFiles: number): number {
   return Math.max(1, Math.floor(manifestFiles / 4));
 }
 
+/**
+ * The files whose path the contract's rules allow (§16: a relative path, none of the reserved ones such as
+ * `.git/config`), at the path as the server keeps it (NFC) for remote files; the others become a skip that
+ * needs the user's attention, named by `refusal`. Push applies it to the folder, pull to whatever a server lists
+ * (a compromised one may list `../x` or `.git/config`): neither ever sends or writes a refused path.
+ */
+function allowedPaths<T extends { path: string }>(files: readonly T[], refusal: string): { allowed: T[]; refused: Base[] } {
+  const allowed: T[] = [];
+  const refused: Base[] = [];
+  for (const file of files) {
+    const checked = checkFilePath(file.path);
+    if ('problem' in checked) refused.push({ path: file.path, reason: `${refusal}: a path ${checked.problem}`, attention: true });
+    else allowed.push(file);
+  }
+  return { allowed, refused };
+}
+
 interface Sides {
   local: Map<string, LocalFile>;
   base: Map<string, { path: string; entry: ManifestEntry }>;
@@ -91,10 +109,11 @@ const sameVersion = (remote: RemoteFile, entry: ManifestEntry) => remote.series 
 /** The manifest entry of a local file that both sides now hold as `remote` (same bytes: the sha256 is both sides'). */
 const seen = (local: LocalFile, remote: RemoteFile): ManifestEntry => ({ series: remote.series, version: remote.version, sha256: remote.sha256, size: local.size, mtimeMs: local.mtimeMs });
 
-export function planPush(localFiles: readonly LocalFile[], manifest: Manifest | null, remoteFiles: readonly RemoteFile[], options: PlanOptions): PushAction[] {
+export function planPush(scannedFiles: readonly LocalFile[], manifest: Manifest | null, listedFiles: readonly RemoteFile[], options: PlanOptions): PushAction[] {
+  const { allowed: localFiles, refused } = allowedPaths(scannedFiles, 'not pushed');
   if (localFiles.length === 0) throw new CliError('the folder holds no files to push (it is missing, empty, or holds only ignored files): nothing done, nothing deleted', EXIT.error);
-  const { local, base, remote, twins, keys } = sides(localFiles, manifest, remoteFiles);
-  const actions: PushAction[] = [...twins];
+  const { local, base, remote, twins, keys } = sides(localFiles, manifest, allowedPaths(listedFiles, 'not pushed').allowed);
+  const actions: PushAction[] = [...refused.map((action) => ({ ...action, action: 'skip' as const })), ...twins];
   const renamed = new Set<string>();
 
   // A file at a new path with the bytes of one gone from its recorded path, unchanged on the cut: a rename. The
@@ -157,11 +176,14 @@ export function planPush(localFiles: readonly LocalFile[], manifest: Manifest | 
   return actions.sort(byPath);
 }
 
-export function planPull(localFiles: readonly LocalFile[], manifest: Manifest | null, remoteFiles: readonly RemoteFile[], options: PlanOptions): PullAction[] {
+export function planPull(scannedFiles: readonly LocalFile[], manifest: Manifest | null, listedFiles: readonly RemoteFile[], options: PlanOptions): PullAction[] {
+  const { allowed: listed, refused } = allowedPaths(listedFiles, 'not pulled');
+  const remoteFiles = listed.map((file) => ({ ...file, path: serverPath(file.path) }));
   if (remoteFiles.length === 0) throw new CliError('the cut holds no files to pull: nothing done, nothing deleted', EXIT.error);
+  const localFiles = allowedPaths(scannedFiles, 'not pulled').allowed;
   const { local, base, remote, twins, keys } = sides(localFiles, manifest, remoteFiles);
-  const actions: PullAction[] = twins.map((twin) => ({ ...twin, action: 'skip' as const }));
-  const taken = new Set([...localFiles.map((file) => pathKey(file.path)), ...remoteFiles.map((file) => pathKey(file.path))]);
+  const actions: PullAction[] = [...refused, ...twins].map((skip) => ({ ...skip, action: 'skip' as const }));
+  const taken = new Set([...scannedFiles.map((file) => pathKey(file.path)), ...remoteFiles.map((file) => pathKey(file.path))]);
   const renamed = new Set<string>();
 
   // A series at a new path whose bytes are those the folder holds, unchanged, at its old path: a rename on the cut,

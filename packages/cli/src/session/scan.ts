@@ -1,13 +1,17 @@
 // What a session folder holds: its regular files, relative POSIX paths, without what `.bandignore` (and its
-// DAW defaults) leaves out. Symbolic links are never followed: a link to a sample library would otherwise
-// upload the library.
+// DAW defaults) leaves out, nor the `.bandignore` itself (each folder's own). Symbolic links are never
+// followed: a link to a sample library would otherwise upload the library.
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { IGNORE_FILE } from '@bandcollab/sdk';
 import ignore, { type Ignore } from 'ignore';
 
-/** Caches and backups DAWs write beside a session, and band's own state: never pushed or pulled. */
+/** Band's own state, version control's, and the caches and backups DAWs write beside a session: never pushed or pulled. */
 export const DEFAULT_IGNORES = [
   '.band/',
+  '.git/',
+  '.hg/',
+  '.svn/',
   'Session File Backups/', // Pro Tools
   'WaveCache.wfm', // Pro Tools
   '*.asd', // Ableton Live analysis files
@@ -17,8 +21,6 @@ export const DEFAULT_IGNORES = [
   '.DS_Store', // macOS Finder
   '._*', // macOS resource forks on foreign file systems
 ];
-
-export const IGNORE_FILE = '.bandignore';
 
 export interface ScannedFile {
   /** Relative POSIX path, as the folder's file system spells it. */
@@ -60,7 +62,7 @@ export async function scanFolder(dir: string, rules: Ignore): Promise<Scan> {
         if (!rules.ignores(relative)) scan.symlinks.push(relative);
       } else if (entry.isDirectory()) {
         if (!rules.ignores(`${relative}/`)) await walk(relative);
-      } else if (entry.isFile() && !rules.ignores(relative)) {
+      } else if (entry.isFile() && relative !== IGNORE_FILE && !rules.ignores(relative)) {
         const stats = await lstat(path.join(dir, relative));
         scan.files.push({ path: relative, size: stats.size, mtimeMs: stats.mtimeMs });
       }

@@ -24,8 +24,8 @@ const put = async (relative: string, text = relative) => {
 };
 
 describe('scanFolder', () => {
-  it('lists regular files by relative POSIX path, leaves out the DAW defaults and .bandignore, and never follows a symlink', async () => {
-    for (const file of ['song.als', 'Audio/take 1.wav', 'Audio/take 1.asd', 'Backup/song [old].als', 'Session File Backups/s.ptx.bak', 'WaveCache.wfm', 'x.RPP-bak', 'x.rpp', 'x.reapeaks', '.DS_Store', '._song.als', '.band/manifest.json', 'Cache/peaks.dat', 'keep.tmp', 'drop.tmp']) {
+  it('lists regular files by relative POSIX path, leaves out the defaults (DAW caches, version control), .bandignore and what it names, and never follows a symlink', async () => {
+    for (const file of ['.git/config', 'Audio/.hg/hgrc', '.svn/entries', 'song.als', 'Audio/take 1.wav', 'Audio/take 1.asd', 'Backup/song [old].als', 'Session File Backups/s.ptx.bak', 'WaveCache.wfm', 'x.RPP-bak', 'x.rpp', 'x.reapeaks', '.DS_Store', '._song.als', '.band/manifest.json', 'Cache/peaks.dat', 'keep.tmp', 'drop.tmp']) {
       await put(file);
     }
     await put('.bandignore', 'Cache/\n*.tmp\n!keep.tmp\n');
@@ -34,9 +34,9 @@ describe('scanFolder', () => {
     await symlink(path.join(dir, 'library'), path.join(dir, 'Samples'));
     await symlink(path.join(dir, 'song.als'), path.join(dir, 'link.als'));
     const scan = await scanFolder(dir, await ignoreRules(dir));
-    expect(scan.files.map((file) => file.path)).toEqual(['.bandignore', 'Audio/take 1.wav', 'keep.tmp', 'library/sample.wav', 'song.als', 'x.rpp']);
+    expect(scan.files.map((file) => file.path)).toEqual(['Audio/take 1.wav', 'keep.tmp', 'library/sample.wav', 'song.als', 'x.rpp']);
     expect(scan.symlinks).toEqual(['Samples', 'link.als']);
-    expect(scan.files[1]!.size).toBe('Audio/take 1.wav'.length);
+    expect(scan.files[0]!.size).toBe('Audio/take 1.wav'.length);
   });
 
   it('finds nothing in a missing folder', async () => {

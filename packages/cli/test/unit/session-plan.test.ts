@@ -108,6 +108,21 @@ describe('planPull', () => {
     expect(() => planPull(here, last, [], { ...options, delete: true })).toThrow(/cut holds no files/);
   });
 
+  it('never plans a path the contract refuses: what a server lists at one is a skip needing attention, what the folder holds there is left alone', () => {
+    const listed = [remote('ok.wav', 'o'), remote('../up.wav', 'u'), remote('.git/config', 'g'), remote('/abs.wav', 'a'), remote('Cafe\u0301.wav', 'c')];
+    const actions = planPull([local('.git/HEAD', 'h')], null, listed, options);
+    expect(actions.map(actionSummary)).toEqual([
+      { path: '../up.wav', action: 'skip', reason: 'not pulled: a path must not have an empty, . or .. segment' },
+      { path: '.git/config', action: 'skip', reason: 'not pulled: a path must not have a .git, .hg, .svn or .band segment (version control and band keep their state there)' },
+      { path: '/abs.wav', action: 'skip', reason: 'not pulled: a path must be relative (no leading /)' },
+      { path: 'Café.wav', action: 'download', reason: 'new' },
+      { path: 'ok.wav', action: 'download', reason: 'new' },
+    ]);
+    expect(actions.filter((action) => action.attention)).toHaveLength(3);
+    const pushed = planPush([local('.git/config', 'g'), local('NUL.wav', 'n'), local('ok.wav', 'o')], null, [], options);
+    expect(summary(pushed)).toEqual(['skip .git/config', 'skip NUL.wav', 'upload ok.wav']);
+  });
+
   it('renames a file renamed on the cut instead of downloading it again', () => {
     const last = manifestOf(remote('old.wav', 'o', 1, 's1'));
     const actions = planPull([local('old.wav', 'o')], last, [remote('new/name.wav', 'o', 1, 's1')], { ...options, delete: true });

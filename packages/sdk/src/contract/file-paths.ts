@@ -12,7 +12,8 @@ export type CheckedPath = { path: string } | { problem: string };
 
 /**
  * Checks a file's relative POSIX path and normalises it to NFC: 1–1024 code points, segments separated by `/`,
- * each at most 255 UTF-8 bytes, none empty, `.` or `..`, no leading `/`, no `\`, no control characters.
+ * each at most 255 UTF-8 bytes, none empty, `.` or `..`, no leading `/`, no `\`, no control characters, and
+ * nothing `reservedPathProblem` refuses.
  */
 export function checkFilePath(raw: string): CheckedPath {
   const path = raw.normalize('NFC');
@@ -26,7 +27,45 @@ export function checkFilePath(raw: string): CheckedPath {
     if (segment === '' || segment === '.' || segment === '..') return { problem: 'must not have an empty, . or .. segment' };
     if (new TextEncoder().encode(segment).length > MAX_SEGMENT_BYTES) return { problem: `must not have a segment over ${MAX_SEGMENT_BYTES} UTF-8 bytes` };
   }
-  return { path };
+  const reserved = reservedPathProblem(path);
+  return reserved === undefined ? { path } : { problem: reserved };
+}
+
+/**
+ * The folders version control and band keep their state in. A `.git/config` from a bandmate would run their
+ * command at the pulling musician's next `git status`, and a push would send the pusher's own (credentials and
+ * all), so no session path may pass through one, in any case, nor through its Windows short name (`GIT~1`).
+ */
+const RESERVED_SEGMENTS: readonly string[] = ['.git', '.hg', '.svn', '.band'];
+
+/** A folder's ignore rules (§16): each musician's own, so a path may not be the top-level one. */
+export const IGNORE_FILE = '.bandignore';
+
+/** The names Windows gives its devices, whatever the extension (`NUL.wav` is the device too). */
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
+
+/** Code points HFS+ ignores in names (so `.g\u200Cit` is `.git` there), as git leaves them out when it compares. */
+const HFS_IGNORED = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/gu;
+
+/**
+ * The reserved-path policy (§16), one for every side: the server refuses such a path on every upload, push never
+ * sends one and pull never writes one, whatever a server lists. Answers why `path` (NFC) is reserved, as a
+ * sentence following the field's name, or undefined. Refused: a segment that is, ignoring case, a folder of
+ * `RESERVED_SEGMENTS` or its short name; the top-level `.bandignore`; a Windows device name; a segment ending in
+ * `.` or a space; a `:` (a data stream on Windows, a `/` to macOS Finder).
+ */
+export function reservedPathProblem(path: string): string | undefined {
+  if (path.includes(':')) return 'must not contain ":"';
+  const segments = path.split('/').map((segment) => filePathKey(segment.replace(HFS_IGNORED, '')));
+  for (const segment of segments) {
+    if (/[. ]$/.test(segment)) return 'must not have a segment ending in "." or a space (Windows drops them)';
+    if (WINDOWS_DEVICE.test(segment)) return 'must not have a segment named after a Windows device (CON, NUL, COM1…)';
+    if (RESERVED_SEGMENTS.some((reserved) => segment === reserved || segment === `${reserved.slice(1)}~1`)) {
+      return 'must not have a .git, .hg, .svn or .band segment (version control and band keep their state there)';
+    }
+  }
+  if (segments.length === 1 && segments[0] === IGNORE_FILE) return `must not be the top-level ${IGNORE_FILE} (each folder keeps its own ignore rules)`;
+  return undefined;
 }
 
 /**

@@ -145,7 +145,8 @@ const uploadFieldsShape = {
   name: nameSchema.optional().meta({ description: "Display name; default the latest version's (with versionOf), else the file name without path" }),
   path: filePathSchema.optional().meta({
     description:
-      "The file's relative POSIX path in the cut's folder (§16), NFC-normalised by the server; unique case-insensitively among the latest " +
+      "The file's relative POSIX path in the cut's folder (§16), NFC-normalised by the server, never a reserved path (a .git, .hg, .svn or .band segment, " +
+      "the top-level .bandignore, a Windows device name, a segment ending in . or a space, a :); unique case-insensitively among the latest " +
       'versions of the cut (a taken path: 409 PATH_TAKEN unless versionOf names its series). With versionOf: another path renames the ' +
       "series, none keeps its path. With a path, any extension no type claims is a SESSION file. Send it before the file part.",
   }),

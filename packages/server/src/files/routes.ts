@@ -8,7 +8,7 @@ import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import type { SeriesOfFile } from './repository.js';
-import { FilesService } from './service.js';
+import { checkKeptPath, FilesService } from './service.js';
 
 /** File upload, read, download, media paths and delete. */
 @injectable()
@@ -65,6 +65,7 @@ export class FilesRoutes implements Feature {
         },
         // A taken path is refused before any byte, once every field before the file is known (versionOf may follow path).
         beforeFile: async () => {
+          if (early.series) checkKeptPath(early.series, early.path ?? null);
           const cutId = early.series?.cutId ?? early.cutId;
           if (early.path !== undefined && cutId) await this.files.requireFreePath(cutId, early.path, early.series?.seriesId ?? null);
         },

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type DeletedSeries, type FileRecord, filePathKey, type FileType, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
+import { type DeletedSeries, type FileRecord, filePathKey, type FileType, reservedPathProblem, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
@@ -31,6 +31,15 @@ export interface NewUpload {
 export function checkVersion(series: SeriesOfFile, { cutId, type }: { cutId?: string | null; type?: FileType }): void {
   if (cutId && cutId !== series.cutId) throw invalidField('versionOf', 'must be a file of the cut cutId names (a version stays in its series\' cut)');
   if (type && type !== series.type) throw invalidField('versionOf', `names a ${series.type} file: a new version must be of the same type`);
+}
+
+/**
+ * A version without a path keeps its series' path (§16): refused, naming path, when that path is one the
+ * reserved-path policy refuses (stored before the policy), so the next version moves the series out of it.
+ */
+export function checkKeptPath(series: SeriesOfFile, path: string | null): void {
+  const problem = path === null && series.path !== null ? reservedPathProblem(series.path) : undefined;
+  if (problem) throw invalidField('path', `is required: this series is at "${series.path}", and a path ${problem}; give the new version another path`);
 }
 
 /** 409 PATH_TAKEN, naming the latest version of the series at the path when it is known. */
@@ -132,6 +141,7 @@ export class FilesService {
       let name = upload.name;
       if (series) {
         checkVersion(series, { cutId: upload.cutId, type: file.rule.type });
+        checkKeptPath(series, upload.path);
         const number = await this.repository.nextVersion(tx, series.seriesId);
         if (number === null) throw notFound('File');
         version = { id: series.seriesId, version: number };

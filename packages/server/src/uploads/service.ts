@@ -17,7 +17,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
-import { checkVersion, FilesService } from '../files/service.js';
+import { checkKeptPath, checkVersion, FilesService } from '../files/service.js';
 import { MinimumRate } from './minimum-rate.js';
 import { PartSink } from './part-sink.js';
 import { type Expiry, type Progress, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
@@ -131,6 +131,7 @@ export class UploadsService {
     const withPath = request.path !== null || (series?.path ?? null) !== null;
     const rule = ruleForFileName(this.rules(), request.fileName, withPath ? this.fileTypes.sessionRule(request.fileName) : null);
     if (series) checkVersion(series, { type: rule.type });
+    if (series) checkKeptPath(series, request.path);
     if (request.path !== null) await this.files.requireFreePath(cutId, request.path, series?.seriesId ?? null);
     if (request.length > rule.maxBytes) throw fileTooLarge(rule);
     (await this.space.reserve(principal.userId, request.length)).release();
