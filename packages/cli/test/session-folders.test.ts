@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -445,5 +445,59 @@ describe('reserved paths', () => {
     } finally {
       await listing.close();
     }
+  });
+});
+
+describe('symbolic links in the folder', () => {
+  const take7 = 'Demo/Verse/Take 7';
+  let library: string;
+  beforeAll(async () => {
+    await ria.band(['cut', 'create', 'Take 7', '--vibe', 'Verse', '--project', 'Demo', '--json']);
+    const source = path.join(work, 'take7');
+    await put(source, 'song.als', randomBytes(100));
+    await put(source, 'Audio Files/take 1.wav', wavBytes(40, 100));
+    await put(source, 'Audio Files/take 2.wav', wavBytes(41, 100));
+    expect((await band(['push', source, '--cut', take7])).exitCode).toBe(0);
+    // A sample library outside the session, which a link in the session points at.
+    library = path.join(work, 'library');
+    await mkdir(library);
+  });
+
+  it('pull writes nothing through a linked folder: each file there is named, the rest is pulled (exit 3)', async () => {
+    const dir = path.join(work, 'take7-linked');
+    await mkdir(dir);
+    await symlink(library, path.join(dir, 'Audio Files'));
+    const pulled = await band(['pull', take7, dir]);
+    expect(pulled.stderr).toContain('skipped Audio Files: a symbolic link (never followed)');
+    expect(pulled.stderr).toMatch(/^error: Audio Files\/take 1\.wav: Audio Files is a symbolic link \(never followed\)$/m);
+    expect(pulled.stderr).toMatch(/^error: Audio Files\/take 2\.wav: Audio Files is a symbolic link \(never followed\)$/m);
+    expect(pulled.exitCode).toBe(3);
+    expect(await readdir(library)).toEqual([]);
+    expect(Object.keys(await contents(dir))).toEqual(['song.als']);
+    expect(await readdir(path.join(dir, '.band'))).not.toContain('tmp');
+  });
+
+  it('a linked .band/ (or a linked .band/trash/) is never written through', async () => {
+    const dir = path.join(work, 'take7-state');
+    await mkdir(dir);
+    await symlink(library, path.join(dir, '.band'));
+    const refused = await band(['pull', take7, dir]);
+    expect(refused.stderr).toMatch(/\.band is a symbolic link \(never followed\)/);
+    expect(refused.exitCode).toBe(1);
+    expect(await readdir(library)).toEqual([]);
+    expect(await readdir(dir)).toEqual(['.band']);
+
+    // A pull --force that would move a local change to a linked trash keeps the file where it is.
+    await unlink(path.join(dir, '.band'));
+    expect((await band(['pull', take7, dir])).exitCode).toBe(0);
+    await writeFile(path.join(dir, 'song.als'), 'changed here');
+    await put(path.join(work, 'take7'), 'song.als', randomBytes(120));
+    expect((await band(['push', path.join(work, 'take7'), '--cut', take7])).exitCode).toBe(0);
+    await symlink(library, path.join(dir, '.band/trash'));
+    const forced = await band(['pull', take7, dir, '--force']);
+    expect(forced.stderr).toMatch(/^error: song\.als: \.band\/trash is a symbolic link \(never followed\)$/m);
+    expect(forced.exitCode).toBe(3);
+    expect(await readFile(path.join(dir, 'song.als'), 'utf8')).toBe('changed here');
+    expect(await readdir(library)).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { lockFolder, type FolderLock } from './lock.js';
 import { checkManifestTarget, type Manifest, readManifest } from './manifest.js';
 import { pathKey } from './paths.js';
 import type { RemoteFile } from './plan.js';
+import { SafeFolder } from './safe-folder.js';
 import { ignoreRules, type ScannedFile, scanFolder } from './scan.js';
 
 export interface SessionOptions {
@@ -20,6 +21,8 @@ export interface SessionOptions {
 export interface FolderState {
   /** Absent in a dry run, which changes nothing (not even a lock file). */
   lock?: FolderLock;
+  /** What every write goes through; absent in a dry run. */
+  folder?: SafeFolder;
   manifest: Manifest | null;
   local: LocalFile[];
   symlinks: string[];
@@ -28,9 +31,10 @@ export interface FolderState {
   hashed: number;
 }
 
-/** Locks `dir` (unless a dry run), then reads both sides. The caller releases the lock. */
-export async function readFolder(client: BandClient, server: string, cutId: string, dir: string, options: SessionOptions): Promise<FolderState> {
-  const lock = options.dryRun ? undefined : await lockFolder(dir);
+/** Locks `dir` (unless a dry run; `create` makes it first), then reads both sides. The caller releases the lock. */
+export async function readFolder(client: BandClient, server: string, cutId: string, dir: string, options: SessionOptions & { create?: boolean }): Promise<FolderState> {
+  const folder = options.dryRun ? undefined : await SafeFolder.open(dir, { create: options.create ?? false });
+  const lock = folder && (await lockFolder(folder));
   try {
     const manifest = await readManifest(dir);
     if (manifest) checkManifestTarget(manifest, server, cutId, dir);
@@ -39,7 +43,7 @@ export async function readFolder(client: BandClient, server: string, cutId: stri
     cut.catch(() => undefined); // awaited below; a failure while the folder is scanned is not left unhandled
     const scan = await scanFolder(dir, await ignoreRules(dir));
     const [remote, { files, hashed }] = await Promise.all([cut, localState(dir, scan.files, manifest?.files ?? {}, options.jobs, hashNeeded(scan.files, manifest, cut))]);
-    return { lock, manifest, local: files, symlinks: scan.symlinks, remote, hashed };
+    return { lock, folder, manifest, local: files, symlinks: scan.symlinks, remote, hashed };
   } catch (error) {
     await lock?.release();
     throw error;

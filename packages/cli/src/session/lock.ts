@@ -2,11 +2,12 @@
 // whose process is gone (a push killed with -9) is stale and taken over, and so is one whose PID the OS has
 // since given to another process (its start time differs).
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CliError, EXIT } from '../exit-codes.js';
 import { STATE_DIR } from './manifest.js';
+import type { SafeFolder } from './safe-folder.js';
 
 export interface FolderLock {
   release(): Promise<void>;
@@ -56,10 +57,11 @@ export async function holderRunning(holder: LockHolder): Promise<boolean> {
   return started === undefined || started === holder.started;
 }
 
-export async function lockFolder(dir: string, me?: LockHolder, running: (holder: LockHolder) => Promise<boolean> = holderRunning): Promise<FolderLock> {
+export async function lockFolder(folder: SafeFolder, me?: LockHolder, running: (holder: LockHolder) => Promise<boolean> = holderRunning): Promise<FolderLock> {
   const self = me ?? { pid: process.pid, started: await processStart(process.pid) };
-  const file = path.join(dir, STATE_DIR, 'lock');
-  await mkdir(path.dirname(file), { recursive: true });
+  const dir = folder.root;
+  // `.band` checked a real folder (made when missing); `wx` (O_EXCL) never writes through a link at the lock itself.
+  const file = path.join(await folder.directory(STATE_DIR), 'lock');
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       await writeFile(file, `${self.pid}${self.started === undefined ? '' : ` ${self.started}`}\n`, { flag: 'wx' });

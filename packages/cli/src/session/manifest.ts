@@ -1,9 +1,9 @@
 // `.band/manifest.json`: what a folder and its cut held after the last push or pull, so the next run knows
 // what changed on each side without reading unchanged files or asking for their bytes.
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../exit-codes.js';
+import type { SafeFolder } from './safe-folder.js';
 
 /** The folder band keeps its own state in (never pushed or pulled). */
 export const STATE_DIR = '.band';
@@ -62,18 +62,9 @@ export function sameFiles(before: Manifest['files'], after: Manifest['files']): 
 }
 
 /** Writes the manifest beside its place, then renames it there: a crash leaves the old one or the new one, whole. */
-export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
-  const target = manifestFile(dir);
-  await mkdir(path.dirname(target), { recursive: true });
-  const temporary = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+export async function writeManifest(folder: SafeFolder, manifest: Manifest): Promise<void> {
   const sorted = Object.fromEntries(Object.entries(manifest.files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  try {
-    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, server: manifest.server, cutId: manifest.cutId, files: sorted }, null, 2)}\n`);
-    await rename(temporary, target);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  await folder.writeWhole(`${STATE_DIR}/manifest.json`, `${JSON.stringify({ format: FORMAT, server: manifest.server, cutId: manifest.cutId, files: sorted }, null, 2)}\n`);
 }
 
 /** A manifest of another server or cut: the folder mirrors something else (exit 2, naming both). */

@@ -1,10 +1,10 @@
 // `band pull`: the cut's changes into the folder. Each download goes to a temporary file under `.band/tmp/`
 // (checked against its sha256 by the SDK) and is renamed into place, so a killed pull leaves no partial file
 // in the folder. Nothing local is lost: conflicts get a copy beside them, deletions and --force go to
-// `.band/trash/`.
+// `.band/trash/`. Every write goes through the folder's SafeFolder: none follows a link out of the folder.
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { lstat } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import type { BandClient } from '@bandcollab/sdk';
 import type { Context } from '../context.js';
 import { toCliError } from '../errors.js';
@@ -17,22 +17,18 @@ import type { SessionReport } from './report.js';
 type Transfer = Extract<PullAction, { action: 'download' | 'conflict' }>;
 
 export async function pullFolder(ctx: Context, client: BandClient, cutId: string, dir: string, options: SessionOptions): Promise<SessionReport> {
-  if (!options.dryRun) await mkdir(dir, { recursive: true });
-  const state = await readFolder(client, ctx.apiUrl, cutId, dir, options);
+  const state = await readFolder(client, ctx.apiUrl, cutId, dir, { ...options, create: true });
   try {
     const actions = planPull(state.local, state.manifest, state.remote, options);
     const report: SessionReport = { actions, failures: [], symlinks: state.symlinks, hashed: state.hashed, bytes: 0 };
-    if (options.dryRun) return report;
+    if (options.dryRun || !state.folder) return report;
+    const { folder } = state;
 
-    const temporary = path.join(dir, STATE_DIR, 'tmp');
+    const temporary = `${STATE_DIR}/tmp`;
     // What a killed pull left behind; the lock says no other run is using it.
-    await rm(temporary, { recursive: true, force: true });
-    await mkdir(temporary, { recursive: true });
-    const trash = path.join(dir, STATE_DIR, 'trash', new Date(ctx.io.now()).toISOString().replace(/[:.]/g, '-'));
-    const toTrash = async (relative: string) => {
-      await mkdir(path.dirname(path.join(trash, relative)), { recursive: true });
-      await rename(path.join(dir, relative), path.join(trash, relative));
-    };
+    await folder.remove(temporary);
+    const trash = `${STATE_DIR}/trash/${new Date(ctx.io.now()).toISOString().replace(/[:.]/g, '-')}`;
+    const toTrash = (relative: string) => folder.move(relative, `${trash}/${relative}`, { replace: false });
 
     const files: Manifest['files'] = {};
     for (const action of actions) {
@@ -43,42 +39,48 @@ export async function pullFolder(ctx: Context, client: BandClient, cutId: string
     const downloads = transfers.filter((action) => !(action.action === 'download' && action.moveFrom !== undefined));
     const progress = await ctx.out.transfers('pulling', downloads.length, downloads.reduce((sum, action) => sum + action.remote.size, 0));
 
-    /** Downloads `remote` to a temporary file, then renames it to `relative`. */
-    const fetchTo = async (remote: RemoteFile, relative: string, before?: () => Promise<void>) => {
-      const partial = path.join(temporary, randomBytes(8).toString('hex'));
+    /** Downloads `remote` to a new temporary file, then moves it to `relative` (over a file there only with `replace`). */
+    const fetchTo = async (remote: RemoteFile, relative: string, replace: boolean, before?: () => Promise<void>) => {
+      const partial = `${temporary}/${randomBytes(8).toString('hex')}`;
       const bar = progress.start(relative, remote.size);
       try {
-        // The SDK checks the bytes against the sha256 the server announces before this resolves.
-        await client.files.download(remote.fileId, { to: partial, onProgress: ({ loaded }) => bar.update(loaded) });
+        const file = await folder.create(partial);
+        const stream = file.handle.createWriteStream();
+        try {
+          // The SDK checks the bytes against the sha256 the server announces before this resolves.
+          await client.files.download(remote.fileId, { to: stream, onProgress: ({ loaded }) => bar.update(loaded) });
+          await finished(stream.end());
+        } catch (error) {
+          await finished(stream.destroy()).catch(() => undefined);
+          throw error;
+        }
         await before?.();
-        await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
-        await rename(partial, path.join(dir, relative));
+        await folder.move(partial, relative, { replace });
         report.bytes += remote.size;
         bar.finish(true);
       } catch (error) {
         bar.finish(false);
-        await rm(partial, { force: true });
+        await folder.remove(partial).catch(() => undefined);
         throw error;
       }
     };
     const entryOf = async (remote: RemoteFile, relative: string): Promise<ManifestEntry> => {
-      const stats = await stat(path.join(dir, relative));
+      const stats = await lstat(folder.path(relative));
       return { series: remote.series, version: remote.version, sha256: remote.sha256, size: stats.size, mtimeMs: stats.mtimeMs };
     };
 
     try {
       const errors = await runJobs(transfers, options.jobs, async (action) => {
         if (action.action === 'conflict') {
-          await fetchTo(action.remote, action.copyPath);
+          await fetchTo(action.remote, action.copyPath, false);
           // The remote version counts as seen; the local file differs from it, so the next push uploads it as the
           // next version (no size or mtime can match -1: it is hashed again).
           files[action.path] = { series: action.remote.series, version: action.remote.version, sha256: action.remote.sha256, size: action.remote.size, mtimeMs: -1 };
         } else if (action.moveFrom !== undefined) {
-          await mkdir(path.dirname(path.join(dir, action.path)), { recursive: true });
-          await rename(path.join(dir, action.moveFrom), path.join(dir, action.path));
+          await folder.move(action.moveFrom, action.path, { replace: true });
           files[action.path] = await entryOf(action.remote, action.path);
         } else {
-          await fetchTo(action.remote, action.path, action.trashFirst ? () => toTrash(action.path) : undefined);
+          await fetchTo(action.remote, action.path, true, action.trashFirst ? () => toTrash(action.path) : undefined);
           files[action.path] = await entryOf(action.remote, action.path);
         }
       });
@@ -100,8 +102,8 @@ export async function pullFolder(ctx: Context, client: BandClient, cutId: string
         report.failures.push({ path: action.path, error: toCliError(error) });
       }
     }
-    await rm(temporary, { recursive: true, force: true });
-    if (!state.manifest || !sameFiles(state.manifest.files, files)) await writeManifest(dir, { server: ctx.apiUrl, cutId, files });
+    await folder.remove(temporary);
+    if (!state.manifest || !sameFiles(state.manifest.files, files)) await writeManifest(folder, { server: ctx.apiUrl, cutId, files });
     return report;
   } finally {
     await state.lock?.release();

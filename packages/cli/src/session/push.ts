@@ -27,7 +27,8 @@ export async function pushFolder(ctx: Context, client: BandClient, dir: string, 
   try {
     const actions = planPush(state.local, state.manifest, state.remote, options);
     const report: SessionReport = { actions, failures: [], symlinks: state.symlinks, hashed: state.hashed, bytes: 0 };
-    if (options.dryRun) return report;
+    if (options.dryRun || !state.folder) return report;
+    const { folder } = state;
 
     const files: Manifest['files'] = {};
     const keep = (action: PushAction) => {
@@ -78,7 +79,7 @@ export async function pushFolder(ctx: Context, client: BandClient, dir: string, 
         report.failures.push({ path: action.path, error: new CliError(`not deleted on the cut: ${failure.message}`, failure.exitCode, failure.requestId) });
       }
     }
-    if (!state.manifest || !sameFiles(state.manifest.files, files)) await writeManifest(dir, { server: ctx.apiUrl, cutId, files });
+    if (!state.manifest || !sameFiles(state.manifest.files, files)) await writeManifest(folder, { server: ctx.apiUrl, cutId, files });
     return report;
   } finally {
     await state.lock?.release();

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { localState } from '../../src/session/changes.js';
 import { type LockHolder, lockFolder, processStart } from '../../src/session/lock.js';
 import { checkManifestTarget, readManifest, writeManifest } from '../../src/session/manifest.js';
 import { conflictCopyPath, parseCutPath, pathKey } from '../../src/session/paths.js';
+import { SafeFolder } from '../../src/session/safe-folder.js';
 import { ignoreRules, scanFolder } from '../../src/session/scan.js';
 
 let dir: string;
@@ -18,6 +19,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+const folder = () => SafeFolder.open(dir, { create: false });
 const put = async (relative: string, text = relative) => {
   await mkdir(path.dirname(path.join(dir, relative)), { recursive: true });
   await writeFile(path.join(dir, relative), text);
@@ -41,6 +43,41 @@ describe('scanFolder', () => {
 
   it('finds nothing in a missing folder', async () => {
     expect((await scanFolder(path.join(dir, 'nope'), await ignoreRules(dir))).files).toEqual([]);
+  });
+});
+
+describe('SafeFolder', () => {
+  it('writes only inside the folder: never through a link (a folder, the file itself), never at a path leaving it', async () => {
+    const outside = await mkdtemp(path.join(os.tmpdir(), 'band-outside-'));
+    try {
+      await mkdir(path.join(dir, 'session'));
+      await symlink(outside, path.join(dir, 'session/Linked'));
+      await symlink(path.join(outside, 'target.wav'), path.join(dir, 'session/link.wav'));
+      // The folder itself may be reached through a link (the user named it): it is resolved once.
+      await symlink(path.join(dir, 'session'), path.join(dir, 'alias'));
+      const folder = await SafeFolder.open(path.join(dir, 'alias'), { create: false });
+      expect(folder.root).toBe(await realpath(path.join(dir, 'session')));
+
+      await expect(folder.create('Linked/take.wav')).rejects.toThrow('Linked is a symbolic link (never followed)');
+      await expect(folder.create('link.wav')).rejects.toMatchObject({ code: 'EEXIST' });
+      for (const escape of ['../up.wav', '/abs.wav', 'a//b.wav', 'a/./b.wav', 'a\\..\\b.wav']) {
+        await expect(folder.create(escape)).rejects.toThrow('not a path inside the folder');
+      }
+      const made = await folder.create('Audio/Takes/new.wav');
+      await made.handle.writeFile('bytes');
+      await made.handle.close();
+      await expect(folder.move('Audio/Takes/new.wav', 'Linked/new.wav', { replace: true })).rejects.toThrow('Linked is a symbolic link');
+      await expect(folder.move('Audio/Takes/new.wav', 'link.wav', { replace: true })).rejects.toThrow('link.wav is a symbolic link (never followed, never replaced)');
+      await folder.writeWhole('kept.wav', 'kept');
+      await expect(folder.move('Audio/Takes/new.wav', 'kept.wav', { replace: false })).rejects.toMatchObject({ code: 'EEXIST' });
+      await folder.move('Audio/Takes/new.wav', 'kept.wav', { replace: true });
+      expect(await readFile(path.join(dir, 'session/kept.wav'), 'utf8')).toBe('bytes');
+      await folder.remove('Linked');
+      expect(await readdir(outside)).toEqual([]);
+      expect((await readdir(path.join(dir, 'session'))).sort()).toEqual(['Audio', 'kept.wav', 'link.wav']);
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
 
@@ -83,7 +120,7 @@ describe('manifest', () => {
   it('is written atomically (no temporary file left) and read back; another server or cut is exit 2 naming both', async () => {
     expect(await readManifest(dir)).toBeNull();
     const manifest = { server: 'http://a', cutId: 'cut-1', files: { 'z.wav': { series: 's', version: 2, sha256: 'f'.repeat(64), size: 3, mtimeMs: 1.5 } } };
-    await writeManifest(dir, manifest);
+    await writeManifest(await folder(), manifest);
     expect(await readdir(path.join(dir, '.band'))).toEqual(['manifest.json']);
     expect(await readManifest(dir)).toEqual(manifest);
     expect(() => checkManifestTarget(manifest, 'http://a', 'cut-1', dir)).not.toThrow();
@@ -101,10 +138,10 @@ describe('manifest', () => {
 describe('lockFolder', () => {
   it('holds the PID and start time, refuses a second run while that process runs, and takes over a stale lock', async () => {
     const running = (alive: (pid: number) => boolean) => async (holder: LockHolder) => alive(holder.pid);
-    const lock = await lockFolder(dir, { pid: 111, started: 'ticks 5' }, running(() => true));
+    const lock = await lockFolder(await folder(), { pid: 111, started: 'ticks 5' }, running(() => true));
     expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe('111 ticks 5\n');
-    await expect(lockFolder(dir, { pid: 222 }, running(() => true))).rejects.toThrow(/PID 111/);
-    const taken = await lockFolder(dir, { pid: 222 }, running((pid) => pid !== 111));
+    await expect(lockFolder(await folder(), { pid: 222 }, running(() => true))).rejects.toThrow(/PID 111/);
+    const taken = await lockFolder(await folder(), { pid: 222 }, running((pid) => pid !== 111));
     expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe('222\n');
     await taken.release();
     await lock.release();
@@ -118,10 +155,10 @@ describe('lockFolder', () => {
     expect(started).toMatch(/^ticks \d+$/);
     await mkdir(path.join(dir, '.band'));
     await writeFile(path.join(dir, '.band/lock'), `${other} ${started}\n`);
-    await expect(lockFolder(dir)).rejects.toThrow(new RegExp(`PID ${other}`));
+    await expect(lockFolder(await folder())).rejects.toThrow(new RegExp(`PID ${other}`));
 
     await writeFile(path.join(dir, '.band/lock'), `${other} ticks 1\n`);
-    const lock = await lockFolder(dir);
+    const lock = await lockFolder(await folder());
     expect(await readFile(path.join(dir, '.band/lock'), 'utf8')).toBe(`${process.pid} ${await processStart(process.pid)}\n`);
     await lock.release();
   });
