@@ -1,8 +1,12 @@
-// `.band/lock`: one run per folder. It names the process of the run that made it, by PID and start time; a lock
-// whose process is gone (a push killed with -9) is stale and taken over, and so is one whose PID the OS has
-// since given to another process (its start time differs).
+// `.band/lock`: one run per folder. It names the process of the run that made it, by PID and start time, from
+// the moment it exists (written whole, then linked to its name). A lock whose process is provably gone (a push
+// killed with -9) is stale and taken over, and so is one whose PID the OS has since given to another process
+// (its start time differs); a lock band cannot read is held, as it may be another run's. Not proper-lockfile
+// (which the credentials use): its locks go stale by age, so a run paused longer than that (Ctrl-Z, a laptop
+// asleep) would lose the folder to a second run.
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CliError, EXIT } from '../exit-codes.js';
@@ -59,24 +63,41 @@ export async function holderRunning(holder: LockHolder): Promise<boolean> {
 
 export async function lockFolder(folder: SafeFolder, me?: LockHolder, running: (holder: LockHolder) => Promise<boolean> = holderRunning): Promise<FolderLock> {
   const self = me ?? { pid: process.pid, started: await processStart(process.pid) };
-  const dir = folder.root;
-  // `.band` checked a real folder (made when missing); `wx` (O_EXCL) never writes through a link at the lock itself.
-  const file = path.join(await folder.directory(STATE_DIR), 'lock');
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    try {
-      await writeFile(file, `${self.pid}${self.started === undefined ? '' : ` ${self.started}`}\n`, { flag: 'wx' });
-      return { release: () => rm(file, { force: true }) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  const mine = `${self.pid}${self.started === undefined ? '' : ` ${self.started}`}\n`;
+  const file = path.join(folder.root, LOCK);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    if (await folder.createWhole(LOCK, mine)) return { release: () => release(folder, mine) };
+    const text = await folder.readText(LOCK).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : undefined));
+    if (text === null) continue; // released meanwhile
+    const holder = text === undefined ? undefined : parseHolder(text);
+    if (!holder) throw new CliError(`${file} is not a lock band can read (another run may be making it): if no band run is working on ${folder.root}, remove it`, EXIT.error);
+    if (holder.pid !== self.pid && (await running(holder))) {
+      throw new CliError(`another band run (PID ${holder.pid}) is working on ${folder.root}; wait for it to end`, EXIT.error);
     }
-    const holder = parseHolder(await readFile(file, 'utf8').catch(() => ''));
-    if (holder && holder.pid !== self.pid && (await running(holder))) {
-      throw new CliError(`another band run (PID ${holder.pid}) is working on ${dir}; wait for it to end`, EXIT.error);
-    }
-    // Stale: its process is gone, its PID is another process's now, or the file is half written by a run that died.
-    await rm(file, { force: true });
+    // Stale: its process is gone, or its PID is another process's now.
+    await removeIfHolding(folder, text!);
   }
-  throw new CliError(`could not lock ${dir}: another run keeps taking ${file}`, EXIT.error);
+  throw new CliError(`could not lock ${folder.root}: another run keeps taking ${file}`, EXIT.error);
+}
+
+const LOCK = `${STATE_DIR}/lock`;
+
+/** Removes the lock if it still holds `text`: moved aside first, so a lock another run made meanwhile is put back, not lost. */
+async function removeIfHolding(folder: SafeFolder, text: string): Promise<void> {
+  const aside = `${LOCK}.${randomBytes(6).toString('hex')}.stale`;
+  try {
+    await folder.move(LOCK, aside, { replace: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  if ((await folder.readText(aside).catch(() => undefined)) !== text) await folder.move(aside, LOCK, { replace: false }).catch(() => undefined);
+  await folder.remove(aside);
+}
+
+/** Ends this run's lock: only while it is this run's. */
+async function release(folder: SafeFolder, mine: string): Promise<void> {
+  if ((await folder.readText(LOCK).catch(() => undefined)) === mine) await folder.remove(LOCK);
 }
 
 /** "<pid> <started>\n", or "<pid>\n" (an earlier band's lock, or an OS that tells no start time). */

@@ -70,18 +70,48 @@ export class SafeFolder {
    * its directories checked and made where missing, then checked again.
    */
   async create(relative: string): Promise<NewFile> {
-    const chain = await this.directories(parentOf(relative), true);
-    const where = this.path(relative);
-    const handle = await open(where, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+    return (await this.createIn(relative)).file;
+  }
+
+  /**
+   * Creates `relative` holding `text` only if nothing is there (false when something is): written whole to a new
+   * file beside it, then hard-linked to its name, so no reader ever sees it empty or half written. Where the file
+   * system has no hard links (FAT, exFAT), created with O_EXCL and then written.
+   */
+  async createWhole(relative: string, text: string): Promise<boolean> {
+    const temporary = `${relative}.${randomBytes(6).toString('hex')}.tmp`;
+    const { file, chain } = await this.createIn(temporary);
     try {
+      await file.handle.writeFile(text);
+      const written = await file.handle.stat();
+      await file.handle.close();
+      try {
+        await link(file.path, this.path(relative));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? '';
+        if (code === 'EEXIST') return false;
+        if (!NO_HARD_LINKS.has(code)) throw error;
+        return await this.createWritten(relative, text);
+      }
       await this.recheck(chain, relative);
-      const [made, there] = await Promise.all([handle.stat(), lstat(where)]);
-      if (made.dev !== there.dev || made.ino !== there.ino) throw refused(`${relative}: replaced while band wrote it`);
-    } catch (error) {
-      await handle.close();
-      throw error;
+      const placed = await lstat(this.path(relative));
+      if (placed.dev !== written.dev || placed.ino !== written.ino) throw refused(`${relative}: replaced while band wrote it`);
+      return true;
+    } finally {
+      await file.handle.close().catch(() => undefined);
+      await rm(file.path, { force: true });
     }
-    return { handle, path: where };
+  }
+
+  /** The text of the file `relative`, read through no link (ELOOP when it is one). */
+  async readText(relative: string): Promise<string> {
+    await this.directories(parentOf(relative), false);
+    const handle = await open(this.path(relative), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
   }
 
   /**
@@ -129,6 +159,39 @@ export class SafeFolder {
       throw error;
     }
     await rm(this.path(relative), { recursive: true, force: true });
+  }
+
+  /** `create`, also answering the directories checked. */
+  private async createIn(relative: string): Promise<{ file: NewFile; chain: CheckedDirectory[] }> {
+    const chain = await this.directories(parentOf(relative), true);
+    const where = this.path(relative);
+    const handle = await open(where, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+    try {
+      await this.recheck(chain, relative);
+      const [made, there] = await Promise.all([handle.stat(), lstat(where)]);
+      if (made.dev !== there.dev || made.ino !== there.ino) throw refused(`${relative}: replaced while band wrote it`);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+    return { file: { handle, path: where }, chain };
+  }
+
+  /** `createWhole` without hard links: O_EXCL, then the text (false when something is there). */
+  private async createWritten(relative: string, text: string): Promise<boolean> {
+    let file: NewFile;
+    try {
+      file = await this.create(relative);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw error;
+    }
+    try {
+      await file.handle.writeFile(text);
+    } finally {
+      await file.handle.close();
+    }
+    return true;
   }
 
   /**

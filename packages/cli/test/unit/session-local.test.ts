@@ -148,6 +148,16 @@ describe('lockFolder', () => {
     expect(await readdir(path.join(dir, '.band'))).toEqual([]);
   });
 
+  it('takes a lock it cannot read (empty, garbled, a link) as held, and names what to do', async () => {
+    await mkdir(path.join(dir, '.band'));
+    for (const [content, asLink] of [['', false], ['12', false], ['x y\n', false], ['', true]] as const) {
+      await rm(path.join(dir, '.band/lock'), { force: true });
+      if (asLink) await symlink(path.join(dir, 'elsewhere'), path.join(dir, '.band/lock'));
+      else await writeFile(path.join(dir, '.band/lock'), content);
+      await expect(lockFolder(await folder(), { pid: 222 }, async () => false)).rejects.toThrow(/\.band\/lock is not a lock band can read.*if no band run is working on .*, remove it/);
+    }
+  });
+
   it('takes over a lock whose PID is another process now (a running one, started at another time)', async () => {
     // The test runner's parent: a process that runs, as a PID the OS gave again would.
     const other = process.ppid;
