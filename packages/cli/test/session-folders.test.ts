@@ -227,17 +227,24 @@ describe('band push and band pull', () => {
     expect((await band(['push', path.join(work, 'missing'), '--cut', CUT, '--delete'])).exitCode).toBe(1);
   });
 
-  it('a rename and a case-only rename move the series; the other side renames its file without downloading it', async () => {
-    const seriesOf = async (p: string) => (await latest()).find((file) => file.path === p)!.series.id;
+  it('a rename moves the series; a case-only rename is reported until --force moves it; the other side renames its file without downloading it', async () => {
+    const seriesOf = async (p: string) => (await latest()).find((file) => file.path === p)!.series;
     const clip = await seriesOf('Audio/Clips/1/clip-50.wav');
     const song = await seriesOf('song.als');
     await rename(path.join(riaDir, 'Audio/Clips/1/clip-50.wav'), path.join(riaDir, 'Audio/best clip.wav'));
     await rename(path.join(riaDir, 'song.als'), path.join(riaDir, 'Song.als'));
     const pushed = await band(['push', riaDir, '--cut', CUT]);
     expect(pushed.stderr).toMatch(/renamed from Audio\/Clips\/1\/clip-50\.wav/);
-    expect(pushed.exitCode).toBe(0);
-    expect(await seriesOf('Audio/best clip.wav')).toBe(clip);
-    expect(await seriesOf('Song.als')).toBe(song);
+    expect(pushed.stderr).toMatch(/skip\s+Song\.als\s+differs only in case from song\.als on the cut: not pushed \(rename it back, as pull does, or --force renames it on the cut\)/);
+    expect(pushed.exitCode).toBe(3);
+    expect((await seriesOf('Audio/best clip.wav')).id).toBe(clip.id);
+    // Not merged into the series as its next version: the cut still has song.als as it was.
+    expect(await seriesOf('song.als')).toEqual(song);
+
+    const forced = await band(['push', riaDir, '--cut', CUT, '--force']);
+    expect(forced.stderr).toMatch(/upload\s+Song\.als\s+renamed from song\.als/);
+    expect(forced.exitCode).toBe(0);
+    expect((await seriesOf('Song.als')).id).toBe(song.id);
     expect((await latest()).map((file) => file.path)).not.toContain('song.als');
 
     const pulled = await band(['pull', CUT, benDir]);

@@ -150,7 +150,13 @@ export function planPush(scannedFiles: readonly LocalFile[], manifest: Manifest 
     } else if (file && now) {
       const changedHere = !was || file.sha256 !== was.sha256;
       const changedThere = !was || !sameVersion(now, was);
-      if (file.sha256 === now.sha256) {
+      if (serverPath(file.path) !== now.path && !options.force) {
+        // The same key, spelt otherwise: a rename in case only (`Vox_01.wav` → `vox_01.wav`), which a DAW or a
+        // file system may make unasked, and which macOS and Windows could not tell from the same file. Never
+        // merged into the series unasked.
+        const reason = `differs only in case from ${now.path} on the cut: not pushed (rename it back, as pull does, or --force renames it on the cut)`;
+        actions.push({ action: 'skip', path, reason, before, attention: true });
+      } else if (file.sha256 === now.sha256) {
         if (serverPath(file.path) !== now.path) {
           actions.push({ action: 'upload', path, reason: `renamed from ${now.path}`, local: file, versionOf: now, ifChanged: false, renamedFrom: now.path, before });
         } else {
@@ -215,7 +221,7 @@ export function planPull(scannedFiles: readonly LocalFile[], manifest: Manifest 
       const changedHere = !was || file.sha256 !== was.sha256;
       const changedThere = !was || !sameVersion(now, was);
       if (file.sha256 === now.sha256) {
-        if (serverPath(file.path) !== now.path) actions.push({ action: 'download', path: now.path, reason: `renamed on the cut from ${file.path}`, remote: now, moveFrom: file.path, before });
+        if (serverPath(file.path) !== now.path) actions.push({ action: 'download', path: now.path, reason: `renamed to the cut's spelling (${file.path} here)`, remote: now, moveFrom: file.path, before });
         else actions.push({ action: 'skip', path, reason: !was ? 'already here' : changedHere ? 'same on both sides' : 'unchanged', record: seen(file, now), before });
       } else if (changedThere && !changedHere) actions.push({ action: 'download', path, reason: `changed on the cut (v${now.version})`, remote: now, before });
       else if (!changedThere) actions.push({ action: 'skip', path, reason: 'changed here (push uploads it)', before });

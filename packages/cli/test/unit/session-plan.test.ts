@@ -60,12 +60,22 @@ describe('planPush', () => {
     expect(error?.message).toMatch(/nothing deleted/);
   });
 
-  it('moves a renamed file\'s series (also a case-only rename) and reports case and normalisation twins', () => {
-    const last = manifestOf(remote('old/take.wav', 't'), remote('Drums.wav', 'd'));
-    const actions = planPush([local('new/take.wav', 't'), local('drums.wav', 'd')], last, [remote('old/take.wav', 't'), remote('Drums.wav', 'd')], { ...options, delete: true });
+  it('moves a renamed file\'s series, reports a case-only rename (--force moves it), and reports case and normalisation twins', () => {
+    const last = manifestOf(remote('old/take.wav', 't'), remote('Vox_01.wav', 'v'), remote('Drums.wav', 'd'));
+    const here = [local('new/take.wav', 't'), local('vox_01.wav', 'v'), local('drums.wav', 'D')];
+    const cut = [remote('old/take.wav', 't'), remote('Vox_01.wav', 'v'), remote('Drums.wav', 'd')];
+    const actions = planPush(here, last, cut, { ...options, delete: true });
     expect(actions.map(actionSummary)).toEqual([
-      { path: 'drums.wav', action: 'upload', reason: 'renamed from Drums.wav' },
+      { path: 'drums.wav', action: 'skip', reason: 'differs only in case from Drums.wav on the cut: not pushed (rename it back, as pull does, or --force renames it on the cut)' },
       { path: 'new/take.wav', action: 'upload', reason: 'renamed from old/take.wav' },
+      { path: 'vox_01.wav', action: 'skip', reason: 'differs only in case from Vox_01.wav on the cut: not pushed (rename it back, as pull does, or --force renames it on the cut)' },
+    ]);
+    expect(actions.filter((action) => action.attention).map((action) => action.path)).toEqual(['drums.wav', 'vox_01.wav']);
+    const forced = planPush(here, last, cut, { ...options, force: true });
+    expect(forced.map(actionSummary)).toEqual([
+      { path: 'drums.wav', action: 'upload', reason: 'changed' },
+      { path: 'new/take.wav', action: 'upload', reason: 'renamed from old/take.wav' },
+      { path: 'vox_01.wav', action: 'upload', reason: 'renamed from Vox_01.wav' },
     ]);
     const nfd = 'Cafe\u0301.wav';
     const twins = planPush([local(nfd, 'x'), local('café.wav', 'y'), local('A.wav', 'a'), local('a.wav', 'b'), local('ok.wav', 'o')], null, [], options);
