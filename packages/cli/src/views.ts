@@ -420,7 +420,7 @@ type SessionAction = PushAction | PullAction;
 
 /** The plan of a push or pull: what happens to each path and why; unchanged files only with `all` (a dry run). */
 export function sessionPlanView(out: Output, actions: readonly SessionAction[], all: boolean): string {
-  const shown = all ? actions : actions.filter((action) => action.action !== 'skip' || action.attention);
+  const shown = all ? actions : actions.filter((action) => action.action !== 'skip' || action.attention || action.deletionKept);
   return out.table(shown, [
     { header: 'ACTION', value: (action) => action.action },
     { header: 'PATH', value: (action) => action.path },
@@ -428,22 +428,29 @@ export function sessionPlanView(out: Output, actions: readonly SessionAction[], 
   ], 'Nothing to do');
 }
 
-/** "Pushed 3 files (1.2 MiB); deleted 1; 1 in conflict; …; 3 files read to hash", or "Up to date: nothing to push; …" when every file was left alone. */
+/**
+ * "Pushed 3 files (1.2 MiB); deleted 1; 1 in conflict; …; 3 files read to hash"; "Nothing pushed; 2 deletions left
+ * alone (see above); …" when only deletions without --delete are there; "Up to date: nothing to push; …" when
+ * every file was left alone.
+ */
 export function sessionSummaryView(verb: 'Pushed' | 'Pulled', report: SessionReport): string {
   const failed = new Set(report.failures.map((failure) => failure.path));
   const count = (kind: string) => report.actions.filter((action) => action.action === kind && !failed.has(action.path)).length;
   const moved = verb === 'Pushed' ? count('upload') : count('download');
   const attention = report.actions.filter((action) => action.action === 'skip' && action.attention).length;
-  const unchanged = `${count('skip') - attention} unchanged or left alone`;
+  const kept = report.actions.filter((action) => action.deletionKept).length;
+  const unchanged = `${count('skip') - attention - kept} unchanged or left alone`;
+  const keptDeletions = kept > 0 ? [`${counted(kept, 'deletion')} left alone (see above)`] : [];
   const hashed = `${counted(report.hashed, 'file')} read to hash`;
-  if (report.actions.every((action) => action.action === 'skip' && !action.attention) && report.failures.length === 0) {
-    return `Up to date: nothing to ${verb === 'Pushed' ? 'push' : 'pull'}; ${unchanged}; ${hashed}`;
-  }
+  const nothing = report.actions.every((action) => action.action === 'skip' && !action.attention) && report.failures.length === 0;
+  if (nothing && kept === 0) return `Up to date: nothing to ${verb === 'Pushed' ? 'push' : 'pull'}; ${unchanged}; ${hashed}`;
+  if (nothing) return [`Nothing ${verb.toLowerCase()}`, ...keptDeletions, unchanged, hashed].join('; ');
   const parts = [
     `${verb} ${counted(moved, 'file')} (${formatBytes(report.bytes)})`,
     `${verb === 'Pushed' ? 'deleted' : 'moved to .band/trash/'} ${count('delete')}`,
     `${count('conflict')} in conflict`,
     ...(attention > 0 ? [`${attention} skipped (see above)`] : []),
+    ...keptDeletions,
     unchanged,
     `${report.failures.length} failed`,
     hashed,

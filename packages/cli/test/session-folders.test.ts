@@ -193,7 +193,13 @@ describe('band push and band pull', () => {
   it('deletes only with --delete, within --max-delete, and plans it with --dry-run --json', async () => {
     await unlink(path.join(riaDir, 'Audio/Clips/0/clip-1.wav'));
     await unlink(path.join(riaDir, 'Audio/Clips/0/clip-2.wav'));
-    expect((await band(['push', riaDir, '--cut', CUT])).exitCode).toBe(0);
+    // Without --delete the run names each deletion it leaves alone, and the flag that would carry it over.
+    const kept = await band(['push', riaDir, '--cut', CUT]);
+    expect(kept.exitCode).toBe(0);
+    expect(kept.stderr).toMatch(/skip\s+Audio\/Clips\/0\/clip-1\.wav\s+deleted here \(--delete deletes it on the cut\)/);
+    expect(kept.stderr).toMatch(/skip\s+Audio\/Clips\/0\/clip-2\.wav\s+deleted here \(--delete deletes it on the cut\)/);
+    expect(kept.stderr).toMatch(/^Nothing pushed; 2 deletions left alone \(see above\); \d+ unchanged or left alone; 0 files read to hash$/m);
+    expect(kept.stderr).not.toMatch(/Up to date/);
     expect((await latest()).map((file) => file.path)).toContain('Audio/Clips/0/clip-1.wav');
 
     const dry = await band(['push', riaDir, '--cut', CUT, '--delete', '--dry-run', '--json']);
@@ -210,6 +216,13 @@ describe('band push and band pull', () => {
 
     expect((await band(['push', riaDir, '--cut', CUT, '--delete'])).exitCode).toBe(0);
     expect((await latest()).map((file) => file.path)).not.toContain('Audio/Clips/0/clip-1.wav');
+
+    // Ben's pull without --delete names them too, and leaves his copies.
+    const notMoved = await band(['pull', CUT, benDir]);
+    expect(notMoved.exitCode).toBe(0);
+    expect(notMoved.stderr).toMatch(/skip\s+Audio\/Clips\/0\/clip-1\.wav\s+deleted on the cut \(--delete moves it to \.band\/trash\/\)/);
+    expect(notMoved.stderr).toMatch(/^Nothing pulled; 2 deletions left alone \(see above\);/m);
+    expect((await contents(benDir))['Audio/Clips/0/clip-1.wav']).toBeDefined();
 
     // On Ben's side they go to .band/trash/, not away.
     expect((await band(['pull', CUT, benDir, '--delete'])).exitCode).toBe(0);

@@ -37,8 +37,8 @@ export function registerPush(push: Command, factory: Factory): void {
         )
         .argument('<dir>', 'the session folder')
         .requiredOption('--cut <cut>', 'cut id, or <project>/<vibe>/<cut> by id or name (a "/" in a name: "\\/")'),
-      'upload files changed on both sides anyway, as the next version (the cut keeps every version)',
-      "delete on the cut the files deleted here (their series: yours, or any as a project ADMIN; another member's is reported and kept, exit 3)",
+      'upload files changed on both sides anyway, as the next version (the cut keeps every version), and renames in case only (vox.wav for Vox.wav)',
+      "delete on the cut the files deleted here (their series: yours, or any as a project ADMIN; another member's is reported and kept, exit 3); without it each is named and left on the cut",
     ).action(
       run(async (ctx, dir: string, flags: Flags & { cut: string }) => {
         const client = await ctx.signedIn();
@@ -64,7 +64,7 @@ export function registerPull(pull: Command, factory: Factory): void {
         .argument('<cut>', 'cut id, or <project>/<vibe>/<cut> by id or name (a "/" in a name: "\\/")')
         .argument('<dir>', 'the session folder'),
       "replace files changed on both sides with the cut's version; the local file goes to .band/trash/",
-      'move the files deleted on the cut to .band/trash/',
+      'move the files deleted on the cut to .band/trash/; without it each is named and left here',
     ).action(
       run(async (ctx, cutRef: string, dir: string, flags: Flags) => {
         const client = await ctx.signedIn();

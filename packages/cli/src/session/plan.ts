@@ -28,6 +28,8 @@ interface Base {
   before?: ManifestEntry;
   /** Needs the user's attention: the run exits 3 (conflicts, twins). */
   attention?: boolean;
+  /** A deletion on one side this run does not carry over (no `--delete`, or the other command's): always shown, never "Up to date". */
+  deletionKept?: boolean;
 }
 
 export type PushAction =
@@ -144,7 +146,7 @@ export function planPush(scannedFiles: readonly LocalFile[], manifest: Manifest 
     const before = was;
     if (file && !now) {
       if (!was) actions.push({ action: 'upload', path, reason: 'new', local: file, ifChanged: false });
-      else if (file.sha256 === was.sha256) actions.push({ action: 'skip', path, reason: 'deleted on the cut (pull --delete deletes it here)', before });
+      else if (file.sha256 === was.sha256) actions.push({ action: 'skip', path, reason: 'deleted on the cut (pull --delete moves it to .band/trash/)', before, deletionKept: true });
       else if (options.force) actions.push({ action: 'upload', path, reason: 'changed here, deleted on the cut (--force: uploaded as a new file)', local: file, ifChanged: false });
       else actions.push({ action: 'conflict', path, reason: 'changed here, deleted on the cut (--force uploads it)', before, attention: true });
     } else if (file && now) {
@@ -172,7 +174,7 @@ export function planPush(scannedFiles: readonly LocalFile[], manifest: Manifest 
       }
     } else if (!file && now) {
       if (!was) actions.push({ action: 'skip', path, reason: 'only on the cut (pull to get it)' });
-      else if (!options.delete) actions.push({ action: 'skip', path, reason: 'deleted here (--delete deletes it on the cut)', before });
+      else if (!options.delete) actions.push({ action: 'skip', path, reason: 'deleted here (--delete deletes it on the cut)', before, deletionKept: true });
       else if (!sameVersion(now, was)) actions.push({ action: 'conflict', path, reason: `deleted here, changed on the cut (v${now.version}): kept`, before, attention: true });
       else actions.push({ action: 'delete', path, reason: 'deleted here', remote: now, before });
     }
@@ -235,7 +237,7 @@ export function planPull(scannedFiles: readonly LocalFile[], manifest: Manifest 
     } else if (file && !now) {
       const path = file.path;
       if (!was) actions.push({ action: 'skip', path, reason: 'only here (push uploads it)' });
-      else if (!options.delete) actions.push({ action: 'skip', path, reason: 'deleted on the cut (--delete moves it to .band/trash/)', before });
+      else if (!options.delete) actions.push({ action: 'skip', path, reason: 'deleted on the cut (--delete moves it to .band/trash/)', before, deletionKept: true });
       else if (file.sha256 !== was.sha256) actions.push({ action: 'skip', path, reason: 'deleted on the cut, changed here: kept', before, attention: true });
       else actions.push({ action: 'delete', path, reason: 'deleted on the cut (moved to .band/trash/)', local: file, before });
     }

@@ -111,7 +111,9 @@ describe('planPull', () => {
   it('moves files deleted on the cut to the trash only with --delete, keeps local changes, and refuses an empty cut', () => {
     const last = manifestOf(remote('a.wav', 'a'), remote('b.wav', 'b'), remote('c.wav', 'c'), remote('d.wav', 'd'));
     const here = [local('a.wav', 'a'), local('b.wav', 'X'), local('c.wav', 'c'), local('d.wav', 'd')];
-    expect(summary(planPull(here, last, [remote('c.wav', 'c'), remote('d.wav', 'd')], options))).toEqual(['skip a.wav', 'skip b.wav', 'skip c.wav', 'skip d.wav']);
+    const kept = planPull(here, last, [remote('c.wav', 'c'), remote('d.wav', 'd')], options);
+    expect(summary(kept)).toEqual(['skip a.wav', 'skip b.wav', 'skip c.wav', 'skip d.wav']);
+    expect(kept.filter((action) => action.deletionKept).map((action) => action.path)).toEqual(['a.wav', 'b.wav']);
     const withDelete = planPull(here, last, [remote('c.wav', 'c'), remote('d.wav', 'd')], { ...options, delete: true });
     expect(summary(withDelete)).toEqual(['delete a.wav', 'skip b.wav', 'skip c.wav', 'skip d.wav']);
     expect(withDelete[1]).toMatchObject({ attention: true });
