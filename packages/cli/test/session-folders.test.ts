@@ -181,12 +181,15 @@ describe('band push and band pull', () => {
     expect(sha256(await readFile(path.join(benDir, 'Audio/Take 1.wav')))).toBe(sha256(bens));
     expect(sha256(await readFile(path.join(benDir, 'Audio/Take 1.band-conflict-v2.wav')))).toBe(sha256(rias));
 
-    // The conflict is seen: Ben's next push sends his take as version 3 (and his conflict copy as a new file).
-    await unlink(path.join(benDir, 'Audio/Take 1.band-conflict-v2.wav'));
+    // The conflict is seen: Ben's next push sends his take as version 3; the conflict copy, left where it is,
+    // stays home (ignored by default).
     const resolved = await band(['push', benDir, '--cut', CUT]);
+    expect(resolved.stderr).toMatch(/Pushed 1 file/);
     expect(resolved.exitCode).toBe(0);
     const take = (await latest()).find((file) => file.path === 'Audio/Take 1.wav')!;
     expect(take).toMatchObject({ sha256: sha256(bens), series: { version: 3 } });
+    expect((await latest()).map((file) => file.path)).not.toContain('Audio/Take 1.band-conflict-v2.wav');
+    await unlink(path.join(benDir, 'Audio/Take 1.band-conflict-v2.wav'));
     expect((await band(['pull', CUT, riaDir])).exitCode).toBe(0);
   });
 

@@ -26,6 +26,8 @@ export interface FolderState {
   manifest: Manifest | null;
   local: LocalFile[];
   symlinks: string[];
+  /** Files the rules leave out (`Scan.ignored`). */
+  ignored: string[];
   remote: RemoteFile[];
   /** How many local files were read to hash them. */
   hashed: number;
@@ -43,7 +45,7 @@ export async function readFolder(client: BandClient, server: string, cutId: stri
     cut.catch(() => undefined); // awaited below; a failure while the folder is scanned is not left unhandled
     const scan = await scanFolder(dir, await ignoreRules(dir));
     const [remote, { files, hashed }] = await Promise.all([cut, localState(dir, scan.files, manifest?.files ?? {}, options.jobs, hashNeeded(scan.files, manifest, cut))]);
-    return { lock, folder, manifest, local: files, symlinks: scan.symlinks, remote, hashed };
+    return { lock, folder, manifest, local: files, symlinks: scan.symlinks, ignored: scan.ignored, remote, hashed };
   } catch (error) {
     await lock?.release();
     throw error;

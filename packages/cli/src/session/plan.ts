@@ -184,14 +184,15 @@ export function planPush(scannedFiles: readonly LocalFile[], manifest: Manifest 
   return actions.sort(byPath);
 }
 
-export function planPull(scannedFiles: readonly LocalFile[], manifest: Manifest | null, listedFiles: readonly RemoteFile[], options: PlanOptions): PullAction[] {
+/** `occupied`: what else the folder holds at a path (ignored files, links), which no conflict copy may be named after. */
+export function planPull(scannedFiles: readonly LocalFile[], manifest: Manifest | null, listedFiles: readonly RemoteFile[], options: PlanOptions, occupied: readonly string[] = []): PullAction[] {
   const { allowed: listed, refused } = allowedPaths(listedFiles, 'not pulled');
   const remoteFiles = listed.map((file) => ({ ...file, path: serverPath(file.path) }));
   if (remoteFiles.length === 0) throw new CliError('the cut holds no files to pull: nothing done, nothing deleted', EXIT.error);
   const localFiles = allowedPaths(scannedFiles, 'not pulled').allowed;
   const { local, base, remote, twins, keys } = sides(localFiles, manifest, remoteFiles);
   const actions: PullAction[] = [...refused, ...twins].map((skip) => ({ ...skip, action: 'skip' as const }));
-  const taken = new Set([...scannedFiles.map((file) => pathKey(file.path)), ...remoteFiles.map((file) => pathKey(file.path))]);
+  const taken = new Set([...scannedFiles.map((file) => file.path), ...occupied, ...remoteFiles.map((file) => file.path)].map(pathKey));
   const renamed = new Set<string>();
 
   // A series at a new path whose bytes are those the folder holds, unchanged, at its old path: a rename on the cut,

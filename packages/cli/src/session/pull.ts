@@ -19,7 +19,7 @@ type Transfer = Extract<PullAction, { action: 'download' | 'conflict' }>;
 export async function pullFolder(ctx: Context, client: BandClient, cutId: string, dir: string, options: SessionOptions): Promise<SessionReport> {
   const state = await readFolder(client, ctx.apiUrl, cutId, dir, { ...options, create: true });
   try {
-    const actions = planPull(state.local, state.manifest, state.remote, options);
+    const actions = planPull(state.local, state.manifest, state.remote, options, [...state.ignored, ...state.symlinks]);
     const report: SessionReport = { actions, failures: [], symlinks: state.symlinks, hashed: state.hashed, bytes: 0 };
     if (options.dryRun || !state.folder) return report;
     const { folder } = state;

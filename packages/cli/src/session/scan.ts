@@ -20,6 +20,7 @@ export const DEFAULT_IGNORES = [
   '*.RPP-bak', // REAPER backups
   '.DS_Store', // macOS Finder
   '._*', // macOS resource forks on foreign file systems
+  '*.band-conflict-v[0-9]*', // the cut's version pull wrote beside a file changed on both sides
 ];
 
 export interface ScannedFile {
@@ -33,6 +34,8 @@ export interface Scan {
   files: ScannedFile[];
   /** Symbolic links met (not followed), relative paths. */
   symlinks: string[];
+  /** Files the rules left out, in the folders walked: names a conflict copy must not take. */
+  ignored: string[];
 }
 
 /**
@@ -51,7 +54,7 @@ export async function ignoreRules(dir: string): Promise<Ignore> {
 
 /** Every regular file of `dir` the rules keep, sorted by path; a missing folder holds nothing. */
 export async function scanFolder(dir: string, rules: Ignore): Promise<Scan> {
-  const scan: Scan = { files: [], symlinks: [] };
+  const scan: Scan = { files: [], symlinks: [], ignored: [] };
   const root = await lstat(dir).catch(() => null);
   if (!root?.isDirectory()) return scan;
   const walk = async (relativeDir: string): Promise<void> => {
@@ -62,7 +65,9 @@ export async function scanFolder(dir: string, rules: Ignore): Promise<Scan> {
         if (!rules.ignores(relative)) scan.symlinks.push(relative);
       } else if (entry.isDirectory()) {
         if (!rules.ignores(`${relative}/`)) await walk(relative);
-      } else if (entry.isFile() && relative !== IGNORE_FILE && !rules.ignores(relative)) {
+      } else if (entry.isFile() && (relative === IGNORE_FILE || rules.ignores(relative))) {
+        scan.ignored.push(relative);
+      } else if (entry.isFile()) {
         const stats = await lstat(path.join(dir, relative));
         scan.files.push({ path: relative, size: stats.size, mtimeMs: stats.mtimeMs });
       }

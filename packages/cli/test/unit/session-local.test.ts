@@ -27,7 +27,7 @@ const put = async (relative: string, text = relative) => {
 
 describe('scanFolder', () => {
   it('lists regular files by relative POSIX path, leaves out the defaults (DAW caches, version control), .bandignore and what it names, and never follows a symlink', async () => {
-    for (const file of ['.git/config', 'Audio/.hg/hgrc', '.svn/entries', 'song.als', 'Audio/take 1.wav', 'Audio/take 1.asd', 'Backup/song [old].als', 'Session File Backups/s.ptx.bak', 'WaveCache.wfm', 'x.RPP-bak', 'x.rpp', 'x.reapeaks', '.DS_Store', '._song.als', '.band/manifest.json', 'Cache/peaks.dat', 'keep.tmp', 'drop.tmp']) {
+    for (const file of ['.git/config', 'Audio/.hg/hgrc', '.svn/entries', 'Audio/take 1.band-conflict-v3.wav', 'song.band-conflict-v12-2.als', 'song.als', 'Audio/take 1.wav', 'Audio/take 1.asd', 'Backup/song [old].als', 'Session File Backups/s.ptx.bak', 'WaveCache.wfm', 'x.RPP-bak', 'x.rpp', 'x.reapeaks', '.DS_Store', '._song.als', '.band/manifest.json', 'Cache/peaks.dat', 'keep.tmp', 'drop.tmp']) {
       await put(file);
     }
     await put('.bandignore', 'Cache/\n*.tmp\n!keep.tmp\n');
@@ -38,6 +38,8 @@ describe('scanFolder', () => {
     const scan = await scanFolder(dir, await ignoreRules(dir));
     expect(scan.files.map((file) => file.path)).toEqual(['Audio/take 1.wav', 'keep.tmp', 'library/sample.wav', 'song.als', 'x.rpp']);
     expect(scan.symlinks).toEqual(['Samples', 'link.als']);
+    expect(scan.ignored).toContain('Audio/take 1.band-conflict-v3.wav');
+    expect(scan.ignored).toContain('song.band-conflict-v12-2.als');
     expect(scan.files[0]!.size).toBe('Audio/take 1.wav'.length);
   });
 

@@ -104,6 +104,9 @@ describe('planPull', () => {
       { path: 'song.als', action: 'conflict', reason: 'changed here and on the cut: v2 written beside it as song.band-conflict-v2-2.als' },
       { path: 'song.band-conflict-v2.als', action: 'skip', reason: 'only here (push uploads it)' },
     ]);
+    // A conflict copy left from before is ignored by the scan, but still there: the next one takes another name.
+    const again = planPull([local('song.als', 'S')], last, [remote('song.als', 'x', 2)], options, ['song.band-conflict-v2.als']);
+    expect(again[0]).toMatchObject({ action: 'conflict', copyPath: 'song.band-conflict-v2-2.als' });
     const forced = planPull([local('song.als', 'S')], last, [remote('song.als', 'x', 2)], { ...options, force: true });
     expect(forced[0]).toMatchObject({ action: 'download', trashFirst: true });
   });
