@@ -334,6 +334,33 @@ describe('marker exports through the API', () => {
     expect(json.markers.map((m: { atMs: number | null }) => m.atMs)).toEqual([1250, 1250, 2250, null]);
   });
 
+  it('exports a WAV of 9,000 empty chunks, and refuses one whose chunks lie beyond the export\'s reads, with 400 naming format', async () => {
+    const seeded = await seedProject(api, admin.accessToken);
+    await addMember(api, admin.accessToken, seeded.id, member);
+    const wav = toneWav(1);
+    /** The tone with `count` chunks of `size` bytes between its "fmt " and "data" chunks. */
+    const padded = (count: number, size: number): Buffer => {
+      const chunk = Buffer.alloc(8 + size);
+      chunk.write('JUNK', 0, 'latin1');
+      chunk.writeUInt32LE(size, 4);
+      return Buffer.concat([wav.subarray(0, 36), ...Array.from({ length: count }, () => chunk), wav.subarray(36)]);
+    };
+    const many = await expectStatus(upload(api, admin.accessToken, seeded.cutId, 'Many chunks.wav', padded(9_000, 0)), 201);
+    await comment(many.id, { body: 'here', atMs: 500 });
+    const { response, bytes } = await exported(many.id, 'format=wav');
+    expect(response.status).toBe(200);
+    expect(Number(response.headers.get('content-length'))).toBe(bytes.length);
+    expect(sha256(dataChunk(bytes))).toBe(sha256(dataChunk(wav)));
+    expect(bytes.indexOf('JUNK')).toBe(36);
+
+    const spread = await expectStatus(upload(api, admin.accessToken, seeded.cutId, 'Spread.wav', padded(40, 100 * 1024)), 201);
+    const refused = await exported(spread.id, 'format=wav');
+    expect(refused.response.status).toBe(400);
+    const problem = JSON.parse(refused.bytes.toString());
+    expect(problem.errors[0].field).toBe('format');
+    expect(problem.detail).toMatch(/spread wider than 16 reads/);
+  });
+
   it('refuses a missing or unknown format, and wav for a file that is not a WAV', async () => {
     const { fileId } = await commentedMix();
     for (const query of ['', 'format=aiff', 'format=midi&offsetMs=-1']) {

@@ -2,8 +2,10 @@
 // unless told to "faststart", cannot be decoded from the front without holding all the audio until the
 // index arrives: @audio/decode-aac then buffers the whole file. So, for a file on disk, the index is read
 // first and the file streamed in faststart order (ftyp, moov, the rest), the index's chunk offsets moved
-// by the index's size, exactly as qt-faststart does on disk. The boxes are read as ranges of the stored object.
+// by the index's size, exactly as qt-faststart does on disk. The boxes' headers are read through a BoundedReader,
+// the index and the audio as ranges of the stored object.
 import { Readable } from 'node:stream';
+import { BoundedReader, type ReadBudget, ReadBudgetExceeded } from '../core/bounded-reader.js';
 import type { ObjectSource } from '../core/store/index.js';
 import { AnalysisError } from './decoded.js';
 
@@ -17,53 +19,69 @@ const CONTAINERS = new Set(['moov', 'trak', 'mdia', 'minf', 'stbl']);
 const MAX_MOOV_BYTES = 64 * 1024 * 1024;
 /**
  * Real M4As have a handful of top-level boxes (ftyp, moov, mdat, free, udta); a file of empty 8-byte boxes
- * has a million per 8 MB, each a read.
+ * has a million per 8 MB.
  */
 const MAX_TOP_LEVEL_BOXES = 10_000;
 
+/**
+ * What walking the top-level boxes up to the index may cost: they are a handful (ftyp, free, mdat, moov), each
+ * large one followed by one more read.
+ */
+const M4A_READ_BUDGET: ReadBudget = { windowBytes: 64 * 1024, maxReads: 16 };
+
 /** The file's bytes in faststart order: unchanged when its `moov` already precedes its `mdat`. */
 export async function m4aInStreamingOrder(source: ObjectSource): Promise<Readable> {
-  const boxes = await topLevelBoxes(source);
-  const moov = boxes.find((box) => box.type === 'moov');
-  const mdat = boxes.find((box) => box.type === 'mdat');
-  if (!moov || !mdat || moov.start < mdat.start) return source.read();
-  if (moov.size > MAX_MOOV_BYTES) throw new AnalysisError(`M4A index of ${moov.size} bytes`);
+  const boxes = await boxesToIndex(new BoundedReader(source, M4A_READ_BUDGET));
+  const moov = boxes.at(-1);
+  if (moov?.type !== 'moov' || !boxes.some((box) => box.type === 'mdat')) return source.read();
+  const { start: moovStart, size: moovSize } = moov;
+  if (moovSize > MAX_MOOV_BYTES) throw new AnalysisError(`M4A index of ${moovSize} bytes`);
 
-  const index = await readRange(source, moov.start, moov.size);
+  const index = await readRange(source, moovStart, moovSize);
   // The index goes right after ftyp (or first): what lay between there and the index moves by its size.
-  // Boxes are contiguous and mdat precedes moov, so some other box starts exactly there.
   const insertAt = boxes[0]!.type === 'ftyp' ? boxes[0]!.size : 0;
-  shiftChunkOffsets(index, 8, index.length, (offset) => (offset >= insertAt && offset < moov.start ? offset + moov.size : offset));
-  const ranges = boxes.filter((box) => box !== moov).map((box) => [box.start, box.start + box.size] as const);
+  shiftChunkOffsets(index, 8, index.length, (offset) => (offset >= insertAt && offset < moovStart ? offset + moovSize : offset));
+  const range = async function* (start: number, end: number): AsyncGenerator<Buffer> {
+    if (end > start) for await (const chunk of await source.read({ start, end: end - 1 })) yield chunk as Buffer;
+  };
   async function* ordered(): AsyncGenerator<Buffer> {
-    for (const [start, end] of ranges) {
-      if (start === insertAt) yield index;
-      if (end > start) for await (const chunk of await source.read({ start, end: end - 1 })) yield chunk as Buffer;
-    }
+    yield* range(0, insertAt);
+    yield index;
+    yield* range(insertAt, moovStart);
+    yield* range(moovStart + moovSize, source.size);
   }
   return Readable.from(ordered(), { objectMode: false });
 }
 
-async function topLevelBoxes(source: ObjectSource): Promise<Box[]> {
-  {
-    const fileSize = source.size;
-    const boxes: Box[] = [];
+/**
+ * The top-level boxes from the start up to the index (`moov`, last) or to the end of a file without one; only
+ * their headers are read.
+ */
+async function boxesToIndex(reader: BoundedReader): Promise<Box[]> {
+  const fileSize = reader.size;
+  const boxes: Box[] = [];
+  try {
     for (let start = 0; start + 8 <= fileSize; ) {
       const header = Buffer.alloc(16);
-      (await readRange(source, start, Math.min(16, fileSize - start))).copy(header);
+      (await reader.read(start, 16)).copy(header);
       let size = header.readUInt32BE(0);
       if (size === 1) size = Number(header.readBigUInt64BE(8));
       else if (size === 0) size = fileSize - start;
       if (size < 8) throw new AnalysisError(`M4A box of ${size} bytes at ${start}`);
       if (boxes.length === MAX_TOP_LEVEL_BOXES) throw new AnalysisError(`an M4A of more than ${MAX_TOP_LEVEL_BOXES} top-level boxes`);
-      boxes.push({ type: header.toString('latin1', 4, 8), start, size: Math.min(size, fileSize - start) });
+      const box = { type: header.toString('latin1', 4, 8), start, size: Math.min(size, fileSize - start) };
+      boxes.push(box);
+      if (box.type === 'moov') break;
       start += size;
     }
-    return boxes;
+  } catch (error) {
+    if (error instanceof ReadBudgetExceeded) throw new AnalysisError(`M4A boxes before the index: ${error.message}`);
+    throw error;
   }
+  return boxes;
 }
 
-/** `length` bytes from `start`: one ranged read of the stored object. */
+/** `length` bytes from `start`: one ranged read of the stored object (the index, up to MAX_MOOV_BYTES). */
 async function readRange(source: ObjectSource, start: number, length: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of await source.read({ start, end: start + length - 1 })) chunks.push(chunk as Buffer);

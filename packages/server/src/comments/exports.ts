@@ -4,13 +4,14 @@ import type { MarkerFormat } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { zipArchive } from '../archives/zip.js';
 import type { Principal } from '../core/auth-guard.js';
-import { invalidField } from '../core/errors.js';
+import { invalidField, notFound } from '../core/errors.js';
+import { ObjectMissing } from '../core/store/index.js';
 import type { ResponseWriter } from '../core/response-writer.js';
 import { type MadeAttachment, sendMadeAttachment, type StoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
 import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject } from './markers.js';
 import { CommentsService } from './service.js';
-import { NotAWav, readWavLayout, type Segment, wavWithCues } from './wav-cues.js';
+import { NotAWav, planWavExport, type Segment, type WavExport } from './wav-cues.js';
 
 export interface MarkerExportRequest {
   format: MarkerFormat;
@@ -72,26 +73,18 @@ export class MarkerExports {
     await sendMadeAttachment(req, res, answer);
   }
 
-  /** The stored WAV with cue points: the plan is made from its chunk headers, the body streamed from it. */
+  /** The stored WAV with cue points: the plan is made from its chunk headers (a few reads), the body streamed from it. */
   private async wav(stored: StoredBytes, extension: string, base: string, markers: ReturnType<typeof markersOf>): Promise<MadeAttachment> {
     if (extension.toLowerCase() !== 'wav') throw invalidField('format', 'wav adds cue points to a WAV file: this file is not one');
-    let segments: Segment[];
-    let length: number;
+    let plan: WavExport;
     try {
-      // Each chunk header is one ranged read of the store (a few per file).
-      const read = async (offset: number, count: number): Promise<Buffer> => {
-        const end = Math.min(offset + count, stored.size) - 1;
-        if (end < offset) return Buffer.alloc(0);
-        const chunks: Buffer[] = [];
-        for await (const chunk of await stored.read({ start: offset, end })) chunks.push(chunk as Buffer);
-        return Buffer.concat(chunks);
-      };
-      ({ segments, length } = wavWithCues(await readWavLayout(read, stored.size), markers));
+      plan = await planWavExport(stored, markers);
     } catch (error) {
       if (error instanceof NotAWav) throw invalidField('format', `wav needs a readable WAV file: ${error.message}`);
+      if (error instanceof ObjectMissing) throw notFound('File');
       throw error;
     }
-    return { contentType: 'audio/wav', fileName: `${base}.wav`, length, write: (writer) => writeSegments(writer, stored, segments) };
+    return { contentType: 'audio/wav', fileName: `${base}.wav`, length: plan.length, write: (writer) => writeSegments(writer, stored, plan.segments) };
   }
 }
 

@@ -1,10 +1,11 @@
 // The WAV marker export: the stored mix with a `cue ` chunk and a `LIST`/`adtl` chunk of labels added. Only
 // the RIFF header's size fields change: every audio byte and every other chunk is passed through as stored,
-// streamed from the file, so the answer's length is known before its first byte.
+// streamed from the file, so the answer's length is known before its first byte. It runs inside a request, so
+// the chunk headers are read through a BoundedReader: a hostile file costs a few reads of the store, never
+// memory in proportion to what its chunks announce.
+import { BoundedReader, type ReadBudget, ReadBudgetExceeded } from '../core/bounded-reader.js';
+import type { ObjectSource } from '../core/store/index.js';
 import type { Marker } from './markers.js';
-
-/** Reads `length` bytes at `offset` of the stored file (fewer only at its end). */
-export type ReadAt = (offset: number, length: number) => Promise<Buffer>;
 
 export interface RiffChunk {
   id: string;
@@ -27,13 +28,30 @@ export interface WavLayout {
 
 export class NotAWav extends Error {}
 
+/**
+ * What reading a WAV's chunk headers may cost a request: 16 reads of 64 KiB (1 MiB at most). A real WAV's
+ * headers are one read, plus one per large chunk (its audio, an embedded picture) that has another after it.
+ */
+export const WAV_READ_BUDGET: ReadBudget = { windowBytes: 64 * 1024, maxReads: 16 };
 /** A hostile file of empty chunks must cost a bounded walk; real WAVs have a handful. */
 const MAX_CHUNKS = 10_000;
 const FORMS = new Set(['RIFF', 'RF64', 'BW64']);
 
+/** The export of the stored WAV at `source` with `markers` as cue points; NotAWav when it cannot be made. */
+export async function planWavExport(source: ObjectSource, markers: readonly Marker[]): Promise<WavExport> {
+  const reader = new BoundedReader(source, WAV_READ_BUDGET);
+  try {
+    return wavWithCues(await readWavLayout(reader), markers, reader);
+  } catch (error) {
+    if (error instanceof ReadBudgetExceeded) throw new NotAWav(error.message);
+    throw error;
+  }
+}
+
 /** Walks the file's top-level chunks, reading only their headers (and the small `fmt `/`ds64` payloads). */
-export async function readWavLayout(read: ReadAt, fileSize: number): Promise<WavLayout> {
-  const head = await read(0, 12);
+export async function readWavLayout(reader: BoundedReader): Promise<WavLayout> {
+  const fileSize = reader.size;
+  const head = await reader.read(0, 12);
   const form = head.toString('latin1', 0, 4);
   if (head.length < 12 || !FORMS.has(form) || head.toString('latin1', 8, 12) !== 'WAVE') throw new NotAWav('not a RIFF/WAVE file');
   const chunks: RiffChunk[] = [];
@@ -42,7 +60,7 @@ export async function readWavLayout(read: ReadAt, fileSize: number): Promise<Wav
   let offset = 12;
   while (offset + 8 <= fileSize) {
     if (chunks.length === MAX_CHUNKS) throw new NotAWav(`more than ${MAX_CHUNKS} chunks`);
-    const header = await read(offset, 12);
+    const header = await reader.read(offset, 12);
     const id = header.toString('latin1', 0, 4);
     let size = header.readUInt32LE(4);
     const available = fileSize - offset - 8;
@@ -53,8 +71,8 @@ export async function readWavLayout(read: ReadAt, fileSize: number): Promise<Wav
     if (size > available) break; // a truncated trailing chunk that is not audio: left out
     const chunk: RiffChunk = { id, offset, size };
     if (id === 'LIST' && size >= 4) chunk.listType = header.toString('latin1', 8, 12);
-    if (id === 'fmt ' && size >= 8) sampleRate = (await read(offset + 8, 8)).readUInt32LE(4);
-    if (id === 'ds64' && size >= 24) ds64 = Buffer.from(await read(offset + 8, size));
+    if (id === 'fmt ' && size >= 8) sampleRate = (await reader.read(offset + 8, 8)).readUInt32LE(4);
+    if (id === 'ds64' && size >= 24) ds64 = Buffer.from(await reader.read(offset + 8, size));
     chunks.push(chunk);
     offset += 8 + size + (size & 1);
   }
@@ -74,9 +92,10 @@ export interface WavExport {
 /**
  * The answer's pieces: the RIFF header with its new size, every chunk of the source but its own `cue ` and
  * `LIST`/`adtl` (replaced), then the new `cue ` and `LIST`/`adtl` chunks. A cue point's `dwSampleOffset` is
- * its time in sample frames from the start of the `data` chunk; a region's length is an `ltxt` entry.
+ * its time in sample frames from the start of the `data` chunk; a region's length is an `ltxt` entry. The
+ * source's pieces that `reader` already holds are answered from it, the rest are ranges of the stored file.
  */
-export function wavWithCues(layout: WavLayout, markers: readonly Marker[]): WavExport {
+export function wavWithCues(layout: WavLayout, markers: readonly Marker[], reader: BoundedReader): WavExport {
   const segments: Segment[] = [];
   for (const chunk of layout.chunks) {
     if (chunk.id === 'cue ' || (chunk.id === 'LIST' && chunk.listType === 'adtl')) continue;
@@ -109,7 +128,35 @@ export function wavWithCues(layout: WavLayout, markers: readonly Marker[]): WavE
     patched.writeBigUInt64LE(BigInt(data.size), 8);
     leading.push({ bytes: Buffer.concat([chunkHeader('ds64', patched.length), patched, Buffer.alloc(patched.length & 1)]) });
   }
-  return { segments: [...leading, ...segments], length };
+  return { segments: compacted([...leading, ...segments], reader), length };
+}
+
+/**
+ * The same pieces with neighbouring ranges of the file joined, a range that one read of the walk holds turned
+ * into its bytes, and neighbouring bytes joined: the answer then reads the store once per large chunk (its
+ * audio), not once per chunk, however many small chunks the file holds.
+ */
+function compacted(segments: readonly Segment[], reader: BoundedReader): Segment[] {
+  const ranges: Segment[] = [];
+  for (const segment of segments) {
+    const last = ranges.at(-1);
+    if ('bytes' in segment || !last || 'bytes' in last || last.to !== segment.from) ranges.push(segment);
+    else ranges[ranges.length - 1] = { from: last.from, to: segment.to };
+  }
+  const out: Segment[] = [];
+  let held: Buffer[] = [];
+  for (const segment of ranges) {
+    const bytes = 'bytes' in segment ? segment.bytes : reader.cached(segment.from, segment.to);
+    if (bytes !== null) {
+      held.push(bytes);
+      continue;
+    }
+    if (held.length > 0) out.push({ bytes: Buffer.concat(held) });
+    held = [];
+    out.push(segment);
+  }
+  if (held.length > 0) out.push({ bytes: Buffer.concat(held) });
+  return out;
 }
 
 const segmentLength = (segment: Segment): number => ('bytes' in segment ? segment.bytes.length : segment.to - segment.from);

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { Readable } from 'node:stream';
 import path from 'node:path';
 import tonejs from '@tonejs/midi';
 import { parse as parseCsv } from 'csv-parse/sync';
@@ -19,7 +20,8 @@ import {
   reaperProject,
   reaperString,
 } from '../../src/comments/markers.js';
-import { readWavLayout, type Segment, wavWithCues } from '../../src/comments/wav-cues.js';
+import { planWavExport, type Segment } from '../../src/comments/wav-cues.js';
+import { localFileSource } from '../../src/core/store/fs-store.js';
 import { generate, hasFfmpeg } from '../analysis/ffmpeg.js';
 
 const golden = (name: string): string => path.join(import.meta.dirname, 'golden', name);
@@ -178,15 +180,15 @@ describe.skipIf(!hasFfmpeg)('WAV with cue points (read back by ffprobe)', () => 
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   async function exported(file: string, list = markers): Promise<{ bytes: Buffer; length: number }> {
+    const plan = await planWavExport(await localFileSource(file), list);
     const handle = await open(file);
     try {
-      const read = async (offset: number, length: number) => {
-        const buffer = Buffer.alloc(length);
-        const { bytesRead } = await handle.read(buffer, 0, length, offset);
-        return buffer.subarray(0, bytesRead);
+      const read = async (from: number, to: number) => {
+        const buffer = Buffer.alloc(to - from);
+        await handle.read(buffer, 0, buffer.length, from);
+        return buffer;
       };
-      const plan = wavWithCues(await readWavLayout(read, (await stat(file)).size), list);
-      const pieces = await Promise.all(plan.segments.map((s: Segment) => ('bytes' in s ? s.bytes : read(s.from, s.to - s.from))));
+      const pieces = await Promise.all(plan.segments.map((s: Segment) => ('bytes' in s ? s.bytes : read(s.from, s.to))));
       return { bytes: Buffer.concat(pieces), length: plan.length };
     } finally {
       await handle.close();
@@ -266,5 +268,106 @@ describe.skipIf(!hasFfmpeg)('WAV with cue points (read back by ffprobe)', () => 
     const out = path.join(dir, 'again.wav');
     await writeFile(out, again.bytes);
     expect(chaptersOf(out).map((chapter) => chapter.title)).toEqual([EXPECTED[0]!.name]);
+  });
+});
+
+/**
+ * A file of `size` bytes that exists only as the pieces written into it (zeros elsewhere), read through the
+ * ObjectSource interface the store gives: it counts the store reads and the bytes they send.
+ */
+function virtualFile(size: number, pieces: { at: number; bytes: Buffer }[]) {
+  const counted = { reads: 0, bytes: 0 };
+  return {
+    counted,
+    source: {
+      size,
+      async read(range?: { start: number; end: number }) {
+        const start = range?.start ?? 0;
+        const end = Math.min(range?.end ?? size - 1, size - 1);
+        counted.reads += 1;
+        async function* chunks(): AsyncGenerator<Buffer> {
+          for (let at = start; at <= end; at += 64 * 1024) {
+            const chunk = Buffer.alloc(Math.min(64 * 1024, end + 1 - at));
+            for (const piece of pieces) {
+              const from = Math.max(piece.at, at);
+              const to = Math.min(piece.at + piece.bytes.length, at + chunk.length);
+              if (from < to) piece.bytes.copy(chunk, from - at, from - piece.at, to - piece.at);
+            }
+            counted.bytes += chunk.length;
+            yield chunk;
+          }
+        }
+        return Readable.from(chunks());
+      },
+    },
+  };
+}
+
+const riffChunk = (id: string, size: number, payload = Buffer.alloc(0)): Buffer => {
+  const header = Buffer.alloc(8);
+  header.write(id, 0, 'latin1');
+  header.writeUInt32LE(size, 4);
+  return Buffer.concat([header, payload]);
+};
+/** 16-bit stereo at 48 kHz. */
+const FMT = (() => {
+  const payload = Buffer.alloc(16);
+  payload.writeUInt16LE(1, 0);
+  payload.writeUInt16LE(2, 2);
+  payload.writeUInt32LE(48_000, 4);
+  payload.writeUInt32LE(192_000, 8);
+  payload.writeUInt16LE(4, 12);
+  payload.writeUInt16LE(16, 14);
+  return riffChunk('fmt ', 16, payload);
+})();
+const MiB = 1024 * 1024;
+
+describe('WAV export of hostile files: a few bounded reads of the store, whatever the chunks announce', () => {
+  it('passes a 400 MiB LIST chunk before the audio through as ranges, reading only chunk headers', async () => {
+    const listSize = 400 * MiB;
+    const head = Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVE', 'latin1'), FMT, riffChunk('LIST', listSize, Buffer.from('INFO', 'latin1'))]);
+    const dataAt = head.length - 4 + listSize;
+    const size = dataAt + 8 + 4000;
+    const { source, counted } = virtualFile(size, [{ at: 0, bytes: head }, { at: dataAt, bytes: riffChunk('data', 4000) }]);
+    const plan = await planWavExport(source, markers);
+    expect(counted.reads).toBeLessThanOrEqual(3);
+    expect(counted.bytes).toBeLessThanOrEqual(3 * 64 * 1024);
+    // The LIST's payload and the audio are ranges of the stored file, sent as they are.
+    const ranges = plan.segments.filter((segment): segment is { from: number; to: number } => !('bytes' in segment));
+    expect(ranges.reduce((sum, range) => sum + (range.to - range.from), 0)).toBeGreaterThan(listSize);
+    const added = plan.segments.filter((segment): segment is { bytes: Buffer } => 'bytes' in segment).reduce((sum, segment) => sum + segment.bytes.length, 0);
+    expect(plan.length).toBe(added + ranges.reduce((sum, range) => sum + (range.to - range.from), 0));
+  });
+
+  it('refuses a ds64 chunk larger than a read without reading it', async () => {
+    const ds64Size = 100 * MiB;
+    const head = Buffer.concat([Buffer.from('RF64\xff\xff\xff\xffWAVE', 'latin1'), riffChunk('ds64', ds64Size)]);
+    const { source, counted } = virtualFile(head.length + ds64Size + 100, [{ at: 0, bytes: head }]);
+    await expect(planWavExport(source, markers)).rejects.toThrow(/more than the 65536 read at once/);
+    expect(counted.bytes).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it('walks 9,000 empty chunks in two reads and answers them from what it read; more than 10,000 are refused', async () => {
+    const empties = Buffer.concat(Array.from({ length: 9_000 }, () => riffChunk('JUNK', 0)));
+    const file = Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVE', 'latin1'), FMT, empties, riffChunk('data', 400, Buffer.alloc(400, 7))]);
+    const { source, counted } = virtualFile(file.length, [{ at: 0, bytes: file }]);
+    const plan = await planWavExport(source, markers);
+    expect(counted.reads).toBeLessThanOrEqual(2);
+    // What the answer reads from the store: one range at most, not one per chunk.
+    expect(plan.segments.filter((segment) => !('bytes' in segment)).length).toBeLessThanOrEqual(1);
+
+    const tooMany = Buffer.concat([file.subarray(0, 12), Buffer.concat(Array.from({ length: 10_001 }, () => riffChunk('JUNK', 0))), file.subarray(12)]);
+    await expect(planWavExport(virtualFile(tooMany.length, [{ at: 0, bytes: tooMany }]).source, markers)).rejects.toThrow(/more than 10000 chunks/);
+  });
+
+  it('refuses chunks spread wider than its read budget', async () => {
+    // Chunks of 100 KiB: each next header is a read of its own.
+    const pieces: { at: number; bytes: Buffer }[] = [{ at: 0, bytes: Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVE', 'latin1'), FMT]) }];
+    let at = pieces[0]!.bytes.length;
+    for (let i = 0; i < 40; i += 1, at += 8 + 100 * 1024) pieces.push({ at, bytes: riffChunk('JUNK', 100 * 1024) });
+    pieces.push({ at, bytes: riffChunk('data', 0) });
+    const { source, counted } = virtualFile(at + 8, pieces);
+    await expect(planWavExport(source, markers)).rejects.toThrow(/spread wider than 16 reads/);
+    expect(counted.reads).toBe(16);
   });
 });
