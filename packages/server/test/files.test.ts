@@ -120,6 +120,8 @@ describe('upload', () => {
     ['aac', 'ADIF', 'ADIF'],
     ['m4a', 'ftyp at offset 4', '\x00\x00\x00\x18ftypmp42'],
     ['wav', 'RIFF…WAVE', 'RIFF\x24\x00\x00\x00WAVE'],
+    ['wav', 'RF64…WAVE', 'RF64\xff\xff\xff\xffWAVE'],
+    ['wav', 'BW64…WAVE', 'BW64\xff\xff\xff\xffWAVE'],
     ['zip', 'an empty archive (PK\\x05\\x06)', 'PK\x05\x06'],
     ['jpeg', 'FF D8 FF', [0xff, 0xd8, 0xff, 0xe1]],
     ['gif', 'GIF87a', 'GIF87a'],

@@ -5,6 +5,7 @@
 // memory in proportion to what its chunks announce.
 import { BoundedReader, type ReadBudget, ReadBudgetExceeded } from '../core/bounded-reader.js';
 import type { ObjectSource } from '../core/store/index.js';
+import { type Ds64, isWavForm, parseDs64, type WavForm } from '../analysis/wav.js';
 import type { Marker } from './markers.js';
 
 export interface RiffChunk {
@@ -18,11 +19,11 @@ export interface RiffChunk {
 }
 
 export interface WavLayout {
-  form: 'RIFF' | 'RF64' | 'BW64';
+  form: WavForm;
   chunks: RiffChunk[];
   sampleRate: number;
   fileSize: number;
-  /** RF64 and BW64 carry the real sizes in this chunk's payload, kept to be patched. */
+  /** RF64 and BW64 carry the real sizes in this chunk's payload, kept to be patched; null for RIFF. */
   ds64: Buffer | null;
 }
 
@@ -35,7 +36,6 @@ export class NotAWav extends Error {}
 export const WAV_READ_BUDGET: ReadBudget = { windowBytes: 64 * 1024, maxReads: 16 };
 /** A hostile file of empty chunks must cost a bounded walk; real WAVs have a handful. */
 const MAX_CHUNKS = 10_000;
-const FORMS = new Set(['RIFF', 'RF64', 'BW64']);
 
 /** The export of the stored WAV at `source` with `markers` as cue points; NotAWav when it cannot be made. */
 export async function planWavExport(source: ObjectSource, markers: readonly Marker[]): Promise<WavExport> {
@@ -53,10 +53,10 @@ export async function readWavLayout(reader: BoundedReader): Promise<WavLayout> {
   const fileSize = reader.size;
   const head = await reader.read(0, 12);
   const form = head.toString('latin1', 0, 4);
-  if (head.length < 12 || !FORMS.has(form) || head.toString('latin1', 8, 12) !== 'WAVE') throw new NotAWav('not a RIFF/WAVE file');
+  if (head.length < 12 || !isWavForm(form) || head.toString('latin1', 8, 12) !== 'WAVE') throw new NotAWav('not a RIFF/WAVE file');
   const chunks: RiffChunk[] = [];
   let sampleRate: number | null = null;
-  let ds64: Buffer | null = null;
+  let ds64: { payload: Buffer; sizes: Ds64 } | null = null;
   let offset = 12;
   while (offset + 8 <= fileSize) {
     if (chunks.length === MAX_CHUNKS) throw new NotAWav(`more than ${MAX_CHUNKS} chunks`);
@@ -64,21 +64,33 @@ export async function readWavLayout(reader: BoundedReader): Promise<WavLayout> {
     const id = header.toString('latin1', 0, 4);
     let size = header.readUInt32LE(4);
     const available = fileSize - offset - 8;
-    if (id === 'data' && (size === 0xffffffff || size > available)) {
-      // An RF64 size lives in ds64; an unknown (streamed) size or a truncated file runs to what the file holds.
-      size = ds64 !== null ? Math.min(Number(ds64.readBigUInt64LE(8)), available) : available;
+    if (size === 0xffffffff && form !== 'RIFF') {
+      // RF64, BW64: the chunk's size is in ds64, the first chunk.
+      if (!ds64) throw new NotAWav(`an ${form} file without its "ds64" chunk before "${id}"`);
+      const inDs64 = id === 'data' ? ds64.sizes.dataSize : ds64.sizes.table.get(id);
+      if (inDs64 === undefined) throw new NotAWav(`the ${form} chunk "${id}" has no size in "ds64"`);
+      size = id === 'data' ? Math.min(inDs64, available) : inDs64;
+    } else if (id === 'data' && (size === 0xffffffff || size > available)) {
+      // An unknown (streamed) size or a truncated file runs to what the file holds.
+      size = available;
     }
     if (size > available) break; // a truncated trailing chunk that is not audio: left out
     const chunk: RiffChunk = { id, offset, size };
     if (id === 'LIST' && size >= 4) chunk.listType = header.toString('latin1', 8, 12);
     if (id === 'fmt ' && size >= 8) sampleRate = (await reader.read(offset + 8, 8)).readUInt32LE(4);
-    if (id === 'ds64' && size >= 24) ds64 = Buffer.from(await reader.read(offset + 8, size));
+    if (id === 'ds64' && form !== 'RIFF' && chunks.length === 0) {
+      const payload = Buffer.from(await reader.read(offset + 8, size));
+      const sizes = parseDs64(payload);
+      if (!sizes) throw new NotAWav(`the ${form} "ds64" chunk is too short`);
+      ds64 = { payload, sizes };
+    }
     chunks.push(chunk);
     offset += 8 + size + (size & 1);
   }
+  if (form !== 'RIFF' && !ds64) throw new NotAWav(`an ${form} file without its "ds64" chunk`);
   if (sampleRate === null || sampleRate === 0) throw new NotAWav('no "fmt " chunk with a sample rate');
   if (!chunks.some((chunk) => chunk.id === 'data')) throw new NotAWav('no "data" chunk');
-  return { form: form as WavLayout['form'], chunks, sampleRate, fileSize, ds64 };
+  return { form, chunks, sampleRate, fileSize, ds64: ds64?.payload ?? null };
 }
 
 /** A piece of the answer: bytes made here, or a range [from, to) of the stored file. */
@@ -97,9 +109,9 @@ export interface WavExport {
  */
 export function wavWithCues(layout: WavLayout, markers: readonly Marker[], reader: BoundedReader): WavExport {
   const segments: Segment[] = [];
-  for (const chunk of layout.chunks) {
+  for (const [index, chunk] of layout.chunks.entries()) {
     if (chunk.id === 'cue ' || (chunk.id === 'LIST' && chunk.listType === 'adtl')) continue;
-    if (chunk.id === 'ds64') continue; // rewritten below, in place, once the length is known
+    if (layout.ds64 && index === 0) continue; // the ds64 chunk, rewritten below once the length is known
     const padded = chunk.size + (chunk.size & 1);
     const stored = Math.min(padded, layout.fileSize - chunk.offset - 8);
     if (chunk.id === 'data') {
@@ -113,7 +125,6 @@ export function wavWithCues(layout: WavLayout, markers: readonly Marker[], reade
   }
   segments.push({ bytes: cueChunk(layout.sampleRate, markers) }, { bytes: adtlChunk(layout.sampleRate, markers) });
 
-  const ds64Index = layout.chunks.findIndex((chunk) => chunk.id === 'ds64');
   const ds64Bytes = layout.ds64 ? 8 + layout.ds64.length + (layout.ds64.length & 1) : 0;
   const length = 12 + ds64Bytes + segments.reduce((sum, segment) => sum + segmentLength(segment), 0);
   const header = Buffer.alloc(12);
@@ -121,7 +132,7 @@ export function wavWithCues(layout: WavLayout, markers: readonly Marker[], reade
   header.writeUInt32LE(layout.ds64 ? 0xffffffff : length - 8, 4);
   header.write('WAVE', 8, 'latin1');
   const leading: Segment[] = [{ bytes: header }];
-  if (layout.ds64 && ds64Index >= 0) {
+  if (layout.ds64) {
     const patched = Buffer.from(layout.ds64);
     patched.writeBigUInt64LE(BigInt(length - 8), 0);
     const data = layout.chunks.find((chunk) => chunk.id === 'data')!;

@@ -53,7 +53,8 @@ const adtsFrameSync = (head: Buffer): boolean => head.length >= 2 && head[0] ===
 
 const SIGNATURES: Record<string, (head: Buffer) => boolean> = {
   mp3: (head) => ascii(head, 0, 'ID3') || mpegFrameSync(head),
-  wav: (head) => ascii(head, 0, 'RIFF') && ascii(head, 8, 'WAVE'),
+  // RF64 and BW64: what DAWs write past 4 GiB (the same chunks, their 64-bit sizes in a "ds64" chunk).
+  wav: (head) => (ascii(head, 0, 'RIFF') || ascii(head, 0, 'RF64') || ascii(head, 0, 'BW64')) && ascii(head, 8, 'WAVE'),
   aif: (head) => ascii(head, 0, 'FORM') && (ascii(head, 8, 'AIFF') || ascii(head, 8, 'AIFC')),
   ogg: (head) => ascii(head, 0, 'OggS'),
   flac: (head) => ascii(head, 0, 'fLaC'),

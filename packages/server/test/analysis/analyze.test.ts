@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { analyzeAudio, type AudioAnalysis } from '../../src/analysis/index.js';
 import { localFileSource } from '../../src/core/store/fs-store.js';
 import { emptyBoxesM4a, flacBomb } from './bombs.js';
-import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
+import { ebur128, ffprobeStream, generate, hasFfmpeg } from './ffmpeg.js';
 
 // Fixtures are made by ffmpeg in the test; ffmpeg's ebur128 filter (peak=true) is the oracle the contract
 // names: integrated within 0.1 LU, true peak within 0.2 dB, loudness range within 1 LU.
@@ -94,6 +94,28 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio against ffmpeg ebur128', () => {
       expect(peaks.length * peaks.samples_per_pixel).toBeGreaterThanOrEqual((audio.durationMs / 1000) * fixture.rate - peaks.samples_per_pixel);
     });
   }
+
+  it('analyses RF64 (ffmpeg -rf64 always) and BW64 WAVs as ffprobe reads them', async () => {
+    const rf64 = path.join(dir, 'rf64.wav');
+    generate(`${PINK}:sample_rate=48000`, 5, ['-ac', '2', '-c:a', 'pcm_s24le', '-rf64', 'always'], rf64);
+    const bytes = await readFile(rf64);
+    expect(bytes.toString('latin1', 0, 4)).toBe('RF64');
+    const bw64 = path.join(dir, 'bw64.wav');
+    await writeFile(bw64, Buffer.concat([Buffer.from('BW64', 'latin1'), bytes.subarray(4)]));
+    const oracle = ebur128(rf64);
+    for (const file of [rf64, bw64]) {
+      const probed = ffprobeStream(file);
+      const { audio } = done(await analyzeAudio(file, 'wav'));
+      expect(audio).toMatchObject({
+        codec: 'pcm',
+        sampleRate: Number(probed.sample_rate),
+        channels: probed.channels,
+        bitDepth: probed.bits_per_sample,
+        durationMs: Math.round((probed.duration_ts * 1000) / Number(probed.sample_rate)),
+      });
+      expect(Math.abs(audio.loudness.integratedLufs! - oracle.integratedLufs)).toBeLessThanOrEqual(0.1);
+    }
+  });
 
   it('analyses MP3s one after another in one mpg123 instance, each as if it were the first', async () => {
     const pink = path.join(dir, 'reused-pink.mp3');

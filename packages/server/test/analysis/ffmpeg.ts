@@ -9,6 +9,20 @@ export function generate(source: string, seconds: number, outputOptions: string[
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', source, '-t', String(seconds), ...outputOptions, output]);
 }
 
+/** What ffprobe, the independent reader, makes of a file's first audio stream. */
+export interface ProbedStream {
+  codec_name: string;
+  sample_rate: string;
+  channels: number;
+  bits_per_sample: number;
+  duration_ts: number;
+}
+
+export function ffprobeStream(file: string): ProbedStream {
+  const probed = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-of', 'json', file], { encoding: 'utf8' })) as { streams: ProbedStream[] };
+  return probed.streams[0]!;
+}
+
 export interface Ebur128Summary {
   integratedLufs: number;
   loudnessRangeLu: number;

@@ -2,7 +2,7 @@
 // serves them, and the queue is durable and shared (a killed server's job completes after a restart; two
 // instances on one database analyse each file once).
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, truncate } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -18,7 +18,7 @@ import { spawnServer } from '../support/process.js';
 import { ownStorage } from '../support/s3.js';
 import { createTestDatabase, startTestServer, storageSettings, type TestServer } from '../support/server.js';
 import { storedObjectsOf } from '../support/stored.js';
-import { ebur128, generate, hasFfmpeg } from './ffmpeg.js';
+import { ebur128, ffprobeStream, generate, hasFfmpeg } from './ffmpeg.js';
 import { writeZip } from './zip.js';
 
 const PINK = 'anoisesrc=color=pink:amplitude=0.25';
@@ -127,6 +127,46 @@ describe.skipIf(!hasFfmpeg)('analysis of uploads', () => {
     const download = await fetch(`${server.url}/api/files/${record.id}/download`, { headers: { authorization: `Bearer ${owner.token}` } });
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it('takes RF64 by multipart and BW64 by tus, analyses both as ffprobe reads them, and exports markers into them', async () => {
+    const rf64 = fixture('long.wav', 3, ['-c:a', 'pcm_s24le', '-ac', '2', '-rf64', 'always']);
+    const rf64Bytes = await readFile(rf64);
+    expect(rf64Bytes.toString('latin1', 0, 4)).toBe('RF64');
+    const bw64 = path.join(dir, 'long-bw64.wav');
+    await writeFile(bw64, Buffer.concat([Buffer.from('BW64', 'latin1'), rf64Bytes.subarray(4)]));
+
+    const byMultipart = await upload(api, owner.token, owner.cutId, 'long.wav', rf64Bytes);
+    expect(byMultipart.status).toBe(201);
+    expect(byMultipart.body.mimeType).toBe('audio/wav');
+    const bw64Bytes = await readFile(bw64);
+    const tus = { 'tus-resumable': '1.0.0' };
+    const metadata = `cutId ${Buffer.from(owner.cutId).toString('base64')},filename ${Buffer.from('long bw64.wav').toString('base64')}`;
+    const created = await api.request('POST', '/api/uploads', { token: owner.token, headers: { ...tus, 'upload-length': String(bw64Bytes.length), 'upload-metadata': metadata } });
+    expect(created.status).toBe(201);
+    const patched = await api.request('PATCH', created.headers.get('location')!, {
+      token: owner.token,
+      body: new Uint8Array(bw64Bytes),
+      headers: { ...tus, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    });
+    expect(patched.status).toBe(204);
+    const byTus = patched.headers.get('band-file-id')!;
+
+    const probed = ffprobeStream(rf64);
+    for (const [id, file] of [[byMultipart.body.id as string, rf64], [byTus, bw64]] as const) {
+      expect(ffprobeStream(file)).toEqual(probed);
+      const record = await analysed(api, owner.token, id);
+      expect(record).toMatchObject({
+        analysis: 'done',
+        audio: { codec: 'pcm', sampleRate: Number(probed.sample_rate), channels: probed.channels, bitDepth: probed.bits_per_sample, durationMs: 3000 },
+      });
+      await api.request('POST', `/api/files/${id}/comments`, { token: owner.token, json: { body: 'here', atMs: 1500 } });
+      const exported = await fetch(`${server.url}/api/files/${id}/comments/export?format=wav`, { headers: { authorization: `Bearer ${owner.token}` } });
+      expect(exported.status).toBe(200);
+      const out = path.join(dir, `exported-${id}.wav`);
+      await writeFile(out, Buffer.from(await exported.arrayBuffer()));
+      expect(ffprobeStream(out)).toEqual(probed);
+    }
   });
 
   it('never analyses images', async () => {

@@ -25,6 +25,8 @@ describe('hasExpectedSignature', () => {
       ['mp3', bytes('ID3', [4, 0])],
       ['mp3', bytes([0xff, 0xfb, 0x90])],
       ['wav', bytes('RIFF', [0, 0, 0, 0], 'WAVE')],
+      ['wav', bytes('RF64', [0xff, 0xff, 0xff, 0xff], 'WAVE')],
+      ['wav', bytes('BW64', [0xff, 0xff, 0xff, 0xff], 'WAVE')],
       ['ogg', bytes('OggS')],
       ['flac', bytes('fLaC')],
       ['aac', bytes([0xff, 0xf1])],
@@ -44,6 +46,8 @@ describe('hasExpectedSignature', () => {
 
   it('refuses other bytes, a signature of another type, short heads and unknown extensions', () => {
     expect(hasExpectedSignature('wav', bytes('RIFF', [0, 0, 0, 0], 'WEBP'))).toBe(false);
+    expect(hasExpectedSignature('wav', bytes('RF64', [0xff, 0xff, 0xff, 0xff], 'WEBP'))).toBe(false);
+    expect(hasExpectedSignature('webp', bytes('RF64', [0xff, 0xff, 0xff, 0xff], 'WEBP'))).toBe(false);
     expect(hasExpectedSignature('png', bytes('GIF89a'))).toBe(false);
     expect(hasExpectedSignature('mp3', bytes([0xff]))).toBe(false);
     expect(hasExpectedSignature('mp3', bytes('<html>'))).toBe(false);

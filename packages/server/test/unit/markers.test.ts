@@ -22,7 +22,7 @@ import {
 } from '../../src/comments/markers.js';
 import { planWavExport, type Segment } from '../../src/comments/wav-cues.js';
 import { localFileSource } from '../../src/core/store/fs-store.js';
-import { generate, hasFfmpeg } from '../analysis/ffmpeg.js';
+import { ffprobeStream, generate, hasFfmpeg } from '../analysis/ffmpeg.js';
 
 const golden = (name: string): string => path.join(import.meta.dirname, 'golden', name);
 
@@ -268,6 +268,38 @@ describe.skipIf(!hasFfmpeg)('WAV with cue points (read back by ffprobe)', () => 
     const out = path.join(dir, 'again.wav');
     await writeFile(out, again.bytes);
     expect(chaptersOf(out).map((chapter) => chapter.title)).toEqual([EXPECTED[0]!.name]);
+  });
+
+  it('keeps an RF64 or BW64 file valid: its sizes in ds64, read by ffprobe as the same audio with every cue', async () => {
+    const rf64 = path.join(dir, 'rf64.wav');
+    generate('sine=frequency=440:sample_rate=44100', 182.5, ['-ac', '2', '-c:a', 'pcm_s24le', '-rf64', 'always', '-metadata', 'title=Mix v2'], rf64);
+    const original = await readFile(rf64);
+    const bw64 = path.join(dir, 'bw64.wav');
+    await writeFile(bw64, Buffer.concat([Buffer.from('BW64', 'latin1'), original.subarray(4)]));
+    for (const [file, form] of [[rf64, 'RF64'], [bw64, 'BW64']] as const) {
+      const { bytes, length } = await exported(file);
+      expect(bytes.length).toBe(length);
+      expect(bytes.toString('latin1', 0, 4)).toBe(form);
+      expect(bytes.readUInt32LE(4)).toBe(0xffffffff);
+      // ds64 first, holding the new RIFF size and the data chunk's size; the data chunk's own size field -1.
+      expect(bytes.toString('latin1', 12, 16)).toBe('ds64');
+      const ds64 = chunk(bytes, 'ds64');
+      expect(Number(ds64.readBigUInt64LE(0))).toBe(bytes.length - 8);
+      const dataAt = bytes.indexOf('data', 16, 'latin1');
+      expect(bytes.readUInt32LE(dataAt + 4)).toBe(0xffffffff);
+      const audio = original.subarray(original.indexOf('data', 16, 'latin1') + 8);
+      expect(Number(ds64.readBigUInt64LE(8))).toBe(audio.length);
+      expect(sha256(bytes.subarray(dataAt + 8, dataAt + 8 + audio.length))).toBe(sha256(audio));
+
+      const out = path.join(dir, `cued-${form}.wav`);
+      await writeFile(out, bytes);
+      const before = ffprobeStream(file);
+      const after = ffprobeStream(out);
+      for (const key of ['codec_name', 'sample_rate', 'channels', 'duration_ts', 'bits_per_sample'] as const) expect(after[key]).toEqual(before[key]);
+      const chapters = chaptersOf(out);
+      expect(chapters.map((chapter) => chapter.title)).toEqual(EXPECTED.map((marker) => marker.name));
+      chapters.forEach((chapter, index) => expect(Math.abs(chapter.startMs - EXPECTED[index]!.atMs)).toBeLessThan(1));
+    }
   });
 });
 

@@ -59,4 +59,27 @@ describe('WavHeaderReader', () => {
     expect(() => new WavHeaderReader().push(Buffer.from('RIFX\0\0\0\0WAVE', 'latin1'))).toThrow('not a RIFF/WAVE file');
     expect(() => readInPieces(Buffer.from('RIFF\0\0\0\0WAVEdata\0\0\0\0', 'latin1'), 3)).toThrow('comes before its "fmt " chunk');
   });
+
+  it('reads RF64 and BW64: the audio\'s size from "ds64", other 64-bit sizes from its table', () => {
+    const riff = header(0);
+    /** ds64 with the data size 5 GiB and a table entry giving "big " 3 bytes. */
+    const ds64 = Buffer.alloc(8 + 28 + 12);
+    ds64.write('ds64', 0, 'latin1');
+    ds64.writeUInt32LE(28 + 12, 4);
+    ds64.writeBigUInt64LE(5n * 2n ** 30n, 16);
+    ds64.writeUInt32LE(1, 32);
+    ds64.write('big ', 36, 'latin1');
+    ds64.writeBigUInt64LE(3n, 40);
+    const big = Buffer.from('big \xff\xff\xff\xffabc\0', 'latin1');
+    const data = Buffer.from('data\xff\xff\xff\xff', 'latin1');
+    for (const form of ['RF64', 'BW64']) {
+      const head = Buffer.concat([Buffer.from(`${form}\xff\xff\xff\xffWAVE`, 'latin1'), ds64, big, riff.subarray(12, riff.length - 8), data]);
+      for (const size of [1, 5, 4096]) expect(readInPieces(head, size).parsed?.format).toEqual({ ...FORMAT, dataBytes: 5 * 2 ** 30 });
+    }
+    const withoutDs64 = Buffer.concat([Buffer.from('RF64\xff\xff\xff\xffWAVE', 'latin1'), riff.subarray(12, riff.length - 8), data]);
+    expect(() => readInPieces(withoutDs64, 4096)).toThrow('without its "ds64" chunk');
+    // In a RIFF file 0xFFFFFFFF is a streamed file's unknown size, and a "ds64" chunk is any other chunk.
+    const riffWithDs64 = Buffer.concat([riff.subarray(0, 12), ds64, riff.subarray(12, riff.length - 8), data]);
+    expect(readInPieces(riffWithDs64, 4096).parsed?.format).toEqual({ ...FORMAT, dataBytes: null });
+  });
 });
