@@ -334,6 +334,20 @@ describe('marker exports through the API', () => {
     expect(json.markers.map((m: { atMs: number | null }) => m.atMs)).toEqual([1250, 1250, 2250, null]);
   });
 
+  it('marks a guest in every format, also one who calls themselves by a member\'s name', async () => {
+    const { fileId } = await commentedMix();
+    const link = await expectStatus(api.request('POST', `/api/files/${fileId}/share`, { token: admin.accessToken, json: { allowComments: true } }), 201);
+    await expectStatus(api.request('POST', `/api/share/${link.token}/comments`, { json: { name: 'Bo', body: 'Louder', atMs: 3000 } }), 201);
+    const labels = (await exported(fileId, 'format=audacity')).bytes.toString();
+    expect(labels).toContain('\tBo: Kick too loud\n');
+    expect(labels).toContain('\tBo (guest): Louder\n');
+    expect((await exported(fileId, 'format=csv')).bytes.toString()).toContain(',Bo (guest),Louder,open,1');
+    const json = JSON.parse((await exported(fileId, 'format=json')).bytes.toString());
+    expect(json.markers.filter((m: { guest: boolean }) => m.guest).map((m: { name: string }) => m.name)).toEqual(['Bo (guest): Louder']);
+    const midi = new tonejs.Midi((await exported(fileId, 'format=midi')).bytes);
+    expect(midi.header.meta.filter((m) => m.type === 'marker').map((m) => m.text)).toContain('Bo (guest): Louder');
+  });
+
   it('exports a WAV of 9,000 empty chunks, and refuses one whose chunks lie beyond the export\'s reads, with 400 naming format', async () => {
     const seeded = await seedProject(api, admin.accessToken);
     await addMember(api, admin.accessToken, seeded.id, member);

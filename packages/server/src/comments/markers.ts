@@ -9,6 +9,8 @@ export interface ExportedComment {
   atMs: number | null;
   endMs: number | null;
   author: string;
+  /** Left through a feedback link: `author` is the name the guest typed, which may be a member's. */
+  guest: boolean;
   body: string;
   resolved: boolean;
   version: number;
@@ -18,6 +20,7 @@ export interface ExportedComment {
 export interface ExportedReply {
   id: string;
   author: string;
+  guest: boolean;
   body: string;
   version: number;
 }
@@ -37,6 +40,14 @@ export interface Marker {
  */
 export const MARKER_NAME_LIMIT = 255;
 
+/**
+ * Who wrote it, as every format names them: a guest's name with ` (guest)` after it (as `band comment list`
+ * shows it), so a guest who calls themselves `Ana` never reads as the member Ana.
+ */
+export function authorLabel(entry: { author: string; guest: boolean }): string {
+  return entry.guest ? `${entry.author} (guest)` : entry.author;
+}
+
 /** `<author>: <body>` on one line (runs of whitespace, newlines included, become one space), within the limit. */
 export function markerName(author: string, body: string): string {
   const name = `${author}: ${body}`.replace(/\s+/g, ' ').trim();
@@ -51,7 +62,7 @@ export function markersOf(comments: readonly ExportedComment[], offsetMs: number
     .map((comment) => ({
       atMs: comment.atMs + offsetMs,
       endMs: comment.endMs === null ? null : comment.endMs + offsetMs,
-      name: markerName(comment.author, comment.body),
+      name: markerName(authorLabel(comment), comment.body),
       commentId: comment.id,
       resolved: comment.resolved,
     }))
@@ -154,8 +165,10 @@ export function clockTime(ms: number): string {
 
 /**
  * RFC 4180 (CRLF rows, quoted fields): every comment, a whole-mix one with empty times and a reply under its
- * parent's times and status. Bodies keep their newlines. A cell that a spreadsheet would run as a formula
- * (starting with = + - @, tab or carriage return) gets a leading apostrophe: a comment is text, never code.
+ * parent's times and status. Bodies keep their newlines. A comment is text, never code (OWASP's CSV injection
+ * rules): a cell holding a separator of any locale (`,` `;`), a quote or a line break is quoted, and a formula
+ * character (= + - @, tab or carriage return) at its start or right after any such separator or line break gets
+ * an apostrophe before it, so neither a spreadsheet that splits on `;` nor one that ignores quotes runs it.
  */
 export function csvSheet(comments: readonly ExportedComment[], offsetMs: number): string {
   const rows = [['#', 'Start', 'End', 'Author', 'Comment', 'Status', 'Version']];
@@ -165,15 +178,15 @@ export function csvSheet(comments: readonly ExportedComment[], offsetMs: number)
     const end = comment.endMs === null ? '' : clockTime(comment.endMs + offsetMs);
     const status = comment.resolved ? 'resolved' : 'open';
     for (const entry of [comment, ...comment.replies]) {
-      rows.push([String(rows.length), start, end, entry.author, entry.body, status, String(entry.version)]);
+      rows.push([String(rows.length), start, end, authorLabel(entry), entry.body, status, String(entry.version)]);
     }
   }
   return rows.map((row) => `${row.map(csvCell).join(',')}\r\n`).join('');
 }
 
 function csvCell(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+  const safe = value.replace(/(^|[,;\t\r\n])(?=[=+\-@\t\r])/g, "$1'");
+  return /[",;\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 export interface JsonMarker {
@@ -181,6 +194,7 @@ export interface JsonMarker {
   endMs: number | null;
   name: string;
   commentId: string;
+  guest: boolean;
   resolved: boolean;
 }
 
@@ -192,8 +206,9 @@ export function jsonMarkers(comments: readonly ExportedComment[], offsetMs: numb
     [comment, ...comment.replies].map((entry) => ({
       atMs: moved(comment.atMs),
       endMs: moved(comment.endMs),
-      name: markerName(entry.author, entry.body),
+      name: markerName(authorLabel(entry), entry.body),
       commentId: entry.id,
+      guest: entry.guest,
       resolved: comment.resolved,
     })),
   );

@@ -226,7 +226,10 @@ export class CommentsService {
       const fileIds = request.versions === 'this' ? [fileId] : await this.seriesFileIds(tx, fileId);
       const rows = await this.comments.page(tx, { scope: { fileIds }, status: request.status, since: null, mentioning: null, after: null, limit: EXPORT_LIMIT });
       const replies = await this.comments.replies(tx, rows.map((row) => row.id));
-      const authorOf = (row: CommentRow): string => toComment(row, null).author.name;
+      const authorOf = (row: CommentRow): { author: string; guest: boolean } => {
+        const { name, guest } = toComment(row, null).author;
+        return { author: name, guest };
+      };
       // A deleted thread (a tombstone kept for its replies) is no marker: the band took that note back.
       return rows
         .filter((row) => !row.deleted)
@@ -234,13 +237,13 @@ export class CommentsService {
           id: row.id,
           atMs: row.atMs,
           endMs: row.endMs,
-          author: authorOf(row),
+          ...authorOf(row),
           body: row.body!,
           resolved: row.resolvedAt !== null,
           version: row.version,
           replies: replies
             .filter((reply) => reply.parentId === row.id)
-            .map((reply) => ({ id: reply.id, author: authorOf(reply), body: reply.body!, version: reply.version })),
+            .map((reply) => ({ id: reply.id, ...authorOf(reply), body: reply.body!, version: reply.version })),
         }));
     });
   }

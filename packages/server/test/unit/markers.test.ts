@@ -26,19 +26,22 @@ import { ffprobeStream, generate, hasFfmpeg } from '../analysis/ffmpeg.js';
 
 const golden = (name: string): string => path.join(import.meta.dirname, 'golden', name);
 
-/** A review round on a 3-minute mix: points, a range, a whole-mix note, a reply, a resolved one, odd text. */
+/**
+ * A review round on a 3-minute mix: points, a range, a whole-mix note, a reply, a resolved one, odd text, and a
+ * guest through a feedback link who calls themselves Ana, like the member, with a formula after a `;`.
+ */
 const COMMENTS: ExportedComment[] = [
-  { id: 'c1', atMs: 83_000, endMs: null, author: 'Ana', body: 'Kick too loud\nhere', resolved: false, version: 2, replies: [{ id: 'r1', author: 'Bo', body: 'Agreed, -2 dB?', version: 2 }] },
-  { id: 'c2', atMs: 12_345, endMs: 20_001, author: 'Bo', body: 'Guitar "buzz", all verse', resolved: true, version: 1, replies: [] },
-  { id: 'c3', atMs: null, endMs: null, author: 'Cy', body: '=HYPERLINK("x") whole mix: more air', resolved: false, version: 2, replies: [] },
-  { id: 'c4', atMs: 1, endMs: null, author: 'Dé', body: 'Count-in «é» 🎸', resolved: false, version: 2, replies: [] },
-  { id: 'c5', atMs: 179_999, endMs: 180_500, author: 'Ana', body: "tail 'n' `fade`", resolved: false, version: 2, replies: [] },
+  { id: 'c1', atMs: 83_000, endMs: null, author: 'Ana', guest: false, body: 'Kick too loud\nhere', resolved: false, version: 2, replies: [{ id: 'r1', author: 'Bo', guest: false, body: 'Agreed, -2 dB?', version: 2 }] },
+  { id: 'c2', atMs: 12_345, endMs: 20_001, author: 'Bo', guest: false, body: 'Guitar "buzz", all verse', resolved: true, version: 1, replies: [] },
+  { id: 'c3', atMs: null, endMs: null, author: 'Cy', guest: false, body: '=HYPERLINK("x") whole mix: more air', resolved: false, version: 2, replies: [] },
+  { id: 'c4', atMs: 1, endMs: null, author: 'Dé', guest: false, body: 'Count-in «é» 🎸', resolved: false, version: 2, replies: [] },
+  { id: 'c5', atMs: 179_999, endMs: 180_500, author: 'Ana', guest: true, body: "tail 'n' `fade`;=cmd|' /C calc'!A0", resolved: false, version: 2, replies: [] },
 ];
 const OFFSET = 1_000;
 const markers = markersOf(COMMENTS, OFFSET);
 /** Every marker's expected times in ms: the top-level comments with a time, moved by the offset, in time order. */
 const EXPECTED = COMMENTS.filter((c) => c.atMs !== null)
-  .map((c) => ({ atMs: c.atMs! + OFFSET, endMs: c.endMs === null ? null : c.endMs + OFFSET, name: markerName(c.author, c.body) }))
+  .map((c) => ({ atMs: c.atMs! + OFFSET, endMs: c.endMs === null ? null : c.endMs + OFFSET, name: markerName(c.guest ? `${c.author} (guest)` : c.author, c.body) }))
   .sort((a, b) => a.atMs - b.atMs);
 
 describe('marker names', () => {
@@ -154,6 +157,17 @@ describe('CSV', () => {
     expect(whole.Start).toBe('');
     expect(whole.Comment).toBe(`'=HYPERLINK("x") whole mix: more air`);
     expect(rows.map((row) => row.Status)).toContain('resolved');
+    // The guest who calls themselves Ana is not the member Ana.
+    expect(rows.filter((row) => row.Author === 'Ana').map((row) => row.Comment)).toEqual(['Kick too loud\nhere']);
+    expect(rows.find((row) => row.Author === 'Ana (guest)')!.Comment).toBe("tail 'n' `fade`;'=cmd|' /C calc'!A0");
+  });
+
+  it('leaves no cell that starts a formula, for a spreadsheet splitting on ; and for one ignoring quotes', () => {
+    const formula = /^[=+\-@\t\r]/;
+    const bySemicolon = parseCsv(sheet, { delimiter: ';', record_delimiter: '\r\n', relax_column_count: true, relax_quotes: true }) as string[][];
+    expect(bySemicolon.flat().filter((cell) => formula.test(cell))).toEqual([]);
+    const unquoted = sheet.split(/[,;\r\n]/);
+    expect(unquoted.filter((cell) => formula.test(cell.replace(/^"/, '')))).toEqual([]);
   });
 });
 
@@ -164,6 +178,8 @@ describe('JSON', () => {
     expect(list.find((m) => m.commentId === 'r1')).toMatchObject({ atMs: 84_000, endMs: null, resolved: false });
     expect(list.find((m) => m.commentId === 'c3')).toMatchObject({ atMs: null, endMs: null });
     expect(list.at(-1)!.commentId).toBe('c3');
+    expect(list.find((m) => m.commentId === 'c5')).toMatchObject({ guest: true, name: expect.stringMatching(/^Ana \(guest\): /) });
+    expect(list.find((m) => m.commentId === 'c1')).toMatchObject({ guest: false, name: expect.stringMatching(/^Ana: /) });
   });
 });
 
