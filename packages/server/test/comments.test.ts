@@ -375,6 +375,47 @@ describe('marker exports through the API', () => {
     expect(problem.detail).toMatch(/spread wider than 16 reads/);
   });
 
+  it('puts the REAPER project and the mix at the ZIP\'s root whatever the name holds', async () => {
+    const seeded = await seedProject(api, admin.accessToken);
+    await addMember(api, admin.accessToken, seeded.id, member);
+    const wav = toneWav(1);
+    for (const name of ['/Mix/v1', '../../Mix', 'C:Mix v1']) {
+      const file = await expectStatus(upload(api, admin.accessToken, seeded.cutId, 'mix.wav', wav, name), 201);
+      await comment(file.id, { body: 'here', atMs: 500 });
+      const rpp = await exported(file.id, 'format=rpp');
+      expect(rpp.response.status, rpp.bytes.toString()).toBe(200);
+      const zip = await readZip(rpp.bytes);
+      const mix = `${name.replace(/[/:]/g, '_')}.wav`;
+      expect(zip.entries.map((entry) => entry.name)).toEqual([`${name.replace(/[/:]/g, '_')}.RPP`, mix]);
+      expect(zip.entries[0]!.bytes.toString()).toContain(`FILE "${mix}"`);
+    }
+  });
+
+  it('refuses, naming format, a marker the format cannot place: a WAV cue past 2^32 sample frames, a MIDI gap past 38 hours', async () => {
+    const seeded = await seedProject(api, admin.accessToken);
+    await addMember(api, admin.accessToken, seeded.id, member);
+    // The tone's header made 96 kHz: a day's offset is frame 8,294,400,000.
+    const wav = toneWav(1);
+    wav.writeUInt32LE(96_000, 24);
+    wav.writeUInt32LE(192_000, 28);
+    const file = await expectStatus(upload(api, admin.accessToken, seeded.cutId, 'Fast.wav', wav), 201);
+    await comment(file.id, { body: 'here', atMs: 10 });
+    const refused = await exported(file.id, 'format=wav&offsetMs=86400000');
+    expect(refused.response.status).toBe(400);
+    const problem = JSON.parse(refused.bytes.toString());
+    expect(problem.errors[0].field).toBe('format');
+    expect(problem.detail).toMatch(/past the last sample frame a WAV cue point holds/);
+    expect((await exported(file.id, 'format=wav&offsetMs=40000000')).response.status).toBe(200);
+
+    // A file without analysis takes a comment at any time: 555 hours in.
+    const unanalysed = await storeFileDirectly(server, seeded.cutId, admin.user.id);
+    await comment(unanalysed.id, { body: 'far', atMs: 2_000_000_000 });
+    const midi = await exported(unanalysed.id, 'format=midi');
+    expect(midi.response.status).toBe(400);
+    expect(JSON.parse(midi.bytes.toString()).errors[0].field).toBe('format');
+    expect((await exported(unanalysed.id, 'format=audacity')).response.status).toBe(200);
+  });
+
   it('refuses a missing or unknown format, and wav for a file that is not a WAV', async () => {
     const { fileId } = await commentedMix();
     for (const query of ['', 'format=aiff', 'format=midi&offsetMs=-1']) {

@@ -2,14 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { MarkerFormat } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { zipArchive } from '../archives/zip.js';
+import { entryName, zipArchive } from '../archives/zip.js';
 import type { Principal } from '../core/auth-guard.js';
 import { invalidField, notFound } from '../core/errors.js';
 import { ObjectMissing } from '../core/store/index.js';
 import type { ResponseWriter } from '../core/response-writer.js';
 import { type MadeAttachment, sendMadeAttachment, type StoredBytes } from '../core/transfer.js';
 import { FilesService } from '../files/service.js';
-import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject } from './markers.js';
+import { audacityLabels, csvSheet, jsonMarkers, markersOf, midiMarkers, reaperProject, UnplaceableMarker } from './markers.js';
 import { CommentsService } from './service.js';
 import { NotAWav, planWavExport, type Segment, type WavExport } from './wav-cues.js';
 
@@ -29,6 +29,17 @@ export class MarkerExports {
   ) {}
 
   async send(req: IncomingMessage, res: ServerResponse, principal: Principal, fileId: string, request: MarkerExportRequest): Promise<void> {
+    let answer: MadeAttachment;
+    try {
+      answer = await this.attachment(principal, fileId, request);
+    } catch (error) {
+      if (error instanceof UnplaceableMarker) throw invalidField('format', error.message);
+      throw error;
+    }
+    await sendMadeAttachment(req, res, answer);
+  }
+
+  private async attachment(principal: Principal, fileId: string, request: MarkerExportRequest): Promise<MadeAttachment> {
     const file = await this.files.get(principal, fileId);
     const stored = await this.files.bytes(principal, fileId);
     const extension = path.extname(stored.key).slice(1);
@@ -40,37 +51,31 @@ export class MarkerExports {
       return { contentType, fileName, length: bytes.length, write: async (writer) => writer.write(bytes) };
     };
 
-    let answer: MadeAttachment;
     switch (request.format) {
       case 'midi':
-        answer = text('audio/midi', `${base}.mid`, midiMarkers(markers));
-        break;
+        return text('audio/midi', `${base}.mid`, midiMarkers(markers));
       case 'audacity':
-        answer = text('text/plain; charset=utf-8', `${base}.txt`, audacityLabels(markers));
-        break;
+        return text('text/plain; charset=utf-8', `${base}.txt`, audacityLabels(markers));
       case 'csv':
-        answer = text('text/csv; charset=utf-8', `${base}.csv`, csvSheet(comments, request.offsetMs));
-        break;
+        return text('text/csv; charset=utf-8', `${base}.csv`, csvSheet(comments, request.offsetMs));
       case 'json': {
         const document = { file: { id: file.id, name: file.name }, offsetMs: request.offsetMs, markers: jsonMarkers(comments, request.offsetMs) };
-        answer = text('application/json; charset=utf-8', `${base}.json`, JSON.stringify(document));
-        break;
+        return text('application/json; charset=utf-8', `${base}.json`, JSON.stringify(document));
       }
       case 'rpp': {
         if (file.type !== 'CUT') throw invalidField('format', 'rpp places an audio file in a REAPER project: this file is not audio');
-        const project = Buffer.from(reaperProject(markers, { fileName: stored.downloadName, extension, durationMs: file.audio?.durationMs ?? null }));
+        // Both at the ZIP's root whatever the display name holds (`/`, `..`, `:`), as a cut archive names them.
+        const mixName = entryName(stored.downloadName);
+        const project = Buffer.from(reaperProject(markers, { fileName: mixName, extension, durationMs: file.audio?.durationMs ?? null }));
         const zip = zipArchive([
-          { name: `${base}.RPP`, bytes: project, modifiedAt: new Date() },
-          { name: stored.downloadName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => stored.openReader() },
+          { name: entryName(`${base}.RPP`), bytes: project, modifiedAt: new Date() },
+          { name: mixName, size: stored.size, modifiedAt: stored.modifiedAt, open: () => stored.openReader() },
         ]);
-        answer = { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, write: (writer) => zip.write(writer) };
-        break;
+        return { contentType: 'application/zip', fileName: `${base}.zip`, length: zip.size, write: (writer) => zip.write(writer) };
       }
       case 'wav':
-        answer = await this.wav(stored, extension, base, markers);
-        break;
+        return this.wav(stored, extension, base, markers);
     }
-    await sendMadeAttachment(req, res, answer);
   }
 
   /** The stored WAV with cue points: the plan is made from its chunk headers (a few reads), the body streamed from it. */

@@ -69,9 +69,17 @@ export function markersOf(comments: readonly ExportedComment[], offsetMs: number
     .sort((a, b) => a.atMs - b.atMs);
 }
 
+/**
+ * A marker the format cannot place (a MIDI gap or a WAV cue position past what its fields hold): the export
+ * is refused (400 naming `format`) rather than written with the marker moved or left out.
+ */
+export class UnplaceableMarker extends Error {}
+
 /** Ticks per quarter note and the one tempo, 120 BPM: a quarter note is 500 ms, so a tick is 500/960 ms. */
 export const MIDI_TICKS_PER_QUARTER = 960;
 const MICROSECONDS_PER_QUARTER = 500_000;
+/** A Standard MIDI File's delta time is a variable-length quantity of at most four bytes. */
+const MAX_MIDI_DELTA = 0x0fffffff;
 const ticksAt = (ms: number): number => Math.round((ms * MIDI_TICKS_PER_QUARTER * 1000) / MICROSECONDS_PER_QUARTER);
 
 /**
@@ -94,6 +102,11 @@ export function midiMarkers(markers: readonly Marker[]): Uint8Array {
   let at = 0;
   for (const point of points) {
     const ticks = ticksAt(point.ms);
+    if (ticks - at > MAX_MIDI_DELTA) {
+      throw new UnplaceableMarker(
+        `the marker at ${clockTime(point.ms)} is ${clockTime(((ticks - at) * MICROSECONDS_PER_QUARTER) / MIDI_TICKS_PER_QUARTER / 1000)} after the one before it (or the start), longer than the ${clockTime((MAX_MIDI_DELTA * MICROSECONDS_PER_QUARTER) / MIDI_TICKS_PER_QUARTER / 1000)} a MIDI file can place between two events: choose another format or a smaller offsetMs`,
+      );
+    }
     // midi-file writes a text's UTF-16 code units as bytes: hand it the UTF-8 bytes as a byte string.
     track.push({ deltaTime: ticks - at, meta: true, type: 'marker', text: Buffer.from(point.text, 'utf8').toString('latin1') });
     at = ticks;

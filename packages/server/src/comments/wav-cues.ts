@@ -6,7 +6,7 @@
 import { BoundedReader, type ReadBudget, ReadBudgetExceeded } from '../core/bounded-reader.js';
 import type { ObjectSource } from '../core/store/index.js';
 import { type Ds64, isWavForm, parseDs64, type WavForm } from '../analysis/wav.js';
-import type { Marker } from './markers.js';
+import { clockTime, type Marker, UnplaceableMarker } from './markers.js';
 
 export interface RiffChunk {
   id: string;
@@ -179,7 +179,31 @@ function chunkHeader(id: string, size: number): Buffer {
   return header;
 }
 
-const frameAt = (ms: number, sampleRate: number): number => Math.round((ms * sampleRate) / 1000);
+/** The largest sample frame a cue point's `dwSampleOffset` (and a region's `ltxt` length) holds. */
+const MAX_CUE_FRAME = 0xffffffff;
+
+/**
+ * The sample frame of a time; past MAX_CUE_FRAME (at 48 kHz 24:51:18, at 192 kHz 6:12:49) no RIFF cue can hold
+ * it, RF64 included (it widens sizes, not cue points): UnplaceableMarker.
+ */
+function frameAt(ms: number, sampleRate: number): number {
+  const frame = Math.round((ms * sampleRate) / 1000);
+  if (frame > MAX_CUE_FRAME) {
+    throw new UnplaceableMarker(
+      `the marker at ${clockTime(ms)} is past the last sample frame a WAV cue point holds (2^32 − 1, ${clockTime((MAX_CUE_FRAME * 1000) / sampleRate)} at ${sampleRate} Hz): choose another format or a smaller offsetMs`,
+    );
+  }
+  return frame;
+}
+
+/** A region's length in sample frames (its `ltxt` entry): its end may lie past frame 2^32 − 1, its length not. */
+function regionFrames(atMs: number, endMs: number, sampleRate: number): number {
+  const frames = Math.round((endMs * sampleRate) / 1000) - frameAt(atMs, sampleRate);
+  if (frames > MAX_CUE_FRAME) {
+    throw new UnplaceableMarker(`the range from ${clockTime(atMs)} to ${clockTime(endMs)} is longer than the 2^32 − 1 sample frames a WAV region holds at ${sampleRate} Hz: choose another format`);
+  }
+  return frames;
+}
 
 function cueChunk(sampleRate: number, markers: readonly Marker[]): Buffer {
   const body = Buffer.alloc(4 + 24 * markers.length);
@@ -209,7 +233,7 @@ function adtlChunk(sampleRate: number, markers: readonly Marker[]): Buffer {
     if (marker.endMs === null) return [];
     const region = Buffer.alloc(20);
     region.writeUInt32LE(index + 1, 0);
-    region.writeUInt32LE(frameAt(marker.endMs, sampleRate) - frameAt(marker.atMs, sampleRate), 4);
+    region.writeUInt32LE(regionFrames(marker.atMs, marker.endMs, sampleRate), 4);
     region.write('rgn ', 8, 'latin1'); // dwPurposeID; country, language, dialect and code page stay 0
     return [subchunk('ltxt', region)];
   });

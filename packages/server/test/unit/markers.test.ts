@@ -19,6 +19,7 @@ import {
   midiMarkers,
   reaperProject,
   reaperString,
+  UnplaceableMarker,
 } from '../../src/comments/markers.js';
 import { planWavExport, type Segment } from '../../src/comments/wav-cues.js';
 import { localFileSource } from '../../src/core/store/fs-store.js';
@@ -79,6 +80,32 @@ describe('MIDI markers', () => {
       expect(Math.abs(midi.header.ticksToSeconds(marker.ticks) * 1000 - expected[index]!.ms)).toBeLessThanOrEqual(tickMs);
       expect(Buffer.from(marker.text, 'latin1').toString('utf8')).toBe(expected[index]!.text);
     });
+  });
+});
+
+describe('markers a format cannot place', () => {
+  const at = (atMs: number) => ({ atMs, endMs: null, name: 'far', commentId: 'c', resolved: false });
+
+  it('MIDI: refuses a gap longer than a delta time holds (0x0FFFFFFF ticks, 38:50:10), places one just below', () => {
+    expect(() => midiMarkers([at(2_000_000_000)])).toThrow(UnplaceableMarker);
+    expect(() => midiMarkers([at(139_811_000)])).toThrow(/longer than the 38:50:10\.133 a MIDI file can place/);
+    const midi = new tonejs.Midi(midiMarkers([at(139_800_000), at(200_000_000)]));
+    expect(midi.header.meta.filter((m) => m.type === 'marker').map((m) => Math.round(midi.header.ticksToSeconds(m.ticks) * 1000))).toEqual([139_800_000, 200_000_000]);
+  });
+
+  it('WAV: refuses a cue past sample frame 2^32 - 1 (6:12:49 at 192 kHz), places one just before', async () => {
+    const fmt = Buffer.from(FMT);
+    fmt.writeUInt32LE(192_000, 12);
+    fmt.writeUInt32LE(768_000, 16);
+    const file = Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVE', 'latin1'), fmt, riffChunk('data', 400, Buffer.alloc(400))]);
+    const source = virtualFile(file.length, [{ at: 0, bytes: file }]).source;
+    await expect(planWavExport(source, [at(22_369_622)])).rejects.toThrow(/past the last sample frame a WAV cue point holds \(2\^32 − 1, 6:12:49\.621 at 192000 Hz\)/);
+    await expect(planWavExport(source, [{ ...at(1000), endMs: 22_400_000 }])).rejects.toThrow(/longer than the 2\^32 − 1 sample frames a WAV region holds/);
+    // A region may end past that frame: its length is what the file holds.
+    await planWavExport(source, [{ ...at(20_000_000), endMs: 30_000_000 }]);
+    const plan = await planWavExport(source, [at(22_369_620)]);
+    const cue = Buffer.concat(plan.segments.map((segment) => ('bytes' in segment ? segment.bytes : Buffer.alloc(segment.to - segment.from))));
+    expect(cue.readUInt32LE(cue.indexOf('cue ', 12, 'latin1') + 12 + 20)).toBe(Math.round(22_369_620 * 192));
   });
 });
 
