@@ -36,6 +36,7 @@ import { EventsRoutes } from './events/routes.js';
 import { FilesRoutes } from './files/routes.js';
 import { IdpRoutes } from './auth/idp-routes.js';
 import { InvitationsRoutes } from './invitations/routes.js';
+import { OrphansWarning } from './operations/orphans.js';
 import { ExpiredRowsPurge } from './operations/purge.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
@@ -121,8 +122,10 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, database, shutdown, features, purge, analysis, store } = built;
+  const { app, database, shutdown, features, purge, analysis, orphans, store } = built;
   serve = (req, res) => app.attach(req as Request, res as Response);
+  // Ready now: the count of stored files without a record runs behind, never delaying the start.
+  orphans.start();
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
 
   let closing: Promise<void> | null = null;
@@ -154,6 +157,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         await drained;
         clearInterval(idleSweep);
         await purge.stop();
+        await orphans.stop();
         await database.close();
         store.close();
       })();
@@ -169,6 +173,7 @@ interface Built {
   features: Feature[];
   purge: ExpiredRowsPurge;
   analysis: AnalysisWorker;
+  orphans: OrphansWarning;
   store: BlobStore & { close(): void };
 }
 
@@ -255,7 +260,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   await purge.start();
   const analysis = container.resolve(AnalysisWorker);
   analysis.start();
-  return { app, database, shutdown, features, purge, analysis, store };
+  return { app, database, shutdown, features, purge, analysis, orphans: container.resolve(OrphansWarning), store };
 }
 
 /** Logs the request when its answer is complete, or that it was not (closed by the client, or cut for idling). */

@@ -9,17 +9,16 @@ import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
 import { type Config, SETTINGS } from './core/config.js';
 import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
-import { openDatabase, type Sql } from './core/database.js';
-import { systemClock, type Clock } from './core/clock.js';
-import { Disk, type Orphans } from './core/disk.js';
+import { openDatabase } from './core/database.js';
+import { systemClock } from './core/clock.js';
+import { Disk } from './core/disk.js';
 import { type ListedObject, openBlobStore } from './core/store/index.js';
-import { PendingObjectsRepository } from './core/pending-objects-repository.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
 import { migrateStorage } from './storage-migration/command.js';
 import { randomToken } from './core/tokens.js';
-import { FilesRepository } from './files/repository.js';
 import { openApiDocument } from './operations/openapi.js';
+import { findOrphans } from './operations/orphans.js';
 import { renderReference } from './operations/reference.js';
 import { renderSettings } from './operations/settings-reference.js';
 import { TokensRepository } from './tokens/repository.js';
@@ -194,14 +193,6 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
 }
 
 const ORPHAN_ACTIONS: Record<string, 'move' | 'purge'> = { '--move': 'move', '--purge': 'purge' };
-
-/**
- * The stored objects no row of the database refers to and that are not on the pending_objects ledger, unchanged
- * for a day by `clock` (Disk.listOrphans), and those moved under orphans/ earlier.
- */
-export async function findOrphans(sql: Sql, disk: Disk, clock: Clock): Promise<Orphans> {
-  return disk.listOrphans(async () => new Set([...(await new FilesRepository(sql).storedKeys()), ...(await new PendingObjectsRepository(sql).keys())]), clock);
-}
 
 /**
  * Stored objects no row of DATA_DIR's own database refers to, unchanged for a day (STRAY_AGE_MS): a younger one

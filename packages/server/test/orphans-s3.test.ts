@@ -1,8 +1,9 @@
+import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findOrphans } from '../src/commands.js';
+import { findOrphans } from '../src/operations/orphans.js';
 import { Disk } from '../src/core/disk.js';
 import { Logger } from '../src/core/logger.js';
 import { openBlobStore } from '../src/core/store/index.js';
@@ -86,7 +87,7 @@ describe('orphans on S3', () => {
     const disk = new Disk(server.config, new Logger('silent'), store);
     const clock = new TestClock();
     try {
-      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], referenced: { total: 3, found: 3 } });
+      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], complete: true, referenced: { total: 3, found: 3 } });
 
       clock.advance(DAY_AND_MINUTE_SECONDS);
       const found = await findOrphans(server.sql, disk, clock);
@@ -94,6 +95,10 @@ describe('orphans on S3', () => {
       expect(found.inPlace.map((orphan) => orphan.key).sort()).toEqual(expected);
       expect(found.inPlace.find((orphan) => orphan.key === strayFile)?.size).toBe(1234);
       expect(found.moved).toEqual([]);
+      // The start-up warning's count lists a bounded number of objects, and says when it stopped there.
+      const bounded = await findOrphans(server.sql, disk, clock, { limit: 2 });
+      expect(bounded.complete).toBe(false);
+      expect(bounded.inPlace.length).toBeLessThanOrEqual(2);
 
       await disk.moveOrphans(found.inPlace, found.moved);
       const after = await findOrphans(server.sql, disk, clock);
@@ -102,7 +107,7 @@ describe('orphans on S3', () => {
       expect(await server.stored.exists(strayFile)).toBe(false);
 
       await disk.purgeOrphans([...after.inPlace, ...after.moved]);
-      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], referenced: { total: 3, found: 3 } });
+      expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], complete: true, referenced: { total: 3, found: 3 } });
       for (const key of [pendingKey, ...recorded]) expect(await server.stored.exists(key)).toBe(true);
       const download = await client(server.url).request('GET', `/api/files/${recorded[0]!.slice('files/'.length, -'.wav'.length)}/download`, { token: owner.token });
       expect(download.status).toBe(200);

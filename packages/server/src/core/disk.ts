@@ -131,24 +131,46 @@ export class Disk {
 
   /**
    * The stored objects no row refers to, through the store's listing (DATA_DIR's directories, or the bucket under
-   * S3_PREFIX): those under files/ and images/ unchanged for STRAY_AGE_MS by `clock` whose keys `referenced`
-   * does not hold, then those already under orphans/ (any age), with their sizes. A younger object may be an
-   * upload between storing and recording, on any instance: it is no orphan yet. The store is listed before
-   * `referenced` is asked: an object an upload has just completed is then on the pending_objects ledger or
-   * recorded (a resumable upload's object may carry the older time its multipart upload began).
+   * S3_PREFIX): those under files/ and images/ unchanged for STRAY_AGE_MS by `clock` that `references` does not
+   * name, then those already under orphans/ (any age), with their sizes. A younger object may be an upload
+   * between storing and recording, on any instance: it is no orphan yet. The listing is asked about a page at a
+   * time (memory does not grow with the store), each page listed before `references` is asked about it: an
+   * object an upload has just completed is then on the pending_objects ledger or recorded (a resumable upload's
+   * object may carry the older time its multipart upload began). `limit` stops the listing after that many
+   * objects (`complete` false); `signal` ends it (rejecting with its reason).
    */
-  async listOrphans(referenced: () => Promise<ReadonlySet<string>>, clock: Clock): Promise<Orphans> {
+  async listOrphans(references: References, clock: Clock, { limit = Infinity, signal }: { limit?: number; signal?: AbortSignal } = {}): Promise<Orphans> {
     const changedBefore = clock.now() - STRAY_AGE_MS;
-    const listed: ListedObject[] = [];
-    for (const prefix of ['files/', 'images/']) for await (const object of this.store.list(prefix)) listed.push(object);
-    const moved: ListedObject[] = [];
-    for (const prefix of ['orphans/files/', 'orphans/images/']) for await (const object of this.store.list(prefix)) moved.push(object);
-    const keep = await referenced();
-    return {
-      inPlace: listed.filter((object) => !keep.has(object.key) && object.modifiedAt.getTime() <= changedBefore),
-      moved,
-      referenced: { total: keep.size, found: listed.filter((object) => keep.has(object.key)).length },
+    const inPlace: ListedObject[] = [];
+    let found = 0;
+    let listed = 0;
+    let complete = true;
+    let page: ListedObject[] = [];
+    const judge = async (): Promise<void> => {
+      const referenced = await references.among(page.map((object) => object.key));
+      found += page.filter((object) => referenced.has(object.key)).length;
+      inPlace.push(...page.filter((object) => !referenced.has(object.key) && object.modifiedAt.getTime() <= changedBefore));
+      page = [];
     };
+    const moved: ListedObject[] = [];
+    const prefixes = [['files/', false], ['images/', false], ['orphans/files/', true], ['orphans/images/', true]] as const;
+    listing: for (const [prefix, movedEarlier] of prefixes) {
+      for await (const object of this.store.list(prefix)) {
+        signal?.throwIfAborted();
+        if (listed === limit) {
+          complete = false;
+          break listing;
+        }
+        listed += 1;
+        if (movedEarlier) moved.push(object);
+        else {
+          page.push(object);
+          if (page.length === ORPHAN_PAGE) await judge();
+        }
+      }
+    }
+    await judge();
+    return { inPlace, moved, referenced: { total: await references.count(), found }, complete };
   }
 
   /**
@@ -193,10 +215,23 @@ interface StoredFile {
   size: number;
 }
 
+/** What refers to stored keys: rows, and the pending_objects ledger. */
+export interface References {
+  /** Those of `keys` referred to. */
+  among(keys: readonly string[]): Promise<ReadonlySet<string>>;
+  /** How many keys are referred to. */
+  count(): Promise<number>;
+}
+
+/** Listed objects asked about at once: a store's page (S3 lists 1,000 keys a page). */
+const ORPHAN_PAGE = 1000;
+
 /** Stored objects no row refers to: still under files/ and images/, or already moved under orphans/. */
 export interface Orphans {
   inPlace: ListedObject[];
   moved: ListedObject[];
+  /** False when the listing stopped at its limit: there may be more. */
+  complete: boolean;
   /**
    * The keys rows and the pending_objects ledger refer to, and how many of them the listing holds: none of
    * several means the store is not this database's (another bucket or S3_PREFIX), where every object would look

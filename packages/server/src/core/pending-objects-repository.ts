@@ -19,9 +19,14 @@ export class PendingObjectsRepository {
     return (await tx`delete from pending_objects where key = ${key}`).count === 1;
   }
 
-  /** Every key on the ledger: objects being written (or left by a crash, for the purge job). */
-  async keys(): Promise<string[]> {
-    return (await this.sql<{ key: string }[]>`select key from pending_objects`).map((row) => row.key);
+  /** Those of `keys` on the ledger: objects being written (or left by a crash, for the purge job). */
+  async among(keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    return new Set((await this.sql<{ key: string }[]>`select key from pending_objects where key = any(${this.sql.array([...keys])}::text[])`).map((row) => row.key));
+  }
+
+  async count(): Promise<number> {
+    return (await this.sql<{ count: number }[]>`select count(*)::int as count from pending_objects`)[0]!.count;
   }
 
   async forget(key: string): Promise<void> {

@@ -5,6 +5,9 @@ import { SQL } from '../core/di.js';
 import { avatarUrl } from '../images/repository.js';
 import { storeKeys } from '../core/store/index.js';
 
+/** A stored file's key, `files/<uuid>.<ext>`: its id. */
+const STORED_FILE_KEY = /^files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[^/]+$/;
+
 /** A `files` row as downloads, archives and share links use it: what they show and send, no more. */
 export interface StoredFileRow {
   id: string;
@@ -321,16 +324,29 @@ export class FilesRepository {
         and not exists (select 1 from users where avatar = s.name)`;
   }
 
-  /** Every stored key (`files/<id>.<ext>`, `images/<name>`) that a row refers to. */
-  async storedKeys(): Promise<Set<string>> {
-    const files = await this.sql<{ id: string; extension: string }[]>`select id, extension from files`;
-    const images = await this.sql<{ name: string }[]>`
-      select image as name from projects where image is not null
-      union all
-      select image from vibes where image is not null
-      union all
-      select avatar from users where avatar is not null`;
+  /** Those of `keys` (stored keys, `files/<id>.<ext>`, `images/<name>`) that a row refers to. */
+  async referencedAmong(keys: readonly string[]): Promise<Set<string>> {
+    const ids = keys.flatMap((key) => STORED_FILE_KEY.exec(key)?.[1] ?? []);
+    const names = keys.filter((key) => key.startsWith('images/')).map((key) => key.slice('images/'.length));
+    const files = ids.length === 0 ? [] : await this.sql<{ id: string; extension: string }[]>`select id, extension from files where id = any(${this.sql.array(ids)}::uuid[])`;
+    const images =
+      names.length === 0
+        ? []
+        : await this.sql<{ name: string }[]>`
+            select image as name from projects where image = any(${this.sql.array(names)}::text[])
+            union select image from vibes where image = any(${this.sql.array(names)}::text[])
+            union select avatar from users where avatar = any(${this.sql.array(names)}::text[])`;
     return new Set([...files.map((row) => storeKeys.file(row.id, row.extension)), ...images.map((row) => storeKeys.image(row.name))]);
+  }
+
+  /** How many stored keys rows refer to. */
+  async storedKeyCount(): Promise<number> {
+    const [row] = await this.sql<{ count: number }[]>`
+      select (select count(*) from files)::int
+        + (select count(*) from (select image from projects where image is not null
+             union select image from vibes where image is not null
+             union select avatar from users where avatar is not null) as images)::int as count`;
+    return row!.count;
   }
 
   /**
