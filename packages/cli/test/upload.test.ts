@@ -98,6 +98,15 @@ describe('band file upload', () => {
     expect(names).toContain('good.wav');
     expect(names).not.toContain('fake.wav');
   });
+
+  it('reports the server refusing a file while band is still sending it, not a closed connection', async () => {
+    // Leading bytes that are no WAV: refused as soon as they arrive, with megabytes of the file still to send.
+    await writeFile(path.join(work, 'noise.wav'), Buffer.alloc(3 * 1024 * 1024));
+    const result = await ana.band(['file', 'upload', 'noise.wav', '--cut', cut.id], { cwd: work });
+    expect(result.stderr).toMatch(/noise\.wav: Accepted files are .*with contents that match the extension/);
+    expect(result.stderr).not.toMatch(/connection was closed/i);
+    expect(result.exitCode).toBe(1);
+  });
 });
 
 describe('Ctrl-C', () => {

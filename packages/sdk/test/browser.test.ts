@@ -129,6 +129,30 @@ it.skipIf(!hasChromium)('signs in, uploads the chosen File, hears file.uploaded 
   }
 });
 
+it.skipIf(!hasChromium)('reads the refusal of a file the server stops reading part-way, while the browser is still sending it', async () => {
+  const owner = await userWithCut(client(server.url));
+  const page = await browser.newPage();
+  try {
+    await page.goto(pageOrigin);
+    await page.waitForFunction(() => 'sdk' in window);
+    const refused = await page.evaluate(
+      async ({ baseUrl, email, password, cutId }) => {
+        const { BandClient, BandApiError } = (window as unknown as { sdk: typeof import('../src/web.js') }).sdk;
+        const client = new BandClient({ baseUrl });
+        await client.auth.login({ email, password });
+        // Leading bytes that are no WAV: refused as soon as they arrive, with megabytes still to send.
+        const noise = new File([new Uint8Array(3 * 1024 * 1024)], 'noise.wav');
+        const error = await client.files.upload({ cutId, file: noise }).then(() => null, (e: unknown) => e);
+        return error instanceof BandApiError ? { status: error.status, code: error.code } : String(error);
+      },
+      { baseUrl: server.url, email: owner.user.user.email, password: owner.user.password, cutId: owner.cutId },
+    );
+    expect(refused).toEqual({ status: 415, code: 'UNSUPPORTED_FILE_TYPE' });
+  } finally {
+    await page.close();
+  }
+});
+
 it.skipIf(!hasChromium)('cookie mode: signs in into the HttpOnly cookies, holds no token, refreshes through them and opens events with them', async () => {
   const owner = await userWithCut(client(server.url));
   const page = await browser.newPage();

@@ -16,7 +16,7 @@ import { sampleBytes, upload } from './support/files.js';
 import { client } from './support/http.js';
 import { type LoggedServer, startLoggedServer } from './support/logged-server.js';
 import { logLines, waitForLog } from './support/logs.js';
-import { multipartUpload, openSocket, requestHead, sleep, whenClosed } from './support/raw-http.js';
+import { answersOn, multipartUpload, openSocket, requestHead, sleep, whenClosed } from './support/raw-http.js';
 
 const LARGE_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -166,6 +166,62 @@ describe('slow and idle clients', () => {
     expect(events.socket.readyState).toBe(events.socket.OPEN);
     events.close();
     await events.closed;
+  });
+});
+
+describe('an answer sent before the request body was read', () => {
+  const MiB = 1024 * 1024;
+  const write = (socket: Socket, bytes: string | Buffer) => new Promise<void>((resolve, reject) => socket.write(bytes, (error) => (error ? reject(error) : resolve())));
+  const json = { 'Content-Type': 'application/json' };
+  /** Each refusal: its head, the part of the body sent before the answer, the rest, sent after it. */
+  const refusals = () => {
+    const form = multipartUpload({ cutId: randomUUID() }, 'take.mp3', MiB);
+    const take = sampleBytes('mp3', MiB);
+    const tus = { Authorization: `Bearer ${token}`, 'Tus-Resumable': '1.0.0', 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': 0 };
+    return [
+      // A form naming a cut that does not exist: 404 on its field, before a byte of its file is read.
+      { status: 404, head: requestHead('POST', '/api/files/upload', { Authorization: `Bearer ${token}`, 'Content-Type': form.contentType, 'Content-Length': form.contentLength }), before: [form.head, take.subarray(0, 64 * 1024)], after: [take.subarray(64 * 1024), form.tail] },
+      // A JSON body over 1 MiB: 413 as soon as the limit is crossed.
+      { status: 413, head: requestHead('POST', '/api/auth/login', { ...json, 'Content-Length': 2 * MiB }), before: [Buffer.alloc(1.5 * MiB, 32)], after: [Buffer.alloc(0.5 * MiB, 32)] },
+      // A resumable PATCH of an upload that does not exist.
+      { status: 404, head: requestHead('PATCH', `/api/uploads/${randomUUID()}`, { ...tus, 'Content-Length': MiB }), before: [take.subarray(0, 64 * 1024)], after: [take.subarray(64 * 1024)] },
+    ];
+  };
+
+  it('reads and drops the rest of the body, so the client sees the answer and its connection carries the next request', async () => {
+    for (const refusal of refusals()) {
+      const socket = await openSocket(server.url);
+      const answers = answersOn(socket);
+      await write(socket, refusal.head);
+      for (const part of refusal.before) await write(socket, part);
+      const answer = await answers.next();
+      expect(answer.status, refusal.head.split('\r\n')[0]).toBe(refusal.status);
+      expect(answer.headers.connection).not.toBe('close');
+      // Sent after the whole answer arrived: the server is still reading.
+      for (const part of refusal.after) await write(socket, part);
+      await write(socket, requestHead('GET', '/api/health', {}));
+      expect((await answers.next()).status).toBe(200);
+      socket.destroy();
+    }
+  });
+
+  it('closes the connection of a client that goes on sending more than 8 MiB after the answer', async () => {
+    const socket = await openSocket(server.url);
+    const answers = answersOn(socket);
+    const closed = whenClosed(socket);
+    await write(socket, requestHead('POST', '/api/auth/login', { ...json, 'Content-Length': 64 * MiB }));
+    await write(socket, Buffer.alloc(1.5 * MiB, 32));
+    expect((await answers.next()).status).toBe(413);
+    let sent = 0;
+    const chunk = Buffer.alloc(MiB, 32);
+    while (sent < 62 * MiB && !socket.destroyed) {
+      const written = await write(socket, chunk).then(() => true, () => false);
+      if (written) sent += chunk.length;
+      else break;
+    }
+    await closed;
+    expect(sent).toBeGreaterThan(4 * MiB);
+    expect(sent).toBeLessThan(62 * MiB);
   });
 });
 

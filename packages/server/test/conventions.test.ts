@@ -155,8 +155,6 @@ describe('JSON bodies', () => {
     for (const { method, path } of jsonRoutes()) {
       const response = await send(method, path, huge, 'application/json');
       expectProblem(response, 413, 'PAYLOAD_TOO_LARGE');
-      // The rest of the body is not read, so the connection cannot carry another request.
-      expect(response.headers.get('connection'), `${method} ${path}`).toBe('close');
     }
   });
 

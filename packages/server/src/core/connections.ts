@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
@@ -22,6 +22,11 @@ const FIRST_BYTE_TIMEOUT_MS = 10_000;
  * which must hold its clients to account.
  */
 const MAX_CONNECTIONS_PER_ADDRESS = 200;
+/**
+ * After an answer sent before its request's body was read (a 413, 415, 401, 507…), up to this many more bytes of
+ * the body are read and dropped; past that the connection is closed.
+ */
+const DRAINED_AFTER_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /**
  * The HTTP server with its connection limits, so a slow or idle client never holds a connection that others
@@ -45,7 +50,10 @@ export function createHttpServer(config: Config, log: Logger, listener: RequestL
       keepAliveTimeout: KEEP_ALIVE_MS,
       connectionsCheckingInterval: HEADER_CHECK_INTERVAL_MS,
     },
-    listener,
+    (req, res) => {
+      drainAfterAnswer(req, res);
+      listener(req, res);
+    },
   );
   server.timeout = config.idleTimeoutSeconds * 1000;
   server.maxConnections = config.maxConnections;
@@ -62,6 +70,30 @@ export function createHttpServer(config: Config, log: Logger, listener: RequestL
   });
   if (!config.trustProxy) capPerAddress(server, log);
   return server;
+}
+
+/**
+ * The one rule for a request answered before its body was read, whatever refused it: the connection stays open
+ * and the rest of the body is read and dropped (up to DRAINED_AFTER_ANSWER_BYTES, then it is closed). Closing a
+ * socket that still has unread bytes resets the connection, and a client still sending then sees its write
+ * fail (EPIPE, ECONNRESET) instead of the answer: undici, behind fetch and the SDK, reports that write error
+ * rather than the answer it already received. A client that reads the answer stops sending (undici closes the
+ * connection itself once the answer is complete); one that finishes its body keeps a usable connection. No
+ * refusal sends `Connection: close`: Node then closes the socket the moment the answer is written, unread bytes
+ * or not. A body that stops moving is closed by the keep-alive timeout, as an idle connection is.
+ */
+function drainAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  res.once('finish', () => {
+    if (req.complete || req.destroyed) return;
+    let left = DRAINED_AFTER_ANSWER_BYTES;
+    // Whatever the handler piped the body into is done with it (a refused resumable PATCH's body stream).
+    req.unpipe();
+    req.on('data', (chunk: Buffer) => {
+      left -= chunk.length;
+      if (left < 0) req.socket.destroy();
+    });
+    req.resume();
+  });
 }
 
 /** Counts the open connections of each client address and closes those past its cap as they arrive. */

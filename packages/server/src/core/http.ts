@@ -152,8 +152,7 @@ async function readJsonOnce(req: Request, res: Response): Promise<unknown> {
     failure ??= error;
   });
   if (failure instanceof SyntaxError) throw new DomainError('INVALID_JSON', 'The request body is not valid JSON');
-  // The rest of an oversized body is not read, so the connection cannot carry another request.
-  if (failure instanceof DomainError && failure.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
+  // The rest of an oversized body is read and dropped after the 413 (core/connections.ts).
   if (failure !== undefined) throw failure;
   return body ?? {};
 }

@@ -4,10 +4,9 @@ import { inject, injectable } from 'tsyringe';
 import type { Clock } from './clock.js';
 import { CLOCK, LOGGER, SIGNING_SECRET } from './di.js';
 import { DomainError, invalidField } from './errors.js';
-import { hasBody, requestId } from './http.js';
+import { requestId } from './http.js';
 import { IdempotencyRepository } from './idempotency-repository.js';
 import type { Logger } from './logger.js';
-import { closeAfterUnreadBody } from './multipart.js';
 import { seal, unseal } from './sealed.js';
 
 /** How long a key holds its first answer (API §17); the purge deletes older ones. */
@@ -71,8 +70,8 @@ export class Idempotency {
       expiredBefore: new Date(now - IDEMPOTENCY_KEY_LIFETIME_MS),
     });
     if (taken !== true) {
-      // Answered before a streamed body (multipart, tus creation-with-upload) is read.
-      if (request.json === undefined && hasBody(req)) closeAfterUnreadBody(req, res);
+      // Answered before a streamed body (multipart, tus creation-with-upload) is read: the connection drops the
+      // rest (core/connections.ts).
       if (taken === null || taken.status === null) {
         throw new DomainError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still running; try again shortly', { retryAfterSeconds: 1 });
       }

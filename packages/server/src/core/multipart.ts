@@ -66,8 +66,6 @@ export interface ReceivedUpload {
 
 /** Room for the text fields and part headers around the file, for the early Content-Length check. */
 const MULTIPART_OVERHEAD = 1024 * 1024;
-/** Up to this size, the body of an upload refused before reading is read and discarded rather than cut off. */
-const DRAINED_REFUSAL_BYTES = 8 * 1024 * 1024;
 const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 
 const malformed = (detail: string): DomainError => invalidField('body', detail);
@@ -77,8 +75,7 @@ const malformed = (detail: string): DomainError => invalidField('body', detail);
  * the type is decided by the extension before the first byte is written (or by the leading bytes, see
  * `typeUnnamedByContent`), the leading bytes are checked as soon as they arrive, the size limit is
  * enforced while streaming (413 the moment it is crossed), and the sha256 is computed on the way. Any
- * failure (refusal, limit, client abort) removes the partial file before the promise rejects, and marks the
- * connection for closing so an unread body is not kept.
+ * failure (refusal, limit, client abort) removes the partial file before the promise rejects.
  *
  * Used by FilesRoutes (uploads) and ImageForms (project covers, vibe images); each records the received
  * file or removes it.
@@ -97,31 +94,14 @@ export class Multipart {
     if (!isMultipart(req)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes multipart/form-data');
     const rules = this.fileTypes.rulesOf(options.types);
     const largest = Math.max(...rules.map((rule) => rule.maxBytes));
+    // Each refusal below is answered before the rest of the body is read: the connection reads and drops it
+    // (core/connections.ts), so a client still sending sees the answer.
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > largest + MULTIPART_OVERHEAD) {
-      closeAfterResponse(res);
-      throw new DomainError('FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
-    }
-    let reservation: Reservation;
-    try {
-      reservation = await this.space.reserve(options.owner, declared);
-    } catch (error) {
-      // Refused before reading. A small announced body is left for Node to read and discard after the answer,
-      // so the connection ends cleanly and the client sees the 507 (closing on unread bytes resets it).
-      closeAfterUnreadBody(req, res);
-      throw error;
-    }
+    if (declared > largest + MULTIPART_OVERHEAD) throw new DomainError('FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
+    const reservation = await this.space.reserve(options.owner, declared);
     // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
     res.once('close', () => reservation.release());
-    try {
-      return await this.shutdown.track(this.parse(req, rules, options, reservation));
-    } catch (error) {
-      // Cut by the shutdown: the rest of the body is read and dropped, so the client, still sending, gets the
-      // 503 instead of a reset connection; the shutdown closes the connection once the answer is out.
-      if (this.shutdown.signal.aborted) req.resume();
-      else closeAfterResponse(res);
-      throw error;
-    }
+    return this.shutdown.track(this.parse(req, rules, options, reservation));
   }
 
   /** The text fields of a received upload, checked against `schema`; fields that fail remove the received file. */
@@ -284,24 +264,4 @@ export class Multipart {
     }
     return { id, key: stored.key, originalName, rule: intake.rule!, size: intake.received, sha256: intake.runningHash!.digest('hex') };
   }
-}
-
-/**
- * STACK.md: after a refused upload the rest of the body is not read, so the connection cannot be reused;
- * the response says so and the socket is destroyed once it is sent.
- */
-export function closeAfterResponse(res: ServerResponse): void {
-  if (res.headersSent) return;
-  res.setHeader('Connection', 'close');
-  res.once('finish', () => res.socket?.destroy());
-}
-
-/**
- * An upload answered before its body is read: a small announced body is left for Node to read and discard
- * after the answer, so the connection ends cleanly and the client sees the answer (closing on unread bytes
- * resets it); a large or unannounced one closes the connection.
- */
-export function closeAfterUnreadBody(req: IncomingMessage, res: ServerResponse): void {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared === 0 || declared > DRAINED_REFUSAL_BYTES) closeAfterResponse(res);
 }

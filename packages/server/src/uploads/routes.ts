@@ -8,7 +8,6 @@ import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
 import { FileTypes } from '../core/file-types.js';
 import { contentType, sendProblem, validate } from '../core/http.js';
-import { closeAfterResponse } from '../core/multipart.js';
 import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsService } from './service.js';
 
 export const TUS_VERSION = '1.0.0';
@@ -108,7 +107,7 @@ export class UploadsRoutes implements Feature {
       res.setHeader('Location', pathOf(ROUTES.tusPatch, { id: created.id }));
       const state =
         contentType(req) === OFFSET_STREAM
-          ? await closingOnRefusal(req, res, () => this.uploads.patch(principal, created.id, patchRequest(req, 0)))
+          ? await this.uploads.patch(principal, created.id, patchRequest(req, 0))
           : created;
       sendState(res, 201, state);
     }, { before });
@@ -118,7 +117,7 @@ export class UploadsRoutes implements Feature {
       if (contentType(req) !== OFFSET_STREAM) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `Send the bytes as ${OFFSET_STREAM}`);
       const offset = byteCount(req, 'upload-offset');
       if (offset === null) throw invalidField('Upload-Offset', 'is required');
-      sendState(res, 204, await closingOnRefusal(req, res, () => this.uploads.patch(principal, params.id, patchRequest(req, offset))));
+      sendState(res, 204, await this.uploads.patch(principal, params.id, patchRequest(req, offset)));
     }, { before });
 
     routes.on(ROUTES.tusTerminate, async ({ req, res, principal, params }) => {
@@ -161,19 +160,6 @@ function bodyOf(req: IncomingMessage): Readable {
   });
   req.pipe(body);
   return body;
-}
-
-/**
- * A refusal answered before the body was read: the rest is not read, so the connection cannot be reused
- * (closed once the answer is out, as the multipart path does).
- */
-async function closingOnRefusal<T>(req: IncomingMessage, res: ServerResponse, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!req.complete) closeAfterResponse(res);
-    throw error;
-  }
 }
 
 function sendState(res: ServerResponse, status: 200 | 201 | 204, state: UploadState): void {

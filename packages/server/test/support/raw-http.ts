@@ -49,3 +49,49 @@ export function multipartUpload(fields: Record<string, string>, fileName: string
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface RawAnswer {
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * The answers a raw socket receives, parsed as they arrive (each with a Content-Length, as the server's are):
+ * `next()` resolves with the next complete one, so a test can go on sending after it, on the same connection.
+ */
+export function answersOn(socket: Socket): { next(): Promise<RawAnswer> } {
+  let buffered = '';
+  const complete: RawAnswer[] = [];
+  const waiting: Array<{ resolve: (answer: RawAnswer) => void; reject: (error: Error) => void }> = [];
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    buffered += chunk;
+    for (;;) {
+      const headEnd = buffered.indexOf('\r\n\r\n');
+      if (headEnd === -1) return;
+      const [statusLine, ...lines] = buffered.slice(0, headEnd).split('\r\n');
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const length = Number(headers['content-length'] ?? 0);
+      if (buffered.length < headEnd + 4 + length) return;
+      const answer = { status: Number(statusLine!.split(' ')[1]), headers, body: buffered.slice(headEnd + 4, headEnd + 4 + length) };
+      buffered = buffered.slice(headEnd + 4 + length);
+      const waiter = waiting.shift();
+      if (waiter) waiter.resolve(answer);
+      else complete.push(answer);
+    }
+  });
+  socket.on('error', () => undefined);
+  socket.on('close', () => {
+    for (const waiter of waiting.splice(0)) waiter.reject(new Error('the connection closed before the answer'));
+  });
+  return {
+    next: () => {
+      const answer = complete.shift();
+      if (answer) return Promise.resolve(answer);
+      if (socket.destroyed) return Promise.reject(new Error('the connection closed before the answer'));
+      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    },
+  };
+}
