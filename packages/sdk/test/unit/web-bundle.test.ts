@@ -10,7 +10,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 // imported by name, its `exports` conditions choosing the build. esbuild fails on a node:* import for the
 // browser platform, so a bundle that builds has none.
 
-const BUDGET_GZIP_BYTES = 12 * 1024;
+// 12 KiB until turn 4, when the reserved-path rule of session paths (shared with the server, checked before
+// an upload is sent) took the build to about 12,340 B.
+const BUDGET_GZIP_BYTES = 13 * 1024;
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 /** An app that makes a client and uploads one file. */
 const APP = `
@@ -47,7 +49,7 @@ async function bundle(options: { platform: 'browser' | 'neutral'; conditions?: s
   return { gzip: gzipSync(bytes, { level: 9 }).length, inputs: Object.keys(result.metafile.inputs) };
 }
 
-it('bundles a client and one upload for the browser within 12 KiB gzip, from dist/web.js alone', async () => {
+it('bundles a client and one upload for the browser within 13 KiB gzip, from dist/web.js alone', async () => {
   const { gzip, inputs } = await bundle({ platform: 'browser' });
   expect(inputs.filter((input) => input.includes('node_modules')).map((input) => input.replace(/.*node_modules\//, ''))).toEqual(['@bandcollab/sdk/dist/web.js']);
   console.log(`web build, client + one upload: ${gzip} bytes gzip (budget ${BUDGET_GZIP_BYTES})`);
