@@ -35,6 +35,8 @@ export async function download(
   options: DownloadOptions,
   requestOptions: RequestOptions = {},
 ): Promise<DownloadResult> {
+  // Node keeps nothing in memory: a JavaScript caller without a target is told so before anything is sent.
+  if (!options?.to) throw new TypeError('download needs a target: { to: a file path or a Writable }');
   let target: Sink | undefined;
   const start = options.range?.start ?? 0;
   const end = options.range?.end;

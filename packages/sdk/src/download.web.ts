@@ -1,10 +1,11 @@
-// The web build's downloads (swapped in for download.ts): the body piped to a WritableStream, no file paths.
+// The web build's downloads (swapped in for download.ts): the body piped to a WritableStream, or kept as a Blob
+// when there is none (a browser's "save as" takes a Blob's object URL); no file paths.
 import type { Progress } from './transfer.js';
 import type { RequestOptions, RequestSpec, Transport } from './transport.js';
 
 export interface DownloadOptions {
-  /** Where the bytes go (a file handle's writable, a TransformStream's side…); closed at the end. */
-  to: WritableStream<Uint8Array>;
+  /** Where the bytes go (a file handle's writable, a TransformStream's side…); closed at the end. Without it the bytes come back as `blob`. */
+  to?: WritableStream<Uint8Array>;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
   /** Only these bytes (inclusive, as HTTP ranges). */
@@ -13,12 +14,15 @@ export interface DownloadOptions {
 
 export interface DownloadResult {
   size: number;
+  /** The bytes, with the answer's content type, when no `to` was given. */
+  blob?: Blob;
 }
 
 export async function download(
   transport: Transport,
   request: Pick<RequestSpec, 'path' | 'auth'>,
-  options: DownloadOptions,
+  // A JavaScript caller may leave the target out altogether, as the types allow an empty one.
+  options: DownloadOptions = {},
   requestOptions: RequestOptions = {},
 ): Promise<DownloadResult> {
   const headers: Record<string, string> = { accept: '*/*' };
@@ -34,6 +38,11 @@ export async function download(
       controller.enqueue(chunk);
     },
   });
-  await response.body.stream().pipeThrough(counter).pipeTo(options.to, { signal: options.signal });
+  const counted = response.body.stream().pipeThrough(counter);
+  if (!options.to) {
+    const bytes = await new Response(counted).arrayBuffer();
+    return { size, blob: new Blob([bytes], { type: String(response.headers['content-type'] ?? '') }) };
+  }
+  await counted.pipeTo(options.to, { signal: options.signal });
   return { size };
 }

@@ -192,3 +192,77 @@ it.skipIf(!hasChromium)('cookie mode: signs in into the HttpOnly cookies, holds 
     await page.close();
   }
 });
+
+it.skipIf(!hasChromium)('answers every method called without its optional arguments, downloads without a target as a Blob', async () => {
+  const owner = await userWithCut(client(server.url));
+  const wav = toneWav(0.5);
+  const page = await browser.newPage();
+  try {
+    await page.goto(pageOrigin);
+    await page.waitForFunction(() => 'sdk' in window);
+    const outcome = await page.evaluate(
+      async ({ baseUrl, email, password, cutId, projectId, wavBase64 }) => {
+        const { BandClient, BandApiError } = (window as unknown as { sdk: typeof import('../src/web.js') }).sdk;
+        const band = new BandClient({ baseUrl });
+        await band.auth.login({ email, password });
+        const bytes = Uint8Array.from(atob(wavBase64), (char) => char.charCodeAt(0));
+        const file = await band.files.upload({ cutId, file: new File([bytes], 'take.wav') });
+        const fileShare = await band.files.share(file.id);
+        const cutShare = await band.cuts.share(cutId);
+        const vibe = await band.vibes.create(projectId, { name: 'Second idea' });
+        const token = await band.tokens.create({ name: 'ci', scope: 'read', expiresIn: 3600 });
+        const comment = await band.comments.create(file.id, { body: 'kick too loud', atMs: 100 });
+        // Each call with its required arguments only: an answer or an API error, never a TypeError.
+        const everyItem = async (list: AsyncIterable<unknown>) => {
+          for await (const item of list) void item;
+        };
+        const calls: Record<string, () => Promise<unknown>> = {
+          'auth.me': () => band.auth.me(),
+          'projects.list': () => band.projects.list(),
+          'projects.get': () => band.projects.get(projectId),
+          'vibes.get': () => band.vibes.get(vibe.id),
+          'cuts.get': () => band.cuts.get(cutId),
+          'cuts.archive': () => (band.cuts.archive as (id: string) => Promise<unknown>)(cutId),
+          'files.get': () => band.files.get(file.id),
+          'files.versions': () => band.files.versions(file.id),
+          'files.peaks': () => band.files.peaks(file.id),
+          'files.entries': () => band.files.entries(file.id),
+          'files.download': () => (band.files.download as (id: string) => Promise<unknown>)(file.id),
+          'files.stream': () => band.files.stream(file.id).then((stream) => stream.cancel()),
+          'files.storage': () => band.files.storage(),
+          'comments.list': () => everyItem(band.comments.list(file.id)),
+          'comments.listOfCut': () => everyItem(band.comments.listOfCut(cutId)),
+          'comments.listOfProject': () => everyItem(band.comments.listOfProject(projectId)),
+          'comments.get': () => band.comments.get(comment.id),
+          'reviews.list': () => band.reviews.list(file.id),
+          'reviews.set': () => band.reviews.set(file.id, 'approved'),
+          'shares.get': () => band.shares.get(fileShare.shareUrl),
+          'shares.comments': () => band.shares.comments(fileShare.shareUrl),
+          'shares.list': () => band.shares.list({ fileId: file.id }),
+          'shares.peaks': () => band.shares.peaks(fileShare.shareUrl),
+          'shares.download': () => (band.shares.download as (token: string) => Promise<unknown>)(fileShare.shareUrl),
+          'shares.downloadArchive': () => (band.shares.downloadArchive as (token: string) => Promise<unknown>)(cutShare.shareUrl),
+          'shares.downloadFile': () => (band.shares.downloadFile as (token: string, id: string) => Promise<unknown>)(cutShare.shareUrl, file.id),
+          'tokens.list': () => band.tokens.list(),
+          'tokens.get': () => band.tokens.get(token.id),
+          'tokens.current': () => band.tokens.current(),
+        };
+        const results: Record<string, string> = {};
+        for (const [name, call] of Object.entries(calls)) {
+          results[name] = await Promise.resolve().then(call).then(
+            (value) => (value && typeof value === 'object' && 'blob' in value && value.blob instanceof Blob ? `blob ${value.blob.size} ${value.blob.type}` : 'ok'),
+            (error: unknown) => (error instanceof BandApiError ? `api ${error.status}` : `thrown ${String(error)}`),
+          );
+        }
+        return { results, size: file.size };
+      },
+      { baseUrl: server.url, email: owner.user.user.email, password: owner.user.password, cutId: owner.cutId, projectId: owner.projectId, wavBase64: wav.toString('base64') },
+    );
+    expect(Object.entries(outcome.results).filter(([, result]) => result.startsWith('thrown'))).toEqual([]);
+    expect(outcome.results['files.download']).toBe(`blob ${wav.length} audio/wav`);
+    expect(outcome.results['shares.downloadFile']).toBe(`blob ${wav.length} audio/wav`);
+    expect(outcome.results['cuts.archive']).toMatch(/^blob \d+ application\/zip$/);
+  } finally {
+    await page.close();
+  }
+});
