@@ -431,3 +431,27 @@ describe('marker exports through the API', () => {
     expect(JSON.parse(bytes.toString()).errors[0].field).toBe('format');
   });
 });
+
+describe('free text: one rule for every field, ranges that fit the columns', () => {
+  it('refuses NUL, other C0 and C1 controls and bidirectional controls in bodies, notes and descriptions with 400, keeps TAB and LF', async () => {
+    const { fileId, id: projectId } = await band();
+    const hostile = ['a\u0000b', 'a\u0007b', 'a\u0085b', 'a\u202Eb', 'a\u2066b'];
+    for (const text of hostile) {
+      expect((await post(fileId, { body: text })).status, JSON.stringify(text)).toBe(400);
+      expect((await api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'approved', note: text } })).status, JSON.stringify(text)).toBe(400);
+      expect((await api.request('PUT', `/api/projects/${projectId}`, { token: admin.accessToken, json: { description: text } })).status, JSON.stringify(text)).toBe(400);
+    }
+    const kept = await comment(fileId, { body: 'verse\tchorus\nbridge' });
+    expect(kept.body).toBe('verse\tchorus\nbridge');
+    const review = await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'approved', note: 'line one\r\nline two' } }), 200);
+    expect(review.note).toBe('line one\nline two');
+  });
+
+  it('refuses a time past the column (int4) with 400, not 500', async () => {
+    const { fileId } = await band();
+    const response = await post(fileId, { body: 'far away', atMs: 2 ** 31 });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([expect.objectContaining({ field: 'atMs' })]);
+    expect((await post(fileId, { body: 'end too far', atMs: 0, endMs: 2 ** 31 })).status).toBe(400);
+  });
+});

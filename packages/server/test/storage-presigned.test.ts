@@ -58,11 +58,13 @@ describe('S3_PRESIGNED_DOWNLOADS=true', () => {
     expect(ranged.bytes).toEqual(bytes.subarray(1000, 2000));
   });
 
-  it('redirects a media path inline, and still refuses one without access', async () => {
-    const media = await redirected(`/uploads/files/${fileId}.wav`, { authorization: `Bearer ${owner.token}` });
-    expectSigned(media.location, media.head);
-    expect(media.head.headers.get('content-disposition')).toMatch(/^inline; /);
-    expect(media.bytes).toEqual(bytes);
+  it('sends a media path (inline) itself, with nosniff and the sandbox a presigned answer could not carry, and still refuses one without access', async () => {
+    const media = await fetch(`${server.url}/uploads/files/${fileId}.wav`, { headers: { authorization: `Bearer ${owner.token}` }, redirect: 'manual' });
+    expect(media.status).toBe(200);
+    expect(media.headers.get('content-disposition')).toMatch(/^inline; /);
+    expect(media.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(media.headers.get('content-security-policy')).toContain('sandbox');
+    expect(Buffer.from(await media.arrayBuffer())).toEqual(bytes);
 
     const stranger = await client(server.url).register();
     const refused = await fetch(`${server.url}/uploads/files/${fileId}.wav`, { headers: { authorization: `Bearer ${stranger.accessToken}` }, redirect: 'manual' });
@@ -77,7 +79,7 @@ describe('S3_PRESIGNED_DOWNLOADS=true', () => {
     const shared = await redirected(`/api/share/${fileLink}?download=1`);
     expectSigned(shared.location, shared.head);
     expect(shared.bytes).toEqual(bytes);
-    const fromCut = await redirected(`/api/share/${cutLink}/files/${fileId}`);
+    const fromCut = await redirected(`/api/share/${cutLink}/files/${fileId}?download=1`);
     expectSigned(fromCut.location, fromCut.head);
     expect(fromCut.bytes).toEqual(bytes);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, uuidSchema } from './fields.js';
+import { millisecondsSchema, nameSchema, textSchema, uuidSchema } from './fields.js';
 
 // Time-anchored comments and reviews of a file's versions (§14).
 
@@ -7,18 +7,7 @@ const id = z.string().meta({ format: 'uuid' });
 const timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
 const count = z.int();
 
-/** Newlines and tabs are part of a comment; every other control character is refused. */
-const CONTROL_BUT_LINE_BREAKS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
-
-export const commentBodySchema = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .min(1, 'must not be empty')
-  .max(5000, 'must be at most 5000 characters')
-  .refine((value) => !CONTROL_BUT_LINE_BREAKS.test(value), 'must not contain control characters other than newline and tab')
-  .meta({ description: 'Trimmed, then 1–5000 characters; newlines and tabs are kept, no other control characters.' });
-
-const millisecondsSchema = z.int({ error: 'must be an integer (milliseconds)' }).min(0, 'must be 0 or more');
+export const commentBodySchema = textSchema(5000, { min: 1 });
 
 const timesRule = <Shape extends { atMs?: number | null | undefined; endMs?: number | null | undefined }>(value: Shape, ctx: z.RefinementCtx) => {
   if (value.endMs !== undefined && value.endMs !== null && (value.atMs === undefined || value.atMs === null)) {
@@ -76,7 +65,7 @@ export const guestCommentRequest = z
 export const reviewState = z.enum(['approved', 'changes_requested'], { error: 'must be approved or changes_requested' });
 export const reviewRequest = z.object({
   state: reviewState,
-  note: z.string({ error: 'must be a string' }).trim().max(2000, 'must be at most 2000 characters').nullable().optional(),
+  note: textSchema(2000).nullable().optional(),
 });
 
 // ---- query strings (every value arrives as text)

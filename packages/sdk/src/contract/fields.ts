@@ -33,13 +33,37 @@ export const fileNameSchema = z
   .refine((value) => value !== '.' && value !== '..', 'must be a file name, not . or ..')
   .meta({ description: 'A name as above without / or \\; its extension decides the type.' });
 
-export const descriptionSchema = z
-  .string({ error: 'must be a string or null' })
-  .max(2000, 'must be at most 2000 characters')
-  // PostgreSQL text cannot hold NUL; other control characters (line breaks, tabs) are fine in a description.
-  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters')
+/** The C0 controls but TAB and LF, DEL and the C1 controls: never part of text a person wrote. */
+const CONTROL_BUT_TAB_AND_LF = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/u;
+
+/**
+ * Every free-text field (comment bodies, review notes, descriptions): trimmed, CRLF read as LF, at most `max`
+ * characters; TAB and LF are kept, every other control character and the bidirectional controls are refused
+ * (PostgreSQL text cannot hold NUL; a terminal or a page must not be steered by a bandmate's text).
+ */
+export const textSchema = (max: number, { min = 0 }: { min?: number } = {}) =>
+  z
+    .string({ error: 'must be a string' })
+    .transform((value) => value.replace(/\r\n/g, '\n').trim())
+    .pipe(
+      z
+        .string()
+        .min(min, 'must not be empty')
+        .max(max, `must be at most ${max} characters`)
+        .refine((value) => !CONTROL_BUT_TAB_AND_LF.test(value), 'must not contain control characters other than newline and tab')
+        .refine((value) => !BIDI_CONTROLS.test(value), 'must not contain bidirectional control characters'),
+    )
+    .meta({ description: `Trimmed (CRLF read as LF), then ${min > 0 ? `${min}–` : 'at most '}${max} characters; newlines and tabs are kept, no other control characters, no bidirectional controls.` });
+
+export const descriptionSchema = textSchema(2000)
   .nullable()
-  .meta({ description: 'No NUL character. An empty string is stored as null.' });
+  .meta({ description: 'Trimmed (CRLF read as LF), at most 2000 characters; newlines and tabs are kept, no other control characters, no bidirectional controls. An empty string is stored as null.' });
+
+/** Milliseconds into a file, as the database's integer column holds them (a time past 24 days is no take's). */
+export const millisecondsSchema = z
+  .int({ error: 'must be an integer (milliseconds)' })
+  .min(0, 'must be 0 or more')
+  .max(2_147_483_647, 'must be at most 2147483647');
 
 export const emailSchema = z
   .string({ error: 'must be a string' })

@@ -22,7 +22,7 @@ import { declareRoutes } from './route-types.js';
 /** The query of every page of comments (a file's, a cut's, a project's). */
 /** Said of every route that answers a stored file's bytes (not ZIPs or peaks, which the server builds). */
 const PRESIGNED_DOWNLOADS =
-  "With S3_PRESIGNED_DOWNLOADS=true (a server on S3) a GET of a stored file's bytes, once checked and counted, is answered 302 to a presigned URL of the bucket (valid 300 s) that answers with the same Content-Type and Content-Disposition; HEAD is answered here.";
+  "With S3_PRESIGNED_DOWNLOADS=true (a server on S3) a GET of a stored file's bytes as an attachment, once checked and counted, is answered 302 to a presigned URL of the bucket (valid 300 s) that answers with the same Content-Type and Content-Disposition; bytes played or shown inline, HEAD and 304s are answered here, with nosniff and the sandbox CSP a presigned answer cannot carry.";
 
 const COMMENT_PAGE_QUERY = [
   { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },

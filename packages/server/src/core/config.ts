@@ -135,7 +135,7 @@ export const SETTINGS = {
   },
   S3_PRESIGNED_DOWNLOADS: {
     default: false,
-    meaning: "answer requests for a stored file's bytes, once checked and counted, with a 302 to a presigned GET (valid 300 s) that carries the same headers",
+    meaning: "answer requests for a stored file's bytes as an attachment, once checked and counted, with a 302 to a presigned GET (valid 300 s) that carries the same headers (inline bytes are sent by the server, with nosniff)",
   },
   ANALYSIS_CONCURRENCY: {
     default: 1,

@@ -11,7 +11,8 @@ import {
 } from '@bandcollab/sdk/contract';
 import type { z } from 'zod';
 import type { AuthGuard, Principal } from './auth-guard.js';
-import { idParam, isMultipart, readJson, sendJson, validate } from './http.js';
+import { contentType, hasBody, idParam, isMultipart, readJson, sendJson, validate } from './http.js';
+import { DomainError } from './errors.js';
 import { type Idempotency, idempotencyKeyOf } from './idempotency.js';
 
 /** What a handler gets: the request, its checked path parameters, its caller (for authenticated routes) and its body on demand. */
@@ -76,7 +77,13 @@ export class Routes {
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
+    const takesNoBody = schema === undefined && route.form === undefined && route.openapi?.requestBody === undefined;
     this.app[method](route.path, async (req: Request, res: Response) => {
+      // A text/plain body is what a cross-site form sends without a preflight: a route taking no body takes
+      // JSON (an empty object, as some clients send) or nothing.
+      if (takesNoBody && hasBody(req) && contentType(req) !== 'application/json') {
+        throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes no body, or an application/json one');
+      }
       if (route.auth === 'session' || route.auth === 'sign-in') guard.refusePersonalAccessToken(req);
       before?.(req, res);
       const principal = AUTHENTICATED.has(route.auth)

@@ -71,8 +71,14 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
     return;
   }
   // Checked and counted by now: the store sends the bytes (the client re-sends its Range there). A HEAD is answered
-  // here, as a URL signed for GET is refused for HEAD.
-  const redirect = req.method === 'GET' ? await bytes.downloadUrl?.({ contentType: bytes.mimeType, contentDisposition: headers['Content-Disposition'] as string }) : null;
+  // here, as a URL signed for GET is refused for HEAD. Attachments only: a presigned answer cannot carry nosniff
+  // or the sandbox CSP (S3 has no response override for them), so bytes a browser may render inline (players,
+  // images) are sent by the server with both.
+  const contentDispositionHeader = headers['Content-Disposition'] as string;
+  const redirect =
+    req.method === 'GET' && contentDispositionHeader.startsWith('attachment')
+      ? await bytes.downloadUrl?.({ contentType: bytes.mimeType, contentDisposition: contentDispositionHeader })
+      : null;
   if (redirect) {
     res.writeHead(302, { Location: redirect, 'Cache-Control': 'private, no-store' });
     res.end();
