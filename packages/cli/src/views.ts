@@ -10,6 +10,7 @@ import type {
   CommentCounts,
   CreatedPersonalAccessToken,
   CurrentToken,
+  FeedbackLinkState,
   FileRecord,
   FileType,
   IncompleteUploads,
@@ -361,6 +362,10 @@ export function shareTable(out: Output, links: readonly ShareRecord[]): string {
 
 export function revokedLinkView(id: string): string {
   return `Revoked link ${id}`;
+}
+
+export function feedbackLinkStateView(state: FeedbackLinkState): string {
+  return state.commentsClosed ? `Link ${state.id} is closed to new comments (it still plays and shows its comments)` : `Link ${state.id} takes comments again`;
 }
 
 export function publishedView(file: FileRecord): string {

@@ -237,7 +237,22 @@ describe('band file and band storage', () => {
     expect(Buffer.from(await shared.arrayBuffer())).toEqual(await readFile(local));
     expect(plain(await ana.band(['file', 'share', uploaded!.id, '--expires', 'soon'])).exitCode).toBe(2);
 
-    expect(await json(ana, ['file', 'unshare', uploaded!.id])).toEqual({ revoked: 1 });
+    const feedback = (await (
+      await fetch(`${server.url}/api/files/${uploaded!.id}/share`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${anaToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ allowComments: true }),
+      })
+    ).json()) as ShareLink;
+    const feedbackId = (await apiGet<{ id: string }[]>(server.url, `/api/files/${uploaded!.id}/shares`, anaToken)).at(-1)!.id;
+    expect(await json(ana, ['share', 'close-comments', feedbackId])).toEqual({ id: feedbackId, commentsClosed: true });
+    const guest = (body: string) =>
+      fetch(`${server.url}/api/share/${feedback.token}/comments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Lee', body }) });
+    expect((await guest('closed')).status).toBe(403);
+    expect(plain(await ana.band(['share', 'reopen-comments', feedbackId])).stdout).toBe(`Link ${feedbackId} takes comments again\n`);
+    expect((await guest('open again')).status).toBe(201);
+
+    expect(await json(ana, ['file', 'unshare', uploaded!.id])).toEqual({ revoked: 2 });
     expect((await fetch(`${server.url}/api/share/${link.token}`)).status).toBe(404);
 
     expect(await json(ana, ['file', 'delete', uploaded!.id, '--yes'])).toEqual({ id: uploaded!.id, deleted: true });
@@ -304,6 +319,7 @@ describe('band completion and help', () => {
       file: ['upload', 'list', 'info', 'download', 'share', 'unshare', 'delete'],
       storage: [],
       token: ['create', 'list', 'revoke'],
+      share: ['list', 'revoke', 'close-comments', 'reopen-comments'],
       publish: [],
       completion: [],
     };

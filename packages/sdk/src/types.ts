@@ -99,6 +99,7 @@ export type {
   SharedFile,
   SharedItem,
   ShareRecord,
+  FeedbackLinkState,
   SiteStorage,
   SizeCount,
   StorageBreakdown,

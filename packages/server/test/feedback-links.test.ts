@@ -138,4 +138,64 @@ describe('feedback links', () => {
     const page = await expectStatus(api.request('GET', `/api/share/${token}/comments`), 200);
     expect(page.counts.open).toBe(21);
   });
+
+  it('takes at most 200 guest comments per link from all addresses together, then 403 naming the limit', async () => {
+    const { fileId } = await band();
+    const token = await share(fileId, { allowComments: true });
+    const [link] = await server.sql`select id from share_links where allow_comments order by created_at desc limit 1`;
+    // 199 guests' comments as many addresses would have left them; the 200th through the API, the 201st refused.
+    await server.sql`
+      insert into comments (id, file_id, guest_name, share_link_id, body)
+      select gen_random_uuid(), ${fileId}, 'Guest ' || n, ${link!.id}, 'note ' || n from generate_series(1, 199) as n`;
+    await expectStatus(guestPost(token, { name: 'Lee', body: 'The 200th' }), 201);
+    const full = await guestPost(token, { name: 'Lee', body: 'The 201st' });
+    expect(full.status).toBe(403);
+    expect(full.body).toMatchObject({ code: 'FORBIDDEN', detail: expect.stringContaining('200 guest comments') });
+    // Members still comment on the file.
+    await expectStatus(api.request('POST', `/api/files/${fileId}/comments`, { token: member.accessToken, json: { body: 'Members go on' } }), 201);
+  });
+
+  it('takes at most 100 replies under one comment, members\' and guests\' together: the 101st is 400 naming parentId', async () => {
+    const { fileId } = await band();
+    const token = await share(fileId, { allowComments: true });
+    const parent = await expectStatus(api.request('POST', `/api/files/${fileId}/comments`, { token: member.accessToken, json: { body: 'Thread' } }), 201);
+    await server.sql`
+      insert into comments (id, file_id, parent_id, author_id, body)
+      select gen_random_uuid(), ${fileId}, ${parent.id}, ${member.user.id}, 'reply ' || n from generate_series(1, 99) as n`;
+    await expectStatus(guestPost(token, { name: 'Lee', body: 'The 100th', parentId: parent.id }), 201);
+    for (const refused of [
+      await guestPost(token, { name: 'Lee', body: 'The 101st', parentId: parent.id }),
+      await api.request('POST', `/api/files/${fileId}/comments`, { token: member.accessToken, json: { body: 'Me too', parentId: parent.id } }),
+    ]) {
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors).toEqual([{ field: 'parentId', message: expect.stringContaining('at most 100 replies') }]);
+    }
+  });
+
+  it('its creator or a project ADMIN closes a link to new comments without revoking it, and reopens it; another member may not', async () => {
+    const { fileId } = await band();
+    const token = await share(fileId, { allowComments: true }, member.accessToken);
+    await expectStatus(guestPost(token, { name: 'Lee', body: 'Before' }), 201);
+    const [{ id: linkId }] = await expectStatus(api.request('GET', `/api/files/${fileId}/shares`, { token: member.accessToken }), 200);
+    const stranger = await api.register({ name: 'Cy' });
+    expect((await api.request('PUT', `/api/shares/${linkId}/comments-closed`, { token: stranger.accessToken })).status).toBe(404);
+    const closed = await expectStatus(api.request('PUT', `/api/shares/${linkId}/comments-closed`, { token: member.accessToken }), 200);
+    expect(closed).toEqual({ id: linkId, commentsClosed: true });
+    const refused = await guestPost(token, { name: 'Lee', body: 'After' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('closed to new comments');
+    // Still serving the file and its comments; the page shows them without the form.
+    expect((await describeLink(token)).status).toBe(200);
+    expect((await expectStatus(api.request('GET', `/api/share/${token}/comments`), 200)).counts.open).toBe(1);
+    const page = await api.request('GET', `/share/${token}`);
+    expect(page.text).toContain('closed to new comments');
+    expect(page.text).not.toContain('<form');
+    const reopened = await expectStatus(api.request('DELETE', `/api/shares/${linkId}/comments-closed`, { token: admin.accessToken }), 200);
+    expect(reopened).toEqual({ id: linkId, commentsClosed: false });
+    await expectStatus(guestPost(token, { name: 'Lee', body: 'Again' }), 201);
+    // A link made without allowComments has nothing to close.
+    await share(fileId);
+    const plain = (await expectStatus(api.request('GET', `/api/files/${fileId}/shares`, { token: member.accessToken }), 200)).at(-1).id;
+    expect((await api.request('PUT', `/api/shares/${plain}/comments-closed`, { token: member.accessToken })).status).toBe(404);
+  });
 });

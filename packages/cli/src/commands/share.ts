@@ -4,7 +4,7 @@ import { usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { resolveCut, resolveFile } from '../resolve.js';
-import { revokedLinkView, shareTable } from '../views.js';
+import { feedbackLinkStateView, revokedLinkView, shareTable } from '../views.js';
 
 interface Where {
   file?: string;
@@ -58,5 +58,35 @@ export function register(share: Command, factory: Factory): void {
         }),
       ),
     'band share revoke 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a',
+  );
+
+  withExamples(
+    share
+      .command('close-comments')
+      .description('close a feedback link to new comments without revoking it (it still plays and shows its comments): its creator or a project ADMIN')
+      .argument('<id>', 'the link id (from band share list)')
+      .action(
+        run(async (ctx, id: string) => {
+          const client = await ctx.signedIn();
+          const state = await client.shares.closeComments(id);
+          ctx.out.record(state, () => feedbackLinkStateView(state));
+        }),
+      ),
+    'band share close-comments 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a',
+  );
+
+  withExamples(
+    share
+      .command('reopen-comments')
+      .description('reopen a feedback link to comments: its creator or a project ADMIN')
+      .argument('<id>', 'the link id (from band share list)')
+      .action(
+        run(async (ctx, id: string) => {
+          const client = await ctx.signedIn();
+          const state = await client.shares.reopenComments(id);
+          ctx.out.record(state, () => feedbackLinkStateView(state));
+        }),
+      ),
+    'band share reopen-comments 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a',
   );
 }

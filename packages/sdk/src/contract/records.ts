@@ -284,6 +284,9 @@ export const shareRecord = z.object({
   accessCount: count.meta({ description: 'Page views and downloads; HEAD requests and range continuations of a download do not count' }),
 });
 
+/** Whether a feedback link takes new comments (its creator or a project ADMIN closes and reopens it). */
+export const feedbackLinkState = z.object({ id, commentsClosed: z.boolean() });
+
 export const sizeCount = z.object({ size: count, count });
 export const storageBreakdown = z
   .object({ audio: sizeCount, stems: sizeCount, images: sizeCount, other: sizeCount })
@@ -389,6 +392,7 @@ export type SharedCutFile = z.output<typeof sharedCutFile>;
 export type SharedCut = z.output<typeof sharedCut>;
 export type SharedItem = z.output<typeof sharedItem>;
 export type ShareRecord = z.output<typeof shareRecord>;
+export type FeedbackLinkState = z.output<typeof feedbackLinkState>;
 export type SizeCount = z.output<typeof sizeCount>;
 export type StorageBreakdown = z.output<typeof storageBreakdown>;
 export type SiteStorage = z.output<typeof siteStorage>;
@@ -504,6 +508,7 @@ export const RECORD_SCHEMAS = {
   SharedCut: sharedCut,
   SharedItem: sharedItem,
   ShareRecord: shareRecord,
+  FeedbackLinkState: feedbackLinkState,
   SizeCount: sizeCount,
   StorageBreakdown: storageBreakdown,
   StorageQuota: storageQuota,

@@ -2,7 +2,7 @@ import type { BandPromise } from '../band-promise.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, routeRequest, type Transport } from '../transport.js';
-import type { Comment, CommentPage, Deleted, GuestCommentRequest, SharedItem, ShareRecord, Waveform } from '../types.js';
+import type { Comment, CommentPage, Deleted, FeedbackLinkState, GuestCommentRequest, SharedItem, ShareRecord, Waveform } from '../types.js';
 
 /** Which links to list: those of one file or of one cut. */
 export type ShareListTarget = { fileId: string } | { cutId: string };
@@ -37,6 +37,16 @@ export class SharesResource {
     return 'fileId' in target
       ? this.transport.call(ROUTES.listFileShares, { params: { id: target.fileId } }, options)
       : this.transport.call(ROUTES.listCutShares, { params: { id: target.cutId } }, options);
+  }
+
+  /** Closes a feedback link (by its id, from `list`) to new comments without revoking it: its creator or a project ADMIN. */
+  closeComments(id: string, options?: RequestOptions): BandPromise<FeedbackLinkState> {
+    return this.transport.call(ROUTES.closeFeedbackLink, { params: { id } }, options);
+  }
+
+  /** Reopens a feedback link to comments: its creator or a project ADMIN. */
+  reopenComments(id: string, options?: RequestOptions): BandPromise<FeedbackLinkState> {
+    return this.transport.call(ROUTES.reopenFeedbackLink, { params: { id } }, options);
   }
 
   /** Revokes one link by its id (from `list`): its creator, the file's uploader or a project ADMIN. */

@@ -57,6 +57,13 @@ export type NewComment = Pick<CommentRow, 'id' | 'fileId' | 'parentId' | 'author
 
 /** At most this many guest comments per link and client address within GUEST_COMMENT_WINDOW_SECONDS. */
 export const GUEST_COMMENTS_PER_WINDOW = 20;
+/**
+ * At most this many guest comments per link, from every address together: the link's public page lists them
+ * all, and many addresses each within their allowance must not make it megabytes long.
+ */
+export const GUEST_COMMENTS_PER_LINK = 200;
+/** At most this many replies under one comment, members' and guests' together: a thread is read whole. */
+export const REPLIES_PER_THREAD = 100;
 export const GUEST_COMMENT_WINDOW_SECONDS = 600;
 const GUEST_COMMENT_LOCK_CLASS = 0x67637431; // "gct1"
 
@@ -152,6 +159,30 @@ export class CommentsRepository {
     const rows = await tx<{ userId: string }[]>`
       select user_id from project_members where project_id = ${projectId} and user_id = any(${userIds}::uuid[])`;
     return new Set(rows.map((row) => row.userId));
+  }
+
+  /**
+   * Locks a feedback link for a guest's comment (guests' comments on one link are taken one at a time, on every
+   * instance) and counts its guest comments; null when the link is closed to comments or gone.
+   */
+  async lockFeedbackLink(tx: Queryable, shareLinkId: string): Promise<{ guestComments: number } | null> {
+    const [row] = await tx<{ guestComments: number }[]>`
+      select (select count(*) from comments where share_link_id = l.id)::int as guest_comments
+      from share_links l where l.id = ${shareLinkId} and l.comments_closed_at is null for update`;
+    return row ?? null;
+  }
+
+  /** Locks a top-level comment for a reply (replies to one thread are taken one at a time) and counts its replies. */
+  async lockThread(tx: Queryable, parentId: string): Promise<number> {
+    const [row] = await tx<{ replies: number }[]>`
+      select (select count(*) from comments where parent_id = p.id)::int as replies from comments p where p.id = ${parentId} for update`;
+    return row?.replies ?? 0;
+  }
+
+  /** A file's duration once analysed; null before. */
+  async durationMs(tx: Queryable, fileId: string): Promise<number | null> {
+    const [file] = await tx<{ durationMs: number | null }[]>`select (audio->>'durationMs')::int as duration_ms from files where id = ${fileId}`;
+    return file?.durationMs ?? null;
   }
 
   /** Who created the share link a guest comment came through; null when the link is gone. */

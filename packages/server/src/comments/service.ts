@@ -14,8 +14,10 @@ import {
   type CommentScope,
   CommentsRepository,
   GUEST_COMMENT_WINDOW_SECONDS,
+  GUEST_COMMENTS_PER_LINK,
   GUEST_COMMENTS_PER_WINDOW,
   type PageKey,
+  REPLIES_PER_THREAD,
 } from './repository.js';
 
 /** What a page asks for, as the routes read it from the query string. */
@@ -130,6 +132,11 @@ export class CommentsService {
    */
   async createGuest(link: FeedbackLink, clientIp: string, input: GuestCommentRequest): Promise<Comment> {
     return this.sql.begin(async (tx) => {
+      const open = await this.comments.lockFeedbackLink(tx, link.id);
+      if (!open) throw forbidden('This link is closed to new comments');
+      if (open.guestComments >= GUEST_COMMENTS_PER_LINK) {
+        throw forbidden(`This link has taken its ${GUEST_COMMENTS_PER_LINK} guest comments: ask the band for a new one`);
+      }
       const full = await this.comments.countGuestComment(tx, link.id, clientIp);
       if (full) {
         throw new DomainError('RATE_LIMITED', `At most ${GUEST_COMMENTS_PER_WINDOW} comments per ${GUEST_COMMENT_WINDOW_SECONDS / 60} minutes through this link from one address`, full);
@@ -140,6 +147,7 @@ export class CommentsService {
         if (!parent || !link.shownFileIds.includes(parent.fileId)) throw invalidField('parentId', 'names no comment of this file');
         if (parent.parentId !== null) throw invalidField('parentId', 'replies are one level deep: reply to the top-level comment');
         if (parent.deleted) throw invalidField('parentId', 'names a deleted comment');
+        await this.requireThreadRoom(tx, parent.id);
         fileId = parent.fileId;
       }
       if (input.atMs != null) await this.requireWithinFile(tx, fileId, input.atMs, input.endMs ?? null);
@@ -325,16 +333,23 @@ export class CommentsService {
     if (!parent || !series.includes(parent.fileId)) throw invalidField('parentId', 'names no comment of this file');
     if (parent.parentId !== null) throw invalidField('parentId', 'replies are one level deep: reply to the top-level comment');
     if (parent.deleted) throw invalidField('parentId', 'names a deleted comment');
+    await this.requireThreadRoom(tx, parentId);
     return parent.fileId;
+  }
+
+  private async requireThreadRoom(tx: Queryable, parentId: string): Promise<void> {
+    if ((await this.comments.lockThread(tx, parentId)) >= REPLIES_PER_THREAD) {
+      throw invalidField('parentId', `the thread is full: at most ${REPLIES_PER_THREAD} replies under one comment`);
+    }
   }
 
   /** Once the file is analysed, a time lies within its duration (and a second of slack for a late click). */
   private async requireWithinFile(tx: Queryable, fileId: string, atMs: number, endMs: number | null): Promise<void> {
-    const [file] = await tx<{ durationMs: number | null }[]>`select (audio->>'durationMs')::int as duration_ms from files where id = ${fileId}`;
-    const limit = file?.durationMs == null ? null : file.durationMs + 1000;
-    if (limit === null) return;
-    if (atMs > limit) throw invalidField('atMs', `must be at most ${limit} (the file lasts ${file!.durationMs} ms)`);
-    if (endMs !== null && endMs > limit) throw invalidField('endMs', `must be at most ${limit} (the file lasts ${file!.durationMs} ms)`);
+    const durationMs = await this.comments.durationMs(tx, fileId);
+    if (durationMs === null) return;
+    const limit = durationMs + 1000;
+    if (atMs > limit) throw invalidField('atMs', `must be at most ${limit} (the file lasts ${durationMs} ms)`);
+    if (endMs !== null && endMs > limit) throw invalidField('endMs', `must be at most ${limit} (the file lasts ${durationMs} ms)`);
   }
 
   /** Mentions name members of the project; the ids, without repeats. */

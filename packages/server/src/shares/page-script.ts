@@ -92,80 +92,83 @@ if (feedback) {
   place();
 
   const form = feedback.querySelector('form');
-  const at = form.elements.at;
-  const end = form.elements.end;
-  const error = form.querySelector('.form-error');
-  // The "at" field follows the playhead until someone types into it.
-  let followPlayhead = true;
-  at.addEventListener('input', () => (followPlayhead = false));
-  const track = () => {
-    if (followPlayhead) at.value = clock(audio.currentTime * 1000);
-  };
-  for (const type of ['timeupdate', 'seeked']) audio.addEventListener(type, track);
-  form.querySelector('.end-here').addEventListener('click', () => (end.value = clock(audio.currentTime * 1000)));
+  // A link closed to new comments has no form: its comments are still shown.
+  if (form) {
+    const at = form.elements.at;
+    const end = form.elements.end;
+    const error = form.querySelector('.form-error');
+    // The "at" field follows the playhead until someone types into it.
+    let followPlayhead = true;
+    at.addEventListener('input', () => (followPlayhead = false));
+    const track = () => {
+      if (followPlayhead) at.value = clock(audio.currentTime * 1000);
+    };
+    for (const type of ['timeupdate', 'seeked']) audio.addEventListener(type, track);
+    form.querySelector('.end-here').addEventListener('click', () => (end.value = clock(audio.currentTime * 1000)));
 
-  const render = (comment) => {
-    const item = el('li', 'comment' + (comment.author.guest ? ' guest' : ''));
-    item.dataset.id = comment.id;
-    const head = el('div', 'head');
-    if (comment.atMs !== null) {
-      item.dataset.atMs = String(comment.atMs);
-      if (comment.endMs !== null) item.dataset.endMs = String(comment.endMs);
-      const time = el('button', 'time', clock(comment.atMs) + (comment.endMs === null ? '' : '–' + clock(comment.endMs)));
-      time.type = 'button';
-      time.addEventListener('click', () => seekTo(item));
-      head.append(time);
-    } else head.append(el('span', 'time whole', 'Whole mix'));
-    head.append(el('span', 'author', comment.author.name));
-    if (comment.author.guest) head.append(el('span', 'badge', 'guest'));
-    item.append(head, el('p', 'body', comment.body));
-    return item;
-  };
+    const render = (comment) => {
+      const item = el('li', 'comment' + (comment.author.guest ? ' guest' : ''));
+      item.dataset.id = comment.id;
+      const head = el('div', 'head');
+      if (comment.atMs !== null) {
+        item.dataset.atMs = String(comment.atMs);
+        if (comment.endMs !== null) item.dataset.endMs = String(comment.endMs);
+        const time = el('button', 'time', clock(comment.atMs) + (comment.endMs === null ? '' : '–' + clock(comment.endMs)));
+        time.type = 'button';
+        time.addEventListener('click', () => seekTo(item));
+        head.append(time);
+      } else head.append(el('span', 'time whole', 'Whole mix'));
+      head.append(el('span', 'author', comment.author.name));
+      if (comment.author.guest) head.append(el('span', 'badge', 'guest'));
+      item.append(head, el('p', 'body', comment.body));
+      return item;
+    };
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    error.textContent = '';
-    const payload = { name: form.elements.name.value, body: form.elements.body.value };
-    if (at.value.trim() !== '') {
-      payload.atMs = parseClock(at.value);
-      if (payload.atMs === null) return void (error.textContent = 'Write the time as m:ss, such as 1:23.5');
-    }
-    if (end.value.trim() !== '') {
-      payload.endMs = parseClock(end.value);
-      if (payload.endMs === null) return void (error.textContent = 'Write the end as m:ss, such as 1:31');
-    }
-    const button = form.querySelector('button[type=submit]');
-    button.disabled = true;
-    try {
-      const response = await fetch(feedback.dataset.commentsUrl, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify(payload),
-      });
-      const answer = await response.json();
-      if (!response.ok) {
-        const field = answer.errors && answer.errors[0];
-        error.textContent = field ? field.field + ' ' + field.message : answer.detail || answer.title || 'Not sent';
-        return;
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      error.textContent = '';
+      const payload = { name: form.elements.name.value, body: form.elements.body.value };
+      if (at.value.trim() !== '') {
+        payload.atMs = parseClock(at.value);
+        if (payload.atMs === null) return void (error.textContent = 'Write the time as m:ss, such as 1:23.5');
       }
-      const item = render(answer);
-      const after = [...list.children].find((other) =>
-        answer.atMs === null ? false : other.dataset.atMs === undefined || Number(other.dataset.atMs) > answer.atMs,
-      );
-      list.insertBefore(item, after || null);
-      feedback.querySelector('.empty')?.remove();
-      count.textContent = String(list.querySelectorAll(':scope > .comment').length);
-      form.elements.body.value = '';
-      end.value = '';
-      followPlayhead = true;
-      track();
-      place();
-      if (answer.atMs !== null) show(item);
-    } catch {
-      error.textContent = 'Not sent: the server could not be reached';
-    } finally {
-      button.disabled = false;
-    }
-  });
+      if (end.value.trim() !== '') {
+        payload.endMs = parseClock(end.value);
+        if (payload.endMs === null) return void (error.textContent = 'Write the end as m:ss, such as 1:31');
+      }
+      const button = form.querySelector('button[type=submit]');
+      button.disabled = true;
+      try {
+        const response = await fetch(feedback.dataset.commentsUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+          body: JSON.stringify(payload),
+        });
+        const answer = await response.json();
+        if (!response.ok) {
+          const field = answer.errors && answer.errors[0];
+          error.textContent = field ? field.field + ' ' + field.message : answer.detail || answer.title || 'Not sent';
+          return;
+        }
+        const item = render(answer);
+        const after = [...list.children].find((other) =>
+          answer.atMs === null ? false : other.dataset.atMs === undefined || Number(other.dataset.atMs) > answer.atMs,
+        );
+        list.insertBefore(item, after || null);
+        feedback.querySelector('.empty')?.remove();
+        count.textContent = String(list.querySelectorAll(':scope > .comment').length);
+        form.elements.body.value = '';
+        end.value = '';
+        followPlayhead = true;
+        track();
+        place();
+        if (answer.atMs !== null) show(item);
+      } catch {
+        error.textContent = 'Not sent: the server could not be reached';
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
 }
 `;

@@ -47,6 +47,8 @@ const SCRIPT_TAG = '<script src="/share-assets/share-page.js" defer></script>';
 export interface FeedbackView {
   comments: Comment[];
   commentsPath: string;
+  /** Closed to new comments by its creator or a project ADMIN: the comments without the form. */
+  closed: boolean;
 }
 
 export function renderSharePage(view: FileSharePageView): string {
@@ -71,7 +73,7 @@ ${expiry}`,
 }
 
 /** The comments under the player, visible without a click, and the form that adds one at the playhead. */
-function feedbackSection({ comments, commentsPath }: FeedbackView): string {
+function feedbackSection({ comments, commentsPath, closed }: FeedbackView): string {
   const threads = comments.filter((comment) => !comment.deleted || (comment.replies ?? []).length > 0);
   const items = threads.map((comment) => commentItem(comment)).join('\n');
   const open = comments.filter((comment) => !comment.deleted).length;
@@ -82,7 +84,12 @@ ${threads.length === 0 ? '<p class="empty">No comments yet: play the mix and lea
 <ol class="comments">
 ${items}
 </ol>
-<form class="comment-form" novalidate>
+${closed ? '<p class="closed">This link is closed to new comments.</p>' : COMMENT_FORM}
+</section>
+`;
+}
+
+const COMMENT_FORM = `<form class="comment-form" novalidate>
 <div class="row">
 <label class="name">Your name <input name="name" maxlength="100" required autocomplete="name"></label>
 <label class="at">At <input name="at" inputmode="decimal" value="0:00.0" aria-describedby="at-help"></label>
@@ -92,10 +99,7 @@ ${items}
 <p class="help" id="at-help">The time follows the playhead: pause where you mean, or type it (m:ss). Leave it empty for the whole mix.</p>
 <label class="body">Comment <textarea name="body" rows="3" maxlength="5000" required></textarea></label>
 <div class="row"><button type="submit">Add comment</button><span class="form-error" role="alert"></span></div>
-</form>
-</section>
-`;
-}
+</form>`;
 
 function commentItem(comment: Comment): string {
   const at = comment.atMs === null ? '' : ` data-at-ms="${comment.atMs}"${comment.endMs === null ? '' : ` data-end-ms="${comment.endMs}"`}`;

@@ -15,7 +15,7 @@ export interface ShareOptions {
 }
 
 /** A working link: its id, what it shares, how, who made it and when it stops working (null: never). */
-export type ActiveShare = ShareTarget & ShareOptions & { id: string; createdBy: string; expiresAt: Date | null };
+export type ActiveShare = ShareTarget & ShareOptions & { id: string; createdBy: string; expiresAt: Date | null; commentsClosed: boolean };
 
 /** The version a file link serves now, and the versions of its series. */
 export interface ServedVersion {
@@ -125,6 +125,19 @@ export class SharesRepository {
     return row ? { createdBy: row.createdBy, target: targetOf(row) } : null;
   }
 
+  /** Locks a live feedback link (made with allowComments, not expired); null when there is none. */
+  async lockFeedbackLink(tx: Queryable, id: string): Promise<ShareOwnership | null> {
+    const [row] = await tx<{ createdBy: string; fileId: string | null; cutId: string | null }[]>`
+      select created_by, file_id, cut_id from share_links
+      where id = ${id} and allow_comments and (expires_at is null or expires_at > now()) for update`;
+    return row ? { createdBy: row.createdBy, target: targetOf(row) } : null;
+  }
+
+  /** Closes a feedback link to new comments (keeping when it was first closed), or reopens it. */
+  async setCommentsClosed(tx: Queryable, id: string, closed: boolean): Promise<void> {
+    await tx`update share_links set comments_closed_at = ${closed ? tx`coalesce(comments_closed_at, now())` : null} where id = ${id}`;
+  }
+
   async delete(tx: Queryable, id: string): Promise<void> {
     await tx`delete from share_links where id = ${id}`;
   }
@@ -132,9 +145,9 @@ export class SharesRepository {
   /** The link with this token hash, unless it has expired (links of deleted files and cuts go with them). */
   async findActive(tokenHash: string): Promise<ActiveShare | null> {
     const [row] = await this.sql<
-      { id: string; fileId: string | null; cutId: string | null; createdBy: string; expiresAt: Date | null; follow: ShareFollow; allowComments: boolean }[]
+      { id: string; fileId: string | null; cutId: string | null; createdBy: string; expiresAt: Date | null; follow: ShareFollow; allowComments: boolean; commentsClosed: boolean }[]
     >`
-      select id, file_id, cut_id, created_by, expires_at, follow, allow_comments from share_links
+      select id, file_id, cut_id, created_by, expires_at, follow, allow_comments, comments_closed_at is not null as comments_closed from share_links
       where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
     if (!row) return null;
     const { fileId, cutId, ...link } = row;

@@ -96,7 +96,9 @@ export class SharesRoutes implements Feature {
               peaks: share.file.audio ? ((await this.files.waveforms([share.file.id])).get(share.file.id) ?? null) : null,
               version:
                 share.follow === 'latest' || share.seriesFileIds.length > 1 ? { number: share.version, latest: share.file.id === share.seriesFileIds.at(-1) } : null,
-              feedback: share.allowComments ? { comments: (await this.comments.listOfFeedbackLink(feedbackLinkOf(share), FEEDBACK_PAGE)).comments, commentsPath: `${base}/comments` } : null,
+              feedback: share.allowComments
+                ? { comments: (await this.comments.listOfFeedbackLink(feedbackLinkOf(share), FEEDBACK_PAGE)).comments, commentsPath: `${base}/comments`, closed: share.commentsClosed }
+                : null,
             })
           : renderCutSharePage({
               name: share.name,
@@ -118,6 +120,10 @@ export class SharesRoutes implements Feature {
     routes.on(ROUTES.unshareFile, async ({ principal, params }) => this.shares.revokeAllOfFile(principal, params.id));
 
     routes.on(ROUTES.unshareCut, async ({ principal, params }) => this.shares.revokeAllOfCut(principal, params.id));
+
+    routes.on(ROUTES.closeFeedbackLink, async ({ principal, params }) => this.shares.setCommentsClosed(principal, params.id, true));
+
+    routes.on(ROUTES.reopenFeedbackLink, async ({ principal, params }) => this.shares.setCommentsClosed(principal, params.id, false));
 
     routes.on(ROUTES.deleteShare, async ({ principal, params }) => {
       await this.shares.revoke(principal, params.id);

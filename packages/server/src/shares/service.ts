@@ -1,4 +1,4 @@
-import type { RevokeSharesResult, SharedCut, SharedFile, ShareLink, ShareRecord } from '@bandcollab/sdk/contract';
+import type { RevokeSharesResult, SharedCut, SharedFile, ShareLink, ShareRecord, FeedbackLinkState } from '@bandcollab/sdk/contract';
 import { randomUUID } from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import { ArchivesService, type CutArchive } from '../archives/service.js';
@@ -27,7 +27,7 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** What a working token opens: a file (the version it serves now), or a cut with its files as they are now. */
 export type ResolvedShare =
-  | ({ kind: 'file'; linkId: string; createdBy: string; expiresAt: Date | null; file: StoredFileRow; version: number; seriesFileIds: string[] } & ShareOptions)
+  | ({ kind: 'file'; linkId: string; createdBy: string; expiresAt: Date | null; commentsClosed: boolean; file: StoredFileRow; version: number; seriesFileIds: string[] } & ShareOptions)
   | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: StoredFileRow[] };
 
 /** Which request to a link's bytes or page is an access, as the counting rule reads it. */
@@ -168,6 +168,20 @@ export class SharesService {
     });
   }
 
+  /** Closes a feedback link to new comments, or reopens it: its creator or a project ADMIN. Strangers get 404. */
+  async setCommentsClosed(principal: Principal, linkId: string, closed: boolean): Promise<FeedbackLinkState> {
+    return this.sql.begin(async (tx) => {
+      const link = await this.repository.lockFeedbackLink(tx, linkId);
+      if (!link) throw notFound('Share link');
+      const { role } = await this.requireMember(principal, link.target, tx);
+      if (link.createdBy !== principal.userId && role !== 'ADMIN') {
+        throw forbidden('Only the link’s creator or a project ADMIN can close or reopen it to comments');
+      }
+      await this.repository.setCommentsClosed(tx, linkId, closed);
+      return { id: linkId, commentsClosed: closed };
+    });
+  }
+
   /** What a working token opens; unknown, revoked and expired tokens, and links of deleted things, are all the same 404. */
   async resolve(token: string): Promise<ResolvedShare> {
     const share = TOKEN_SHAPE.test(token) ? await this.repository.findActive(hashToken(token)) : null;
@@ -175,8 +189,8 @@ export class SharesService {
       const served = await this.repository.servedVersion(this.sql, share.fileId, share.follow);
       const file = served && (await this.files.findStored(this.sql, served.fileId));
       if (served && file) {
-        const { id, createdBy, expiresAt, follow, allowComments } = share;
-        return { kind: 'file', linkId: id, createdBy, expiresAt, follow, allowComments, file, version: served.version, seriesFileIds: served.seriesFileIds };
+        const { id, createdBy, expiresAt, follow, allowComments, commentsClosed } = share;
+        return { kind: 'file', linkId: id, createdBy, expiresAt, follow, allowComments, commentsClosed, file, version: served.version, seriesFileIds: served.seriesFileIds };
       }
     }
     if (share && 'cutId' in share) {

@@ -43,6 +43,14 @@ async function cutWithLink(fx: Fixture, creator: Actor): Promise<{ cutId: string
   return { cutId, linkId: link.id };
 }
 
+/** A new feedback link on the shared cut's file, made by `creator`; answers its id. */
+async function feedbackLinkBy(fx: Fixture, creator: Actor): Promise<string> {
+  const { fileId } = await sharedCut(fx);
+  await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: creator.token, json: { allowComments: true } }), 201);
+  const links = await expectStatus(fx.api.request('GET', `/api/files/${fileId}/shares`, { token: fx.actors.projectAdmin.token }), 200);
+  return links.at(-1).id;
+}
+
 /** Members make their own link; everyone else gets the ADMIN's. */
 const ownOrAdmins = (fx: Fixture, actor: Actor): Actor =>
   actor.name === 'member' || actor.name === 'projectAdmin' ? actor : fx.actors.projectAdmin;
@@ -126,6 +134,26 @@ export const rows: MatrixRow[] = [
   {
     endpoint: "DELETE /api/shares/:id (the caller's own link)",
     path: async (fx, actor) => `/api/shares/${(await cutWithLink(fx, ownOrAdmins(fx, actor))).linkId}`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: "PUT /api/shares/:id/comments-closed (another's link)",
+    path: async (fx) => `/api/shares/${await feedbackLinkBy(fx, fx.actors.projectAdmin)}/comments-closed`,
+    expect: adminOnly(),
+  },
+  {
+    endpoint: "PUT /api/shares/:id/comments-closed (the caller's own link)",
+    path: async (fx, actor) => `/api/shares/${await feedbackLinkBy(fx, ownOrAdmins(fx, actor))}/comments-closed`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: "DELETE /api/shares/:id/comments-closed (another's link)",
+    path: async (fx) => `/api/shares/${await feedbackLinkBy(fx, fx.actors.projectAdmin)}/comments-closed`,
+    expect: adminOnly(),
+  },
+  {
+    endpoint: "DELETE /api/shares/:id/comments-closed (the caller's own link)",
+    path: async (fx, actor) => `/api/shares/${await feedbackLinkBy(fx, ownOrAdmins(fx, actor))}/comments-closed`,
     expect: anyMember(),
   },
   {
