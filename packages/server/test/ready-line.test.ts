@@ -14,5 +14,17 @@ it('the ready line names the address band uses (the public URL), as a band auth 
     await rm(dataDir, { recursive: true, force: true });
   });
   const port = new URL(running.url).port;
-  expect(running.output()).toContain(`listening on ${running.url} (band: band auth login --api-url http://localhost:${port})\n`);
+  // A JSON log line like every other line of stdout (`pnpm start | jq`), its message the sentence to read.
+  const ready = running
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: string; msg: string; url?: string; publicUrl?: string })
+    .find((line) => line.msg.startsWith('listening on'));
+  expect(ready).toMatchObject({
+    level: 'info',
+    msg: `listening on ${running.url} (band: band auth login --api-url http://localhost:${port})`,
+    url: running.url,
+    publicUrl: `http://localhost:${port}`,
+  });
 }, 60_000);

@@ -27,8 +27,16 @@ export class Logger {
     this.write('error', msg, fields);
   }
 
+  /** Written whatever LOG_LEVEL says, as `info`: the lines a supervisor or a script waits for (ready, shutting down). */
+  announce(msg: string, fields?: LogFields): void {
+    this.line('info', msg, fields);
+  }
+
   private write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void {
-    if (!this.enabled(level)) return;
+    if (this.enabled(level)) this.line(level, msg, fields);
+  }
+
+  private line(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: LogFields): void {
     const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, loggable);
     process.stdout.write(`${line}\n`);
   }

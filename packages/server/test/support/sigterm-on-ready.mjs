@@ -3,6 +3,6 @@
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = (chunk, ...rest) => {
   const written = write(chunk, ...rest);
-  if (String(chunk).startsWith('listening on ')) process.kill(process.pid, 'SIGTERM');
+  if (String(chunk).includes('"msg":"listening on ')) process.kill(process.pid, 'SIGTERM');
   return written;
 };
