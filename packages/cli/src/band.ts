@@ -8,7 +8,7 @@ import path from 'node:path';
 // Before anything that an older Node cannot load (Node 20 has no enableCompileCache): one line, and out.
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
-  process.stderr.write(`band needs Node.js 22.19 or newer; this is ${process.version} (${process.execPath})\n`);
+  process.stderr.write(`band needs Node.js 22.19 or newer; this is v${process.versions.node} (${process.execPath})\n`);
   process.exit(1);
 }
 // Where the cache cannot be made (a read-only home), Node says so in the answer and band runs without it.
