@@ -29,9 +29,20 @@ export function pick<T extends Named>(items: readonly T[], ref: string, what: st
   const byId = items.find((item) => item.id === ref);
   if (byId) return byId;
   const wanted = ref.trim().toLowerCase();
-  const matches = items.filter((item) => item.name.toLowerCase() === wanted);
+  const lower = (item: T) => item.name.toLowerCase();
+  // The whole name first; then the name without its extension (`mix` for mix.wav), then a prefix of it, as git
+  // takes a short SHA: each only when it names one.
+  let matches = items.filter((item) => lower(item) === wanted);
+  for (const looser of [(item: T) => lower(item).replace(/\.[^.]*$/, '') === wanted, (item: T) => lower(item).startsWith(wanted)]) {
+    if (matches.length > 0 || wanted === '') break;
+    matches = items.filter(looser);
+  }
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) throw notFoundError(`no ${what} named "${ref}" ${where}`);
+  if (matches.length === 0) {
+    const near = items.filter((item) => wanted !== '' && lower(item).includes(wanted)).slice(0, 3);
+    const hint = near.length > 0 ? `; did you mean ${near.map((item) => `"${item.name}"`).join(' or ')}?` : '';
+    throw notFoundError(`no ${what} named "${ref}" ${where}${hint}`);
+  }
   const candidates = matches.map((item) => `  ${label(item)}  ${item.id}`).join('\n');
   throw usageError(`"${ref}" names ${matches.length} ${what}s ${where}; use an id:\n${candidates}`);
 }

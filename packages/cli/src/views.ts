@@ -322,8 +322,10 @@ export function joinedView(offer: InvitationView, accepted: AcceptedInvitation):
 
 // ---- files
 
-export function shareLinkView(link: ShareLink): string {
-  return `${link.shareUrl}${link.expiresAt ? `  (expires ${formatTime(link.expiresAt)} UTC)` : ''}`;
+/** A new link: its URL alone on stdout (`url=$(band file share …)`), when it expires on stderr; the record with --json. */
+export function showShareLink(out: Output, link: ShareLink): void {
+  out.record(link, () => link.shareUrl);
+  if (!out.json && link.expiresAt) out.info(`expires ${formatTime(link.expiresAt)} UTC`);
 }
 
 export function unsharedView(result: RevokeSharesResult, file: string): string {

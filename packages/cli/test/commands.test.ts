@@ -237,13 +237,12 @@ describe('band file and band storage', () => {
     expect(Buffer.from(await shared.arrayBuffer())).toEqual(await readFile(local));
     expect(plain(await ana.band(['file', 'share', uploaded!.id, '--expires', 'soon'])).exitCode).toBe(2);
 
-    const feedback = (await (
-      await fetch(`${server.url}/api/files/${uploaded!.id}/share`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${anaToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ allowComments: true }),
-      })
-    ).json()) as ShareLink;
+    // The URL alone on stdout, to capture in a script; when it expires on stderr.
+    const printed = plain(await ana.band(['file', 'share', uploaded!.id, '--feedback', '--follow', 'latest', '--expires', '30d']));
+    expect(printed.stdout).toMatch(/^http:\/\/\S+\/share\/\S+\n$/);
+    expect(printed.stderr).toMatch(/^expires \d{4}-\d{2}-\d{2} /);
+    const feedback = { token: printed.stdout.trim().split('/').pop()! };
+    expect(await (await fetch(`${server.url}/api/share/${feedback.token}`, { headers: { accept: 'application/json' } })).json()).toMatchObject({ allowComments: true, follow: 'latest' });
     const feedbackId = (await apiGet<{ id: string }[]>(server.url, `/api/files/${uploaded!.id}/shares`, anaToken)).at(-1)!.id;
     expect(await json(ana, ['share', 'close-comments', feedbackId])).toEqual({ id: feedbackId, commentsClosed: true });
     const guest = (body: string) =>

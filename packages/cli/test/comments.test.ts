@@ -130,7 +130,7 @@ describe('band comment', () => {
   });
 
   it('shows escape sequences and bidirectional controls in bodies and names as visible text, never to the terminal', async () => {
-    const hostile = await json<Comment>(ben, ['comment', 'add', mix.id, 'take\u202evaw.exe', '--at', '2.5']);
+    const hostile = await json<Comment>(ben, ['comment', 'add', mix.id, 'placeholder', '--at', '2.5']);
     // The server refuses control characters in bodies and names; a hostile server would not.
     await server.sql`update comments set body = ${'red\u001b[31m alert\u001b]52;c;ZXZpbA==\u0007 take\u202evaw.exe'} where id = ${hostile.id}`;
     await server.sql`update users set name = ${'Ben\u001b[2K\u202e'} where email = 'ben@example.com'`;

@@ -44,14 +44,15 @@ beforeAll(async () => {
   await registerWithCli(ana, 'ana@example.com', 'correct horse battery', 'Ana');
   const sdk = new BandClient({ baseUrl: server.url });
   await sdk.auth.login({ email: 'ana@example.com', password: 'correct horse battery' });
-  const created = await sdk.projects.create({ name: 'Hostile', description: DESCRIPTION });
+  const created = await sdk.projects.create({ name: 'Hostile' });
   const vibe = await sdk.vibes.create(created.id, { name: 'Verse' });
   const cut = await sdk.cuts.create(vibe.id, { name: 'Take' });
   const wav = path.join(ana.home, 'take.wav');
   await writeFile(wav, wavBytes(1));
   await sdk.files.upload({ cutId: cut.id, file: wav });
-  // The server refuses control characters in names; a hostile server would not.
+  // The server refuses control characters in names and descriptions; a hostile server would not.
   for (const table of ['projects', 'vibes', 'cuts', 'files']) await server.sql.unsafe(`update ${table} set name = $1`, [NAME]);
+  await server.sql`update projects set description = ${DESCRIPTION}`;
   await server.sql`update users set name = ${NAME}`;
   project = await sdk.projects.get(created.id);
   file = project.vibes[0]!.cuts[0]!.files[0]!;
@@ -137,10 +138,11 @@ describe('human output neutralises control characters from the server', () => {
       await until(() => /watching 1 project/.test(stderr));
       const sdk = new BandClient({ baseUrl: server.url });
       await sdk.auth.login({ email: 'ana@example.com', password: 'correct horse battery' });
-      await sdk.projects.update(project.id, { description: DESCRIPTION });
+      await sdk.projects.update(project.id, { description: 'plain text' });
       await until(() => stdout.endsWith('\n'));
     } finally {
       child.kill('SIGINT');
+      await server.sql`update projects set description = ${DESCRIPTION}`;
     }
     expect(stdout).toContain('project.updated  Evil\\x1b]0;pwned\\x07\\x1b[2K\\x0d\\x9b2J updated the project (now "Evil\\x1b]0;pwned');
     neutral({ exitCode: 0, stdout, stderr });

@@ -9,7 +9,7 @@ import { confirm } from '../prompt.js';
 import type { FileProgress } from '../render.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
-import { createdView, cutCheckTable, deletedView, movedCutView, renamedView, savedArchiveView, shareLinkView } from '../views.js';
+import { createdView, cutCheckTable, deletedView, movedCutView, renamedView, savedArchiveView, showShareLink } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'>;
 
@@ -126,7 +126,7 @@ export function register(cut: Command, factory: Factory): void {
           const client = await ctx.signedIn();
           const found = await resolveCut(client, { ...options, cut: ref });
           const link = await client.cuts.share(found.id, { expiresIn: options.expires });
-          ctx.out.record(link, () => shareLinkView(link));
+          showShareLink(ctx.out, link);
         }),
       ),
     'band cut share "Take 3" --vibe Verse --project Demo --expires 7d',

@@ -12,7 +12,7 @@ import { expand } from '../globs.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
-import { deletedView, downloadSummaryView, fileTable, fileView, savedView, shareLinkView, unsharedView, uploadSummaryView, versionsTable } from '../views.js';
+import { deletedView, downloadSummaryView, fileTable, fileView, savedView, showShareLink, unsharedView, uploadSummaryView, versionsTable } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
@@ -143,16 +143,19 @@ export function register(file: Command, factory: Factory): void {
   withExamples(
     withWhere(file.command('share').description('make a public link to a file').argument('<file>', 'file id, or name with --cut'))
       .option('--expires <duration>', 'link lifetime: 90s, 30m, 12h, 7d, 52w (60 s to 365 d); default: no expiry', parseDuration)
+      .option('--feedback', 'a feedback link: whoever holds it can comment on the mix without an account')
+      .addOption(new Option('--follow <which>', 'this: the link serves this version; latest: the newest version of the series at each access').choices(['this', 'latest']).default('this'))
       .action(
-        run(async (ctx, ref: string, options: Where & { expires?: number }) => {
+        run(async (ctx, ref: string, options: Where & { expires?: number; feedback?: boolean; follow: 'this' | 'latest' }) => {
           const client = await ctx.signedIn();
           const found = await resolveFile(client, ref, options);
-          const link = await client.files.share(found.id, { expiresIn: options.expires });
-          ctx.out.record(link, () => shareLinkView(link));
+          const link = await client.files.share(found.id, { expiresIn: options.expires, allowComments: options.feedback === true, follow: options.follow });
+          showShareLink(ctx.out, link);
         }),
       ),
     'band file share 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --expires 7d',
     'band file share mix --cut Final --vibe Mixes --project Demo',
+    'band file share mix --cut Final --project Demo --feedback --follow latest --expires 30d',
   );
 
   withExamples(

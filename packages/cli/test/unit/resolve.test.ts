@@ -43,4 +43,19 @@ describe('pick (name resolution)', () => {
     expect(error.exitCode).toBe(EXIT.usage);
     expect(error.message).toBe(`"demo" names 2 cuts in Demo; use an id:\n  Demo (vibe)  ${A.id}\n  demo (vibe)  ${B.id}`);
   });
+
+  it('takes a file name without its extension, or a prefix, when it names one; the whole name first', () => {
+    const mix = { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3304', name: 'mix.wav' };
+    const mixStems = { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3305', name: 'mix stems.zip' };
+    const bass = { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3306', name: 'Bass DI.wav' };
+    expect(pick([mix, mixStems, bass], 'mix', 'file', 'in cut "Final"')).toBe(mix);
+    expect(pick([mix, mixStems, bass], 'bass', 'file', 'in cut "Final"')).toBe(bass);
+    expect(pick([mix, mixStems, bass], 'mix s', 'file', 'in cut "Final"')).toBe(mixStems);
+    expect(failure(() => pick([mix, mixStems], 'mi', 'file', 'in cut "Final"')).exitCode).toBe(EXIT.usage);
+  });
+
+  it('suggests names that hold what was typed', () => {
+    const mix = { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3304', name: 'final mix.wav' };
+    expect(failure(() => pick([mix, C], 'mix', 'file', 'in cut "Final"')).message).toBe('no file named "mix" in cut "Final"; did you mean "final mix.wav"?');
+  });
 });
