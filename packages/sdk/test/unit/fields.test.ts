@@ -26,7 +26,7 @@ describe('descriptionSchema', () => {
   });
 
   it('refuses NUL, which PostgreSQL text cannot hold', () => {
-    expect(messageOf(descriptionSchema.safeParse('a\u0000b'))).toBe('must not contain NUL characters');
+    expect(messageOf(descriptionSchema.safeParse('a\u0000b'))).toBe('must not contain control characters other than newline and tab');
   });
 });
 
