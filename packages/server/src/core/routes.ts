@@ -76,7 +76,9 @@ export class Routes {
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
-    this.app[method](route.path, async (req: Request, res: Response) => {
+    this.app[method](route.path, async (req: Request, res: Response, next?: () => void) => {
+      // tinyhttp offers a HEAD to every route of its path, in registration order: it runs the path's HEAD or GET route only.
+      if (req.method !== route.method && !(req.method === 'HEAD' && route.method === 'GET')) return next?.();
       if (route.auth === 'session' || route.auth === 'sign-in') guard.refusePersonalAccessToken(req);
       before?.(req, res);
       const principal = AUTHENTICATED.has(route.auth)
