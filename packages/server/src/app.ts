@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { once } from 'node:events';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { App, type Request, type Response } from '@tinyhttp/app';
@@ -20,12 +20,13 @@ import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
 import { Routes } from './core/routes.js';
 import { BLOB_STORE, CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
-import { DomainError, notFound, unavailable } from './core/errors.js';
+import { DomainError, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
+import { type CorsHandler, requestListener } from './core/listener.js';
 import { Logger } from './core/logger.js';
 import { UrlRedactor } from './core/redact.js';
-import { declaredRoutes, routeExactly } from './core/routing.js';
+import { declaredRoutes, RouteTable, routeExactly } from './core/routing.js';
 import { Idempotency } from './core/idempotency.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
@@ -122,8 +123,8 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, database, shutdown, features, purge, analysis, orphans, store } = built;
-  serve = (req, res) => app.attach(req as Request, res as Response);
+  const { app, listener, database, shutdown, features, purge, analysis, orphans, store } = built;
+  serve = listener;
   // Ready now: the count of stored files without a record runs behind, never delaying the start.
   orphans.start();
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -168,6 +169,8 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
 
 interface Built {
   app: App;
+  /** What the HTTP server's requests go to once the server is built (core/listener.ts, then the app). */
+  listener: RequestListener;
   database: Database;
   shutdown: Shutdown;
   features: Feature[];
@@ -207,79 +210,45 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     noMatchHandler: (req: Request, res: Response) => sendProblem(req, res, noRoute(req)),
     onError: (error: unknown, req: Request, res: Response) => handleError(log, urls, error, req, res),
   });
-  app.use((req, res, next) => {
-    setCommonHeaders(req, res);
-    let idled = false;
-    // Request lines are info: with info logging off, a request gathers no fields and adds no listeners for them.
-    if (log.enabled('info')) logRequest(log, urls, req, res, () => idled);
-    // IDLE_TIMEOUT_SECONDS without a byte moving (see core/connections.ts); handled here, so it is logged.
-    res.once('timeout', () => {
-      idled = true;
-      req.socket.destroy();
-    });
-    // tinyhttp answers a path it cannot percent-decode with a plain-text 400; such a path names nothing.
-    if (!isDecodable(req.url)) {
-      sendProblem(req, res, notFound());
-      return;
-    }
-    // tinyhttp runs HEAD through the first route of the path whatever its method (a HEAD of
-    // /api/auth/logout would log out): only a GET route may answer it.
-    if (req.method === 'HEAD' && !['GET', 'HEAD'].includes(firstRouteOf(app, req.url)?.method ?? '')) {
-      sendProblem(req, res, noRoute(req));
-      return;
-    }
-    next?.();
-  });
-
-  if (config.corsOrigins.length > 0) {
-    // The CORS middleware answers every OPTIONS itself: the tus discovery answer gets its headers first.
-    const discovery = tusDiscoveryHeaders(container.resolve(FileTypes));
-    app.use((req, res, next) => {
-      if (req.method === 'OPTIONS' && req.url.split('?')[0] === ROUTES.tusOptions.path) for (const [name, value] of Object.entries(discovery)) res.setHeader(name, value);
-      next?.();
-    });
-    app.use(
-      cors({
-        origin: config.corsOrigins,
-        credentials: true,
-        allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', 'idempotency-key', ...TUS_REQUEST_HEADERS],
-        exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', 'idempotent-replayed', ...TUS_RESPONSE_HEADERS],
-      }),
-    );
-  }
-
   const features = FEATURES.map((token) => container.resolve(token));
   const routes = new Routes(app, container.resolve(AuthGuard), container.resolve(Idempotency));
   for (const feature of features) feature.register(routes);
   routeExactly(app);
   // Used by the handlers above, which run only once the server is built (requests wait for that).
   const urls = new UrlRedactor(declaredRoutes(app));
+  const listener = requestListener({
+    log,
+    urls,
+    routes: new RouteTable(declaredRoutes(app)),
+    cors: config.corsOrigins.length > 0 ? corsFor(config.corsOrigins, tusDiscoveryHeaders(container.resolve(FileTypes))) : undefined,
+    dispatch: (req, res) => app.attach(req as Request, res as Response),
+  });
 
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
   await purge.start();
   const analysis = container.resolve(AnalysisWorker);
   analysis.start();
-  return { app, database, shutdown, features, purge, analysis, orphans: container.resolve(OrphansWarning), store };
+  return { app, listener, database, shutdown, features, purge, analysis, orphans: container.resolve(OrphansWarning), store };
 }
 
-/** Logs the request when its answer is complete, or that it was not (closed by the client, or cut for idling). */
-function logRequest(log: Logger, urls: UrlRedactor, req: Request, res: Response, idled: () => boolean): void {
-  const started = process.hrtime.bigint();
-  const logged = () => ({
-    method: req.method,
-    path: urls.redact(req.method ?? '', (req.originalUrl ?? req.url).split('?')[0]!),
-    durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-    requestId: requestId(req),
+/** CORS for CORS_ORIGINS: its preflight answers every OPTIONS, the tus discovery's with that answer's headers. */
+function corsFor(origins: string[], discovery: Record<string, string>): CorsHandler {
+  const handler = cors({
+    origin: origins,
+    credentials: true,
+    allowedHeaders: ['authorization', 'content-type', 'range', 'if-none-match', 'x-request-id', 'idempotency-key', ...TUS_REQUEST_HEADERS],
+    exposedHeaders: ['content-disposition', 'content-range', 'etag', 'location', 'retry-after', 'x-request-id', 'idempotent-replayed', ...TUS_RESPONSE_HEADERS],
   });
-  res.once('finish', () => log.info('request', { ...logged(), status: res.statusCode }));
-  res.once('close', () => {
-    if (!res.writableFinished) log.info(idled() ? 'connection idle too long: closed' : 'client went away', logged());
-  });
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS' && req.url?.split('?')[0] === ROUTES.tusOptions.path) for (const [name, value] of Object.entries(discovery)) res.setHeader(name, value);
+    handler(req, res, next);
+  };
 }
 
 /** The answer while the server is still being built: come back in a moment. */
 function answerStarting(req: IncomingMessage, res: ServerResponse): void {
+  setCommonHeaders(req, res);
   sendProblem(req, res, unavailable('The server is starting', 1));
 }
 
@@ -309,11 +278,6 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
 
 const noRoute = (req: IncomingMessage): DomainError => new DomainError('NOT_FOUND', `No route for ${req.method} ${req.url?.split('?')[0]}`);
 
-function firstRouteOf(app: App, url: string) {
-  const path = url.split('?')[0]!;
-  return app.middleware.find((route) => route.type === 'route' && route.regex?.pattern.test(path));
-}
-
 /** `config` listening on `port`: URLs that name port 0 name `port` instead. */
 function withPort(config: Config, port: number): Config {
   const withBoundPort = (url: string): string => {
@@ -323,17 +287,6 @@ function withPort(config: Config, port: number): Config {
     return parsed.href.replace(/\/+$/, '');
   };
   return { ...config, port, publicUrl: withBoundPort(config.publicUrl), appUrl: withBoundPort(config.appUrl) };
-}
-
-function isDecodable(url: string): boolean {
-  // Only a percent escape can fail to decode; most paths have none.
-  if (!url.includes('%')) return true;
-  try {
-    decodeURIComponent(url.split('?')[0]!);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Failures postgres.js names itself: no socket or server error carries these codes. */

@@ -71,6 +71,15 @@ describe('settings', () => {
     expect(() => loadConfig({ MAX_CONNECTIONS: 'many' })).toThrow(/MAX_CONNECTIONS must be a whole number/);
   });
 
+  it('caps connections per client address at the smaller of 200 and a tenth of MAX_CONNECTIONS, unless MAX_CONNECTIONS_PER_ADDRESS says', () => {
+    expect(loadConfig({}).maxConnectionsPerAddress).toBe(200);
+    expect(loadConfig({ MAX_CONNECTIONS: '20000' }).maxConnectionsPerAddress).toBe(200);
+    expect(loadConfig({ MAX_CONNECTIONS: '200' }).maxConnectionsPerAddress).toBe(20);
+    expect(loadConfig({ MAX_CONNECTIONS: '5' }).maxConnectionsPerAddress).toBe(1);
+    expect(loadConfig({ MAX_CONNECTIONS: '200', MAX_CONNECTIONS_PER_ADDRESS: '50' }).maxConnectionsPerAddress).toBe(50);
+    expect(() => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '0' })).toThrow(/MAX_CONNECTIONS_PER_ADDRESS must be a whole number/);
+  });
+
   it('analyses one file at a time by default; ANALYSIS_CONCURRENCY takes 0 (none here) to 4', () => {
     expect(loadConfig({}).analysisConcurrency).toBe(1);
     expect(loadConfig({ ANALYSIS_CONCURRENCY: '0' }).analysisConcurrency).toBe(0);

@@ -169,6 +169,35 @@ describe('slow and idle clients', () => {
   });
 });
 
+describe('connections per client address', () => {
+  it('holds MAX_CONNECTIONS_PER_ADDRESS from one address (a tenth of MAX_CONNECTIONS by default), WebSockets included: another address is still served', async () => {
+    const limited = await startLoggedServer({ MAX_CONNECTIONS: '30' });
+    try {
+      const user = await client(limited.url).register();
+      // One of the three places of 127.0.0.2 is an events WebSocket; its idle sockets get the two others.
+      const events = await openEventSocket(limited.url, { token: user.accessToken, localAddress: '127.0.0.2' });
+      const idle = await Promise.all(Array.from({ length: 30 }, () => openSocket(limited.url, '127.0.0.2')));
+      const closed = idle.map((socket) => whenClosed(socket));
+      let refused = 0;
+      for (const ended of closed) void ended.then(() => (refused += 1));
+      await waitUntil(async () => refused >= 28);
+
+      const other = await openSocket(limited.url, '127.0.0.3');
+      const answer = whenClosed(other);
+      other.write(requestHead('GET', '/api/health', { Connection: 'close' }));
+      expect(await answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(refused).toBe(28);
+      expect((await Promise.all(closed.filter((_, i) => idle[i]!.destroyed))).every((received) => received === '')).toBe(true);
+      const warning = await waitForLog(limited.output, (line) => line.level === 'warn' && /connections from one client address/.test(line.msg));
+      expect(warning).toMatchObject({ clientAddress: '127.0.0.2', maxConnectionsPerAddress: 3 });
+      events.close();
+      for (const socket of idle) socket.destroy();
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
 describe('an answer sent before the request body was read', () => {
   const MiB = 1024 * 1024;
   const write = (socket: Socket, bytes: string | Buffer) => new Promise<void>((resolve, reject) => socket.write(bytes, (error) => (error ? reject(error) : resolve())));

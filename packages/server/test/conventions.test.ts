@@ -1,8 +1,10 @@
 /**
  * The API conventions, checked on every route the server registers (not a sample): a path id that is
  * not a UUID is 404, a JSON body that is malformed, too large or of another type is 400/413/415, every
- * error is problem details carrying the request id, and every 401 names the Bearer scheme.
+ * error is problem details carrying the request id, every 401 names the Bearer scheme, and every other
+ * spelling of a path is 404 for every method, logged and answered with its request id.
  */
+import { Agent } from 'node:http';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { type RouteDeclaration, ROUTES } from '@bandcollab/sdk/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,7 @@ import { addMember, buildFixture, expectStatus, type Fixture, inviteToken, ISO_T
 import { openEventSocket } from './support/event-socket.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestResponse } from './support/http.js';
+import { rawRequest } from './support/raw-http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 let server: TestServer;
@@ -23,17 +26,32 @@ let tokenId: string;
 let uploadId: string;
 let commentId: string;
 let feedbackToken: string;
+let invitationToken: string;
+
+/** The server's log (it logs at info here): its JSON lines are kept from stdout, not printed. */
+const logged: string[] = [];
+const writeStdout = process.stdout.write;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    if (typeof chunk === 'string' && chunk.startsWith('{"time"')) {
+      logged.push(chunk);
+      return true;
+    }
+    return (writeStdout as (...args: unknown[]) => boolean).apply(process.stdout, [chunk, ...rest]);
+  }) as typeof process.stdout.write;
+  server = await startTestServer({ LOG_LEVEL: 'info' });
   fx = await buildFixture(server);
   fileId = (await expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201)).id;
   memberId = await fx.newMember();
   await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token }), 201);
   shareId = (await expectStatus(fx.api.request('GET', `/api/files/${fileId}/shares`, { token: fx.actors.projectAdmin.token }), 200))[0].id;
-  invitationId = (
-    await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }), 201)
-  ).invitation.id;
+  const invited = await expectStatus(
+    fx.api.request('POST', `/api/projects/${fx.project.id}/invite`, { token: fx.actors.projectAdmin.token, json: { email: 'listed@example.com', role: 'MEMBER' } }),
+    201,
+  );
+  invitationId = invited.invitation.id;
+  invitationToken = inviteToken(invited.inviteUrl);
   const avatar = new FormData();
   avatar.append('image', new Blob([new Uint8Array(PNG_BYTES)]), 'avatar.png');
   avatarName = (await expectStatus(fx.api.request('PUT', '/api/auth/me/avatar', { token: fx.actors.member.token, body: avatar }), 200)).avatarUrl.split('/').pop();
@@ -48,7 +66,10 @@ beforeAll(async () => {
   });
   uploadId = resumable.headers.get('location')!.split('/').pop()!;
 });
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  process.stdout.write = writeStdout;
+});
 
 /** Every registered route but HEAD twins and the WebSocket upgrade (events.test.ts checks its refusals). */
 const routes = () =>
@@ -334,6 +355,147 @@ describe('HEAD', () => {
       expect(response.status, `HEAD ${path}`).toBe(404);
     }
     expect((await fx.api.request('GET', '/api/auth/me', { token: user.accessToken })).status).toBe(200);
+  });
+
+  it('runs no other handler whatever the spelling: HEAD //…/vibes creates no vibe, HEAD //api/auth/logout ends no session', async () => {
+    const user = await fx.api.register();
+    const project = await expectStatus(fx.api.request('POST', '/api/projects', { token: user.accessToken, json: { name: 'Heads' } }), 201);
+    const asUser = (json: unknown) => {
+      const body = JSON.stringify(json);
+      return { headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body };
+    };
+    for (const path of [`//api/projects/${project.id}/vibes`, `/api//projects/${project.id}/vibes`, `/api/projects/${project.id}/./vibes`]) {
+      const answer = await rawRequest(server.url, 'HEAD', path, asUser({ name: `Made by HEAD ${path}` }));
+      expect(answer.status, `HEAD ${path}`).toBe(404);
+      expect(answer.headers['x-request-id'], path).toBeTruthy();
+    }
+    const [vibes] = await server.sql`select count(*)::int as count from vibes where project_id = ${project.id}`;
+    expect(vibes?.count).toBe(0);
+    for (const path of ['//api/auth/logout', '/api/auth//logout', '//api//auth/logout']) {
+      expect((await rawRequest(server.url, 'HEAD', path, asUser({ refreshToken: user.refreshToken }))).status, `HEAD ${path}`).toBe(404);
+    }
+    expect((await fx.api.request('GET', '/api/auth/me', { token: user.accessToken })).status).toBe(200);
+    expect((await fx.api.request('POST', '/api/auth/refresh', { json: { refreshToken: user.refreshToken } })).status).toBe(200);
+  });
+});
+
+describe('every method on every spelling of every path', () => {
+  const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+  const percentEncoded = (character: string) => `%${character.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`;
+
+  /** Spellings of a concrete path other than itself: letter case, `//`, `%2F`, dot segments, a trailing slash, `;`. */
+  const misspelt = (path: string): Array<[string, string]> => {
+    if (path === '/') return [['double slash', '//'], ['dot segment', '/.'], ['matrix parameter', '/;x'], ['encoded slash', '/%2F']];
+    const [first, ...others] = path.split('/').slice(1) as [string, ...string[]];
+    const tail = others.map((segment) => `/${segment}`).join('');
+    const spellings: Array<[string, string]> = [
+      ['upper case', path.toUpperCase()],
+      ['leading //', `/${path}`],
+      ['inner //', `/${first}/${tail}`],
+      ['trailing slash', `${path}/`],
+      ['dot segment', `/${first}/.${tail}`],
+      ['dot-dot segment', `/${first}/x/..${tail}`],
+      ['leading dot-dot', `/..${path}`],
+      ['encoded dot segment', `/${first}/%2e${tail}`],
+      ['encoded dot-dot segment', `/${first}/x/%2E%2E${tail}`],
+      ['matrix parameter', `/${first};x${tail}`],
+      ['trailing ;', `${path};`],
+      ['percent-encoded letter', `/${percentEncoded(first[0]!)}${first.slice(1)}${tail}`],
+    ];
+    if (others.length > 0) spellings.push(['encoded slash', `/${first}%2F${others.join('/')}`]);
+    return spellings.filter(([, spelled]) => spelled !== path);
+  };
+
+  const problemCode = (body: string): string | undefined => {
+    try {
+      return (JSON.parse(body) as { code?: string }).code;
+    } catch {
+      return undefined;
+    }
+  };
+
+  /** Real ids and tokens for every parameter, invitation tokens included, so a route reached would act (and log its token). */
+  const liveId = (owner: string, param: string) => (param === 'token' && owner !== 'share' ? invitationToken : realId(owner, param));
+
+  /** What the database holds, table by table: equal before and after means nothing was changed. */
+  const snapshot = async (): Promise<Record<string, string>> => {
+    const tables = await server.sql<{ name: string }[]>`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`;
+    const digests: Record<string, string> = {};
+    for (const { name } of tables) {
+      const [row] = await server.sql.unsafe(`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from "${name}" t`);
+      digests[name] = row!.digest as string;
+    }
+    return digests;
+  };
+
+  /** The snapshot once background work (the analysis of the files uploaded above) has settled: two alike in a row. */
+  const settled = async (): Promise<Record<string, string>> => {
+    for (let last = await snapshot(); ; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const next = await snapshot();
+      if (JSON.stringify(next) === JSON.stringify(last)) return next;
+      last = next;
+    }
+  };
+
+  it('is 404 NOT_FOUND for every method on a spelling other than the declared path, changes nothing, and is logged with its request id and no token', async () => {
+    // A session of its own: should a misspelt logout get through, the rest of the file keeps its ADMIN.
+    const me = await expectStatus(fx.api.request('GET', '/api/auth/me', { token: fx.actors.projectAdmin.token }), 200);
+    const session = await expectStatus(fx.api.request('POST', '/api/auth/login', { json: { email: me.email, password: 'correct horse battery' } }), 200);
+    const body = JSON.stringify({ name: 'Spelled', email: 'spelled@example.com', role: 'MEMBER', refreshToken: session.refreshToken, token: invitationToken, body: 'Spelled', atMs: 0 });
+    const headers = { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    const before = await settled();
+    const wrong: string[] = [];
+    const sent: string[] = [];
+    const paths = [...new Set(server.routes.map((route) => fill(route.split(' ')[1]!, liveId)))];
+    for (const path of paths) {
+      // Each path's spellings go at once (a few connections), the paths one after another.
+      await Promise.all(
+        misspelt(path).flatMap(([spelling, spelled]) =>
+          METHODS.map(async (method) => {
+            const requestId = `spelling-${sent.push(spelled)}`;
+            const answer = await rawRequest(server.url, method, spelled, { agent, headers: { ...headers, 'x-request-id': requestId }, body });
+            const code = method === 'HEAD' ? 'NOT_FOUND' : problemCode(answer.body);
+            if (answer.status !== 404 || code !== 'NOT_FOUND' || !/^application\/problem\+json/.test(answer.headers['content-type'] ?? '')) {
+              wrong.push(`${spelling}: ${method} ${spelled} → ${answer.status} ${answer.body.slice(0, 120)}`);
+            }
+            if (answer.headers['x-request-id'] !== requestId) wrong.push(`${spelling}: ${method} ${spelled} → X-Request-Id ${answer.headers['x-request-id']}`);
+          }),
+        ),
+      );
+    }
+    agent.destroy();
+    expect(wrong).toEqual([]);
+    expect(sent.length).toBeGreaterThan(5000);
+    expect(await snapshot()).toEqual(before);
+
+    const requestLines = new Map(
+      logged
+        .map((line) => JSON.parse(line) as { msg: string; requestId?: string; path?: string })
+        .filter((line) => line.msg === 'request')
+        .map((line) => [line.requestId, line]),
+    );
+    const unlogged = sent.flatMap((spelled, index) => (requestLines.has(`spelling-${index + 1}`) ? [] : [spelled]));
+    expect(unlogged).toEqual([]);
+    const log = logged.join('');
+    expect(log).not.toContain(feedbackToken);
+    expect(log).not.toContain(invitationToken);
+  });
+
+  it('changes nothing with HEAD or OPTIONS on any declared path', async () => {
+    const token = fx.actors.projectAdmin.token;
+    const before = await settled();
+    for (const route of server.routes) {
+      const path = fill(route.split(' ')[1]!, liveId);
+      for (const method of ['HEAD', 'OPTIONS']) {
+        const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': '16' };
+        const answer = await rawRequest(server.url, method, path, { headers, body: '{"name":"Probe"}' });
+        expect(answer.status, `${method} ${path}`).toBeLessThan(500);
+        expect(answer.headers['x-request-id'], `${method} ${path}`).toBeTruthy();
+      }
+    }
+    expect(await snapshot()).toEqual(before);
   });
 });
 

@@ -28,6 +28,8 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** Open connections beyond this are closed as they arrive. */
   maxConnections: number;
+  /** Open connections of one client address beyond this are closed as they arrive (not with TRUST_PROXY). */
+  maxConnectionsPerAddress: number;
   /** Tunables with production defaults; tests lower them so nothing waits for minutes. */
   accessTokenTtlSeconds: number;
   loginMaxFailures: number;
@@ -109,7 +111,11 @@ export const SETTINGS = {
     default: 60,
     meaning: 'a request whose connection moves no byte for this long is cut: a stalled body (its partial upload is removed) or a reader that stopped reading',
   },
-  MAX_CONNECTIONS: { default: 2000, meaning: 'open connections at most (WebSockets included), and at most 200 from one client address; more are closed as they arrive' },
+  MAX_CONNECTIONS: { default: 2000, meaning: 'open connections at most (WebSockets included); more are closed as they arrive' },
+  MAX_CONNECTIONS_PER_ADDRESS: {
+    otherwise: 'the smaller of 200 and a tenth of `MAX_CONNECTIONS`',
+    meaning: 'open connections of one client address at most (WebSockets included), so one address cannot take every place; more are closed as they arrive; off with `TRUST_PROXY`',
+  },
   OIDC_ISSUER: { with: ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'], otherwise: 'unset', meaning: 'external sign-in; off unless all three are set' },
   OIDC_SCOPES: { default: 'openid email profile', meaning: 'the scopes external sign-in asks the identity provider for' },
   MIN_FREE_DISK_MB: {
@@ -290,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
     };
   }
 
+  const maxConnections = integer('MAX_CONNECTIONS', 1, 1_000_000);
   const config: Config = {
     port,
     host,
@@ -304,7 +311,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel ?? SETTINGS.LOG_LEVEL.default,
     oidc,
     idleTimeoutSeconds: integer('IDLE_TIMEOUT_SECONDS', 1, 86_400),
-    maxConnections: integer('MAX_CONNECTIONS', 1, 1_000_000),
+    maxConnections,
+    maxConnectionsPerAddress: optionalInteger('MAX_CONNECTIONS_PER_ADDRESS', 1, 1_000_000) ?? Math.max(1, Math.min(200, Math.floor(maxConnections / 10))),
     accessTokenTtlSeconds: integer('ACCESS_TOKEN_TTL_SECONDS', 1, 86_400),
     loginMaxFailures: integer('LOGIN_MAX_FAILURES', 1, 1_000_000),
     loginWindowSeconds: integer('LOGIN_WINDOW_SECONDS', 1, 86_400),

@@ -16,13 +16,6 @@ const DROP_WARNING_INTERVAL_MS = 60_000;
  */
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
 /**
- * Open connections per client address (a tenth of the default MAX_CONNECTIONS): more are closed as they
- * arrive, so one address cannot take every place. Room for an office behind one NAT, each browser keeping
- * six connections and an events socket. Not applied with TRUST_PROXY: every connection then comes from the proxy,
- * which must hold its clients to account.
- */
-const MAX_CONNECTIONS_PER_ADDRESS = 200;
-/**
  * After an answer sent before its request's body was read (a 413, 415, 401, 507…), up to this many more bytes of
  * the body are read and dropped; past that the connection is closed.
  */
@@ -38,8 +31,10 @@ const DRAINED_AFTER_ANSWER_BYTES = 8 * 1024 * 1024;
  *   its socket out of this (the `ws` library turns the timeout off) and relies on its heartbeat;
  * - a new connection that sends no byte within 10 s is closed unanswered;
  * - idle keep-alive connections close after 5 s;
- * - at most `maxConnections` are open at once (WebSockets included), and at most 200 from one client address
- *   (unless behind a trusted proxy); more are closed as they arrive.
+ * - at most `maxConnections` are open at once (WebSockets included), and at most `maxConnectionsPerAddress`
+ *   from one client address, counted as a connection arrives, before any byte of it is read, so one address
+ *   cannot take every place (not behind a trusted proxy: every connection then comes from the proxy, which must
+ *   hold its clients to account); more are closed as they arrive.
  * There is no whole-request timeout (`requestTimeout: 0`): a large upload on a slow line may take hours.
  */
 export function createHttpServer(config: Config, log: Logger, listener: RequestListener): Server {
@@ -61,14 +56,15 @@ export function createHttpServer(config: Config, log: Logger, listener: RequestL
     log.warn('MAX_CONNECTIONS reached: new connections are closed until some end', { maxConnections: config.maxConnections }),
   );
   server.on('drop', dropWarning);
+  if (!config.trustProxy) capPerAddress(server, log, config.maxConnectionsPerAddress);
   server.on('connection', (socket: Socket) => {
+    if (socket.destroyed) return;
     const firstByte = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
     }, FIRST_BYTE_TIMEOUT_MS);
     firstByte.unref();
     socket.once('close', () => clearTimeout(firstByte));
   });
-  if (!config.trustProxy) capPerAddress(server, log);
   return server;
 }
 
@@ -97,18 +93,18 @@ function drainAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /** Counts the open connections of each client address and closes those past its cap as they arrive. */
-function capPerAddress(server: Server, log: Logger): void {
+function capPerAddress(server: Server, log: Logger, maxPerAddress: number): void {
   const open = new Map<string, number>();
   const capWarning = throttled((address: string) =>
     log.warn('too many connections from one client address: its new ones are closed until some end', {
       clientAddress: address,
-      maxConnectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS,
+      maxConnectionsPerAddress: maxPerAddress,
     }),
   );
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? 'unknown';
     const count = open.get(address) ?? 0;
-    if (count >= MAX_CONNECTIONS_PER_ADDRESS) {
+    if (count >= maxPerAddress) {
       socket.destroy();
       capWarning(address);
       return;

@@ -1,6 +1,14 @@
+import { isUuid } from '@bandcollab/sdk/contract';
 import type { DeclaredRoute } from './routing.js';
 
 export const REDACTED = '[redacted]';
+
+/**
+ * A run of URL-safe characters as long as a secret (share and invitation tokens are 43), unless it is a UUID:
+ * redacted wherever it stands in a path, so a token no route fits (a misspelt path, a token pasted in the
+ * wrong place) stays out of the log as well.
+ */
+const TOKEN_SHAPED = /[\w-]{32,}/g;
 
 /** The parameter name a route gives a path segment that is a bearer secret: share and invitation links. */
 const SECRET_PARAMETER = ':token';
@@ -18,6 +26,7 @@ interface RouteShape {
  * with 404, is redacted as the declared one is. A route of the request's method that fits the whole path
  * decides (`POST /api/invitations/accept` names an action, `GET /api/invitations/<token>` a secret); failing
  * one, a path whose start fits a route with a `:token` loses that segment, whatever follows or the method.
+ * Then any token-shaped run left anywhere in the path goes too (TOKEN_SHAPED).
  * Every query value (one-time codes, OAuth state, redirect targets) is replaced too; the parameter names
  * stay, so a line still says which flow it was. Every logged path or URL goes through here.
  */
@@ -71,7 +80,7 @@ export class UrlRedactor {
       ? named.segments.flatMap((segment, i) => (segment === SECRET_PARAMETER ? [i] : []))
       : this.secretRoutes.filter((route) => fits(route, false)).map((route) => route.segments.length - 1);
     for (const i of secretAt) raw[at[i]!] = REDACTED;
-    return raw.join('/');
+    return raw.join('/').replace(TOKEN_SHAPED, (run) => (isUuid(run) ? run : REDACTED));
   }
 }
 

@@ -78,7 +78,9 @@ export class Routes {
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
     const takesNoBody = schema === undefined && route.form === undefined && route.openapi?.requestBody === undefined;
-    this.app[method](route.path, async (req: Request, res: Response) => {
+    this.app[method](route.path, async (req: Request, res: Response, next?: () => void) => {
+      // tinyhttp offers a HEAD to every route of its path, in registration order: it runs the path's HEAD or GET route only.
+      if (req.method !== route.method && !(req.method === 'HEAD' && route.method === 'GET')) return next?.();
       // A text/plain body is what a cross-site form sends without a preflight: a route taking no body takes
       // JSON (an empty object, as some clients send) or nothing.
       if (takesNoBody && hasBody(req) && contentType(req) !== 'application/json') {

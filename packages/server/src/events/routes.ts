@@ -60,7 +60,8 @@ export class EventsRoutes implements Feature {
     // Node hands over an upgrading socket without its error handler: a peer resetting it must not crash us.
     socket.on('error', () => socket.destroy());
     try {
-      if (new URL(req.url ?? '/', 'http://host').pathname !== ROUTES.events.path) throw notFound('WebSocket endpoint');
+      // The path exactly as declared (the one canonical spelling, core/routing.ts): no `//`, dot segment or `%2F` reaches it.
+      if ((req.url ?? '').split('?')[0] !== ROUTES.events.path) throw notFound('WebSocket endpoint');
       // Browsers send cookies with cross-site WebSocket requests: only the server's own and configured origins may connect.
       if (!this.isAllowedOrigin(req.headers.origin)) throw forbidden('This origin may not open the events stream');
       const principal = await this.guard.authenticate(req, { allowCookie: ROUTES.events.cookie, allowSubprotocol: true, scope: 'read' });

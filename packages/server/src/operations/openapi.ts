@@ -38,7 +38,8 @@ export const openApiDocument = {
       '1 MiB 413 PAYLOAD_TOO_LARGE, another content type 415 UNSUPPORTED_MEDIA_TYPE. Any endpoint may answer 500 INTERNAL ' +
       '(no internals in the body; logged with the request id) or 503 UNAVAILABLE with Retry-After when the database is ' +
       'unreachable. HEAD is answered on GET routes only, and on a resumable upload (/api/uploads/{id}). Paths match exactly as ' +
-      'documented: another letter case, a trailing slash or a percent-encoded letter is 404 NOT_FOUND. ' +
+      'documented: another letter case, a repeated slash, a trailing slash, a dot segment, a ; parameter or any percent-escape ' +
+      '(%2F, a percent-encoded letter) is 404 NOT_FOUND for every method. ' +
       'An account whose password an admin reset (the reset-password server command) gets 403 PASSWORD_CHANGE_REQUIRED from ' +
       'every authenticated endpoint but POST /api/auth/password until it sets a new one. ' +
       'A personal access token (bcp_…, see POST /api/tokens) used beyond its scope gets 403 INSUFFICIENT_SCOPE on any ' +
@@ -48,7 +49,7 @@ export const openApiDocument = {
       `Connections: headers must arrive within ${SETTINGS.HEADERS_TIMEOUT_SECONDS.default} s; a request whose connection moves no byte for ` +
       `IDLE_TIMEOUT_SECONDS (${SETTINGS.IDLE_TIMEOUT_SECONDS.default}) is cut; a new connection that sends no byte within 10 s is closed; idle ` +
       `keep-alive connections close after 5 s; at most MAX_CONNECTIONS (${SETTINGS.MAX_CONNECTIONS.default}) are open at once, and at most ` +
-      '200 from one client address (not behind TRUST_PROXY).',
+      'MAX_CONNECTIONS_PER_ADDRESS (the smaller of 200 and a tenth of MAX_CONNECTIONS) from one client address (not behind TRUST_PROXY).',
   },
   servers: [{ url: '/' }],
   components: {

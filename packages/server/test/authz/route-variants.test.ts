@@ -1,8 +1,9 @@
 /**
  * No other spelling of a path gets past a decision taken for its route. Every route the server registers is
  * called, as every actor of the authorization matrix, through the paths of its matrix rows spelled otherwise:
- * in upper case, with one segment capitalized, with a trailing slash, with a letter percent-encoded, and with
- * a character of a parameter percent-encoded. Each answer must be the status the row gives that actor on the
+ * in upper case, with one segment capitalized, with a trailing slash, with a letter percent-encoded, with
+ * a character of a parameter percent-encoded, with a leading or an inner `//`, with a `;` parameter and with
+ * its last `/` percent-encoded. Each answer must be the status the row gives that actor on the
  * path as declared, or 404 NOT_FOUND. A route without a row (see NOT_IN_MATRIX in matrix.test.ts) is called
  * with a made-up id for each parameter and no body, and compared with the same call on its declared path.
  */
@@ -39,7 +40,13 @@ function spellingsOf(route: string, path: string): Array<[string, string]> {
     ['capitalized', respelled(literal, (segment) => segment[0]!.toUpperCase() + segment.slice(1))],
     ['trailing slash', `${pathname}/${query}`],
     ['percent-encoded letter', respelled(literal, (segment) => percentEncoded(segment[0]!) + segment.slice(1))],
+    ['leading //', `/${pathname}${query}`],
+    ['inner //', respelled(literal, (segment) => `/${segment}`)],
+    ['matrix parameter', respelled(literal, (segment) => `${segment};x`)],
   ];
+  // The last separator percent-encoded (fetch keeps %2F as sent; it resolves dot segments, which conventions.test.ts sends raw).
+  const lastSlash = pathname.lastIndexOf('/');
+  if (lastSlash > 0) spellings.push(['encoded slash', `${pathname.slice(0, lastSlash)}%2F${pathname.slice(lastSlash + 1)}${query}`]);
   const parameter = declared.findIndex((segment) => segment.startsWith(':'));
   if (parameter !== -1) spellings.push(['percent-encoded parameter', respelled(parameter, (segment) => percentEncoded(segment[0]!) + segment.slice(1))]);
   return spellings;

@@ -28,6 +28,8 @@ export interface OpenOptions {
   protocols?: string[];
   /** false: never answer pings, like a peer that vanished without closing. */
   autoPong?: boolean;
+  /** Connect from this loopback address (127.0.0.2…): another client address. */
+  localAddress?: string;
 }
 
 /** The answer to an upgrade the server refused. */
@@ -46,7 +48,7 @@ function connect(baseUrl: string, options: OpenOptions, path?: string): WebSocke
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.cookie) headers.cookie = options.cookie;
   if (options.origin) headers.origin = options.origin;
-  return new WebSocket(eventsUrl(baseUrl, path), options.protocols ?? [], { headers, autoPong: options.autoPong ?? true });
+  return new WebSocket(eventsUrl(baseUrl, path), options.protocols ?? [], { headers, autoPong: options.autoPong ?? true, localAddress: options.localAddress });
 }
 
 /** Opens a socket and waits for its hello. */

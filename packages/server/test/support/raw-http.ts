@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 
 /**
@@ -94,4 +95,33 @@ export function answersOn(socket: Socket): { next(): Promise<RawAnswer> } {
       return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
     },
   };
+}
+
+/**
+ * One request with its path sent exactly as given (fetch resolves dot segments, `%2e` included, before sending),
+ * through `agent` (keep-alive, so a sweep of thousands does not open as many connections).
+ */
+export function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  { headers = {}, body, agent }: { headers?: Record<string, string>; body?: string; agent?: Agent } = {},
+): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: hostname, port: Number(port), method, path, headers, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('end', () =>
+        resolve({
+          status: response.statusCode!,
+          headers: Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)])),
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+      response.once('error', reject);
+    });
+    request.once('error', reject);
+    request.end(body);
+  });
 }

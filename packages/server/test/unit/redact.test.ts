@@ -32,6 +32,15 @@ describe('UrlRedactor', () => {
     expect(urls.redact('GET', '/api/invitations/tok')).toBe(`/api/invitations/${REDACTED}`);
   });
 
+  it('redacts a token-shaped run wherever it stands, a UUID never', () => {
+    const token = 'Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5';
+    const id = '27f3a4df-b72d-409d-aa7c-86557034b570';
+    expect(urls.redact('GET', `/nowhere/x/../${token}`)).toBe(`/nowhere/x/../${REDACTED}`);
+    expect(urls.redact('POST', `/nowhere/${token};x/more`)).toBe(`/nowhere/${REDACTED};x/more`);
+    expect(urls.redact('GET', `/api/projects/${id}`)).toBe(`/api/projects/${id}`);
+    expect(urls.redact('GET', `/uploads/files/${id}.mp3`)).toBe(`/uploads/files/${id}.mp3`);
+  });
+
   it('fits the path to the routes in any letter case and percent-encoding (routing answers those 404, the log still gets no token)', () => {
     expect(urls.redact('GET', '/SHARE/abc123')).toBe(`/SHARE/${REDACTED}`);
     expect(urls.redact('GET', '/Api/Share/abc123/FILES/f1')).toBe(`/Api/Share/${REDACTED}/FILES/f1`);
