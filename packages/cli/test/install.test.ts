@@ -34,6 +34,10 @@ describe('pnpm install-cli', () => {
     expect(installed.stdout).toContain(`installed band in ${bin}`);
     expect(installed.stdout).toContain('logins: in the OS keychain (@napi-rs/keyring)');
     expect(installed.stderr).not.toMatch(/gyp|ERR!/);
+    // A few lines that say what happened: no npm warnings about pnpm's settings, no build output.
+    expect(installed.stderr).not.toMatch(/Unknown env config|npm warn/i);
+    const said = installed.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('> '));
+    expect(said, installed.stdout).toEqual(['building band…', 'packing it…', 'installing it with npm install --global…', expect.stringMatching(/^installed band in /), expect.stringMatching(/^logins: /)]);
 
     // Found through PATH, as a shell finds it.
     const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, BAND_API_URL: server.url };
