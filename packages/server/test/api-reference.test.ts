@@ -28,6 +28,19 @@ describe('the API reference', () => {
     }
   });
 
+  it('is an HTML page for a browser (Accept: text/html first), rendered from the same Markdown; Markdown otherwise', async () => {
+    const html = await fetch(`${server.url}/api/reference`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(html.headers.get('vary')).toContain('Accept');
+    expect(html.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const page = await html.text();
+    expect(page).toContain('<h3>GET /api/projects</h3>');
+    expect(page).not.toMatch(/<id>/);
+    const markdown = await fetch(`${server.url}/api/reference`, { headers: { accept: 'text/markdown' } });
+    expect(markdown.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+  });
+
   it('is what the server root points people to: / answers a small HTML page linking it, not a JSON 404', async () => {
     const response = await fetch(`${server.url}/`);
     expect(response.status).toBe(200);

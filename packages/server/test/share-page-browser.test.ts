@@ -273,3 +273,27 @@ it.skipIf(!hasChromium)('a feedback link: markers on the waveform seek and show 
     await page.close();
   }
 });
+
+it.skipIf(!hasChromium)('the API reference reads as a page in the browser: headings, tables and code, nothing blocked, placeholders as text', async () => {
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  try {
+    const response = await page.goto(`${server.url}/api/reference`);
+    expect(response?.headers()['content-type']).toBe('text/html; charset=utf-8');
+    expect(await page.locator('h3').count()).toBeGreaterThan(100);
+    expect(await page.locator('h3', { hasText: 'GET /api/projects' }).count()).toBeGreaterThan(0);
+    expect(await page.locator('table').count()).toBeGreaterThan(5);
+    // `<id>` outside code is text on the page, not an element.
+    expect(await page.locator('id').count()).toBe(0);
+    const style = await page.evaluate(() => getComputedStyle(document.querySelector('main')!).maxWidth);
+    expect(style).toBe('960px');
+    await page.screenshot({ path: screenshotPath('api-reference.png') });
+    expect(problems).toEqual([]);
+  } finally {
+    await page.close();
+  }
+});

@@ -57,8 +57,9 @@ export const ROUTES = declareRoutes({
     auth: 'anonymous',
     status: 200,
     tag: 'operations',
-    summary: 'This document as a Markdown reference (every endpoint, then every schema)',
-    openapi: {"responses":{"200":{"description":"OK","content":{"text/markdown":{"schema":{"type":"string"}}}}}},
+    summary: 'This document as a reference (every endpoint, then every schema): an HTML page for a browser, else Markdown',
+    description: 'A request whose Accept header starts with text/html (a browser) gets a self-contained HTML page rendered from the Markdown; any other (curl, Accept: text/markdown) the Markdown, as docs/API.md holds it. Vary: Accept.',
+    openapi: {"responses":{"200":{"description":"OK","content":{"text/markdown":{"schema":{"type":"string"}},"text/html":{"schema":{"type":"string"}}}}}},
   },
   home: {
     method: 'GET',

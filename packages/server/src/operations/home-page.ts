@@ -14,5 +14,5 @@ export const HOME_PAGE = htmlPage(
 <p class="meta">version ${SERVER_VERSION}</p>
 <p>This address serves the bandcollab API: bands share their takes, mixes and stems through the <code>band</code>
 command line and the SDK.</p>
-<p><a href="/api/reference">The API reference</a> (Markdown), or <a href="/api/openapi.json">the OpenAPI document</a>.</p>`,
+<p><a href="/api/reference">The API reference</a>, or <a href="/api/openapi.json">the OpenAPI document</a>.</p>`,
 );

@@ -9,9 +9,11 @@ import { SERVER_VERSION } from '../version.js';
 import { HOME_PAGE, HOME_PAGE_CSP } from './home-page.js';
 import { openApiDocument } from './openapi.js';
 import { renderReference } from './reference.js';
+import { REFERENCE_PAGE_CSP, renderReferencePage } from './reference-page.js';
 import { OperationsRepository } from './repository.js';
 
 const reference = renderReference(openApiDocument);
+const referencePage = renderReferencePage(reference, `${openApiDocument.info.title} API reference`);
 
 /** Health check, the OpenAPI document and the reference made from it, and the root page: no authentication. */
 @injectable()
@@ -37,7 +39,13 @@ export class OperationsRoutes implements Feature {
       sendHtml(req, res, 200, HOME_PAGE, HOME_PAGE_CSP);
     });
 
-    routes.on(ROUTES.reference, async ({ res }) => {
+    // A browser (which asks for text/html first) reads the page; anything else (curl, Accept: text/markdown) the Markdown.
+    routes.on(ROUTES.reference, async ({ req, res }) => {
+      res.setHeader('Vary', 'Accept');
+      if (/^\s*text\/html\b/i.test(req.headers.accept ?? '')) {
+        sendHtml(req, res, 200, referencePage, REFERENCE_PAGE_CSP);
+        return;
+      }
       res.writeHead(200, { 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': Buffer.byteLength(reference) });
       res.end(reference);
     });
