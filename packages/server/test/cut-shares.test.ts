@@ -177,7 +177,8 @@ describe('cut share links', () => {
     const { token } = await shareCut(cutId);
     const response = await publicCall('GET', `/share/${token}`);
     expect(response.status).toBe(200);
-    const [toneItem, brokenItem] = response.text.split('<li>').slice(1);
+    // Listed by name: Broken, then Tone.
+    const [brokenItem, toneItem] = response.text.split('<li>').slice(1);
     expect(toneItem).toMatch(/<p class="meta">0:05 · PCM, 8 kHz, 16-bit, mono · -\d+\.\d LUFS/);
     expect(toneItem).toMatch(
       new RegExp(`<div class="wave" data-duration-ms="5000"><svg class="waveform" [^>]*>.*</svg><div class="playhead"></div></div><audio controls preload="metadata" src="/api/share/${token}/files/${tone.id}"></audio>`),

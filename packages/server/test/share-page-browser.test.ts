@@ -157,7 +157,7 @@ it.skipIf(!hasChromium)('lists a shared cut: its files with players that play, a
   try {
     expect(response?.status()).toBe(200);
     expect(await page.locator('h1').textContent()).toBe('Take 3');
-    expect(await page.locator('li .file').allTextContents()).toEqual([expect.stringMatching(/^Tone /), expect.stringMatching(/^Dot /)]);
+    expect(await page.locator('li .file').allTextContents()).toEqual([expect.stringMatching(/^Dot /), expect.stringMatching(/^Tone /)]);
     expect(await page.locator('audio').count()).toBe(1);
     // Muted, a page may start playback without a user gesture.
     const played = await page.locator('audio').evaluate(
@@ -184,7 +184,7 @@ it.skipIf(!hasChromium)('lists a shared cut: its files with players that play, a
 it.skipIf(!hasChromium)('seeks the player of the waveform clicked on a shared cut with several takes', async () => {
   const created = await api.request('POST', `/api/vibes/${owner.vibeId}/cuts`, { token: owner.token, json: { name: 'Two takes' } });
   const cutId = created.body.id as string;
-  for (const [fileName, seconds] of [['short.wav', 8], ['long.wav', 20]] as const) {
+  for (const [fileName, seconds] of [['a short.wav', 8], ['b long.wav', 20]] as const) {
     const file = (await upload(api, owner.token, cutId, fileName, toneWav(seconds), fileName)).body;
     await analysed(api, owner.token, file.id);
   }

@@ -83,3 +83,20 @@ it('shows a plain 404 page for a bad link', async () => {
   expect(page.text).toContain('<h1>Link not found</h1>');
   expectSelfContained(page.text, page.headers);
 });
+
+it('says an AIFF plays after download, as no browser plays it; a WAV page says nothing of the kind', async () => {
+  const aiff = await sharedPage('take.aiff', sampleBytes('aiff', 2048), 'Take');
+  expect(aiff.page.text).toContain('Browsers do not play this format: download it to listen.');
+  const wav = await sharedPage('take.wav', sampleBytes('wav', 2048), 'Take');
+  expect(wav.page.text).not.toContain('Browsers do not play');
+});
+
+it('lists a cut link’s files by name, in natural order', async () => {
+  const cutOwner = await userWithCut(api);
+  for (const name of ['Take 10', 'bass', 'Take 2']) await upload(api, cutOwner.token, cutOwner.cutId, `${name}.wav`, sampleBytes('wav', 512), name);
+  const { token } = (await api.request('POST', `/api/cuts/${cutOwner.cutId}/share`, { token: cutOwner.token })).body;
+  const page = (await call(server.url, 'GET', `/share/${token}`)).text;
+  const order = ["bass", "Take 2", "Take 10"].map((name) => page.indexOf(`<p class="file">${name} `));
+  expect(order.every((at) => at > 0), page).toBe(true);
+  expect([...order].sort((a, b) => a - b)).toEqual(order);
+});

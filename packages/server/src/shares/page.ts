@@ -6,6 +6,7 @@ import type { StoredAudio } from '../files/repository.js';
 export interface SharePageView {
   name: string;
   type: FileType;
+  mimeType: string;
   size: number;
   expiresAt: Date | null;
   /** The bytes, inline (the audio element and the picture load them). */
@@ -182,14 +183,18 @@ function expiryNote(expiresAt: Date | null): string {
  * An audio file's player: its waveform once the analysis has drawn one (a click there seeks), and on a feedback
  * link's page a timeline for the comment markers and the playhead even before that.
  */
-function player(file: Pick<SharePageView, 'bytesPath' | 'audio' | 'peaks'>, feedback: boolean): string {
+/** Formats no browser's audio element plays (Chromium, Firefox and Safari all refuse AIFF). */
+const UNPLAYABLE_IN_BROWSERS = new Set(['audio/aiff']);
+
+function player(file: Pick<SharePageView, 'bytesPath' | 'audio' | 'peaks' | 'mimeType'>, feedback: boolean): string {
   const waveform = file.audio && file.peaks ? waveformSvg(file.peaks) : '';
   const timeline = feedback || waveform;
   const duration = file.audio ? ` data-duration-ms="${file.audio.durationMs}"` : '';
   const wave = timeline
     ? `<div class="wave${waveform ? '' : ' bare'}"${duration}>${waveform}<div class="playhead"></div>${feedback ? '<div class="markers"></div>' : ''}</div>${feedback ? '<div class="marker-note" hidden></div>' : ''}`
     : '';
-  return `<div class="player">${wave}<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio></div>`;
+  const note = UNPLAYABLE_IN_BROWSERS.has(file.mimeType) ? '<p class="meta">Browsers do not play this format: download it to listen.</p>' : '';
+  return `<div class="player">${wave}<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>${note}</div>`;
 }
 
 /** One vertical stroke per min/max pair, in a box as wide as the pairs and 256 high (the 8-bit range). */

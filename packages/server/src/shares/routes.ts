@@ -88,6 +88,7 @@ export class SharesRoutes implements Feature {
           ? renderSharePage({
               name: share.file.name,
               type: share.file.type,
+              mimeType: share.file.mimeType,
               size: share.file.size,
               expiresAt: share.expiresAt,
               bytesPath: base,
@@ -149,9 +150,12 @@ export class SharesRoutes implements Feature {
   /** The cut's files as its page shows them: analysed audio with its waveform. */
   private async cutPageFiles(files: StoredFileRow[], base: string): Promise<CutSharePageView['files']> {
     const waveforms = await this.files.waveforms(files.filter((file) => file.audio).map((file) => file.id));
-    return files.map((file) => ({
+    // By name, as a folder lists them (natural order: "Take 2" before "Take 10").
+    const byName = [...files].sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true, sensitivity: 'base' }));
+    return byName.map((file) => ({
       name: file.name,
       type: file.type,
+      mimeType: file.mimeType,
       size: file.size,
       bytesPath: `${base}/files/${file.id}`,
       downloadPath: `${base}/files/${file.id}?download=1`,
