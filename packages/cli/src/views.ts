@@ -114,9 +114,15 @@ export function projectView(out: Output, detail: ProjectDetail): string {
   return lines.join('\n');
 }
 
+/** A file as a person names it: the versions of a mix share their name, so the version goes with it ("mix.wav v3"). */
+export function fileLabel(file: Pick<FileRecord, 'name' | 'series'>): string {
+  return file.series.count > 1 || file.series.version > 1 ? `${file.name} v${file.series.version}` : file.name;
+}
+
 export function fileTable(out: Output, files: readonly FileRecord[]): string {
   return out.table(files, [
     { header: 'NAME', value: (f) => f.name },
+    { header: 'VERSION', value: (f) => `v${f.series.version}` },
     { header: 'TYPE', value: (f) => TYPE_LABELS[f.type] },
     { header: 'SIZE', value: (f) => formatBytes(f.size) },
     { header: 'DURATION', value: (f) => fileDuration(f) },

@@ -94,7 +94,7 @@ describe.skipIf(!hasFfmpeg)('band and the audio analysis', () => {
     expect(Math.abs(Number(loudness![1]) - oracle.integratedLufs)).toBeLessThanOrEqual(0.15);
     const peak = /True peak: +(-\d+\.\d) dBTP/.exec(info.stdout);
     expect(Math.abs(Number(peak![1]) - oracle.truePeakDbtp)).toBeLessThanOrEqual(0.25);
-    expect((await ok(['file', 'list', ...where('Mix')])).stdout).toMatch(/NAME +TYPE +SIZE +DURATION[\s\S]*mix\.flac +audio +\S+ \S+ +0:06\.0/);
+    expect((await ok(['file', 'list', ...where('Mix')])).stdout).toMatch(/NAME +VERSION +TYPE +SIZE +DURATION[\s\S]*mix\.flac +v1 +audio +\S+ \S+ +0:06\.0/);
   });
 
   it('band publish with --max-true-peak and --loudness refuses a hot master with exit 7 and its figures; the file stays, unshared', async () => {

@@ -141,7 +141,7 @@ describe('band publish', () => {
 describe('words people use', () => {
   it('file list shows the type in words; band storage counts the cover and says "1 user"', async () => {
     const list = await ok(admin, ['file', 'list', ...cutFlags]);
-    expect(list.stdout).toMatch(/^keep\.wav\s+audio\s+/m);
+    expect(list.stdout).toMatch(/^keep\.wav\s+v1\s+audio\s+/m);
 
     const projects = JSON.parse((await ok(admin, ['project', 'list', '--json'])).stdout) as Project[];
     const storage = await ok(admin, ['storage']);

@@ -47,6 +47,11 @@ describe('versions from the command line', () => {
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toContain('mix.wav is unchanged (the latest version has the same content): not uploaded');
     expect((await filesOf(cut.id)).map((file) => file.series.version)).toEqual([1, 2]);
+    // Two rows named mix.wav: the version column tells them apart; a review names the version it was made on.
+    const listed = await ana.band(['file', 'list', ...where('Mix A')]);
+    expect(listed.stdout).toMatch(/^mix\.wav +v1 /m);
+    expect(listed.stdout).toMatch(/^mix\.wav +v2 /m);
+    expect((await ana.band(['review', 'approve', 'mix', ...where('Mix A')])).stdout).toBe('Approved mix.wav v2\n');
 
     expect((await ana.band(['file', 'upload', mix, ...where('Mix A'), '--if-changed'])).exitCode).toBe(2);
   });

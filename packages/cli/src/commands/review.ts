@@ -7,7 +7,7 @@ import { CliError, EXIT, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { type CutRef, resolveFile } from '../resolve.js';
-import { notReadyView, type ReleaseShortfall, readyView, reviewedView, reviewStatusView, withdrawnReviewView } from '../views.js';
+import { fileLabel, notReadyView, type ReleaseShortfall, readyView, reviewedView, reviewStatusView, withdrawnReviewView } from '../views.js';
 import { withFileWhere } from './comment.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
@@ -32,7 +32,7 @@ export function register(review: Command, factory: Factory): void {
             const client = await ctx.signedIn();
             const file = await resolveFile(client, ref, options);
             const reviewed = await client.reviews.set(file.id, state, options.note);
-            ctx.out.done(reviewed, () => reviewedView(reviewed, file.name));
+            ctx.out.done(reviewed, () => reviewedView(reviewed, fileLabel(file)));
           }),
         ),
       `band review ${verb} mix --cut Final --vibe Mixes --project Demo`,
@@ -46,7 +46,7 @@ export function register(review: Command, factory: Factory): void {
         const client = await ctx.signedIn();
         const file = await resolveFile(client, ref, options);
         const withdrawn = await client.reviews.withdraw(file.id);
-        ctx.out.done(withdrawn, () => withdrawnReviewView(file.name));
+        ctx.out.done(withdrawn, () => withdrawnReviewView(fileLabel(file)));
       }),
     ),
     'band review withdraw mix --cut Final --vibe Mixes --project Demo',
@@ -74,9 +74,9 @@ export function register(review: Command, factory: Factory): void {
           const list = await client.reviews.list(file.id);
           const shortfall = releaseShortfall(list.summary, list.reviews, { approvals: options.require, noOpenComments: !options.openComments });
           const ready = Object.keys(shortfall).length === 0;
-          ctx.out.record({ fileId: file.id, ready, ...list }, () => reviewStatusView(ctx.out, file.name, list));
-          if (!ready) throw new CliError(notReadyView(file.name, shortfall), EXIT.checkFailed);
-          ctx.out.info(readyView(file.name, list.summary.approved));
+          ctx.out.record({ fileId: file.id, ready, ...list }, () => reviewStatusView(ctx.out, fileLabel(file), list));
+          if (!ready) throw new CliError(notReadyView(fileLabel(file), shortfall), EXIT.checkFailed);
+          ctx.out.info(readyView(fileLabel(file), list.summary.approved));
         }),
       ),
     'band review status mix --cut Final --vibe Mixes --project Demo',
