@@ -143,6 +143,16 @@ describe.skipIf(systemdAnalyze !== null)('deploy/bandcollab.service', () => {
     expect(misspelt.stderr).toContain("Unknown key 'KilMode'");
   });
 
+  it('is sandboxed: systemd-analyze security rates it OK (below 2.0; a bare unit is 8.5 EXPOSED)', async () => {
+    dir ??= await mkdtemp(path.join(tmpdir(), 'bandcollab-unit-'));
+    const file = path.join(dir, 'bandcollab.service');
+    const unit = await readFile(path.join(REPO_ROOT, 'deploy/bandcollab.service'), 'utf8');
+    await writeFile(file, unit.replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `));
+    const { stdout } = await run('systemd-analyze', ['security', '--offline=true', file]);
+    const exposure = Number(/Overall exposure level for bandcollab\.service: (\d+\.\d+)/.exec(stdout)?.[1]);
+    expect(exposure, stdout).toBeLessThan(2);
+  });
+
   it('runs the built server on the DATA_DIR systemd makes for it', async () => {
     const unit = await readFile(path.join(REPO_ROOT, 'deploy/bandcollab.service'), 'utf8');
     const setting = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(unit)?.[1];
