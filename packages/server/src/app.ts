@@ -11,13 +11,15 @@ import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
 import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
-import { AnalysisWorker } from './analysis/worker.js';
+import { AnalysisJobs } from './analysis/worker.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
+import { JOB_KINDS } from './core/job-kinds.js';
+import { JobQueue } from './core/jobs.js';
 import { Routes } from './core/routes.js';
 import { BLOB_STORE, CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
@@ -122,7 +124,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, database, shutdown, features, purge, analysis, orphans, store } = built;
+  const { app, database, shutdown, features, jobs, analysis, orphans, store } = built;
   serve = (req, res) => app.attach(req as Request, res as Response);
   // Ready now: the count of stored files without a record runs behind, never delaying the start.
   orphans.start();
@@ -143,8 +145,9 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         server.closeIdleConnections();
         // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
         for (const feature of features.reverse()) await feature.stop?.();
-        // An analysis in progress is abandoned (its job stays queued for the next start), not waited for.
-        await analysis.stop();
+        // A job in progress is abandoned (queued again at once for another instance or the next start), not waited for.
+        await jobs.stop();
+        await analysis.close();
         // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
@@ -156,7 +159,6 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         server.closeAllConnections();
         await drained;
         clearInterval(idleSweep);
-        await purge.stop();
         await orphans.stop();
         await database.close();
         store.close();
@@ -171,8 +173,8 @@ interface Built {
   database: Database;
   shutdown: Shutdown;
   features: Feature[];
-  purge: ExpiredRowsPurge;
-  analysis: AnalysisWorker;
+  jobs: JobQueue;
+  analysis: AnalysisJobs;
   orphans: OrphansWarning;
   store: BlobStore & { close(): void };
 }
@@ -257,10 +259,17 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
 
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
-  await purge.start();
-  const analysis = container.resolve(AnalysisWorker);
-  analysis.start();
-  return { app, database, shutdown, features, purge, analysis, orphans: container.resolve(OrphansWarning), store };
+  await purge.atStart();
+  const analysis = container.resolve(AnalysisJobs);
+  const jobs = new JobQueue({ sql: database.sql, locks: database.locks, log, clock: container.resolve(CLOCK) });
+  const concurrency = config.jobsConcurrency;
+  jobs.register(JOB_KINDS.analysis, analysis.run, { concurrency: concurrency.analysis });
+  jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
+  jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
+  jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
+  jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
+  await jobs.start();
+  return { app, database, shutdown, features, jobs, analysis, orphans: container.resolve(OrphansWarning), store };
 }
 
 /** Logs the request when its answer is complete, or that it was not (closed by the client, or cut for idling). */

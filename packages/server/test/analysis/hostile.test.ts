@@ -13,10 +13,10 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { flacBomb, zipBuffer } from './bombs.js';
 import { generate, hasFfmpeg } from './ffmpeg.js';
 
-/** Waits until a worker holds the file's job (its row lock: a SKIP LOCKED read no longer sees it). */
+/** Waits until an instance runs the file's job. */
 async function analysing(server: TestServer, fileId: string): Promise<void> {
   const until = Date.now() + 30_000;
-  while ((await server.sql`select file_id from analysis_jobs where file_id = ${fileId} for update skip locked`).length > 0) {
+  while ((await server.sql`select 1 from jobs where kind = 'analysis' and payload->>'fileId' = ${fileId} and state = 'running'`).length === 0) {
     if (Date.now() > until) throw new Error('no worker took the job');
     await delay(20);
   }
@@ -60,7 +60,7 @@ describe.skipIf(!hasFfmpeg)('hostile files in the analysis queue', () => {
     expect((await server.sql`select analysis from files where id = ${bomb.body.id}`)[0]!.analysis).toBe('pending');
 
     expect(await analysed(api, owner.token, bomb.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
-    expect(await server.sql`select file_id from analysis_jobs where file_id = ${bomb.body.id}`).toEqual([]);
+    expect(await server.sql`select id from jobs where kind = 'analysis' and payload->>'fileId' = ${bomb.body.id} and state in ('queued', 'running')`).toEqual([]);
   });
 });
 
@@ -85,9 +85,10 @@ describe.skipIf(!hasFfmpeg)('attempts at a job', () => {
   });
   afterAll(() => server?.close());
 
+  /** Waits until the file's job has failed `count` times and waits for its next attempt. */
   async function attempts(fileId: string, count: number): Promise<void> {
     const until = Date.now() + 30_000;
-    while ((await server.sql`select attempts from analysis_jobs where file_id = ${fileId}`)[0]?.attempts !== count) {
+    while ((await server.sql`select 1 from jobs where kind = 'analysis' and payload->>'fileId' = ${fileId} and state = 'queued' and attempts = ${count}`).length === 0) {
       if (Date.now() > until) throw new Error(`the job never reached ${count} attempts`);
       await delay(50);
     }
@@ -112,6 +113,6 @@ describe.skipIf(!hasFfmpeg)('attempts at a job', () => {
     await attempts(flaky.body.id, 2);
     server.clock.advance(30);
     expect(await analysed(api, owner.token, flaky.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
-    expect(await server.sql`select file_id from analysis_jobs where file_id = ${flaky.body.id}`).toEqual([]);
+    expect(await server.sql`select id from jobs where kind = 'analysis' and payload->>'fileId' = ${flaky.body.id} and state in ('queued', 'running')`).toEqual([]);
   });
 });
