@@ -4,7 +4,8 @@
 -- (locked_by, locked_until), and run with no database connection held. The lease is renewed while it runs;
 -- a job whose lease ran out, or whose instance is gone (its advisory lock freed with its session), is queued
 -- again (core/jobs.ts). `key`, unique among live jobs, keeps one job per purpose (one analysis per file, one
--- run of a schedule at a time); `fair_key` groups the jobs taken round-robin (analysis: by uploader).
+-- run of a schedule at a time); `fair_key` groups the jobs taken round-robin (analysis: by uploader): the
+-- next job is the oldest of the key whose last job started longest ago.
 create table jobs (
   id           uuid primary key default gen_random_uuid(),
   kind         text not null,
@@ -20,11 +21,14 @@ create table jobs (
   -- The advisory-lock key of the instance running it (core/jobs.ts): its lock is held while it lives.
   locked_by    integer,
   locked_until timestamptz,
+  -- When its last attempt started: a fair kind serves first the fair key served least recently.
+  started_at   timestamptz,
   created_at   timestamptz not null default now(),
   finished_at  timestamptz
 );
 create unique index jobs_live_key on jobs (key) where state in ('queued', 'running');
 create index jobs_queued on jobs (kind, priority desc, run_at) where state = 'queued';
+create index jobs_fair_served on jobs (kind, fair_key, started_at) where fair_key is not null;
 create index jobs_running on jobs (locked_until) where state = 'running';
 create index jobs_finished on jobs (state, finished_at) where state in ('done', 'failed');
 

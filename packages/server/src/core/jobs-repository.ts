@@ -82,21 +82,24 @@ export class JobsRepository {
   /**
    * Takes up to `limit` due jobs of a kind no other instance is taking (FOR UPDATE SKIP LOCKED), in a short
    * transaction that marks them running under `lockedBy`'s lease and counts the attempt. A fair kind takes the
-   * oldest job of each fair key before the second of any. Due means `run_at` before the database's time or
+   * oldest job of the fair key whose last job started longest ago (never one first), so keys take turns. Due means `run_at` before the database's time or
    * `now` (the queue's clock, which tests move on), whichever is later.
    */
   async claim(kind: JobKind<unknown>, limit: number, { lockedBy, now, leaseSeconds }: { lockedBy: number; now: Date; leaseSeconds: number }): Promise<ClaimedJob[]> {
     return this.sql.begin(async (tx): Promise<ClaimedJob[]> => {
-      const due = tx`j.state = 'queued' and j.kind = ${kind.name} and j.run_at <= greatest(now(), ${now})`;
+      const dueAs = (alias: 'j' | 'q') => tx`${tx(alias)}.state = 'queued' and ${tx(alias)}.kind = ${kind.name} and ${tx(alias)}.run_at <= greatest(now(), ${now})`;
+      const due = dueAs('j');
       // The outer conditions repeat the inner ones: a row another instance took since the statement began is
       // re-read under the lock, and then no longer passes them.
       const picked = kind.fair
         ? await tx<{ id: string }[]>`
             select j.id from jobs j
-            join (select j.id, row_number() over (partition by coalesce(j.fair_key, j.id::text) order by j.priority desc, j.run_at, j.id) as turn
-                  from jobs j where ${due}) queued on queued.id = j.id
-            where ${due}
-            order by queued.turn, j.priority desc, j.run_at, j.id
+            join (select q.id,
+                         row_number() over (partition by q.fair_key order by q.priority desc, q.run_at, q.id) as turn,
+                         (select max(s.started_at) from jobs s where s.kind = q.kind and s.fair_key = q.fair_key) as served
+                  from jobs q where ${dueAs('q')}) queued on queued.id = j.id
+            where ${dueAs('j')}
+            order by j.priority desc, queued.turn, queued.served nulls first, j.run_at, j.id
             limit ${limit}
             for update of j skip locked`
         : await tx<{ id: string }[]>`
@@ -106,7 +109,7 @@ export class JobsRepository {
             for update skip locked`;
       if (picked.length === 0) return [];
       return tx<ClaimedJob[]>`
-        update jobs set state = 'running', attempts = attempts + 1, locked_by = ${lockedBy},
+        update jobs set state = 'running', attempts = attempts + 1, locked_by = ${lockedBy}, started_at = now(),
                         locked_until = now() + make_interval(secs => ${leaseSeconds})
         where id = any(${picked.map((row) => row.id)}::uuid[])
         returning id, payload, attempts, max_attempts`;
