@@ -13,21 +13,8 @@ import type { Logger } from '../core/logger.js';
 import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
-import { AnalysisThread } from './isolated.js';
+import { AnalysisThread, analysisBudgetSeconds } from './isolated.js';
 import { type AnalysisResult, AnalysisRepository, type FileToAnalyse } from './repository.js';
-
-/**
- * A file's time budget grows with its size, from a floor up to ANALYSIS_TIMEOUT_SECONDS: real audio analyses
- * at well over 1 MiB a second on one core here (docs/benchmarks.md), so 2 s a MiB leaves a loaded machine room,
- * while a small crafted file (a 900 KB FLAC decoding to hours) no longer holds its slot for the whole cap.
- */
-const BUDGET_SECONDS_PER_MIB = 2;
-const BUDGET_FLOOR_SECONDS = 10;
-const MiB = 1024 * 1024;
-
-export function analysisBudgetSeconds(size: number, capSeconds: number): number {
-  return Math.min(capSeconds, Math.max(BUDGET_FLOOR_SECONDS, Math.ceil((size / MiB) * BUDGET_SECONDS_PER_MIB)));
-}
 
 const FAILED: AnalysisResult = { analysis: 'failed', audio: null, stems: null, peaks: null };
 
