@@ -20,6 +20,7 @@ import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
 import { JOB_KINDS } from './core/job-kinds.js';
 import { JobQueue } from './core/jobs.js';
+import { JobsRepository } from './core/jobs-repository.js';
 import { Routes } from './core/routes.js';
 import { BLOB_STORE, CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, notFound, unavailable } from './core/errors.js';
@@ -203,6 +204,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
   container.registerSingleton(Space);
   container.register(CLOCK, { useValue: hooks.clock ?? systemClock });
+  container.register(JobsRepository, { useValue: new JobsRepository(database.sql) });
 
   const app = new App({
     settings: { xPoweredBy: false },

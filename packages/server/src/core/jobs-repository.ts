@@ -1,6 +1,4 @@
 import type { AdminJobs, FailedJob, JobState } from '@bandcollab/sdk/contract';
-import { inject, injectable } from 'tsyringe';
-import { SQL } from './di.js';
 import type { JobKind, JobKindName } from './job-kinds.js';
 import type { Queryable, Sql } from './sql.js';
 
@@ -67,10 +65,12 @@ export async function enqueue<P>(tx: Queryable, kind: JobKind<P>, payload: P, op
   return inserted?.id ?? null;
 }
 
-/** The SQL of the queue's runtime (./jobs.ts) and of its admin view. */
-@injectable()
+/**
+ * The SQL of the queue's runtime (./jobs.ts) and of its admin view. Undecorated (app.ts registers one), so
+ * the queue's own build entry, which its benchmark loads, needs no dependency-injection polyfill.
+ */
 export class JobsRepository {
-  constructor(@inject(SQL) private readonly sql: Sql) {}
+  constructor(private readonly sql: Sql) {}
 
   /** The kinds among `kinds` with a job due at `now`. */
   async dueKinds(kinds: string[], now: Date): Promise<string[]> {
@@ -80,40 +80,39 @@ export class JobsRepository {
   }
 
   /**
-   * Takes up to `limit` due jobs of a kind no other instance is taking (FOR UPDATE SKIP LOCKED), in a short
-   * transaction that marks them running under `lockedBy`'s lease and counts the attempt. A fair kind takes the
-   * oldest job of the fair key whose last job started longest ago (never one first), so keys take turns. Due means `run_at` before the database's time or
-   * `now` (the queue's clock, which tests move on), whichever is later.
+   * Takes up to `limit` due jobs of a kind no other instance is taking (FOR UPDATE SKIP LOCKED), in one
+   * statement that marks them running under `lockedBy`'s lease and counts the attempt. A fair kind takes the
+   * oldest job of the fair key whose last job started longest ago (never one first), so keys take turns. Due
+   * means `run_at` before the database's time or `now` (the queue's clock, which tests move on), whichever is later.
    */
   async claim(kind: JobKind<unknown>, limit: number, { lockedBy, now, leaseSeconds }: { lockedBy: number; now: Date; leaseSeconds: number }): Promise<ClaimedJob[]> {
-    return this.sql.begin(async (tx): Promise<ClaimedJob[]> => {
-      const dueAs = (alias: 'j' | 'q') => tx`${tx(alias)}.state = 'queued' and ${tx(alias)}.kind = ${kind.name} and ${tx(alias)}.run_at <= greatest(now(), ${now})`;
-      const due = dueAs('j');
-      // The outer conditions repeat the inner ones: a row another instance took since the statement began is
-      // re-read under the lock, and then no longer passes them.
-      const picked = kind.fair
-        ? await tx<{ id: string }[]>`
-            select j.id from jobs j
-            join (select q.id,
-                         row_number() over (partition by q.fair_key order by q.priority desc, q.run_at, q.id) as turn,
-                         (select max(s.started_at) from jobs s where s.kind = q.kind and s.fair_key = q.fair_key) as served
-                  from jobs q where ${dueAs('q')}) queued on queued.id = j.id
-            where ${dueAs('j')}
-            order by j.priority desc, queued.turn, queued.served nulls first, j.run_at, j.id
-            limit ${limit}
-            for update of j skip locked`
-        : await tx<{ id: string }[]>`
-            select j.id from jobs j where ${due}
-            order by j.priority desc, j.run_at, j.id
-            limit ${limit}
-            for update skip locked`;
-      if (picked.length === 0) return [];
-      return tx<ClaimedJob[]>`
-        update jobs set state = 'running', attempts = attempts + 1, locked_by = ${lockedBy}, started_at = now(),
-                        locked_until = now() + make_interval(secs => ${leaseSeconds})
-        where id = any(${picked.map((row) => row.id)}::uuid[])
-        returning id, payload, attempts, max_attempts`;
-    });
+    const sql = this.sql;
+    const dueAs = (alias: 'j' | 'q') => sql`${sql(alias)}.state = 'queued' and ${sql(alias)}.kind = ${kind.name} and ${sql(alias)}.run_at <= greatest(now(), ${now})`;
+    // The outer conditions repeat the inner ones: a row another instance took since the statement began is
+    // re-read under the lock, and then no longer passes them.
+    const picked = kind.fair
+      ? sql`
+          select j.id from jobs j
+          join (select q.id,
+                       row_number() over (partition by q.fair_key order by q.priority desc, q.run_at, q.id) as turn,
+                       (select max(s.started_at) from jobs s where s.kind = q.kind and s.fair_key = q.fair_key) as served
+                from jobs q where ${dueAs('q')}) queued on queued.id = j.id
+          where ${dueAs('j')}
+          order by j.priority desc, queued.turn, queued.served nulls first, j.run_at, j.id
+          limit ${limit}
+          for update of j skip locked`
+      : sql`
+          select j.id from jobs j where ${dueAs('j')}
+          order by j.priority desc, j.run_at, j.id
+          limit ${limit}
+          for update skip locked`;
+    // One statement, its own transaction: one round trip per claim.
+    return sql<ClaimedJob[]>`
+      with picked as (${picked})
+      update jobs set state = 'running', attempts = attempts + 1, locked_by = ${lockedBy}, started_at = now(),
+                      locked_until = now() + make_interval(secs => ${leaseSeconds})
+      where id in (select id from picked)
+      returning id, payload, attempts, max_attempts`;
   }
 
   /** Renews the leases of the jobs `lockedBy` runs. */
