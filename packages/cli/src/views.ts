@@ -3,6 +3,7 @@
 // (printable, styles, tables).
 import type {
   AcceptedInvitation,
+  AdminJobs,
   AdminStorage,
   AdminUser,
   AudioInfo,
@@ -26,6 +27,7 @@ import type {
   ReorderVibesResult,
   Review,
   ReviewList,
+  RetriedJob,
   RevokeSharesResult,
   ShareLink,
   ShareRecord,
@@ -694,6 +696,30 @@ export function adminUserTable(out: Output, users: readonly AdminUser[]): string
     { header: 'LAST SIGN-IN', value: (u) => formatTime(u.lastSignInAt) },
     { header: 'ID', value: (u) => u.id },
   ]);
+}
+
+/** The job counts by kind and state, how long the oldest due job waits, then the failed jobs with their errors. */
+export function adminJobsView(out: Output, jobs: AdminJobs): string {
+  const lines = [jobs.counts.length === 0 ? 'No jobs' : out.table(jobs.counts, [
+    { header: 'KIND', value: (c) => c.kind },
+    { header: 'STATE', value: (c) => c.state },
+    { header: 'JOBS', value: (c) => String(c.count) },
+  ])];
+  lines.push('', jobs.oldestQueuedSeconds === null ? 'No job is waiting to start' : `The oldest job due has waited ${Math.round(jobs.oldestQueuedSeconds)} s`);
+  if (jobs.failed.length > 0) {
+    lines.push('', out.bold('Failed'), out.table(jobs.failed, [
+      { header: 'ID', value: (j) => j.id },
+      { header: 'KIND', value: (j) => j.kind },
+      { header: 'ATTEMPTS', value: (j) => `${j.attempts}/${j.maxAttempts}` },
+      { header: 'FAILED', value: (j) => formatTime(j.finishedAt) },
+      { header: 'LAST ERROR', value: (j) => j.lastError ?? '' },
+    ]));
+  }
+  return lines.join('\n');
+}
+
+export function retriedJobView(job: RetriedJob): string {
+  return `Job ${job.id} is ${job.state} again`;
 }
 
 export function userActiveView(user: AdminUser): string {

@@ -18,6 +18,7 @@ export { checkFilePath, filePathKey, IGNORE_FILE, MAX_PATH_CODE_POINTS, MAX_SEGM
 export { ERROR_CODES, STATUS_BY_CODE, type ErrorCode } from './contract/error-codes.js';
 export type {
   AcceptInvitationRequest,
+  AdminJobsQuery,
   ChangePasswordRequest,
   CreateCutRequest,
   CreateProjectRequest,
@@ -58,6 +59,7 @@ export type {
 } from './contract/comments.js';
 export type {
   AcceptedInvitation,
+  AdminJobs,
   AdminStorage,
   AdminUser,
   AnalysisStatus,
@@ -72,9 +74,13 @@ export type {
   FieldError,
   FileRecord,
   FileSeries,
+  FailedJob,
   FileVersions,
   Health,
   IncompleteUploads,
+  JobCount,
+  JobKind,
+  JobState,
   LargestFile,
   Loudness,
   IdpLinkResult,
@@ -91,6 +97,7 @@ export type {
   ProjectDetail,
   ProjectStorage,
   ReorderVibesResult,
+  RetriedJob,
   RevokeSharesResult,
   Role,
   ShareLink,

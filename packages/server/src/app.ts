@@ -11,13 +11,16 @@ import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
 import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
-import { AnalysisWorker } from './analysis/worker.js';
+import { AnalysisJobs } from './analysis/worker.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
 import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
+import { JOB_KINDS } from './core/job-kinds.js';
+import { JobQueue } from './core/jobs.js';
+import { JobsRepository } from './core/jobs-repository.js';
 import { Routes } from './core/routes.js';
 import { BLOB_STORE, CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
 import { DomainError, unavailable } from './core/errors.js';
@@ -123,7 +126,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, listener, database, shutdown, features, purge, analysis, orphans, store } = built;
+  const { app, listener, database, shutdown, features, jobs, analysis, orphans, store } = built;
   serve = listener;
   // Ready now: the count of stored files without a record runs behind, never delaying the start.
   orphans.start();
@@ -144,8 +147,9 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         server.closeIdleConnections();
         // Before the drain: upgraded (WebSocket) connections never end by themselves and would hold it open.
         for (const feature of features.reverse()) await feature.stop?.();
-        // An analysis in progress is abandoned (its job stays queued for the next start), not waited for.
-        await analysis.stop();
+        // A job in progress is abandoned (queued again at once for another instance or the next start), not waited for.
+        await jobs.stop();
+        await analysis.close();
         // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
@@ -157,7 +161,6 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         server.closeAllConnections();
         await drained;
         clearInterval(idleSweep);
-        await purge.stop();
         await orphans.stop();
         await database.close();
         store.close();
@@ -174,8 +177,8 @@ interface Built {
   database: Database;
   shutdown: Shutdown;
   features: Feature[];
-  purge: ExpiredRowsPurge;
-  analysis: AnalysisWorker;
+  jobs: JobQueue;
+  analysis: AnalysisJobs;
   orphans: OrphansWarning;
   store: BlobStore & { close(): void };
 }
@@ -204,6 +207,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
   container.registerSingleton(Space);
   container.register(CLOCK, { useValue: hooks.clock ?? systemClock });
+  container.register(JobsRepository, { useValue: new JobsRepository(database.sql) });
 
   const app = new App({
     settings: { xPoweredBy: false },
@@ -226,10 +230,17 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
 
   for (const feature of features) await feature.start?.(server);
   const purge = container.resolve(ExpiredRowsPurge);
-  await purge.start();
-  const analysis = container.resolve(AnalysisWorker);
-  analysis.start();
-  return { app, listener, database, shutdown, features, purge, analysis, orphans: container.resolve(OrphansWarning), store };
+  await purge.atStart();
+  const analysis = container.resolve(AnalysisJobs);
+  const jobs = new JobQueue({ sql: database.sql, locks: database.locks, log, clock: container.resolve(CLOCK) });
+  const concurrency = config.jobsConcurrency;
+  jobs.register(JOB_KINDS.analysis, analysis.run, { concurrency: concurrency.analysis });
+  jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
+  jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
+  jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
+  jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
+  await jobs.start();
+  return { app, listener, database, shutdown, features, jobs, analysis, orphans: container.resolve(OrphansWarning), store };
 }
 
 /** CORS for CORS_ORIGINS: its preflight answers every OPTIONS, the tus discovery's with that answer's headers. */

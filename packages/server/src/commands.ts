@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { readdir } from 'node:fs/promises';
 import { AccountsRepository } from './accounts/repository.js';
 import { AdminRepository } from './admin/repository.js';
-import { AdminService, toAdminUser } from './admin/service.js';
+import { AdminJobsService, AdminService, toAdminUser } from './admin/service.js';
 import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
 import { BackupRepository } from './backup/repository.js';
@@ -12,6 +12,8 @@ import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } 
 import { openDatabase } from './core/database.js';
 import { systemClock } from './core/clock.js';
 import { Disk } from './core/disk.js';
+import { DomainError } from './core/errors.js';
+import { JobsRepository } from './core/jobs-repository.js';
 import { type ListedObject, openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
@@ -59,6 +61,11 @@ database, and never stop it):
                                     access tokens end at once (the count is printed), its files stay;
                                     safe beside a running server
   users activate <email>            let a deactivated account sign in again
+  jobs [list]                       the background job queue: jobs by kind and state, how long the oldest
+                                    due job has waited, then the last 100 failed jobs (id, kind, attempts,
+                                    last error), tab-separated; safe beside running servers
+  jobs retry <id>                   run a failed job again, its attempts renewed (exit 1: no such job or
+                                    not failed)
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
@@ -90,6 +97,8 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   if (command === 'users' && rest.length === 2 && (rest[0] === 'deactivate' || rest[0] === 'activate')) {
     return setUserActive(config, rest[1]!, rest[0] === 'activate');
   }
+  if (command === 'jobs' && (rest.length === 0 || (rest.length === 1 && rest[0] === 'list'))) return listJobs(config);
+  if (command === 'jobs' && rest.length === 2 && rest[0] === 'retry') return retryJob(config, rest[1]!);
   if (command === 'reset-password' && rest.length === 1) {
     return resetPassword(config, rest[0]!);
   }
@@ -187,6 +196,44 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
         : `${changed.user.email} is deactivated: its sessions ended, and ${changed.revokedTokens} personal access token(s) were revoked; its files stay\n`,
     );
     return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/** The admin view of GET /api/admin/jobs as tab-separated lines: counts, the oldest wait, the failed jobs. Exit code 0. */
+async function listJobs(config: Config): Promise<number> {
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const overview = await new AdminJobsService(database.sql, new JobsRepository(database.sql)).overview(null, {});
+    for (const { kind, state, count } of overview.counts) process.stdout.write(`${kind}\t${state}\t${count}\n`);
+    const waited = overview.oldestQueuedSeconds;
+    process.stdout.write(waited === null ? 'no job is waiting to start\n' : `the oldest job due has waited ${Math.round(waited)} s\n`);
+    for (const job of overview.failed) {
+      // One line a job: an error's own line breaks would break the columns.
+      process.stdout.write(`failed\t${job.id}\t${job.kind}\t${job.attempts}/${job.maxAttempts}\t${job.finishedAt ?? '-'}\t${(job.lastError ?? '').replace(/\s+/g, ' ')}\n`);
+    }
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/** Queues a failed job again. Exit codes: 0 done, 1 no such job or not failed. */
+async function retryJob(config: Config, id: string): Promise<number> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+    process.stderr.write(`Not a job id: ${id}\n`);
+    return 1;
+  }
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const retried = await new AdminJobsService(database.sql, new JobsRepository(database.sql)).retry(null, id);
+    process.stdout.write(`job ${retried.id} is ${retried.state} again\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    process.stderr.write(`${error.detail}\n`);
+    return 1;
   } finally {
     await database.close();
   }

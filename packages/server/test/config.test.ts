@@ -80,10 +80,20 @@ describe('settings', () => {
     expect(() => loadConfig({ MAX_CONNECTIONS_PER_ADDRESS: '0' })).toThrow(/MAX_CONNECTIONS_PER_ADDRESS must be a whole number/);
   });
 
-  it('analyses one file at a time by default; ANALYSIS_CONCURRENCY takes 0 (none here) to 4', () => {
-    expect(loadConfig({}).analysisConcurrency).toBe(1);
-    expect(loadConfig({ ANALYSIS_CONCURRENCY: '0' }).analysisConcurrency).toBe(0);
-    expect(loadConfig({ ANALYSIS_CONCURRENCY: '4' }).analysisConcurrency).toBe(4);
+  it('analyses one file at a time by default; JOBS_CONCURRENCY_ANALYSIS (earlier ANALYSIS_CONCURRENCY) takes 0 (none here) to 4', () => {
+    expect(loadConfig({}).jobsConcurrency.analysis).toBe(1);
+    expect(loadConfig({ JOBS_CONCURRENCY_ANALYSIS: '0' }).jobsConcurrency.analysis).toBe(0);
+    expect(loadConfig({ ANALYSIS_CONCURRENCY: '4' }).jobsConcurrency.analysis).toBe(4);
+    expect(loadConfig({ ANALYSIS_CONCURRENCY: '0', JOBS_CONCURRENCY_ANALYSIS: '2' }).jobsConcurrency.analysis).toBe(2);
+    expect(() => loadConfig({ JOBS_CONCURRENCY_ANALYSIS: '5' })).toThrow(/JOBS_CONCURRENCY_ANALYSIS must be a whole number from 0 to 4/);
     expect(() => loadConfig({ ANALYSIS_CONCURRENCY: '5' })).toThrow(/ANALYSIS_CONCURRENCY must be a whole number from 0 to 4/);
+  });
+
+  it('runs each job kind at its documented concurrency, JOBS_CONCURRENCY_<KIND>', () => {
+    expect(loadConfig({}).jobsConcurrency).toEqual({
+      analysis: 1, preview: 1, webhook_delivery: 8, email: 4, digest: 1, trash_purge: 1, upload_purge: 1, expired_rows_purge: 1,
+    });
+    expect(loadConfig({ JOBS_CONCURRENCY_WEBHOOK_DELIVERY: '64' }).jobsConcurrency.webhook_delivery).toBe(64);
+    expect(() => loadConfig({ JOBS_CONCURRENCY_PREVIEW: '5' })).toThrow(/JOBS_CONCURRENCY_PREVIEW must be a whole number from 0 to 4/);
   });
 });

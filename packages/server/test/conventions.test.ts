@@ -19,6 +19,7 @@ let server: TestServer;
 let fx: Fixture;
 let fileId: string;
 let memberId: string;
+let jobId: string;
 let invitationId: string;
 let avatarName: string;
 let shareId: string;
@@ -44,6 +45,7 @@ beforeAll(async () => {
   fx = await buildFixture(server);
   fileId = (await expectStatus(upload(fx.api, fx.actors.projectAdmin.token!, fx.project.cutId, 'take.mp3', sampleBytes('mp3', 256)), 201)).id;
   memberId = await fx.newMember();
+  jobId = await fx.newFailedJob();
   await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token }), 201);
   shareId = (await expectStatus(fx.api.request('GET', `/api/files/${fileId}/shares`, { token: fx.actors.projectAdmin.token }), 200))[0].id;
   const invited = await expectStatus(
@@ -92,7 +94,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'token') return owner === 'share' ? feedbackToken : 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId, users: memberId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId, users: memberId, jobs: jobId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;

@@ -38,6 +38,7 @@ export const STATUS_BY_CODE = {
   UNAVAILABLE: 503,
   ANALYSIS_PENDING: 409,
   IDEMPOTENCY_CONFLICT: 409,
+  JOB_NOT_FAILED: 409,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;

@@ -329,6 +329,29 @@ export const projectStorage = z.object({
   breakdown: storageBreakdown.meta({ description: 'Files of every member, the cover and the vibe images' }),
   incompleteUploads,
 });
+// ---- the job queue (§18, site ADMIN only)
+
+export const jobState = z.enum(['queued', 'running', 'done', 'failed']).meta({ description: 'failed: dead, its attempts spent (kept 30 days; done jobs a day)' });
+export const jobKind = z
+  .enum(['analysis', 'preview', 'webhook_delivery', 'email', 'digest', 'trash_purge', 'upload_purge', 'expired_rows_purge'])
+  .meta({ description: 'What the job does' });
+export const jobCount = z.object({ kind: jobKind, state: jobState, count });
+export const failedJob = z.object({
+  id,
+  kind: jobKind,
+  payload: z.record(z.string(), z.unknown()).meta({ description: 'What the job was given (ids, never secrets)' }),
+  attempts: count,
+  maxAttempts: count,
+  lastError: z.string().nullable().meta({ description: 'What its last attempt threw' }),
+  createdAt: timestamp,
+  finishedAt: timestamp.nullable().meta({ description: 'When its last attempt failed' }),
+});
+export const adminJobs = z.object({
+  counts: z.array(jobCount).meta({ description: 'Jobs by kind and state (kinds and states without any are left out)' }),
+  oldestQueuedSeconds: z.number().nullable().meta({ description: 'How long the oldest job due has waited to start; null when none waits' }),
+  failed: z.array(failedJob).meta({ description: 'The last 100 failed jobs, the newest first' }),
+});
+export const retriedJob = z.object({ id, state: jobState });
 export const largestFile = z.object({
   id,
   name: z.string(),
@@ -404,6 +427,12 @@ export type UserStorage = z.output<typeof userStorage>;
 export type ProjectStorage = z.output<typeof projectStorage>;
 export type LargestFile = z.output<typeof largestFile>;
 export type AdminStorage = z.output<typeof adminStorage>;
+export type JobState = z.output<typeof jobState>;
+export type JobKind = z.output<typeof jobKind>;
+export type JobCount = z.output<typeof jobCount>;
+export type FailedJob = z.output<typeof failedJob>;
+export type AdminJobs = z.output<typeof adminJobs>;
+export type RetriedJob = z.output<typeof retriedJob>;
 export type Health = z.output<typeof health>;
 export type AnalysisStatus = z.output<typeof analysisStatus>;
 export type AudioCodec = z.output<typeof audioCodec>;
@@ -519,6 +548,10 @@ export const RECORD_SCHEMAS = {
   ProjectStorage: projectStorage,
   LargestFile: largestFile,
   AdminStorage: adminStorage,
+  JobCount: jobCount,
+  FailedJob: failedJob,
+  AdminJobs: adminJobs,
+  RetriedJob: retriedJob,
   ProjectEvent: projectEvent,
   HelloMessage: helloMessage,
   Health: health,

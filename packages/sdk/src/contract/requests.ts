@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
 import { checkFilePath } from './file-paths.js';
+import { jobKind, jobState } from './records.js';
 import { describeSize, extensionsOf, MAX_UPLOAD_BYTES } from './file-types.js';
 import {
   clearImageField,
@@ -242,11 +243,17 @@ export const adminStorageQuery = z.object({
   by: z.enum(['user', 'project'], { error: 'must be user or project' }),
   top: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be 1 to 1000').max(1000, 'must be 1 to 1000').optional(),
 });
+/** `GET /api/admin/jobs`: the counts of one state or kind only. */
+export const adminJobsQuery = z.object({
+  state: jobState.optional(),
+  kind: jobKind.optional(),
+});
 export const setUserActiveRequest = z.object({ active: z.boolean({ error: 'must be true or false' }) });
 
 // What a client sends (before the server's trimming, lower-casing and defaults).
 export type AdminStorageQuery = z.input<typeof adminStorageQuery>;
 export type SetUserActiveRequest = z.input<typeof setUserActiveRequest>;
+export type AdminJobsQuery = z.input<typeof adminJobsQuery>;
 export type RegisterRequest = z.input<typeof registerRequest>;
 export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;

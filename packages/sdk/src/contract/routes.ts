@@ -1380,4 +1380,38 @@ export const ROUTES = declareRoutes({
     summary: 'Site ADMIN: deactivate an account (active: false) or activate it again (active: true)',
     description: 'A deactivated account cannot sign in: a login with its right password is 403 FORBIDDEN (detail: the account is deactivated) (a wrong one stays 401 INVALID_CREDENTIALS), as is redeeming a command-line code; the identity provider lands with ?authError=account_deactivated. Its sessions, refresh tokens and personal access tokens end at once (their WebSocket connections close with 4401); activating it again does not bring them back. Its files, images, projects and memberships stay. Idempotent; a site ADMIN cannot deactivate their own account.',
   },
+  adminJobs: {
+    method: 'GET',
+    path: '/api/admin/jobs',
+    auth: 'read',
+    response: 'AdminJobs',
+    status: 200,
+    errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
+    errorNotes: {
+      403: 'FORBIDDEN: the caller is not a site ADMIN; INSUFFICIENT_SCOPE: a personal access token limited to projects',
+    },
+    tag: 'admin',
+    summary: 'Site ADMIN: the background job queue: jobs by kind and state, the oldest waiting, the last 100 failed with their errors',
+    description: 'state= and kind= narrow the counts (and the failed list) to one state or one kind. A job is tried maxAttempts times with exponential backoff and jitter, then failed (dead); failed jobs are kept 30 days, done ones a day. oldestQueuedSeconds is how long the oldest job that is due has waited (with kind=, of that kind).',
+    openapi: { parameters: [
+      { name: 'state', in: 'query', required: false, schema: { type: 'string', enum: ['queued', 'running', 'done', 'failed'] } },
+      { name: 'kind', in: 'query', required: false, schema: { type: 'string', enum: ['analysis', 'preview', 'webhook_delivery', 'email', 'digest', 'trash_purge', 'upload_purge', 'expired_rows_purge'] } },
+    ] },
+  },
+  adminRetryJob: {
+    method: 'POST',
+    path: '/api/admin/jobs/:id/retry',
+    auth: 'write',
+    params: { id: 'Job' },
+    response: 'RetriedJob',
+    status: 200,
+    errors: ['FORBIDDEN', 'JOB_NOT_FAILED'],
+    errorNotes: {
+      403: 'FORBIDDEN: the caller is not a site ADMIN; INSUFFICIENT_SCOPE: a read token, or a personal access token limited to projects',
+      409: 'JOB_NOT_FAILED: the job is queued, running or done (only a failed job is retried), or another job with its key is queued or running',
+    },
+    tag: 'admin',
+    summary: 'Site ADMIN: run a failed job again, with its attempts renewed',
+    description: 'The job is queued at once (state queued) with its attempts at zero, and any instance takes it as it would a new one.',
+  },
 });

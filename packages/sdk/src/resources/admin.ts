@@ -1,7 +1,7 @@
 import type { BandPromise } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
 import type { RequestOptions, Transport } from '../transport.js';
-import type { AdminStorage, AdminUser } from '../types.js';
+import type { AdminJobs, AdminJobsQuery, AdminStorage, AdminUser, RetriedJob } from '../types.js';
 
 /** What `storage` asks for: one row per user or per project, and (`top`, 1–1000) the site's largest files. */
 export interface AdminStorageOptions {
@@ -29,5 +29,15 @@ export class AdminResource {
   /** Deactivates an account (it cannot sign in; its sessions and tokens end at once; its files stay) or activates it again. */
   setActive(userId: string, active: boolean, options?: RequestOptions): BandPromise<AdminUser> {
     return this.transport.call(ROUTES.adminSetUserActive, { params: { id: userId }, json: { active } }, options);
+  }
+
+  /** The background job queue: jobs by kind and state, the oldest waiting, the last 100 failed with their errors. */
+  jobs(filter: AdminJobsQuery = {}, options?: RequestOptions): BandPromise<AdminJobs> {
+    return this.transport.call(ROUTES.adminJobs, { query: { state: filter.state, kind: filter.kind } }, options);
+  }
+
+  /** Runs a failed job again, its attempts renewed (409 JOB_NOT_FAILED for any other job). */
+  retryJob(jobId: string, options?: RequestOptions): BandPromise<RetriedJob> {
+    return this.transport.call(ROUTES.adminRetryJob, { params: { id: jobId } }, options);
   }
 }

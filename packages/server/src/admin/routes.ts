@@ -1,14 +1,17 @@
-import { adminStorageQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { adminJobsQuery, adminStorageQuery, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import { validate } from '../core/http.js';
 import type { Routes } from '../core/routes.js';
-import { AdminService } from './service.js';
+import { AdminJobsService, AdminService } from './service.js';
 
-/** Site administration for a site ADMIN: storage by user or project, accounts and their deactivation. */
+/** Site administration for a site ADMIN: storage by user or project, accounts and their deactivation, the job queue. */
 @injectable()
 export class AdminRoutes implements Feature {
-  constructor(@inject(AdminService) private readonly admin: AdminService) {}
+  constructor(
+    @inject(AdminService) private readonly admin: AdminService,
+    @inject(AdminJobsService) private readonly jobs: AdminJobsService,
+  ) {}
 
   register(routes: Routes): void {
     routes.on(ROUTES.adminStorage, async ({ req, principal }) => this.admin.storage(principal, validate(adminStorageQuery, req.query)));
@@ -21,5 +24,9 @@ export class AdminRoutes implements Feature {
       const { active } = await body();
       return this.admin.setActive(principal, params.id, active);
     });
+
+    routes.on(ROUTES.adminJobs, async ({ req, principal }) => this.jobs.overview(principal, validate(adminJobsQuery, req.query)));
+
+    routes.on(ROUTES.adminRetryJob, async ({ principal, params }) => this.jobs.retry(principal, params.id));
   }
 }

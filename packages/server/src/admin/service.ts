@@ -1,9 +1,11 @@
-import type { AdminStorage, AdminUser, IncompleteUploads, StorageBreakdown } from '@bandcollab/sdk/contract';
+import type { AdminJobs, AdminStorage, AdminUser, IncompleteUploads, JobState, RetriedJob, StorageBreakdown } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { type Principal, requireEveryProject } from '../core/auth-guard.js';
-import type { Sql } from '../core/database.js';
+import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { forbidden, notFound } from '../core/errors.js';
+import { DomainError, forbidden, notFound } from '../core/errors.js';
+import type { JobKindName } from '../core/job-kinds.js';
+import { JobsRepository } from '../core/jobs-repository.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { SessionCache } from '../core/session-cache.js';
 import { Space } from '../core/space.js';
@@ -148,4 +150,38 @@ export class AdminService {
 function requireSiteAdmin(principal: Principal): void {
   requireEveryProject(principal, 'administer the site');
   if (principal.role !== 'ADMIN') throw forbidden('Only a site ADMIN may do this');
+}
+
+/** The job queue's admin view (§18) and the retry of a failed job: a site ADMIN's, or the `jobs` server command's. */
+@injectable()
+export class AdminJobsService {
+  constructor(
+    @inject(SQL) private readonly sql: Sql,
+    @inject(JobsRepository) private readonly jobs: JobsRepository,
+  ) {}
+
+  /** `principal` null: the server command's caller, the site's administrator already. */
+  async overview(principal: Principal | null, filter: { state?: JobState | undefined; kind?: JobKindName | undefined }): Promise<AdminJobs> {
+    if (principal) requireSiteAdmin(principal);
+    const { failed, ...overview } = await this.jobs.overview(filter);
+    return {
+      ...overview,
+      failed: failed.map((job) => ({ ...job, createdAt: job.createdAt.toISOString(), finishedAt: job.finishedAt?.toISOString() ?? null })),
+    };
+  }
+
+  /** 404 when there is no such job, 409 JOB_NOT_FAILED when it is not failed or its key is live again. */
+  async retry(principal: Principal | null, id: string): Promise<RetriedJob> {
+    if (principal) requireSiteAdmin(principal);
+    let outcome;
+    try {
+      outcome = await this.sql.begin((tx) => this.jobs.retry(tx, id));
+    } catch (error) {
+      if (violatesUniqueIndex(error, 'jobs_live_key')) throw new DomainError('JOB_NOT_FAILED', 'Another job for the same work is queued or running');
+      throw error;
+    }
+    if (!outcome) throw notFound('Job');
+    if (!outcome.retried) throw new DomainError('JOB_NOT_FAILED', `The job is ${outcome.state}: only a failed job is retried`);
+    return { id, state: outcome.state };
+  }
 }

@@ -40,6 +40,16 @@ const PCM_EXTENSIONS = new Set(['wav', 'aif', 'aiff']);
 const COMPRESSED_SLICE_BYTES = 2 * 1024;
 
 /**
+ * The most decoded samples (over all channels) per byte of input any real file holds: PCM holds at most one,
+ * MP3 at 8 kbit/s about 45, Opus at 6 kbit/s about 130 and Opus's silent frames (DTX) under 1,000, a FLAC of
+ * digital silence about 400. 35 bytes of FLAC constant frames hold 524,280 (15,000 a byte): a file over this
+ * is a decompression bomb, failed at once instead of decoded to its time budget. Reckoned from the file's
+ * first RATIO_GRACE_BYTES on, so one early frame of silence is not judged alone.
+ */
+export const MAX_SAMPLES_PER_BYTE = 4096;
+const RATIO_GRACE_BYTES = 4096;
+
+/**
  * Analyses a file (a stored object, a local file's path, or a stream) of the given extension ("wav", "flac", ...). Never throws for bad
  * audio: a file that cannot be decoded gives `failed` with the reason. `signal` stops it between two
  * chunks (it rejects with the signal's reason); `pace` is awaited after each decoded slice, so a caller can
@@ -67,9 +77,13 @@ export async function analyzeAudio(
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
       signal?.throwIfAborted();
-      bytes += chunk.length;
       for (let at = 0; at < chunk.length; at += sliceBytes) {
-        measurement.take(await decoder.decode(chunk.subarray(at, at + sliceBytes)));
+        const slice = chunk.subarray(at, at + sliceBytes);
+        bytes += slice.length;
+        measurement.take(await decoder.decode(slice));
+        if (measurement.samples > MAX_SAMPLES_PER_BYTE * Math.max(bytes, RATIO_GRACE_BYTES)) {
+          throw new AnalysisError(`it decodes to more than ${MAX_SAMPLES_PER_BYTE} samples per byte, more than any real codec produces`);
+        }
         await pace?.();
       }
     }
@@ -112,6 +126,8 @@ class Measurement {
   meter: LoudnessMeter | null = null;
   reducer: PeakReducer | null = null;
   frames = 0;
+  /** Samples over all channels. */
+  samples = 0;
 
   take(chunk: DecodedChunk | null): void {
     if (!chunk || chunk.channelData.length === 0) return;
@@ -122,6 +138,7 @@ class Measurement {
       throw new AnalysisError('the sample rate or channel count changes within the file');
     }
     this.frames += chunk.channelData[0]!.length;
+    this.samples += chunk.channelData[0]!.length * chunk.channelData.length;
     if (this.frames > MAX_DURATION_SECONDS * chunk.sampleRate) {
       throw new AnalysisError(`the audio is longer than ${MAX_DURATION_SECONDS / 3600} hours, the longest analysed`);
     }

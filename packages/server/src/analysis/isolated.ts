@@ -21,6 +21,20 @@ const HEAP_LIMIT_MB = 256;
 /** How often the thread learns whether an upload is streaming in (it rests then). */
 const UPLOADING_REFRESH_MS = 50;
 
+/**
+ * A file's time budget grows with its size, from a floor up to ANALYSIS_TIMEOUT_SECONDS: real audio analyses
+ * at several MiB a second on one core here (FLAC, the slowest, included; a fifth of that while an upload streams
+ * in), so 2 s a MiB leaves a loaded machine room, while a small crafted file (a 900 KB FLAC decoding to hours)
+ * no longer holds its slot for the whole cap.
+ */
+const BUDGET_SECONDS_PER_MIB = 2;
+const BUDGET_FLOOR_SECONDS = 10;
+const MiB = 1024 * 1024;
+
+export function analysisBudgetSeconds(size: number, capSeconds: number): number {
+  return Math.min(capSeconds, Math.max(BUDGET_FLOOR_SECONDS, Math.ceil((size / MiB) * BUDGET_SECONDS_PER_MIB)));
+}
+
 export interface ThreadBudget {
   timeoutMs: number;
   /** Whether an upload streams into the server now. */

@@ -6,26 +6,18 @@ import { STEM_ENTRIES_IN_RECORD, type StoredAudio } from '../files/repository.js
 /** 5 parameters a row: well under PostgreSQL's 65,535 parameters a statement. */
 const ENTRY_ROWS_PER_INSERT = 5000;
 
-/** A job as its taker sees it: the file to analyse, or null when the file was deleted since. */
-export interface TakenJob {
-  fileId: string;
-  file: {
-    type: FileType;
-    extension: string;
-    cutId: string;
-    projectId: string;
-    /** Null once the uploader's account is deleted. */
-    uploader: { id: string; name: string } | null;
-  } | null;
+/** A file to analyse, as its analysis job finds it. */
+export interface FileToAnalyse {
+  type: FileType;
+  extension: string;
+  cutId: string;
+  projectId: string;
+  size: number;
+  /** Null once the uploader's account is deleted. */
+  uploader: { id: string; name: string } | null;
 }
 
-/** The taken row: every file column is null when the file is gone, the uploader's when their account is. */
-interface JobRow {
-  fileId: string;
-  type: FileType | null;
-  extension: string | null;
-  cutId: string | null;
-  projectId: string | null;
+interface FileRow extends Omit<FileToAnalyse, 'uploader'> {
   uploaderId: string | null;
   uploaderName: string | null;
 }
@@ -39,30 +31,19 @@ export interface AnalysisResult {
 
 @injectable()
 export class AnalysisRepository {
-  /**
-   * Takes the oldest job no other transaction holds, and not waiting for a retry after `now`, and locks it
-   * until `tx` ends: another instance skips it, and a taker that dies (its connection gone) releases it.
-   */
-  async take(tx: Tx, now: Date): Promise<TakenJob | null> {
-    // Left joins: a job outlives its file (no foreign key), and then every file column is null.
-    const [row] = await tx<JobRow[]>`
-      select j.file_id, f.type, f.extension, f.cut_id, f.project_id, u.id as uploader_id, u.name as uploader_name
-      from analysis_jobs j
-      left join files f on f.id = j.file_id
-      left join users u on u.id = f.uploaded_by
-      where j.retry_at is null or j.retry_at <= ${now}
-      order by j.enqueued_at, j.file_id
-      limit 1
-      for update of j skip locked`;
+  /** The file an analysis job names; null when it was deleted since. */
+  async file(sql: Queryable, fileId: string): Promise<FileToAnalyse | null> {
+    const [row] = await sql<FileRow[]>`
+      select f.type, f.extension, f.cut_id, f.project_id, f.size, u.id as uploader_id, u.name as uploader_name
+      from files f left join users u on u.id = f.uploaded_by
+      where f.id = ${fileId}`;
     if (!row) return null;
-    const { fileId, type, extension, cutId, projectId, uploaderId, uploaderName } = row;
-    if (type === null || extension === null || cutId === null || projectId === null) return { fileId, file: null };
-    const uploader = uploaderId !== null && uploaderName !== null ? { id: uploaderId, name: uploaderName } : null;
-    return { fileId, file: { type, extension, cutId, projectId, uploader } };
+    const { uploaderId, uploaderName, ...file } = row;
+    return { ...file, uploader: uploaderId !== null && uploaderName !== null ? { id: uploaderId, name: uploaderName } : null };
   }
 
   /**
-   * Stores the result on the file and removes the job; false when the file is gone. A STEM's entries go to
+   * Stores the result on the file; false when the file is gone. A STEM's entries go to
    * stem_entries, one row each; the file keeps the summary and only the first STEM_ENTRIES_IN_RECORD of them,
    * so the records every answer carries stay small however many entries the ZIP lists.
    */
@@ -73,20 +54,7 @@ export class AnalysisRepository {
                        peaks = ${json(tx, result.peaks)}
       where id = ${fileId}`;
     if (updated.count > 0 && result.stems) await this.storeEntries(tx, fileId, result.stems.entries);
-    await this.drop(tx, fileId);
     return updated.count > 0;
-  }
-
-  /**
-   * Counts a failed attempt at the job and keeps it out of the queue until `retryAt`; the attempts so far, or
-   * null when the job is gone or another instance holds it (then that one is at it).
-   */
-  async countFailure(tx: Tx, fileId: string, retryAt: Date): Promise<number | null> {
-    const [row] = await tx<{ attempts: number }[]>`
-      update analysis_jobs set attempts = attempts + 1, retry_at = ${retryAt}
-      where file_id = (select file_id from analysis_jobs where file_id = ${fileId} for update skip locked)
-      returning attempts`;
-    return row?.attempts ?? null;
   }
 
   private async storeEntries(tx: Tx, fileId: string, entries: StemEntry[]): Promise<void> {
@@ -101,10 +69,6 @@ export class AnalysisRepository {
       }));
       await tx`insert into stem_entries ${tx(rows)}`;
     }
-  }
-
-  async drop(tx: Queryable, fileId: string): Promise<void> {
-    await tx`delete from analysis_jobs where file_id = ${fileId}`;
   }
 }
 

@@ -49,6 +49,13 @@ const LENGTH_TOLERANCE_MS = 10;
  */
 const MAX_HEADER_READ_BYTES = 32 * 1024 * 1024;
 
+/**
+ * The entries a STEM ZIP lists (and stores, a row each): a real session holds hundreds; a crafted ZIP of a
+ * million empty entries would cost a million rows. Entries past these are counted in the summary, neither read
+ * nor listed, and the summary is then not `consistent` (what was not read cannot be vouched for).
+ */
+export const MAX_LISTED_STEM_ENTRIES = 10_000;
+
 /** `signal` stops it between two entries (it rejects with the signal's reason). */
 export async function analyzeStems(source: string | ObjectSource, signal?: AbortSignal): Promise<StemsAnalysis> {
   const stored = typeof source === 'string' ? await localFileSource(source) : source;
@@ -65,9 +72,14 @@ export async function analyzeStems(source: string | ObjectSource, signal?: Abort
   try {
     const entries: StemEntry[] = [];
     let unreadable = 0;
+    let unlisted = 0;
     for await (const entry of zipEntries(zip)) {
       signal?.throwIfAborted();
       if (entry.fileName.endsWith('/')) continue;
+      if (entries.length >= MAX_LISTED_STEM_ENTRIES) {
+        unlisted += 1;
+        continue;
+      }
       const extension = entry.fileName.split('.').pop()!.toLowerCase();
       let audio: StemAudio | null = null;
       if (entry.fileName.includes('.') && isAudioExtension(extension)) {
@@ -85,7 +97,7 @@ export async function analyzeStems(source: string | ObjectSource, signal?: Abort
       }
       entries.push({ path: entry.fileName, size: entry.uncompressedSize, audio });
     }
-    return { status: 'done', stems: { entries, summary: summarize(entries, unreadable) } };
+    return { status: 'done', stems: { entries, summary: summarize(entries, unreadable, unlisted) } };
   } catch (error) {
     if (signal?.aborted) throw error;
     return { status: 'failed', reason: `the ZIP could not be read: ${(error as Error).message}` };
@@ -200,7 +212,7 @@ function codecOf(name: string): Codec | null {
   return null;
 }
 
-function summarize(entries: StemEntry[], unreadable: number): StemsSummary {
+function summarize(entries: StemEntry[], unreadable: number, unlisted: number): StemsSummary {
   const audio = entries.flatMap((entry) => (entry.audio ? [entry.audio] : []));
   const sampleRates = [...new Set(audio.map((stem) => stem.sampleRate))].sort((a, b) => a - b);
   const bitDepths = [...new Set(audio.map((stem) => stem.bitDepth))].sort((a, b) => (a ?? 0) - (b ?? 0));
@@ -208,7 +220,7 @@ function summarize(entries: StemEntry[], unreadable: number): StemsSummary {
   const longestMs = lengths.length > 0 ? Math.max(...lengths) : null;
   const shortestMs = lengths.length > 0 ? Math.min(...lengths) : null;
   return {
-    entryCount: entries.length,
+    entryCount: entries.length + unlisted,
     audioCount: audio.length,
     sampleRates,
     bitDepths,
@@ -217,6 +229,7 @@ function summarize(entries: StemEntry[], unreadable: number): StemsSummary {
     consistent:
       audio.length > 0 &&
       unreadable === 0 &&
+      unlisted === 0 &&
       sampleRates.length === 1 &&
       bitDepths.length === 1 &&
       longestMs! - shortestMs! <= LENGTH_TOLERANCE_MS,

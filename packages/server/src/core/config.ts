@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { MAX_UPLOAD_BYTES } from '@bandcollab/sdk/contract';
+import { JOB_KINDS, type JobKindName } from './job-kinds.js';
 import type { S3Settings } from './store/s3-store.js';
 
 export interface OidcSettings {
@@ -61,8 +62,8 @@ export interface Config {
   headersTimeoutSeconds: number;
   /** Where stored bytes live: under `dataDir`, or in an S3-compatible bucket (`s3`, then set). */
   storage: { driver: 'fs' } | ({ driver: 's3' } & S3Settings);
-  /** Files this instance analyses at once (each holds a database connection while it runs); 0: none. */
-  analysisConcurrency: number;
+  /** Jobs of each kind this instance runs at once (./jobs.ts); 0: none (other instances on the database do). */
+  jobsConcurrency: Record<JobKindName, number>;
   /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
   analysisTimeoutSeconds: number;
 }
@@ -143,11 +144,19 @@ export const SETTINGS = {
     default: false,
     meaning: "answer requests for a stored file's bytes as an attachment, once checked and counted, with a 302 to a presigned GET (valid 300 s) that carries the same headers (inline bytes are sent by the server, with nosniff)",
   },
-  ANALYSIS_CONCURRENCY: {
+  JOBS_CONCURRENCY_ANALYSIS: {
     default: 1,
+    with: ['ANALYSIS_CONCURRENCY'],
     meaning:
-      'audio files this instance analyses at once (0–4), each holding one of its 10 database connections while it runs; `0`: this instance analyses nothing (others on the same database do)',
+      'audio files this instance analyses at once (0–4), each in a worker thread at the lowest CPU priority, holding no database connection while it runs; `0`: this instance analyses nothing (others on the same database do); `ANALYSIS_CONCURRENCY` is its earlier name, read when it is unset',
   },
+  JOBS_CONCURRENCY_PREVIEW: { default: 1, meaning: 'listening previews this instance encodes at once (0–4), at the lowest CPU priority' },
+  JOBS_CONCURRENCY_WEBHOOK_DELIVERY: { default: 8, meaning: 'webhook deliveries this instance sends at once (0–64)' },
+  JOBS_CONCURRENCY_EMAIL: { default: 4, meaning: 'emails this instance sends at once (0–64)' },
+  JOBS_CONCURRENCY_DIGEST: { default: 1, meaning: 'digest runs at once on this instance (0–64)' },
+  JOBS_CONCURRENCY_TRASH_PURGE: { default: 1, meaning: 'trash purges at once on this instance (0–64)' },
+  JOBS_CONCURRENCY_UPLOAD_PURGE: { default: 1, meaning: 'purges of expired resumable uploads at once on this instance (0–64)' },
+  JOBS_CONCURRENCY_EXPIRED_ROWS_PURGE: { default: 1, meaning: 'purges of expired rows and leftovers at once on this instance (0–64); `0` everywhere stops the periodic purge (the one at start still runs)' },
   ANALYSIS_TIMEOUT_SECONDS: { default: 600, meaning: "wall-clock budget of one file's analysis (1–86400); a file over it is `failed`" },
   ACCESS_TOKEN_TTL_SECONDS: { default: 900, tunable: true, meaning: "access-token lifetime (and `expiresIn`, and the cookie's Max-Age)" },
   LOGIN_MAX_FAILURES: { default: 10, tunable: true, meaning: 'failed logins per email and client address allowed in the window; the next one is 429' },
@@ -296,6 +305,20 @@ export function loadConfig(env: Env = process.env): Config {
     };
   }
 
+  /** JOBS_CONCURRENCY_<KIND> for every kind; CPU-heavy kinds (a worker thread each) at most 4. */
+  function jobsConcurrency(): Record<JobKindName, number> {
+    const heavy = new Set<JobKindName>(['analysis', 'preview']);
+    const kinds = Object.keys(JOB_KINDS) as JobKindName[];
+    return Object.fromEntries(
+      kinds.map((kind) => {
+        const name = `JOBS_CONCURRENCY_${kind.toUpperCase()}` as SettingWith<number>;
+        const max = heavy.has(kind) ? 4 : 64;
+        const earlier = kind === 'analysis' && read(name) === undefined ? wholeNumber('ANALYSIS_CONCURRENCY', 0, max) : undefined;
+        return [kind, earlier ?? integer(name, 0, max)];
+      }),
+    ) as Record<JobKindName, number>;
+  }
+
   const maxConnections = integer('MAX_CONNECTIONS', 1, 1_000_000);
   const config: Config = {
     port,
@@ -331,7 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 1, 3600),
     minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 0, 1_048_576_000) * MiB,
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
-    analysisConcurrency: integer('ANALYSIS_CONCURRENCY', 0, 4),
+    jobsConcurrency: jobsConcurrency(),
     analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
     storage: storage(),
   };

@@ -4,6 +4,8 @@ import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { avatarUrl } from '../images/repository.js';
 import { storeKeys } from '../core/store/index.js';
+import { JOB_KINDS } from '../core/job-kinds.js';
+import { enqueue } from '../core/jobs-repository.js';
 
 /** A stored file's key, `files/<uuid>.<ext>`: its id. */
 const STORED_FILE_KEY = /^files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[^/]+$/;
@@ -209,7 +211,7 @@ export class FilesRepository {
   }
 
   /**
-   * Records a file; audio (CUT) and stems (STEM) also join the analysis queue, in the same transaction, so
+   * Records a file; audio (CUT) and stems (STEM) also get an analysis job, in the same transaction, so
    * every way a file gets recorded feeds it. Images are never analysed.
    */
   async insert(tx: Queryable, { series, path, ...file }: NewFile): Promise<void> {
@@ -218,7 +220,8 @@ export class FilesRepository {
     if (!series && path) await tx`insert into file_series (id, cut_id, path, path_key) values (${file.id}, ${file.cutId}, ${path.path}, ${path.key})`;
     const versioned = series ? { seriesId: series.id, version: series.version } : path ? { seriesId: file.id, version: 1 } : {};
     await tx`insert into files ${tx({ ...file, ...versioned, analysis: analysed ? 'pending' : 'unsupported' })}`;
-    if (analysed) await tx`insert into analysis_jobs (file_id) values (${file.id})`;
+    // Round-robin by uploader: one account's many files never hold the queue from another's one (§12).
+    if (analysed) await enqueue(tx, JOB_KINDS.analysis, { fileId: file.id }, { key: `analysis:${file.id}`, fairKey: file.uploadedBy });
   }
 
   /** The series of a file (or a series by its id) and its latest version; null when it is gone or has no version left. */

@@ -15,17 +15,14 @@ import { OperationsRepository } from './repository.js';
 const EXPIRED_TOKEN_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 /**
- * Deletes expired rows (and the bytes of expired resumable uploads, personal access tokens 30 days after
- * they expired, and Idempotency-Keys a day old) and the leftovers of failed or interrupted storing
- * (FilesService.removeLeftovers) once at start, then every PURGE_INTERVAL_SECONDS until stopped. Every instance
- * runs it; each step acts on database rows or on bytes old enough to be nobody's work in flight.
+ * Deletes expired rows (personal access tokens 30 days after they expired, Idempotency-Keys a day old) and
+ * the leftovers of failed or interrupted storing (FilesService.removeLeftovers), and expired resumable
+ * uploads with their bytes: once as an instance starts, then as the recurring jobs `expired_rows_purge` and
+ * `upload_purge` (every PURGE_INTERVAL_SECONDS, one instance per run). Each step acts on database rows or on
+ * bytes old enough to be nobody's work in flight.
  */
 @injectable()
 export class ExpiredRowsPurge {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> = Promise.resolve();
-  private stopped = false;
-
   constructor(
     @inject(CONFIG) private readonly config: Config,
     @inject(LOGGER) private readonly log: Logger,
@@ -36,43 +33,34 @@ export class ExpiredRowsPurge {
     @inject(Idempotency) private readonly idempotency: Idempotency,
   ) {}
 
-  async start(): Promise<void> {
-    this.running = this.purge();
-    await this.running;
-    this.schedule();
-  }
-
-  /** Stops the schedule and waits for a purge in progress, so the database can close after it. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.purge().then(() => this.schedule());
-    }, this.config.purgeIntervalSeconds * 1000);
-    // A pending purge alone does not keep the process alive.
-    this.timer.unref();
-  }
-
-  private async purge(): Promise<void> {
+  /** The purge at start; a failure is logged (the database may be briefly away), and the recurring jobs try again. */
+  async atStart(): Promise<void> {
     try {
-      const deleted = await this.repository.purgeExpired({
-        loginSeconds: this.config.loginWindowSeconds,
-        registrationSeconds: this.config.registerWindowSeconds,
-      });
-      const resumableUploads = await this.uploads.purgeExpired();
-      const personalAccessTokens = await this.tokens.deleteExpired(EXPIRED_TOKEN_RETENTION_SECONDS);
-      const idempotencyKeys = await this.idempotency.purgeExpired();
-      const leftovers = await this.files.removeLeftovers();
-      const counts = { ...deleted, resumableUploads, personalAccessTokens, idempotencyKeys, ...leftovers };
-      if (Object.values(counts).some((count) => count > 0)) this.log.info('expired rows purged', counts);
+      await this.purgeRows();
+      await this.purgeUploads();
     } catch (error) {
-      // The database may be briefly away: the next round tries again.
       this.log.warn('purge of expired rows failed', { error });
     }
+  }
+
+  /** The `expired_rows_purge` job. */
+  readonly purgeRows = async (): Promise<void> => {
+    const deleted = await this.repository.purgeExpired({
+      loginSeconds: this.config.loginWindowSeconds,
+      registrationSeconds: this.config.registerWindowSeconds,
+    });
+    const personalAccessTokens = await this.tokens.deleteExpired(EXPIRED_TOKEN_RETENTION_SECONDS);
+    const idempotencyKeys = await this.idempotency.purgeExpired();
+    const leftovers = await this.files.removeLeftovers();
+    this.report({ ...deleted, personalAccessTokens, idempotencyKeys, ...leftovers });
+  };
+
+  /** The `upload_purge` job. */
+  readonly purgeUploads = async (): Promise<void> => {
+    this.report({ resumableUploads: await this.uploads.purgeExpired() });
+  };
+
+  private report(counts: Record<string, number>): void {
+    if (Object.values(counts).some((count) => count > 0)) this.log.info('expired rows purged', counts);
   }
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { analyzeAudio, type AudioAnalysis } from '../../src/analysis/index.js';
+import { analysisBudgetSeconds } from '../../src/analysis/isolated.js';
 import { localFileSource } from '../../src/core/store/fs-store.js';
 import { emptyBoxesM4a, flacBomb } from './bombs.js';
 import { ebur128, ffprobeStream, generate, hasFfmpeg } from './ffmpeg.js';
@@ -243,6 +244,33 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio on broken files', () => {
     const file = path.join(dir, 'bomb.flac');
     await writeFile(file, flacBomb(1000, 48_000));
     expect(await analyzeAudio(file, 'flac')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/more than the 48000 samples STREAMINFO announces/) });
+  });
+
+  it('fails a FLAC of unknown length that decodes to more samples per byte than any real codec, within its first slices', async () => {
+    // 35 KB of constant frames, STREAMINFO's total unknown: 15,000 samples a byte, hours of work for the time budget alone.
+    const file = path.join(dir, 'unknown-length-bomb.flac');
+    await writeFile(file, flacBomb(1000, 0));
+    const started = performance.now();
+    expect(await analyzeAudio(file, 'flac')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/more than 4096 samples per byte/) });
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it.each([
+    ['a FLAC of digital silence', 'silence.flac', ['-c:a', 'flac', '-ac', '2']],
+    ['an Opus of digital silence at 6 kbit/s', 'silence.opus', ['-c:a', 'libopus', '-b:a', '6k', '-ac', '2']],
+    ['an MP3 at 8 kbit/s', 'low.mp3', ['-c:a', 'libmp3lame', '-b:a', '8k', '-ar', '8000', '-ac', '1']],
+  ])('analyses %s, the most samples per byte real files hold', async (_label, name, options) => {
+    const file = path.join(dir, name);
+    generate(name.startsWith('silence') ? 'anullsrc=r=48000:cl=stereo' : 'anoisesrc=color=pink:amplitude=0.2:sample_rate=8000', 30, options, file);
+    expect(await analyzeAudio(file, name.split('.').pop()!)).toMatchObject({ status: 'done', audio: { durationMs: expect.any(Number) } });
+  });
+
+  it('gives a file a time budget proportional to its size, from a 10 s floor to ANALYSIS_TIMEOUT_SECONDS', () => {
+    const MiB = 1024 * 1024;
+    expect(analysisBudgetSeconds(900 * 1024, 600)).toBe(10);
+    expect(analysisBudgetSeconds(100 * MiB, 600)).toBe(200);
+    expect(analysisBudgetSeconds(2048 * MiB, 600)).toBe(600);
+    expect(analysisBudgetSeconds(100 * MiB, 5)).toBe(5);
   });
 
   it('fails a FLAC whose STREAMINFO announces more than the longest duration analysed, without decoding it', async () => {

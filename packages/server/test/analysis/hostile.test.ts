@@ -13,10 +13,10 @@ import { startTestServer, type TestServer } from '../support/server.js';
 import { flacBomb, zipBuffer } from './bombs.js';
 import { generate, hasFfmpeg } from './ffmpeg.js';
 
-/** Waits until a worker holds the file's job (its row lock: a SKIP LOCKED read no longer sees it). */
+/** Waits until an instance runs the file's job. */
 async function analysing(server: TestServer, fileId: string): Promise<void> {
   const until = Date.now() + 30_000;
-  while ((await server.sql`select file_id from analysis_jobs where file_id = ${fileId} for update skip locked`).length > 0) {
+  while ((await server.sql`select 1 from jobs where kind = 'analysis' and payload->>'fileId' = ${fileId} and state = 'running'`).length === 0) {
     if (Date.now() > until) throw new Error('no worker took the job');
     await delay(20);
   }
@@ -50,17 +50,38 @@ describe.skipIf(!hasFfmpeg)('hostile files in the analysis queue', () => {
     expect(record.stems!.entries.find((entry) => entry.path === 'drums\uFFFD.wav')!.audio).toMatchObject({ sampleRate: 48000 });
   });
 
-  it('keeps answering while a FLAC bomb of unknown length is analysed, and fails it at the time budget', async () => {
-    // 35 KB announcing no length and decoding to 8 channels of 23 minutes: minutes of work without a budget.
+  it('fails a FLAC bomb of unknown length at once (more samples per byte than any codec), not at the time budget', async () => {
+    // 35 KB announcing no length and decoding to 8 channels of 23 minutes: minutes of work without a rule.
     const bomb = await upload(api, owner.token, owner.cutId, 'bomb.flac', flacBomb(1000, 0));
     expect(bomb.status).toBe(201);
-    await analysing(server, bomb.body.id);
-    for (let i = 0; i < 20; i += 1) expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
-    // All twenty were answered while the bomb was still being analysed.
-    expect((await server.sql`select analysis from files where id = ${bomb.body.id}`)[0]!.analysis).toBe('pending');
-
+    const next = await upload(api, owner.token, owner.cutId, 'after-bomb.wav', toneWav(1));
+    const started = Date.now();
     expect(await analysed(api, owner.token, bomb.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
-    expect(await server.sql`select file_id from analysis_jobs where file_id = ${bomb.body.id}`).toEqual([]);
+    // Well before the 5 s budget (ANALYSIS_TIMEOUT_SECONDS) would have ended it.
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(await analysed(api, owner.token, next.body.id, 20_000)).toMatchObject({ analysis: 'done' });
+    expect(await server.sql`select id from jobs where kind = 'analysis' and payload->>'fileId' = ${bomb.body.id} and state in ('queued', 'running')`).toEqual([]);
+  });
+});
+
+describe.skipIf(!hasFfmpeg)('the time budget', () => {
+  it('keeps answering while a long file is analysed, and fails it when its budget (ANALYSIS_TIMEOUT_SECONDS, 1) ends', async () => {
+    const server = await startTestServer({ ANALYSIS_TIMEOUT_SECONDS: '1' });
+    const file = path.join(os.tmpdir(), `budget-${process.pid}.flac`);
+    try {
+      const api = client(server.url);
+      const owner = await userWithCut(api);
+      // Seconds of decoding (pink noise compresses badly): longer than one second on any machine here.
+      generate('anoisesrc=color=pink:amplitude=0.25:sample_rate=48000', 300, ['-c:a', 'flac', '-ac', '2'], file);
+      const long = await upload(api, owner.token, owner.cutId, 'long.flac', await readFile(file));
+      expect(long.status).toBe(201);
+      await analysing(server, long.body.id);
+      for (let i = 0; i < 20; i += 1) expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+      expect(await analysed(api, owner.token, long.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
+    } finally {
+      await rm(file, { force: true });
+      await server.close();
+    }
   });
 });
 
@@ -85,9 +106,10 @@ describe.skipIf(!hasFfmpeg)('attempts at a job', () => {
   });
   afterAll(() => server?.close());
 
+  /** Waits until the file's job has failed `count` times and waits for its next attempt. */
   async function attempts(fileId: string, count: number): Promise<void> {
     const until = Date.now() + 30_000;
-    while ((await server.sql`select attempts from analysis_jobs where file_id = ${fileId}`)[0]?.attempts !== count) {
+    while ((await server.sql`select 1 from jobs where kind = 'analysis' and payload->>'fileId' = ${fileId} and state = 'queued' and attempts = ${count}`).length === 0) {
       if (Date.now() > until) throw new Error(`the job never reached ${count} attempts`);
       await delay(50);
     }
@@ -112,6 +134,6 @@ describe.skipIf(!hasFfmpeg)('attempts at a job', () => {
     await attempts(flaky.body.id, 2);
     server.clock.advance(30);
     expect(await analysed(api, owner.token, flaky.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
-    expect(await server.sql`select file_id from analysis_jobs where file_id = ${flaky.body.id}`).toEqual([]);
+    expect(await server.sql`select id from jobs where kind = 'analysis' and payload->>'fileId' = ${flaky.body.id} and state in ('queued', 'running')`).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { finished } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
 import { analyzeStems, type StemsAnalysis } from '../../src/analysis/index.js';
+import { MAX_LISTED_STEM_ENTRIES } from '../../src/analysis/stems.js';
 import { generate, hasFfmpeg } from './ffmpeg.js';
 
 let dir: string;
@@ -103,6 +104,15 @@ describe.skipIf(!hasFfmpeg)('analyzeStems', () => {
       ['c.m4a', 'aac', null, 44100],
     ]);
     for (const entry of entries) expect(Math.abs(entry.audio!.durationMs - 3000)).toBeLessThanOrEqual(60);
+  });
+
+  it('lists (and so stores) at most 10,000 entries: the rest are counted, and the summary is not consistent', async () => {
+    const files: Record<string, string | Buffer> = {};
+    for (let i = 0; i < MAX_LISTED_STEM_ENTRIES + 50; i += 1) files[`n${i}.txt`] = Buffer.from('x');
+    const analysed = await analyzeStems(await zipOf('many.zip', files));
+    if (analysed.status !== 'done') throw new Error(analysed.reason);
+    expect(analysed.stems.entries).toHaveLength(10_000);
+    expect(analysed.stems.summary).toMatchObject({ entryCount: 10_050, consistent: false });
   });
 
   it('marks a ZIP with an unreadable audio entry as not consistent, and fails a file that is not a ZIP', async () => {

@@ -57,6 +57,8 @@ export interface Fixture {
   newCut(): Promise<string>;
   /** A fresh user added to `project` with `role`. */
   newMember(role?: 'MEMBER' | 'ADMIN'): Promise<string>;
+  /** A fresh failed (dead) job, of a kind the test server runs no handler for (a retry leaves it queued). */
+  newFailedJob(): Promise<string>;
   /** A file id in `cutId` uploaded by `actor` when it is a member of `project`, else by its ADMIN. */
   ownFileIn(cutId: string, actor: Actor): Promise<string>;
   /** A file id in `cutId` uploaded by someone other than `actor`: the MEMBER's for the ADMIN, else the ADMIN's. */
@@ -231,6 +233,12 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
       const user = await api.register({ name: 'Fresh member' });
       await addMember(api, owner.accessToken, project.id, user, role);
       return user.user.id;
+    },
+    async newFailedJob() {
+      const [job] = await server.sql<{ id: string }[]>`
+        insert into jobs (kind, state, attempts, max_attempts, last_error, finished_at)
+        values ('trash_purge', 'failed', 5, 5, 'the matrix planted it', now()) returning id`;
+      return job!.id;
     },
     ownFileIn: (cutId, actor) =>
       storedBy(cutId, rightsOf(actor) === 'member' || rightsOf(actor) === 'projectAdmin' ? actor.userId! : owner.user.id),
