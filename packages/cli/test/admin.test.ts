@@ -1,12 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { AdminStorage, AdminUser, CutWithFiles } from '@bandcollab/sdk';
+import type { AdminJobs, AdminStorage, AdminUser, CutWithFiles } from '@bandcollab/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { apiGet, type CliUser, cliUser, registerWithCli, wavBytes } from './support/cli.js';
 
-// A site admin's commands: band storage --by user|project [--top N], band user list|deactivate|activate.
+// A site admin's commands: band storage --by user|project [--top N], band user list|deactivate|activate, band admin jobs.
 
 let server: TestServer;
 let admin: CliUser;
@@ -72,4 +72,24 @@ it('band user list, deactivate and activate: a deactivated account is signed out
 
   expect((await admin.band(['user', 'activate', 'ben@example.com'])).stdout).toContain('ben@example.com is active');
   expect((await admin.band(['user', 'deactivate', 'nobody@example.com'])).exitCode).not.toBe(0);
+});
+
+it('band admin jobs [--state --kind] and band admin jobs retry ID: the queue as the API reports it, a failed job run again', async () => {
+  const token = (await admin.band(['auth', 'token'])).stdout.trim();
+  const [job] = await server.sql<{ id: string }[]>`
+    insert into jobs (kind, state, attempts, max_attempts, last_error, finished_at)
+    values ('digest', 'failed', 5, 5, 'the mail server refused it', now()) returning id`;
+  const overview = await json<AdminJobs>(admin, ['admin', 'jobs', '--state', 'failed', '--kind', 'digest']);
+  expect(overview).toEqual(await apiGet<AdminJobs>(server.url, '/api/admin/jobs?state=failed&kind=digest', token));
+  expect(overview.failed.map((failed) => failed.id)).toEqual([job!.id]);
+  const table = (await admin.band(['admin', 'jobs'])).stdout;
+  expect(table).toMatch(/digest\s+failed\s+1/);
+  expect(table).toMatch(new RegExp(`${job!.id}\\s+digest\\s+5/5\\s+.*the mail server refused it`));
+
+  const retried = await admin.band(['admin', 'jobs', 'retry', job!.id]);
+  expect(retried.exitCode, retried.stderr).toBe(0);
+  expect(retried.stdout).toContain(`Job ${job!.id} is queued again`);
+  const again = await admin.band(['admin', 'jobs', 'retry', job!.id]);
+  expect(again.exitCode).not.toBe(0);
+  expect(again.stderr).toContain('only a failed job is retried');
 });

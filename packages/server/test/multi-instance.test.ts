@@ -202,7 +202,8 @@ describe('two instances on one database and one store', () => {
     await a.exited;
     socket.destroy();
     // PostgreSQL frees the upload's lock once it notices that A's connection is gone; until then B answers 423.
-    await until(async () => (await sql`select 1 from pg_locks where locktype = 'advisory' and objsubid = 2 and database = (select oid from pg_database where datname = current_database())`).length === 0, "A's upload lock to be freed");
+    // Of class "tus!" (0x74757321): each instance also holds a two-key lock of the job queue's.
+    await until(async () => (await sql`select 1 from pg_locks where locktype = 'advisory' and objsubid = 2 and classid = ${0x74757321}::bigint::oid and database = (select oid from pg_database where datname = current_database())`).length === 0, "A's upload lock to be freed");
 
     const status = await client(b.url).request('HEAD', url, { token: owner.token, headers: TUS });
     expect(status.status).toBe(200);
