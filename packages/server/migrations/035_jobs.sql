@@ -32,11 +32,11 @@ create index jobs_fair_served on jobs (kind, fair_key, started_at) where fair_ke
 create index jobs_running on jobs (locked_until) where state = 'running';
 create index jobs_finished on jobs (state, finished_at) where state in ('done', 'failed');
 
--- Recurring work: one row per schedule; the instance whose update moves next_run_at on enqueues that run.
+-- Recurring work: one row per schedule; the instance whose update moves last_run_at on enqueues that run
+-- (each reckons with its own period: instances set differently run it as often as the shortest asks).
 create table job_schedules (
-  kind          text primary key,
-  every_seconds integer not null check (every_seconds >= 1),
-  next_run_at   timestamptz not null
+  kind        text primary key,
+  last_run_at timestamptz not null
 );
 
 -- The analysis queue's jobs move over as they stand (attempts, the retry they wait for), fair by uploader.

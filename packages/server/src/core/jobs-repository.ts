@@ -182,26 +182,27 @@ export class JobsRepository {
     return row!.held;
   }
 
-  /** Records that `kind` recurs every `seconds`, the next run at most that far from `now` (an instance's start does its own). */
-  async schedule(kind: string, seconds: number, now: Date): Promise<void> {
-    await this.sql`
-      insert into job_schedules (kind, every_seconds, next_run_at) values (${kind}, ${seconds}, ${now}::timestamptz + make_interval(secs => ${seconds}))
-      on conflict (kind) do update set every_seconds = excluded.every_seconds,
-        next_run_at = least(job_schedules.next_run_at, ${now}::timestamptz + make_interval(secs => excluded.every_seconds))`;
+  /** Records `kind` as recurring, its last run now when it is new (an instance's start does its own purge). */
+  async schedule(kind: string, now: Date): Promise<void> {
+    await this.sql`insert into job_schedules (kind, last_run_at) values (${kind}, ${now}) on conflict (kind) do nothing`;
   }
 
   /**
-   * Enqueues the due runs of the schedules among `kinds`, each once across instances: the update that moves
-   * a schedule's next run on takes its row, and another instance's waits, then finds it no longer due. A run
-   * is keyed by its kind, so none starts while the previous one is still queued or running.
+   * Enqueues the runs due of the schedules given (kind, and the seconds this instance runs it every), each once
+   * across instances: the update that moves a schedule's last run to `now` takes its row, and another
+   * instance's waits, then finds it no longer due. Each instance reckons with its own period, so instances set
+   * differently run it as often as the shortest one asks. A run is keyed by its kind: none is enqueued while
+   * the previous one is still queued or running.
    */
-  async enqueueDue(kinds: Record<string, JobKind<unknown>>, now: Date): Promise<string[]> {
+  async enqueueDue(schedules: { kind: JobKind<unknown>; seconds: number }[], now: Date): Promise<string[]> {
+    const byName = new Map(schedules.map((schedule) => [schedule.kind.name, schedule.kind]));
     return this.sql.begin(async (tx) => {
       const due = await tx<{ kind: string }[]>`
-        update job_schedules set next_run_at = ${now}::timestamptz + make_interval(secs => every_seconds)
-        where kind = any(${Object.keys(kinds)}) and next_run_at <= ${now}
-        returning kind`;
-      for (const { kind } of due) await enqueue(tx, kinds[kind]!, {}, { key: `schedule:${kind}` });
+        update job_schedules s set last_run_at = ${now}
+        from unnest(${schedules.map((schedule) => schedule.kind.name)}::text[], ${schedules.map((schedule) => schedule.seconds)}::int[]) as mine(kind, seconds)
+        where s.kind = mine.kind and s.last_run_at <= ${now}::timestamptz - make_interval(secs => mine.seconds)
+        returning s.kind`;
+      for (const { kind } of due) await enqueue(tx, byName.get(kind)!, {}, { key: `schedule:${kind}` });
       return due.map((row) => row.kind);
     });
   }

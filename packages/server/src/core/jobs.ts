@@ -89,7 +89,7 @@ export class JobQueue {
       if (await this.repository.holdInstanceLock(this.deps.locks, this.lockedBy)) break;
     }
     const now = this.now();
-    for (const [name, { seconds }] of this.schedules) await this.repository.schedule(name, seconds, now);
+    for (const name of this.schedules.keys()) await this.repository.schedule(name, now);
     const listened = await this.deps.sql.listen(JOBS_CHANNEL, (kind) => this.wake(kind));
     this.unlisten = listened.unlisten;
     this.repeat(POLL_SECONDS, () => this.poll());
@@ -134,8 +134,7 @@ export class JobQueue {
 
   private async poll(): Promise<void> {
     if (this.controller.signal.aborted) return;
-    const schedules = Object.fromEntries([...this.schedules].map(([name, { kind }]) => [name, kind]));
-    if (this.schedules.size > 0) await this.repository.enqueueDue(schedules, this.now());
+    if (this.schedules.size > 0) await this.repository.enqueueDue([...this.schedules.values()], this.now());
     const idle = this.active().filter((registered) => registered.running < registered.concurrency);
     if (idle.length === 0) return;
     for (const kind of await this.repository.dueKinds(idle.map((registered) => registered.kind.name), this.now())) this.wake(kind);
