@@ -65,7 +65,7 @@ export class Idempotency {
   ) {}
 
   async once(request: KeyedRequest, run: () => Promise<void>): Promise<void> {
-    const { req, res, userId, key } = request;
+    const { req, res, userId } = request;
     // The credential is part of the key (and of the fingerprint and the seal): a token and a session of one user
     // never share a key's answer.
     const keyHash = createHash('sha256').update(credentialKey(request)).digest('hex');
