@@ -58,8 +58,10 @@ export type {
 } from './contract/comments.js';
 export type {
   AcceptedInvitation,
+  AccountShareLink,
   AdminStorage,
   AdminUser,
+  AdminUserActivation,
   AnalysisStatus,
   AudioCodec,
   AudioInfo,

@@ -186,6 +186,10 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
         ? `${changed.user.email} is active: it can sign in again\n`
         : `${changed.user.email} is deactivated: its sessions ended, and ${changed.revokedTokens} personal access token(s) were revoked; its files stay\n`,
     );
+    if (changed.shareLinks.length > 0) {
+      process.stdout.write(`${changed.shareLinks.length} share link(s) ${active ? 'serving again' : 'suspended while it is deactivated'}:\n`);
+      for (const link of changed.shareLinks) process.stdout.write(`  ${link.kind} ${JSON.stringify(link.name)}\t${link.id}\n`);
+    }
     return 0;
   } finally {
     await database.close();
