@@ -122,7 +122,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
  */
 async function resetPassword(config: Config, email: string): Promise<number> {
   const oneTimePassword = randomToken();
-  const passwordHash = await new Passwords(config).hash(oneTimePassword, 'reset-password command');
+  const passwordHash = await new Passwords(config).hash(oneTimePassword, { account: 'reset-password command' });
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const accounts = new AccountsRepository(database.sql);
