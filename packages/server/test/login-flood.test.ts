@@ -72,7 +72,7 @@ async function floodServer(env: Record<string, string> = {}) {
 
 it("a flood from 40 networks fills the open queue (503) but never a vouched-for victim's lane; every flood attempt is counted", async () => {
   const { server, api } = await floodServer();
-  const accounts = [];
+  const accounts: Awaited<ReturnType<typeof api.register>>[] = [];
   for (let i = 0; i < 20; i++) accounts.push(await api.register());
   const victim = await api.register();
   // The victim signed in from home once: that network vouches for its logins there.

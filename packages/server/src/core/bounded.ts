@@ -13,7 +13,8 @@ export type Lane = 'open' | 'reserved';
  * or waiting, so one asker flooding the bound fills only its own share and everyone else still gets a place.
  * A task past either bound is refused at once (`refusals.keyFull()` first, then `refusals.full()`), so a flood
  * costs the server almost nothing. A second queue of `reservedQueueLength` places, the reserved lane, is for
- * tasks the caller vouches for: a freed slot goes to it first, and the open queue being full never refuses it.
+ * tasks the caller vouches for: freed slots go to the two lanes in turn, the reserved one first, and the open
+ * queue being full never refuses it.
  * With a `dutyCycle` below 1 a slot rests after each task, in proportion to how long it worked, before the
  * next may use it: a saturated slot then works only that fraction of the time. The caller's answer does not
  * wait for the rest.
@@ -21,6 +22,8 @@ export type Lane = 'open' | 'reserved';
 export class Bounded {
   private running = 0;
   private readonly waiting: Record<Lane, (() => void)[]> = { open: [], reserved: [] };
+  /** Which lane the next freed slot goes to when both wait. */
+  private reservedNext = true;
   /** Tasks running or waiting (and `occupy` holds), per key; a key with none is absent. */
   private readonly admitted = new Map<string, number>();
 
@@ -85,9 +88,19 @@ export class Bounded {
     else this.admitted.set(key, count);
   }
 
+  /**
+   * Hands a freed slot to the lanes in turn when both wait, the reserved one first: a task in the reserved lane
+   * waits for at most one of the open lane's, and a busy reserved lane (one vouched-for account logging in
+   * without end) cannot starve the open one either.
+   */
   private release(): void {
-    const next = this.waiting.reserved.shift() ?? this.waiting.open.shift();
-    if (next) next();
-    else this.running -= 1;
+    const lanes: Lane[] = this.reservedNext ? ['reserved', 'open'] : ['open', 'reserved'];
+    const lane = lanes.find((candidate) => this.waiting[candidate].length > 0);
+    if (lane === undefined) {
+      this.running -= 1;
+      return;
+    }
+    this.reservedNext = lane === 'open';
+    this.waiting[lane].shift()!();
   }
 }

@@ -77,3 +77,17 @@ it('occupy holds a place of its key without a slot: refused as run would be', as
   await Promise.all(holding);
   expect(() => limit.refuseWhenFull('guest')).not.toThrow();
 });
+
+it('takes the lanes in turn while both wait: a busy reserved lane does not starve the open one', async () => {
+  const limit = new Bounded(1, 4, 4, { keyFull: () => new KeyFull(), full: () => new Full() }, 1, 4);
+  const order: string[] = [];
+  const running = held();
+  const first = limit.run('a', running.task);
+  const runs = [
+    ...[1, 2, 3].map((n) => limit.run('vouched', async () => void order.push(`reserved ${n}`), 'reserved')),
+    ...[1, 2].map((n) => limit.run('open', async () => void order.push(`open ${n}`))),
+  ];
+  running.finish();
+  await Promise.all([first, ...runs]);
+  expect(order).toEqual(['reserved 1', 'open 1', 'reserved 2', 'open 2', 'reserved 3']);
+});
