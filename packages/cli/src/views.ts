@@ -6,6 +6,7 @@ import type {
   AdminJobs,
   AdminStorage,
   AdminUser,
+  AdminUserActivation,
   AudioInfo,
   Comment,
   CommentCounts,
@@ -722,10 +723,13 @@ export function retriedJobView(job: RetriedJob): string {
   return `Job ${job.id} is ${job.state} again`;
 }
 
-export function userActiveView(user: AdminUser): string {
-  return user.active
+export function userActiveView(user: AdminUserActivation): string {
+  const state = user.active
     ? `${user.email} is active: it can sign in again`
     : `${user.email} is deactivated: it cannot sign in, its sessions and tokens ended; its files stay`;
+  if (user.shareLinks.length === 0) return state;
+  const links = user.shareLinks.map((link) => `  ${link.kind} "${link.name}" (link ${link.id}${link.expiresAt ? `, expires ${formatTime(link.expiresAt)}` : ''})`);
+  return [state, `${user.shareLinks.length} share link(s) ${user.active ? 'serving again' : 'suspended while it is deactivated'}:`, ...links].join('\n');
 }
 
 export function revokedTokenView(token: PersonalAccessToken): string {

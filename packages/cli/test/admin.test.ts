@@ -12,6 +12,7 @@ let server: TestServer;
 let admin: CliUser;
 let ben: CliUser;
 let work: string;
+let cutId: string;
 const json = async <T>(user: CliUser, args: string[]) => {
   const result = await user.band([...args, '--json']);
   expect(result.exitCode, result.stderr).toBe(0);
@@ -28,6 +29,7 @@ beforeAll(async () => {
   await json(ben, ['project', 'create', 'Loud']);
   await json(ben, ['vibe', 'create', 'Mixes', '--project', 'Loud']);
   const cut = await json<CutWithFiles>(ben, ['cut', 'create', 'Final', '--vibe', 'Mixes', '--project', 'Loud']);
+  cutId = cut.id;
   await writeFile(path.join(work, 'take.wav'), wavBytes(1, 100 * 1024));
   expect((await ben.band(['file', 'upload', path.join(work, 'take.wav'), '--cut', cut.id])).exitCode).toBe(0);
 });
@@ -64,9 +66,15 @@ it('band user list, deactivate and activate: a deactivated account is signed out
     ['admin@example.com', 'ADMIN', true],
     ['ben@example.com', 'MEMBER', true],
   ]);
+  const benToken = (await ben.band(['auth', 'token'])).stdout.trim();
+  const [take] = (await apiGet<CutWithFiles>(server.url, `/api/cuts/${cutId}`, benToken)).files;
+  const shared = await fetch(`${server.url}/api/files/${take!.id}/share`, { method: 'POST', headers: { authorization: `Bearer ${benToken}`, 'content-type': 'application/json' }, body: '{}' });
+  expect(shared.status).toBe(201);
   const off = await admin.band(['user', 'deactivate', 'BEN@example.com']);
   expect(off.exitCode, off.stderr).toBe(0);
   expect(off.stdout).toContain('ben@example.com is deactivated');
+  expect(off.stdout).toContain('1 share link(s) suspended while it is deactivated:');
+  expect(off.stdout).toContain('file "take.wav"');
   expect((await admin.band(['user', 'list'])).stdout).toMatch(/ben@example\.com\s+ben\s+MEMBER\s+deactivated/);
   expect((await ben.band(['project', 'list'])).exitCode).not.toBe(0);
 

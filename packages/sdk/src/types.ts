@@ -59,9 +59,11 @@ export type {
 } from './contract/comments.js';
 export type {
   AcceptedInvitation,
+  AccountShareLink,
   AdminJobs,
   AdminStorage,
   AdminUser,
+  AdminUserActivation,
   AnalysisStatus,
   AudioCodec,
   AudioInfo,

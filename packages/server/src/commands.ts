@@ -131,7 +131,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
  */
 async function resetPassword(config: Config, email: string): Promise<number> {
   const oneTimePassword = randomToken();
-  const passwordHash = await new Passwords(config).hash(oneTimePassword, 'reset-password command');
+  const passwordHash = await new Passwords(config).hash(oneTimePassword, { account: 'reset-password command' });
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const accounts = new AccountsRepository(database.sql);
@@ -195,6 +195,10 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
         ? `${changed.user.email} is active: it can sign in again\n`
         : `${changed.user.email} is deactivated: its sessions ended, and ${changed.revokedTokens} personal access token(s) were revoked; its files stay\n`,
     );
+    if (changed.shareLinks.length > 0) {
+      process.stdout.write(`${changed.shareLinks.length} share link(s) ${active ? 'serving again' : 'suspended while it is deactivated'}:\n`);
+      for (const link of changed.shareLinks) process.stdout.write(`  ${link.kind} ${JSON.stringify(link.name)}\t${link.id}\n`);
+    }
     return 0;
   } finally {
     await database.close();

@@ -164,6 +164,35 @@ describe('GET /api/admin/users, PUT /api/admin/users/:id/active', () => {
     expect((await api.request('GET', '/api/auth/me', { token: pat.token })).status).toBe(401);
   });
 
+  it("suspends the account's share links while it is deactivated (404, no comments), lists them, and activation restores them", async () => {
+    const frank = await userWithCut(api);
+    const file = await expectStatus(upload(api, frank.token, frank.cutId, 'mix.mp3', sampleBytes('mp3', 120)), 201);
+    const link = await expectStatus(api.request('POST', `/api/files/${file.id}/share`, { token: frank.token, json: { allowComments: true } }), 201);
+    const cutLink = await expectStatus(api.request('POST', `/api/cuts/${frank.cutId}/share`, { token: frank.token, json: {} }), 201);
+    const open = (token: string) => api.request('GET', `/api/share/${token}`, { headers: { accept: 'application/json' } });
+    const comment = () => api.request('POST', `/api/share/${link.token}/comments`, { json: { name: 'Label', body: 'Louder' } });
+    expect((await open(link.token)).status).toBe(200);
+
+    const off = await expectStatus(api.request('PUT', `/api/admin/users/${frank.user.user.id}/active`, { token: admin.token, json: { active: false } }), 200);
+    expect(off.shareLinks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'file', targetId: file.id, name: 'mix.mp3', projectId: frank.projectId }),
+        expect.objectContaining({ kind: 'cut', targetId: frank.cutId, projectId: frank.projectId }),
+      ]),
+    );
+    expect(off.shareLinks).toHaveLength(2);
+    for (const token of [link.token, cutLink.token]) expect((await open(token)).status).toBe(404);
+    expect((await api.request('GET', `/share/${link.token}`)).status).toBe(404);
+    expect((await api.request('GET', `/api/share/${link.token}/comments`)).status).toBe(404);
+    expect((await comment()).status).toBe(404);
+    expect((await api.request('GET', `/api/share/${cutLink.token}/archive`)).status).toBe(404);
+
+    const on = await expectStatus(api.request('PUT', `/api/admin/users/${frank.user.user.id}/active`, { token: admin.token, json: { active: true } }), 200);
+    expect(on.shareLinks).toHaveLength(2);
+    for (const token of [link.token, cutLink.token]) expect((await open(token)).status).toBe(200);
+    expect((await comment()).status).toBe(201);
+  });
+
   it("refuses a MEMBER (nothing changes), the ADMIN's own account, an unknown user and a read token", async () => {
     const dave = await api.register();
     const path = `/api/admin/users/${dave.user.id}/active`;
@@ -182,11 +211,15 @@ describe('GET /api/admin/users, PUT /api/admin/users/:id/active', () => {
 
 describe('users (server commands)', () => {
   it('users list prints every account; deactivate ends its sessions and tokens; activate lets it sign in again', async () => {
-    const erin = await api.register();
+    const erin = await userWithCut(api).then(({ user, ...rest }) => ({ ...user, ...rest }));
     await expectStatus(api.request('POST', '/api/tokens', { token: erin.accessToken, json: { name: 'CI', scope: 'write', expiresIn: 3600 } }), 201);
+    const shared = await expectStatus(upload(api, erin.token, erin.cutId, 'shared.mp3', sampleBytes('mp3', 100)), 201);
+    await expectStatus(api.request('POST', `/api/files/${shared.id}/share`, { token: erin.token, json: {} }), 201);
     const off = await runServerCommand(['users', 'deactivate', erin.user.email.toUpperCase()], server.env);
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).toContain(`${erin.user.email} is deactivated: its sessions ended, and 1 personal access token(s) were revoked`);
+    expect(off.stdout).toContain('1 share link(s) suspended while it is deactivated');
+    expect(off.stdout).toContain(`file "shared.mp3"`);
     expect((await api.request('GET', '/api/auth/me', { token: erin.accessToken })).status).toBe(401);
     expect((await login(erin.user.email, erin.password)).body).toMatchObject({ code: 'FORBIDDEN', detail: expect.stringContaining('deactivated') });
 

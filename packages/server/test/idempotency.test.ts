@@ -115,6 +115,34 @@ describe('Idempotency-Key on creating POSTs', () => {
     expect(await tokensNamed('per user')).toBe(2);
   });
 
+  it('keeps keys per credential: a token limited to one project never gets a replay of another project\'s invitation', async () => {
+    const key = randomUUID();
+    const mine = (name: string) => api.request('POST', '/api/projects', { token: owner.accessToken, json: { name } });
+    const reached = (await mine('Reached')).body;
+    const other = (await mine('Other')).body;
+    const limited = await api.request('POST', '/api/tokens', {
+      token: owner.accessToken,
+      json: { name: 'limited', scope: 'write', projectIds: [reached.id], expiresIn: 3600 },
+    });
+    const invite = (accessToken: string) =>
+      api.request('POST', `/api/projects/${other.id}/invite`, {
+        token: accessToken,
+        json: { email: 'guest@example.com', role: 'MEMBER' },
+        headers: { 'idempotency-key': key },
+      });
+    const first = await invite(owner.accessToken);
+    expect(first.status).toBe(201);
+    // The same key, path and body through the token: the project does not exist for it, replay or not.
+    const throughToken = await invite(limited.body.token);
+    expect(throughToken.headers.get('idempotent-replayed')).toBeNull();
+    expect(throughToken.status).toBe(404);
+    expect(throughToken.text).not.toContain(first.body.token);
+    // The session still gets its own answer again.
+    const again = await invite(owner.accessToken);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
   it('works on routes whose handler reads the JSON itself (they take JSON or a form): projects and vibes', async () => {
     const key = randomUUID();
     const create = () => api.request('POST', '/api/projects', { token: owner.accessToken, json: { name: 'Keyed' }, headers: { 'idempotency-key': key } });

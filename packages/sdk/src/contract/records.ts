@@ -314,6 +314,22 @@ export const adminUser = user.extend({
   deactivatedAt: timestamp.nullable(),
   lastSignInAt: timestamp.nullable().meta({ description: 'When its newest session started' }),
 });
+/** A live share link of an account, as its deactivation or activation names it. */
+export const accountShareLink = z.object({
+  id,
+  kind: z.enum(['file', 'cut']),
+  targetId: id.meta({ description: 'The shared file or cut' }),
+  name: z.string().meta({ description: "The file's or cut's name" }),
+  projectId: id,
+  createdAt: timestamp,
+  expiresAt: timestamp.nullable(),
+});
+export const adminUserActivation = adminUser.extend({
+  shareLinks: z.array(accountShareLink).meta({
+    description:
+      'The live share links the account made (file and cut links, feedback links included): suspended while it is deactivated (404, as an unknown link; comments through them too), serving again once it is active',
+  }),
+});
 export const userStorage = z.object({
   user: adminUser,
   totalSize: count,
@@ -423,6 +439,8 @@ export type StorageQuota = z.output<typeof storageQuota>;
 export type StorageStats = z.output<typeof storageStats>;
 export type IncompleteUploads = z.output<typeof incompleteUploads>;
 export type AdminUser = z.output<typeof adminUser>;
+export type AccountShareLink = z.output<typeof accountShareLink>;
+export type AdminUserActivation = z.output<typeof adminUserActivation>;
 export type UserStorage = z.output<typeof userStorage>;
 export type ProjectStorage = z.output<typeof projectStorage>;
 export type LargestFile = z.output<typeof largestFile>;
@@ -544,6 +562,7 @@ export const RECORD_SCHEMAS = {
   StorageStats: storageStats,
   IncompleteUploads: incompleteUploads,
   AdminUser: adminUser,
+  AdminUserActivation: adminUserActivation,
   UserStorage: userStorage,
   ProjectStorage: projectStorage,
   LargestFile: largestFile,

@@ -1370,7 +1370,7 @@ export const ROUTES = declareRoutes({
     auth: 'write',
     params: { id: 'User' },
     request: 'SetUserActiveRequest',
-    response: 'AdminUser',
+    response: 'AdminUserActivation',
     status: 200,
     errors: ['FORBIDDEN'],
     errorNotes: {
@@ -1378,7 +1378,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'admin',
     summary: 'Site ADMIN: deactivate an account (active: false) or activate it again (active: true)',
-    description: 'A deactivated account cannot sign in: a login with its right password is 403 FORBIDDEN (detail: the account is deactivated) (a wrong one stays 401 INVALID_CREDENTIALS), as is redeeming a command-line code; the identity provider lands with ?authError=account_deactivated. Its sessions, refresh tokens and personal access tokens end at once (their WebSocket connections close with 4401); activating it again does not bring them back. Its files, images, projects and memberships stay. Idempotent; a site ADMIN cannot deactivate their own account.',
+    description: 'A deactivated account cannot sign in: a login with its right password is 403 FORBIDDEN (detail: the account is deactivated) (a wrong one stays 401 INVALID_CREDENTIALS), as is redeeming a command-line code; the identity provider lands with ?authError=account_deactivated. Its sessions, refresh tokens and personal access tokens end at once (their WebSocket connections close with 4401); activating it again does not bring them back. Its share links are suspended while it is deactivated (404 like an unknown link, comments through them too) and serve again once it is active: the answer lists them (shareLinks). Its files, images, projects and memberships stay. Idempotent; a site ADMIN cannot deactivate their own account.',
   },
   adminJobs: {
     method: 'GET',

@@ -1,7 +1,7 @@
 import type { BandPromise } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
 import type { RequestOptions, Transport } from '../transport.js';
-import type { AdminJobs, AdminJobsQuery, AdminStorage, AdminUser, RetriedJob } from '../types.js';
+import type { AdminJobs, AdminJobsQuery, AdminStorage, AdminUser, AdminUserActivation, RetriedJob } from '../types.js';
 
 /** What `storage` asks for: one row per user or per project, and (`top`, 1–1000) the site's largest files. */
 export interface AdminStorageOptions {
@@ -26,8 +26,11 @@ export class AdminResource {
     return this.transport.call(ROUTES.adminListUsers, {}, options);
   }
 
-  /** Deactivates an account (it cannot sign in; its sessions and tokens end at once; its files stay) or activates it again. */
-  setActive(userId: string, active: boolean, options?: RequestOptions): BandPromise<AdminUser> {
+  /**
+   * Deactivates an account (it cannot sign in; its sessions and tokens end at once; its share links are suspended;
+   * its files stay) or activates it again (its share links serve again); the answer lists those links.
+   */
+  setActive(userId: string, active: boolean, options?: RequestOptions): BandPromise<AdminUserActivation> {
     return this.transport.call(ROUTES.adminSetUserActive, { params: { id: userId }, json: { active } }, options);
   }
 

@@ -86,8 +86,8 @@ export class AccountsService {
       if (input.currentPassword === undefined) throw invalidField('currentPassword', 'is required');
       await this.confirmPassword(user, input.currentPassword, clientIp);
     }
-    this.passwords.refuseWhenSaturated(clientIp);
-    const passwordHash = await this.passwords.hash(input.newPassword, clientIp);
+    // Signed in: the caller's checks take the reserved lane, whatever floods the open one.
+    const passwordHash = await this.passwords.hash(input.newPassword, { account: principal.userId });
     const revokedTokens = await this.sql.begin(async (tx) => {
       await this.lock(tx, principal.userId);
       await this.accounts.setPassword(tx, principal.userId, passwordHash, false);
@@ -148,7 +148,7 @@ export class AccountsService {
   /** A wrong password counts towards the login abuse limits of the account's email. */
   private async confirmPassword(user: UserRow, password: string, clientIp: string): Promise<void> {
     const confirmed = await this.limits.login(user.email, clientIp, async () =>
-      (await this.passwords.verify(user.passwordHash, password, clientIp)) ? true : null,
+      (await this.passwords.verify(user.passwordHash!, password, { account: user.id })) ? true : null,
     );
     if (!confirmed) throw invalidCredentials();
   }

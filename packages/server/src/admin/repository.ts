@@ -40,6 +40,16 @@ export interface LargestFileRow {
   uploaderEmail: string | null;
 }
 
+export interface AccountShareLinkRow {
+  id: string;
+  kind: 'file' | 'cut';
+  targetId: string;
+  name: string;
+  projectId: string;
+  createdAt: Date;
+  expiresAt: Date | null;
+}
+
 const ACCOUNT_COLUMNS = (sql: Queryable) => sql`
   u.id, u.email, u.name, u.role, u.created_at, u.deactivated_at,
   (select max(s.created_at) from sessions s where s.user_id = u.id) as last_sign_in_at`;
@@ -73,6 +83,18 @@ export class AdminRepository {
       )
       select ${ACCOUNT_COLUMNS(tx)} from updated u`;
     return row ?? null;
+  }
+
+  /** The unexpired share links `userId` made, file and cut links, oldest first. */
+  async liveShareLinks(tx: Queryable, userId: string): Promise<AccountShareLinkRow[]> {
+    return tx<AccountShareLinkRow[]>`
+      select s.id, case when s.file_id is null then 'cut' else 'file' end as kind, coalesce(s.file_id, s.cut_id) as target_id,
+             coalesce(f.name, c.name) as name, coalesce(f.project_id, c.project_id) as project_id, s.created_at, s.expires_at
+      from share_links s
+      left join files f on f.id = s.file_id
+      left join cuts c on c.id = s.cut_id
+      where s.created_by = ${userId} and (s.expires_at is null or s.expires_at > now())
+      order by s.created_at, s.id`;
   }
 
   /** Per uploader and type: their files and the images they uploaded (covers, vibe images, avatars), as the quota counts them. */

@@ -1,4 +1,4 @@
-import type { AdminJobs, AdminStorage, AdminUser, IncompleteUploads, JobState, RetriedJob, StorageBreakdown } from '@bandcollab/sdk/contract';
+import type { AccountShareLink, AdminJobs, AdminStorage, AdminUser, AdminUserActivation, IncompleteUploads, JobState, RetriedJob, StorageBreakdown } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { type Principal, requireEveryProject } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
@@ -78,12 +78,12 @@ export class AdminService {
     return (await this.repository.accounts()).map(toAdminUser);
   }
 
-  async setActive(principal: Principal, userId: string, active: boolean): Promise<AdminUser> {
+  async setActive(principal: Principal, userId: string, active: boolean): Promise<AdminUserActivation> {
     requireSiteAdmin(principal);
     if (!active && userId === principal.userId) throw forbidden('A site ADMIN cannot deactivate their own account');
     const changed = await this.setActiveUnchecked(userId, active);
     if (!changed) throw notFound('User');
-    return changed.user;
+    return { ...changed.user, shareLinks: changed.shareLinks };
   }
 
   /** Storage by user or project, for the caller that is already known to be the site's administrator (the server commands). */
@@ -127,10 +127,12 @@ export class AdminService {
 
   /**
    * Deactivating ends every session (and with it its refresh tokens) and personal access token in the same
-   * transaction: running servers close their WebSockets (4401) when it commits. Files, projects and memberships
-   * stay. Activating again restores the ability to sign in, nothing else. Null: no such user.
+   * transaction: running servers close their WebSockets (4401) when it commits. Its share links are suspended
+   * while the account is deactivated (ShareRepository.findActive reads the account's state, so nothing is
+   * rewritten and activating serves them again); `shareLinks` names them either way. Files, projects and
+   * memberships stay. Activating again restores the ability to sign in and the links, nothing else. Null: no such user.
    */
-  async setActiveUnchecked(userId: string, active: boolean): Promise<{ user: AdminUser; revokedTokens: number } | null> {
+  async setActiveUnchecked(userId: string, active: boolean): Promise<{ user: AdminUser; revokedTokens: number; shareLinks: AccountShareLink[] } | null> {
     const changed = await this.sql.begin(async (tx) => {
       const row = await this.repository.setActive(tx, userId, active);
       if (!row) return null;
@@ -139,7 +141,12 @@ export class AdminService {
         await this.sessions.revokeAllOfUser(tx, userId);
         revokedTokens = await this.tokens.deleteAllOf(tx, userId);
       }
-      return { user: toAdminUser(row), revokedTokens };
+      const shareLinks = (await this.repository.liveShareLinks(tx, userId)).map((link) => ({
+        ...link,
+        createdAt: link.createdAt.toISOString(),
+        expiresAt: link.expiresAt?.toISOString() ?? null,
+      }));
+      return { user: toAdminUser(row), revokedTokens, shareLinks };
     });
     if (changed !== null && changed.revokedTokens > 0) this.tokenCache?.forgetAllOf(userId);
     return changed;

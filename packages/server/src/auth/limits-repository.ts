@@ -67,10 +67,6 @@ export class LimitsRepository {
     });
   }
 
-  /** Forgets one attempt: the server refused it before checking the password. */
-  async releaseLogin(id: string): Promise<void> {
-    await this.sql`delete from login_failures where id = ${id}`;
-  }
 
   /**
    * Records a successful login of `email` from `clientIp`; its attempt and the earlier failures of that email
@@ -106,7 +102,16 @@ export class LimitsRepository {
     });
   }
 
-  async releaseRegistration(id: string): Promise<void> {
-    await this.sql`delete from registration_attempts where id = ${id}`;
+  async signedInRecentlyFrom(userId: string, network: string, days: number): Promise<boolean> {
+    const [row] = await this.sql`
+      select 1 from sign_in_networks
+      where user_id = ${userId} and network = ${network} and signed_in_at > now() - make_interval(days => ${days})`;
+    return row !== undefined;
+  }
+
+  async recordSignIn(userId: string, network: string): Promise<void> {
+    await this.sql`
+      insert into sign_in_networks (user_id, network) values (${userId}, ${network})
+      on conflict (user_id, network) do update set signed_in_at = now()`;
   }
 }

@@ -38,7 +38,7 @@ export class AuthRoutes implements Feature {
     });
 
     routes.on(ROUTES.login, async ({ req, res, body }) => {
-      const signedIn = await this.auth.login(await body(), clientAddress(req, this.config.trustProxy));
+      const signedIn = await this.auth.login(await body(), clientAddress(req, this.config.trustProxy), cookies(req)[REFRESH_COOKIE]);
       this.authCookies.set(res, signedIn);
       return authResult(signedIn);
     });

@@ -6,6 +6,7 @@ import { AccountDeactivated, DomainError, notFound } from '../core/errors.js';
 import { EventPublisher } from '../events/publisher.js';
 import { InvitationsService } from '../invitations/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
+import { networkOf } from '../core/networks.js';
 import { AbuseLimits } from './limits.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
@@ -29,6 +30,8 @@ export interface SignedIn extends IssuedTokens {
   user: User;
 }
 
+const emailTaken = () => new DomainError('EMAIL_TAKEN', 'An account with this email already exists');
+
 const invalidRefreshToken = () =>
   new DomainError('INVALID_REFRESH_TOKEN', 'The refresh token is unknown, expired or revoked; log in again');
 
@@ -51,13 +54,20 @@ export class AuthService {
    * same transaction: an invitation it may not accept (another email, unknown link) creates nothing.
    */
   async register(input: { email: string; password: string; name: string; inviteToken?: string | undefined }, clientIp: string): Promise<SignedIn> {
-    this.passwords.refuseWhenSaturated(clientIp);
-    const passwordHash = await this.limits.registration(clientIp, () => this.passwords.hash(input.password, clientIp));
-    return this.sql.begin(async (tx) => {
+    const network = networkOf(clientIp);
+    const passwordHash = await this.limits.registration(clientIp, async () => {
+      // A taken email is answered without hashing (the 409 says it is taken anyway): a flood of them costs no
+      // hash. The insert below still decides, for two registrations of one new email at once.
+      if (await this.repository.findUserByEmail(input.email)) throw emailTaken();
+      return this.passwords.hash(input.password, { network });
+    });
+    const registered = await this.sql.begin(async (tx) => {
       const user = await this.createUser(tx, { email: input.email, name: input.name, passwordHash });
       if (input.inviteToken !== undefined) await this.invitations.acceptAs(tx, user, input.inviteToken);
       return signedIn(user, await this.startSession(tx, user.id, false));
     });
+    await this.limits.recordSignIn(registered.user.id, network);
+    return registered;
   }
 
   /**
@@ -70,17 +80,39 @@ export class AuthService {
     return user;
   }
 
+  /**
+   * Every attempt is counted first (AbuseLimits). An unknown email, or an account without a password, is
+   * answered from the cheap path (Passwords.answerWithoutHash): no hash on the shared queue, the same time and
+   * refusals. A known account's check takes the reserved lane when the login presents a live refresh token of
+   * that account (the `refresh_token` cookie) or comes from a network it signed in from within 30 days; else
+   * the open lane, keyed by the client's network.
+   */
   async login(
     input: { email: string; password: string; rememberMe: boolean },
     clientIp: string,
+    refreshToken: string | undefined,
   ): Promise<SignedIn> {
-    this.passwords.refuseWhenSaturated(clientIp);
+    const network = networkOf(clientIp);
     const user = await this.limits.login(input.email, clientIp, async () => {
       const found = await this.repository.findUserByEmail(input.email);
-      return (await this.passwords.verify(found?.passwordHash ?? null, input.password, clientIp)) ? found : null;
+      if (!found?.passwordHash) return this.passwords.answerWithoutHash(network).then(() => null);
+      const asker = (await this.vouchedFor(found.id, network, refreshToken)) ? { account: found.id } : { network };
+      return (await this.passwords.verify(found.passwordHash, input.password, asker)) ? found : null;
     });
     if (!user) throw new DomainError('INVALID_CREDENTIALS', 'The email or password is wrong');
-    return signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
+    const issued = signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
+    await this.limits.recordSignIn(user.id, network);
+    return issued;
+  }
+
+  /** A live refresh token of `userId`, or a sign-in of it from `network` within 30 days. */
+  private async vouchedFor(userId: string, network: string, refreshToken: string | undefined): Promise<boolean> {
+    if (refreshToken) {
+      const found = await this.repository.findRefreshToken(hashToken(refreshToken));
+      const session = found?.session;
+      if (session && found.rotatedAt === null && session.userId === userId && session.revokedAt === null && session.expiresAt.getTime() > Date.now()) return true;
+    }
+    return this.limits.signedInRecentlyFrom(userId, network);
   }
 
   /**
@@ -154,7 +186,7 @@ export class AuthService {
   private async createUser(tx: Queryable, input: { email: string; name: string; passwordHash: string | null }): Promise<UserRow> {
     await this.repository.lockRegistrations(tx);
     const user = await this.repository.insertUser(tx, input);
-    if (!user) throw new DomainError('EMAIL_TAKEN', 'An account with this email already exists');
+    if (!user) throw emailTaken();
     return user;
   }
 

@@ -25,6 +25,12 @@ export interface KeyedRequest {
   req: IncomingMessage;
   res: ServerResponse;
   userId: string;
+  /**
+   * The credential that sent it: a personal access token's id, or null for the user's sessions (which all hold
+   * the user's own rights). A token may reach less than its owner (some projects, read only), so an answer kept
+   * for one credential is never replayed to another: it would skip the route's access check.
+   */
+  tokenId: string | null;
   key: string;
   /** The body as read before the handler runs (JSON), or undefined for a body the handler streams (multipart, tus). */
   json: unknown;
@@ -44,7 +50,7 @@ export function idempotencyKeyOf(req: IncomingMessage): string | undefined {
 }
 
 /**
- * Runs a creating request once per user and Idempotency-Key (API §17): the first runs and its answer is kept
+ * Runs a creating request once per user, credential and Idempotency-Key (API §17): the first runs and its answer is kept
  * (4xx too; 5xx not: a retry runs again); a repeat with the same method, path and body gets that answer with
  * `Idempotent-Replayed: true`, another body or a repeat while the first runs gets 409 IDEMPOTENCY_CONFLICT.
  * The claim is a row in PostgreSQL, so several instances agree.
@@ -59,8 +65,10 @@ export class Idempotency {
   ) {}
 
   async once(request: KeyedRequest, run: () => Promise<void>): Promise<void> {
-    const { req, res, userId, key } = request;
-    const keyHash = createHash('sha256').update(key).digest('hex');
+    const { req, res, userId } = request;
+    // The credential is part of the key (and of the fingerprint and the seal): a token and a session of one user
+    // never share a key's answer.
+    const keyHash = createHash('sha256').update(credentialKey(request)).digest('hex');
     const now = this.clock.now();
     const taken = await this.repository.claim({
       userId,
@@ -78,7 +86,7 @@ export class Idempotency {
       if (taken.fingerprint !== fingerprintOf(request)) {
         throw new DomainError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was used with another method, path or body');
       }
-      const answer = this.open(taken.answer!, key, userId);
+      const answer = this.open(taken.answer!, credentialKey(request), userId);
       if (!answer) throw new DomainError('IDEMPOTENCY_CONFLICT', 'The first answer to this Idempotency-Key can no longer be read (the server’s secret changed); use a new key');
       res.writeHead(taken.status, { ...answer.headers, 'Idempotent-Replayed': 'true' });
       res.end(Buffer.from(answer.body, 'base64'));
@@ -90,7 +98,7 @@ export class Idempotency {
       answered = true;
       try {
         if (status >= 500) await this.repository.release(userId, keyHash);
-        else await this.repository.complete(userId, keyHash, status, this.seal({ headers, body: body.toString('base64') }, key, userId));
+        else await this.repository.complete(userId, keyHash, status, this.seal({ headers, body: body.toString('base64') }, credentialKey(request), userId));
       } catch (error) {
         this.log.error('an idempotent answer could not be kept', { requestId: requestId(req), error });
         await this.repository.release(userId, keyHash).catch(() => undefined);
@@ -129,12 +137,15 @@ export class Idempotency {
   }
 }
 
-/** A user id is a UUID and a key has no space, so no two (user, key) pairs give the same context. */
+/** The Idempotency-Key as kept for its credential: `session <key>` or `token <id> <key>` (a key has no space). */
+const credentialKey = ({ tokenId, key }: KeyedRequest): string => (tokenId === null ? `session ${key}` : `token ${tokenId} ${key}`);
+
+/** A user id is a UUID and a credential key ends with the key, so no two (user, key) pairs give the same context. */
 const answerContext = (key: string, userId: string): string => `${userId} ${key}`;
 
-/** Method, path and body: for JSON the parsed body (key order aside), for tus creation its length and metadata. */
-function fingerprintOf({ req, json }: KeyedRequest): string {
-  const parts = [req.method, (req.url ?? '').split('?')[0], canonical(json) ?? null, req.headers['upload-length'] ?? null, req.headers['upload-metadata'] ?? null];
+/** The credential, method, path and body: for JSON the parsed body (key order aside), for tus creation its length and metadata. */
+function fingerprintOf({ req, json, tokenId }: KeyedRequest): string {
+  const parts = [tokenId, req.method, (req.url ?? '').split('?')[0], canonical(json) ?? null, req.headers['upload-length'] ?? null, req.headers['upload-metadata'] ?? null];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 

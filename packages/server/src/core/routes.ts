@@ -110,7 +110,7 @@ export class Routes {
       if (key === undefined) return respond();
       // A keyed request's JSON body is part of what makes a repeat the same request: read before the handler.
       const json = schema !== undefined && !isMultipart(req) ? await readJson(req, res) : undefined;
-      await idempotency!.once({ req, res, userId: principal!.userId, key, json }, respond);
+      await idempotency!.once({ req, res, userId: principal!.userId, tokenId: principal!.token?.tokenId ?? null, key, json }, respond);
     });
   }
 }

@@ -101,7 +101,7 @@ const IDEMPOTENCY_KEY = {
   required: false,
   schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
   description:
-    'Makes a retry safe: for 24 hours, a repeat by the same user with the same key, method, path and body (for JSON the parsed body; for tus creation Upload-Length and Upload-Metadata; a multipart upload is not compared) creates nothing and gets the first answer again (a 4xx too; a 5xx is not kept), with Idempotent-Replayed: true; a multipart repeat is answered before its body is read. Another body, method or path, or a repeat while the first still runs (Retry-After: 1): 409 IDEMPOTENCY_CONFLICT. A malformed key: 400 VALIDATION_FAILED naming Idempotency-Key.',
+    'Makes a retry safe: for 24 hours, a repeat by the same user through the same credential (any of its sessions, or one personal access token) with the same key, method, path and body (for JSON the parsed body; for tus creation Upload-Length and Upload-Metadata; a multipart upload is not compared) creates nothing and gets the first answer again (a 4xx too; a 5xx is not kept), with Idempotent-Replayed: true; a multipart repeat is answered before its body is read. Another body, method or path, or a repeat while the first still runs (Retry-After: 1): 409 IDEMPOTENCY_CONFLICT. A malformed key: 400 VALIDATION_FAILED naming Idempotency-Key.',
 };
 const IDEMPOTENT_REPLAYED = { 'Idempotent-Replayed': { schema: { type: 'string', const: 'true' }, description: 'This is the first answer to the same Idempotency-Key, sent again' } };
 

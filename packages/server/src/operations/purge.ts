@@ -2,6 +2,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG, LOGGER } from '../core/di.js';
 import { Idempotency } from '../core/idempotency.js';
+import { SIGN_IN_NETWORK_DAYS } from '../core/networks.js';
 import type { Logger } from '../core/logger.js';
 import { FilesService } from '../files/service.js';
 import { TokensRepository } from '../tokens/repository.js';
@@ -48,6 +49,7 @@ export class ExpiredRowsPurge {
     const deleted = await this.repository.purgeExpired({
       loginSeconds: this.config.loginWindowSeconds,
       registrationSeconds: this.config.registerWindowSeconds,
+      signInNetworkDays: SIGN_IN_NETWORK_DAYS,
     });
     const personalAccessTokens = await this.tokens.deleteExpired(EXPIRED_TOKEN_RETENTION_SECONDS);
     const idempotencyKeys = await this.idempotency.purgeExpired();

@@ -7,6 +7,7 @@ export interface PurgeCounts {
   sessions: number;
   loginFailures: number;
   loginSuccesses: number;
+  signInNetworks: number;
   registrationAttempts: number;
   cliLoginCodes: number;
   invitations: number;
@@ -24,15 +25,17 @@ export class OperationsRepository {
 
   /**
    * Deletes what can no longer be used: expired sessions (their refresh tokens go with them), abuse-limit
-   * records older than their window, and expired one-time codes, invitations and share links.
+   * records older than their window, sign-in networks older than they vouch, and expired one-time codes, invitations and share links.
    * Only `expires_at` decides for the last three, whatever else those tables come to hold.
    */
-  async purgeExpired(windows: { loginSeconds: number; registrationSeconds: number }): Promise<PurgeCounts> {
+  async purgeExpired(windows: { loginSeconds: number; registrationSeconds: number; signInNetworkDays: number }): Promise<PurgeCounts> {
     const sessions = await this.sql`delete from sessions where expires_at < now()`;
     const loginFailures = await this.sql`
       delete from login_failures where failed_at < now() - make_interval(secs => ${windows.loginSeconds})`;
     const loginSuccesses = await this.sql`
       delete from login_successes where succeeded_at < now() - make_interval(secs => ${windows.loginSeconds})`;
+    const signInNetworks = await this.sql`
+      delete from sign_in_networks where signed_in_at < now() - make_interval(days => ${windows.signInNetworkDays})`;
     const registrationAttempts = await this.sql`
       delete from registration_attempts where attempted_at < now() - make_interval(secs => ${windows.registrationSeconds})`;
     const cliLoginCodes = await this.sql`delete from cli_login_codes where expires_at < now()`;
@@ -42,6 +45,7 @@ export class OperationsRepository {
       sessions: sessions.count,
       loginFailures: loginFailures.count,
       loginSuccesses: loginSuccesses.count,
+      signInNetworks: signInNetworks.count,
       registrationAttempts: registrationAttempts.count,
       cliLoginCodes: cliLoginCodes.count,
       invitations: invitations.count,

@@ -5,6 +5,7 @@ import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import type { Feature } from '../core/feature.js';
 import { clientAddress, validate } from '../core/http.js';
+import { addressKey } from '../core/networks.js';
 import type { Routes } from '../core/routes.js';
 import { SHARE_PAGE_SCRIPT } from './page-script.js';
 import { SharesService } from './service.js';
@@ -28,7 +29,8 @@ export class FeedbackRoutes implements Feature {
     routes.on(ROUTES.createSharedComment, async ({ req, params, body }) => {
       // The link before the body: a wrong link is 404 whatever it sends.
       const link = await this.shares.feedbackLink(params.token);
-      const created = await this.comments.createGuest(link, clientAddress(req, this.config.trustProxy), await body());
+      // Per address, an IPv6 client by its /64 (which one host picks its addresses from).
+      const created = await this.comments.createGuest(link, addressKey(clientAddress(req, this.config.trustProxy)), await body());
       return { location: pathOf(ROUTES.getComment, { id: created.id }), body: created };
     });
 

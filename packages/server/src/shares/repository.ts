@@ -142,13 +142,17 @@ export class SharesRepository {
     await tx`delete from share_links where id = ${id}`;
   }
 
-  /** The link with this token hash, unless it has expired (links of deleted files and cuts go with them). */
+  /**
+   * The link with this token hash, unless it has expired (links of deleted files and cuts go with them) or its
+   * creator's account is deactivated: suspended, not deleted, so activating the account brings it back.
+   */
   async findActive(tokenHash: string): Promise<ActiveShare | null> {
     const [row] = await this.sql<
       { id: string; fileId: string | null; cutId: string | null; createdBy: string; expiresAt: Date | null; follow: ShareFollow; allowComments: boolean; commentsClosed: boolean }[]
     >`
-      select id, file_id, cut_id, created_by, expires_at, follow, allow_comments, comments_closed_at is not null as comments_closed from share_links
-      where token_hash = ${tokenHash} and (expires_at is null or expires_at > now())`;
+      select s.id, s.file_id, s.cut_id, s.created_by, s.expires_at, s.follow, s.allow_comments, s.comments_closed_at is not null as comments_closed
+      from share_links s join users u on u.id = s.created_by
+      where s.token_hash = ${tokenHash} and (s.expires_at is null or s.expires_at > now()) and u.deactivated_at is null`;
     if (!row) return null;
     const { fileId, cutId, ...link } = row;
     return { ...link, ...targetOf({ fileId, cutId }) };
