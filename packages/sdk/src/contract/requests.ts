@@ -255,7 +255,11 @@ const webhookEvents = z
   .array(z.string().regex(/^(\*|[a-z_]+\.\*|[a-z_]+\.[a-z_]+)$/, 'must be event types, `prefix.*` or `*`'), { error: 'must be an array of event types' })
   .min(1, 'must name at least one event type (or `*`)')
   .max(100, 'must be at most 100 entries');
-const webhookDescription = z.string({ error: 'must be a string' }).trim().max(500, 'must be at most 500 characters');
+const webhookDescription = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .max(500, 'must be at most 500 characters')
+  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
 export const createWebhookRequest = z.object({
   url: webhookUrl,
   events: webhookEvents,

@@ -27,7 +27,7 @@ export async function refusedTarget(url: string, rules: TargetRules): Promise<st
     return `its host ${host} does not resolve`;
   }
   const refused = addresses.find((address) => !isPublic(address));
-  return refused ? `its host resolves to ${refused}, a private, loopback, link-local or multicast address` : null;
+  return refused ? `its host resolves to ${refused}, not a public address (private, loopback, link-local, multicast or reserved)` : null;
 }
 
 /** Why the scheme of `url` is refused, or null. */
