@@ -250,6 +250,33 @@ describe('webhook targets', () => {
   });
 });
 
+describe('webhook deliveries to a refused address', () => {
+  it('refuses loopback at delivery time, after DNS resolution, on an instance without WEBHOOKS_ALLOW_PRIVATE', async () => {
+    // Added where private targets are allowed (this instance delivers nothing), delivered by a strict instance on the same database.
+    const permissive = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', JOBS_CONCURRENCY_WEBHOOK_DELIVERY: '0' });
+    const strict = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', DATABASE_URL: permissive.config.databaseUrl! });
+    const hook = await receiver();
+    try {
+      const permissiveApi = client(permissive.url);
+      const owner = await permissiveApi.register();
+      const project = await seedProject(permissiveApi, owner.accessToken);
+      const url = hook.url.replace('127.0.0.1', 'localhost');
+      const created = await expectStatus(permissiveApi.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url, events: ['*'] } }), 201);
+      await expectStatus(permissiveApi.request('POST', `/api/webhooks/${created.id}/test`, { token: owner.accessToken }), 202);
+      const attempted = await until('the refused attempt', async () => {
+        const page = await expectStatus(permissiveApi.request('GET', `/api/webhooks/${created.id}/deliveries`, { token: owner.accessToken }), 200);
+        return page.deliveries[0]?.attempts.length === 1 && page.deliveries[0];
+      });
+      expect(attempted).toMatchObject({ status: 'pending', attempts: [{ statusCode: null, error: expect.stringMatching(/not allowed|private/i) }] });
+      expect(hook.received).toHaveLength(0);
+    } finally {
+      await hook.close();
+      await strict.close();
+      await permissive.close();
+    }
+  });
+});
+
 describe('secrets in the log', () => {
   it('never writes a webhook secret to the server log', async () => {
     const logged = await startLoggedServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'debug' });
