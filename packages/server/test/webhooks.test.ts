@@ -222,6 +222,45 @@ describe('webhook endpoints', () => {
   });
 });
 
+describe('chat formats', () => {
+  it('posts a readable, defused Discord message (no mention, no masked link fires), unsigned, and waits out a 429 retry_after', async () => {
+    const { hook, owner, project } = await setUp();
+    hook.state.answer = (n) => (n === 1 ? { status: 429, headers: { 'content-type': 'application/json' }, body: '{"retry_after": 30, "global": false}' } : { status: 204 });
+    const created = await expectStatus(
+      api.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['vibe.created'], format: 'discord' } }),
+      201,
+    );
+    const hostile = '@everyone <@123456> <@&42> [free](https://evil.example) @here';
+    await createVibe(owner.accessToken, project.id, hostile);
+    await until('the first attempt', () => hook.received.length === 1);
+    const message = JSON.parse(hook.received[0]!.body);
+    expect(hook.received[0]!.headers['webhook-signature']).toBeUndefined();
+    expect(message.allowed_mentions).toEqual({ parse: [] });
+    expect(message.content).toContain(`${owner.user.name}: vibe.created`);
+    expect(message.content).toContain(`<${server.config.appUrl}/projects/${project.id}>`);
+    expect(message.content).not.toMatch(/(^|[^\u200b])@(everyone|here)/);
+    expect(message.content).not.toMatch(/<@&?\d+>/);
+    expect(message.content).not.toContain('[free](https://evil.example)');
+    const waiting = await until('the 429 logged', async () => {
+      const page = await expectStatus(api.request('GET', `/api/webhooks/${created.id}/deliveries`, { token: owner.accessToken }), 200);
+      return page.deliveries[0]?.attempts.length === 1 && page.deliveries[0];
+    });
+    expect(Date.parse(waiting.nextAttemptAt) - Date.parse(waiting.attempts[0].at)).toBeGreaterThanOrEqual(29_000);
+    server.clock.advance(31);
+    await until('the second attempt', () => hook.received.length === 2);
+  });
+
+  it('escapes a Slack message so no <!everyone>, <@U…> or <url|text> survives', async () => {
+    const { hook, owner, project } = await setUp();
+    await expectStatus(api.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['vibe.created'], format: 'slack' } }), 201);
+    await createVibe(owner.accessToken, project.id, '<!everyone> <@U123> <https://evil.example|click> & @channel');
+    await until('the message', () => hook.received.length === 1);
+    const { text } = JSON.parse(hook.received[0]!.body);
+    expect(text).toContain('&lt;!everyone&gt; &lt;@U123&gt; &lt;https://evil.example|click&gt; &amp; @\u200bchannel');
+    expect(text).toContain(`|Open in bandcollab>`);
+  });
+});
+
 describe('webhook targets', () => {
   it('refuses loopback, private and link-local addresses, after DNS resolution, without WEBHOOKS_ALLOW_PRIVATE; https only without WEBHOOKS_ALLOW_HTTP', async () => {
     const strict = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true' });

@@ -12,6 +12,7 @@ import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET } from '../core/di.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
 import { SERVER_VERSION } from '../version.js';
+import { chatBody } from './chat.js';
 import { type AttemptOutcome, WebhooksRepository, type WebhookRow } from './repository.js';
 import { openSecrets } from './secrets.js';
 import { signatureHeader } from './signing.js';
@@ -83,24 +84,37 @@ export class WebhookDeliverer {
       return { kind: 'disable', reason: `Every delivery has failed since ${failingSince.toISOString()} (5 days)` };
     }
     if (made > SCHEDULE_SECONDS.length) return { kind: 'failed' };
-    const retryAfter = (status === 429 || status === 503) && answer ? retryAfterSeconds(answer.retryAfter, now) : null;
+    const retryAfter = (status === 429 || status === 503) && answer ? (retryAfterSeconds(answer.retryAfter, now) ?? bodyRetryAfter(answer.body)) : null;
     const seconds = retryAfter ?? SCHEDULE_SECONDS[made - 1]! * (1 + JITTER * (2 * Math.random() - 1));
     return { kind: 'retry', at: new Date(now.getTime() + seconds * 1000) };
+  }
+
+  /**
+   * The headers and bytes of an attempt: a standard delivery signed (Standard Webhooks), a chat format's
+   * message unsigned (the URL is its secret).
+   */
+  private request(webhook: WebhookRow, deliveryId: string, body: string): { headers: Record<string, string>; sent: string } {
+    const common = { 'content-type': 'application/json', 'user-agent': `bandcollab-webhooks/${SERVER_VERSION}` };
+    if (webhook.format !== 'standard') return { headers: common, sent: chatBody(webhook.format, body, this.config.appUrl) };
+    // Seconds of the real time, which the receiver compares with its own clock.
+    const timestamp = Math.floor(Date.now() / 1000);
+    const secrets = openSecrets(this.serverSecret, webhook, new Date(this.clock.now()));
+    return {
+      headers: {
+        ...common,
+        'webhook-id': deliveryId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(secrets, deliveryId, timestamp, body),
+      },
+      sent: body,
+    };
   }
 
   /** One POST: no redirect followed (node's http never follows one), the first 4 KiB of the answer kept. */
   private send(webhook: WebhookRow, deliveryId: string, body: string, signal: AbortSignal): Promise<Answer> {
     const refused = schemeRefused(webhook.url, this.config.webhooks);
     if (refused) return Promise.reject(new Error(`The URL is refused: ${refused}`));
-    // Seconds of the real time, which the receiver compares with its own clock.
-    const timestamp = Math.floor(Date.now() / 1000);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': `bandcollab-webhooks/${SERVER_VERSION}`,
-      'webhook-id': deliveryId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(openSecrets(this.serverSecret, webhook, new Date(this.clock.now())), deliveryId, timestamp, body),
-    };
+    const { headers, sent } = this.request(webhook, deliveryId, body);
     const url = new URL(webhook.url);
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const agent = url.protocol === 'https:' ? this.agents.https : this.agents.http;
@@ -128,7 +142,7 @@ export class WebhookDeliverer {
         res.on('error', reject);
       });
       req.on('error', (error) => reject(error.name === 'AbortError' && !signal.aborted ? new Error(`No answer within ${this.config.webhooks.timeoutSeconds} s`) : error));
-      req.end(body);
+      req.end(sent);
     });
   }
 }
@@ -138,4 +152,14 @@ function retryAfterSeconds(value: string | undefined, now: Date): number | null 
   if (value === undefined) return null;
   const seconds = /^\d+$/.test(value.trim()) ? Number(value) : (Date.parse(value) - now.getTime()) / 1000;
   return Number.isFinite(seconds) ? Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds)) : null;
+}
+
+/** Discord's 429 says how long to wait in its JSON body (`retry_after`, seconds), at most 24 h. */
+function bodyRetryAfter(body: string): number | null {
+  try {
+    const seconds = (JSON.parse(body) as { retry_after?: unknown }).retry_after;
+    return typeof seconds === 'number' && Number.isFinite(seconds) ? Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(0, seconds)) : null;
+  } catch {
+    return null;
+  }
 }
