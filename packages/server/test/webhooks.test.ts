@@ -3,7 +3,10 @@
 // reference verifier, and with the SDK's verifyWebhook; the retry schedule runs on the server's injected clock.
 import 'reflect-metadata';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import postgres from 'postgres';
 import { verifyWebhook } from '@bandcollab/sdk';
@@ -15,7 +18,8 @@ import { WebhooksRepository } from '../src/webhooks/repository.js';
 import { expectStatus, seedProject } from './authz/fixture.js';
 import { client } from './support/http.js';
 import { startLoggedServer } from './support/logged-server.js';
-import { startTestServer, type TestServer } from './support/server.js';
+import { spawnServer } from './support/process.js';
+import { startTestServer, storageSettings, type TestServer } from './support/server.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -32,12 +36,16 @@ async function receiver() {
     req.on('end', () => {
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const { status, headers, body } = state.answer(received.length);
-      res.writeHead(status, headers).end(body ?? '');
+      // Status 0: no answer at all (an attempt left in flight).
+      if (status !== 0) res.writeHead(status, headers).end(body ?? '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, received, state, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url, received, state, close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }) };
 }
 
 async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
@@ -314,6 +322,48 @@ describe('webhook deliveries to a refused address', () => {
       await permissive.close();
     }
   });
+});
+
+describe('a delivering instance killed mid-attempt', () => {
+  it('is delivered by the other instance with the same webhook-id, once', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-webhooks-'));
+    const allow = { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' };
+    const probe = await startTestServer({ ...allow, JOBS_CONCURRENCY_WEBHOOK_DELIVERY: '0', DATA_DIR: dataDir });
+    const env = { ...allow, DATABASE_URL: probe.env.DATABASE_URL!, DATA_DIR: dataDir, JWT_SECRET: probe.env.JWT_SECRET!, ...storageSettings(probe.env) };
+    const killed = await spawnServer({ ...env, WEBHOOK_TIMEOUT_SECONDS: '60' });
+    let survivor: TestServer | null = null;
+    const hook = await receiver();
+    // The first request never gets an answer: its attempt is in flight when its instance dies.
+    hook.state.answer = (n) => (n === 1 ? { status: 0 } : { status: 200, body: 'ok' });
+    try {
+      const probeApi = client(probe.url);
+      const owner = await probeApi.register();
+      const project = await seedProject(probeApi, owner.accessToken);
+      const created = await expectStatus(probeApi.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['vibe.created'] } }), 201);
+      await expectStatus(probeApi.request('POST', `/api/projects/${project.id}/vibes`, { token: owner.accessToken, json: { name: 'Survives' } }), 201);
+      await until('the attempt in flight', () => hook.received.length === 1, 20_000);
+      survivor = await startTestServer(env);
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+      await until('the attempt again', () => hook.received.length === 2, 30_000);
+      expect(hook.received[1]!.headers['webhook-id']).toBe(hook.received[0]!.headers['webhook-id']);
+      expect(hook.received[1]!.body).toBe(hook.received[0]!.body);
+      new Webhook(created.secret).verify(hook.received[1]!.body, hook.received[1]!.headers as Record<string, string>);
+      const page = await until('the delivery succeeded', async () => {
+        const listed = await expectStatus(probeApi.request('GET', `/api/webhooks/${created.id}/deliveries`, { token: owner.accessToken }), 200);
+        return listed.deliveries[0]?.status === 'succeeded' && listed;
+      });
+      expect(page.deliveries).toHaveLength(1);
+      await delay(1000);
+      expect(hook.received).toHaveLength(2);
+    } finally {
+      killed.child.kill('SIGKILL');
+      await hook.close();
+      await survivor?.close();
+      await probe.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
 
 describe('secrets in the log', () => {
