@@ -1,11 +1,11 @@
 -- Webhook endpoints and their deliveries (§19). An endpoint belongs to a project (project_id, managed by its
--- ADMINs) or to an account (project_id null: the events of every project user_id belongs to). Its signing
+-- ADMINs, outliving whoever added it) or to an account (user_id: the events of every project it belongs to). Its signing
 -- secret is sealed (core/sealed.ts) so the server can sign with it and the database alone cannot; after a
 -- rotation the previous one signs beside it until previous_secret_until.
 create table webhooks (
   id                    uuid primary key,
   project_id            uuid references projects (id) on delete cascade,
-  user_id               uuid not null references users (id) on delete cascade,
+  user_id               uuid references users (id) on delete cascade,
   url                   text not null,
   events                text[] not null,
   format                text not null default 'standard' check (format in ('standard', 'discord', 'slack')),
@@ -17,10 +17,11 @@ create table webhooks (
   previous_secret_until timestamptz,
   -- The first failed attempt since the last success: 5 days of failures disable the endpoint.
   failing_since         timestamptz,
-  created_at            timestamptz not null default now()
+  created_at            timestamptz not null default now(),
+  check ((project_id is null) <> (user_id is null))
 );
 create index webhooks_of_project on webhooks (project_id) where project_id is not null;
-create index webhooks_of_account on webhooks (user_id) where project_id is null;
+create index webhooks_of_account on webhooks (user_id) where user_id is not null;
 
 -- One event's delivery to one endpoint, inserted in the event's transaction with the job that sends it. Its
 -- id is the `webhook-id` of every attempt and `body` the exact bytes sent (and signed). Deliveries of one

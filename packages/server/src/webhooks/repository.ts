@@ -8,8 +8,9 @@ import type { Queryable, Sql } from '../core/sql.js';
 /** An endpoint as stored: its secrets sealed (core/sealed.ts). */
 export interface WebhookRow {
   id: string;
+  /** One of the two: a project's endpoint, or an account's. */
   projectId: string | null;
-  userId: string;
+  userId: string | null;
   url: string;
   events: string[];
   format: WebhookFormat;
@@ -85,7 +86,7 @@ export class WebhooksRepository {
       else await tx`select 1 from users where id = ${row.userId} for update`;
       const [held] = await tx<{ count: number }[]>`
         select count(*)::int as count from webhooks
-        where ${row.projectId ? tx`project_id = ${row.projectId}` : tx`project_id is null and user_id = ${row.userId}`}`;
+        where ${row.projectId ? tx`project_id = ${row.projectId}` : tx`user_id = ${row.userId}`}`;
       if (held!.count >= limit) return null;
       const [inserted] = await tx<WebhookRow[]>`
         insert into webhooks (id, project_id, user_id, url, events, format, description, secret)
@@ -105,7 +106,7 @@ export class WebhooksRepository {
   }
 
   async listOfAccount(userId: string): Promise<WebhookRow[]> {
-    return this.sql<WebhookRow[]>`select ${this.sql.unsafe(COLUMNS)} from webhooks where project_id is null and user_id = ${userId} order by created_at, id`;
+    return this.sql<WebhookRow[]>`select ${this.sql.unsafe(COLUMNS)} from webhooks where user_id = ${userId} order by created_at, id`;
   }
 
   /** Changes what is given; turning an endpoint on clears why it was off and starts its pending deliveries. */
@@ -151,7 +152,7 @@ export class WebhooksRepository {
       select w.id, ${event.id}, ${event.type}, ${body} from webhooks w
       where w.enabled and w.events && ${tx.array(['*', event.type, family])}
         and (w.project_id = ${event.projectId}
-             or (w.project_id is null and exists (select 1 from project_members m where m.project_id = ${event.projectId} and m.user_id = w.user_id)))
+             or exists (select 1 from project_members m where m.project_id = ${event.projectId} and m.user_id = w.user_id))
       on conflict (webhook_id, event_id) do nothing
       returning webhook_id`;
     for (const { webhookId } of rows) await enqueueHead(tx, webhookId, now);

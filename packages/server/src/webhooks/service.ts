@@ -41,7 +41,7 @@ export class WebhooksService {
     const row = await this.webhooks.insertWithin(MAX_WEBHOOKS, {
       id,
       projectId,
-      userId: principal.userId,
+      userId: projectId ? null : principal.userId,
       url: input.url,
       events: [...new Set(input.events)],
       format: input.format ?? 'standard',
@@ -53,20 +53,20 @@ export class WebhooksService {
         retryAfterSeconds: LIMIT_RETRY_SECONDS,
       });
     }
-    return { ...toWebhook(row), secret };
+    return { ...this.toWebhook(row), secret };
   }
 
   async listOfProject(principal: Principal, projectId: string): Promise<Webhook[]> {
     await this.access.require(principal, 'project', projectId, 'ADMIN');
-    return (await this.webhooks.listOfProject(projectId)).map(toWebhook);
+    return (await this.webhooks.listOfProject(projectId)).map((row) => this.toWebhook(row));
   }
 
   async listOfAccount(principal: Principal): Promise<Webhook[]> {
-    return (await this.webhooks.listOfAccount(principal.userId)).map(toWebhook);
+    return (await this.webhooks.listOfAccount(principal.userId)).map((row) => this.toWebhook(row));
   }
 
   async get(principal: Principal, id: string): Promise<Webhook> {
-    return toWebhook(await this.reachable(principal, id));
+    return this.toWebhook(await this.reachable(principal, id));
   }
 
   async update(principal: Principal, id: string, change: UpdateWebhookRequest): Promise<Webhook> {
@@ -83,7 +83,7 @@ export class WebhooksService {
       this.now(),
     );
     if (!updated) throw notFound('Webhook');
-    return toWebhook(updated);
+    return this.toWebhook(updated);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -97,7 +97,7 @@ export class WebhooksService {
     const secret = generateWebhookSecret();
     const rotated = await this.webhooks.rotateSecret(id, sealSecret(this.serverSecret, id, secret), current.secret, new Date(this.now().getTime() + ROTATION_OVERLAP_MS));
     if (!rotated) throw notFound('Webhook');
-    return { ...toWebhook(rotated), secret };
+    return { ...this.toWebhook(rotated), secret };
   }
 
   async test(principal: Principal, id: string): Promise<WebhookDelivery> {
@@ -131,6 +131,10 @@ export class WebhooksService {
     return new Date(this.clock.now());
   }
 
+  private toWebhook(row: WebhookRow): Webhook {
+    return toWebhook(row, this.now());
+  }
+
   /**
    * The endpoint, when the caller manages it: an ADMIN of its project (a MEMBER: 403), or the owner of an
    * account endpoint reached with a session. Anyone else: 404, as an unknown id.
@@ -156,7 +160,7 @@ export class WebhooksService {
   }
 }
 
-function toWebhook(row: WebhookRow): Webhook {
+function toWebhook(row: WebhookRow, now: Date): Webhook {
   return {
     id: row.id,
     projectId: row.projectId,
@@ -167,7 +171,7 @@ function toWebhook(row: WebhookRow): Webhook {
     enabled: row.enabled,
     disabledReason: row.disabledReason,
     createdAt: row.createdAt.toISOString(),
-    secretOverlapUntil: row.previousSecretUntil && row.previousSecretUntil > new Date() ? row.previousSecretUntil.toISOString() : null,
+    secretOverlapUntil: row.previousSecretUntil && row.previousSecretUntil > now ? row.previousSecretUntil.toISOString() : null,
   };
 }
 
