@@ -195,6 +195,29 @@ describe('webhook endpoints', () => {
     expect(hook.received).toHaveLength(1);
   });
 
+  it('disables an endpoint whose deliveries have all failed for 5 days, saying so', async () => {
+    const { hook, owner, project } = await setUp();
+    hook.state.answer = () => ({ status: 500 });
+    const created = await expectStatus(api.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['*'] } }), 201);
+    await expectStatus(api.request('POST', `/api/webhooks/${created.id}/test`, { token: owner.accessToken }), 202);
+    await until('the first failure', async () => {
+      const page = await expectStatus(api.request('GET', `/api/webhooks/${created.id}/deliveries`, { token: owner.accessToken }), 200);
+      return page.deliveries[0]?.attempts.length === 1;
+    });
+    const shown = await expectStatus(api.request('GET', `/api/webhooks/${created.id}`, { token: owner.accessToken }), 200);
+    expect(shown).toMatchObject({ enabled: true, disabledReason: null });
+    // Five days on the server's clock since that first failure.
+    server.clock.advance(5 * 86_400 + 60);
+    const again = await expectStatus(api.request('POST', '/api/auth/login', { json: { email: owner.user.email, password: owner.password } }), 200);
+    const disabled = await until('the endpoint disabled', async () => {
+      const webhook = await expectStatus(api.request('GET', `/api/webhooks/${created.id}`, { token: again.accessToken }), 200);
+      return !webhook.enabled && webhook;
+    }, 15_000);
+    expect(disabled.disabledReason).toMatch(/5 days/);
+    const page = await expectStatus(api.request('GET', `/api/webhooks/${created.id}/deliveries`, { token: again.accessToken }), 200);
+    expect(page.deliveries[0]).toMatchObject({ status: 'failed', nextAttemptAt: null });
+  });
+
   it('signs with both secrets for 24 hours after a rotation', async () => {
     const { hook, owner, project } = await setUp();
     const created = await expectStatus(api.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['*'] } }), 201);
