@@ -10,6 +10,7 @@ import { ProjectsResource } from './resources/projects.js';
 import { ReviewsResource } from './resources/reviews.js';
 import { SharesResource } from './resources/shares.js';
 import { TokensResource } from './resources/tokens.js';
+import { WebhooksResource } from './resources/webhooks.js';
 import { VibesResource } from './resources/vibes.js';
 import type { Tokens } from './session.js';
 import { ROUTES } from './contract/routes.js';
@@ -39,6 +40,8 @@ export class BandClient {
   readonly reviews: ReviewsResource;
   /** Personal access tokens: create, list, delete (with a session). */
   readonly tokens: TokensResource;
+  /** Webhook endpoints of a project (its ADMINs) or of your account, their secrets and delivery logs. */
+  readonly webhooks: WebhooksResource;
   /** Site administration (a site ADMIN only): storage by user or project, accounts and their deactivation. */
   readonly admin: AdminResource;
   private readonly transport: Transport;
@@ -56,6 +59,7 @@ export class BandClient {
     this.comments = new CommentsResource(this.transport);
     this.reviews = new ReviewsResource(this.transport);
     this.tokens = new TokensResource(this.transport);
+    this.webhooks = new WebhooksResource(this.transport);
     this.admin = new AdminResource(this.transport);
   }
 

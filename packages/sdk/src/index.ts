@@ -2,3 +2,4 @@
 // swaps) and these.
 export * from './web.js';
 export { FileResumeStore, RESUMABLE_MIN_BYTES, type ResumeStore } from './resumable.js';
+export { verifyWebhook, WebhookVerificationError, type WebhookPayload } from './verify-webhook.js';

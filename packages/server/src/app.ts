@@ -52,6 +52,8 @@ import { StorageRoutes } from './storage/routes.js';
 import { TokensRoutes } from './tokens/routes.js';
 import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscoveryHeaders, UploadsRoutes } from './uploads/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
+import { WebhookDeliverer } from './webhooks/delivery.js';
+import { WebhooksRoutes } from './webhooks/routes.js';
 
 export interface RunningServer {
   url: string;
@@ -100,6 +102,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   FeedbackRoutes,
   EventsRoutes,
   AdminRoutes,
+  WebhooksRoutes,
 ];
 
 /** The composition root: builds every piece once and wires them together. */
@@ -237,6 +240,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   jobs.register(JOB_KINDS.analysis, analysis.run, { concurrency: concurrency.analysis });
   jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
   jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
+  jobs.register(JOB_KINDS.webhook_delivery, container.resolve(WebhookDeliverer).run, { concurrency: concurrency.webhook_delivery });
   jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
   await jobs.start();

@@ -27,6 +27,8 @@ let tokenId: string;
 let uploadId: string;
 let commentId: string;
 let feedbackToken: string;
+let webhookId: string;
+let deliveryId: string;
 let invitationToken: string;
 
 /** The server's log (it logs at info here): its JSON lines are kept from stdout, not printed. */
@@ -62,6 +64,11 @@ beforeAll(async () => {
   ).id;
   feedbackToken = (await expectStatus(fx.api.request('POST', `/api/files/${fileId}/share`, { token: fx.actors.projectAdmin.token, json: { allowComments: true } }), 201)).token;
   commentId = (await expectStatus(fx.api.request('POST', `/api/files/${fileId}/comments`, { token: fx.actors.projectAdmin.token, json: { body: 'Listed', atMs: 0 } }), 201)).id;
+  // A public address needs no DNS; its deliveries, if the network has no route there, fail and retry later.
+  webhookId = (
+    await expectStatus(fx.api.request('POST', `/api/projects/${fx.project.id}/webhooks`, { token: fx.actors.projectAdmin.token, json: { url: 'https://93.184.215.14/hook', events: ['*'] } }), 201)
+  ).id;
+  deliveryId = (await expectStatus(fx.api.request('POST', `/api/webhooks/${webhookId}/test`, { token: fx.actors.projectAdmin.token }), 202)).id;
   const resumable = await fx.api.request('POST', '/api/uploads', {
     token: fx.actors.projectAdmin.token,
     headers: { 'tus-resumable': '1.0.0', 'upload-length': '256', 'upload-metadata': `cutId ${btoa(fx.project.cutId)},filename ${btoa('take.mp3')}` },
@@ -94,7 +101,7 @@ const realId = (owner: string, param: string): string => {
   if (param === 'token') return owner === 'share' ? feedbackToken : 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
-  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId, users: memberId, jobs: jobId };
+  const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId, users: memberId, jobs: jobId, webhooks: webhookId, deliveries: deliveryId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);
   return id;

@@ -368,6 +368,42 @@ export const adminJobs = z.object({
   failed: z.array(failedJob).meta({ description: 'The last 100 failed jobs, the newest first' }),
 });
 export const retriedJob = z.object({ id, state: jobState });
+
+// ---- webhooks (§19)
+
+export const webhookFormat = z.enum(['standard', 'discord', 'slack']);
+export const webhook = z.object({
+  id,
+  projectId: id.nullable().meta({ description: "null: an account's endpoint (events of every project its owner belongs to)" }),
+  url: z.string().meta({ format: 'uri' }),
+  events: z.array(z.string()).meta({ description: 'Event types, `prefix.*` wildcards or `*`', examples: [['file.uploaded', 'comment.*']] }),
+  format: webhookFormat,
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  disabledReason: z.string().nullable().meta({ description: 'Why the server disabled it (410 Gone, 5 days of failures); null when enabled or disabled by hand' }),
+  createdAt: timestamp,
+  secretOverlapUntil: timestamp.nullable().meta({ description: 'Until then the secret before the last rotation signs beside the current one' }),
+});
+export const createdWebhook = webhook.extend({
+  secret: z.string().meta({ description: '`whsec_` + base64 of 32 random bytes; shown only in this answer', examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }),
+});
+export const webhookAttempt = z.object({
+  at: timestamp,
+  durationMs: count,
+  statusCode: count.nullable(),
+  error: z.string().nullable(),
+  responseBody: z.string().meta({ description: "The first 4 KiB of the endpoint's answer" }),
+});
+export const webhookDelivery = z.object({
+  id: id.meta({ description: 'The `webhook-id` header, the same on every attempt' }),
+  eventId: id,
+  type: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  attempts: z.array(webhookAttempt),
+  nextAttemptAt: timestamp.nullable(),
+  createdAt: timestamp,
+});
+export const webhookDeliveryPage = z.object({ deliveries: z.array(webhookDelivery), nextCursor: z.string().nullable() });
 export const largestFile = z.object({
   id,
   name: z.string(),
@@ -451,6 +487,12 @@ export type JobCount = z.output<typeof jobCount>;
 export type FailedJob = z.output<typeof failedJob>;
 export type AdminJobs = z.output<typeof adminJobs>;
 export type RetriedJob = z.output<typeof retriedJob>;
+export type WebhookFormat = z.output<typeof webhookFormat>;
+export type Webhook = z.output<typeof webhook>;
+export type CreatedWebhook = z.output<typeof createdWebhook>;
+export type WebhookAttempt = z.output<typeof webhookAttempt>;
+export type WebhookDelivery = z.output<typeof webhookDelivery>;
+export type WebhookDeliveryPage = z.output<typeof webhookDeliveryPage>;
 export type Health = z.output<typeof health>;
 export type AnalysisStatus = z.output<typeof analysisStatus>;
 export type AudioCodec = z.output<typeof audioCodec>;
@@ -571,6 +613,11 @@ export const RECORD_SCHEMAS = {
   FailedJob: failedJob,
   AdminJobs: adminJobs,
   RetriedJob: retriedJob,
+  Webhook: webhook,
+  CreatedWebhook: createdWebhook,
+  WebhookAttempt: webhookAttempt,
+  WebhookDelivery: webhookDelivery,
+  WebhookDeliveryPage: webhookDeliveryPage,
   ProjectEvent: projectEvent,
   HelloMessage: helloMessage,
   Health: health,

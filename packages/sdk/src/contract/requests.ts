@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
 import { checkFilePath } from './file-paths.js';
-import { jobKind, jobState } from './records.js';
+import { jobKind, jobState, webhookFormat } from './records.js';
 import { describeSize, extensionsOf, MAX_UPLOAD_BYTES } from './file-types.js';
 import {
   clearImageField,
@@ -248,12 +248,45 @@ export const adminJobsQuery = z.object({
   state: jobState.optional(),
   kind: jobKind.optional(),
 });
+// ---- webhooks (§19)
+
+const webhookUrl = z.url({ error: 'must be an http(s) URL', protocol: /^https?$/ }).max(2048, 'must be at most 2048 characters');
+const webhookEvents = z
+  .array(z.string().regex(/^(\*|[a-z_]+\.\*|[a-z_]+\.[a-z_]+)$/, 'must be event types, `prefix.*` or `*`'), { error: 'must be an array of event types' })
+  .min(1, 'must name at least one event type (or `*`)')
+  .max(100, 'must be at most 100 entries');
+const webhookDescription = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .max(500, 'must be at most 500 characters')
+  .refine((value) => !value.includes('\u0000'), 'must not contain NUL characters');
+export const createWebhookRequest = z.object({
+  url: webhookUrl,
+  events: webhookEvents,
+  description: webhookDescription.optional(),
+  format: webhookFormat.optional(),
+});
+export const updateWebhookRequest = z.object({
+  url: webhookUrl.optional(),
+  events: webhookEvents.optional(),
+  enabled: z.boolean({ error: 'must be true or false' }).optional(),
+  description: webhookDescription.nullable().optional(),
+});
+/** `GET /api/webhooks/:id/deliveries`. */
+export const webhookDeliveriesQuery = z.object({
+  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  cursor: z.string().max(200).optional(),
+});
+
 export const setUserActiveRequest = z.object({ active: z.boolean({ error: 'must be true or false' }) });
 
 // What a client sends (before the server's trimming, lower-casing and defaults).
 export type AdminStorageQuery = z.input<typeof adminStorageQuery>;
 export type SetUserActiveRequest = z.input<typeof setUserActiveRequest>;
 export type AdminJobsQuery = z.input<typeof adminJobsQuery>;
+export type CreateWebhookRequest = z.input<typeof createWebhookRequest>;
+export type UpdateWebhookRequest = z.input<typeof updateWebhookRequest>;
+export type WebhookDeliveriesQuery = z.input<typeof webhookDeliveriesQuery>;
 export type RegisterRequest = z.input<typeof registerRequest>;
 export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;
@@ -287,6 +320,8 @@ export const REQUEST_SCHEMAS = {
   ChangePasswordRequest: changePasswordRequest,
   DeleteAccountRequest: deleteAccountRequest,
   CreateTokenRequest: createTokenRequest,
+  CreateWebhookRequest: createWebhookRequest,
+  UpdateWebhookRequest: updateWebhookRequest,
   CreateProjectRequest: createProjectRequest,
   UpdateProjectRequest: updateProjectRequest,
   UpdateMemberRequest: updateMemberRequest,

@@ -66,6 +66,7 @@ export interface Config {
   jobsConcurrency: Record<JobKindName, number>;
   /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
   analysisTimeoutSeconds: number;
+  webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutSeconds: number };
 }
 
 const MiB = 1024 * 1024;
@@ -157,6 +158,12 @@ export const SETTINGS = {
   JOBS_CONCURRENCY_TRASH_PURGE: { default: 1, meaning: 'trash purges at once on this instance (0–64)' },
   JOBS_CONCURRENCY_UPLOAD_PURGE: { default: 1, meaning: 'purges of expired resumable uploads at once on this instance (0–64)' },
   JOBS_CONCURRENCY_EXPIRED_ROWS_PURGE: { default: 1, meaning: 'purges of expired rows and leftovers at once on this instance (0–64); `0` everywhere stops the periodic purge (the one at start still runs)' },
+  WEBHOOKS_ALLOW_HTTP: { default: false, meaning: 'accept plain `http://` webhook URLs (LAN set-ups, tests); otherwise `https://` only' },
+  WEBHOOKS_ALLOW_PRIVATE: {
+    default: false,
+    meaning: 'let webhooks reach private, loopback, link-local and multicast addresses (LAN set-ups, tests); otherwise refused after DNS resolution, at creation and at every delivery',
+  },
+  WEBHOOK_TIMEOUT_SECONDS: { default: 15, meaning: 'how long one webhook attempt may take (1–60) before it counts as failed' },
   ANALYSIS_TIMEOUT_SECONDS: { default: 600, meaning: "wall-clock budget of one file's analysis (1–86400); a file over it is `failed`" },
   ACCESS_TOKEN_TTL_SECONDS: { default: 900, tunable: true, meaning: "access-token lifetime (and `expiresIn`, and the cookie's Max-Age)" },
   LOGIN_MAX_FAILURES: { default: 10, tunable: true, meaning: 'failed logins per email and client address allowed in the window; the next one is 429' },
@@ -356,6 +363,11 @@ export function loadConfig(env: Env = process.env): Config {
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
     jobsConcurrency: jobsConcurrency(),
     analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
+    webhooks: {
+      allowHttp: boolean('WEBHOOKS_ALLOW_HTTP', SETTINGS.WEBHOOKS_ALLOW_HTTP.default),
+      allowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', SETTINGS.WEBHOOKS_ALLOW_PRIVATE.default),
+      timeoutSeconds: integer('WEBHOOK_TIMEOUT_SECONDS', 1, 60),
+    },
     storage: storage(),
   };
   if (problems.length > 0) throw new ConfigError(problems);

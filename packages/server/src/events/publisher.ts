@@ -3,6 +3,9 @@ import type { EventData, EventType, ProjectEvent } from '@bandcollab/sdk/contrac
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Queryable } from '../core/database.js';
+import type { Clock } from '../core/clock.js';
+import { CLOCK } from '../core/di.js';
+import { WebhooksRepository } from '../webhooks/repository.js';
 import { EventsRepository } from './repository.js';
 
 export const EVENTS_CHANNEL = 'bandcollab_events';
@@ -28,15 +31,21 @@ export const projectEvent = <Type extends EventType>(principal: Pick<Principal, 
 /**
  * Services call `publish` inside the transaction that does the work: PostgreSQL delivers a NOTIFY only when
  * that transaction commits, so rolled-back work never emits an event, and every server instance listening
- * on the channel receives it.
+ * on the channel receives it. The same transaction enqueues the event's webhook deliveries (an outbox).
  */
 @injectable()
 export class EventPublisher {
-  constructor(@inject(EventsRepository) private readonly repository: EventsRepository) {}
+  constructor(
+    @inject(EventsRepository) private readonly repository: EventsRepository,
+    @inject(WebhooksRepository) private readonly webhooks: WebhooksRepository,
+    @inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   async publish(tx: Queryable, event: NewEvent): Promise<void> {
     const envelope = { id: randomUUID(), at: new Date().toISOString(), ...event } as ProjectEvent;
     const payload = JSON.stringify(envelope);
+    const { type, ...data } = envelope;
+    await this.webhooks.fanOut(tx, envelope, JSON.stringify({ type, timestamp: envelope.at, data }), new Date(this.clock.now()));
     if (Buffer.byteLength(payload) <= MAX_NOTIFY_BYTES) {
       await this.repository.notify(tx, EVENTS_CHANNEL, payload);
       return;

@@ -1,0 +1,88 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { CreatedWebhook, Webhook, WebhookDeliveryPage } from '@bandcollab/sdk';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../server/test/support/server.js';
+import { type CliUser, cliUser, registerWithCli } from './support/cli.js';
+
+// band webhook add|list|show|edit|test|deliveries|redeliver|rotate-secret|remove against a real server and a
+// real receiver on loopback (so the server allows http and private addresses).
+
+let server: TestServer;
+let ana: CliUser;
+const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+    res.writeHead(200).end('thanks');
+  });
+});
+let url: string;
+
+const json = async <T>(user: CliUser, args: string[]) => {
+  const result = await user.band([...args, '--json']);
+  expect(result.exitCode, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as T;
+};
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  server = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  ana = await cliUser(server.url);
+  await registerWithCli(ana, 'ana@example.com');
+  await json(ana, ['project', 'create', 'Loud']);
+});
+afterAll(async () => {
+  await ana?.cleanup();
+  await server?.close();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+});
+
+async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await delay(50);
+  }
+}
+
+it('adds a project webhook printing its secret once, tests it, lists its deliveries, redelivers, rotates and removes it', async () => {
+  const added = await ana.band(['webhook', 'add', url, '--project', 'Loud', '--events', 'vibe.*,webhook.test']);
+  expect(added.exitCode, added.stderr).toBe(0);
+  const secret = added.stdout.trim();
+  expect(secret).toMatch(/^whsec_/);
+  expect(added.stderr).toContain('not shown again');
+
+  const [listed] = await json<Webhook[]>(ana, ['webhook', 'list', '--project', 'Loud']);
+  expect(listed).toMatchObject({ url, events: ['vibe.*', 'webhook.test'], enabled: true });
+  expect(listed).not.toHaveProperty('secret');
+  expect((await ana.band(['webhook', 'list', '--project', 'Loud'])).stdout).toMatch(/enabled/);
+
+  expect((await ana.band(['webhook', 'test', listed!.id])).exitCode).toBe(0);
+  await until(() => received.length === 1);
+  expect(new StandardWebhook(secret).verify(received[0]!.body, received[0]!.headers as Record<string, string>)).toMatchObject({ type: 'webhook.test' });
+
+  let page: WebhookDeliveryPage;
+  do page = await json<WebhookDeliveryPage>(ana, ['webhook', 'deliveries', listed!.id]);
+  while (page.deliveries[0]?.status !== 'succeeded');
+  expect((await ana.band(['webhook', 'deliveries', listed!.id])).stdout).toMatch(/webhook\.test\s+succeeded\s+1\s+200 in \d+ ms/);
+
+  expect((await ana.band(['webhook', 'redeliver', listed!.id, page.deliveries[0]!.id])).exitCode).toBe(0);
+  await until(() => received.length === 2);
+  expect(received[1]!.headers['webhook-id']).toBe(page.deliveries[0]!.id);
+
+  const rotated = await json<CreatedWebhook>(ana, ['webhook', 'rotate-secret', listed!.id]);
+  expect(rotated.secret).not.toBe(secret);
+  const edited = await json<Webhook>(ana, ['webhook', 'edit', listed!.id, '--disable', '--description', 'CI']);
+  expect(edited).toMatchObject({ enabled: false, description: 'CI' });
+  expect((await ana.band(['webhook', 'show', listed!.id])).stdout).toContain('disabled');
+
+  expect((await ana.band(['webhook', 'remove', listed!.id, '--yes'])).exitCode).toBe(0);
+  expect(await json<Webhook[]>(ana, ['webhook', 'list', '--project', 'Loud'])).toEqual([]);
+  expect((await ana.band(['webhook', 'add', url, '--format', 'teams'])).exitCode).toBe(2);
+});
