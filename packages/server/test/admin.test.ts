@@ -236,3 +236,22 @@ describe('users (server commands)', () => {
     expect([unknown.code, unknown.stderr]).toEqual([1, 'No user with email nobody@example.com\n']);
   });
 });
+
+describe('the jobs server command', () => {
+  it('lists the queue (counts, oldest wait, failed jobs with their error on one line) and retries a failed job; exit 1 for a job that is not failed', async () => {
+    const [job] = await server.sql<{ id: string }[]>`
+      insert into jobs (kind, state, attempts, max_attempts, last_error, finished_at)
+      values ('email', 'failed', 8, 8, ${'the receiver said no\nand went away'}, now()) returning id`;
+    const list = await runServerCommand(['jobs'], server.env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('email\tfailed\t1\n');
+    expect(list.stdout).toMatch(new RegExp(`failed\\t${job!.id}\\temail\\t8/8\\t\\S+\\tthe receiver said no and went away\\n`));
+    expect((await runServerCommand(['jobs', 'list'], server.env)).stdout).toBe(list.stdout);
+
+    const retried = await runServerCommand(['jobs', 'retry', job!.id], server.env);
+    expect([retried.code, retried.stdout]).toEqual([0, `job ${job!.id} is queued again\n`]);
+    const again = await runServerCommand(['jobs', 'retry', job!.id], server.env);
+    expect([again.code, again.stderr]).toEqual([1, 'The job is queued: only a failed job is retried\n']);
+    expect((await runServerCommand(['jobs', 'retry', 'nope'], server.env)).code).toBe(1);
+  });
+});

@@ -25,10 +25,12 @@ const UPLOADING_REFRESH_MS = 50;
  * A file's time budget grows with its size, from a floor up to ANALYSIS_TIMEOUT_SECONDS: real audio analyses
  * at several MiB a second on one core here (FLAC, the slowest, included; a fifth of that while an upload streams
  * in), so 2 s a MiB leaves a loaded machine room, while a small crafted file (a 900 KB FLAC decoding to hours)
- * no longer holds its slot for the whole cap.
+ * no longer holds its slot for the whole cap. The floor is for the fixed costs a loaded machine stretches at
+ * nice 19 (a thread's start, the decoders' wasm) and for a STEM ZIP's entries, whose reads do not grow with
+ * its bytes (10,000 tiny entries are a small file); a bomb is stopped sooner by its samples per byte (./analyze.ts).
  */
 const BUDGET_SECONDS_PER_MIB = 2;
-const BUDGET_FLOOR_SECONDS = 10;
+const BUDGET_FLOOR_SECONDS = 60;
 const MiB = 1024 * 1024;
 
 export function analysisBudgetSeconds(size: number, capSeconds: number): number {

@@ -50,21 +50,26 @@ describe.skipIf(!hasFfmpeg)('hostile files in the analysis queue', () => {
     expect(record.stems!.entries.find((entry) => entry.path === 'drums\uFFFD.wav')!.audio).toMatchObject({ sampleRate: 48000 });
   });
 
-  it('fails a FLAC bomb of unknown length at once (more samples per byte than any codec), not at the time budget', async () => {
-    // 35 KB announcing no length and decoding to 8 channels of 23 minutes: minutes of work without a rule.
-    const bomb = await upload(api, owner.token, owner.cutId, 'bomb.flac', flacBomb(1000, 0));
-    expect(bomb.status).toBe(201);
-    const next = await upload(api, owner.token, owner.cutId, 'after-bomb.wav', toneWav(1));
-    const started = Date.now();
-    expect(await analysed(api, owner.token, bomb.body.id, 20_000)).toMatchObject({ analysis: 'failed', audio: null });
-    // Well before the 5 s budget (ANALYSIS_TIMEOUT_SECONDS) would have ended it.
-    expect(Date.now() - started).toBeLessThan(4000);
-    expect(await analysed(api, owner.token, next.body.id, 20_000)).toMatchObject({ analysis: 'done' });
-    expect(await server.sql`select id from jobs where kind = 'analysis' and payload->>'fileId' = ${bomb.body.id} and state in ('queued', 'running')`).toEqual([]);
-  });
 });
 
 describe.skipIf(!hasFfmpeg)('the time budget', () => {
+  it('fails a FLAC bomb of unknown length long before its time budget (more samples per byte than any codec)', async () => {
+    // The default budget: before, this file held its analysis slot for the 600 s budget (issue 46).
+    const server = await startTestServer();
+    try {
+      const api = client(server.url);
+      const owner = await userWithCut(api);
+      // 35 KB announcing no length and decoding to 8 channels of 23 minutes: minutes of work without the rule.
+      const bomb = await upload(api, owner.token, owner.cutId, 'bomb.flac', flacBomb(1000, 0));
+      expect(bomb.status).toBe(201);
+      const next = await upload(api, owner.token, owner.cutId, 'after-bomb.wav', toneWav(1));
+      expect(await analysed(api, owner.token, bomb.body.id, 30_000)).toMatchObject({ analysis: 'failed', audio: null });
+      expect(await analysed(api, owner.token, next.body.id, 30_000)).toMatchObject({ analysis: 'done' });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('keeps answering while a long file is analysed, and fails it when its budget (ANALYSIS_TIMEOUT_SECONDS, 1) ends', async () => {
     const server = await startTestServer({ ANALYSIS_TIMEOUT_SECONDS: '1' });
     const file = path.join(os.tmpdir(), `budget-${process.pid}.flac`);
