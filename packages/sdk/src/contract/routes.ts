@@ -148,7 +148,7 @@ export const ROUTES = declareRoutes({
     openapi: {
       responses: {
         200: jsonAnswer('Me', 'OK', {
-          'Band-Token-Scope': header({ type: 'string', enum: ['read', 'write'] }, 'Only with a personal access token: its scope'),
+          'Band-Token-Scope': header({ type: 'string', enum: ['read', 'write', 'review'] }, 'Only with a personal access token: its scope'),
           'Band-Token-Expires': header({ type: 'string', format: 'date-time' }, 'Only with a personal access token: when it expires'),
           'Band-Token-Projects': header(STRING, 'Only with a personal access token limited to projects: their ids, comma-separated'),
         }),
@@ -236,7 +236,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'tokens',
     summary: 'Create a personal access token (with a session only)',
-    description: 'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all its owner may do. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it (404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) nor /api/tokens: 403 INSUFFICIENT_SCOPE. At most 100 live tokens per account: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
+    description: 'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all its owner may do except reviews; `review`: what `read` may, plus reviews (PUT and DELETE /api/files/{id}/review), which `write` does not include, so a CI token that publishes cannot approve its own release gate. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it (404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) nor /api/tokens: 403 INSUFFICIENT_SCOPE. At most 100 live tokens per account: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
   },
   listTokens: {
     method: 'GET',
@@ -1286,18 +1286,19 @@ export const ROUTES = declareRoutes({
   putReview: {
     method: 'PUT',
     path: '/api/files/:id/review',
-    auth: 'write',
+    auth: 'review',
     params: { id: 'File' },
     request: 'ReviewRequest',
     response: 'Review',
     status: 200,
     tag: 'comments',
     summary: 'Approve this version or request changes (any member; replaces your earlier review of it)',
+    description: "A person's session, or a personal access token with the review scope: a write token is 403 INSUFFICIENT_SCOPE, so a CI job that publishes cannot approve its own release gate. A review made through a token names it (`token`), as the file.reviewed event's actor does.",
   },
   withdrawReview: {
     method: 'DELETE',
     path: '/api/files/:id/review',
-    auth: 'write',
+    auth: 'review',
     params: { id: 'File' },
     response: 'WithdrawnReview',
     status: 200,
