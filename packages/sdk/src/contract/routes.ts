@@ -82,7 +82,7 @@ export const ROUTES = declareRoutes({
       403: 'INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email',
       404: 'NOT_FOUND: the inviteToken names no pending invitation',
       409: 'EMAIL_TAKEN',
-      429: 'RATE_LIMITED: more than {REGISTER_MAX_PER_ADDRESS} registrations from this client address within {REGISTER_WINDOW_SECONDS}, or a password check from this address already waiting; Retry-After',
+      429: 'RATE_LIMITED: more than {REGISTER_MAX_PER_ADDRESS} registrations from this client address within {REGISTER_WINDOW_SECONDS}, or a password check from this network already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'auth',
@@ -105,7 +105,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'auth',
     summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
-    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: {LOGIN_MAX_FAILURES} failures per email and client address, and {LOGIN_MAX_FAILURES_PER_ADDRESS} per client address over all emails; and {LOGIN_MAX_SUCCESSES} successful logins per account from any address, and {LOGIN_MAX_SUCCESSES_PER_ADDRESS} per client address over all accounts; all within {LOGIN_WINDOW_SECONDS}. Past any, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted as a failure and clears the failures of its email from its address. Password checks run a few at a time behind a queue shared fairly between client addresses: one address holds at most one running check and one waiting, a third is 429 RATE_LIMITED with Retry-After: 1; past the whole queue, 503 UNAVAILABLE with Retry-After: 1 (neither counted as an attempt).',
+    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: {LOGIN_MAX_FAILURES} failures per email and client address, and {LOGIN_MAX_FAILURES_PER_ADDRESS} per client address over all emails; and {LOGIN_MAX_SUCCESSES} successful logins per account from any address, and {LOGIN_MAX_SUCCESSES_PER_ADDRESS} per client address over all accounts; all within {LOGIN_WINDOW_SECONDS}. Past any, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted as a failure and clears the failures of its email from its address. Every attempt stays counted, also one refused by the queue below. A client address is an IPv4 address, or an IPv6 address's /64. Password checks run a few at a time behind a queue shared fairly between client networks (/24 for IPv4, /64 for IPv6): one network holds at most one running check and one waiting, a third is 429 RATE_LIMITED with Retry-After: 1; past the whole queue, 503 UNAVAILABLE with Retry-After: 1. A login presenting a live refresh token of the account (the refresh_token cookie), or from a network the account signed in from within 30 days, waits in a reserved lane that such a flood cannot fill. An unknown email (or an account without a password) is answered without a password check, after the time one takes, refused alike.',
   },
   refresh: {
     method: 'POST',
@@ -177,7 +177,7 @@ export const ROUTES = declareRoutes({
     errorNotes: {
       401: 'INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED',
       409: 'LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)',
-      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After',
+      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this network already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'account',
@@ -216,7 +216,7 @@ export const ROUTES = declareRoutes({
     errors: ['RATE_LIMITED','UNAVAILABLE'],
     errorNotes: {
       401: 'INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED',
-      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After',
+      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this network already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'account',
