@@ -577,7 +577,7 @@ export function reviewStatusView(out: Output, file: string, list: ReviewList): s
     out.table(
       list.reviews,
       [
-        { header: 'MEMBER', value: (r) => r.name },
+        { header: 'MEMBER', value: (r) => (r.token === null ? r.name : `${r.name} (token ${r.token})`) },
         { header: 'REVIEW', value: (r) => (r.state === 'approved' ? 'approved' : 'changes requested') },
         { header: 'AT', value: (r) => formatTime(r.at) },
         { header: 'NOTE', value: (r) => (r.note ?? '').replace(/\n/g, ' ') },

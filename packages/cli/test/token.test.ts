@@ -65,6 +65,14 @@ describe('band token', () => {
     expect(names).toEqual(['dashboards']);
   });
 
+  it('creates a review token with --scope review', async () => {
+    const token = (await ana.band(['token', 'create', 'approver', '--scope', 'review', '--expires', '1d'])).stdout.trim();
+    const listed = (JSON.parse((await ana.band(['token', 'list', '--json'])).stdout) as PersonalAccessToken[]).find((t) => t.name === 'approver');
+    expect(listed?.scope).toBe('review');
+    await ana.band(['token', 'revoke', 'approver', '--yes']);
+    expect(token).toMatch(/^bcp_/);
+  });
+
   it('refuses a lifetime outside 1h–366d and an unknown scope (usage, exit 2)', async () => {
     for (const args of [
       ['--expires', '59m'],

@@ -86,7 +86,7 @@ export interface StreamedResponse {
   body: ResponseBody;
 }
 
-const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write']);
+const AUTHENTICATED: ReadonlySet<string> = new Set(['session', 'read', 'write', 'review']);
 
 /** A query string's values; undefined ones are left out. */
 export type Query = Readonly<Record<string, string | number | boolean | undefined>>;

@@ -11,3 +11,7 @@ create index sign_in_networks_signed_in_at_idx on sign_in_networks (signed_in_at
 
 -- A review made through a personal access token (one with the review scope) names that token, as events do.
 alter table reviews add column token_name text;
+
+-- The review scope (§11): a token that may review, which write does not include.
+alter table personal_access_tokens drop constraint personal_access_tokens_scope_check;
+alter table personal_access_tokens add constraint personal_access_tokens_scope_check check (scope in ('read', 'write', 'review'));

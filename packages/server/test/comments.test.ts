@@ -249,7 +249,7 @@ describe('reviews', () => {
     const { fileId } = await band();
     await comment(fileId, { body: 'fix the fade', atMs: 9 });
     const first = await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'changes_requested', note: 'fade' } }), 200);
-    expect(first).toEqual({ userId: member.user.id, name: 'Bo', state: 'changes_requested', note: 'fade', at: expect.stringMatching(ISO_TIMESTAMP) });
+    expect(first).toEqual({ userId: member.user.id, name: 'Bo', state: 'changes_requested', note: 'fade', at: expect.stringMatching(ISO_TIMESTAMP), token: null });
     await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'approved' } }), 200);
     await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: other.accessToken, json: { state: 'approved' } }), 200);
     const list = await expectStatus(api.request('GET', `/api/files/${fileId}/reviews`, { token: admin.accessToken }), 200);
@@ -262,6 +262,30 @@ describe('reviews', () => {
     });
     expect((await expectStatus(api.request('GET', `/api/files/${fileId}/reviews`, { token: admin.accessToken }), 200)).summary.approved).toBe(1);
     expect((await api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'maybe' } })).status).toBe(400);
+  });
+
+  it("refuses a write token's review (a CI job cannot approve its own gate); a review token's names the token", async () => {
+    const { fileId } = await band();
+    const tokenOf = async (scope: string) =>
+      (await expectStatus(api.request('POST', '/api/tokens', { token: member.accessToken, json: { name: `CI ${scope}`, scope, expiresIn: 3600 } }), 201)).token as string;
+    const writer = await tokenOf('write');
+    for (const [method, json] of [['PUT', { state: 'approved' }], ['DELETE', undefined]] as const) {
+      const refused = await api.request(method, `/api/files/${fileId}/review`, { token: writer, json });
+      expect([refused.status, refused.body.code]).toEqual([403, 'INSUFFICIENT_SCOPE']);
+    }
+    expect((await expectStatus(api.request('GET', `/api/files/${fileId}/reviews`, { token: writer }), 200)).reviews).toEqual([]);
+
+    const reviewer = await tokenOf('review');
+    const review = await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: reviewer, json: { state: 'approved' } }), 200);
+    expect(review).toMatchObject({ userId: member.user.id, state: 'approved', token: 'CI review' });
+    expect((await expectStatus(api.request('GET', `/api/files/${fileId}/reviews`, { token: admin.accessToken }), 200)).reviews[0].token).toBe('CI review');
+    // It reads, and reviews, and nothing more.
+    const comment = await api.request('POST', `/api/files/${fileId}/comments`, { token: reviewer, json: { body: 'x' } });
+    expect([comment.status, comment.body.code]).toEqual([403, 'INSUFFICIENT_SCOPE']);
+    // A person reviewing again through a session takes the token's name off.
+    const byHand = await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: member.accessToken, json: { state: 'approved' } }), 200);
+    expect(byHand.token).toBeNull();
+    await expectStatus(api.request('DELETE', `/api/files/${fileId}/review`, { token: reviewer }), 200);
   });
 });
 

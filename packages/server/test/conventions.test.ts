@@ -237,7 +237,7 @@ describe('authentication failures', () => {
   /** Routes whose declaration needs credentials (the identity provider's answer 404 before that while it is off). */
   const AUTHENTICATED = new Set(
     Object.values(ROUTES as Record<string, RouteDeclaration>)
-      .filter((route) => route.auth === 'session' || route.auth === 'read' || route.auth === 'write')
+      .filter((route) => route.auth === 'session' || route.auth === 'read' || route.auth === 'write' || route.auth === 'review')
       .map((route) => `${route.method} ${route.path}`),
   );
   const protectedRoutes = () => routes().filter(({ method, path }) => AUTHENTICATED.has(`${method} ${path}`) && !path.includes('/idp'));

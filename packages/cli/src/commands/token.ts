@@ -30,7 +30,7 @@ export function register(token: Command, factory: Factory): void {
       .command('create')
       .description('create a personal access token for CI and scripts (BAND_TOKEN) and print it once')
       .argument('<name>', 'what the token is for')
-      .option('--scope <scope>', 'read (GET only) or write (all you may do)', 'read')
+      .option('--scope <scope>', 'read (GET only), write (all you may do but review) or review (read, and approve or request changes)', 'read')
       .option('--project <project>', 'limit the token to this project (id or name); repeat for several; default: all yours', collect)
       .requiredOption('--expires <duration>', 'lifetime, 1h to 366d (12h, 90d, 52w)', parseDuration)
       .addHelpText('after', '\nOutput: the token alone on stdout (it is not shown again); with --json, the token record plus "token".')
@@ -94,7 +94,7 @@ function collect(value: string, previous: string[] = []): string[] {
 
 function scope(value: string): TokenScope {
   const lower = value.toLowerCase();
-  if (lower !== 'read' && lower !== 'write') throw usageError(`--scope must be read or write, not "${value}"`);
+  if (lower !== 'read' && lower !== 'write' && lower !== 'review') throw usageError(`--scope must be read, write or review, not "${value}"`);
   return lower;
 }
 

@@ -140,7 +140,14 @@ export const commentPage = z.object({
   nextCursor: z.string().nullable().meta({ description: 'Pass as ?cursor= for the next page; null on the last page' }),
 });
 
-export const review = z.object({ userId: id, name: z.string(), state: reviewState, note: z.string().nullable(), at: timestamp });
+export const review = z.object({
+  userId: id,
+  name: z.string(),
+  state: reviewState,
+  note: z.string().nullable(),
+  at: timestamp,
+  token: z.string().nullable().meta({ description: 'The name of the personal access token (review scope) the review was made through; null for a session' }),
+});
 export const reviewSummary = z.object({
   approved: count,
   changesRequested: count,

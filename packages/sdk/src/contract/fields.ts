@@ -74,8 +74,12 @@ export const emailSchema = z
 
 export const roleSchema = z.enum(['MEMBER', 'ADMIN'], { error: 'must be MEMBER or ADMIN' });
 
-/** What a personal access token may do: `read` (GET, HEAD and the events stream) or `write` (all its owner may). */
-export const tokenScopeSchema = z.enum(['read', 'write'], { error: 'must be read or write' });
+/**
+ * A personal access token's scope (§11): `read` (GET, HEAD, the events stream), `write` (everything its owner may
+ * do but reviews), `review` (what `read` may, plus approving, requesting changes and withdrawing a review: never
+ * part of `write`, so a CI token that publishes cannot satisfy the release gate it waits for).
+ */
+export const tokenScopeSchema = z.enum(['read', 'write', 'review'], { error: 'must be read, write or review' });
 
 /** Any 8-4-4-4-12 hex id, for paths and token claims (uuidSchema, for bodies, also checks version and variant). */
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID.test(value);

@@ -15,7 +15,11 @@ export type RouteMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' |
  * - `read`: a session or any personal access token;
  * - `write`: a session or a `write` personal access token (a `read` one: 403 INSUFFICIENT_SCOPE).
  */
-export type RouteAuth = 'anonymous' | 'sign-in' | 'session' | 'read' | 'write';
+/**
+ * Who may call a route: `read`/`write` a session or a personal access token of that scope; `review` a session or
+ * a token of the `review` scope (reviews: a person's judgement, not a CI job's).
+ */
+export type RouteAuth = 'anonymous' | 'sign-in' | 'session' | 'read' | 'write' | 'review';
 
 export type RecordName = keyof typeof RECORD_SCHEMAS;
 export type RequestName = keyof typeof REQUEST_SCHEMAS;

@@ -87,7 +87,7 @@ export const ROUTES = declareRoutes({
       403: 'INVITATION_EMAIL_MISMATCH: the inviteToken names an invitation to another email',
       404: 'NOT_FOUND: the inviteToken names no pending invitation',
       409: 'EMAIL_TAKEN',
-      429: 'RATE_LIMITED: more than {REGISTER_MAX_PER_ADDRESS} registrations from this client address within {REGISTER_WINDOW_SECONDS}, or a password check from this address already waiting; Retry-After',
+      429: 'RATE_LIMITED: more than {REGISTER_MAX_PER_ADDRESS} registrations from this client address within {REGISTER_WINDOW_SECONDS}, or a password check from this network already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'auth',
@@ -110,7 +110,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'auth',
     summary: 'Log in; starts a session of 1 day, or 30 days with rememberMe',
-    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: {LOGIN_MAX_FAILURES} failures per email and client address, and {LOGIN_MAX_FAILURES_PER_ADDRESS} per client address over all emails; and {LOGIN_MAX_SUCCESSES} successful logins per account from any address, and {LOGIN_MAX_SUCCESSES_PER_ADDRESS} per client address over all accounts; all within {LOGIN_WINDOW_SECONDS}. Past any, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted as a failure and clears the failures of its email from its address. Password checks run a few at a time behind a queue shared fairly between client addresses: one address holds at most one running check and one waiting, a third is 429 RATE_LIMITED with Retry-After: 1; past the whole queue, 503 UNAVAILABLE with Retry-After: 1 (neither counted as an attempt).',
+    description: 'A user keeps at most 50 active sessions: a login past them ends the oldest (its access and refresh tokens at once). Every attempt is counted before its password is checked, so simultaneous attempts get at most the allowance: {LOGIN_MAX_FAILURES} failures per email and client address, and {LOGIN_MAX_FAILURES_PER_ADDRESS} per client address over all emails; and {LOGIN_MAX_SUCCESSES} successful logins per account from any address, and {LOGIN_MAX_SUCCESSES_PER_ADDRESS} per client address over all accounts; all within {LOGIN_WINDOW_SECONDS}. Past any, 429 RATE_LIMITED with Retry-After (seconds until the window frees an attempt), even for the right password, and no password is checked. A successful login is not counted as a failure and clears the failures of its email from its address. Every attempt stays counted, also one refused by the queue below. A client address is an IPv4 address, or the /64 of an IPv6 address. Password checks run a few at a time behind a queue shared fairly between client networks (/24 for IPv4, /64 for IPv6): one network holds at most one running check and one waiting, a third is 429 RATE_LIMITED with Retry-After: 1; past the whole queue, 503 UNAVAILABLE with Retry-After: 1. A login presenting a live refresh token of the account (the refresh_token cookie), or from a network the account signed in from within 30 days, waits in a reserved lane that such a flood cannot fill. An unknown email (or an account without a password) is answered without a password check, after the time one takes, refused alike.',
   },
   refresh: {
     method: 'POST',
@@ -153,7 +153,7 @@ export const ROUTES = declareRoutes({
     openapi: {
       responses: {
         200: jsonAnswer('Me', 'OK', {
-          'Band-Token-Scope': header({ type: 'string', enum: ['read', 'write'] }, 'Only with a personal access token: its scope'),
+          'Band-Token-Scope': header({ type: 'string', enum: ['read', 'write', 'review'] }, 'Only with a personal access token: its scope'),
           'Band-Token-Expires': header({ type: 'string', format: 'date-time' }, 'Only with a personal access token: when it expires'),
           'Band-Token-Projects': header(STRING, 'Only with a personal access token limited to projects: their ids, comma-separated'),
         }),
@@ -182,7 +182,7 @@ export const ROUTES = declareRoutes({
     errorNotes: {
       401: 'INVALID_CREDENTIALS: the password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED',
       409: 'LAST_ADMIN: the caller is the last ADMIN of a project that has other members (the detail names it)',
-      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After',
+      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this network already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'account',
@@ -221,7 +221,7 @@ export const ROUTES = declareRoutes({
     errors: ['RATE_LIMITED','UNAVAILABLE'],
     errorNotes: {
       401: 'INVALID_CREDENTIALS: the current password is wrong (counted by the login abuse limits); UNAUTHENTICATED, TOKEN_EXPIRED',
-      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this address already waiting; Retry-After',
+      429: 'RATE_LIMITED: too many logins of this email or from this client address, or a password check from this network already waiting; Retry-After',
       503: 'UNAVAILABLE: too many password checks at once (Retry-After: 1), or the database is unreachable (Retry-After)',
     },
     tag: 'account',
@@ -241,7 +241,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'tokens',
     summary: 'Create a personal access token (with a session only)',
-    description: 'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all its owner may do. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it (404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) nor /api/tokens: 403 INSUFFICIENT_SCOPE. At most 100 live tokens per account: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
+    description: 'For CI and scripts: a `bcp_` token (40 characters: 30 random base62 characters and 6 encoding their CRC32) that is used as `Authorization: Bearer bcp_…` on every API endpoint, the media paths and the events WebSocket. It is shown only in this answer and stored as its SHA-256. `read`: GET and HEAD only (and the events stream); `write`: all its owner may do except reviews; `review`: what `read` may, plus reviews (PUT and DELETE /api/files/{id}/review), which `write` does not include, so a CI token that publishes cannot approve its own release gate. With `projectIds` (projects the caller belongs to, else 404), other projects do not exist for it (404, absent from lists and events) and it cannot create or join projects (403 INSUFFICIENT_SCOPE). It never grants more than its owner has at the moment of use. Tokens always expire (`expiresIn`, 1 hour to 366 days); unknown, revoked or expired ones get 401 UNAUTHENTICATED and cannot be refreshed. Not accepted on /api/auth/* (except GET /api/auth/me) nor /api/tokens: 403 INSUFFICIENT_SCOPE. At most 100 live tokens per account: the 101st is 429 RATE_LIMITED until one is revoked or expires.',
   },
   listTokens: {
     method: 'GET',
@@ -1319,18 +1319,19 @@ export const ROUTES = declareRoutes({
   putReview: {
     method: 'PUT',
     path: '/api/files/:id/review',
-    auth: 'write',
+    auth: 'review',
     params: { id: 'File' },
     request: 'ReviewRequest',
     response: 'Review',
     status: 200,
     tag: 'comments',
     summary: 'Approve this version or request changes (any member; replaces your earlier review of it)',
+    description: "A person's session, or a personal access token with the review scope: a write token is 403 INSUFFICIENT_SCOPE, so a CI job that publishes cannot approve its own release gate. A review made through a token names it (`token`), as the file.reviewed event's actor does.",
   },
   withdrawReview: {
     method: 'DELETE',
     path: '/api/files/:id/review',
-    auth: 'write',
+    auth: 'review',
     params: { id: 'File' },
     response: 'WithdrawnReview',
     status: 200,

@@ -76,6 +76,8 @@ export interface ReviewRow {
   state: 'approved' | 'changes_requested';
   note: string | null;
   at: Date;
+  /** The personal access token it was made through, by name; null for a session. */
+  token: string | null;
 }
 
 export interface ReviewCounts {
@@ -216,16 +218,16 @@ export class CommentsRepository {
 
   async reviews(tx: Queryable, fileId: string): Promise<ReviewRow[]> {
     return tx<ReviewRow[]>`
-      select r.user_id, u.name, r.state, r.note, r.at
+      select r.user_id, u.name, r.state, r.note, r.at, r.token_name as token
       from reviews r join users u on u.id = r.user_id
       where r.file_id = ${fileId}
       order by r.at, r.user_id`;
   }
 
-  async upsertReview(tx: Queryable, fileId: string, userId: string, state: ReviewRow['state'], note: string | null): Promise<void> {
+  async upsertReview(tx: Queryable, fileId: string, userId: string, state: ReviewRow['state'], note: string | null, tokenName: string | null): Promise<void> {
     await tx`
-      insert into reviews (file_id, user_id, state, note) values (${fileId}, ${userId}, ${state}, ${note})
-      on conflict (file_id, user_id) do update set state = excluded.state, note = excluded.note, at = now()`;
+      insert into reviews (file_id, user_id, state, note, token_name) values (${fileId}, ${userId}, ${state}, ${note}, ${tokenName})
+      on conflict (file_id, user_id) do update set state = excluded.state, note = excluded.note, token_name = excluded.token_name, at = now()`;
   }
 
   async deleteReview(tx: Queryable, fileId: string, userId: string): Promise<boolean> {

@@ -275,7 +275,7 @@ export class CommentsService {
   async review(principal: Principal, fileId: string, state: ReviewState, note: string | null): Promise<Review> {
     return this.sql.begin(async (tx) => {
       const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
-      await this.comments.upsertReview(tx, fileId, principal.userId, state, note);
+      await this.comments.upsertReview(tx, fileId, principal.userId, state, note, principal.token?.tokenName ?? null);
       const mine = (await this.comments.reviews(tx, fileId)).find((row) => row.userId === principal.userId)!;
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.reviewed', { fileId, userId: principal.userId, state }));
       return { ...mine, at: mine.at.toISOString() };

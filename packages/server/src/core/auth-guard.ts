@@ -33,8 +33,8 @@ export class AuthGuard {
   /**
    * The bearer token, or with `allowCookie` (read-only media and the WebSocket upgrade) or from a trusted page
    * (fromTrustedPage) the `access_token` cookie. 401 unless the token is valid and its session is still active. A personal
-   * access token (bearer only) is live, unexpired and used within its scope: a `read` one only for GET
-   * and HEAD (the WebSocket upgrade is a GET), else 403 INSUFFICIENT_SCOPE. A route declared `session` or
+   * access token (bearer only) is live, unexpired and used within its scope: any scope reads (GET, HEAD, the
+   * WebSocket upgrade), only `write` writes, only `review` reviews, else 403 INSUFFICIENT_SCOPE. A route declared `session` or
    * `sign-in` refuses every personal access token before this, see `refusePersonalAccessToken`. An account
    * whose one-time password (reset-password) is not changed yet gets 403 PASSWORD_CHANGE_REQUIRED, except
    * where `passwordChange` lets it change that password.
@@ -89,14 +89,18 @@ export class AuthGuard {
     if (!isValidPersonalAccessToken(token)) throw unauthenticated('The personal access token is malformed');
     const principal = await this.personalTokens.principal(hashToken(token));
     if (!principal) throw unauthenticated('The personal access token is unknown, revoked or expired');
-    if (principal.token.scope === 'read' && scope === 'write') {
-      throw insufficientScope('A read token can only read (GET, HEAD and the events stream)');
+    if (scope === 'write' && principal.token.scope !== 'write') {
+      throw insufficientScope(`A ${principal.token.scope} token can only read (GET, HEAD and the events stream)${principal.token.scope === 'review' ? ' and review' : ''}`);
+    }
+    if (scope === 'review' && principal.token.scope !== 'review') {
+      throw insufficientScope('Reviews need a person’s session or a token with the review scope (write does not include it)');
     }
     return principal;
   }
 }
 
-type TokenScope = 'read' | 'write';
+/** What a route needs of a personal access token (the `read` of any scope, or `write`, or `review`). */
+type TokenScope = 'read' | 'write' | 'review';
 
 interface AuthenticateOptions {
   allowCookie?: boolean;

@@ -20,7 +20,7 @@ export interface RouteContext<R extends RouteDeclaration> {
   req: Request;
   res: Response;
   params: ParamsOf<R>;
-  principal: R['auth'] extends 'session' | 'read' | 'write' ? Principal : undefined;
+  principal: R['auth'] extends 'session' | 'read' | 'write' | 'review' ? Principal : undefined;
   /** Reads and validates the JSON body (≤ 1 MiB). Called by the handler, so access can be checked before the body is read. */
   body(): Promise<R['request'] extends RequestName ? z.output<(typeof REQUEST_SCHEMAS)[R['request']]> : never>;
 }
@@ -41,7 +41,7 @@ export type RouteHandler<R extends RouteDeclaration> = (
 
 export type { RequestOf };
 
-const AUTHENTICATED = new Set(['session', 'read', 'write']);
+const AUTHENTICATED = new Set(['session', 'read', 'write', 'review']);
 
 export interface RouteOptions {
   /**
@@ -89,7 +89,7 @@ export class Routes {
       if (route.auth === 'session' || route.auth === 'sign-in') guard.refusePersonalAccessToken(req);
       before?.(req, res);
       const principal = AUTHENTICATED.has(route.auth)
-        ? await guard.authenticate(req, { allowCookie: route.cookie === true, passwordChange: route.passwordChange === true, scope: route.auth === 'write' ? 'write' : 'read' })
+        ? await guard.authenticate(req, { allowCookie: route.cookie === true, passwordChange: route.passwordChange === true, scope: route.auth === 'write' || route.auth === 'review' ? route.auth : 'read' })
         : undefined;
       const params: Record<string, string> = {};
       for (const name of Object.keys(route.params ?? {})) params[name] = nouns[name] === undefined ? (req.params[name] ?? '') : idParam(req, name, nouns[name]);

@@ -92,7 +92,7 @@ const htmlPage = {
   '404': { description: 'A plain HTML 404 page', content: { 'text/html': {} } },
 };
 
-const AUTHENTICATED = new Set(['session', 'read', 'write']);
+const AUTHENTICATED = new Set(['session', 'read', 'write', 'review']);
 
 /** API §17: every route that `takesIdempotencyKey` (core/routes.ts honours it for all of them). */
 const IDEMPOTENCY_KEY = {

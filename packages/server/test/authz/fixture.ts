@@ -14,7 +14,7 @@ export const SESSION_ACTOR_NAMES = ['anonymous', 'nonMember', 'member', 'project
  * Personal access tokens of the project's ADMIN: `read`, `write`, and `write` limited to another project
  * of theirs. Their expected statuses follow from the ADMIN's (see `tokenExpectations`) unless a row says.
  */
-export const TOKEN_ACTOR_NAMES = ['readToken', 'writeToken', 'writeTokenOtherProject'] as const;
+export const TOKEN_ACTOR_NAMES = ['readToken', 'writeToken', 'writeTokenOtherProject', 'reviewToken'] as const;
 export const ACTOR_NAMES = [...SESSION_ACTOR_NAMES, ...TOKEN_ACTOR_NAMES] as const;
 export type SessionActorName = (typeof SESSION_ACTOR_NAMES)[number];
 export type TokenActorName = (typeof TOKEN_ACTOR_NAMES)[number];
@@ -111,6 +111,8 @@ export function tokenExpectations(row: MatrixRow, method: string): Record<TokenA
   const admin = row.expect.projectAdmin;
   const derived = {
     readToken: sessionOnly || !reading ? 403 : admin,
+    // The review scope reads, and reviews (rows of the review routes say so); it writes nothing else.
+    reviewToken: sessionOnly || !reading ? 403 : admin,
     writeToken: sessionOnly ? 403 : admin,
     writeTokenOtherProject: sessionOnly ? 403 : admin === row.expect.nonMember ? admin : row.expect.nonMember,
   };
@@ -186,7 +188,7 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
   );
   const foreignProject = await seedProject(api, stranger.accessToken, 'Foreign');
   const adminOtherProject = await seedProject(api, owner.accessToken, 'Owner elsewhere');
-  const tokenOfOwner = async (name: TokenActorName, scope: 'read' | 'write', projectIds?: string[]): Promise<Actor> => {
+  const tokenOfOwner = async (name: TokenActorName, scope: 'read' | 'write' | 'review', projectIds?: string[]): Promise<Actor> => {
     const created = await expectStatus(
       api.request('POST', '/api/tokens', { token: owner.accessToken, json: { name, scope, projectIds, expiresIn: 3600 } }),
       201,
@@ -195,6 +197,7 @@ export async function buildFixture(server: TestServer): Promise<Fixture> {
   };
   actors.readToken = await tokenOfOwner('readToken', 'read');
   actors.writeToken = await tokenOfOwner('writeToken', 'write');
+  actors.reviewToken = await tokenOfOwner('reviewToken', 'review');
   actors.writeTokenOtherProject = await tokenOfOwner('writeTokenOtherProject', 'write', [adminOtherProject.id]);
   const withImage = (name: string) => {
     const form = new FormData();

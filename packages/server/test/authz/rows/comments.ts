@@ -20,6 +20,9 @@ async function adminsComment(fx: Fixture): Promise<string> {
   return `/api/comments/${created.id}`;
 }
 
+/** Reviews take a person's session or a review token: a write token (a CI job) cannot approve its own gate (403, scope first). */
+const REVIEW_TOKENS = { writeToken: 403, writeTokenOtherProject: 403, reviewToken: 200 };
+
 const filePath = async (fx: Fixture, suffix: string) => `/api/files/${await commentedFile(fx)}${suffix}`;
 
 export const rows: MatrixRow[] = [
@@ -36,7 +39,7 @@ export const rows: MatrixRow[] = [
   { endpoint: 'GET /api/cuts/:id/comments', path: (fx) => `/api/cuts/${fx.project.cutId}/comments`, expect: anyMember() },
   { endpoint: 'GET /api/projects/:id/comments', path: (fx) => `/api/projects/${fx.project.id}/comments`, expect: anyMember() },
   { endpoint: 'GET /api/files/:id/reviews', path: (fx) => filePath(fx, '/reviews'), expect: anyMember() },
-  { endpoint: 'PUT /api/files/:id/review', path: (fx) => filePath(fx, '/review'), body: () => ({ state: 'approved' }), expect: anyMember() },
+  { endpoint: 'PUT /api/files/:id/review', path: (fx) => filePath(fx, '/review'), body: () => ({ state: 'approved' }), expect: anyMember(), tokens: REVIEW_TOKENS },
   {
     // Withdraws the caller's own review, which each caller that may review first leaves.
     endpoint: 'DELETE /api/files/:id/review',
@@ -46,5 +49,6 @@ export const rows: MatrixRow[] = [
       return path;
     },
     expect: anyMember(),
+    tokens: REVIEW_TOKENS,
   },
 ];

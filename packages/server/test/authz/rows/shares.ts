@@ -83,7 +83,7 @@ export const rows: MatrixRow[] = [
     body: () => ({ name: 'Guest', body: 'Nice mix' }),
     expect: everyone(201),
     // No credentials needed: a token, whatever its scope, is not even looked at.
-    tokens: { readToken: 201 },
+    tokens: { readToken: 201, reviewToken: 201 },
   },
   {
     endpoint: 'GET /share-assets/share-page.js',

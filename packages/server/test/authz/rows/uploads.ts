@@ -40,7 +40,7 @@ const uploadFor = (fx: Fixture, actor: Actor) => (actor === fx.actors.projectAdm
 
 export const rows: MatrixRow[] = [
   // Discovery needs no credentials: a token, whatever its scope, is not even looked at.
-  { endpoint: 'OPTIONS /api/uploads', path: () => '/api/uploads', expect: everyone(204), tokens: { readToken: 204 } },
+  { endpoint: 'OPTIONS /api/uploads', path: () => '/api/uploads', expect: everyone(204), tokens: { readToken: 204, reviewToken: 204 } },
   {
     endpoint: 'POST /api/uploads',
     path: () => '/api/uploads',
