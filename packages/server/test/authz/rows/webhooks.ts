@@ -2,7 +2,7 @@ import { adminOnly, everyone, expectStatus, type Fixture, type MatrixRow } from 
 
 /** A public address needs no DNS and passes the address checks; its deliveries fail and retry, unseen. */
 const newWebhookBody = { url: 'https://93.184.215.14/hook', events: ['*'] };
-const sessionOnly = { readToken: 403, writeToken: 403, writeTokenOtherProject: 403 };
+const sessionOnly = { readToken: 403, writeToken: 403, writeTokenOtherProject: 403, reviewToken: 403 };
 
 /** One endpoint of the fixture's project for the rows that leave it in place (a project holds at most 20). */
 const shared = new Map<string, Promise<string>>();
