@@ -181,7 +181,7 @@ describe('slowloris', () => {
   });
 
   it('closes connections beyond MAX_CONNECTIONS unanswered, and serves those it holds', async () => {
-    const server = await startLoggedServer({ MAX_CONNECTIONS: '20' });
+    const server = await startLoggedServer({ MAX_CONNECTIONS: '20', MAX_CONNECTIONS_PER_ADDRESS: '20' });
     servers.push(server);
     const held = await Promise.all(
       Array.from({ length: 20 }, async () => {
