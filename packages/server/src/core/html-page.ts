@@ -59,11 +59,12 @@ img { height: auto; border-radius: 8px; }
 pre { padding: .75rem 1rem; border-radius: 8px; background: #f4f4f6; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;
 
-/** The policy's source for the pages' one inline style, by its hash. */
-export const PAGE_STYLE_SRC = `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+/** The policy's source for a page's one inline style, by its hash. */
+export const styleSource = (style: string): string => `style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+export const PAGE_STYLE_SRC = styleSource(STYLE);
 
 /** `title` and `content` are HTML: every text in them must already have passed through escapeHtml. */
-export function htmlPage(title: string, content: string): string {
+export function htmlPage(title: string, content: string, style: string = STYLE): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -71,7 +72,7 @@ export function htmlPage(title: string, content: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
-<style>${STYLE}</style>
+<style>${style}</style>
 </head>
 <body>
 <main>

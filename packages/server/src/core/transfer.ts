@@ -43,10 +43,11 @@ export const FILE_CSP = "default-src 'none'; sandbox";
  */
 export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse, bytes: StoredBytes, disposition: Disposition): Promise<void> {
   const lastModified = bytes.modifiedAt.toUTCString();
+  // Bytes of no known kind (SESSION files, §16) are never shown in a page: an attachment, whatever was asked.
+  const sentAs: Disposition = bytes.mimeType === SESSION_FILE_TYPE.mimeType ? 'attachment' : disposition;
   const headers: Record<string, string | number> = {
     'Content-Type': bytes.mimeType,
-    // Bytes of no known kind (SESSION files, §16) are never shown in a page: an attachment, whatever was asked.
-    'Content-Disposition': contentDisposition(bytes.mimeType === SESSION_FILE_TYPE.mimeType ? 'attachment' : disposition, bytes.downloadName),
+    'Content-Disposition': contentDisposition(sentAs, bytes.downloadName),
     ETag: bytes.etag,
     'Last-Modified': lastModified,
     'Accept-Ranges': 'bytes',
@@ -74,10 +75,9 @@ export async function sendStoredBytes(req: IncomingMessage, res: ServerResponse,
   // here, as a URL signed for GET is refused for HEAD. Attachments only: a presigned answer cannot carry nosniff
   // or the sandbox CSP (S3 has no response override for them), so bytes a browser may render inline (players,
   // images) are sent by the server with both.
-  const contentDispositionHeader = headers['Content-Disposition'] as string;
   const redirect =
-    req.method === 'GET' && contentDispositionHeader.startsWith('attachment')
-      ? await bytes.downloadUrl?.({ contentType: bytes.mimeType, contentDisposition: contentDispositionHeader })
+    req.method === 'GET' && sentAs === 'attachment'
+      ? await bytes.downloadUrl?.({ contentType: bytes.mimeType, contentDisposition: headers['Content-Disposition'] as string })
       : null;
   if (redirect) {
     res.writeHead(302, { Location: redirect, 'Cache-Control': 'private, no-store' });

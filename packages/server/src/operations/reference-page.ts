@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { Marked } from 'marked';
-import { escapeHtml } from '../core/html-page.js';
+import { escapeHtml, htmlPage, styleSource } from '../core/html-page.js';
 
 // The API reference for a browser: the Markdown reference (reference.ts, from the OpenAPI document) rendered
 // by marked into one self-contained page. Raw HTML in the Markdown (a `<id>` placeholder outside code) is
@@ -19,7 +18,7 @@ th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertica
 /** Nothing on the page comes from elsewhere or runs: only its one inline style, by hash. */
 export const REFERENCE_PAGE_CSP = [
   "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  styleSource(STYLE),
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
@@ -28,20 +27,5 @@ export const REFERENCE_PAGE_CSP = [
 const markdown = new Marked({ renderer: { html: ({ text }) => escapeHtml(text) } });
 
 export function renderReferencePage(reference: string, title: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-${markdown.parse(reference, { async: false })}
-</main>
-</body>
-</html>
-`;
+  return htmlPage(escapeHtml(title), markdown.parse(reference, { async: false }), STYLE);
 }
