@@ -18,7 +18,7 @@ import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { checkKeptPath, checkVersion, FilesService } from '../files/service.js';
-import { MinimumRate } from './minimum-rate.js';
+import { MinimumRate, tooSlow } from './minimum-rate.js';
 import { PartSink } from './part-sink.js';
 import { type Expiry, type Progress, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
 
@@ -310,13 +310,17 @@ export class UploadsService {
       transform(chunk: Buffer, _encoding, callback) {
         try {
           if (intake.received + chunk.length > upload.length) throw invalidField('body', 'goes past Upload-Length');
-          pace.take(chunk.length);
           intake.take(chunk);
         } catch (error) {
           return callback(error as Error);
         }
+        const fastEnough = pace.take(chunk.length);
         checksum?.update(chunk);
-        reservation.add(chunk.length).then(() => callback(null, chunk), callback);
+        reservation.add(chunk.length).then(() => {
+          callback(null, chunk);
+          // Cut after the chunk has reached the sink: what arrived is kept.
+          if (!fastEnough) setImmediate(() => meter.destroy(tooSlow()));
+        }, callback);
       },
     });
     const cut = () => request.body.destroy(unavailable('The server is shutting down: the bytes received so far are kept; resume this upload in a moment.'));
