@@ -282,7 +282,7 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
     return;
   }
   if (res.headersSent) {
-    log.error('error after the response started', { requestId: requestId(req), error });
+    log.error('error after the response started', { reqId: requestId(req), error });
     res.destroy();
     return;
   }
@@ -291,11 +291,11 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
     return;
   }
   if (isDatabaseUnreachable(error)) {
-    log.error('database unreachable', { requestId: requestId(req), error });
+    log.error('database unreachable', { reqId: requestId(req), error });
     sendProblem(req, res, unavailable('The service is temporarily unavailable'));
     return;
   }
-  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
+  log.error('unhandled error', { reqId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
   sendProblem(req, res, new DomainError('INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
 }
 
