@@ -74,6 +74,15 @@ const COMMANDS = new Set(['set-role', 'reset-password', 'orphans', 'backup', 're
 /** The options some command takes: any other is named as unknown. */
 const OPTIONS = new Set(['--move', '--purge', '--to']);
 
+/** 435000 → "424.8 KiB", as band prints sizes; the exact count follows it in the summaries. */
+function humanBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  for (; value >= 1024 && unit < units.length - 1; unit += 1) value /= 1024;
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
 /** One line for arguments no command takes: the unknown option, else the command as given. */
 function whatIsWrong(command: string | undefined, rest: string[]): string {
   const unknown = [command, ...rest].find((arg) => arg?.startsWith('-') && !OPTIONS.has(arg));
@@ -349,7 +358,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     const bytes = stored.reduce((sum, file) => sum + file.size, 0);
     const done = command === 'backup' ? `backed up to ${dir}` : `restored from ${dir}`;
     const what = manifest.objects && config.storage.driver === 's3' ? `stored object(s) in bucket ${config.storage.bucket} (listed, not copied)` : 'stored file(s)';
-    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${bytes} bytes\n`);
+    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${humanBytes(bytes)} (${bytes} bytes)\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof BackupError) && !(error instanceof DataDirRefused)) throw error;
