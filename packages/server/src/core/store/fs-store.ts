@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { close as closeFd, createReadStream, open as openFd, read as readFd } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -114,6 +114,8 @@ export class FsBlobStore implements BlobStore {
     const target = this.pathOf(to);
     await mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR });
     await rename(this.pathOf(from), target);
+    // A file someone put there by hand keeps no wider mode than the server's own once it is set aside.
+    await chmod(target, PRIVATE_FILE);
   }
 
   async startMultipart(): Promise<string> {
