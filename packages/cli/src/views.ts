@@ -894,6 +894,9 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
     case 'file.analyzed':
       // The actor is the uploader: the analysis completes their upload.
       return `${named('file', event.data.fileId)} analysed: ${event.data.analysis}`;
+    case 'preview.ready':
+      // The actor is the uploader: the preview completes their upload.
+      return `${named('file', event.data.fileId)} preview ready (${formatBytes(event.data.preview.bytes ?? 0)})`;
     case 'cut.shared':
       return `shared ${named('cut', event.data.cutId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
     case 'comment.created':

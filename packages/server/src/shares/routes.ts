@@ -1,12 +1,15 @@
 import type { Request } from '@tinyhttp/app';
 import { pathOf, ROUTES, type ShareLink } from '@bandcollab/sdk/contract';
+import { createHash } from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
+import type { Config } from '../core/config.js';
+import { CONFIG } from '../core/di.js';
 import { sendArchive } from '../archives/http.js';
 import { DomainError, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Created, RouteContext, Routes } from '../core/routes.js';
 import { sendHtml } from '../core/html-page.js';
-import { sendJson } from '../core/http.js';
+import { clientAddress, sendJson } from '../core/http.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import type { StoredFileRow } from '../files/repository.js';
 import { FilesService } from '../files/service.js';
@@ -25,6 +28,7 @@ export class SharesRoutes implements Feature {
     @inject(SharesService) private readonly shares: SharesService,
     @inject(FilesService) private readonly files: FilesService,
     @inject(CommentsService) private readonly comments: CommentsService,
+    @inject(CONFIG) private readonly config: Config,
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
@@ -37,7 +41,7 @@ export class SharesRoutes implements Feature {
         sendJson(res, 200, share.kind === 'file' ? this.shares.describeFile(token, share) : this.shares.describeCut(token, share));
         return;
       }
-      await this.shares.recordAccess(share, accessOf(req));
+      await this.shares.recordAccess(share, accessOf(req), { download: true });
       if (share.kind === 'cut') {
         await sendArchive(req, res, this.shares.archiveOf(share));
         return;
@@ -48,7 +52,7 @@ export class SharesRoutes implements Feature {
     routes.on(ROUTES.sharedCutFile, async ({ req, res, params }) => {
       const share = await this.shares.resolve(params.token);
       const file = this.shares.fileOf(share, params.fileId);
-      await this.shares.recordAccess(share, accessOf(req));
+      await this.shares.recordAccess(share, accessOf(req), { download: true });
       await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
     });
 
@@ -57,6 +61,22 @@ export class SharesRoutes implements Feature {
       const share = await this.shares.resolve(params.token);
       if (share.kind !== 'file') throw notFound('Share link');
       return this.files.peaksOf(share.file.id);
+    });
+
+    // A file link's preview, also on a stream-only link: a play when fetched from its start (not an access).
+    routes.on(ROUTES.sharedPreview, async ({ req, res, params }) => {
+      const share = await this.shares.resolve(params.token);
+      if (share.kind !== 'file') throw notFound('Share link');
+      const bytes = this.files.previewOf(share.file);
+      await this.shares.recordPlay(share, accessOf(req), this.listener(req));
+      await sendStoredBytes(req, res, bytes, 'inline');
+    });
+
+    routes.on(ROUTES.sharedCutFilePreview, async ({ req, res, params }) => {
+      const share = await this.shares.resolve(params.token);
+      const bytes = this.files.previewOf(this.shares.fileOf(share, params.fileId));
+      await this.shares.recordPlay(share, accessOf(req), this.listener(req));
+      await sendStoredBytes(req, res, bytes, 'inline');
     });
 
     // The waveform of a file of a cut link (not an access either).
@@ -68,7 +88,7 @@ export class SharesRoutes implements Feature {
     routes.on(ROUTES.sharedArchive, async ({ req, res, params }) => {
       const share = await this.shares.resolve(params.token);
       if (share.kind !== 'cut') throw notFound('Share link');
-      await this.shares.recordAccess(share, accessOf(req));
+      await this.shares.recordAccess(share, accessOf(req), { download: true });
       await sendArchive(req, res, this.shares.archiveOf(share));
     });
 
@@ -138,13 +158,23 @@ export class SharesRoutes implements Feature {
   ): Promise<Created<ShareLink>> {
     // Access before the body, as in ProjectsRoutes: a stranger gets 404 whatever it sends.
     await this.shares.requireMember(principal, target);
-    const { expiresIn, follow, allowComments, reuse } = await body();
+    const { expiresIn, follow, allowComments, reuse, download } = await body();
     const link = await this.shares.create(principal, target, expiresIn ?? null, {
       follow: follow ?? 'this',
       allowComments: allowComments ?? false,
+      download: download ?? true,
       reuse: reuse ?? false,
     });
     return { location: pathOf(ROUTES.shared, { token: link.token }), body: link };
+  }
+
+  /**
+   * Who fetches a preview, as plays tell clients apart: a digest of the address (the proxy's forwarded one when
+   * trusted) and the User-Agent, so the table keeps neither.
+   */
+  private listener(req: Request): string {
+    const agent = typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : '';
+    return createHash('sha256').update(`${clientAddress(req, this.config.trustProxy)}\n${agent}`).digest('base64url').slice(0, 22);
   }
 
   /** The cut's files as its page shows them: analysed audio with its waveform. */

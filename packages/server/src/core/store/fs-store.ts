@@ -154,9 +154,9 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
-  /** Creates the directories keys live in (files/, images/) and the driver's own (tmp/, resumable/). */
+  /** Creates the directories keys live in (files/, images/, previews/) and the driver's own (tmp/, resumable/). */
   async prepare(): Promise<void> {
-    for (const dir of ['files', 'images', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
+    for (const dir of ['files', 'images', 'previews', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
   }
 
   private openObject(key: string): Promise<number> {
