@@ -47,7 +47,11 @@ const plainSummary: Reporter = {
     for (const module of testModules) {
       if (failedOutsideTests(module)) process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)}\n`);
       for (const test of module.children.allTests()) {
-        if (test.result().state === 'failed') process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)} > ${test.fullName}\n`);
+        const result = test.result();
+        if (result.state !== 'failed') continue;
+        // The first line of its first error too: a CI log cut before the test's report still says why.
+        const why = (result.errors?.[0]?.message ?? '').split('\n')[0]!.slice(0, 300);
+        process.stdout.write(`Failed: ${relative(process.cwd(), module.moduleId)} > ${test.fullName}${why ? ` — ${why}` : ''}\n`);
       }
     }
   },

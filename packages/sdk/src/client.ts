@@ -95,6 +95,16 @@ export class BandClient {
     return this.transport.json(routeRequest(ROUTES.openApi, {}), options);
   }
 
+  /**
+   * This instance's metrics in the Prometheus text format. `token` is the server's METRICS_TOKEN; from
+   * loopback with METRICS_LOOPBACK on, none is needed.
+   */
+  async metrics(token?: string, options?: RequestOptions): Promise<string> {
+    const headers = { ...options?.headers, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) };
+    const response = await this.transport.open(ROUTES.metrics, {}, { ...options, headers });
+    return response.body.text();
+  }
+
   /** The server's API reference in Markdown (every endpoint, then every schema); needs no account. */
   async reference(options?: RequestOptions): Promise<string> {
     const response = await this.transport.open(ROUTES.reference, {}, options);

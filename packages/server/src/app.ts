@@ -35,6 +35,8 @@ import { Idempotency } from './core/idempotency.js';
 import { loadOrCreateSecret } from './core/secrets.js';
 import { Shutdown } from './core/shutdown.js';
 import { type BlobStore, openBlobStore } from './core/store/index.js';
+import { measureStore } from './core/store/measured.js';
+import { Metrics } from './core/metrics.js';
 import { CommentsRoutes } from './comments/routes.js';
 import { CutsRoutes } from './cuts/routes.js';
 import { EventsRoutes } from './events/routes.js';
@@ -43,6 +45,7 @@ import { IdpRoutes } from './auth/idp-routes.js';
 import { InvitationsRoutes } from './invitations/routes.js';
 import { OrphansWarning } from './operations/orphans.js';
 import { ExpiredRowsPurge } from './operations/purge.js';
+import { MetricsRoutes } from './operations/metrics-routes.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
 import { Space } from './core/space.js';
@@ -104,6 +107,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   EventsRoutes,
   AdminRoutes,
   WebhooksRoutes,
+  MetricsRoutes,
 ];
 
 /** The composition root: builds every piece once and wires them together. */
@@ -201,6 +205,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     throw error;
   });
   const signingSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, 'jwt-secret'));
+  const metrics = new Metrics();
+  measureStore(store, metrics);
 
   const container = rootContainer.createChildContainer();
   container.register(CONFIG, { useValue: config });
@@ -209,6 +215,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   container.register(LOCKS_SQL, { useValue: database.locks });
   container.register(SIGNING_SECRET, { useValue: signingSecret });
   container.register(BLOB_STORE, { useValue: store });
+  container.register(Metrics, { useValue: metrics });
   container.register(Shutdown, { useValue: shutdown });
   // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
   container.registerSingleton(Space);
@@ -231,6 +238,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     urls,
     routes: new RouteTable(declaredRoutes(app)),
     cors: config.corsOrigins.length > 0 ? corsFor(config.corsOrigins, tusDiscoveryHeaders(container.resolve(FileTypes))) : undefined,
+    metrics: config.metrics.token !== null || config.metrics.loopback ? metrics : undefined,
     dispatch: (req, res) => app.attach(req as Request, res as Response),
   });
 

@@ -10,6 +10,7 @@ import type { Sql, Tx } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
+import { Metrics } from '../core/metrics.js';
 import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
@@ -32,6 +33,7 @@ export class AnalysisJobs {
     @inject(AnalysisRepository) private readonly repository: AnalysisRepository,
     @inject(Space) private readonly space: Space,
     @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /** The handler of one analysis job. */
@@ -40,7 +42,9 @@ export class AnalysisJobs {
     // Deleted since it was queued: nothing to do.
     if (!file) return;
     try {
+      const ended = this.metrics.analysisDuration.startTimer();
       const result = await this.analyse(fileId, file, signal);
+      ended({ outcome: result.analysis });
       await this.sql.begin((tx) => this.complete(tx, fileId, file, result));
     } catch (error) {
       if (signal.aborted) throw error;

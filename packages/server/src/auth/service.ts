@@ -10,6 +10,7 @@ import { networkOf } from '../core/networks.js';
 import { AbuseLimits } from './limits.js';
 import { Passwords } from './passwords.js';
 import { AuthRepository, type SessionRow, toMe, type UserRow } from './repository.js';
+import { Metrics } from '../core/metrics.js';
 import { SessionCache } from '../core/session-cache.js';
 import { AccessTokens, hashToken, randomToken } from '../core/tokens.js';
 
@@ -47,6 +48,7 @@ export class AuthService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(InvitationsService) private readonly invitations: InvitationsService,
     @inject(SessionCache) private readonly sessions: SessionCache,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -99,7 +101,10 @@ export class AuthService {
       const asker = (await this.vouchedFor(found.id, network, refreshToken)) ? { account: found.id } : { network };
       return (await this.passwords.verify(found.passwordHash, input.password, asker)) ? found : null;
     });
-    if (!user) throw new DomainError('INVALID_CREDENTIALS', 'The email or password is wrong');
+    if (!user) {
+      this.metrics.loginFailures.inc();
+      throw new DomainError('INVALID_CREDENTIALS', 'The email or password is wrong');
+    }
     const issued = signedIn(user, await this.sql.begin((tx) => this.startSession(tx, user.id, input.rememberMe)));
     await this.limits.recordSignIn(user.id, network);
     return issued;

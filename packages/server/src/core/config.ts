@@ -23,6 +23,8 @@ export interface Config {
   cookieSecure: boolean;
   corsOrigins: string[];
   trustProxy: boolean;
+  /** GET /metrics: on with a token, or from loopback addresses, or both; off with neither. */
+  metrics: { token: string | null; loopback: boolean };
   logLevel: LogLevel;
   oidc: OidcSettings | null;
   /** A request body (or a response its reader no longer takes) that moves no byte for this long is cut. */
@@ -107,6 +109,15 @@ export const SETTINGS = {
     default: false,
     meaning:
       'take the client address from `X-Forwarded-For` (login and registration limits, the password-hashing share); the cap of connections per address is then off, since every connection comes from the proxy',
+  },
+  METRICS_TOKEN: {
+    otherwise: 'unset',
+    meaning: 'at least 32 characters: turns `GET /metrics` on for requests that send `Authorization: Bearer <METRICS_TOKEN>`',
+  },
+  METRICS_LOOPBACK: {
+    default: false,
+    meaning:
+      'turns `GET /metrics` on, without a token, for requests from 127.0.0.0/8 and ::1 (with `TRUST_PROXY`, the forwarded client address: a same-host proxy does not open it to the world)',
   },
   LOG_LEVEL: { default: 'info', meaning: '`debug`, `info`, `warn`, `error` or `silent`; logs are one JSON object per line' },
   IDLE_TIMEOUT_SECONDS: {
@@ -258,6 +269,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('JWT_SECRET must be at least 32 characters long');
   }
 
+  const metricsToken = read('METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && metricsToken.length < 32) problems.push('METRICS_TOKEN must be at least 32 characters long');
+
   const corsOrigins = (read('CORS_ORIGINS') ?? '')
     .split(',')
     .map((origin) => origin.trim().replace(/\/+$/, ''))
@@ -338,6 +352,7 @@ export function loadConfig(env: Env = process.env): Config {
     cookieSecure: boolean('COOKIE_SECURE', publicUrl.startsWith('https:')),
     corsOrigins,
     trustProxy: boolean('TRUST_PROXY', SETTINGS.TRUST_PROXY.default),
+    metrics: { token: metricsToken, loopback: boolean('METRICS_LOOPBACK', SETTINGS.METRICS_LOOPBACK.default) },
     logLevel: logLevel ?? SETTINGS.LOG_LEVEL.default,
     oidc,
     idleTimeoutSeconds: integer('IDLE_TIMEOUT_SECONDS', 1, 86_400),

@@ -207,6 +207,14 @@ export class JobsRepository {
     });
   }
 
+  /** Counts by kind and state, and each kind's oldest due queued job's age (GET /metrics, cached there). */
+  async summary(): Promise<Array<{ kind: string; state: string; count: number; oldestQueuedSeconds: number | null }>> {
+    return this.sql`
+      select kind, state, count(*)::int as count,
+        extract(epoch from now() - min(run_at) filter (where state = 'queued' and run_at <= now()))::float8 as oldest_queued_seconds
+      from jobs group by kind, state`;
+  }
+
   /** The admin view (§18): counts by kind and state, the oldest queued job's age, the last failed jobs. */
   async overview(filter: { state?: JobState | undefined; kind?: JobKindName | undefined }): Promise<JobsOverview> {
     const state = filter.state ?? null;

@@ -2,6 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { DomainError } from './errors.js';
 import { requestId, sendProblem, setCommonHeaders } from './http.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { UrlRedactor } from './redact.js';
 import { isCanonicalPath, normalisedPath, type RouteTable } from './routing.js';
 
@@ -14,6 +15,8 @@ export interface ListenerParts {
   routes: RouteTable;
   /** Only with CORS_ORIGINS set. */
   cors?: CorsHandler;
+  /** Only with GET /metrics on (METRICS_TOKEN or METRICS_LOOPBACK): off, requests are not measured. */
+  metrics?: Metrics;
   /** The framework, which runs the route's handler: reached only on a path and method a declared route answers. */
   dispatch: RequestListener;
 }
@@ -27,7 +30,7 @@ export interface ListenerParts {
  * path's HEAD route or else its GET route (which Routes.on runs for it, Node dropping the body); OPTIONS is a
  * CORS preflight or the path's OPTIONS route.
  */
-export function requestListener({ log, urls, routes, cors, dispatch }: ListenerParts): RequestListener {
+export function requestListener({ log, urls, routes, cors, metrics, dispatch }: ListenerParts): RequestListener {
   return (req, res) => {
     setCommonHeaders(req, res);
     const method = req.method ?? '';
@@ -42,7 +45,9 @@ export function requestListener({ log, urls, routes, cors, dispatch }: ListenerP
       idled = true;
       req.socket.destroy();
     });
-    const methods = isCanonicalPath(path) ? routes.methodsAt(path) : new Set<string>();
+    const methods = isCanonicalPath(path) ? routes.routesAt(path) : new Map<string, string>();
+    // Labelled by the template, never the path: 10,000 file ids are one series. No route is ''.
+    metrics?.track(req, res, methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined) ?? '');
     const answers = () => methods.has(method) || (method === 'HEAD' && methods.has('GET'));
     if (methods.size === 0 || (!answers() && !(method === 'OPTIONS' && cors))) {
       sendProblem(req, res, new DomainError('NOT_FOUND', `No route for ${method} ${path}`));

@@ -49,16 +49,20 @@ export function normalisedPath(path: string): string {
  */
 export const isCanonicalPath = (path: string): boolean => !path.includes('%') && normalisedPath(path) === path;
 
-/** Which methods the declared routes answer on a canonical path: the one match the request listener and tinyhttp share. */
+/**
+ * Which methods the declared routes answer on a canonical path, and the template of each (a metric's route
+ * label): the one match the request listener and tinyhttp share.
+ */
 export class RouteTable {
-  private readonly routes: Array<{ method: string; pattern: RegExp }>;
+  private readonly routes: Array<{ method: string; path: string; pattern: RegExp }>;
 
   constructor(routes: DeclaredRoute[]) {
-    this.routes = routes.map(({ method, path }) => ({ method, pattern: exactPattern(path) }));
+    this.routes = routes.map(({ method, path }) => ({ method, path, pattern: exactPattern(path) }));
   }
 
-  methodsAt(path: string): Set<string> {
-    return new Set(this.routes.flatMap(({ method, pattern }) => (pattern.test(path) ? [method] : [])));
+  /** Method → the declared path (template) that answers it here. */
+  routesAt(path: string): Map<string, string> {
+    return new Map(this.routes.flatMap((route) => (route.pattern.test(path) ? [[route.method, route.path] as const] : [])));
   }
 }
 

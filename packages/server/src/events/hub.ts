@@ -77,6 +77,11 @@ export class EventHub {
     @inject(EventsRepository) private readonly repository: EventsRepository,
   ) {}
 
+  /** The sockets open on this instance. */
+  get socketCount(): number {
+    return this.subscribers.size;
+  }
+
   /** LISTENs on a dedicated connection, which the postgres client re-establishes after a drop. */
   async start(): Promise<void> {
     this.listeners = await Promise.all([

@@ -2,7 +2,8 @@ import { checkFilePath, deleteFileQuery, isUuid, pathOf, ROUTES, stemEntriesQuer
 import { inject, injectable } from 'tsyringe';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
-import type { Routes } from '../core/routes.js';
+import type { RouteContext, Routes } from '../core/routes.js';
+import { Metrics } from '../core/metrics.js';
 import { validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
@@ -17,6 +18,7 @@ export class FilesRoutes implements Feature {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(Multipart) private readonly multipart: Multipart,
     @inject(FilesService) private readonly files: FilesService,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
@@ -43,51 +45,20 @@ export class FilesRoutes implements Feature {
       await sendStoredBytes(req, res, await this.files.bytesByStoredName(principal, params.name), 'inline');
     });
 
-    routes.on(ROUTES.uploadFile, async ({ req, res, principal }) => {
-      // An unchanged version is refused before any byte is read: from the query, or as soon as its field arrives.
-      const ifNoneMatch = typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : null;
-      const { versionOf: queryVersionOf } = validate(uploadQuery, req.query);
-      // What the fields before the file part tell: the cut, the series and the path (§16).
-      const early: { cutId?: string; series?: SeriesOfFile; path?: string } = {};
-      if (queryVersionOf) early.series = await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });
-      // Access before the bytes, as in ProjectsRoutes: a cutId or versionOf sent before the file is checked before any byte is stored.
-      const upload = await this.multipart.receive(req, res, {
-        owner: principal.userId,
-        fileField: 'file',
-        types: ['CUT', 'STEM', 'IMAGE'],
-        storedAs: 'file',
-        onField: async (name, value) => {
-          if (name === 'cutId' && isUuid(value)) {
-            early.cutId = value.toLowerCase();
-            await this.access.require(principal, 'cut', early.cutId);
-          }
-          if (name === 'versionOf' && isUuid(value)) early.series = await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });
-          if (name === 'path') {
-            const checked = checkFilePath(value);
-            if ('problem' in checked) throw invalidField('path', checked.problem);
-            early.path = checked.path;
-          }
-        },
-        // A taken path is refused before any byte, once every field before the file is known (versionOf may follow path).
-        beforeFile: async () => {
-          if (early.series) checkKeptPath(early.series, early.path ?? null);
-          const cutId = early.series?.cutId ?? early.cutId;
-          if (early.path !== undefined && cutId) await this.files.requireFreePath(cutId, early.path, early.series?.seriesId ?? null);
-        },
-        takesSessionFiles: () => early.path !== undefined || (early.series?.path ?? null) !== null,
-      });
-      const fields = await this.multipart.validFields({ ...upload, fields: { ...(queryVersionOf ? { versionOf: queryVersionOf } : {}), ...upload.fields } }, uploadFields);
-      if (!upload.file) throw invalidField('file', 'is required');
-      const versionOf = fields.versionOf ?? queryVersionOf;
-      const file = await this.files.upload(principal, {
-        cutId: fields.cutId ?? null,
-        series: versionOf ? { fileId: versionOf } : null,
-        name: fields.name ?? null,
-        path: fields.path ?? null,
-        originalName: upload.file.originalName,
-        file: upload.file,
-      });
-      return { location: pathOf(ROUTES.getFile, { id: file.id }), body: file };
+    routes.on(ROUTES.uploadFile, async (context) => {
+      const protocol = 'multipart';
+      const ended = this.metrics.uploadDuration.startTimer({ protocol });
+      this.metrics.uploadsStarted.inc({ protocol });
+      try {
+        const answer = await this.uploadFile(context);
+        this.metrics.uploadsCompleted.inc({ protocol });
+        this.metrics.uploadBytes.inc({ protocol }, answer.body.size);
+        ended();
+        return answer;
+      } catch (error) {
+        this.metrics.uploadsFailed.inc({ protocol });
+        throw error;
+      }
     });
 
     routes.on(ROUTES.deleteFile, async ({ req, principal, params }) => {
@@ -95,6 +66,54 @@ export class FilesRoutes implements Feature {
       await this.files.delete(principal, params.id);
       return { id: params.id, deleted: true };
     });
+  }
+
+  /** A multipart upload (§16): every check before the bytes it can be made before. */
+  private async uploadFile({ req, res, principal }: RouteContext<typeof ROUTES.uploadFile>) {
+    // An unchanged version is refused before any byte is read: from the query, or as soon as its field arrives.
+    const ifNoneMatch = typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : null;
+    const { versionOf: queryVersionOf } = validate(uploadQuery, req.query);
+    // What the fields before the file part tell: the cut, the series and the path (§16).
+    const early: { cutId?: string; series?: SeriesOfFile; path?: string } = {};
+    if (queryVersionOf) early.series = await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });
+    // Access before the bytes, as in ProjectsRoutes: a cutId or versionOf sent before the file is checked before any byte is stored.
+    const upload = await this.multipart.receive(req, res, {
+      owner: principal.userId,
+      fileField: 'file',
+      types: ['CUT', 'STEM', 'IMAGE'],
+      storedAs: 'file',
+      onField: async (name, value) => {
+        if (name === 'cutId' && isUuid(value)) {
+          early.cutId = value.toLowerCase();
+          await this.access.require(principal, 'cut', early.cutId);
+        }
+        if (name === 'versionOf' && isUuid(value)) early.series = await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });
+        if (name === 'path') {
+          const checked = checkFilePath(value);
+          if ('problem' in checked) throw invalidField('path', checked.problem);
+          early.path = checked.path;
+        }
+      },
+      // A taken path is refused before any byte, once every field before the file is known (versionOf may follow path).
+      beforeFile: async () => {
+        if (early.series) checkKeptPath(early.series, early.path ?? null);
+        const cutId = early.series?.cutId ?? early.cutId;
+        if (early.path !== undefined && cutId) await this.files.requireFreePath(cutId, early.path, early.series?.seriesId ?? null);
+      },
+      takesSessionFiles: () => early.path !== undefined || (early.series?.path ?? null) !== null,
+    });
+    const fields = await this.multipart.validFields({ ...upload, fields: { ...(queryVersionOf ? { versionOf: queryVersionOf } : {}), ...upload.fields } }, uploadFields);
+    if (!upload.file) throw invalidField('file', 'is required');
+    const versionOf = fields.versionOf ?? queryVersionOf;
+    const file = await this.files.upload(principal, {
+      cutId: fields.cutId ?? null,
+      series: versionOf ? { fileId: versionOf } : null,
+      name: fields.name ?? null,
+      path: fields.path ?? null,
+      originalName: upload.file.originalName,
+      file: upload.file,
+    });
+    return { location: pathOf(ROUTES.getFile, { id: file.id }), body: file };
   }
 
   async start(): Promise<void> {

@@ -35,6 +35,20 @@ export class StorageRepository {
       group by type`;
   }
 
+  /** How many accounts store at least `bytes` (files and images, as the quota counts them). */
+  async usersNearQuota(bytes: number): Promise<number> {
+    const [row] = await this.sql<{ count: number }[]>`
+      select count(*)::int as count from (
+        select uploaded_by from (
+          select uploaded_by, size from files where uploaded_by is not null
+          union all
+          select uploaded_by, size from stored_images where uploaded_by is not null
+        ) uploads
+        group by uploaded_by having sum(size) >= ${bytes}
+      ) near`;
+    return row!.count;
+  }
+
   private async usageInProjects(uploadedBy: string, projectIds: string[]): Promise<TypeUsage[]> {
     return this.sql<TypeUsage[]>`
       with reached as (

@@ -11,8 +11,8 @@ export const RATE_WINDOW_SECONDS = 60;
 
 /**
  * MIN_PATCH_BYTES_PER_SECOND over each RATE_WINDOW_SECONDS of a PATCH, checked as bytes arrive (a body that
- * sends nothing at all is the idle timeout's). The refusal is 503, as a shutdown's cut: what arrived before
- * is kept, and clients resume from the offset.
+ * sends nothing at all is the idle timeout's). The bytes that arrive are counted before the window is judged
+ * and kept: the request is cut after them, whichever chunks the socket delivered them in.
  */
 export class MinimumRate {
   private windowStartMs: number;
@@ -22,19 +22,23 @@ export class MinimumRate {
     this.windowStartMs = clock.now();
   }
 
-  take(bytes: number): void {
-    const elapsedMs = this.clock.now() - this.windowStartMs;
-    if (elapsedMs >= RATE_WINDOW_SECONDS * 1000) {
-      if (this.bytesInWindow < (MIN_PATCH_BYTES_PER_SECOND * elapsedMs) / 1000) {
-        throw unavailable(
-          `This request sent its bytes slower than ${MIN_PATCH_BYTES_PER_SECOND / 1024} KiB/s over ${RATE_WINDOW_SECONDS} s and was cut: ` +
-            'the bytes received before are kept; resume from the offset',
-          1,
-        );
-      }
-      this.windowStartMs = this.clock.now();
-      this.bytesInWindow = 0;
-    }
+  /** Counts `bytes` arriving now; false when the window they close brought fewer than the minimum rate. */
+  take(bytes: number): boolean {
     this.bytesInWindow += bytes;
+    const elapsedMs = this.clock.now() - this.windowStartMs;
+    if (elapsedMs < RATE_WINDOW_SECONDS * 1000) return true;
+    if (this.bytesInWindow < (MIN_PATCH_BYTES_PER_SECOND * elapsedMs) / 1000) return false;
+    this.windowStartMs = this.clock.now();
+    this.bytesInWindow = 0;
+    return true;
   }
+}
+
+/** The refusal of a PATCH that was too slow: 503, as a shutdown's cut, so clients resume from the offset. */
+export function tooSlow() {
+  return unavailable(
+    `This request sent its bytes slower than ${MIN_PATCH_BYTES_PER_SECOND / 1024} KiB/s over ${RATE_WINDOW_SECONDS} s and was cut: ` +
+      'the bytes received before are kept; resume from the offset',
+    1,
+  );
 }

@@ -20,6 +20,7 @@ export interface UploadRow {
   received: number;
   fileId: string | null;
   completedAt: Date | null;
+  createdAt: Date;
   expiresAt: Date;
   /** The Upload-Metadata header of the creation; null for uploads created before it was kept. */
   metadata: string | null;

@@ -18,7 +18,8 @@ import { Shutdown } from '../core/shutdown.js';
 import { insufficientStorage, Space } from '../core/space.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { checkKeptPath, checkVersion, FilesService } from '../files/service.js';
-import { MinimumRate } from './minimum-rate.js';
+import { MinimumRate, tooSlow } from './minimum-rate.js';
+import { Metrics } from '../core/metrics.js';
 import { PartSink } from './part-sink.js';
 import { type Expiry, type Progress, type UploadLock, type UploadRow, UploadsRepository } from './repository.js';
 
@@ -103,6 +104,7 @@ export class UploadsService {
     @inject(FilesService) private readonly files: FilesService,
     @inject(UploadsRepository) private readonly repository: UploadsRepository,
     @inject(PendingObjects) private readonly pending: PendingObjects,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -164,6 +166,7 @@ export class UploadsService {
         EXPIRY,
       );
     });
+    this.metrics.uploadsStarted.inc({ protocol: 'tus' });
     return stateOf(row);
   }
 
@@ -203,6 +206,7 @@ export class UploadsService {
   async terminate(principal: Principal, id: string): Promise<void> {
     await this.owned(principal, id);
     await this.whileLocked(id, 'A request is sending bytes to this upload; try again when it has ended', () => this.remove(id));
+    this.metrics.uploadsTerminated.inc();
   }
 
   /**
@@ -267,9 +271,17 @@ export class UploadsService {
     }
     const rule = this.ruleOf(upload);
     try {
-      const sink = await this.append(lock, upload, rule, request, pace);
-      if (sink.position < upload.length) return { ...stateOf(upload), received: sink.position, expiresAt: await this.advance(lock, sink.progress()) };
-      await this.advance(lock, sink.progress());
+      const sink = await this.append(lock, upload, rule, request, pace).catch((error: unknown) => {
+        this.metrics.uploadsFailed.inc({ protocol: 'tus' });
+        throw error;
+      });
+      const kept = async () => {
+        const expiresAt = await this.advance(lock, sink.progress());
+        this.metrics.uploadBytes.inc({ protocol: 'tus' }, sink.position - upload.received);
+        return expiresAt;
+      };
+      if (sink.position < upload.length) return { ...stateOf(upload), received: sink.position, expiresAt: await kept() };
+      await kept();
       return await this.complete(principal, lock, upload, rule, sink);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'UNSUPPORTED_FILE_TYPE') await this.remove(id);
@@ -310,13 +322,17 @@ export class UploadsService {
       transform(chunk: Buffer, _encoding, callback) {
         try {
           if (intake.received + chunk.length > upload.length) throw invalidField('body', 'goes past Upload-Length');
-          pace.take(chunk.length);
           intake.take(chunk);
         } catch (error) {
           return callback(error as Error);
         }
+        const fastEnough = pace.take(chunk.length);
         checksum?.update(chunk);
-        reservation.add(chunk.length).then(() => callback(null, chunk), callback);
+        reservation.add(chunk.length).then(() => {
+          callback(null, chunk);
+          // Cut after the chunk has reached the sink: what arrived is kept.
+          if (!fastEnough) setImmediate(() => meter.destroy(tooSlow()));
+        }, callback);
       },
     });
     const cut = () => request.body.destroy(unavailable('The server is shutting down: the bytes received so far are kept; resume this upload in a moment.'));
@@ -333,7 +349,10 @@ export class UploadsService {
       }
       // Cut off (the client went away, the connection idled, the server shuts down): keep what arrived.
       if (checksum) throw error;
-      if (sink.position > start) await this.advance(lock, sink.progress());
+      if (sink.position > start) {
+        await this.advance(lock, sink.progress());
+        this.metrics.uploadBytes.inc({ protocol: 'tus' }, sink.position - start);
+      }
       throw error;
     } finally {
       this.shutdown.signal.removeEventListener('abort', cut);
@@ -383,6 +402,8 @@ export class UploadsService {
           if (!(await this.repository.complete(tx, lock, record.id))) throw lockLost();
         },
       );
+      this.metrics.uploadsCompleted.inc({ protocol: 'tus' });
+      this.metrics.uploadDuration.observe({ protocol: 'tus' }, (this.clock.now() - upload.createdAt.getTime()) / 1000);
       return { ...stateOf(upload), received: upload.length, fileId: file.id };
     } catch (error) {
       // FilesService.upload removed the bytes: the upload cannot complete any more.

@@ -11,6 +11,7 @@ import type { Config } from '../core/config.js';
 import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET } from '../core/di.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
+import { Metrics } from '../core/metrics.js';
 import { SERVER_VERSION } from '../version.js';
 import { chatBody } from './chat.js';
 import { type AttemptOutcome, WebhooksRepository, type WebhookRow } from './repository.js';
@@ -42,6 +43,7 @@ export class WebhookDeliverer {
     @inject(SIGNING_SECRET) private readonly serverSecret: string,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {
     this.agents = deliveryAgents(config.webhooks);
   }
@@ -71,6 +73,7 @@ export class WebhookDeliverer {
     };
     const made = (await this.repository.scheduledAttempts(deliveryId)) + 1;
     const outcome = this.outcome(webhook, answer, made, new Date(this.clock.now()));
+    this.metrics.webhookDeliveries.inc({ outcome: outcome.kind });
     if (outcome.kind === 'disable') this.log.warn('webhook endpoint disabled', { webhookId, reason: outcome.reason });
     await this.repository.complete(webhookId, deliveryId, attempt, outcome);
   };

@@ -17,15 +17,18 @@ describe('path canonicalisation', () => {
     expect(normalisedPath('/SHARE/%zz')).toBe('/SHARE/%zz');
   });
 
-  it('matches routes exactly, letter case included', () => {
+  it('matches routes exactly, letter case included, naming the template of each method', () => {
     const table = new RouteTable([
       { method: 'GET', path: '/api/projects/:id' },
       { method: 'PUT', path: '/api/projects/:id' },
       { method: 'GET', path: '/' },
     ]);
-    expect([...table.methodsAt('/api/projects/abc')]).toEqual(['GET', 'PUT']);
-    expect(table.methodsAt('/API/projects/abc').size).toBe(0);
-    expect(table.methodsAt('/api/projects').size).toBe(0);
-    expect([...table.methodsAt('/')]).toEqual(['GET']);
+    expect([...table.routesAt('/api/projects/abc')]).toEqual([
+      ['GET', '/api/projects/:id'],
+      ['PUT', '/api/projects/:id'],
+    ]);
+    expect(table.routesAt('/API/projects/abc').size).toBe(0);
+    expect(table.routesAt('/api/projects').size).toBe(0);
+    expect([...table.routesAt('/')]).toEqual([['GET', '/']]);
   });
 });
