@@ -112,7 +112,8 @@ export class SharesRoutes implements Feature {
               size: share.file.size,
               expiresAt: share.expiresAt,
               bytesPath: base,
-              downloadPath: `${base}?download=1`,
+              downloadPath: share.download ? `${base}?download=1` : null,
+              previewPath: share.file.preview === 'done' ? `${base}/preview` : null,
               audio: share.file.audio,
               peaks: share.file.audio ? ((await this.files.waveforms([share.file.id])).get(share.file.id) ?? null) : null,
               version:
@@ -124,8 +125,8 @@ export class SharesRoutes implements Feature {
           : renderCutSharePage({
               name: share.name,
               expiresAt: share.expiresAt,
-              archivePath: `${base}/archive`,
-              files: await this.cutPageFiles(share.files, base),
+              archivePath: share.download ? `${base}/archive` : null,
+              files: await this.cutPageFiles(share.files, base, share.download),
             });
       sendHtml(req, res, 200, html, SHARE_PAGE_CSP);
     });
@@ -178,17 +179,21 @@ export class SharesRoutes implements Feature {
   }
 
   /** The cut's files as its page shows them: analysed audio with its waveform. */
-  private async cutPageFiles(files: StoredFileRow[], base: string): Promise<CutSharePageView['files']> {
+  private async cutPageFiles(files: StoredFileRow[], base: string, download: boolean): Promise<CutSharePageView['files']> {
     const waveforms = await this.files.waveforms(files.filter((file) => file.audio).map((file) => file.id));
     // By name, as a folder lists them (natural order: "Take 2" before "Take 10").
     const byName = [...files].sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true, sensitivity: 'base' }));
     return byName.map((file) => ({
+      id: file.id,
+      seriesId: file.seriesId,
+      version: file.version,
       name: file.name,
       type: file.type,
       mimeType: file.mimeType,
       size: file.size,
       bytesPath: `${base}/files/${file.id}`,
-      downloadPath: `${base}/files/${file.id}?download=1`,
+      downloadPath: download ? `${base}/files/${file.id}?download=1` : null,
+      previewPath: file.preview === 'done' ? `${base}/files/${file.id}/preview` : null,
       audio: file.audio,
       peaks: waveforms.get(file.id) ?? null,
     }));
