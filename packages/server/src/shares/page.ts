@@ -62,7 +62,7 @@ export function renderSharePage(view: FileSharePageView): string {
   const name = escapeHtml(view.name);
   const preview =
     view.type === 'CUT'
-      ? `${player(view, view.feedback !== null)}${view.feedback ? feedbackSection(view.feedback) : ''}${SCRIPT_TAG}`
+      ? `${player(view, view.feedback !== null)}${view.feedback ? feedbackSection(view.feedback) : ''}${needsScript(view) || view.feedback ? SCRIPT_TAG : ''}`
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';
@@ -152,7 +152,7 @@ export function renderCutSharePage(view: CutSharePageView): string {
 <p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>${audio}${download}
 </li>`;
   });
-  const seek = view.files.some((file) => file.type === 'CUT') ? `\n${SCRIPT_TAG}` : '';
+  const seek = view.files.some((file) => file.type === 'CUT' && needsScript(file)) ? `\n${SCRIPT_TAG}` : '';
   const count = view.files.length === 1 ? '1 file' : `${view.files.length} files`;
   const total = view.files.reduce((sum, file) => sum + file.size, 0);
   const expiry = expiryNote(view.expiresAt);
@@ -220,6 +220,11 @@ function abSections(files: CutSharePageView['files']): string {
     .join('');
 }
 
+/** A player the page's script works: a waveform to seek on, or a preview beside its original (the toggle, A/B). */
+function needsScript(file: Pick<SharePageView, 'audio' | 'peaks' | 'previewPath'>): boolean {
+  return (file.audio !== null && file.peaks !== null) || file.previewPath !== null;
+}
+
 function player(file: Pick<SharePageView, 'bytesPath' | 'downloadPath' | 'previewPath' | 'audio' | 'peaks' | 'mimeType'> & { id?: string }, feedback: boolean): string {
   const waveform = file.audio && file.peaks ? waveformSvg(file.peaks) : '';
   const timeline = feedback || waveform;
@@ -240,7 +245,7 @@ function player(file: Pick<SharePageView, 'bytesPath' | 'downloadPath' | 'previe
   const loudness = file.audio
     ? `${file.audio.loudness.integratedLufs === null ? '' : ` data-lufs="${file.audio.loudness.integratedLufs}"`}${file.audio.loudness.truePeakDbtp === null ? '' : ` data-true-peak="${file.audio.loudness.truePeakDbtp}"`}`
     : '';
-  const sources = `${file.previewPath ? ` data-preview="${escapeHtml(file.previewPath)}"` : ''}${original ? ` data-original="${escapeHtml(original)}"` : ''}`;
+  const sources = toggle ? ` data-preview="${escapeHtml(file.previewPath!)}" data-original="${escapeHtml(original!)}"` : '';
   const id = file.id ? ` id="player-${escapeHtml(file.id)}"` : '';
   const audio = src === null ? '' : `<audio controls preload="metadata" src="${escapeHtml(src)}"${sources}${loudness}></audio>`;
   return `<div class="player"${id}>${wave}${audio}${toggle}${note}</div>`;
