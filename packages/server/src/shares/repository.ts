@@ -17,7 +17,7 @@ export interface ShareOptions {
 }
 
 /** Within this long, a client's preview fetches on one link are one play (§20). */
-const PLAY_WINDOW_MINUTES = 30;
+export const PLAY_WINDOW_MINUTES = 30;
 
 /** A working link: its id, what it shares, how, who made it and when it stops working (null: never). */
 export type ActiveShare = ShareTarget & ShareOptions & { id: string; createdBy: string; expiresAt: Date | null; commentsClosed: boolean };
