@@ -1097,7 +1097,10 @@ export const ROUTES = declareRoutes({
     },
     tag: 'shares',
     summary: "The preview of a shared CUT, no authentication (as GET /api/files/{id}/preview; also on a stream-only link)",
-    description: "Counts a play of the link (the list's plays): a GET from byte 0 (no Range, or one starting at 0) by a client (its address and User-Agent) the link has not seen in 30 minutes. Not an access: the page that plays it counted.",
+    description: "Counts a play of the link (the list's plays): a GET from byte 0 (no Range, or one starting at 0) by a client (its address and User-Agent) the link has not seen in 30 minutes. Not an access: the page that plays it counted. A link that follows its series (`follow: latest`) also serves each version's preview with `?version=<n>`, which its page compares side by side; on other links, and for a version the series does not have, 404.",
+    openapi: { parameters: [
+      { name: 'version', in: 'query', required: false, description: 'A link with follow "latest": the preview of this version of the series instead of the newest', schema: { type: 'integer', minimum: 1 } },
+    ] },
   },
   sharedCutFilePreview: {
     method: 'GET',

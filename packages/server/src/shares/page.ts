@@ -29,6 +29,10 @@ export interface FileSharePageView extends SharePageView {
   /** Shown when the series has several versions or the link follows it. */
   version: { number: number; latest: boolean } | null;
   feedback: FeedbackView | null;
+  /** The served file's id: its player's. */
+  id: string;
+  /** On a link that follows its series, every version (the served one too), compared side by side (§20). */
+  compare: CutSharePageView['files'];
 }
 
 /**
@@ -60,9 +64,12 @@ export interface FeedbackView {
 
 export function renderSharePage(view: FileSharePageView): string {
   const name = escapeHtml(view.name);
+  // The A/B of a series' versions: the served version's player is the page's own, the others' follow the buttons.
+  const ab = abSections(view.compare);
+  const others = ab ? view.compare.filter((file) => file.id !== view.id && file.previewPath !== null).map((file) => `<p class="meta">Version ${file.version}</p>${player(file, false)}`).join('') : '';
   const preview =
     view.type === 'CUT'
-      ? `${player(view, view.feedback !== null)}${view.feedback ? feedbackSection(view.feedback) : ''}${needsScript(view) || view.feedback ? SCRIPT_TAG : ''}`
+      ? `${player(view, view.feedback !== null)}${ab}${others}${view.feedback ? feedbackSection(view.feedback) : ''}${needsScript(view) || view.feedback ? SCRIPT_TAG : ''}`
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';

@@ -5,7 +5,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import { sendArchive } from '../archives/http.js';
-import { DomainError, notFound } from '../core/errors.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Created, RouteContext, Routes } from '../core/routes.js';
 import { sendHtml } from '../core/html-page.js';
@@ -67,7 +67,10 @@ export class SharesRoutes implements Feature {
     routes.on(ROUTES.sharedPreview, async ({ req, res, params }) => {
       const share = await this.shares.resolve(params.token);
       if (share.kind !== 'file') throw notFound('Share link');
-      const bytes = this.files.previewOf(share.file);
+      // A link that follows its series serves each version's preview too (`?version=`), for its page's A/B.
+      const version = typeof req.query.version === 'string' ? Number(req.query.version) : null;
+      if (version !== null && !Number.isInteger(version)) throw invalidField('version', 'must be a version number');
+      const bytes = this.files.previewOf(version === null ? share.file : await this.shares.versionOf(share, version));
       await this.shares.recordPlay(share, accessOf(req), this.listener(req));
       await sendStoredBytes(req, res, bytes, 'inline');
     });
@@ -118,6 +121,21 @@ export class SharesRoutes implements Feature {
               peaks: share.file.audio ? ((await this.files.waveforms([share.file.id])).get(share.file.id) ?? null) : null,
               version:
                 share.follow === 'latest' || share.seriesFileIds.length > 1 ? { number: share.version, latest: share.file.id === share.seriesFileIds.at(-1) } : null,
+              id: share.file.id,
+              compare: (await this.shares.versionsOf(share)).map((file) => ({
+                id: file.id,
+                seriesId: file.seriesId,
+                version: file.version,
+                name: file.name,
+                type: file.type,
+                mimeType: file.mimeType,
+                size: file.size,
+                bytesPath: base,
+                downloadPath: null,
+                previewPath: file.preview === 'done' ? `${base}/preview?version=${file.version}` : null,
+                audio: file.audio,
+                peaks: null,
+              })),
               feedback: share.allowComments
                 ? { comments: (await this.comments.listOfFeedbackLink(feedbackLinkOf(share), FEEDBACK_PAGE)).comments, commentsPath: `${base}/comments`, closed: share.commentsClosed }
                 : null,

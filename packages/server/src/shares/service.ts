@@ -11,7 +11,7 @@ import { CONFIG, SIGNING_SECRET, SQL } from '../core/di.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { FilesRepository, type StoredFileRow } from '../files/repository.js';
+import { FilesRepository, findStoredFileRows, type StoredFileRow } from '../files/repository.js';
 import { ArchivesRepository } from '../archives/repository.js';
 import type { FeedbackLink } from '../comments/service.js';
 import { type ShareOptions, type ShareTarget, SharesRepository } from './repository.js';
@@ -212,6 +212,22 @@ export class SharesService {
     const share = await this.resolve(token);
     if (share.kind !== 'file' || !share.allowComments) throw notFound('Share link');
     return feedbackLinkOf(share);
+  }
+
+  /**
+   * The versions a file link shows: on a link that follows its series (`latest`), every version, oldest first
+   * (its page compares them, §20); otherwise only its own.
+   */
+  async versionsOf(share: ResolvedShare & { kind: 'file' }): Promise<StoredFileRow[]> {
+    if (share.follow !== 'latest') return [share.file];
+    return (await findStoredFileRows(this.sql, { seriesId: share.file.seriesId })).sort((a, b) => a.version - b.version);
+  }
+
+  /** One version of a `latest` link's series by its number; any other (or another link) is 404 like a bad token. */
+  async versionOf(share: ResolvedShare & { kind: 'file' }, version: number): Promise<StoredFileRow> {
+    const found = share.follow === 'latest' ? (await this.versionsOf(share)).find((candidate) => candidate.version === version) : undefined;
+    if (!found) throw notFound('Share link');
+    return found;
   }
 
   /** A file of a shared cut, by its id; a file of another cut (or a file link) is 404 like a bad token. */

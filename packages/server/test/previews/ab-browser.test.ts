@@ -139,3 +139,44 @@ it.skipIf(!hasChromium || !hasFfmpeg)('a cut link plays the previews and matches
     await page.close();
   }
 }, 120_000);
+
+it.skipIf(!hasChromium || !hasFfmpeg)('a latest link compares the versions of its series, each through its own preview under the link, and a stream-only one offers no download', async () => {
+  const soft = path.join(dir, 'soft.wav');
+  const hot = path.join(dir, 'hot.wav');
+  generate('aevalsrc=0.1*sin(2*PI*330*t)|0.1*sin(2*PI*330*t)', 6, ['-ar', '44100', '-c:a', 'pcm_s16le'], soft);
+  generate('aevalsrc=0.5*sin(2*PI*330*t)|0.5*sin(2*PI*330*t)', 6, ['-ar', '44100', '-c:a', 'pcm_s16le'], hot);
+  const first = (await uploadForm(api, owner.token, [{ name: 'cutId', value: owner.cutId }, { name: 'file', value: await readFile(soft), fileName: 'song.wav' }])).body as FileRecord;
+  const second = (await uploadForm(api, owner.token, [{ name: 'versionOf', value: first.id }, { name: 'file', value: await readFile(hot), fileName: 'song.wav' }])).body as FileRecord;
+  const [v1, v2] = [await previewed(first.id), await previewed(second.id)];
+  const { token } = (await api.request('POST', `/api/files/${v2.id}/share`, { token: owner.token, json: { follow: 'latest', download: false } })).body;
+  // The version's preview under the link; a version the series does not have is 404.
+  expect((await fetch(`${server.url}/api/share/${token}/preview?version=1`)).status).toBe(200);
+  expect((await fetch(`${server.url}/api/share/${token}/preview?version=9`)).status).toBe(404);
+
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${server.url}/share/${token}`);
+    expect(await page.locator('a.download').count()).toBe(0);
+    expect(await page.locator(`#player-${v1.id} audio`).getAttribute('src')).toBe(`/api/share/${token}/preview?version=1`);
+    expect(await page.locator(`#player-${v2.id} audio`).getAttribute('src')).toBe(`/api/share/${token}/preview`);
+    await page.getByRole('button', { name: 'Version 2' }).click();
+    await page.getByRole('button', { name: 'Play' }).click();
+    await page.waitForFunction((id) => (document.querySelector(`#player-${id} audio`) as HTMLAudioElement).currentTime > 0.5, v2.id, { timeout: 20_000 });
+    const switched = await page.evaluate(async ([from, to]) => {
+      const a = document.querySelector(`#player-${from} audio`) as HTMLAudioElement;
+      const b = document.querySelector(`#player-${to} audio`) as HTMLAudioElement;
+      const seeked = new Promise((resolve) => b.addEventListener('seeked', resolve, { once: true }));
+      (document.querySelector(`[data-target="player-${to}"]`) as HTMLButtonElement).click();
+      const stoppedAt = a.currentTime;
+      await seeked;
+      return { stoppedAt, startedAt: b.currentTime };
+    }, [v2.id, v1.id] as const);
+    expect(Math.abs(switched.startedAt - switched.stoppedAt)).toBeLessThan(0.02);
+    const applied = await page.evaluate(([a, b]) => [a, b].map((id) => Number((document.querySelector(`#player-${id} audio`) as HTMLAudioElement).dataset.appliedGain)), [v1.id, v2.id] as const);
+    expect(applied[0]).toBeCloseTo(expectedGain(v1), 4);
+    expect(applied[1]).toBeCloseTo(expectedGain(v2), 4);
+    await page.screenshot({ path: screenshotPath('share-page-latest-ab.png'), fullPage: true });
+  } finally {
+    await page.close();
+  }
+}, 120_000);
