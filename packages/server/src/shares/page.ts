@@ -249,7 +249,8 @@ function player(file: Pick<SharePageView, 'bytesPath' | 'downloadPath' | 'previe
         ? '<p class="meta">Browsers do not play this format: download it to listen.</p>'
         : '';
   const toggle = file.previewPath !== null && original !== null ? '<label class="lossless"><input type="checkbox"> Lossless (the original)</label>' : '';
-  const loudness = file.audio
+  // What the A/B's gains are set from; only a preview is compared.
+  const loudness = file.audio && file.previewPath
     ? `${file.audio.loudness.integratedLufs === null ? '' : ` data-lufs="${file.audio.loudness.integratedLufs}"`}${file.audio.loudness.truePeakDbtp === null ? '' : ` data-true-peak="${file.audio.loudness.truePeakDbtp}"`}`
     : '';
   const sources = toggle ? ` data-preview="${escapeHtml(file.previewPath!)}" data-original="${escapeHtml(original!)}"` : '';
