@@ -156,9 +156,9 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
-  /** Creates the directories keys live in (files/, images/) and the driver's own (tmp/, resumable/). */
+  /** Creates the directories keys live in (files/, images/, previews/) and the driver's own (tmp/, resumable/). */
   async prepare(): Promise<void> {
-    for (const dir of ['files', 'images', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
+    for (const dir of ['files', 'images', 'previews', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
   }
 
   private openObject(key: string): Promise<number> {
@@ -189,7 +189,7 @@ export class FsBlobStore implements BlobStore {
  * A key names a file in files/ or images/ (or in orphans/files/, orphans/images/): ours are `<uuid>.<ext>`, but a
  * file copied in by hand may have any name, and the `orphans` command lists, moves and deletes it as well.
  */
-const isKey = (key: string): boolean => /^(orphans\/)?(files|images)\/[^/\\]+$/.test(key) && !key.includes('..');
+const isKey = (key: string): boolean => /^(orphans\/)?(files|images|previews)\/[^/\\]+$/.test(key) && !key.includes('..');
 
 /** A file outside the store (a test fixture) as a source of ranges, as analysis reads stored objects. */
 export async function localFileSource(filePath: string): Promise<{ size: number; read(range?: ByteRange): Promise<Readable> }> {
