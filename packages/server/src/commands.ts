@@ -46,15 +46,19 @@ database, and never stop it):
   orphans --move                    move them under orphans/ (on S3: copy, then delete)
   orphans --purge                   delete them, and what orphans/ holds, for good
   backup <dir>                      write a consistent copy of the database and of the stored files its
-                                    rows refer to into <dir> (new or empty), with a manifest.json (row
-                                    counts, sha256 of every file); safe beside a running server. With
-                                    STORAGE=s3 the objects stay in the bucket: the manifest lists their keys
-                                    and sha256, and restore checks that the bucket holds every one
+                                    rows refer to into <dir> (new or empty), their listening previews
+                                    included, with a manifest.json (row counts, sha256 of every file); safe
+                                    beside a running server. With STORAGE=s3 the objects stay in the bucket:
+                                    the manifest lists their keys and sha256, and restore checks that the
+                                    bucket holds every one
   restore <dir>                     restore such a backup onto an empty DATA_DIR (embedded database) or an
                                     empty database (DATABASE_URL) with no stored files, then start the
-                                    server on it. Refuses anything else, and a backup that fails its checks
-  migrate-storage --to s3           copy every stored file from DATA_DIR into the bucket the STORAGE=s3 and
-                                    S3_* settings name, each verified by its sha256; resumable (run it again
+                                    server on it. Refuses anything else, and a backup that fails its checks.
+                                    A preview the backup does not carry (missing when it was made, or a
+                                    backup from before backups carried them) is queued to be made again
+  migrate-storage --to s3           copy every stored file from DATA_DIR (previews included) into the bucket
+                                    the STORAGE=s3 and S3_* settings name, each verified by its sha256;
+                                    resumable (run it again
                                     after an interruption), safe beside a running server. Then stop the
                                     server, run it once more, and start it with STORAGE=s3 (docs/storage.md)
   users list                        list the accounts: email, role, active or deactivated, last sign-in
@@ -341,7 +345,7 @@ async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promi
         for (const orphan of all) process.stdout.write(`${orphan.size}\t${orphan.key}\n`);
         process.stderr.write(
           `${all.length} stored ${what} without a record, ${bytes(all)} bytes, in ${place}: ` +
-            `${found.inPlace.length} in files/ and images/, ${found.moved.length} in orphans/\n`,
+            `${found.inPlace.length} in files/, images/ and previews/, ${found.moved.length} in orphans/\n`,
         );
       }
       return 0;
@@ -375,7 +379,10 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     try {
       const service = new BackupService(new BackupRepository(database.sql), disk, store);
       if (manifest) {
-        await service.restore(dir, manifest);
+        const { previewsRemade } = await service.restore(dir, manifest);
+        if (previewsRemade > 0) {
+          process.stdout.write(`${previewsRemade} preview(s) the backup does not carry are queued to be made again; the server makes them once started\n`);
+        }
         // DATA_DIR now holds the files of this database (whatever it recorded before: it held no stored file).
         await bindDataDir(database.sql, config.dataDir, described);
       } else {

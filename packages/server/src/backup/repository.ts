@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Queryable, Sql, Tx } from '../core/database.js';
+import { PreviewsRepository } from '../previews/repository.js';
 
 /** A table as a backup holds it: its stored columns (generated ones are computed again) and row count. */
 export interface TableRows {
@@ -16,6 +17,8 @@ export interface Snapshot {
   /** Names under DATA_DIR/files and DATA_DIR/images that rows of this snapshot refer to. */
   files: string[];
   images: string[];
+  /** The files whose preview is made (§20): their previews/<id>.m4a go with the backup when they are there. */
+  previews: string[];
   /**
    * The sha256 the rows record for each stored object, by key (`files/<name>`, `images/<name>`); null for an
    * image stored before its hash was recorded.
@@ -46,6 +49,7 @@ export class BackupRepository {
       }
       const migrations = await tx<{ version: string }[]>`select version from ${tx(MIGRATIONS_TABLE)} order by version`;
       const files = await tx<{ name: string }[]>`select id || '.' || extension as name from files`;
+      const previews = await tx<{ id: string }[]>`select id from files where preview = 'done'`;
       const images = await tx<{ name: string }[]>`
         select image as name from projects where image is not null
         union
@@ -67,6 +71,7 @@ export class BackupRepository {
         migrations: migrations.map((r) => r.version),
         files: files.map((r) => r.name),
         images: images.map((r) => r.name),
+        previews: previews.map((r) => r.id),
         sha256,
       };
     });
@@ -91,8 +96,8 @@ export class BackupRepository {
    * Loads the tables in the order given (parents first) in one transaction, moves identity sequences past
    * the rows loaded, and checks every count: a restore is all or nothing.
    */
-  async load<T extends TableRows>(tables: T[], open: (table: T) => Readable): Promise<void> {
-    await this.sql.begin(async (tx) => {
+  async load<T extends TableRows>(tables: T[], open: (table: T) => Readable, carriedPreviews: readonly string[]): Promise<{ remade: number }> {
+    return this.sql.begin(async (tx) => {
       for (const table of tables) {
         if (table.name === MIGRATIONS_TABLE) continue;
         const target: Writable = await tx`copy ${tx(table.name)} (${tx(table.columns)}) from stdin`.writable();
@@ -101,9 +106,32 @@ export class BackupRepository {
         if (count!.rows !== table.rows) throw new Error(`table ${table.name}: loaded ${count!.rows} rows, the backup lists ${table.rows}`);
       }
       await resetIdentities(tx);
+      return { remade: await remakeMissingPreviews(tx, carriedPreviews) };
     });
   }
 }
+
+/**
+ * A file whose preview the rows call made but whose bytes the backup does not carry (a backup made before
+ * backups carried previews, or a preview missing when it was made) gets it made again: `pending`, and its job
+ * queued by the backfill's own step, in the restore's transaction. A preview is made from its file, so nothing
+ * is lost but the CPU time. Answers how many were queued.
+ */
+async function remakeMissingPreviews(tx: Tx, carried: readonly string[]): Promise<number> {
+  await tx`
+    update files set preview = 'pending', preview_bytes = null, preview_bitrate = null, preview_duration_ms = null
+    where preview = 'done' and not (id = any(${tx.array([...carried])}::uuid[]))`;
+  const previews = new PreviewsRepository();
+  let queued = 0;
+  for (let after: string | null = null; ; ) {
+    const step = await previews.backfillStep(tx, after, REMAKE_BATCH);
+    queued += step.queued;
+    if (step.lastId === null) return queued;
+    after = step.lastId;
+  }
+}
+
+const REMAKE_BATCH = 500;
 
 /**
  * The database's own id (see core/data-dir.ts) is never copied: a restored copy is another database, and keeps

@@ -5,14 +5,14 @@ import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Disk } from '../core/disk.js';
-import { type BlobStore, ObjectMissing } from '../core/store/index.js';
+import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { type BucketObject, bucketObjects, missingBucketObjects } from './bucket-objects.js';
 import type { BackupRepository, TableRows } from './repository.js';
 
 /**
  * A backup directory:
  *   database/NN-<table>.copy   each table's rows (PostgreSQL COPY text format), parents first
- *   files/<id>.<ext>, images/<name>   the stored objects the rows refer to, under their keys (none with
+ *   files/<id>.<ext>, images/<name>, previews/<id>.m4a   the stored objects the rows refer to, under their keys (none with
  *                              STORAGE=s3: the bucket keeps them, and the manifest lists them as `objects`)
  *   manifest.json              written last: the migrations applied, each table's columns and row count, and
  *                              the size and sha256 of every file above. A directory without it is incomplete.
@@ -49,6 +49,25 @@ export class BackupService {
     private readonly store: BlobStore,
   ) {}
 
+  /**
+   * The previews made (§20), copied like the files; one missing from the store is left out rather than failing
+   * the backup (restore has it made again from its file, which is what a preview is).
+   */
+  private async copyPreviews(ids: string[], dir: string): Promise<StoredFile[]> {
+    const copied: StoredFile[] = [];
+    if (ids.length > 0) await mkdir(path.join(dir, 'previews'), { mode: 0o700 });
+    for (const id of ids) {
+      const key = storeKeys.preview(id);
+      try {
+        copied.push(await copyHashed(await this.store.read(key), path.join(dir, key), key));
+      } catch (error) {
+        if (!isMissing(error)) throw error;
+        await rm(path.join(dir, key), { force: true });
+      }
+    }
+    return copied;
+  }
+
   /** Copies stored objects (keys `<kind>/<name>`) into the backup directory, hashing them on the way. */
   private async copyStored(names: string[], dir: string, kind: 'files' | 'images'): Promise<StoredFile[]> {
     const copied: StoredFile[] = [];
@@ -78,7 +97,13 @@ export class BackupService {
         const stored =
           this.store.kind === 's3'
             ? { files: [], objects: await bucketObjects(this.store, snapshot) }
-            : { files: [...(await this.copyStored(snapshot.files, dir, 'files')), ...(await this.copyStored(snapshot.images, dir, 'images'))] };
+            : {
+                files: [
+                  ...(await this.copyStored(snapshot.files, dir, 'files')),
+                  ...(await this.copyStored(snapshot.images, dir, 'images')),
+                  ...(await this.copyPreviews(snapshot.previews, dir)),
+                ],
+              };
         const manifest: Manifest = { format: FORMAT, createdAt: new Date().toISOString(), migrations: snapshot.migrations, tables, ...stored };
         await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
         return manifest;
@@ -112,7 +137,7 @@ export class BackupService {
    * sha256 as it is copied, then every table in one transaction.
    * On any failure the files copied are removed again, so the command can be run once more.
    */
-  async restore(dir: string, manifest: Manifest): Promise<void> {
+  async restore(dir: string, manifest: Manifest): Promise<{ previewsRemade: number }> {
     const applied = await this.repository.appliedMigrations();
     if (applied.join() !== manifest.migrations.join()) {
       throw new BackupError(
@@ -122,7 +147,7 @@ export class BackupService {
     const filled = await this.repository.tablesWithRows();
     if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
     if (this.store.kind === 'fs') {
-      for (const stored of [this.disk.filesDir, this.disk.imagesDir]) await assertEmptyDirectory(stored, stored);
+      for (const stored of [this.disk.filesDir, this.disk.imagesDir, this.disk.previewsDir]) await assertEmptyDirectory(stored, stored);
     } else if (manifest.objects === undefined) {
       // A backup that copied its files, restored into a bucket: none of its keys may be there already (the source
       // server's own bucket, named again with only a new DATABASE_URL). Writing would replace its objects, and a
@@ -149,7 +174,11 @@ export class BackupService {
         const { size } = await this.store.write(file.path, source.pipe(hashing));
         if (hash.digest('hex') !== file.sha256 || size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
       }
-      await this.repository.load(manifest.tables, (table) => createReadStream(path.join(dir, table.path)));
+      const carried = [...manifest.files.map((file) => file.path), ...(manifest.objects ?? []).map((object) => object.key)].flatMap(
+        (key) => PREVIEW_PATH.exec(key)?.[1] ?? [],
+      );
+      const { remade } = await this.repository.load(manifest.tables, (table) => createReadStream(path.join(dir, table.path)), carried);
+      return { previewsRemade: remade };
     } catch (error) {
       for (const key of written) await this.store.delete(key).catch(() => undefined);
       throw error;
@@ -171,8 +200,11 @@ export async function readBackup(dir: string): Promise<Manifest> {
   return manifest;
 }
 
-/** `database/<name>`, `files/<name>`, `images/<name>`: the only places a backup's manifest may point. */
-const MANIFEST_PATH = /^(database|files|images)\/([^/\\]+)$/;
+/** `database/<name>`, `files/<name>`, `images/<name>`, `previews/<name>`: the only places a backup's manifest may point. */
+const MANIFEST_PATH = /^(database|files|images|previews)\/([^/\\]+)$/;
+
+/** A carried preview's key names its file. */
+const PREVIEW_PATH = /^previews\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.m4a$/;
 
 /**
  * A manifest is read from a folder someone may have handed over: a path it lists must name a regular file
@@ -182,7 +214,7 @@ const MANIFEST_PATH = /^(database|files|images)\/([^/\\]+)$/;
 async function assertInside(dir: string, listed: unknown): Promise<void> {
   const match = typeof listed === 'string' ? MANIFEST_PATH.exec(listed) : null;
   const unsafe = (reason: string) => new BackupError(`${dir}: the manifest lists an unsafe path ${String(listed)} (${reason})`);
-  if (!match || match[2] === '.' || match[2] === '..') throw unsafe('not database/, files/ or images/ and a plain file name');
+  if (!match || match[2] === '.' || match[2] === '..') throw unsafe('not database/, files/, images/ or previews/ and a plain file name');
   for (const [part, regularFile] of [[match[1]!, false], [listed as string, true]] as const) {
     let found: Stats;
     try {

@@ -34,6 +34,7 @@ export class Disk {
   readonly dataDir: string;
   readonly filesDir: string;
   readonly imagesDir: string;
+  readonly previewsDir: string;
   readonly tempDir: string;
   readonly resumableDir: string;
   readonly orphansDir: string;
@@ -46,6 +47,7 @@ export class Disk {
     this.dataDir = config.dataDir;
     this.filesDir = path.join(config.dataDir, 'files');
     this.imagesDir = path.join(config.dataDir, 'images');
+    this.previewsDir = path.join(config.dataDir, 'previews');
     this.tempDir = path.join(config.dataDir, 'tmp');
     this.resumableDir = path.join(config.dataDir, 'resumable');
     this.orphansDir = path.join(config.dataDir, 'orphans');
@@ -58,11 +60,11 @@ export class Disk {
   async prepare(): Promise<void> {
     await mkdir(this.config.dataDir, { recursive: true, mode: PRIVATE_DIR });
     await chmod(this.config.dataDir, this.dataDirMode());
-    for (const dir of [this.filesDir, this.imagesDir, this.tempDir, this.resumableDir, this.orphansDir, ...this.orphanDirs()]) {
+    for (const dir of [this.filesDir, this.imagesDir, this.previewsDir, this.tempDir, this.resumableDir, this.orphansDir, ...this.orphanDirs()]) {
       await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
       await chmod(dir, PRIVATE_DIR);
     }
-    for (const dir of [this.filesDir, this.imagesDir, ...this.orphanDirs()]) {
+    for (const dir of [this.filesDir, this.imagesDir, this.previewsDir, ...this.orphanDirs()]) {
       for (const name of await readdir(dir)) {
         const entry = path.join(dir, name);
         if ((await lstat(entry)).isFile()) await chmod(entry, PRIVATE_FILE);
@@ -78,9 +80,9 @@ export class Disk {
     return this.config.databaseUrl === null && process.getuid?.() === 0 ? 0o711 : PRIVATE_DIR;
   }
 
-  /** orphans/files and orphans/images: an orphan keeps the name it had, so it can be moved back. */
+  /** orphans/files, orphans/images and orphans/previews: an orphan keeps the name it had, so it can be moved back. */
   private orphanDirs(): string[] {
-    return [this.filesDir, this.imagesDir].map((dir) => path.join(this.orphansDir, path.basename(dir)));
+    return [this.filesDir, this.imagesDir, this.previewsDir].map((dir) => path.join(this.orphansDir, path.basename(dir)));
   }
 
   /**
@@ -159,7 +161,14 @@ export class Disk {
       page = [];
     };
     const moved: ListedObject[] = [];
-    const prefixes = [['files/', false], ['images/', false], ['orphans/files/', true], ['orphans/images/', true]] as const;
+    const prefixes = [
+      ['files/', false],
+      ['images/', false],
+      ['previews/', false],
+      ['orphans/files/', true],
+      ['orphans/images/', true],
+      ['orphans/previews/', true],
+    ] as const;
     listing: for (const [prefix, movedEarlier] of prefixes) {
       for await (const object of this.store.list(prefix)) {
         signal?.throwIfAborted();

@@ -9,6 +9,7 @@ import { enqueue } from '../core/jobs-repository.js';
 
 /** A stored file's key, `files/<uuid>.<ext>`: its id. */
 const STORED_FILE_KEY = /^files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[^/]+$/;
+const PREVIEW_KEY = /^previews\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.m4a$/;
 
 /** A `files` row as downloads, archives and share links use it: what they show and send, no more. */
 export interface StoredFileRow {
@@ -350,8 +351,12 @@ export class FilesRepository {
   /** Those of `keys` (stored keys, `files/<id>.<ext>`, `images/<name>`) that a row refers to. */
   async referencedAmong(keys: readonly string[]): Promise<Set<string>> {
     const ids = keys.flatMap((key) => STORED_FILE_KEY.exec(key)?.[1] ?? []);
+    const previewIds = keys.flatMap((key) => PREVIEW_KEY.exec(key)?.[1] ?? []);
     const names = keys.filter((key) => key.startsWith('images/')).map((key) => key.slice('images/'.length));
     const files = ids.length === 0 ? [] : await this.sql<{ id: string; extension: string }[]>`select id, extension from files where id = any(${this.sql.array(ids)}::uuid[])`;
+    // A preview is its file's whatever the file's preview state says: one being made is written before its row
+    // says `done`, and one made again overwrites its key. Only a preview whose file is gone is an orphan.
+    const previews = previewIds.length === 0 ? [] : await this.sql<{ id: string }[]>`select id from files where id = any(${this.sql.array(previewIds)}::uuid[])`;
     const images =
       names.length === 0
         ? []
@@ -359,13 +364,17 @@ export class FilesRepository {
             select image as name from projects where image = any(${this.sql.array(names)}::text[])
             union select image from vibes where image = any(${this.sql.array(names)}::text[])
             union select avatar from users where avatar = any(${this.sql.array(names)}::text[])`;
-    return new Set([...files.map((row) => storeKeys.file(row.id, row.extension)), ...images.map((row) => storeKeys.image(row.name))]);
+    return new Set([
+      ...files.map((row) => storeKeys.file(row.id, row.extension)),
+      ...previews.map((row) => storeKeys.preview(row.id)),
+      ...images.map((row) => storeKeys.image(row.name)),
+    ]);
   }
 
   /** How many stored keys rows refer to. */
   async storedKeyCount(): Promise<number> {
     const [row] = await this.sql<{ count: number }[]>`
-      select (select count(*) from files)::int
+      select (select count(*) from files)::int + (select count(*) from files where preview = 'done')::int
         + (select count(*) from (select image from projects where image is not null
              union select image from vibes where image is not null
              union select avatar from users where avatar is not null) as images)::int as count`;

@@ -10,9 +10,10 @@ import type { ReceivedFile } from '../core/multipart.js';
 import { PendingObjects } from '../core/pending-objects.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
-import { type BlobStore, storeKeys } from '../core/store/index.js';
+import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
+import { PreviewsRepository } from '../previews/repository.js';
 import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
@@ -73,6 +74,7 @@ export class FilesService {
     @inject(FilesRepository) private readonly repository: FilesRepository,
     @inject(Space) private readonly space: Space,
     @inject(PendingObjects) private readonly pending: PendingObjects,
+    @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
   ) {}
 
   /**
@@ -273,17 +275,28 @@ export class FilesService {
   /**
    * What a preview's download sends: 409 PREVIEW_NOT_READY (Retry-After) while it is pending, 404 when there is
    * none (not a CUT, or its audio could not be decoded). Its ETag is the original's sha256 with a suffix: a new
-   * version is another file, and a preview made again is of the same bytes.
+   * version is another file, and a preview made again is of the same bytes. A preview made whose bytes are gone
+   * from the store (lost, or a store switched without them) is made again: its file turns `pending`, its job is
+   * queued, and this answer is the 409 of a preview being made (a preview is derived from its file: nothing is
+   * lost, where a missing original is a 404).
    */
   previewOf(row: StoredFileRow): StoredBytes {
-    if (row.preview === 'pending') throw new DomainError('PREVIEW_NOT_READY', 'The preview has not been made yet; try again shortly', { retryAfterSeconds: 5 });
+    if (row.preview === 'pending') throw previewNotReady();
     if (row.preview !== 'done' || row.previewBytes === null) throw notFound('Preview');
     const key = storeKeys.preview(row.id);
     const stem = row.name.replace(/\.[^./]{1,5}$/, '');
     return {
       key,
       read: (range) => this.store.read(key, range),
-      openReader: (range) => this.store.openReader(key, range),
+      openReader: async (range) => {
+        try {
+          return await this.store.openReader(key, range);
+        } catch (error) {
+          if (!(error instanceof ObjectMissing)) throw error;
+          await this.sql.begin((tx) => this.previews.remake(tx, row.id));
+          throw previewNotReady();
+        }
+      },
       size: row.previewBytes,
       mimeType: 'audio/mp4',
       etag: `"${row.sha256}-preview"`,
@@ -380,3 +393,5 @@ export class FilesService {
     return row;
   }
 }
+
+const previewNotReady = (): DomainError => new DomainError('PREVIEW_NOT_READY', 'The preview has not been made yet; try again shortly', { retryAfterSeconds: 5 });

@@ -59,6 +59,15 @@ export class PreviewsRepository {
     return row ?? null;
   }
 
+  /** Has a made preview made again (its bytes are gone from the store): `pending`, its job queued. */
+  async remake(tx: Queryable, fileId: string): Promise<void> {
+    const [row] = await tx<{ uploadedBy: string | null }[]>`
+      update files set preview = 'pending', preview_bytes = null, preview_bitrate = null, preview_duration_ms = null
+      where id = ${fileId} and preview = 'done'
+      returning uploaded_by`;
+    if (row) await enqueuePreview(tx, fileId, row.uploadedBy);
+  }
+
   /**
    * Queues the previews of up to `limit` files after `afterId` (in id order) that are pending with their
    * analysis done and no job queued or running: the backfill's one step. Answers the last id looked at (null:

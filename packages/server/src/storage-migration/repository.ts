@@ -11,20 +11,26 @@ export interface RecordedObject {
 export class StorageMigrationRepository {
   constructor(private readonly sql: Sql) {}
 
-  /** Every stored object rows refer to, files (every version) and images and avatars, read in one statement. */
+  /**
+   * Every stored object rows refer to, files (every version) and their previews once made, and images and
+   * avatars, read in one statement. A preview's sha256 is not recorded (it is made again from its file): its
+   * local bytes' own hash is the truth, checked against the bucket's copy like any other.
+   */
   async recordedObjects(): Promise<RecordedObject[]> {
-    const rows = await this.sql<{ name: string; extension: string | null; sha256: string | null }[]>`
-      select id::text as name, extension, sha256 from files
+    const rows = await this.sql<{ name: string; kind: 'file' | 'preview' | 'image'; extension: string | null; sha256: string | null }[]>`
+      select id::text as name, 'file' as kind, extension, sha256 from files
       union all
-      select image, null, image_sha256 from projects where image is not null
+      select id::text, 'preview', null, null from files where preview = 'done'
       union all
-      select image, null, image_sha256 from vibes where image is not null
+      select image, 'image', null, image_sha256 from projects where image is not null
       union all
-      select avatar, null, avatar_sha256 from users where avatar is not null
-      order by 2 nulls last, 1`;
+      select image, 'image', null, image_sha256 from vibes where image is not null
+      union all
+      select avatar, 'image', null, avatar_sha256 from users where avatar is not null
+      order by 2, 4 nulls last, 1`;
     const objects = new Map<string, RecordedObject>();
     for (const row of rows) {
-      const key = row.extension === null ? storeKeys.image(row.name) : storeKeys.file(row.name, row.extension);
+      const key = row.kind === 'file' ? storeKeys.file(row.name, row.extension!) : row.kind === 'preview' ? storeKeys.preview(row.name) : storeKeys.image(row.name);
       if (!objects.get(key)?.sha256) objects.set(key, { key, sha256: row.sha256 });
     }
     return [...objects.values()];

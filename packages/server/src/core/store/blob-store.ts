@@ -71,7 +71,7 @@ export interface BlobStore {
   /** Removes the object; nothing to remove is no error. */
   delete(key: string): Promise<void>;
   /**
-   * The objects whose keys begin with `prefix` (`files/`, `images/`, `orphans/files/`, `orphans/images/`), page
+   * The objects whose keys begin with `prefix` (`files/`, `images/`, `previews/`, the same under `orphans/`), page
    * by page as the store answers: only the `orphans` command lists (the server finds objects by their rows).
    */
   list(prefix: string): AsyncIterable<ListedObject>;

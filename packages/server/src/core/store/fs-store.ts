@@ -97,7 +97,7 @@ export class FsBlobStore implements BlobStore {
 
   /** The files of the directory `prefix` names (DATA_DIR/files/, …), by name; none when it does not exist. */
   async *list(prefix: string): AsyncIterable<ListedObject> {
-    if (!/^(orphans\/)?(files|images)\/$/.test(prefix)) throw new Error(`not a storage key prefix: ${prefix}`);
+    if (!/^(orphans\/)?(files|images|previews)\/$/.test(prefix)) throw new Error(`not a storage key prefix: ${prefix}`);
     const names = await readdir(path.join(this.root, prefix)).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return [];
       throw error;
