@@ -2,6 +2,12 @@
 export interface DecodedChunk {
   channelData: Float32Array[];
   sampleRate: number;
+  /**
+   * The most frames the whole file can decode to, where its header bounds them soundly before any is decoded
+   * (PCM: the sample data's announced bytes over a frame's; the decoder stops there). A preview started before
+   * the analysis sizes its index from it.
+   */
+  maxFrames?: number;
 }
 
 /** A decoder fed the file's bytes in order, chunk by chunk; it keeps only what one frame needs. */

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
 import { type BlobStore, createBlobStore, objectSource, storeKeys } from '../core/store/index.js';
-import { encodePreview, type PreviewFacts } from '../previews/encode.js';
+import { DurationUnknown, encodePreview, type PreviewFacts } from '../previews/encode.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
 import { analyzeStems, type StemsAnalysis } from './stems.js';
@@ -31,8 +31,8 @@ export interface PreviewRequest {
   fileId: string;
   key: string;
   extension: string;
-  /** What analysis measured: it sizes the preview's index. */
-  durationMs: number;
+  /** What analysis measured: it sizes the preview's index. Null before the analysis: the header's bound does. */
+  durationMs: number | null;
 }
 
 /** What the thread is started with. */
@@ -101,6 +101,7 @@ async function preview(request: PreviewRequest, { store, uploading }: { store: P
     await stored.write(storeKeys.preview(request.fileId), createReadStream(temp));
     return { status: 'preview', preview: outcome.preview };
   } catch (error) {
+    if (error instanceof DurationUnknown) return { status: 'unsupported' };
     return { status: 'unreadable', reason: (error as Error).message };
   } finally {
     await rm(temp, { force: true });

@@ -105,7 +105,11 @@ export class PcmDecoder<Format extends PcmFormat> implements StreamDecoder {
     const frameBytes = bytesPerSample(format.bitDepth) * format.channels;
     const frames = Math.floor(bytes.length / frameBytes);
     this.pending = Buffer.from(bytes.subarray(frames * frameBytes));
-    return { channelData: this.container.toFloat(bytes, frames, format), sampleRate: format.sampleRate };
+    return {
+      channelData: this.container.toFloat(bytes, frames, format),
+      sampleRate: format.sampleRate,
+      ...(dataBytes !== null ? { maxFrames: Math.floor(dataBytes / frameBytes) } : {}),
+    };
   }
 
   finish(): DecodedChunk | null {

@@ -6,6 +6,7 @@ import { avatarUrl } from '../images/repository.js';
 import { storeKeys } from '../core/store/index.js';
 import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
+import { enqueueEarlyPreview } from '../previews/repository.js';
 
 /** A stored file's key, `files/<uuid>.<ext>`: its id. */
 const STORED_FILE_KEY = /^files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[^/]+$/;
@@ -239,10 +240,12 @@ export class FilesRepository {
     // Without a series the insert trigger starts one (021_versions_comments_reviews.sql); one with a path starts here.
     if (!series && path) await tx`insert into file_series (id, cut_id, path, path_key) values (${file.id}, ${file.cutId}, ${path.path}, ${path.key})`;
     const versioned = series ? { seriesId: series.id, version: series.version } : path ? { seriesId: file.id, version: 1 } : {};
-    // A CUT's preview is queued when its analysis is done (analysis/worker.ts), which gives its duration.
+    // A CUT's preview is queued when its analysis is done (analysis/worker.ts), which gives its duration, and at
+    // once when its header bounds its length (previews/repository.ts).
     await tx`insert into files ${tx({ ...file, ...versioned, analysis: analysed ? 'pending' : 'unsupported', preview: file.type === 'CUT' ? 'pending' : 'none' })}`;
     // Round-robin by uploader: one account's many files never hold the queue from another's one (§12).
     if (analysed) await enqueue(tx, JOB_KINDS.analysis, { fileId: file.id }, { key: `analysis:${file.id}`, fairKey: file.uploadedBy });
+    await enqueueEarlyPreview(tx, file);
   }
 
   /** The series of a file (or a series by its id) and its latest version; null when it is gone or has no version left. */

@@ -16,7 +16,7 @@ import { AudioSample, AudioSampleSource, FilePathTarget, Mp4OutputFormat, Output
 import type { Readable } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import type { ObjectSource } from '../core/store/index.js';
-import { AnalysisError, type DecodedChunk } from '../analysis/decoded.js';
+import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from '../analysis/decoded.js';
 import { decodeAudio } from '../analysis/decode-stream.js';
 import { downmix, previewChannels } from './downmix.js';
 import { setExactDuration } from './mp4-durations.js';
@@ -42,11 +42,22 @@ export interface PreviewFacts {
 export type PreviewOutcome = { status: 'done'; preview: PreviewFacts } | { status: 'failed'; reason: string } | { status: 'unsupported' };
 
 export interface PreviewOptions {
-  /** The duration analysis measured: it sizes the room set aside for the index (a file decoding to more fails). */
-  expectedDurationMs: number;
+  /**
+   * The duration analysis measured: it sizes the room set aside for the index (a file decoding to more fails).
+   * Null before the analysis: the header's bound on the frames does (DecodedChunk.maxFrames), and a file whose
+   * header gives none rejects with DurationUnknown.
+   */
+  expectedDurationMs: number | null;
   signal?: AbortSignal;
   /** Awaited after each decoded slice (the thread gives way to uploads). */
   pace?: () => Promise<void>;
+}
+
+/** A preview asked for before the analysis, of a file whose header does not bound its length: it waits for the analysis. */
+export class DurationUnknown extends Error {
+  constructor() {
+    super('the file\'s header does not bound its duration: the preview waits for the analysis');
+  }
 }
 
 /**
@@ -54,7 +65,8 @@ export interface PreviewOptions {
  * audio (`failed` with the reason); a file that cannot be read, or an output that cannot be written, rejects.
  */
 export async function encodePreview(source: string | ObjectSource | Readable, extension: string, outPath: string, options: PreviewOptions): Promise<PreviewOutcome> {
-  const encoder = new PreviewEncoder(outPath, options.expectedDurationMs);
+  const sourceBytes = typeof source === 'object' && 'size' in source ? source.size : null;
+  const encoder = new PreviewEncoder(outPath, options.expectedDurationMs, sourceBytes);
   try {
     const decoded = await decodeAudio(source, extension, (chunk) => encoder.take(chunk), options);
     if (decoded.status !== 'done') return decoded;
@@ -62,7 +74,7 @@ export async function encodePreview(source: string | ObjectSource | Readable, ex
     const facts = await encoder.finish();
     return { status: 'done', preview: facts };
   } catch (error) {
-    if (options.signal?.aborted) throw error;
+    if (options.signal?.aborted || error instanceof DurationUnknown) throw error;
     if (error instanceof AnalysisError) return { status: 'failed', reason: error.message };
     throw error;
   } finally {
@@ -82,7 +94,9 @@ class PreviewEncoder {
 
   constructor(
     private readonly outPath: string,
-    private readonly expectedDurationMs: number,
+    private readonly expectedDurationMs: number | null,
+    /** The file's size, when known: PCM holds at most one sample a byte, so a lying header's bound is cut to it. */
+    private readonly sourceBytes: number | null,
   ) {}
 
   async take(chunk: DecodedChunk): Promise<void> {
@@ -127,12 +141,20 @@ class PreviewEncoder {
     const inputChannels = chunk.channelData.length;
     const rate = previewSampleRate(inputRate);
     const channels = previewChannels(inputChannels);
+    // The index's room: every frame of the measured duration (or of the header's bound, at the preview's rate), the
+    // priming frame, the last partial one, and a margin.
+    let expectedFrames: number;
+    if (this.expectedDurationMs !== null) expectedFrames = Math.ceil((this.expectedDurationMs / 1000) * rate * 1.01);
+    else if (chunk.maxFrames !== undefined) {
+      const bound = Math.min(chunk.maxFrames, this.sourceBytes === null ? Infinity : Math.floor(this.sourceBytes / inputChannels));
+      if (bound > MAX_DURATION_SECONDS * inputRate) throw new AnalysisError(`the file announces audio longer than ${MAX_DURATION_SECONDS / 3600} hours, the longest analysed`);
+      expectedFrames = Math.ceil((bound * rate) / inputRate);
+    }
+    else throw new DurationUnknown();
     if (rate !== inputRate) this.resampler = await createResampler(channels, inputRate, rate);
     this.output = new Output({ format: new Mp4OutputFormat({ fastStart: 'reserve' }), target: new FilePathTarget(this.outPath) });
     this.source = new AudioSampleSource({ codec: 'aac', bitrate: PREVIEW_BITRATE[channels] });
-    // The index's room: every frame of the measured duration, the priming frame, the last partial one, and a margin.
-    const frames = Math.ceil((this.expectedDurationMs / 1000) * rate * 1.01) + rate;
-    this.output.addAudioTrack(this.source, { maximumPacketCount: Math.ceil(frames / AAC_FRAME) + 4 });
+    this.output.addAudioTrack(this.source, { maximumPacketCount: Math.ceil((expectedFrames + rate) / AAC_FRAME) + 4 });
     await this.output.start();
     this.format = { inputRate, inputChannels, rate, channels };
     return this.format;

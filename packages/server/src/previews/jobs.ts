@@ -3,6 +3,10 @@
 // analysis uses) encode and store the preview holding no database connection, then records it and publishes
 // `preview.ready` in one transaction. A job run again overwrites its own key. A file deleted meanwhile has its
 // preview removed again. A stop abandons the encode (the queue queues its job again).
+// A WAV or AIFF's job is queued with its upload and runs beside its analysis (the early job), its index sized
+// from the header's bound on the frames; it is an optimisation only: whatever else it meets (no bound in the
+// header, bad audio, a store that failed) leaves the preview pending for the job the analysis queues once done,
+// which finds a preview made early already made and does nothing.
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
@@ -13,7 +17,7 @@ import type { Logger } from '../core/logger.js';
 import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
-import { AnalysisThread } from '../analysis/isolated.js';
+import { AnalysisThread, analysisBudgetSeconds } from '../analysis/isolated.js';
 import { previewInfoOf } from '../files/repository.js';
 import { type FileToPreview, type PreviewResult, PreviewsRepository } from './repository.js';
 
@@ -45,15 +49,21 @@ export class PreviewJobs {
   /** The handler of one preview job. */
   readonly run = async ({ payload: { fileId }, attempt, maxAttempts, signal }: JobRun<{ fileId: string }>): Promise<void> => {
     const file = await this.repository.file(this.sql, fileId);
-    // Deleted since it was queued: nothing to do.
-    if (!file) return;
+    // Deleted since it was queued, or made (or failed) by another job since: nothing to do.
+    if (!file || file.preview !== 'pending') return;
     let result: PreviewResult;
-    try {
-      result = await this.encode(fileId, file, signal);
-    } catch (error) {
-      if (signal.aborted || attempt < maxAttempts) throw error;
-      this.log.error('preview failed for good; its file is marked failed', { fileId, attempt, error });
-      result = { preview: 'failed' };
+    if (file.type === 'CUT' && file.analysis === 'pending') {
+      const early = await this.encodeEarly(fileId, file, signal);
+      if (!early) return;
+      result = early;
+    } else {
+      try {
+        result = await this.encode(fileId, file, signal);
+      } catch (error) {
+        if (signal.aborted || attempt < maxAttempts) throw error;
+        this.log.error('preview failed for good; its file is marked failed', { fileId, attempt, error });
+        result = { preview: 'failed' };
+      }
     }
     const recorded = await this.sql.begin(async (tx) => {
       if (!(await this.repository.finish(tx, fileId, result))) return false;
@@ -74,19 +84,40 @@ export class PreviewJobs {
     await Promise.all(this.idle.splice(0).map((thread) => thread.close()));
   }
 
-  private async encode(fileId: string, file: FileToPreview, signal: AbortSignal): Promise<PreviewResult> {
-    if (file.type !== 'CUT') return { preview: 'none' };
-    if (file.analysis !== 'done' || file.durationMs === null) return { preview: 'failed' };
-    const thread = this.idle.pop() ?? new AnalysisThread({ storage: this.config.storage, dataDir: this.config.dataDir });
+  /**
+   * The early job's encode, before the analysis: the preview made, or null (the preview stays pending for the job
+   * the analysis queues). Its budget is the analysis' own, from the file's size (its duration is not measured yet).
+   */
+  private async encodeEarly(fileId: string, file: FileToPreview, signal: AbortSignal): Promise<PreviewResult | null> {
     let outcome;
     try {
-      outcome = await thread.analyze(
-        { task: 'preview', fileId, key: storeKeys.file(fileId, file.extension), extension: file.extension, durationMs: file.durationMs },
-        { timeoutMs: previewBudgetSeconds(file.durationMs) * 1000, uploading: () => this.space.uploading, signal },
+      outcome = await this.inThread(fileId, file, null, analysisBudgetSeconds(file.size, this.config.analysisTimeoutSeconds), signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      this.log.info('early preview not made; it waits for the analysis', { fileId, error });
+      return null;
+    }
+    if (outcome.status === 'preview') return { preview: 'done', facts: outcome.preview };
+    this.log.info('early preview not made; it waits for the analysis', { fileId, outcome: outcome.status });
+    return null;
+  }
+
+  private async inThread(fileId: string, file: FileToPreview, durationMs: number | null, budgetSeconds: number, signal: AbortSignal) {
+    const thread = this.idle.pop() ?? new AnalysisThread({ storage: this.config.storage, dataDir: this.config.dataDir });
+    try {
+      return await thread.analyze(
+        { task: 'preview', fileId, key: storeKeys.file(fileId, file.extension), extension: file.extension, durationMs },
+        { timeoutMs: budgetSeconds * 1000, uploading: () => this.space.uploading, signal },
       );
     } finally {
       this.idle.push(thread);
     }
+  }
+
+  private async encode(fileId: string, file: FileToPreview, signal: AbortSignal): Promise<PreviewResult> {
+    if (file.type !== 'CUT') return { preview: 'none' };
+    if (file.analysis !== 'done' || file.durationMs === null) return { preview: 'failed' };
+    const outcome = await this.inThread(fileId, file, file.durationMs, previewBudgetSeconds(file.durationMs), signal);
     switch (outcome.status) {
       case 'preview':
         return { preview: 'done', facts: outcome.preview };

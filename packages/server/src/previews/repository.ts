@@ -12,8 +12,10 @@ export interface FileToPreview {
   cutId: string;
   projectId: string;
   analysis: AnalysisStatus;
+  preview: PreviewStatus;
   /** What analysis measured; null until it ran, or when it failed. */
   durationMs: number | null;
+  size: number;
   /** Null once the uploader's account is deleted. */
   uploader: { id: string; name: string } | null;
 }
@@ -22,10 +24,28 @@ export type PreviewResult = { preview: 'done'; facts: PreviewFacts } | { preview
 
 /** One job per file: a job queued or running for it is not queued again (the queue's key). */
 const previewJobKey = (fileId: string): string => `preview:${fileId}`;
+/**
+ * The early job of a file (queued with its upload, run beside its analysis) has a key of its own: the analysis,
+ * once done, queues the preview again while it is still pending, and an early job still running must not stop
+ * that (it may yet fail, or find no bound in the header, and leave the preview pending).
+ */
+const earlyPreviewJobKey = (fileId: string): string => `preview-early:${fileId}`;
+
+/** The files whose header bounds their length (PCM: WAV, AIFF), so a preview need not wait for the analysis. */
+const HEADER_BOUNDED_EXTENSIONS = new Set(['wav', 'aif', 'aiff']);
 
 /** Queues the preview of a file (in the transaction that makes it necessary), round-robin by uploader. */
 export async function enqueuePreview(tx: Queryable, fileId: string, uploadedBy: string | null): Promise<void> {
   await enqueue(tx, JOB_KINDS.preview, { fileId }, { key: previewJobKey(fileId), fairKey: uploadedBy ?? undefined });
+}
+
+/**
+ * With the upload of a CUT whose header bounds its length, queues its preview at once, to run beside the
+ * analysis (the preview kind has its own workers, at the lowest CPU priority, so analyses are not held up).
+ */
+export async function enqueueEarlyPreview(tx: Queryable, file: { id: string; type: FileType; extension: string; uploadedBy: string | null }): Promise<void> {
+  if (file.type !== 'CUT' || !HEADER_BOUNDED_EXTENSIONS.has(file.extension.toLowerCase())) return;
+  await enqueue(tx, JOB_KINDS.preview, { fileId: file.id }, { key: earlyPreviewJobKey(file.id), fairKey: file.uploadedBy ?? undefined });
 }
 
 @injectable()
@@ -33,7 +53,7 @@ export class PreviewsRepository {
   /** The file a preview job names; null when it was deleted since. */
   async file(sql: Queryable, fileId: string): Promise<FileToPreview | null> {
     const [row] = await sql<(Omit<FileToPreview, 'uploader'> & { uploaderId: string | null; uploaderName: string | null })[]>`
-      select f.type, f.extension, f.cut_id, f.project_id, f.analysis, (f.audio ->> 'durationMs')::int as duration_ms,
+      select f.type, f.extension, f.cut_id, f.project_id, f.analysis, f.preview, (f.audio ->> 'durationMs')::int as duration_ms, f.size,
              u.id as uploader_id, u.name as uploader_name
       from files f left join users u on u.id = f.uploaded_by
       where f.id = ${fileId}`;

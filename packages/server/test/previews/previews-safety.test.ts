@@ -118,11 +118,12 @@ describe.skipIf(!hasFfmpeg)('previews and the storage commands', () => {
     const onPartial = await startTestServer(lacking);
     try {
       const partialApi = client(onPartial.url);
+      // Made again after the analysis (its index sized from the measured duration, so not byte for byte the same).
       const record = await previewed(partialApi, owner.token, fileId);
-      expect(record.preview).toMatchObject({ status: 'done', bytes: previewBytes.length });
+      expect(record.preview).toMatchObject({ status: 'done', durationMs: 3000 });
       const remade = await fetchPreview(onPartial.url, fileId);
       expect(remade.status).toBe(200);
-      expect(remade.bytes.length).toBe(previewBytes.length);
+      expect(remade.bytes.length).toBe(record.preview.bytes);
     } finally {
       await onPartial.close();
     }
@@ -153,9 +154,9 @@ describe.skipIf(!hasFfmpeg)('previews and the storage commands', () => {
     expect(gone.headers.get('retry-after')).toBe('5');
     expect(JSON.parse(gone.bytes.toString('utf8'))).toMatchObject({ code: 'PREVIEW_NOT_READY' });
     const record = await previewed(api, owner.token, fileId);
-    expect(record.preview).toMatchObject({ status: 'done', bytes: previewBytes.length });
+    expect(record.preview).toMatchObject({ status: 'done', durationMs: 3000 });
     const remade = await fetchPreview(server.url, fileId);
     expect(remade.status).toBe(200);
-    expect(remade.bytes.length).toBe(previewBytes.length);
+    expect(remade.bytes.length).toBe(record.preview.bytes);
   });
 });
