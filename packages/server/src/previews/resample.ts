@@ -5,6 +5,8 @@
 // 256 kbps keeps. Chosen by measurement (4 minutes of 96 kHz stereo resampled to 48 kHz, CPU time, one core,
 // this machine; README "Listening"): libsamplerate's SRC_SINC_MEDIUM_QUALITY 4.6 s, its SRC_SINC_FASTEST (80 %
 // passband, 97 dB) 1.9 s, Speex quality 5 0.39 s, 7 0.61 s, 10 3.0 s.
+// The module's types, for every program that compiles this file (the SDK's tests include the server's sources).
+/// <reference path="./speex-resampler-wasm.d.ts" />
 import loadSpeex, { type SpeexModule } from '@echogarden/speex-resampler-wasm/simd';
 
 /** The rates a preview is made at (§20): 44.1 kHz for the 44.1 kHz family, else 48 kHz. */
