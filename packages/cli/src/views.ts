@@ -906,6 +906,26 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `reopened a comment on ${named('file', event.data.fileId)}`;
     case 'comment.deleted':
       return `deleted a comment on ${named('file', event.data.fileId)}`;
+    case 'project.trashed':
+      return 'moved the project to the trash';
+    case 'project.restored':
+      return 'restored the project from the trash';
+    case 'vibe.trashed':
+      return `moved ${named('vibe', event.data.vibeId)} to the trash`;
+    case 'vibe.restored':
+      return `restored ${named('vibe', event.data.vibeId)} from the trash`;
+    case 'cut.trashed':
+      return `moved ${named('cut', event.data.cutId)} to the trash`;
+    case 'cut.restored':
+      return `restored ${named('cut', event.data.cutId)} from the trash`;
+    case 'file.trashed':
+      return `moved ${named('file', event.data.fileId)} to the trash`;
+    case 'file.restored':
+      return `restored ${named('file', event.data.fileId)} from the trash`;
+    case 'comment.trashed':
+      return `moved a comment on ${named('file', event.data.fileId)} to the trash`;
+    case 'comment.restored':
+      return `restored a comment on ${named('file', event.data.fileId)} from the trash`;
     case 'file.reviewed':
       return event.data.state === null
         ? `withdrew their review of ${named('file', event.data.fileId)}`

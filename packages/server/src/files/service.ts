@@ -14,6 +14,7 @@ import { type BlobStore, storeKeys } from '../core/store/index.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { TrashService, trashed } from '../trash/service.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
 export interface NewUpload {
@@ -73,6 +74,7 @@ export class FilesService {
     @inject(FilesRepository) private readonly repository: FilesRepository,
     @inject(Space) private readonly space: Space,
     @inject(PendingObjects) private readonly pending: PendingObjects,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   /**
@@ -266,19 +268,25 @@ export class FilesService {
   }
 
   /** The uploader or a project ADMIN; the bytes go once the row's deletion has committed. */
-  async delete(principal: Principal, id: string): Promise<void> {
-    const removed = await this.sql.begin(async (tx) => {
+  async delete(principal: Principal, id: string): Promise<Date | null> {
+    const { removed, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const file = await this.repository.lockForDelete(tx, id);
       if (!file) throw notFound('File');
       if (file.uploadedBy !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can delete this file');
       }
+      if (this.trash.enabled) {
+        const until = await this.trash.move(tx, principal, { kind: 'file', id, projectId });
+        await this.events.publish(tx, projectEvent(principal, projectId, 'file.trashed', { fileId: id, cutId: file.cutId, trashedUntil: until.toISOString() }));
+        return { removed: null, trashedUntil: until };
+      }
       await this.repository.delete(tx, id);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
-      return file;
+      return { removed: file, trashedUntil: null };
     });
-    await this.disk.removeQuietly(storeKeys.file(id, removed.extension));
+    if (removed) await this.disk.removeQuietly(storeKeys.file(id, removed.extension));
+    return trashedUntil;
   }
 
   /**
@@ -286,7 +294,7 @@ export class FilesService {
    * versions' comments and reviews go with them; the bytes go once the deletion has committed.
    */
   async deleteSeries(principal: Principal, id: string): Promise<DeletedSeries> {
-    const { seriesId, removed } = await this.sql.begin(async (tx) => {
+    const { seriesId, removed, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const series = await this.repository.seriesOf(tx, { fileId: id });
       if (!series) throw notFound('File');
@@ -294,12 +302,20 @@ export class FilesService {
       if (role !== 'ADMIN' && versions.some((version) => version.uploadedBy !== principal.userId)) {
         throw forbidden('Only a project ADMIN, or a member who uploaded every version, can delete the whole series');
       }
+      if (this.trash.enabled) {
+        const until = await this.trash.move(tx, principal, { kind: 'series', id: series.seriesId, projectId });
+        for (const version of versions) {
+          await this.events.publish(tx, projectEvent(principal, projectId, 'file.trashed', { fileId: version.id, cutId: version.cutId, trashedUntil: until.toISOString() }));
+        }
+        return { seriesId: series.seriesId, removed: versions, trashedUntil: until };
+      }
       await this.repository.deleteSeries(tx, series.seriesId);
       for (const version of versions) {
         await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: version.id, cutId: version.cutId }));
       }
-      return { seriesId: series.seriesId, removed: versions };
+      return { seriesId: series.seriesId, removed: versions, trashedUntil: null };
     });
+    if (trashedUntil !== null) return { seriesId, deleted: removed.length, ...trashed(trashedUntil) };
     for (const version of removed) await this.disk.removeQuietly(storeKeys.file(version.id, version.extension));
     return { seriesId, deleted: removed.length };
   }
