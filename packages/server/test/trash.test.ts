@@ -25,20 +25,19 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 
 /** Every record of the project, table by table, field by field (the trash stamps aside). */
 async function recordsOf(projectId: string) {
-  const rows = async (table: string, where: ReturnType<typeof server.sql>) =>
-    (await server.sql`select * from ${server.sql(`public.${table}`)} t where ${where} order by 1`).map(({ trashId, trash_id, ...row }) => row);
-  const files = server.sql`t.project_id = ${projectId}`;
+  const strip = (rows: Record<string, unknown>[]) => rows.map(({ trash_id: _stamp, ...row }) => row);
+  const ofFiles = server.sql`select id from public.files where project_id = ${projectId}`;
   return {
-    projects: await rows('projects', server.sql`t.id = ${projectId}`),
-    members: await rows('project_members', server.sql`t.project_id = ${projectId}`),
-    vibes: await rows('vibes', server.sql`t.project_id = ${projectId}`),
-    cuts: await rows('cuts', server.sql`t.project_id = ${projectId}`),
-    series: await rows('file_series', server.sql`t.cut_id in (select id from public.cuts where project_id = ${projectId})`),
-    files: await rows('files', files),
-    comments: await rows('comments', server.sql`t.file_id in (select id from public.files where project_id = ${projectId})`),
-    reviews: await rows('reviews', server.sql`t.file_id in (select id from public.files where project_id = ${projectId})`),
-    stems: await rows('stem_entries', server.sql`t.file_id in (select id from public.files where project_id = ${projectId})`),
-    shares: await rows('share_links', server.sql`t.file_id in (select id from public.files where project_id = ${projectId})`),
+    projects: strip(await server.sql`select * from public.projects where id = ${projectId}`),
+    members: strip(await server.sql`select * from public.project_members where project_id = ${projectId} order by user_id`),
+    vibes: strip(await server.sql`select * from public.vibes where project_id = ${projectId} order by id`),
+    cuts: strip(await server.sql`select * from public.cuts where project_id = ${projectId} order by id`),
+    series: strip(await server.sql`select * from public.file_series where cut_id in (select id from public.cuts where project_id = ${projectId}) order by id`),
+    files: strip(await server.sql`select * from public.files where project_id = ${projectId} order by id`),
+    comments: strip(await server.sql`select * from public.comments where file_id in (${ofFiles}) order by id`),
+    reviews: strip(await server.sql`select * from public.reviews where file_id in (${ofFiles}) order by file_id, user_id`),
+    stems: strip(await server.sql`select * from public.stem_entries where file_id in (${ofFiles}) order by file_id, position`),
+    shares: strip(await server.sql`select * from public.share_links where file_id in (${ofFiles}) order by id`),
   };
 }
 
@@ -72,8 +71,8 @@ async function richProject() {
   await expectStatus(api.request('PUT', `/api/files/${v2.id}/review`, { token: member.accessToken, json: { state: 'approved', note: 'Great' } }), 200);
   // Analysis done, so nothing changes the records but the trash.
   for (const file of [v1, v2, other]) await analysed(api, owner.accessToken, file.id);
-  const [{ series_id: seriesId }] = await server.sql<{ series_id: string }[]>`select series_id from public.files where id = ${v1.id}`;
-  return { ...seeded, v1, v2, other, comment, seriesId: seriesId! };
+  const [series] = await server.sql<{ series_id: string }[]>`select series_id from public.files where id = ${v1.id}`;
+  return { ...seeded, v1, v2, other, comment, seriesId: series!.series_id };
 }
 
 const restore = (kind: string, id: string, token = owner.accessToken) => api.request('POST', `/api/trash/${kind}/${id}/restore`, { token });
