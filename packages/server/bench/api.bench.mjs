@@ -13,11 +13,10 @@
 // BENCH_API_SECONDS and BENCH_API_CONNECTIONS change the run.
 import { once } from 'node:events';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { call, report, round, start } from './support.mjs';
+import { call, load, report, round, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
@@ -45,16 +44,16 @@ try {
   if ((await call(query.url, 'GET', '/', null)).length !== PROJECTS) throw new Error('the bare query server lists other projects');
 
   // A short warm-up of each, so neither pays for its JIT inside the measured seconds.
-  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, 1);
-  await load(hello.url, {}, 1);
-  await load(query.url, {}, 1);
-  const ours = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, SECONDS));
-  const bare = await measured([hello.process.pid], () => load(hello.url, {}, SECONDS));
-  const floor = await measured([query.process.pid], () => load(query.url, {}, SECONDS), bandcollab.process.pid);
+  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, 1, CONNECTIONS);
+  await load(hello.url, {}, 1, CONNECTIONS);
+  await load(query.url, {}, 1, CONNECTIONS);
+  const ours = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${auth.accessToken}` }, SECONDS, CONNECTIONS));
+  const bare = await measured([hello.process.pid], () => load(hello.url, {}, SECONDS, CONNECTIONS));
+  const floor = await measured([query.process.pid], () => load(query.url, {}, SECONDS, CONNECTIONS), bandcollab.process.pid);
 
   const { token } = await call(bandcollab.url, 'POST', '/api/tokens', auth.accessToken, { name: 'bench', scope: 'read', expiresIn: 3600 });
-  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, 1);
-  const byToken = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, SECONDS));
+  await load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, 1, CONNECTIONS);
+  const byToken = await measured([bandcollab.process.pid], () => load(`${bandcollab.url}/api/projects`, { authorization: `Bearer ${token}` }, SECONDS, CONNECTIONS));
 
   const ratio = ours.requestsPerSecond / bare.requestsPerSecond;
   report('api GET /api/projects', {
@@ -107,29 +106,6 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-/** CONNECTIONS keep-alive connections each sending GETs back to back for `seconds`. */
-async function load(url, headers, seconds) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const latencies = [];
-  let errors = 0;
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const connection = async () => {
-    while (performance.now() < deadline) {
-      const sent = performance.now();
-      const ok = await get(url, headers, agent);
-      latencies.push(performance.now() - sent);
-      if (!ok) errors += 1;
-    }
-  };
-  await Promise.all(Array.from({ length: CONNECTIONS }, connection));
-  const elapsed = (performance.now() - started) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
-  return { requests: latencies.length, requestsPerSecond: latencies.length / elapsed, p50: percentile(50), p99: percentile(99), errors };
-}
-
 /**
  * Runs `work` and adds the CPU milliseconds the processes `pids` and, apart, all descendants of
  * `postgresParent` (the process that started the embedded PostgreSQL) spent meanwhile.
@@ -179,17 +155,4 @@ async function databaseUrl(dataDir) {
 
 function round3(value) {
   return Math.round(value * 1000) / 1000;
-}
-
-/** One GET whose body is read and dropped; resolves true for a 200. */
-function get(url, headers, agent) {
-  return new Promise((resolve) => {
-    request(url, { agent, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode === 200));
-      res.on('error', () => resolve(false));
-    })
-      .on('error', () => resolve(false))
-      .end();
-  });
 }

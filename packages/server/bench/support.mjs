@@ -3,7 +3,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { readFile, truncate, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import path from 'node:path';
 
 /** Starts `node script ...args` and resolves once it prints its `listening on` line. */
@@ -139,4 +139,40 @@ export async function seed(baseUrl) {
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** `connections` keep-alive connections each sending GETs back to back for `seconds`: throughput, p50/p99 and errors. */
+export async function load(url, headers, seconds, connections) {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const latencies = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const connection = async () => {
+    while (performance.now() < deadline) {
+      const sent = performance.now();
+      const ok = await get(url, headers, agent);
+      latencies.push(performance.now() - sent);
+      if (!ok) errors += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, connection));
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const percentile = (p) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))];
+  return { requests: latencies.length, requestsPerSecond: latencies.length / elapsed, p50: percentile(50), p99: percentile(99), errors };
+}
+
+/** One GET whose body is read and dropped; resolves true for a 200. */
+function get(url, headers, agent) {
+  return new Promise((resolve) => {
+    request(url, { agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', () => resolve(false));
+    })
+      .on('error', () => resolve(false))
+      .end();
+  });
 }

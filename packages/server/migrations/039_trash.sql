@@ -10,8 +10,9 @@
 -- takes the table's defaults. Code that must see trashed rows (the trash itself, quotas, the store's
 -- references, backup, purges) names `public.` explicitly. Tables without a view reach projects through one that
 -- has one (a trashed project's members and invitations, a trashed file's reviews are filtered by their view).
--- A view lists its table's columns as they were when it was made: a later migration that adds, drops or retypes
--- a column of these tables runs `drop schema live cascade` first and `select create_live_views()` last.
+-- A view lists its table's columns as they were when it was made: the server makes the views again after every
+-- run that applied a migration (core/database.ts), so a later `add column` shows in them; a later migration
+-- that drops or retypes a column of these tables runs `drop schema live cascade` first.
 create table trash (
   id            uuid primary key default gen_random_uuid(),
   kind          text not null check (kind in ('project', 'vibe', 'cut', 'series', 'file', 'comment')),
@@ -57,7 +58,8 @@ alter table vibes add constraint vibes_project_position_key
 
 create function create_live_views() returns void language plpgsql as $$
 begin
-  create schema if not exists live;
+  drop schema if exists live cascade;
+  create schema live;
   create view live.projects as select * from public.projects where trash_id is null;
   create view live.vibes as select * from public.vibes where trash_id is null;
   create view live.cuts as select * from public.cuts where trash_id is null;

@@ -12,6 +12,7 @@ import { AccountsRoutes } from './accounts/routes.js';
 import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
 import { AnalysisJobs } from './analysis/worker.js';
+import { PreviewJobs } from './previews/jobs.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -66,6 +67,8 @@ export interface RunningServer {
   config: Config;
   /** Its routes are listed by the tests that check every route is documented. */
   app: App;
+  /** No account existed when it started: the ready line says to register the first (its site ADMIN). */
+  noAccounts: boolean;
   /**
    * Stops taking requests, lets those in flight finish within the grace period (SHUTDOWN_GRACE_SECONDS), then
    * cuts uploads still running (503, partial file removed) and closes the rest, stops features, closes the
@@ -136,17 +139,19 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, listener, database, shutdown, features, jobs, analysis, orphans, store } = built;
+  const { app, listener, database, shutdown, features, jobs, analysis, previews, orphans, store } = built;
   serve = listener;
   // Ready now: the count of stored files without a record runs behind, never delaying the start.
   orphans.start();
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const [{ noAccounts }] = await database.sql<[{ noAccounts: boolean }]>`select not exists (select 1 from users) as no_accounts`;
 
   let closing: Promise<void> | null = null;
   return {
     url: `http://${host}:${config.port}`,
     config,
     app,
+    noAccounts,
     close() {
       if (closing) {
         shutdown.cut();
@@ -160,6 +165,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         // A job in progress is abandoned (queued again at once for another instance or the next start), not waited for.
         await jobs.stop();
         await analysis.close();
+        await previews.close();
         // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
@@ -189,6 +195,7 @@ interface Built {
   features: Feature[];
   jobs: JobQueue;
   analysis: AnalysisJobs;
+  previews: PreviewJobs;
   orphans: OrphansWarning;
   store: BlobStore & { close(): void };
 }
@@ -249,6 +256,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   const jobs = new JobQueue({ sql: database.sql, locks: database.locks, log, clock: container.resolve(CLOCK) });
   const concurrency = config.jobsConcurrency;
   jobs.register(JOB_KINDS.analysis, analysis.run, { concurrency: concurrency.analysis });
+  const previews = container.resolve(PreviewJobs);
+  jobs.register(JOB_KINDS.preview, previews.run, { concurrency: concurrency.preview });
   jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
   jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
   jobs.register(JOB_KINDS.webhook_delivery, container.resolve(WebhookDeliverer).run, { concurrency: concurrency.webhook_delivery });
@@ -257,7 +266,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   jobs.every(JOB_KINDS.trash_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
   await jobs.start();
-  return { app, listener, database, shutdown, features, jobs, analysis, orphans: container.resolve(OrphansWarning), store };
+  return { app, listener, database, shutdown, features, jobs, analysis, previews, orphans: container.resolve(OrphansWarning), store };
 }
 
 /** CORS for CORS_ORIGINS: its preflight answers every OPTIONS, the tus discovery's with that answer's headers. */
@@ -287,7 +296,7 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
     return;
   }
   if (res.headersSent) {
-    log.error('error after the response started', { requestId: requestId(req), error });
+    log.error('error after the response started', { reqId: requestId(req), error });
     res.destroy();
     return;
   }
@@ -296,11 +305,11 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
     return;
   }
   if (isDatabaseUnreachable(error)) {
-    log.error('database unreachable', { requestId: requestId(req), error });
+    log.error('database unreachable', { reqId: requestId(req), error });
     sendProblem(req, res, unavailable('The service is temporarily unavailable'));
     return;
   }
-  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
+  log.error('unhandled error', { reqId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
   sendProblem(req, res, new DomainError('INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
 }
 

@@ -14,6 +14,7 @@ import { systemClock } from './core/clock.js';
 import { Disk } from './core/disk.js';
 import { DomainError } from './core/errors.js';
 import { JobsRepository } from './core/jobs-repository.js';
+import { PreviewsRepository } from './previews/repository.js';
 import { type ListedObject, openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
@@ -66,9 +67,34 @@ database, and never stop it):
                                     last error), tab-separated; safe beside running servers
   jobs retry <id>                   run a failed job again, its attempts renewed (exit 1: no such job or
                                     not failed)
+  previews backfill                 queue the listening previews of the audio files stored before previews
+                                    existed (§20), in batches; the running servers make them. Resumable:
+                                    run it again after an interruption (what is queued or made is skipped);
+                                    safe beside running servers
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
+
+const COMMANDS = new Set(['set-role', 'reset-password', 'orphans', 'backup', 'restore', 'migrate-storage', 'users', 'jobs', 'api-reference', 'settings-reference', 'help']);
+/** The options some command takes: any other is named as unknown. */
+const OPTIONS = new Set(['--move', '--purge', '--to']);
+
+/** 435000 → "424.8 KiB", as band prints sizes; the exact count follows it in the summaries. */
+function humanBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  for (; value >= 1024 && unit < units.length - 1; unit += 1) value /= 1024;
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** One line for arguments no command takes: the unknown option, else the command as given. */
+function whatIsWrong(command: string | undefined, rest: string[]): string {
+  const unknown = [command, ...rest].find((arg) => arg?.startsWith('-') && !OPTIONS.has(arg));
+  if (unknown) return `unknown option ${unknown}${command && command !== unknown ? ` for ${command}` : ''}`;
+  if (command && COMMANDS.has(command)) return `${command} takes other arguments than ${rest.length === 0 ? 'none' : `"${rest.join(' ')}"`}: see its line below`;
+  return `unknown command "${command}"`;
+}
 
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
 export async function runCommand(config: Config, args: string[]): Promise<number> {
@@ -99,13 +125,14 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if (command === 'jobs' && (rest.length === 0 || (rest.length === 1 && rest[0] === 'list'))) return listJobs(config);
   if (command === 'jobs' && rest.length === 2 && rest[0] === 'retry') return retryJob(config, rest[1]!);
+  if (command === 'previews' && rest.length === 1 && rest[0] === 'backfill') return backfillPreviews(config);
   if (command === 'reset-password' && rest.length === 1) {
     return resetPassword(config, rest[0]!);
   }
   // Roles in any case: `set-role someone@example.com admin` is what people type.
   const role = rest[1]?.toUpperCase();
   if (command !== 'set-role' || rest.length !== 2 || (role !== 'ADMIN' && role !== 'MEMBER')) {
-    process.stderr.write(`${USAGE}\n`);
+    process.stderr.write(`error: ${whatIsWrong(command, rest)}\n\n${USAGE}\n`);
     return 2;
   }
   const email = rest[0]!;
@@ -163,6 +190,7 @@ async function resetPassword(config: Config, email: string): Promise<number> {
 async function listUsers(config: Config): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
+    process.stdout.write('EMAIL\tROLE\tSTATUS\tLAST SIGN-IN\tNAME\n');
     for (const user of (await new AdminRepository(database.sql).accounts()).map(toAdminUser)) {
       process.stdout.write(`${user.email}\t${user.role}\t${user.active ? 'active' : 'deactivated'}\t${user.lastSignInAt ?? '-'}\t${user.name}\n`);
     }
@@ -217,6 +245,33 @@ async function listJobs(config: Config): Promise<number> {
       // One line a job: an error's own line breaks would break the columns.
       process.stdout.write(`failed\t${job.id}\t${job.kind}\t${job.attempts}/${job.maxAttempts}\t${job.finishedAt ?? '-'}\t${(job.lastError ?? '').replace(/\s+/g, ' ')}\n`);
     }
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/** Files looked at per transaction of the backfill: each batch commits its jobs, so an interruption loses none. */
+const BACKFILL_BATCH = 500;
+
+/**
+ * Queues the previews of the files still `pending` without a job (stored before previews existed), batch by
+ * batch in id order; the servers' preview workers make them. Exit code 0.
+ */
+async function backfillPreviews(config: Config): Promise<number> {
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const repository = new PreviewsRepository();
+    let afterId: string | null = null;
+    let queued = 0;
+    for (;;) {
+      const from: string | null = afterId;
+      const step: { lastId: string | null; queued: number } = await database.sql.begin((tx) => repository.backfillStep(tx, from, BACKFILL_BATCH));
+      queued += step.queued;
+      if (step.lastId === null) break;
+      afterId = step.lastId;
+    }
+    process.stdout.write(`${queued} preview${queued === 1 ? '' : 's'} queued\n`);
     return 0;
   } finally {
     await database.close();
@@ -336,7 +391,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     const bytes = stored.reduce((sum, file) => sum + file.size, 0);
     const done = command === 'backup' ? `backed up to ${dir}` : `restored from ${dir}`;
     const what = manifest.objects && config.storage.driver === 's3' ? `stored object(s) in bucket ${config.storage.bucket} (listed, not copied)` : 'stored file(s)';
-    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${bytes} bytes\n`);
+    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${humanBytes(bytes)} (${bytes} bytes)\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof BackupError) && !(error instanceof DataDirRefused)) throw error;

@@ -127,12 +127,18 @@ async function migrate(sql: Sql, log: Logger): Promise<void> {
     await tx`create table if not exists schema_migrations (
       version text primary key, applied_at timestamptz not null default now())`;
     const applied = new Set((await tx`select version from schema_migrations`).map((r) => r.version as string));
+    let changed = false;
     for (const file of files) {
       if (applied.has(file)) continue;
       await tx.unsafe(await readFile(path.join(dir, file), 'utf8'));
       await tx`insert into schema_migrations (version) values (${file})`;
       log.info('migration applied', { version: file });
+      changed = true;
     }
+    // The trash's `live` views (migration 039) list their tables' columns as they were when made: made again
+    // after any migration, they hold the columns later ones added.
+    const [views] = await tx<{ found: boolean }[]>`select to_regprocedure('public.create_live_views()') is not null as found`;
+    if (changed && views!.found) await tx`select public.create_live_views()`;
   });
 }
 

@@ -252,7 +252,9 @@ describe.skipIf(!hasFfmpeg)('analyzeAudio on broken files', () => {
     await writeFile(file, flacBomb(1000, 0));
     const started = performance.now();
     expect(await analyzeAudio(file, 'flac')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/more than 4096 samples per byte/) });
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Without the rule it decodes for hours; with it, well under a second on an idle machine. The bound leaves
+    // a loaded CI machine room (2 s failed under load) and still fails at once without the rule.
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it.each([
