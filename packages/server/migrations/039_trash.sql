@@ -18,7 +18,8 @@ create table trash (
   kind          text not null check (kind in ('project', 'vibe', 'cut', 'series', 'file', 'comment')),
   -- The project's, vibe's, cut's, series', file version's or comment's id.
   thing_id      uuid not null,
-  project_id    uuid not null references projects (id) on delete cascade,
+  -- Deferred, as the trash_id stamps are: a restored backup loads trash and projects in one order or the other.
+  project_id    uuid not null references projects (id) on delete cascade deferrable initially deferred,
   -- What it was called, for the trash lists (the row itself is invisible to the lists' usual queries).
   name          text not null,
   deleted_by    uuid references users (id) on delete set null,
