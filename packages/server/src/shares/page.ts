@@ -1,5 +1,5 @@
 import { type Comment, FILE_TYPE_LABELS, type FileType, type Waveform } from '@bandcollab/sdk/contract';
-import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
+import { escapeHtml, htmlPage, PAGE_ICON_SRC, PAGE_STYLE_SRC } from '../core/html-page.js';
 import type { StoredAudio } from '../files/repository.js';
 
 /** What the share page shows. Paths are relative to the page, so it works under any PUBLIC_URL. */
@@ -44,7 +44,7 @@ export const SHARE_PAGE_CSP = [
   "default-src 'none'",
   PAGE_STYLE_SRC,
   "script-src 'self'",
-  "img-src 'self'",
+  `${PAGE_ICON_SRC} 'self'`,
   "media-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",

@@ -6,12 +6,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { FileRecord } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Api } from '../authz/fixture.js';
 import { openEventSocket } from '../support/event-socket.js';
-import { analysed, upload, userWithCut } from '../support/files.js';
+import { analysed, previewed, upload, userWithCut } from '../support/files.js';
 import { call, client } from '../support/http.js';
 import { runServerCommand } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -29,17 +28,6 @@ function fixture(name: string, seconds: number, options: string[]): string {
   const file = path.join(dir, name);
   generate(MUSIC, seconds, options, file);
   return file;
-}
-
-/** Polls the file until its preview is no longer pending. */
-async function previewed(api: Api, token: string, id: string, timeoutMs = 90_000): Promise<FileRecord> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api.request<FileRecord>('GET', `/api/files/${id}`, { token });
-    if (body.preview.status !== 'pending') return body;
-    if (Date.now() > until) throw new Error(`file ${id}'s preview still pending after ${timeoutMs} ms`);
-    await delay(50);
-  }
 }
 
 async function bytesOf(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
