@@ -411,7 +411,7 @@ export const ROUTES = declareRoutes({
     status: 200,
     errors: ['FORBIDDEN'],
     tag: 'projects',
-    summary: 'Move the project with its vibes, cuts, files and images to the trash (ADMIN); with {TRASH_RETENTION_DAYS}=0 delete it for good, on disk too',
+    summary: 'Move the project with its vibes, cuts, files and images to the trash (ADMIN); for good, on disk too, when {TRASH_RETENTION_DAYS} is 0',
   },
   invite: {
     method: 'POST',
