@@ -46,6 +46,7 @@ export class TrashRepository {
       returning id`;
     const t = row!.id;
     const id = entry.id;
+    await this.endUploadsInto(tx, entry.kind, id);
     switch (entry.kind) {
       case 'project':
         await tx`update public.projects set trash_id = ${t} where id = ${id}`;
@@ -84,6 +85,17 @@ export class TrashRepository {
         await tx`update public.comments set trash_id = ${t} where parent_id = ${id} and trash_id is null`;
         return;
     }
+  }
+
+  /**
+   * Incomplete resumable uploads into what goes to the trash end as with a delete (their bytes go through the
+   * trigger of migration 018): a restore brings back what was stored, not uploads half made.
+   */
+  private async endUploadsInto(tx: Queryable, kind: TrashKind, id: string): Promise<void> {
+    if (kind === 'project') await tx`delete from public.resumable_uploads where cut_id in (select id from public.cuts where project_id = ${id})`;
+    if (kind === 'vibe') await tx`delete from public.resumable_uploads where cut_id in (select id from public.cuts where vibe_id = ${id})`;
+    if (kind === 'cut') await tx`delete from public.resumable_uploads where cut_id = ${id}`;
+    if (kind === 'series') await tx`delete from public.resumable_uploads where series_id = ${id}`;
   }
 
   /** What the thing is called, for the trash lists. */
