@@ -43,6 +43,10 @@ create index cuts_trash_idx on cuts (trash_id) where trash_id is not null;
 create index file_series_trash_idx on file_series (trash_id) where trash_id is not null;
 create index files_trash_idx on files (trash_id) where trash_id is not null;
 create index comments_trash_idx on comments (trash_id) where trash_id is not null;
+-- A project's or cut's files as the `live` views read them: the full indexes would walk every trashed file of
+-- the project first (a project detail with 10,000 trashed files answered at a third of its rate).
+create index files_live_project_idx on files (project_id, created_at, id) where trash_id is null;
+create index files_live_cut_idx on files (cut_id, created_at, id) where trash_id is null;
 
 -- A trashed thing keeps its name, path and position (a restore puts them back) without holding them: the
 -- uniqueness rules are over what is not trashed. A position is an exclusion constraint, which (unlike a unique
