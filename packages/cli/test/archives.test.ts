@@ -136,7 +136,7 @@ describe('band cut share, band share list and revoke', () => {
     const [record] = JSON.parse(listed.stdout) as ShareRecord[];
     expect(record).toMatchObject({ accessCount: 1, expiresAt: link.expiresAt, createdBy: { name: 'ana' } });
     const table = await ana.band(['share', 'list', '--cut', cut.id]);
-    expect(table.stdout).toMatch(/^ID\s+CREATED BY\s+CREATED\s+EXPIRES\s+ACCESSES\s+LAST ACCESS/);
+    expect(table.stdout).toMatch(/^ID\s+CREATED BY\s+CREATED\s+EXPIRES\s+DOWNLOAD\s+PLAYS\s+DOWNLOADS\s+ACCESSES\s+LAST ACCESS/);
     expect(table.stdout).toContain(record!.id);
     expect(table.stdout).not.toContain(link.token);
 

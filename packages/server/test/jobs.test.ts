@@ -167,7 +167,9 @@ describe('the queue', () => {
     // One run a second (the first a second after the schedule was made), never two in one period.
     expect(runs.length).toBeGreaterThanOrEqual(3);
     expect(runs.length).toBeLessThanOrEqual(Math.ceil(elapsed));
-    for (let i = 1; i < runs.length; i += 1) expect(runs[i]! - runs[i - 1]!).toBeGreaterThanOrEqual(900);
+    // Runs start a second apart give or take the claim's jitter (888 ms was seen under load); a period run twice
+    // would start both within milliseconds.
+    for (let i = 1; i < runs.length; i += 1) expect(runs[i]! - runs[i - 1]!).toBeGreaterThanOrEqual(500);
   });
 });
 

@@ -19,6 +19,7 @@ describe('the server process on the embedded database', () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
+  // Three starts of an embedded PostgreSQL (the first runs initdb) and a server command: 30 s ran out on a loaded machine.
   it('keeps its users across a SIGKILL and a restart, stops cleanly on SIGTERM, and sets site roles', async () => {
     const env = { DATA_DIR: dataDir };
     const first = await spawnServer(env);
@@ -59,7 +60,7 @@ describe('the server process on the embedded database', () => {
     expect(me.body.user.role).toBe('ADMIN');
     third.child.kill('SIGINT');
     expect(await third.exited).toBe(0);
-  });
+  }, 90_000);
 
   it('refuses bad settings with one clear line each and exit code 2', async () => {
     const result = await runServerCommand([], { DATA_DIR: dataDir, PORT: 'abc', LOG_LEVEL: 'loud', PUBLIC_URL: 'ftp://x', JWT_SECRET: 'short' });
