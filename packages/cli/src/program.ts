@@ -27,6 +27,7 @@ export const GROUPS: Record<string, CommandGroup> = {
   storage: { summary: 'how much you store, by type; site admins: by user or project, the largest files', load: () => import('./commands/storage.js') },
   token: { summary: 'create, list and revoke personal access tokens (for CI: BAND_TOKEN)', load: () => import('./commands/token.js') },
   webhook: { summary: 'notify CI, apps and chats of what happens: add, list, test webhooks; see and redo deliveries', load: () => import('./commands/webhook.js') },
+  trash: { summary: 'what deletes kept: list the trash, restore from it, purge for good', load: () => import('./commands/trash.js') },
   user: { summary: 'site admins: list accounts, deactivate or activate one', load: () => import('./commands/user.js') },
   admin: { summary: 'site admins: the background job queue, and retrying a failed job', load: () => import('./commands/admin.js') },
   publish: { summary: 'upload a file (creating its project, vibe and cut) and share it: for CI', load: () => import('./commands/publish.js') },

@@ -29,6 +29,7 @@ import type {
   ProjectDetail,
   ProjectEvent,
   ReorderVibesResult,
+  RestoredTrash,
   Review,
   ReviewList,
   RetriedJob,
@@ -39,6 +40,7 @@ import type {
   StorageQuota,
   StemAudio,
   StorageStats,
+  TrashItem,
   User,
 } from '@bandcollab/sdk';
 import type { DownloadReport, UploadReport } from './bulk-reports.js';
@@ -79,8 +81,28 @@ export function movedCutView(cut: string, vibe: string): string {
   return `Moved cut ${cut} to ${vibe}`;
 }
 
-export function deletedView(kind: Container | 'file', name: string): string {
-  return `Deleted ${kind} ${name}`;
+/** A delete's answer: with `trashedUntil`, it went to the trash (§21), and says how to get it back. */
+export function deletedView(kind: Container | 'file', name: string, answer: { id: string; trashedUntil?: string }): string {
+  if (answer.trashedUntil === undefined) return `Deleted ${kind} ${name}`;
+  return `Moved ${kind} ${name} to the trash until ${formatTime(answer.trashedUntil)} UTC (band trash restore ${answer.id})`;
+}
+
+export function trashTable(out: Output, items: readonly TrashItem[]): string {
+  return out.table(
+    items,
+    [
+      { header: 'KIND', value: (item) => item.kind },
+      { header: 'NAME', value: (item) => item.name },
+      { header: 'DELETED BY', value: (item) => item.deletedBy?.name ?? 'former member' },
+      { header: 'UNTIL', value: (item) => `${formatTime(item.trashedUntil)} UTC` },
+      { header: 'ID', value: (item) => item.id },
+    ],
+    'The trash is empty',
+  );
+}
+
+export function restoredView(restored: RestoredTrash): string {
+  return `Restored ${restored.kind} ${restored.name}`;
 }
 
 export function vibeOrderView(result: ReorderVibesResult): string {
@@ -933,6 +955,26 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return `reopened a comment on ${named('file', event.data.fileId)}`;
     case 'comment.deleted':
       return `deleted a comment on ${named('file', event.data.fileId)}`;
+    case 'project.trashed':
+      return 'moved the project to the trash';
+    case 'project.restored':
+      return 'restored the project from the trash';
+    case 'vibe.trashed':
+      return `moved ${named('vibe', event.data.vibeId)} to the trash`;
+    case 'vibe.restored':
+      return `restored ${named('vibe', event.data.vibeId)} from the trash`;
+    case 'cut.trashed':
+      return `moved ${named('cut', event.data.cutId)} to the trash`;
+    case 'cut.restored':
+      return `restored ${named('cut', event.data.cutId)} from the trash`;
+    case 'file.trashed':
+      return `moved ${named('file', event.data.fileId)} to the trash`;
+    case 'file.restored':
+      return `restored ${named('file', event.data.fileId)} from the trash`;
+    case 'comment.trashed':
+      return `moved a comment on ${named('file', event.data.fileId)} to the trash`;
+    case 'comment.restored':
+      return `restored a comment on ${named('file', event.data.fileId)} from the trash`;
     case 'file.reviewed':
       return event.data.state === null
         ? `withdrew their review of ${named('file', event.data.fileId)}`

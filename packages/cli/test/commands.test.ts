@@ -51,6 +51,31 @@ afterAll(async () => {
   await server?.close();
 });
 
+describe('band trash', () => {
+  it('a delete says it went to the trash; list shows it, restore brings it back, purge deletes it for good', async () => {
+    await ok(ana, ['project', 'create', 'Trash Room']);
+    await ok(ana, ['vibe', 'create', 'Verse', '--project', 'Trash Room']);
+    const cut = await json<{ id: string }>(ana, ['cut', 'create', 'Take', '--vibe', 'Verse', '--project', 'Trash Room']);
+    const deleted = await ok(ana, ['cut', 'delete', 'Take', '--vibe', 'Verse', '--project', 'Trash Room', '--yes']);
+    expect(deleted.stdout + deleted.stderr).toMatch(new RegExp(`Moved cut Take to the trash until \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC \\(band trash restore ${cut.id}\\)`));
+
+    const listed = await ok(ana, ['trash', 'list', '--project', 'Trash Room']);
+    expect(listed.stdout).toMatch(/^KIND\s+NAME\s+DELETED BY\s+UNTIL\s+ID$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^cut\\s+Take\\s+Ana\\s+.*${cut.id}$`, 'm'));
+    expect((await json<{ id: string }[]>(ana, ['trash', 'list'])).map((item) => item.id)).toContain(cut.id);
+
+    const restored = await ok(ana, ['trash', 'restore', cut.id]);
+    expect(restored.stdout + restored.stderr).toContain('Restored cut Take');
+    expect((await json<{ id: string }[]>(ana, ['trash', 'list', '--project', 'Trash Room']))).toEqual([]);
+
+    await ok(ana, ['cut', 'delete', 'Take', '--vibe', 'Verse', '--project', 'Trash Room', '--yes']);
+    expect(plain(await ana.band(['trash', 'purge', cut.id])).exitCode).toBe(2);
+    expect(await json(ana, ['trash', 'purge', cut.id, '--yes'])).toEqual({ purging: 1 });
+    const missing = plain(await ana.band(['trash', 'restore', '00000000-0000-4000-8000-000000000000']));
+    expect(missing.exitCode).toBe(6);
+  });
+});
+
 describe('band project', () => {
   it('creates, lists, shows, updates and deletes, with --json matching the API records', async () => {
     const created = await json<Project>(ana, ['project', 'create', 'Summer EP', '--description', 'Rehearsals']);
@@ -71,7 +96,7 @@ describe('band project', () => {
     const refused = plain(await ana.band(['project', 'delete', 'Summer EP 2026']));
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('refusing without --yes (not a terminal)');
-    expect(await json(ana, ['project', 'delete', 'Summer EP 2026', '--yes'])).toEqual({ id: created.id, deleted: true });
+    expect(await json(ana, ['project', 'delete', 'Summer EP 2026', '--yes'])).toEqual({ id: created.id, deleted: true, trashedUntil: expect.any(String) });
 
     const missing = plain(await ana.band(['project', 'show', 'Summer EP 2026']));
     expect(missing.exitCode).toBe(6);
@@ -178,8 +203,8 @@ describe('band member, vibe, cut', () => {
     expect(ambiguous.stderr).toContain('Chorus / Take 1 (keeper)');
     expect(ambiguous.stderr).toContain('Bridge / Take 1 (keeper)');
 
-    expect(await json(ana, ['cut', 'delete', 'Take 1 (keeper)', '--vibe', 'Chorus', '--project', 'Band Room', '--yes'])).toEqual({ id: cut.id, deleted: true });
-    expect(await json(ana, ['vibe', 'delete', 'Verse 1', '--project', 'Band Room', '--yes'])).toEqual({ id: verse.id, deleted: true });
+    expect(await json(ana, ['cut', 'delete', 'Take 1 (keeper)', '--vibe', 'Chorus', '--project', 'Band Room', '--yes'])).toEqual({ id: cut.id, deleted: true, trashedUntil: expect.any(String) });
+    expect(await json(ana, ['vibe', 'delete', 'Verse 1', '--project', 'Band Room', '--yes'])).toEqual({ id: verse.id, deleted: true, trashedUntil: expect.any(String) });
   });
 });
 
@@ -254,7 +279,7 @@ describe('band file and band storage', () => {
     expect(await json(ana, ['file', 'unshare', uploaded!.id])).toEqual({ revoked: 2 });
     expect((await fetch(`${server.url}/api/share/${link.token}`)).status).toBe(404);
 
-    expect(await json(ana, ['file', 'delete', uploaded!.id, '--yes'])).toEqual({ id: uploaded!.id, deleted: true });
+    expect(await json(ana, ['file', 'delete', uploaded!.id, '--yes'])).toEqual({ id: uploaded!.id, deleted: true, trashedUntil: expect.any(String) });
     expect(plain(await ana.band(['file', 'info', uploaded!.id])).exitCode).toBe(6);
   });
 
@@ -279,7 +304,9 @@ describe('band file and band storage', () => {
     const stats = await json<StorageStats>(ana, ['storage']);
     expect(stats).toEqual(await apiGet<StorageStats>(server.url, '/api/files/storage', anaToken));
     const human = await ok(ana, ['storage']);
-    expect(human.stdout).toMatch(/^audio\s+3\.0 MiB\s+1$/m);
+    // Ana's files deleted above are in the trash: their bytes still count (§21).
+    expect(stats.breakdown.audio.size).toBeGreaterThanOrEqual(3 * 1024 * 1024);
+    expect(human.stdout).toMatch(new RegExp(`^audio\\s+\\d+(\\.\\d)? MiB\\s+${stats.breakdown.audio.count}$`, 'm'));
     expect(human.stdout).toContain('Whole site:');
     const benHuman = await ok(ben, ['storage']);
     expect(benHuman.stdout).toMatch(/^total\s+0 B\s+0$/m);
@@ -319,6 +346,7 @@ describe('band completion and help', () => {
       storage: [],
       token: ['create', 'list', 'revoke'],
       share: ['list', 'revoke', 'close-comments', 'reopen-comments'],
+      trash: ['list', 'restore', 'purge'],
       publish: [],
       completion: [],
     };

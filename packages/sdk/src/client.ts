@@ -10,6 +10,7 @@ import { ProjectsResource } from './resources/projects.js';
 import { ReviewsResource } from './resources/reviews.js';
 import { SharesResource } from './resources/shares.js';
 import { TokensResource } from './resources/tokens.js';
+import { TrashResource } from './resources/trash.js';
 import { WebhooksResource } from './resources/webhooks.js';
 import { VibesResource } from './resources/vibes.js';
 import type { Tokens } from './session.js';
@@ -42,6 +43,8 @@ export class BandClient {
   readonly tokens: TokensResource;
   /** Webhook endpoints of a project (its ADMINs) or of your account, their secrets and delivery logs. */
   readonly webhooks: WebhooksResource;
+  /** The trash: what deletes kept, to restore or purge. */
+  readonly trash: TrashResource;
   /** Site administration (a site ADMIN only): storage by user or project, accounts and their deactivation. */
   readonly admin: AdminResource;
   private readonly transport: Transport;
@@ -60,6 +63,7 @@ export class BandClient {
     this.reviews = new ReviewsResource(this.transport);
     this.tokens = new TokensResource(this.transport);
     this.webhooks = new WebhooksResource(this.transport);
+    this.trash = new TrashResource(this.transport);
     this.admin = new AdminResource(this.transport);
   }
 

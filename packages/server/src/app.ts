@@ -57,6 +57,8 @@ import { TokensRoutes } from './tokens/routes.js';
 import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscoveryHeaders, UploadsRoutes } from './uploads/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 import { WebhookDeliverer } from './webhooks/delivery.js';
+import { TrashRoutes } from './trash/routes.js';
+import { TrashService } from './trash/service.js';
 import { WebhooksRoutes } from './webhooks/routes.js';
 
 export interface RunningServer {
@@ -109,6 +111,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   EventsRoutes,
   AdminRoutes,
   WebhooksRoutes,
+  TrashRoutes,
   MetricsRoutes,
 ];
 
@@ -258,7 +261,9 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
   jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
   jobs.register(JOB_KINDS.webhook_delivery, container.resolve(WebhookDeliverer).run, { concurrency: concurrency.webhook_delivery });
+  jobs.register(JOB_KINDS.trash_purge, container.resolve(TrashService).purgeDue, { concurrency: concurrency.trash_purge });
   jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
+  jobs.every(JOB_KINDS.trash_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
   await jobs.start();
   return { app, listener, database, shutdown, features, jobs, analysis, previews, orphans: container.resolve(OrphansWarning), store };

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import tonejs from '@tonejs/midi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, type Api, expectStatus, ISO_TIMESTAMP, seedProject, startWithUsers, storeFileDirectly, type User } from './authz/fixture.js';
+import { addMember, type Api, expectStatus, ISO_TIMESTAMP, seedProject, startWithUsers, startWithUsersAndSettings, storeFileDirectly, type User } from './authz/fixture.js';
 import { toneWav, upload } from './support/files.js';
 import type { TestServer } from './support/server.js';
 import { readZip } from './support/zip.js';
@@ -123,16 +123,36 @@ describe('comments', () => {
     expect(reopened.resolved).toBeNull();
   });
 
-  it('deletes: its author or a project ADMIN; a parent with replies stays as a tombstone', async () => {
+  it('deletes: its author or a project ADMIN; the thread goes to the trash with its replies and comes back whole', async () => {
     const { fileId } = await band();
     const top = await comment(fileId, { body: 'Vocals', atMs: 5 });
     const reply = await comment(fileId, { body: 'agreed', parentId: top.id }, other.accessToken);
     expect((await api.request('DELETE', `/api/comments/${top.id}`, { token: other.accessToken })).status).toBe(403);
-    expect(await expectStatus(api.request('DELETE', `/api/comments/${top.id}`, { token: admin.accessToken }), 200)).toEqual({ id: top.id, deleted: true });
-    const tombstone = await expectStatus(api.request('GET', `/api/comments/${top.id}`, { token: member.accessToken }), 200);
-    expect(tombstone).toMatchObject({ deleted: true, body: null, replies: [{ id: reply.id, body: 'agreed' }] });
+    expect(await expectStatus(api.request('DELETE', `/api/comments/${top.id}`, { token: admin.accessToken }), 200)).toEqual({ id: top.id, deleted: true, trashedUntil: expect.stringMatching(ISO_TIMESTAMP) });
+    expect((await api.request('GET', `/api/comments/${top.id}`, { token: member.accessToken })).status).toBe(404);
+    expect((await api.request('GET', `/api/comments/${reply.id}`, { token: member.accessToken })).status).toBe(404);
+    await expectStatus(api.request('POST', `/api/trash/comment/${top.id}/restore`, { token: admin.accessToken }), 200);
+    expect(await expectStatus(api.request('GET', `/api/comments/${top.id}`, { token: member.accessToken }), 200)).toMatchObject({ body: 'Vocals', replies: [{ id: reply.id, body: 'agreed' }] });
     await expectStatus(api.request('DELETE', `/api/comments/${reply.id}`, { token: other.accessToken }), 200);
     expect((await api.request('GET', `/api/comments/${reply.id}`, { token: member.accessToken })).status).toBe(404);
+  });
+
+  it('with TRASH_RETENTION_DAYS=0 deletes for good: a parent with replies stays as a tombstone', async () => {
+    const { server: forGood, api: forGoodApi, users: [author] } = await startWithUsersAndSettings({ TRASH_RETENTION_DAYS: '0' }, 'Author');
+    try {
+      const project = await seedProject(forGoodApi, author.accessToken);
+      const file = await storeFileDirectly(forGood, project.cutId, author.user.id);
+      const post = (json: object) => expectStatus(forGoodApi.request('POST', `/api/files/${file.id}/comments`, { token: author.accessToken, json }), 201);
+      const top = await post({ body: 'Vocals', atMs: 5 });
+      const reply = await post({ body: 'agreed', parentId: top.id });
+      expect(await expectStatus(forGoodApi.request('DELETE', `/api/comments/${top.id}`, { token: author.accessToken }), 200)).toEqual({ id: top.id, deleted: true });
+      const tombstone = await expectStatus(forGoodApi.request('GET', `/api/comments/${top.id}`, { token: author.accessToken }), 200);
+      expect(tombstone).toMatchObject({ deleted: true, body: null, replies: [{ id: reply.id, body: 'agreed' }] });
+      await expectStatus(forGoodApi.request('DELETE', `/api/comments/${reply.id}`, { token: author.accessToken }), 200);
+      expect(await forGood.sql`select 1 from comments where id = ${reply.id}`).toHaveLength(0);
+    } finally {
+      await forGood.close();
+    }
   });
 
   it('is 404 to non-members everywhere, and for unknown or malformed ids', async () => {

@@ -25,6 +25,8 @@ let avatarName: string;
 let shareId: string;
 let tokenId: string;
 let uploadId: string;
+/** A cut in the trash: the trash routes' :kind/:id. */
+let trashedCutId: string;
 let commentId: string;
 let feedbackToken: string;
 let webhookId: string;
@@ -74,6 +76,8 @@ beforeAll(async () => {
     headers: { 'tus-resumable': '1.0.0', 'upload-length': '256', 'upload-metadata': `cutId ${btoa(fx.project.cutId)},filename ${btoa('take.mp3')}` },
   });
   uploadId = resumable.headers.get('location')!.split('/').pop()!;
+  trashedCutId = await fx.newCut();
+  await expectStatus(fx.api.request('DELETE', `/api/cuts/${trashedCutId}`, { token: fx.actors.projectAdmin.token }), 200);
 });
 afterAll(async () => {
   await server?.close();
@@ -90,8 +94,18 @@ const routes = () =>
     });
 
 /** A route's path with every parameter filled by `value(segmentBefore, param)`. */
-const fill = (path: string, value: (owner: string, param: string) => string) =>
-  path.replace(/\/([^/]+)\/:(\w+)/g, (_match, owner: string, param: string) => `/${owner}/${value(owner, param)}`);
+const fill = (path: string, value: (owner: string, param: string) => string) => {
+  // A parameter's owner is the literal segment before it (`/api/trash/:kind/:id`: both the trash's).
+  let owner = '';
+  return path
+    .split('/')
+    .map((segment) => {
+      if (segment.startsWith(':')) return value(owner, segment.slice(1));
+      owner = segment;
+      return segment;
+    })
+    .join('/');
+};
 
 /** Real ids of the shared project, so only the body decides the answer (the caller is the project's ADMIN). */
 const realId = (owner: string, param: string): string => {
@@ -100,6 +114,7 @@ const realId = (owner: string, param: string): string => {
   // A feedback link takes comments, so its comment routes read their body; other links are unknown ones.
   if (param === 'token') return owner === 'share' ? feedbackToken : 'unknown-token';
   if (param === 'name' && owner === 'avatars') return avatarName;
+  if (owner === 'trash') return param === 'kind' ? 'cut' : trashedCutId;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
   const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId, users: memberId, jobs: jobId, webhooks: webhookId, deliveries: deliveryId };
   const id = ids[owner];
@@ -544,18 +559,20 @@ describe('creates and deletes', () => {
       expect(located.body.id).toBe(record.body.id);
     }
 
-    const deletes: [string, string][] = [
-      [`/api/projects/${project.body.id}/invitations/${invited.body.invitation.id}`, invited.body.invitation.id],
-      [`/api/projects/${project.body.id}/members/${invitee.user.id}`, invitee.user.id],
-      [`/api/files/${file.body.id}`, file.body.id],
-      [`/api/cuts/${cut.body.id}`, cut.body.id],
-      [`/api/vibes/${vibe.body.id}`, vibe.body.id],
-      [`/api/projects/${project.body.id}`, project.body.id],
+    // What goes to the trash (§21) also says until when.
+    const trashedUntil = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+    const deletes: [string, string, boolean][] = [
+      [`/api/projects/${project.body.id}/invitations/${invited.body.invitation.id}`, invited.body.invitation.id, false],
+      [`/api/projects/${project.body.id}/members/${invitee.user.id}`, invitee.user.id, false],
+      [`/api/files/${file.body.id}`, file.body.id, true],
+      [`/api/cuts/${cut.body.id}`, cut.body.id, true],
+      [`/api/vibes/${vibe.body.id}`, vibe.body.id, true],
+      [`/api/projects/${project.body.id}`, project.body.id, true],
     ];
-    for (const [path, id] of deletes) {
+    for (const [path, id, trashed] of deletes) {
       const response = await fx.api.request('DELETE', path, { token: admin });
       expect(response.status, path).toBe(200);
-      expect(response.body).toEqual({ id, deleted: true });
+      expect(response.body).toEqual(trashed ? { id, deleted: true, trashedUntil } : { id, deleted: true });
     }
   });
 });

@@ -189,7 +189,7 @@ describe('cut share links', () => {
     expect(response.text.match(/<script src="\/share-assets\/share-page\.js" defer><\/script>/g)).toHaveLength(1);
   });
 
-  it('stop working when revoked, expired, or when the cut is deleted: 404 like an unknown token', async () => {
+  it('stop working when revoked or expired (404 like an unknown token), or when the cut is in the trash (410 GONE)', async () => {
     const cutId = await newCut('Going');
     const file = await put(cutId, 'a.wav', sampleBytes('wav', 100));
     const revoked = await shareCut(cutId);
@@ -207,7 +207,10 @@ describe('cut share links', () => {
     }
     const again = await shareCut(cutId);
     expect((await api.request('DELETE', `/api/cuts/${cutId}`, { token: owner.token })).status).toBe(200);
-    expect((await publicCall('GET', `/api/share/${again.token}`, asJson)).status).toBe(404);
+    const trashed = await publicCall('GET', `/api/share/${again.token}`, asJson);
+    expect(trashed.status).toBe(410);
+    expect(trashed.body).toMatchObject({ code: 'GONE' });
+    expect((await publicCall('GET', `/share/${again.token}`)).status).toBe(410);
   });
 
   it('are hidden from strangers', async () => {

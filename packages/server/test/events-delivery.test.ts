@@ -93,11 +93,11 @@ describe('events of projects, members, vibes and cuts', () => {
       'cut.created',
       'cut.updated',
       'cut.moved',
-      'cut.deleted',
-      'vibe.deleted',
+      'cut.trashed',
+      'vibe.trashed',
       'member.removed',
       'project.updated',
-      'project.deleted',
+      'project.trashed',
     ];
     const ownerSaw = await endOfStream(owner, ownerSocket);
     expect(ownerSaw.map((e) => e.type)).toEqual(sequence);
@@ -127,10 +127,10 @@ describe('events of projects, members, vibes and cuts', () => {
     expect(byType('cut.created')[0]!.data.cut).toMatchObject({ id: cut.id, vibeId: verse.id });
     expect(byType('cut.updated')[0]!.data.cut).toMatchObject({ id: cut.id, name: 'Take 1b' });
     expect(byType('cut.moved')[0]!.data).toMatchObject({ cut: { id: cut.id, vibeId: chorus.id }, fromVibeId: verse.id });
-    expect(byType('cut.deleted')[0]!.data).toEqual({ cutId: cut.id, vibeId: chorus.id });
-    expect(byType('vibe.deleted')[0]!.data).toEqual({ vibeId: verse.id });
+    expect(byType('cut.trashed')[0]!.data).toEqual({ cutId: cut.id, vibeId: chorus.id, trashedUntil: expect.any(String) });
+    expect(byType('vibe.trashed')[0]!.data).toEqual({ vibeId: verse.id, trashedUntil: expect.any(String) });
     expect(byType('member.removed')[0]!.data).toEqual({ userId: member.user.id });
-    expect(byType('project.deleted')[0]!.data).toEqual({ projectId: project.id });
+    expect(byType('project.trashed')[0]!.data).toEqual({ projectId: project.id, trashedUntil: expect.any(String) });
     for (const socket of [ownerSocket, memberSocket, outsiderSocket]) socket.close();
   });
 
@@ -210,13 +210,13 @@ describe('events of files and shares', () => {
     expect(memberSaw.map((e) => [e.type, e.projectId])).toEqual([
       ['file.uploaded', owner.ownProjectId],
       ['file.shared', owner.ownProjectId],
-      ['file.deleted', owner.ownProjectId],
+      ['file.trashed', owner.ownProjectId],
     ]);
     expect(memberSaw[0]!.data).toEqual({ file: uploaded.body });
     // Never the token: whoever sees the event could otherwise download without being a member.
     expect(memberSaw[1]!.data).toEqual({ fileId: uploaded.body.id, expiresAt: share.expiresAt });
     expect(memberSaw[1]!.actor).toEqual({ id: member.user.id, name: 'Member' });
-    expect(memberSaw[2]!.data).toEqual({ fileId: uploaded.body.id, cutId: cut.id });
+    expect(memberSaw[2]!.data).toEqual({ fileId: uploaded.body.id, cutId: cut.id, trashedUntil: expect.any(String) });
     expect(memberSaw[0]!.actor).toEqual({ id: owner.user.id, name: 'Owner' });
     expect(await endOfStream(outsider, outsiderSocket)).toEqual([]);
     memberSocket.close();

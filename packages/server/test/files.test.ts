@@ -254,7 +254,7 @@ describe('read and delete', () => {
     expect((await api.request('GET', `/api/files/${file.id}`)).status).toBe(401);
   });
 
-  it('lets the uploader and a project ADMIN delete, not another MEMBER; the bytes go too', async () => {
+  it('lets the uploader and a project ADMIN delete, not another MEMBER; the bytes stay until the trash is purged', async () => {
     const member = await addMember('MEMBER');
     const admin = await addMember('ADMIN');
     const byOwner = (await upload(api, owner.token, owner.cutId, 'a.mp3', sampleBytes('mp3', 80))).body;
@@ -266,13 +266,13 @@ describe('read and delete', () => {
 
     const own = await api.request('DELETE', `/api/files/${byMember.id}`, { token: member.accessToken });
     expect(own.status).toBe(200);
-    expect(own.body).toEqual({ id: byMember.id, deleted: true });
+    expect(own.body).toEqual({ id: byMember.id, deleted: true, trashedUntil: expect.stringMatching(/Z$/) });
     const byAdmin = await api.request('DELETE', `/api/files/${byOwner.id}`, { token: admin.accessToken });
     expect(byAdmin.status).toBe(200);
 
     const stored = await storedFiles();
-    expect(stored).not.toContain(`${byOwner.id}.mp3`);
-    expect(stored).not.toContain(`${byMember.id}.mp3`);
+    expect(stored).toContain(`${byOwner.id}.mp3`);
+    expect(stored).toContain(`${byMember.id}.mp3`);
     expect((await api.request('GET', `/api/files/${byOwner.id}`, { token: owner.token })).status).toBe(404);
     expect((await api.request('DELETE', `/api/files/${byOwner.id}`, { token: owner.token })).status).toBe(404);
   });

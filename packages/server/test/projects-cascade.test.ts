@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, type Api, expectStatus, seedProject, startWithUsers, storeFileDirectly, type User } from './authz/fixture.js';
+import { addMember, type Api, expectStatus, seedProject, startWithUsersAndSettings, storeFileDirectly, type User } from './authz/fixture.js';
 import { sampleBytes, upload } from './support/files.js';
 import type { TestServer } from './support/server.js';
 
@@ -11,8 +11,9 @@ let api: Api;
 let owner: User;
 let member: User;
 
+// Deletes for good, as before the trash (§21: TRASH_RETENTION_DAYS=0); trash.test.ts covers the trash.
 beforeAll(async () => {
-  ({ server, api, users: [owner, member] } = await startWithUsers('Owner', 'Member'));
+  ({ server, api, users: [owner, member] } = await startWithUsersAndSettings({ TRASH_RETENTION_DAYS: '0' }, 'Owner', 'Member'));
 });
 afterAll(() => server?.close());
 

@@ -51,7 +51,8 @@ async function flushNotifications(): Promise<void> {
 
 it('publishes each change of projects, members, vibes and cuts with the agreed payload', async () => {
   const seeded = await seedProject(api, owner.accessToken);
-  const call = (method: string, path: string, json?: unknown) => expectStatus(api.request(method, path, { token: owner.accessToken, json }), method === 'POST' ? 201 : 200);
+  const call = (method: string, path: string, json?: unknown) =>
+    expectStatus(api.request(method, path, { token: owner.accessToken, json }), method === 'POST' && !path.endsWith('/restore') ? 201 : 200);
 
   // The member joins by accepting the invitation link: the change is theirs.
   const [added] = await eventsOf(() => addMember(api, owner.accessToken, seeded.id, member));
@@ -84,12 +85,15 @@ it('publishes each change of projects, members, vibes and cuts with the agreed p
   expect(await eventsOf(() => call('PUT', `/api/cuts/${cutId}/move`, { targetVibeId: second }))).toMatchObject([
     { type: 'cut.moved', data: { cut: { id: cutId, vibeId: second }, fromVibeId: seeded.vibeId } },
   ]);
-  expect(await eventsOf(() => call('DELETE', `/api/cuts/${cutId}`))).toMatchObject([{ type: 'cut.deleted', data: { cutId, vibeId: second } }]);
-  expect(await eventsOf(() => call('DELETE', `/api/vibes/${second}`))).toMatchObject([{ type: 'vibe.deleted', data: { vibeId: second } }]);
+  expect(await eventsOf(() => call('DELETE', `/api/cuts/${cutId}`))).toMatchObject([{ type: 'cut.trashed', data: { cutId, vibeId: second, trashedUntil: expect.any(String) } }]);
+  expect(await eventsOf(() => call('POST', `/api/trash/cut/${cutId}/restore`))).toMatchObject([{ type: 'cut.restored', data: { cutId, vibeId: second } }]);
+  expect(await eventsOf(() => call('DELETE', `/api/vibes/${second}`))).toMatchObject([{ type: 'vibe.trashed', data: { vibeId: second, trashedUntil: expect.any(String) } }]);
+  expect(await eventsOf(() => call('POST', `/api/trash/vibe/${second}/restore`))).toMatchObject([{ type: 'vibe.restored', data: { vibeId: second } }]);
   expect(await eventsOf(() => call('DELETE', `/api/projects/${seeded.id}/members/${member.user.id}`))).toMatchObject([
     { type: 'member.removed', data: { userId: member.user.id } },
   ]);
-  expect(await eventsOf(() => call('DELETE', `/api/projects/${seeded.id}`))).toMatchObject([{ type: 'project.deleted', projectId: seeded.id, data: { projectId: seeded.id } }]);
+  expect(await eventsOf(() => call('DELETE', `/api/projects/${seeded.id}`))).toMatchObject([{ type: 'project.trashed', projectId: seeded.id, data: { projectId: seeded.id } }]);
+  expect(await eventsOf(() => call('POST', `/api/trash/project/${seeded.id}/restore`))).toMatchObject([{ type: 'project.restored', projectId: seeded.id, data: { projectId: seeded.id } }]);
 });
 
 it('publishes nothing for refused or failed changes', async () => {

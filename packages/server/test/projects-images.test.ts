@@ -13,7 +13,8 @@ let stranger: User;
 const MAX_IMAGE_BYTES = 4096;
 
 beforeAll(async () => {
-  server = await startTestServer({ MAX_IMAGE_BYTES: String(MAX_IMAGE_BYTES) });
+  // Deletes for good (TRASH_RETENTION_DAYS=0), so the images' bytes go at once.
+  server = await startTestServer({ MAX_IMAGE_BYTES: String(MAX_IMAGE_BYTES), TRASH_RETENTION_DAYS: '0' });
   api = client(server.url);
   owner = await api.register({ name: 'Owner' });
   member = await api.register({ name: 'Member' });

@@ -258,11 +258,15 @@ describe('links that no longer work', () => {
     await expectGone(link.token);
   });
 
-  it('stops the links of a deleted file', async () => {
+  it('answers the links of a trashed file 410 GONE', async () => {
     const file = await uploaded();
     const link = (await share(file.id)).body;
     expect((await api.request('DELETE', `/api/files/${file.id}`, { token: owner.token })).status).toBe(200);
-    await expectGone(link.token);
+    const asJson = await publicGet(link.token, { accept: 'application/json' });
+    expect(asJson.status).toBe(410);
+    expect(asJson.body).toMatchObject({ code: 'GONE' });
+    expect((await publicGet(link.token, {}, '?download=1')).status).toBe(410);
+    expect((await call(server.url, 'GET', `/share/${link.token}`)).status).toBe(410);
   });
 });
 

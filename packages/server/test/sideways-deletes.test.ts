@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, type Api, expectStatus, seedProject, startWithUsers, type User } from './authz/fixture.js';
+import { addMember, type Api, expectStatus, seedProject, startWithUsersAndSettings, type User } from './authz/fixture.js';
 import { sampleBytes, upload } from './support/files.js';
 import { call } from './support/http.js';
 import type { TestServer } from './support/server.js';
@@ -17,7 +17,8 @@ let admin: User;
 let member: User;
 
 beforeAll(async () => {
-  ({ server, api, users: [admin, member] } = await startWithUsers('Admin', 'Member'));
+  // Deletes for good (TRASH_RETENTION_DAYS=0): these tests follow the bytes.
+  ({ server, api, users: [admin, member] } = await startWithUsersAndSettings({ TRASH_RETENTION_DAYS: '0' }, 'Admin', 'Member'));
 });
 afterAll(() => server?.close());
 

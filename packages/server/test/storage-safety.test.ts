@@ -113,7 +113,8 @@ describe('stored files without a record', () => {
 
 it('deletes the bytes of a committed delete that were left on disk in the purge job, also run at start (they are no orphans)', async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-removed-'));
-  let server = await startTestServer({ DATA_DIR: dataDir });
+  // A delete for good (TRASH_RETENTION_DAYS=0) is what leaves bytes to the purge job.
+  let server = await startTestServer({ DATA_DIR: dataDir, TRASH_RETENTION_DAYS: '0' });
   try {
     const api = client(server.url);
     const owner = await userWithCut(api);
@@ -129,7 +130,7 @@ it('deletes the bytes of a committed delete that were left on disk in the purge 
     // As if the server had died between the commits and the removal of the bytes.
     for (const [target, bytes] of leftBehind) await writeFile(target, bytes);
 
-    server = await startTestServer({ DATA_DIR: dataDir, DATABASE_URL: server.env.DATABASE_URL! });
+    server = await startTestServer({ DATA_DIR: dataDir, DATABASE_URL: server.env.DATABASE_URL!, TRASH_RETENTION_DAYS: '0' });
     expect(await readdir(path.join(dataDir, 'files'))).toEqual([(kept.body.url as string).split('/').pop()!]);
     expect(await readdir(path.join(dataDir, 'images'))).toEqual([]);
     expect(await readdir(path.join(dataDir, 'orphans', 'files'))).toEqual([]);
@@ -358,7 +359,8 @@ describe('quota', () => {
   let server: TestServer;
   let api: ReturnType<typeof client>;
   beforeAll(async () => {
-    server = await startTestServer({ USER_QUOTA_MB: '1' });
+    // Deletes for good (TRASH_RETENTION_DAYS=0) free quota at once; trash.test.ts counts trashed bytes.
+    server = await startTestServer({ USER_QUOTA_MB: '1', TRASH_RETENTION_DAYS: '0' });
     api = client(server.url);
   });
   afterAll(() => server?.close());

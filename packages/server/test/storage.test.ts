@@ -11,7 +11,8 @@ let alice: Awaited<ReturnType<typeof userWithCut>>;
 let bob: Awaited<ReturnType<typeof userWithCut>>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Deletes for good (TRASH_RETENTION_DAYS=0): trashed bytes count until purged (trash.test.ts).
+  server = await startTestServer({ TRASH_RETENTION_DAYS: '0' });
   api = client(server.url);
   admin = await userWithCut(api);
   alice = await userWithCut(api);

@@ -228,14 +228,14 @@ describe('versions', () => {
     );
     // The member uploaded both: allowed. Another member's version in the series: refused, nothing deleted.
     const byMember = await expectStatus(api.request('DELETE', `/api/files/${v2.id}?series=all`, { token: member.accessToken }), 200);
-    expect(byMember).toEqual({ seriesId: v1.id, deleted: 2 });
+    expect(byMember).toEqual({ seriesId: v1.id, deleted: 2, trashedUntil: expect.stringMatching(/Z$/) });
     expect((await api.request('GET', `/api/files/${v1.id}`, { token: own.token })).status).toBe(404);
 
     const w1 = await expectStatus(upload(api, member.accessToken, own.cutId, 'mix.wav', mix()), 201);
     await expectStatus(uploadForm(api, own.token, [{ name: 'versionOf', value: w1.id }, { name: 'file', value: mix(), fileName: 'mix.wav' }]), 201);
     expect((await api.request('DELETE', `/api/files/${w1.id}?series=all`, { token: member.accessToken })).status).toBe(403);
     expect((await expectStatus(api.request('GET', `/api/files/${w1.id}/versions`, { token: own.token }), 200)).versions).toHaveLength(2);
-    expect(await expectStatus(api.request('DELETE', `/api/files/${w1.id}?series=all`, { token: own.token }), 200)).toEqual({ seriesId: w1.id, deleted: 2 });
+    expect(await expectStatus(api.request('DELETE', `/api/files/${w1.id}?series=all`, { token: own.token }), 200)).toEqual({ seriesId: w1.id, deleted: 2, trashedUntil: expect.stringMatching(/Z$/) });
     expect((await api.request('GET', `/api/files/${w1.id}/versions`, { token: own.token })).status).toBe(404);
   });
 });

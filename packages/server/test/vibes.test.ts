@@ -25,7 +25,7 @@ async function projectWithVibes(count: number, token = owner.accessToken) {
 
 const reorder = (vibeIds: unknown, token = owner.accessToken) => api.request('PUT', '/api/vibes/reorder', { token, json: { vibeIds } });
 const positions = async (projectId: string) =>
-  (await server.sql<{ id: string; position: number }[]>`select id, position from vibes where project_id = ${projectId} order by position`).map((row) => row.id);
+  (await server.sql<{ id: string; position: number }[]>`select id, position from live.vibes where project_id = ${projectId} order by position`).map((row) => row.id);
 
 describe('create, read, update', () => {
   it('creates vibes last in line: 201, Location, the Vibe record', async () => {
@@ -110,7 +110,7 @@ describe('unique names', () => {
     api.request('POST', `/api/projects/${projectId}/vibes`, { token: owner.accessToken, json: { name } });
   const rename = (vibeId: string, name: string) => api.request('PUT', `/api/vibes/${vibeId}`, { token: owner.accessToken, json: { name } });
   const names = async (projectId: string) =>
-    (await server.sql<{ name: string }[]>`select name from vibes where project_id = ${projectId} order by position`).map((row) => row.name);
+    (await server.sql<{ name: string }[]>`select name from live.vibes where project_id = ${projectId} order by position`).map((row) => row.name);
 
   function expectNameTaken(response: { status: number; body: { code: string; detail: string } }, detail: string) {
     expect(response.status).toBe(409);
@@ -232,23 +232,26 @@ describe('reorder', () => {
     // A reorder that runs after the delete names a vibe that is gone (404); one that runs after the create
     // leaves out the new vibe (409 ORDER_CONFLICT).
     for (const result of reorders) expect([200, 404, 409]).toContain(result.status);
-    const rows = await server.sql<{ position: number }[]>`select position from vibes where project_id = ${projectId} order by position`;
+    const rows = await server.sql<{ position: number }[]>`select position from live.vibes where project_id = ${projectId} order by position`;
     expect(rows.map((row) => row.position)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(new Set(await positions(projectId)).size).toBe(6);
   });
 });
 
 describe('delete', () => {
-  it('deletes the vibe with its cuts, and the others close ranks', async () => {
+  it('moves the vibe with its cuts to the trash, and the others close ranks; a restore puts it back in its place', async () => {
     const { projectId, vibeIds } = await projectWithVibes(3);
     const cut = await expectStatus(api.request('POST', `/api/vibes/${vibeIds[1]}/cuts`, { token: owner.accessToken, json: { name: 'Gone' } }), 201);
     const response = await api.request('DELETE', `/api/vibes/${vibeIds[1]}`, { token: owner.accessToken });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ id: vibeIds[1], deleted: true });
+    expect(response.body).toEqual({ id: vibeIds[1], deleted: true, trashedUntil: expect.stringMatching(/Z$/) });
     expect(await positions(projectId)).toEqual([vibeIds[0], vibeIds[2]]);
-    const rows = await server.sql`select position from vibes where project_id = ${projectId} order by position`;
+    const rows = await server.sql`select position from live.vibes where project_id = ${projectId} order by position`;
     expect(rows.map((row) => row.position)).toEqual([0, 1]);
-    expect(await server.sql`select 1 from cuts where id = ${cut.id}`).toHaveLength(0);
+    expect(await server.sql`select 1 from live.cuts where id = ${cut.id}`).toHaveLength(0);
     expect((await api.request('GET', `/api/cuts/${cut.id}`, { token: owner.accessToken })).status).toBe(404);
+    await expectStatus(api.request('POST', `/api/trash/vibe/${vibeIds[1]}/restore`, { token: owner.accessToken }), 200);
+    expect(await positions(projectId)).toEqual(vibeIds);
+    expect((await api.request('GET', `/api/cuts/${cut.id}`, { token: owner.accessToken })).status).toBe(200);
   });
 });

@@ -97,7 +97,7 @@ export function register(cut: Command, factory: Factory): void {
         const found = await resolveCut(client, { ...options, cut: ref });
         await confirm(ctx.io, `Delete cut ${found.name} with its ${counted(found.files.length, 'file')}?`, ctx.options.yes);
         const deleted = await client.cuts.delete(found.id);
-        ctx.out.done(deleted, () => deletedView('cut', found.name));
+        ctx.out.done(deleted, () => deletedView('cut', found.name, deleted));
       }),
     ),
     'band cut delete "Take 1" --vibe Verse --project Demo --yes',

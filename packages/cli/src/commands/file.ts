@@ -202,7 +202,7 @@ export function register(file: Command, factory: Factory): void {
         const found = await resolveFile(client, ref, options);
         await confirm(ctx.io, `Delete file ${found.name}?`, ctx.options.yes);
         const deleted = await client.files.delete(found.id);
-        ctx.out.done(deleted, () => deletedView('file', found.name));
+        ctx.out.done(deleted, () => deletedView('file', found.name, deleted));
       }),
     ),
     'band file delete 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --yes',

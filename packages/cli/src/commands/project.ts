@@ -103,7 +103,7 @@ export function register(project: Command, factory: Factory): void {
           const id = await projectId(client, ref);
           await confirm(ctx.io, `Delete project ${ref} with all its vibes, cuts and files?`, ctx.options.yes);
           const deleted = await client.projects.delete(id);
-          ctx.out.done(deleted, () => deletedView('project', ref));
+          ctx.out.done(deleted, () => deletedView('project', ref, deleted));
         }),
       ),
     'band project delete Demo',

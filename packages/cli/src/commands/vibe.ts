@@ -58,7 +58,7 @@ export function register(vibe: Command, factory: Factory): void {
           const found = await resolveVibe(client, ref, options.project);
           await confirm(ctx.io, `Delete vibe ${found.name} with its ${counted(found.cuts.length, 'cut')} and their files?`, ctx.options.yes);
           const deleted = await client.vibes.delete(found.id);
-          ctx.out.done(deleted, () => deletedView('vibe', found.name));
+          ctx.out.done(deleted, () => deletedView('vibe', found.name, deleted));
         }),
       ),
     'band vibe delete Verse --project Demo',

@@ -9,7 +9,7 @@ import { toCliError } from '../errors.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { withInterruptHint } from '../interrupt.js';
 import { runJobs } from '../jobs.js';
-import { formatBytes } from '../render.js';
+import { formatBytes, formatTime } from '../render.js';
 import { resumeHintView } from '../views.js';
 import { readFolder, type SessionOptions } from './folder.js';
 import { type Manifest, type ManifestEntry, sameFiles, writeManifest } from './manifest.js';
@@ -71,7 +71,11 @@ export async function pushFolder(ctx: Context, client: BandClient, dir: string, 
     }
     for (const action of actions.filter((candidate): candidate is Delete => candidate.action === 'delete')) {
       try {
-        await client.files.deleteSeries(action.remote.fileId);
+        const deleted = await client.files.deleteSeries(action.remote.fileId);
+        // The server keeps it in the cut's trash (§21): the report says so, and how to get it back.
+        if (deleted.trashedUntil !== undefined) {
+          action.reason = `deleted here: in the trash on the server until ${formatTime(deleted.trashedUntil)} UTC (band trash restore ${deleted.seriesId})`;
+        }
       } catch (error) {
         keep(action);
         // Another member's versions stay unless the caller is a project ADMIN (§16): reported, kept.

@@ -29,7 +29,11 @@ export const problem = z
   })
   .meta({ description: 'RFC 9457 problem details; every error response.' });
 
-export const deleted = z.object({ id, deleted: z.literal(true) });
+export const deleted = z.object({
+  id,
+  deleted: z.literal(true),
+  trashedUntil: timestamp.optional().meta({ description: 'When it leaves the trash for good (§21); absent when the delete was for good (TRASH_RETENTION_DAYS=0)' }),
+});
 
 // ---- accounts (§3)
 
@@ -222,7 +226,11 @@ export const fileVersions = z.object({
 });
 
 /** `DELETE /api/files/:id?series=all`: how many versions went. */
-export const deletedSeries = z.object({ seriesId: id, deleted: count.meta({ description: 'The versions deleted' }) });
+export const deletedSeries = z.object({
+  seriesId: id,
+  deleted: count.meta({ description: 'The versions deleted' }),
+  trashedUntil: timestamp.optional().meta({ description: 'When the series leaves the trash for good (§21); absent when the delete was for good' }),
+});
 
 /** `DELETE /api/files/:id`: the version (`{id, deleted: true}`), or with `?series=all` the series. */
 export const deleteFileResult = z.union([deleted, deletedSeries]).meta({ description: '{id, deleted: true} for one version; {seriesId, deleted: <versions>} with ?series=all' });
@@ -529,6 +537,35 @@ export type Stems = z.output<typeof stems>;
 export type StemEntriesPage = z.output<typeof stemEntriesPage>;
 export type Waveform = z.output<typeof waveform>;
 
+// ---- trash (§21)
+
+export const trashKind = z.enum(['project', 'vibe', 'cut', 'series', 'file', 'comment']);
+
+/** A thing in the trash: `id` is the project's, vibe's, cut's, series', file version's or comment's own id. */
+export const trashItem = z.object({
+  id,
+  kind: trashKind,
+  name: z.string().meta({ description: "What it was called: a name, a file's name, a comment's first words" }),
+  projectId: id,
+  deletedBy: userRef.nullable().meta({ description: 'null once that account is deleted' }),
+  trashedAt: timestamp,
+  trashedUntil: timestamp,
+});
+
+export const restoredTrash = z.object({
+  id,
+  kind: trashKind,
+  restored: z.literal(true),
+  name: z.string().meta({ description: 'Its name now: with " (restored)" when the old one was taken meanwhile' }),
+});
+
+export const purgedTrash = z.object({ purging: count.meta({ description: 'The things queued to be deleted for good' }) });
+
+export type TrashKind = z.output<typeof trashKind>;
+export type TrashItem = z.output<typeof trashItem>;
+export type RestoredTrash = z.output<typeof restoredTrash>;
+export type PurgedTrash = z.output<typeof purgedTrash>;
+
 // ---- events (§7)
 
 /** Who caused an event: a user, and the personal access token it came through, if one. */
@@ -564,6 +601,16 @@ export const projectEvent = z.discriminatedUnion('type', [
   ...(['comment.created', 'comment.updated', 'comment.resolved', 'comment.reopened', 'comment.deleted'] as const).map((type) =>
     event(type, { commentId: id, fileId: id, seriesId: id, cutId: id, parentId: id.nullable(), atMs: count.nullable(), mentions: z.array(id) }),
   ),
+  event('project.trashed', { projectId: id, trashedUntil: timestamp }),
+  event('project.restored', { projectId: id }),
+  event('vibe.trashed', { vibeId: id, trashedUntil: timestamp }),
+  event('vibe.restored', { vibeId: id }),
+  event('cut.trashed', { cutId: id, vibeId: id, trashedUntil: timestamp }),
+  event('cut.restored', { cutId: id, vibeId: id }),
+  event('file.trashed', { fileId: id, cutId: id, trashedUntil: timestamp }),
+  event('file.restored', { fileId: id, cutId: id }),
+  event('comment.trashed', { commentId: id, fileId: id, trashedUntil: timestamp }),
+  event('comment.restored', { commentId: id, fileId: id }),
   event('file.reviewed', {
     fileId: id,
     userId: id,
@@ -583,6 +630,9 @@ export type HelloMessage = z.output<typeof helloMessage>;
 export const RECORD_SCHEMAS = {
   Problem: problem,
   Deleted: deleted,
+  TrashItem: trashItem,
+  RestoredTrash: restoredTrash,
+  PurgedTrash: purgedTrash,
   User: user,
   Me: me,
   TokenPair: tokenPair,

@@ -101,9 +101,9 @@ export class AdminRepository {
   async usageByUser(): Promise<OwnedUsage[]> {
     return this.sql<OwnedUsage[]>`
       select uploaded_by as owner_id, type, sum(size)::bigint as size, count(*)::int as count from (
-        select uploaded_by, type, size from files where uploaded_by is not null
+        select uploaded_by, type, size from public.files where uploaded_by is not null
         union all
-        select uploaded_by, 'PREVIEW', preview_bytes from files where uploaded_by is not null and preview_bytes is not null
+        select uploaded_by, 'PREVIEW', preview_bytes from public.files where uploaded_by is not null and preview_bytes is not null
         union all
         select uploaded_by, 'IMAGE', size from stored_images where uploaded_by is not null
       ) uploads
@@ -114,13 +114,13 @@ export class AdminRepository {
   async usageByProject(): Promise<OwnedUsage[]> {
     return this.sql<OwnedUsage[]>`
       select project_id as owner_id, type, sum(size)::bigint as size, count(*)::int as count from (
-        select project_id, type, size from files
+        select project_id, type, size from public.files
         union all
-        select project_id, 'PREVIEW', preview_bytes from files where preview_bytes is not null
+        select project_id, 'PREVIEW', preview_bytes from public.files where preview_bytes is not null
         union all
-        select p.id, 'IMAGE', s.size from stored_images s join projects p on p.image = s.name
+        select p.id, 'IMAGE', s.size from stored_images s join public.projects p on p.image = s.name
         union all
-        select v.project_id, 'IMAGE', s.size from stored_images s join vibes v on v.image = s.name
+        select v.project_id, 'IMAGE', s.size from stored_images s join public.vibes v on v.image = s.name
       ) uploads
       group by project_id, type`;
   }

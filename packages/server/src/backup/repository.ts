@@ -39,6 +39,7 @@ export class BackupRepository {
    */
   async dump(write: (table: TableRows, rows: Readable) => Promise<void>): Promise<Snapshot> {
     return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      await onlyTables(tx);
       const tables: TableRows[] = [];
       for (const name of await tablesParentsFirst(tx)) {
         const columns = await storedColumns(tx, name);
@@ -83,13 +84,16 @@ export class BackupRepository {
 
   /** The tables (the migrations ledger aside) that hold at least one row. */
   async tablesWithRows(): Promise<string[]> {
-    const filled: string[] = [];
-    for (const name of await tablesParentsFirst(this.sql)) {
-      if (name === MIGRATIONS_TABLE) continue;
-      const [row] = await this.sql<{ filled: boolean }[]>`select exists (select 1 from ${this.sql(name)}) as filled`;
-      if (row!.filled) filled.push(name);
-    }
-    return filled;
+    return this.sql.begin(async (tx) => {
+      await onlyTables(tx);
+      const filled: string[] = [];
+      for (const name of await tablesParentsFirst(tx)) {
+        if (name === MIGRATIONS_TABLE) continue;
+        const [row] = await tx<{ filled: boolean }[]>`select exists (select 1 from ${tx(name)}) as filled`;
+        if (row!.filled) filled.push(name);
+      }
+      return filled;
+    });
   }
 
   /**
@@ -98,6 +102,7 @@ export class BackupRepository {
    */
   async load<T extends TableRows>(tables: T[], open: (table: T) => Readable, carriedPreviews: readonly string[]): Promise<{ remade: number }> {
     return this.sql.begin(async (tx) => {
+      await onlyTables(tx);
       for (const table of tables) {
         if (table.name === MIGRATIONS_TABLE) continue;
         const target: Writable = await tx`copy ${tx(table.name)} (${tx(table.columns)}) from stdin`.writable();
@@ -140,6 +145,14 @@ const REMAKE_BATCH = 500;
 const IDENTITY_TABLE = 'database_identity';
 
 /** The current schema's tables (its id aside), each after the tables its foreign keys point to. */
+/**
+ * A backup holds the tables, trashed rows included (§21): the `live` views first on the connection's
+ * search_path (migration 039) would hide those, and COPY cannot read a view.
+ */
+async function onlyTables(tx: Queryable): Promise<void> {
+  await tx`set local search_path to public`;
+}
+
 async function tablesParentsFirst(sql: Queryable): Promise<string[]> {
   const tables = await sql<{ name: string }[]>`
     select c.relname as name from pg_class c

@@ -3,6 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import { validate } from '../core/http.js';
 import type { Routes } from '../core/routes.js';
+import { trashed } from '../trash/service.js';
 import { CommentsService } from './service.js';
 import { MarkerExports } from './exports.js';
 
@@ -35,8 +36,8 @@ export class CommentsRoutes implements Feature {
     routes.on(ROUTES.reopenComment, async ({ principal, params }) => this.comments.setResolved(principal, params.id, false));
 
     routes.on(ROUTES.deleteComment, async ({ principal, params }) => {
-      await this.comments.delete(principal, params.id);
-      return { id: params.id, deleted: true as const };
+      const trashedUntil = await this.comments.delete(principal, params.id);
+      return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
 
     routes.on(ROUTES.listCutComments, async ({ req, principal, params }) => {

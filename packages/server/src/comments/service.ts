@@ -19,6 +19,7 @@ import {
   type PageKey,
   REPLIES_PER_THREAD,
 } from './repository.js';
+import { TrashService } from '../trash/service.js';
 
 /** What a page asks for, as the routes read it from the query string. */
 export interface PageRequest {
@@ -64,6 +65,7 @@ export class CommentsService {
     @inject(CommentsRepository) private readonly comments: CommentsRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   async listOfFile(principal: Principal, fileId: string, request: FilePageRequest): Promise<CommentPage> {
@@ -210,17 +212,24 @@ export class CommentsService {
   }
 
   /** A top-level comment with replies stays as a tombstone; anything else goes. */
-  async delete(principal: Principal, id: string): Promise<void> {
-    await this.sql.begin(async (tx) => {
+  async delete(principal: Principal, id: string): Promise<Date | null> {
+    return this.sql.begin(async (tx) => {
       const { role } = await this.access.require(principal, 'comment', id, 'MEMBER', tx);
       const row = await this.requireRow(tx, id);
       const linkCreator = row.shareLinkId === null ? null : await this.comments.linkCreator(tx, row.shareLinkId);
       const allowed = row.authorId === principal.userId || role === 'ADMIN' || (row.guestName !== null && linkCreator === principal.userId);
       if (!allowed) throw forbidden('Only its author or a project ADMIN can delete a comment');
       const comment = await this.recordOf(tx, id);
+      if (this.trash.enabled) {
+        // With its replies: the thread comes back whole.
+        const until = await this.trash.move(tx, principal, { kind: 'comment', id, projectId: comment.projectId });
+        await this.events.publish(tx, projectEvent(principal, comment.projectId, 'comment.trashed', { commentId: id, fileId: comment.fileId, trashedUntil: until.toISOString() }));
+        return until;
+      }
       if (row.parentId === null && (await this.comments.hasReplies(tx, id))) await this.comments.tombstone(tx, id);
       else await this.comments.delete(tx, id);
       await this.announce(tx, principal, 'comment.deleted', comment);
+      return null;
     });
   }
 

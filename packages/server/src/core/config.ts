@@ -58,6 +58,8 @@ export interface Config {
   eventsHeartbeatSeconds: number;
   /** How often expired sessions, codes, invitations, links and old abuse-limit records are deleted. */
   purgeIntervalSeconds: number;
+  /** Days a deleted thing stays in the trash (§21); 0: deletes are for good at once. */
+  trashRetentionDays: number;
   /** On SIGINT/SIGTERM, how long requests in flight (uploads) get to finish before they are cut. */
   shutdownGraceSeconds: number;
   /** How long a client may take to send a request's headers. */
@@ -192,6 +194,10 @@ export const SETTINGS = {
   MAX_AUDIO_BYTES: { with: ['MAX_STEM_BYTES', 'MAX_IMAGE_BYTES'], otherwise: 'contract limits', tunable: true, meaning: 'lower the per-type upload limits' },
   EVENTS_HEARTBEAT_SECONDS: { default: 30, tunable: true, meaning: 'WebSocket ping interval; a peer that misses a pong is dropped' },
   PURGE_INTERVAL_SECONDS: { default: 300, tunable: true, meaning: 'how often expired rows are deleted (also once at start)' },
+  TRASH_RETENTION_DAYS: {
+    default: 30,
+    meaning: 'days a deleted project, vibe, cut, file or comment stays in the trash before it is purged (0–3650); 0 deletes for good at once',
+  },
   SHUTDOWN_GRACE_SECONDS: {
     default: 30,
     tunable: true,
@@ -372,6 +378,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxImageBytes: optionalInteger('MAX_IMAGE_BYTES', 1, MAX_UPLOAD_BYTES.IMAGE),
     eventsHeartbeatSeconds: integer('EVENTS_HEARTBEAT_SECONDS', 1, 3600),
     purgeIntervalSeconds: integer('PURGE_INTERVAL_SECONDS', 1, 86_400),
+    trashRetentionDays: integer('TRASH_RETENTION_DAYS', 0, 3650),
     shutdownGraceSeconds: integer('SHUTDOWN_GRACE_SECONDS', 0, 3600),
     headersTimeoutSeconds: integer('HEADERS_TIMEOUT_SECONDS', 1, 3600),
     minFreeDiskBytes: integer('MIN_FREE_DISK_MB', 0, 1_048_576_000) * MiB,

@@ -104,7 +104,9 @@ const CONNECTION_OPTIONS = {
   // a database back after an outage would go unused for that long. At most 1 s between attempts instead.
   backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   onnotice: () => undefined,
-  connection: { application_name: 'bandcollab' },
+  // `live` (migration 039) first: unqualified names reach its views, which leave out what is in the trash, so
+  // every query sees only live rows without saying so; the trash's own code names `public.` tables.
+  connection: { application_name: 'bandcollab', search_path: 'live, public' },
   // Columns come back camelCase and keys of sql(obj) helpers go out snake_case. Only column names:
   // postgres.camel would also rename the keys inside json values.
   transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } },
@@ -120,15 +122,23 @@ async function migrate(sql: Sql, log: Logger): Promise<void> {
   const files = (await readdir(dir)).filter((f) => /^\d{3}_.+\.sql$/.test(f)).sort();
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`;
+    // Migrations create and alter the tables themselves, never the `live` views over them.
+    await tx`set local search_path to public`;
     await tx`create table if not exists schema_migrations (
       version text primary key, applied_at timestamptz not null default now())`;
     const applied = new Set((await tx`select version from schema_migrations`).map((r) => r.version as string));
+    let changed = false;
     for (const file of files) {
       if (applied.has(file)) continue;
       await tx.unsafe(await readFile(path.join(dir, file), 'utf8'));
       await tx`insert into schema_migrations (version) values (${file})`;
       log.info('migration applied', { version: file });
+      changed = true;
     }
+    // The trash's `live` views (migration 039) list their tables' columns as they were when made: made again
+    // after any migration, they hold the columns later ones added.
+    const [views] = await tx<{ found: boolean }[]>`select to_regprocedure('public.create_live_views()') is not null as found`;
+    if (changed && views!.found) await tx`select public.create_live_views()`;
   });
 }
 

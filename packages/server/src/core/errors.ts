@@ -38,6 +38,9 @@ export class AccountDeactivated extends DomainError {
   }
 }
 
+/** A share link whose file or cut is in the trash (§21): it works again if that is restored. */
+export const gone = (detail: string): DomainError => new DomainError('GONE', detail);
+
 export const nameTaken = (detail: string): DomainError => new DomainError('NAME_TAKEN', detail);
 
 export const unauthenticated = (detail = 'Authentication required'): DomainError => new DomainError('UNAUTHENTICATED', detail);

@@ -2,6 +2,7 @@ import { latestFilesQuery, pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
+import { trashed } from '../trash/service.js';
 import { validate } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsService } from './service.js';
@@ -35,8 +36,8 @@ export class CutsRoutes implements Feature {
     });
 
     routes.on(ROUTES.deleteCut, async ({ principal, params }) => {
-      await this.cuts.delete(principal, params.id);
-      return { id: params.id, deleted: true };
+      const trashedUntil = await this.cuts.delete(principal, params.id);
+      return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
   }
 }

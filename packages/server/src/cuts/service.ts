@@ -8,6 +8,7 @@ import { DomainError, forbidden, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { CUT_NAME_INDEX, CutsRepository } from './repository.js';
+import { TrashService } from '../trash/service.js';
 
 /** Turns the database's refusal of a second cut of one name in a vibe into 409 NAME_TAKEN with `detail`. */
 const refuseTakenName =
@@ -30,6 +31,7 @@ export class CutsService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Disk) private readonly disk: Disk,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   async create(principal: Principal, vibeId: string, name: string): Promise<Cut> {
@@ -85,8 +87,8 @@ export class CutsService {
    * Deletes the cut and its files; the bytes go once the rows are gone for good. A cut holding files
    * uploaded by someone else needs a project ADMIN.
    */
-  async delete(principal: Principal, cutId: string): Promise<void> {
-    const content = await this.sql.begin(async (tx) => {
+  async delete(principal: Principal, cutId: string): Promise<Date | null> {
+    const { content, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'cut', cutId, 'MEMBER', tx);
       const vibeId = await this.cuts.lockForDelete(tx, cutId);
       if (vibeId === null) throw notFound('Cut');
@@ -94,10 +96,16 @@ export class CutsService {
       if (role !== 'ADMIN' && (await this.cuts.holdsFilesOfOthers(tx, cutId, principal.userId))) {
         throw forbidden('Only a project ADMIN can delete a cut holding files uploaded by someone else');
       }
+      if (this.trash.enabled) {
+        const until = await this.trash.move(tx, principal, { kind: 'cut', id: cutId, projectId });
+        await this.events.publish(tx, projectEvent(principal, projectId, 'cut.trashed', { cutId, vibeId, trashedUntil: until.toISOString() }));
+        return { content: null, trashedUntil: until };
+      }
       const deleted = await this.cuts.deleteWithFiles(tx, cutId);
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId }));
-      return deleted;
+      return { content: deleted, trashedUntil: null };
     });
-    await this.disk.removeDeleted(content);
+    if (content) await this.disk.removeDeleted(content);
+    return trashedUntil;
   }
 }

@@ -346,8 +346,8 @@ export class FilesRepository {
     await this.sql`
       delete from stored_images s
       where s.created_at < now() - make_interval(secs => ${ageSeconds})
-        and not exists (select 1 from projects where image = s.name)
-        and not exists (select 1 from vibes where image = s.name)
+        and not exists (select 1 from public.projects where image = s.name)
+        and not exists (select 1 from public.vibes where image = s.name)
         and not exists (select 1 from users where avatar = s.name)`;
   }
 
@@ -356,16 +356,17 @@ export class FilesRepository {
     const ids = keys.flatMap((key) => STORED_FILE_KEY.exec(key)?.[1] ?? []);
     const previewIds = keys.flatMap((key) => PREVIEW_KEY.exec(key)?.[1] ?? []);
     const names = keys.filter((key) => key.startsWith('images/')).map((key) => key.slice('images/'.length));
-    const files = ids.length === 0 ? [] : await this.sql<{ id: string; extension: string }[]>`select id, extension from files where id = any(${this.sql.array(ids)}::uuid[])`;
-    // A preview is its file's whatever the file's preview state says: one being made is written before its row
-    // says `done`, and one made again overwrites its key. Only a preview whose file is gone is an orphan.
-    const previews = previewIds.length === 0 ? [] : await this.sql<{ id: string }[]>`select id from files where id = any(${this.sql.array(previewIds)}::uuid[])`;
+    const files = ids.length === 0 ? [] : await this.sql<{ id: string; extension: string }[]>`select id, extension from public.files where id = any(${this.sql.array(ids)}::uuid[])`;
+    // A preview is its file's whatever the file's preview state says (trashed files' included): one being made
+    // is written before its row says `done`, and one made again overwrites its key. Only a preview whose file is
+    // gone is an orphan.
+    const previews = previewIds.length === 0 ? [] : await this.sql<{ id: string }[]>`select id from public.files where id = any(${this.sql.array(previewIds)}::uuid[])`;
     const images =
       names.length === 0
         ? []
         : await this.sql<{ name: string }[]>`
-            select image as name from projects where image = any(${this.sql.array(names)}::text[])
-            union select image from vibes where image = any(${this.sql.array(names)}::text[])
+            select image as name from public.projects where image = any(${this.sql.array(names)}::text[])
+            union select image from public.vibes where image = any(${this.sql.array(names)}::text[])
             union select avatar from users where avatar = any(${this.sql.array(names)}::text[])`;
     return new Set([
       ...files.map((row) => storeKeys.file(row.id, row.extension)),
@@ -377,9 +378,9 @@ export class FilesRepository {
   /** How many stored keys rows refer to. */
   async storedKeyCount(): Promise<number> {
     const [row] = await this.sql<{ count: number }[]>`
-      select (select count(*) from files)::int + (select count(*) from files where preview = 'done')::int
-        + (select count(*) from (select image from projects where image is not null
-             union select image from vibes where image is not null
+      select (select count(*) from public.files)::int + (select count(*) from public.files where preview = 'done')::int
+        + (select count(*) from (select image from public.projects where image is not null
+             union select image from public.vibes where image is not null
              union select avatar from users where avatar is not null) as images)::int as count`;
     return row!.count;
   }
@@ -393,8 +394,8 @@ export class FilesRepository {
       ...(await this.sql<RemovedBytes[]>`
         select r.dir, r.name,
           case r.dir
-            when 'files' then exists (select 1 from files f where f.id = split_part(r.name, '.', 1)::uuid)
-            else exists (select 1 from projects where image = r.name) or exists (select 1 from vibes where image = r.name)
+            when 'files' then exists (select 1 from public.files f where f.id = split_part(r.name, '.', 1)::uuid)
+            else exists (select 1 from public.projects where image = r.name) or exists (select 1 from public.vibes where image = r.name)
               or exists (select 1 from users where avatar = r.name)
           end as referenced
         from removed_bytes r

@@ -8,6 +8,7 @@ import { validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
+import { trashed } from '../trash/service.js';
 import type { SeriesOfFile } from './repository.js';
 import { checkKeptPath, FilesService } from './service.js';
 
@@ -63,8 +64,8 @@ export class FilesRoutes implements Feature {
 
     routes.on(ROUTES.deleteFile, async ({ req, principal, params }) => {
       if (validate(deleteFileQuery, req.query).series === 'all') return this.files.deleteSeries(principal, params.id);
-      await this.files.delete(principal, params.id);
-      return { id: params.id, deleted: true };
+      const trashedUntil = await this.files.delete(principal, params.id);
+      return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
   }
 

@@ -15,6 +15,7 @@ import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { PreviewsRepository } from '../previews/repository.js';
 import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { TrashService, trashed } from '../trash/service.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
 export interface NewUpload {
@@ -75,6 +76,7 @@ export class FilesService {
     @inject(Space) private readonly space: Space,
     @inject(PendingObjects) private readonly pending: PendingObjects,
     @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   /**
@@ -306,19 +308,25 @@ export class FilesService {
   }
 
   /** The uploader or a project ADMIN; the bytes go once the row's deletion has committed. */
-  async delete(principal: Principal, id: string): Promise<void> {
-    const removed = await this.sql.begin(async (tx) => {
+  async delete(principal: Principal, id: string): Promise<Date | null> {
+    const { removed, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const file = await this.repository.lockForDelete(tx, id);
       if (!file) throw notFound('File');
       if (file.uploadedBy !== principal.userId && role !== 'ADMIN') {
         throw forbidden('Only the uploader or a project ADMIN can delete this file');
       }
+      if (this.trash.enabled) {
+        const until = await this.trash.move(tx, principal, { kind: 'file', id, projectId });
+        await this.events.publish(tx, projectEvent(principal, projectId, 'file.trashed', { fileId: id, cutId: file.cutId, trashedUntil: until.toISOString() }));
+        return { removed: null, trashedUntil: until };
+      }
       await this.repository.delete(tx, id);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
-      return file;
+      return { removed: file, trashedUntil: null };
     });
-    await this.disk.removeFile(id, removed.extension);
+    if (removed) await this.disk.removeFile(id, removed.extension);
+    return trashedUntil;
   }
 
   /**
@@ -326,7 +334,7 @@ export class FilesService {
    * versions' comments and reviews go with them; the bytes go once the deletion has committed.
    */
   async deleteSeries(principal: Principal, id: string): Promise<DeletedSeries> {
-    const { seriesId, removed } = await this.sql.begin(async (tx) => {
+    const { seriesId, removed, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const series = await this.repository.seriesOf(tx, { fileId: id });
       if (!series) throw notFound('File');
@@ -334,12 +342,20 @@ export class FilesService {
       if (role !== 'ADMIN' && versions.some((version) => version.uploadedBy !== principal.userId)) {
         throw forbidden('Only a project ADMIN, or a member who uploaded every version, can delete the whole series');
       }
+      if (this.trash.enabled) {
+        const until = await this.trash.move(tx, principal, { kind: 'series', id: series.seriesId, projectId });
+        for (const version of versions) {
+          await this.events.publish(tx, projectEvent(principal, projectId, 'file.trashed', { fileId: version.id, cutId: version.cutId, trashedUntil: until.toISOString() }));
+        }
+        return { seriesId: series.seriesId, removed: versions, trashedUntil: until };
+      }
       await this.repository.deleteSeries(tx, series.seriesId);
       for (const version of versions) {
         await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: version.id, cutId: version.cutId }));
       }
-      return { seriesId: series.seriesId, removed: versions };
+      return { seriesId: series.seriesId, removed: versions, trashedUntil: null };
     });
+    if (trashedUntil !== null) return { seriesId, deleted: removed.length, ...trashed(trashedUntil) };
     for (const version of removed) await this.disk.removeFile(version.id, version.extension);
     return { seriesId, deleted: removed.length };
   }

@@ -127,7 +127,7 @@ export class ProjectsRepository {
   }
 
   /**
-   * Deletes a project with its vibes, cuts and files; null when it is already gone.
+   * Locks a project for a delete, or a move to the trash; false when it is already gone.
    *
    * Every delete (here, VibesRepository.deleteWithContent, CutsRepository.deleteWithFiles) first locks,
    * top-down, every row an insert underneath could reference: an upload key-shares its cut, a new cut or a
@@ -137,11 +137,17 @@ export class ProjectsRepository {
    * locks pass, so the two never wait on each other in opposite orders. Then every level is deleted with
    * RETURNING, so the names removed on disk are the latest committed ones.
    */
-  async deleteWithContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
+  async lockContent(tx: Queryable, projectId: string): Promise<boolean> {
     const [project] = await tx`select id from projects where id = ${projectId} for no key update`;
-    if (!project) return null;
+    if (!project) return false;
     await tx`select id from vibes where project_id = ${projectId} for update`;
     await tx`select id from cuts where project_id = ${projectId} for update`;
+    return true;
+  }
+
+  /** Deletes a project with its vibes, cuts and files for good; null when it is already gone. */
+  async deleteWithContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
+    if (!(await this.lockContent(tx, projectId))) return null;
     const files = await tx<{ id: string; extension: string }[]>`
       delete from files where project_id = ${projectId} returning id, extension`;
     const vibes = await tx<{ image: string | null }[]>`delete from vibes where project_id = ${projectId} returning image`;

@@ -3,6 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import { requireEveryProject } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
+import { trashed } from '../trash/service.js';
 import { validate } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -44,8 +45,8 @@ export class ProjectsRoutes implements Feature {
     });
 
     routes.on(ROUTES.deleteProject, async ({ principal, params }) => {
-      await this.projects.delete(principal, params.id);
-      return { id: params.id, deleted: true };
+      const trashedUntil = await this.projects.delete(principal, params.id);
+      return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
 
     routes.on(ROUTES.setMemberRole, async ({ principal, params, body }) => {

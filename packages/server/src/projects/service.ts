@@ -12,6 +12,7 @@ import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
 import type { StoredImage } from '../images/repository.js';
 import { IMAGE_NAME, Images } from '../images/service.js';
+import { TrashService } from '../trash/service.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
 const lastAdmin = () => new DomainError('LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
@@ -28,6 +29,7 @@ export class ProjectsService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Images) private readonly images: Images,
     @inject(Disk) private readonly disk: Disk,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   async list(principal: Principal): Promise<Project[]> {
@@ -94,8 +96,17 @@ export class ProjectsService {
     return project;
   }
 
-  /** ADMIN. Deletes vibes, cuts, files and images; the bytes go once the rows are gone for good. */
-  async delete(principal: Principal, projectId: string): Promise<void> {
+  /** ADMIN. Trashes (or with the trash off deletes) vibes, cuts, files and images; the bytes go once the rows are gone for good. */
+  async delete(principal: Principal, projectId: string): Promise<Date | null> {
+    if (this.trash.enabled) {
+      return this.sql.begin(async (tx) => {
+        await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
+        if (!(await this.projects.lockContent(tx, projectId))) throw notFound('Project');
+        const trashedUntil = await this.trash.move(tx, principal, { kind: 'project', id: projectId, projectId });
+        await this.events.publish(tx, projectEvent(principal, projectId, 'project.trashed', { projectId, trashedUntil: trashedUntil.toISOString() }));
+        return trashedUntil;
+      });
+    }
     const content = await this.sql.begin(async (tx) => {
       await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
       const deleted = await this.projects.deleteWithContent(tx, projectId);
@@ -104,6 +115,7 @@ export class ProjectsService {
       return deleted;
     });
     await this.disk.removeDeleted(content);
+    return null;
   }
 
   /** ADMIN. The last ADMIN cannot be demoted. */

@@ -8,7 +8,7 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SIGNING_SECRET, SQL } from '../core/di.js';
-import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
+import { DomainError, forbidden, gone, invalidField, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { FilesRepository, findStoredFileRows, type StoredFileRow } from '../files/repository.js';
@@ -204,6 +204,9 @@ export class SharesService {
       const cut = await this.cutContents.cutContent(this.sql, share.cutId);
       if (cut) return { kind: 'cut', linkId: share.id, expiresAt: share.expiresAt, cutId: share.cutId, download: share.download, ...cut };
     }
+    // A working link whose file or cut cannot be seen: a delete for good takes the link with it, so what it
+    // points to is in the trash.
+    if (share) throw gone('What this link shares is in the trash');
     throw notFound('Share link');
   }
 

@@ -26,7 +26,7 @@ export class StorageRepository {
     const previewed = uploadedBy === null ? this.sql`where preview_bytes is not null` : this.sql`where uploaded_by = ${uploadedBy} and preview_bytes is not null`;
     return this.sql<TypeUsage[]>`
       select type, sum(size)::bigint as size, count(*)::int as count from (
-        select type, size from files ${whose}
+        select type, size from public.files ${whose}
         union all
         select 'PREVIEW', preview_bytes from files ${previewed}
         union all
@@ -40,7 +40,7 @@ export class StorageRepository {
     const [row] = await this.sql<{ count: number }[]>`
       select count(*)::int as count from (
         select uploaded_by from (
-          select uploaded_by, size from files where uploaded_by is not null
+          select uploaded_by, size from public.files where uploaded_by is not null
           union all
           select uploaded_by, size from stored_images where uploaded_by is not null
         ) uploads
@@ -55,15 +55,15 @@ export class StorageRepository {
         select project_id as id from project_members where user_id = ${uploadedBy} and project_id = any(${projectIds}::uuid[])
       )
       select type, sum(size)::bigint as size, count(*)::int as count from (
-        select type, size from files where uploaded_by = ${uploadedBy} and project_id in (select id from reached)
+        select type, size from public.files where uploaded_by = ${uploadedBy} and project_id in (select id from reached)
         union all
         select 'PREVIEW', preview_bytes from files
         where uploaded_by = ${uploadedBy} and project_id in (select id from reached) and preview_bytes is not null
         union all
         select 'IMAGE', s.size from stored_images s
         where s.uploaded_by = ${uploadedBy}
-          and (exists (select 1 from projects p where p.image = s.name and p.id in (select id from reached))
-               or exists (select 1 from vibes v where v.image = s.name and v.project_id in (select id from reached)))
+          and (exists (select 1 from public.projects p where p.image = s.name and p.id in (select id from reached))
+               or exists (select 1 from public.vibes v where v.image = s.name and v.project_id in (select id from reached)))
       ) uploads
       group by type`;
   }

@@ -2,6 +2,7 @@ import { createVibeRequest, pathOf, ROUTES, updateVibeRequest } from '@bandcolla
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
+import { trashed } from '../trash/service.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { ImageForms } from '../images/forms.js';
 import { VibesService } from './service.js';
@@ -36,8 +37,8 @@ export class VibesRoutes implements Feature {
     });
 
     routes.on(ROUTES.deleteVibe, async ({ principal, params }) => {
-      await this.vibes.delete(principal, params.id);
-      return { id: params.id, deleted: true };
+      const trashedUntil = await this.vibes.delete(principal, params.id);
+      return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
   }
 }

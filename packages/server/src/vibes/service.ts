@@ -11,6 +11,7 @@ import { EventPublisher, projectEvent } from '../events/publisher.js';
 import type { StoredImage } from '../images/repository.js';
 import { Images } from '../images/service.js';
 import { toVibe, VIBE_NAME_INDEX, type VibeChanges, VibesRepository } from './repository.js';
+import { TrashService } from '../trash/service.js';
 
 /** Turns the database's refusal of a second vibe named `name` in a project into 409 NAME_TAKEN. */
 const refuseTakenName =
@@ -34,6 +35,7 @@ export class VibesService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Images) private readonly images: Images,
     @inject(Disk) private readonly disk: Disk,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   /** A new vibe goes last; `image` is an image already stored (removed if this fails). */
@@ -78,8 +80,8 @@ export class VibesService {
    * Deletes the vibe, its cuts and their files; the others close ranks (positions 0…n-1). A vibe holding
    * files uploaded by someone else needs a project ADMIN.
    */
-  async delete(principal: Principal, vibeId: string): Promise<void> {
-    const content = await this.sql.begin(async (tx) => {
+  async delete(principal: Principal, vibeId: string): Promise<Date | null> {
+    const { content, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
       if (!(await this.vibes.lockProject(tx, projectId))) throw notFound('Vibe');
       if (!(await this.vibes.lockForDelete(tx, vibeId))) throw notFound('Vibe');
@@ -87,12 +89,19 @@ export class VibesService {
       if (role !== 'ADMIN' && (await this.vibes.holdsFilesOfOthers(tx, vibeId, principal.userId))) {
         throw forbidden('Only a project ADMIN can delete a vibe holding files uploaded by someone else');
       }
+      if (this.trash.enabled) {
+        const until = await this.trash.move(tx, principal, { kind: 'vibe', id: vibeId, projectId });
+        await this.vibes.compactPositions(tx, projectId);
+        await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.trashed', { vibeId, trashedUntil: until.toISOString() }));
+        return { content: null, trashedUntil: until };
+      }
       const deleted = await this.vibes.deleteWithContent(tx, vibeId);
       await this.vibes.compactPositions(tx, projectId);
       await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.deleted', { vibeId }));
-      return deleted;
+      return { content: deleted, trashedUntil: null };
     });
-    await this.disk.removeDeleted(content);
+    if (content) await this.disk.removeDeleted(content);
+    return trashedUntil;
   }
 
   /**

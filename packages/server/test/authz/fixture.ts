@@ -291,7 +291,15 @@ export type User = Awaited<ReturnType<Api['register']>>;
 export async function startWithUsers<const Names extends readonly string[]>(
   ...names: Names
 ): Promise<{ server: TestServer; api: Api; users: { [K in keyof Names]: User } }> {
-  const server = await startTestServer();
+  return startWithUsersAndSettings({}, ...names);
+}
+
+/** As startWithUsers, on a server with these settings (TRASH_RETENTION_DAYS=0: deletes for good). */
+export async function startWithUsersAndSettings<const Names extends readonly string[]>(
+  env: Record<string, string>,
+  ...names: Names
+): Promise<{ server: TestServer; api: Api; users: { [K in keyof Names]: User } }> {
+  const server = await startTestServer(env);
   const api = client(server.url);
   const users: User[] = [];
   for (const name of names) users.push(await api.register({ name }));

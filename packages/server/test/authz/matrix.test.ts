@@ -30,7 +30,7 @@
 import { ROUTES } from '@bandcollab/sdk/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { ACTOR_NAMES, buildFixture, callRow, type Fixture, loadRowSets, shape, tokenExpectations } from './fixture.js';
+import { ACTOR_NAMES, buildFixture, callRow, expectStatus, type Fixture, loadRowSets, shape, storeFileDirectly, tokenExpectations } from './fixture.js';
 
 /** Routes without a row, and why. */
 const NOT_IN_MATRIX: Record<string, string> = {
@@ -73,6 +73,44 @@ for (const { name, rows } of rowSets) {
     }
   });
 }
+
+/** The routes that list the trash itself: they name what is in it. */
+const LISTS_THE_TRASH = new Set(['GET /api/projects/:id/trash', 'GET /api/trash']);
+
+describe('nothing in the trash leaks (§21)', () => {
+  const trashed: string[] = [];
+  beforeAll(async () => {
+    const admin = fx.actors.projectAdmin;
+    const as = (method: string, path: string, json?: unknown) => fx.api.request(method, path, { token: admin.token, json });
+    const comment = async (fileId: string) => (await expectStatus(as('POST', `/api/files/${fileId}/comments`, { body: 'Trashed words' }), 201)).id as string;
+    // A vibe with a cut, a file and a comment, trashed whole.
+    const vibe = await fx.newVibe();
+    const inVibe = await storeFileDirectly(fx.server, vibe.cutId, admin.userId!);
+    trashed.push(vibe.vibeId, vibe.cutId, inVibe.id, await comment(inVibe.id));
+    await expectStatus(as('DELETE', `/api/vibes/${vibe.vibeId}`), 200);
+    // A file and a comment of the shared cut, trashed one by one.
+    const file = await storeFileDirectly(fx.server, fx.project.cutId, admin.userId!);
+    trashed.push(file.id);
+    await expectStatus(as('DELETE', `/api/files/${file.id}`), 200);
+    const kept = await storeFileDirectly(fx.server, fx.project.cutId, admin.userId!);
+    const words = await comment(kept.id);
+    trashed.push(words);
+    await expectStatus(as('DELETE', `/api/comments/${words}`), 200);
+    // A whole project.
+    const project = await fx.newProject();
+    trashed.push(project.id, project.vibeId, project.cutId);
+    await expectStatus(as('DELETE', `/api/projects/${project.id}`), 200);
+  });
+
+  const reads = rowSets.flatMap(({ rows }) => rows).filter((row) => row.endpoint.startsWith('GET ') && row.expect.projectAdmin === 200 && !LISTS_THE_TRASH.has(row.endpoint));
+  it.each(reads.map((row) => [row.endpoint, row] as const))('%s names nothing trashed', async (_endpoint, row) => {
+    const actor = fx.actors.projectAdmin;
+    const path = await row.path(fx, actor);
+    const response = await callRow(fx, row, path, actor);
+    expect(response.status, `${path}: ${response.text}`).toBe(200);
+    for (const id of trashed) expect(response.text, `${path} names ${id}`).not.toContain(id);
+  });
+});
 
 it('has a row for every declared route, and no route both in a row and in NOT_IN_MATRIX', () => {
   const inRows = new Set(rowSets.flatMap(({ rows }) => rows.map((row) => shape(row.endpoint))));
