@@ -455,12 +455,16 @@ describe('every method on every spelling of every path', () => {
     return digests;
   };
 
-  /** The snapshot once background work (the analysis of the files uploaded above) has settled: two alike in a row. */
+  /**
+   * The snapshot once background work (the analysis and previews of the files uploaded above) has settled: no
+   * job due or running (an encode can run for seconds without a row changing), then two alike in a row.
+   */
   const settled = async (): Promise<Record<string, string>> => {
+    const busy = async () => (await server.sql`select 1 from jobs where state = 'running' or (state = 'queued' and run_at <= now())`).length > 0;
     for (let last = await snapshot(); ; ) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const next = await snapshot();
-      if (JSON.stringify(next) === JSON.stringify(last)) return next;
+      if (JSON.stringify(next) === JSON.stringify(last) && !(await busy())) return next;
       last = next;
     }
   };

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, seedProject, type User } from './authz/fixture.js';
-import { analysed, sampleBytes, toneWav, upload, uploadForm } from './support/files.js';
+import { analysed, previewed, sampleBytes, toneWav, upload, uploadForm } from './support/files.js';
 import { call, client } from './support/http.js';
 import { startTestServer, TestClock, type TestServer } from './support/server.js';
 
@@ -69,8 +69,11 @@ async function richProject() {
   const comment = await expectStatus(api.request('POST', `/api/files/${v2.id}/comments`, { token: member.accessToken, json: { body: 'Louder here', atMs: 500 } }), 201);
   await expectStatus(api.request('POST', `/api/files/${v2.id}/comments`, { token: owner.accessToken, json: { body: 'Done', parentId: comment.id } }), 201);
   await expectStatus(api.request('PUT', `/api/files/${v2.id}/review`, { token: member.accessToken, json: { state: 'approved', note: 'Great' } }), 200);
-  // Analysis done, so nothing changes the records but the trash.
-  for (const file of [v1, v2, other]) await analysed(api, owner.accessToken, file.id);
+  // Analysis and previews done, so nothing changes the records or writes to the store but the trash.
+  for (const file of [v1, v2, other]) {
+    await analysed(api, owner.accessToken, file.id);
+    await previewed(api, owner.accessToken, file.id);
+  }
   const [series] = await server.sql<{ series_id: string }[]>`select series_id from public.files where id = ${v1.id}`;
   return { ...seeded, v1, v2, other, comment, seriesId: series!.series_id };
 }

@@ -84,7 +84,7 @@ describe.skipIf(!hasFfmpeg)('previews through the API', () => {
     }
   });
 
-  it('counts previews in storage statistics (not in the quota) and removes the preview with its file', async () => {
+  it('counts previews in storage statistics (not in the quota), keeps the preview with its file in the trash and removes it with the purge', async () => {
     const user = await userWithCut(api);
     const created = await upload(api, user.token, user.cutId, 'take.flac', await readFile(fixture('take.flac', 3, ['-ar', '44100', '-c:a', 'flac'])));
     const id = created.body.id as string;
@@ -95,7 +95,10 @@ describe.skipIf(!hasFfmpeg)('previews through the API', () => {
     expect(stats.totalSize).toBe(record.size + record.preview.bytes!);
     expect(await server.stored.exists(`previews/${id}.m4a`)).toBe(true);
     expect((await api.request('DELETE', `/api/files/${id}`, { token: user.token })).status).toBe(200);
-    expect(await server.stored.exists(`previews/${id}.m4a`)).toBe(false);
+    // In the trash its bytes stay, the preview's too (a restore plays at once).
+    expect(await server.stored.exists(`previews/${id}.m4a`)).toBe(true);
+    expect((await api.request('DELETE', `/api/trash/file/${id}`, { token: user.token })).status).toBe(202);
+    await expect.poll(() => server.stored.exists(`previews/${id}.m4a`), { timeout: 10_000 }).toBe(false);
   });
 
   it('a file whose audio cannot be decoded gets a failed preview (404), an image none', async () => {
