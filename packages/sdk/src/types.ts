@@ -54,6 +54,7 @@ export type {
   MarkerFormat,
   Review,
   ReviewList,
+  ReviewPolicy,
   ReviewRequest,
   ReviewState,
   ReviewSummary,

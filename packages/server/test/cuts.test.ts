@@ -53,7 +53,7 @@ describe('cuts', () => {
         stems: null,
         series: { id: stored.id, version: 1, latest: true, count: 1 },
         path: null,
-        review: { approved: 0, changesRequested: 0, openComments: 0 },
+        review: { approved: 0, changesRequested: 0, openComments: 0, ready: false },
       },
     ]);
     const renamed = await expectStatus(api.request('PUT', `/api/cuts/${seeded.cutId}`, { token: owner.accessToken, json: { name: 'Final' } }), 200);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { comment, commentPage, review, reviewList, reviewSummary, withdrawnReview } from './comments.js';
+import { comment, commentPage, review, reviewList, reviewPolicy, reviewSummary, withdrawnReview } from './comments.js';
 import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
@@ -77,6 +77,7 @@ export const project = z.object({
   createdAt: timestamp,
   memberCount: count,
   role: roleSchema.meta({ description: "The caller's membership role" }),
+  reviewPolicy,
 });
 export const updatedProject = project.extend({ updatedAt: timestamp });
 
@@ -544,6 +545,9 @@ export const projectEvent = z.discriminatedUnion('type', [
     userId: id,
     state: z.enum(['approved', 'changes_requested']).nullable().meta({ description: 'null: the member withdrew their review' }),
   }),
+  // A version reached its project's review policy (§19), by the change `actor` made (a review, a comment
+  // resolved, the policy itself): once each time it gets there, so a CI job can wait for this instead of polling.
+  event('review.gate_passed', { fileId: id, seriesId: id, cutId: id, name: z.string(), version: count, review: reviewSummary, policy: reviewPolicy }),
 ]);
 
 export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
+import { createCommentRequest, guestCommentRequest, reviewPolicyChange, reviewRequest, updateCommentRequest } from './comments.js';
 import { checkFilePath } from './file-paths.js';
 import { jobKind, jobState, webhookFormat } from './records.js';
 import { describeSize, extensionsOf, MAX_UPLOAD_BYTES } from './file-types.js';
@@ -99,6 +99,7 @@ export const updateProjectRequest = z.object({
   name: nameSchema.optional(),
   description: optionalDescription,
   image: clearImageField,
+  reviewPolicy: reviewPolicyChange.optional().meta({ description: 'JSON bodies only (a multipart form has no object fields)' }),
 });
 
 export const updateMemberRequest = z.object({ role: roleSchema });
@@ -226,7 +227,7 @@ const imagePart = z
   .optional();
 
 export const createProjectForm = createProjectRequest.extend({ image: imagePart });
-export const updateProjectForm = updateProjectRequest.extend({ image: imagePart });
+export const updateProjectForm = updateProjectRequest.omit({ reviewPolicy: true }).extend({ image: imagePart });
 export const createVibeForm = createVibeRequest.extend({ image: imagePart });
 export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
 export const avatarForm = z.object({ image: imagePart.unwrap() });
