@@ -1,7 +1,8 @@
 // CLI benchmarks against the built server and the built binary (the root `pnpm bench` builds first):
-//  1. cold start: `band --version`, `band --help`, every command group's `--help` (what a command loads
-//     before its first request) and `band project list` (stored credentials, a real request), each as a
-//     ratio over `node -e 0` measured in the same run (targets: list at most 1.6x, the others at most 1.5x);
+//  1. cold start: `band --version`, `band --help` and `band completion bash` (band.ts' fast path), every command
+//     group's `--help` (what a command loads before its first request) and `band project list` (stored
+//     credentials, a real request), each as a ratio over `node -e 0` measured in the same run (targets: the
+//     fast path at most 1.2x, list at most 1.6x, the others at most 1.5x);
 //  2. one large upload through `band file upload` against a bare undici + form-data client sending the same
 //     file to the same server (throughput ratio, target at least 0.8). band sends a file this large as a
 //     resumable upload, whose bytes the server makes durable (fsync) before it answers; the bare multipart
@@ -65,6 +66,7 @@ try {
     ['node', () => run(process.execPath, ['-e', '0'])],
     ['version', () => run(process.execPath, [band, '--version'], { env })],
     ['help', () => run(process.execPath, [band, '--help'], { env })],
+    ['completion', () => run(process.execPath, [band, 'completion', 'bash'], { env })],
     ...HELP_PATHS.map((args) => [`${args.join(' ')} --help`, () => run(process.execPath, [band, ...args, '--help'], { env })]),
     ['project list', () => run(process.execPath, [band, 'project', 'list'], { env })],
   ];
@@ -77,6 +79,7 @@ try {
     projectListMs: round(startMs['project list']),
     versionRatioOverNode: round(startMs.version / startMs.node),
     helpRatioOverNode: round(startMs.help / startMs.node),
+    completionRatioOverNode: round(startMs.completion / startMs.node),
     projectListRatioOverNode: round(startMs['project list'] / startMs.node),
     worstCommandHelpRatioOverNode: Math.max(...Object.values(helpRatios)),
     commandHelpRatiosOverNode: helpRatios,

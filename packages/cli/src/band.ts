@@ -4,6 +4,7 @@
 import nodeModule from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import packageJson from '../package.json' with { type: 'json' };
 
 // Before anything that an older Node cannot load (Node 20 has no enableCompileCache): one line, and out.
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
@@ -13,4 +14,24 @@ if (major < 22 || (major === 22 && minor < 19)) {
 }
 // Where the cache cannot be made (a read-only home), Node says so in the answer and band runs without it.
 nodeModule.enableCompileCache(path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'band', 'compile'));
-await import('./run.js');
+
+// What needs no command group, no SDK and none of band's I/O is answered here, at about Node's own start-up
+// cost: the version from the manifest, the root help from program.ts (commander and the groups' summaries), a
+// completion script from the tree written at build time. test/startup.test.ts lists what each may load.
+// `band project list | head -1`, `band --help | head`: a reader that went away is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(0);
+});
+const args = process.argv.slice(2);
+const [first = '', second = ''] = args;
+const completion = args.length === 2 && first === 'completion' ? await import('./completion-scripts.js') : null;
+if (args.length === 1 && (first === '--version' || first === '-V')) {
+  process.stdout.write(`${packageJson.version}\n`);
+} else if (args.length === 1 && ['--help', '-h', 'help'].includes(first)) {
+  (await import('./program.js')).printRootHelp(process);
+} else if (completion?.isCompletionShell(second)) {
+  completion.printCompletion(second, process);
+} else {
+  await import('./run.js');
+}

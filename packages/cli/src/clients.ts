@@ -2,6 +2,7 @@
 // BAND_TOKEN (a personal access token bcp_…, or an access token), BAND_EMAIL + BAND_PASSWORD, or the tokens
 // stored for that server's origin (never those another server issued).
 import type { BandClient, BandClientOptions } from '@bandcollab/sdk';
+import { signInFailure } from './errors.js';
 import { CliError, EXIT } from './exit-codes.js';
 import type { Factory } from './factory.js';
 import type { Io } from './io.js';
@@ -54,7 +55,7 @@ export class Clients {
       // For this run only: the pair stays in memory, so the SDK may refresh it on its own.
       this.source = 'BAND_EMAIL';
       const client = this.anonymous();
-      await client.auth.login({ email, password });
+      await client.auth.login({ email, password }).catch((error: unknown) => Promise.reject(signInFailure(error)));
       this.client = client;
       return client;
     }

@@ -32,6 +32,17 @@ function causeCodes(cause: unknown): string[] {
   return [...(code ? [code] : []), ...inner, ...causeCodes(cause.cause)];
 }
 
+/**
+ * A login the server refused with 403 (the account is deactivated, which the detail says) is an authentication
+ * failure: exit 4, as a wrong password, so a script tells "cannot sign in" from "not allowed to do this".
+ */
+export function signInFailure(error: unknown): CliError {
+  const failure = toCliError(error);
+  const { BandApiError } = loadedLibraries()?.sdk ?? {};
+  if (BandApiError && error instanceof BandApiError && error.status === 403) return new CliError(failure.message, EXIT.auth, failure.requestId);
+  return failure;
+}
+
 /** Turns anything thrown by a command into the one line and exit code the user gets. */
 export function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error;

@@ -19,7 +19,7 @@ export const EXIT_CODES_HELP = `Exit codes of band:
   1    error (the server refused the request, also 507 out of disk space or over your quota, a local file could not be read, ...)
   2    usage: a wrong flag or argument, an ambiguous name, a destructive command without --yes off a terminal, a download onto an existing file without --force
   3    partial failure: some files of a bulk upload or download failed, the others were transferred
-  4    not logged in, or authentication failed (wrong password, expired session)
+  4    not logged in, or authentication failed (wrong password, expired session, a deactivated account)
   5    rate limited, or the server is unavailable or unreachable
   6    not found: a project, vibe, cut, file or member that does not exist (or that you may not see)
   7    a check failed: band cut check found stems that do not line up, band publish found the mix outside
@@ -33,7 +33,7 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode = EXIT.error,
-    /** The server's request id, shown with --debug. */
+    /** The server's request id, printed after the message. */
     readonly requestId?: string,
   ) {
     super(message);

@@ -85,7 +85,8 @@ export class Output {
 
   /** The one line for a failed command. */
   error(message: string, requestId?: string): void {
-    const detail = this.debug && requestId ? `${message} (request id ${requestId})` : message;
+    // The server's request id with every error it answered: the admin finds the log line by it (`reqId`).
+    const detail = requestId ? `${message} (request id ${requestId})` : message;
     writeLines(this.stderr, `${this.paint('red', 'error:', 'stderr')} ${detail}`);
   }
 

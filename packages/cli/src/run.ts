@@ -13,11 +13,6 @@ import { runBand } from './main.js';
 // stream past the parser, so transfers keep their speed (the CLI bench measures both).
 setFlagsFromString('--liftoff-only');
 
-// `band project list | head -1`: a reader that went away is not an error.
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-  process.exit(EXIT.ok);
-});
 process.on('SIGINT', () => {
   if (process.stderr.isTTY) process.stderr.write('\u001b[?25h\n');
   process.stderr.write(`${interruptedLine()}\n`);

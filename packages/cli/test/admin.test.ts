@@ -77,6 +77,12 @@ it('band user list, deactivate and activate: a deactivated account is signed out
   expect(off.stdout).toContain('file "take.wav"');
   expect((await admin.band(['user', 'list'])).stdout).toMatch(/ben@example\.com\s+ben\s+MEMBER\s+deactivated/);
   expect((await ben.band(['project', 'list'])).exitCode).not.toBe(0);
+  // Told so, as an authentication failure (exit 4), whether logging in or signing in for one run.
+  const deactivated = /^error: This account is deactivated; a site administrator can activate it again \(request id [\w-]+\)\n$/;
+  const login = await ben.band(['auth', 'login', '--email', 'ben@example.com', '--password-stdin'], { input: 'correct horse battery\n' });
+  expect([login.exitCode, login.stderr]).toEqual([4, expect.stringMatching(deactivated)]);
+  const forOneRun = await ben.band(['project', 'list'], { env: { BAND_EMAIL: 'ben@example.com', BAND_PASSWORD: 'correct horse battery' } });
+  expect([forOneRun.exitCode, forOneRun.stderr]).toEqual([4, expect.stringMatching(deactivated)]);
 
   expect((await admin.band(['user', 'activate', 'ben@example.com'])).stdout).toContain('ben@example.com is active');
   expect((await admin.band(['user', 'deactivate', 'nobody@example.com'])).exitCode).not.toBe(0);

@@ -145,13 +145,11 @@ describe('band auth', () => {
     expect(result.stderr.trim()).toBe('error: this server has no identity provider configured (IDP_DISABLED)');
   });
 
-  it("shows the server's detail, and its request id only with --debug", async () => {
+  it("shows the server's detail with its request id, the one the server's log line names", async () => {
     const missing = '00000000-0000-4000-8000-000000000000';
     const plain = await ana.band(['project', 'show', missing]);
     expect(plain.exitCode).toBe(6);
-    expect(plain.stderr).toMatch(/^error: [^\n]*not found\n$/i);
-    const debug = await ana.band(['project', 'show', missing, '--debug']);
-    expect(debug.stderr).toMatch(/^error: [^\n]*not found \(request id [\w-]+\)\n$/i);
+    expect(plain.stderr).toMatch(/^error: [^\n]*not found \(request id [\w-]+\)\n$/i);
   });
 
   it('exits 5 when the server cannot be reached, with one line', async () => {

@@ -189,19 +189,19 @@ describe('band vibe and cut: names taken', () => {
     await json(ana, ['vibe', 'create', 'Intro', '--project', 'Names']);
     const vibeTaken = plain(await ana.band(['vibe', 'create', 'intro', '--project', 'Names']));
     expect(vibeTaken.exitCode).toBe(1);
-    expect(vibeTaken.stderr.trim()).toBe('error: A vibe named "intro" already exists in this project');
+    expect(vibeTaken.stderr.trim()).toMatch(/^error: A vibe named "intro" already exists in this project \(request id [\w-]+\)$/);
 
     await json(ana, ['vibe', 'create', 'Outro', '--project', 'Names']);
     await json(ana, ['cut', 'create', 'Take', '--vibe', 'Intro', '--project', 'Names']);
     await json(ana, ['cut', 'create', 'TAKE', '--vibe', 'Outro', '--project', 'Names']);
     const moveTaken = plain(await ana.band(['cut', 'move', 'Take', '--vibe', 'Intro', '--to', 'Outro', '--project', 'Names']));
     expect(moveTaken.exitCode).toBe(1);
-    expect(moveTaken.stderr.trim()).toBe('error: The target vibe already has a cut of this name; rename one of them first');
+    expect(moveTaken.stderr.trim()).toMatch(/^error: The target vibe already has a cut of this name; rename one of them first \(request id [\w-]+\)$/);
 
     await json(ana, ['cut', 'create', 'Other', '--vibe', 'Outro', '--project', 'Names']);
     const renameTaken = plain(await ana.band(['cut', 'rename', 'Other', 'take', '--vibe', 'Outro', '--project', 'Names']));
     expect(renameTaken.exitCode).toBe(1);
-    expect(renameTaken.stderr.trim()).toBe('error: A cut named "take" already exists in this vibe');
+    expect(renameTaken.stderr.trim()).toMatch(/^error: A cut named "take" already exists in this vibe \(request id [\w-]+\)$/);
     await ok(ana, ['cut', 'rename', 'TAKE', 'Take', '--vibe', 'Outro', '--project', 'Names']);
   });
 });

@@ -166,6 +166,9 @@ describe('band comment', () => {
     expect(again.exitCode).toBe(2);
     expect(again.stderr).toContain('mix.mid already exists; add --force');
     await ok(ana, ['comment', 'export', ...MIX, '--format', 'midi', '--force'], here);
+    // A WAV of markers beside the mix it marks: not mix.wav.
+    expect((await ok(ana, ['comment', 'export', ...MIX, '--format', 'wav'], here)).stdout).toContain('to mix.markers.wav (');
+    expect((await readFile(path.join(ana.home, 'mix.markers.wav'))).subarray(0, 4).toString('latin1')).toBe('RIFF');
 
     const csv = await ok(ana, ['comment', 'export', mix.id, '--format', 'csv', '--offset', '2s', '--status', 'open', '-o', '-']);
     expect(csv.stdout.split('\r\n')[0]).toBe('#,Start,End,Author,Comment,Status,Version');

@@ -99,14 +99,14 @@ describe('human output neutralises control characters from the server', () => {
     const detail = `no such project\u001b]52;c;ZXZpbA==\u0007\u009b2J`;
     const hostile = createServer((_req, res) => {
       res.writeHead(404, { 'content-type': 'application/problem+json' });
-      res.end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail, code: 'NOT_FOUND', requestId: 'r' }));
+      res.end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail, code: 'NOT_FOUND', requestId: 'r\u001b[2J' }));
     });
     await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
       const result = neutral(await ana.band(['project', 'show', project.id], { env: { BAND_API_URL: url, BAND_TOKEN: 'token' } }));
       expect(result.exitCode).toBe(6);
-      expect(result.stderr).toBe('error: no such project\\x1b]52;c;ZXZpbA==\\x07\\x9b2J\n');
+      expect(result.stderr).toBe('error: no such project\\x1b]52;c;ZXZpbA==\\x07\\x9b2J (request id r\\x1b[2J)\n');
     } finally {
       hostile.close();
     }

@@ -63,7 +63,7 @@ describe('errors', () => {
     try {
       const result = await user.band(['auth', 'register', '--email', 'short@example.com', '--name', 'Short', '--password-stdin'], { input: 'short\n' });
       expect(result.exitCode).toBe(1);
-      expect(result.stderr).toBe('error: password: must be at least 8 characters\n');
+      expect(result.stderr).toMatch(/^error: password: must be at least 8 characters \(request id [\w-]+\)\n$/);
     } finally {
       await user.cleanup();
     }

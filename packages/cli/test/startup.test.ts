@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BAND } from './support/cli.js';
+import { liveTree } from '../src/completion-tree.js';
+import { BAND, runBand, runInProcess } from './support/cli.js';
 
 const RECORD_MODULES = fileURLToPath(new URL('./fixtures/record-modules.mjs', import.meta.url));
 
@@ -16,12 +17,10 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-/** Runs band and answers which of the big libraries the files it loaded contain. */
-async function librariesLoaded(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ sdk: boolean; undici: boolean; nodeUndici: boolean; conf: boolean; formData: boolean }> {
+/** Runs band: the modules it loaded (URLs and Node's own), and the code of its files. */
+async function loadedBy(args: string[], env: Record<string, string> = {}): Promise<{ loaded: string[]; code: string }> {
   const log = path.join(work, `${args.join('-')}.log`);
+  await rm(log, { force: true });
   await new Promise<void>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', RECORD_MODULES, BAND, ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, MODULE_LOG: log, ...env },
@@ -32,8 +31,21 @@ async function librariesLoaded(
   });
   const loaded = (await readFile(log, 'utf8')).split('\n');
   const files = loaded.filter((url) => url.startsWith('file:'));
-  const code = (await Promise.all(files.map((url) => readFile(fileURLToPath(url), 'utf8')))).join('\n');
-  // The bundle keeps each bundled file's path as a comment.
+  return { loaded, code: (await Promise.all(files.map((url) => readFile(fileURLToPath(url), 'utf8')))).join('\n') };
+}
+
+/** The source files bundled into what band loaded for `args`: the bundle keeps each one's path as a comment. */
+async function sourcesLoaded(args: string[]): Promise<string[]> {
+  const { code } = await loadedBy(args);
+  return [...new Set([...code.matchAll(/^\/\/ (\S+)$/gm)].map((match) => match[1]!))];
+}
+
+/** Runs band and answers which of the big libraries the files it loaded contain. */
+async function librariesLoaded(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ sdk: boolean; undici: boolean; nodeUndici: boolean; conf: boolean; formData: boolean }> {
+  const { loaded, code } = await loadedBy(args, env);
   return {
     sdk: /^\/\/ \.\.\/sdk\/dist\/index\.js$/m.test(code),
     undici: /node_modules\/undici\/lib\//.test(code),
@@ -60,10 +72,50 @@ describe('start-up', () => {
   });
 });
 
+describe('the fast path', () => {
+  // What band.ts answers before any command group, the SDK or band's I/O loads: a module beyond its list here
+  // is a start-up regression, caught without timing anything (the ratios to `node -e 0` are in `pnpm bench`).
+  const COMMANDER = /^\.\.\/\.\.\/node_modules\/\.pnpm\/commander@[\d.]+\/node_modules\/commander\//;
+  const allowed = (sources: string[], list: Array<string | RegExp>) => sources.filter((source) => !list.some((entry) => (typeof entry === 'string' ? entry === source : entry.test(source))));
+
+  it.each([[['--version']], [['-V']]])('`band %s` loads band.ts and the manifest only', async (args) => {
+    const sources = await sourcesLoaded(args);
+    expect(sources).toContain('src/band.ts');
+    expect(allowed(sources, ['src/band.ts', 'package.json'])).toEqual([]);
+  });
+
+  it.each([[['--help']], [['-h']], [['help']]])('`band %s` loads band.ts, program.ts and commander only', async (args) => {
+    const sources = await sourcesLoaded(args);
+    expect(sources).toContain('src/program.ts');
+    expect(allowed(sources, ['src/band.ts', 'package.json', 'src/program.ts', COMMANDER])).toEqual([]);
+  });
+
+  it.each([['bash'], ['zsh'], ['fish']])('`band completion %s` loads band.ts and the scripts only, no command group', async (shell) => {
+    const sources = await sourcesLoaded(['completion', shell]);
+    expect(sources).toContain('src/completion-scripts.ts');
+    expect(allowed(sources, ['src/band.ts', 'package.json', 'src/completion-scripts.ts'])).toEqual([]);
+  });
+
+  it('answers as a whole run does: the same root help and version, and completion from the tree of every group as it is now', async () => {
+    for (const args of [['--help'], ['help'], ['--version'], ['completion', 'fish']]) {
+      const [fast, whole] = await Promise.all([runBand(args), runInProcess(args)]);
+      expect({ exitCode: fast.exitCode, stdout: fast.stdout, stderr: fast.stderr }, args.join(' ')).toEqual({ exitCode: whole.exitCode, stdout: whole.stdout, stderr: whole.stderr });
+    }
+    // The tree the build wrote is the one the groups declare now.
+    const written = JSON.parse(await readFile(path.join(path.dirname(BAND), 'completion-tree.json'), 'utf8'));
+    expect(written).toEqual(await liveTree());
+  });
+
+  it('`band project list --help` goes the whole way (the check above can see a group load)', async () => {
+    expect(await sourcesLoaded(['project', 'list', '--help'])).toContain('src/commands/project.ts');
+  });
+});
+
 describe('compile cache', () => {
-  const runBand = (env: Record<string, string>) =>
+  // `--help`: it loads several modules (commander, program.ts), where `--version` loads band.ts alone.
+  const startBand = (env: Record<string, string>, args = ['--help']) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [BAND, '--version'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, ...env } });
+      const child = spawn(process.execPath, [BAND, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, ...env } });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -74,7 +126,7 @@ describe('compile cache', () => {
 
   it('keeps V8 code of band\'s modules under $XDG_CACHE_HOME/band, so the next start does not compile them again', async () => {
     const cache = path.join(work, 'xdg-cache');
-    expect(await runBand({ XDG_CACHE_HOME: cache })).toMatchObject({ code: 0, stderr: '' });
+    expect(await startBand({ XDG_CACHE_HOME: cache })).toMatchObject({ code: 0, stderr: '' });
     const entries = await readdir(path.join(cache, 'band', 'compile'), { recursive: true });
     expect(entries.length).toBeGreaterThan(1);
   });
@@ -82,6 +134,6 @@ describe('compile cache', () => {
   it('runs as before when the cache directory cannot be made', async () => {
     const file = path.join(work, 'not-a-directory');
     await writeFile(file, '');
-    expect(await runBand({ XDG_CACHE_HOME: file })).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+    expect(await startBand({ XDG_CACHE_HOME: file }, ['--version'])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
   });
 });

@@ -16,7 +16,8 @@ export class BandApiError extends Error {
   readonly problem: Problem;
 
   constructor(problem: Problem, retryAfter: number | null = null) {
-    super(`${problem.detail} (${problem.status} ${problem.code})`);
+    // The request id in the message too: a log line or bug report that quotes the error finds the server's log line (its `reqId`).
+    super(`${problem.detail} (${problem.status} ${problem.code}${problem.requestId ? `, request ${problem.requestId}` : ''})`);
     this.problem = problem;
     this.status = problem.status;
     this.code = problem.code;

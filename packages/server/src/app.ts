@@ -64,6 +64,8 @@ export interface RunningServer {
   config: Config;
   /** Its routes are listed by the tests that check every route is documented. */
   app: App;
+  /** No account existed when it started: the ready line says to register the first (its site ADMIN). */
+  noAccounts: boolean;
   /**
    * Stops taking requests, lets those in flight finish within the grace period (SHUTDOWN_GRACE_SECONDS), then
    * cuts uploads still running (503, partial file removed) and closes the rest, stops features, closes the
@@ -138,12 +140,14 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
   // Ready now: the count of stored files without a record runs behind, never delaying the start.
   orphans.start();
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const [{ noAccounts }] = await database.sql<[{ noAccounts: boolean }]>`select not exists (select 1 from users) as no_accounts`;
 
   let closing: Promise<void> | null = null;
   return {
     url: `http://${host}:${config.port}`,
     config,
     app,
+    noAccounts,
     close() {
       if (closing) {
         shutdown.cut();
@@ -282,7 +286,7 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
     return;
   }
   if (res.headersSent) {
-    log.error('error after the response started', { requestId: requestId(req), error });
+    log.error('error after the response started', { reqId: requestId(req), error });
     res.destroy();
     return;
   }
@@ -291,11 +295,11 @@ function handleError(log: Logger, urls: UrlRedactor, error: unknown, req: Incomi
     return;
   }
   if (isDatabaseUnreachable(error)) {
-    log.error('database unreachable', { requestId: requestId(req), error });
+    log.error('database unreachable', { reqId: requestId(req), error });
     sendProblem(req, res, unavailable('The service is temporarily unavailable'));
     return;
   }
-  log.error('unhandled error', { requestId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
+  log.error('unhandled error', { reqId: requestId(req), method: req.method, url: urls.redact(req.method ?? '', req.url ?? ''), error });
   sendProblem(req, res, new DomainError('INTERNAL', `Something went wrong on our side (request ${requestId(req)})`));
 }
 

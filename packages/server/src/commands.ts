@@ -70,6 +70,27 @@ database, and never stop it):
   settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
 
+const COMMANDS = new Set(['set-role', 'reset-password', 'orphans', 'backup', 'restore', 'migrate-storage', 'users', 'jobs', 'api-reference', 'settings-reference', 'help']);
+/** The options some command takes: any other is named as unknown. */
+const OPTIONS = new Set(['--move', '--purge', '--to']);
+
+/** 435000 → "424.8 KiB", as band prints sizes; the exact count follows it in the summaries. */
+function humanBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  for (; value >= 1024 && unit < units.length - 1; unit += 1) value /= 1024;
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** One line for arguments no command takes: the unknown option, else the command as given. */
+function whatIsWrong(command: string | undefined, rest: string[]): string {
+  const unknown = [command, ...rest].find((arg) => arg?.startsWith('-') && !OPTIONS.has(arg));
+  if (unknown) return `unknown option ${unknown}${command && command !== unknown ? ` for ${command}` : ''}`;
+  if (command && COMMANDS.has(command)) return `${command} takes other arguments than ${rest.length === 0 ? 'none' : `"${rest.join(' ')}"`}: see its line below`;
+  return `unknown command "${command}"`;
+}
+
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
 export async function runCommand(config: Config, args: string[]): Promise<number> {
   const [command, ...rest] = args;
@@ -105,7 +126,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   // Roles in any case: `set-role someone@example.com admin` is what people type.
   const role = rest[1]?.toUpperCase();
   if (command !== 'set-role' || rest.length !== 2 || (role !== 'ADMIN' && role !== 'MEMBER')) {
-    process.stderr.write(`${USAGE}\n`);
+    process.stderr.write(`error: ${whatIsWrong(command, rest)}\n\n${USAGE}\n`);
     return 2;
   }
   const email = rest[0]!;
@@ -163,6 +184,7 @@ async function resetPassword(config: Config, email: string): Promise<number> {
 async function listUsers(config: Config): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
+    process.stdout.write('EMAIL\tROLE\tSTATUS\tLAST SIGN-IN\tNAME\n');
     for (const user of (await new AdminRepository(database.sql).accounts()).map(toAdminUser)) {
       process.stdout.write(`${user.email}\t${user.role}\t${user.active ? 'active' : 'deactivated'}\t${user.lastSignInAt ?? '-'}\t${user.name}\n`);
     }
@@ -336,7 +358,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     const bytes = stored.reduce((sum, file) => sum + file.size, 0);
     const done = command === 'backup' ? `backed up to ${dir}` : `restored from ${dir}`;
     const what = manifest.objects && config.storage.driver === 's3' ? `stored object(s) in bucket ${config.storage.bucket} (listed, not copied)` : 'stored file(s)';
-    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${bytes} bytes\n`);
+    process.stdout.write(`${done}: ${manifest.tables.length} tables, ${rows} rows, ${stored.length} ${what}, ${humanBytes(bytes)} (${bytes} bytes)\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof BackupError) && !(error instanceof DataDirRefused)) throw error;

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   // before this process does again; before the handlers, a SIGTERM killed the server by the signal
   // (`pnpm start` then ended by it too, exit null, in CI). stdout stays JSON lines (`pnpm start | jq`); a person
   // at a terminal also reads the line on stderr.
-  const ready = readyLine(server.url, server.config.publicUrl);
+  const ready = readyLine(server.url, server.config.publicUrl, server.noAccounts);
   log.announce(ready, { url: server.url, publicUrl: server.config.publicUrl });
   if (process.stderr.isTTY) process.stderr.write(`${ready}\n`);
 }
@@ -71,11 +71,12 @@ async function main(): Promise<void> {
 /**
  * Where the server listens, and the address band should use: the public URL (by default
  * http://localhost:<PORT>, which band and its stored logins treat as 127.0.0.1), without --api-url when it is
- * band's own default.
+ * band's own default. On a server without accounts, the first command is a registration (the first account
+ * becomes the site ADMIN), not a login that cannot succeed.
  */
-function readyLine(url: string, publicUrl: string): string {
-  const login = publicUrl === BAND_DEFAULT_API_URL ? 'band auth login' : `band auth login --api-url ${publicUrl}`;
-  return `listening on ${url} (band: ${login})`;
+function readyLine(url: string, publicUrl: string, noAccounts: boolean): string {
+  const command = `band auth ${noAccounts ? 'register' : 'login'}`;
+  return `listening on ${url} (band: ${publicUrl === BAND_DEFAULT_API_URL ? command : `${command} --api-url ${publicUrl}`})`;
 }
 
 main().catch((error: unknown) => {

@@ -225,6 +225,7 @@ describe('users (server commands)', () => {
 
     const list = await runServerCommand(['users', 'list'], server.env);
     expect(list.code).toBe(0);
+    expect(list.stdout.split('\n')[0]).toBe('EMAIL\tROLE\tSTATUS\tLAST SIGN-IN\tNAME');
     expect(list.stdout).toContain(`${erin.user.email}\tMEMBER\tdeactivated\t`);
     expect(list.stdout).toContain(`${admin.user.user.email}\tADMIN\tactive\t`);
 

@@ -48,7 +48,7 @@ describe('backup and restore on S3', () => {
     const backup = path.join(scratch, 'whole');
     const made = await runServerCommand(['backup', backup], server.env);
     expect(made.code, made.stderr).toBe(0);
-    expect(made.stdout).toMatch(/: \d+ tables, \d+ rows, 3 stored object\(s\) in bucket t-[0-9a-f]+ \(listed, not copied\), 6391463 bytes\n$/);
+    expect(made.stdout).toMatch(/: \d+ tables, \d+ rows, 3 stored object\(s\) in bucket t-[0-9a-f]+ \(listed, not copied\), 6\.1 MiB \(6391463 bytes\)\n$/);
     expect((await readdir(backup)).sort()).toEqual(['database', 'manifest.json']);
     const manifest = JSON.parse(await readFile(path.join(backup, 'manifest.json'), 'utf8'));
     expect(manifest.files).toEqual([]);

@@ -77,7 +77,7 @@ describe('backup and restore', () => {
     await server.stored.write('files/not-recorded.wav', sampleBytes('wav', 100));
     const made = await runServerCommand(['backup', backup], server.env);
     expect(made.code, made.stderr).toBe(0);
-    expect(made.stdout).toMatch(/^backed up to .*: \d+ tables, \d+ rows, 5 stored file\(s\), 435000 bytes\n$/);
+    expect(made.stdout).toMatch(/^backed up to .*: \d+ tables, \d+ rows, 5 stored file\(s\), 424\.8 KiB \(435000 bytes\)\n$/);
     const manifest = JSON.parse(await readFile(path.join(backup, 'manifest.json'), 'utf8'));
     expect(manifest.files.map((f: { path: string }) => f.path)).not.toContain('files/not-recorded.wav');
 

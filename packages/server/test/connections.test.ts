@@ -72,7 +72,7 @@ describe('slow and idle clients', () => {
     const { socket } = await startUpload(requestId, 1024 * 1024);
     await whenClosed(socket);
     await waitUntil(async () => (await tempFiles()).length === 0);
-    expect((await waitForLog(server.output, (line) => line.requestId === requestId)).level).toBe('info');
+    expect((await waitForLog(server.output, (line) => line.reqId === requestId)).level).toBe('info');
     expect(errorLines()).toEqual([]);
   });
 
@@ -146,7 +146,7 @@ describe('slow and idle clients', () => {
     socket.write(requestHead('POST', '/api/auth/login', { 'Content-Type': 'application/json', 'Content-Length': 100, 'X-Request-Id': requestId }));
     socket.write('{');
     await closed;
-    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    const logged = await waitForLog(server.output, (line) => line.reqId === requestId);
     expect(logged.level).toBe('info');
     expect(errorLines()).toEqual([]);
   });
@@ -271,7 +271,7 @@ describe('a client that goes away mid-request', () => {
     expect(String(await handedOver)).toMatch(/^HTTP\/1\.1 100 /);
     socket.write('{"email": "someone@example.com"');
     socket.resetAndDestroy();
-    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    const logged = await waitForLog(server.output, (line) => line.reqId === requestId);
     expect(logged.level).toBe('info');
     expect(errorLines()).toEqual([]);
   });
@@ -280,7 +280,7 @@ describe('a client that goes away mid-request', () => {
     const requestId = `reset-upload-${randomUUID()}`;
     const { socket } = await startUpload(requestId, 1024 * 1024);
     socket.resetAndDestroy();
-    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    const logged = await waitForLog(server.output, (line) => line.reqId === requestId);
     expect(logged.level).toBe('info');
     await waitUntil(async () => (await tempFiles()).length === 0);
     expect(errorLines()).toEqual([]);
@@ -310,7 +310,7 @@ describe('a client that goes away mid-request', () => {
     // Handed to the kernel before the close: loopback delivers these bytes, then the end of the stream.
     await new Promise<void>((resolve, reject) => socket.write(sampleBytes('wav', 16 * 1024), (error) => (error ? reject(error) : resolve())));
     socket.destroy();
-    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    const logged = await waitForLog(server.output, (line) => line.reqId === requestId);
     expect(logged.level).toBe('info');
     // The log line comes as the socket closes; the PATCH then records what arrived.
     const offset = async () => (await client(server.url).request('HEAD', uploadPath, { token, headers: tus })).headers.get('upload-offset');
@@ -324,7 +324,7 @@ describe('a client that goes away mid-request', () => {
     socket.write(requestHead('GET', `/api/files/${largeFileId}/download`, { Authorization: `Bearer ${token}`, 'X-Request-Id': requestId }));
     await new Promise((resolve) => socket.once('data', resolve));
     socket.resetAndDestroy();
-    const logged = await waitForLog(server.output, (line) => line.requestId === requestId);
+    const logged = await waitForLog(server.output, (line) => line.reqId === requestId);
     expect(logged.level).toBe('info');
     expect(errorLines()).toEqual([]);
   });

@@ -481,9 +481,9 @@ describe('every method on every spelling of every path', () => {
 
     const requestLines = new Map(
       logged
-        .map((line) => JSON.parse(line) as { msg: string; requestId?: string; path?: string })
+        .map((line) => JSON.parse(line) as { msg: string; reqId?: string; path?: string })
         .filter((line) => line.msg === 'request')
-        .map((line) => [line.requestId, line]),
+        .map((line) => [line.reqId, line]),
     );
     const unlogged = sent.flatMap((spelled, index) => (requestLines.has(`spelling-${index + 1}`) ? [] : [spelled]));
     expect(unlogged).toEqual([]);

@@ -51,7 +51,7 @@ describe('the request log', () => {
     ];
     for (const [method, path, headers] of requests) await api.request(method, path, { headers });
     await api.request('GET', '/api/health', { headers: { 'x-request-id': marker } });
-    await waitForLog(server.output, (line) => line.requestId === marker);
+    await waitForLog(server.output, (line) => line.reqId === marker);
 
     const output = server.output();
     for (const value of [shareToken, inviteToken, code, state, cookie, user.accessToken, user.refreshToken]) {

@@ -79,6 +79,7 @@ describe('orphans on S3', () => {
 
     const wrong = await runServerCommand(['orphans', '--delete'], server.env);
     expect(wrong.code).toBe(2);
+    expect(wrong.stderr.split('\n')[0]).toBe('error: unknown option --delete for orphans');
     expect(wrong.stderr).toContain('orphans --purge');
   });
 

@@ -129,7 +129,7 @@ describe('slowloris', () => {
     expect(sorted.at(-1)!).toBeLessThan(ANSWER_WITHIN_MS);
     for (const answer of headerAnswers) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     // Each body trickler was cut by the idle timeout, which says so in the log.
-    const idleCuts = () => logLines(server.output()).filter((line) => line.requestId === 'slow-body' && /idle/.test(line.msg)).length;
+    const idleCuts = () => logLines(server.output()).filter((line) => line.reqId === 'slow-body' && /idle/.test(line.msg)).length;
     while (idleCuts() < TRICKLERS / 2) await sleep(50);
     expect(idleCuts()).toBe(TRICKLERS / 2);
   });

@@ -25,7 +25,8 @@ import {
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
 /** The extension of each export, as the server names it (its Content-Disposition): `<file name>.<ext>`. */
-const EXPORT_EXTENSIONS: Record<MarkerFormat, string> = { midi: 'mid', rpp: 'zip', wav: 'wav', audacity: 'txt', csv: 'csv', json: 'json' };
+/** The default file's ending: a WAV of markers is `mix.markers.wav`, never `mix.wav`, the mix itself. */
+const EXPORT_EXTENSIONS: Record<MarkerFormat, string> = { midi: 'mid', rpp: 'zip', wav: 'markers.wav', audacity: 'txt', csv: 'csv', json: 'json' };
 
 export function register(comment: Command, factory: Factory): void {
   const run = commandRunner(factory);

@@ -100,7 +100,7 @@ export class Idempotency {
         if (status >= 500) await this.repository.release(userId, keyHash);
         else await this.repository.complete(userId, keyHash, status, this.seal({ headers, body: body.toString('base64') }, credentialKey(request), userId));
       } catch (error) {
-        this.log.error('an idempotent answer could not be kept', { requestId: requestId(req), error });
+        this.log.error('an idempotent answer could not be kept', { reqId: requestId(req), error });
         await this.repository.release(userId, keyHash).catch(() => undefined);
       }
     });

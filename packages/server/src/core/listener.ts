@@ -62,7 +62,7 @@ export function requestListener({ log, urls, routes, cors, metrics, dispatch }: 
 function logRequest(log: Logger, req: IncomingMessage, res: ServerResponse, path: string, idled: () => boolean): void {
   const started = process.hrtime.bigint();
   const method = req.method;
-  const logged = () => ({ method, path, durationMs: Number(process.hrtime.bigint() - started) / 1e6, requestId: requestId(req) });
+  const logged = () => ({ method, path, durationMs: Number(process.hrtime.bigint() - started) / 1e6, reqId: requestId(req) });
   res.once('finish', () => log.info('request', { ...logged(), status: res.statusCode }));
   res.once('close', () => {
     if (!res.writableFinished) log.info(idled() ? 'connection idle too long: closed' : 'client went away', logged());

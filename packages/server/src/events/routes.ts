@@ -70,7 +70,7 @@ export class EventsRoutes implements Feature {
         void this.hub.add(webSocket, principal);
       });
     } catch (error) {
-      if (!(error instanceof DomainError)) this.log.error('events upgrade failed', { requestId: requestId(req), error });
+      if (!(error instanceof DomainError)) this.log.error('events upgrade failed', { reqId: requestId(req), error });
       refuse(req, socket, error instanceof DomainError ? error : new DomainError('INTERNAL', 'The events stream could not open'));
     }
   }

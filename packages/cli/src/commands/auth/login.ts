@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Context, Run } from '../../context.js';
 import { CliError, EXIT, usageError } from '../../exit-codes.js';
 import { askSecret, isInteractive, readStdin } from '../../prompt.js';
+import { signInFailure } from '../../errors.js';
 import { withExamples } from '../../render.js';
 import { passwordChangedView } from '../../views.js';
 import { awaitBrowser, pkcePair } from './browser.js';
@@ -23,7 +24,7 @@ export function addLogin(auth: Command, run: Run): void {
           const email = options.email ?? (await askOrFail(ctx, 'Email: ', '--email'));
           const password = await readPassword(ctx, options);
           const client = ctx.anonymousClient();
-          await signedIn(ctx, await client.auth.login({ email, password, rememberMe: true }), 'Logged in');
+          await signedIn(ctx, await client.auth.login({ email, password, rememberMe: true }).catch((error: unknown) => Promise.reject(signInFailure(error))), 'Logged in');
           await replaceOneTimePassword(ctx, client, password);
         }),
       ),
