@@ -316,6 +316,9 @@ function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: num
 
 export function inviteView(result: InviteResult): string {
   const { invitation } = result;
+  if (result.emailed) {
+    return `Emailing the invitation to ${invitation.email} (join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC); should it not arrive, send them this link:\n${result.inviteUrl}`;
+  }
   return `Send this link to ${invitation.email}; it lets them join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC:\n${result.inviteUrl}`;
 }
 

@@ -56,6 +56,7 @@ import { TokensRoutes } from './tokens/routes.js';
 import { TUS_REQUEST_HEADERS, TUS_RESPONSE_HEADERS, tusDiscoveryHeaders, UploadsRoutes } from './uploads/routes.js';
 import { VibesRoutes } from './vibes/routes.js';
 import { WebhookDeliverer } from './webhooks/delivery.js';
+import { Mailer } from './email/mailer.js';
 import { WebhooksRoutes } from './webhooks/routes.js';
 
 export interface RunningServer {
@@ -253,6 +254,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
   jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
   jobs.register(JOB_KINDS.webhook_delivery, container.resolve(WebhookDeliverer).run, { concurrency: concurrency.webhook_delivery });
+  jobs.register(JOB_KINDS.email, container.resolve(Mailer).run, { concurrency: concurrency.email });
   jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
   await jobs.start();

@@ -99,6 +99,7 @@ export const inviteResult = z.object({
   inviteUrl: z.string().meta({
     description: 'PUBLIC_URL + "/invite/" + token; the token (256 random bits, base64url, stored only as its SHA-256) appears only here',
   }),
+  emailed: z.boolean().meta({ description: 'Whether the link was queued to be emailed to the invitee (email on: SMTP_URL and MAIL_FROM set); false: pass it on yourself' }),
 });
 
 /** What an invitation link offers, shown to whoever holds it. */
