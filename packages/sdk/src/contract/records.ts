@@ -435,6 +435,7 @@ export type User = z.output<typeof user>;
 export type Me = z.output<typeof me>;
 export type TokenPair = z.output<typeof tokenPair>;
 export type AuthResult = z.output<typeof authResult>;
+export type OkResult = z.output<typeof okResult>;
 export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;

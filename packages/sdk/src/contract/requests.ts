@@ -36,6 +36,15 @@ export const loginRequest = z.object({
   rememberMe: z.boolean({ error: 'must be a boolean' }).optional().default(false),
 });
 
+/** `POST /api/auth/password/forgot`: the email a reset link goes to, if it has an account. */
+export const forgotPasswordRequest = z.object({ email: emailSchema });
+
+/** `POST /api/auth/password/reset`: the emailed link's token and the new password. */
+export const resetPasswordRequest = z.object({
+  token: z.string({ error: 'must be a string' }).min(1, 'is required').max(200, 'must be at most 200 characters'),
+  newPassword: passwordSchema,
+});
+
 /** `PUT /api/auth/me`: the caller's display name. */
 export const updateMeRequest = z.object({ name: nameSchema });
 
@@ -295,6 +304,8 @@ export type LogoutRequest = z.input<typeof refreshRequest>;
 export type IdpExchangeRequest = z.input<typeof idpExchangeRequest>;
 export type UpdateMeRequest = z.input<typeof updateMeRequest>;
 export type ChangePasswordRequest = z.input<typeof changePasswordRequest>;
+export type ForgotPasswordRequest = z.input<typeof forgotPasswordRequest>;
+export type ResetPasswordRequest = z.input<typeof resetPasswordRequest>;
 export type DeleteAccountRequest = z.input<typeof deleteAccountRequest>;
 export type CreateTokenRequest = z.input<typeof createTokenRequest>;
 export type CreateProjectRequest = z.input<typeof createProjectRequest>;
@@ -319,6 +330,8 @@ export const REQUEST_SCHEMAS = {
   IdpExchangeRequest: idpExchangeRequest,
   UpdateMeRequest: updateMeRequest,
   ChangePasswordRequest: changePasswordRequest,
+  ForgotPasswordRequest: forgotPasswordRequest,
+  ResetPasswordRequest: resetPasswordRequest,
   DeleteAccountRequest: deleteAccountRequest,
   CreateTokenRequest: createTokenRequest,
   CreateWebhookRequest: createWebhookRequest,

@@ -1,5 +1,6 @@
 import { type AuthResult, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
+import { PasswordResets } from './password-reset.js';
 import { bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
@@ -19,6 +20,7 @@ export class AuthRoutes implements Feature {
     @inject(AuthService) private readonly auth: AuthService,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
     @inject(SessionCache) private readonly sessions: SessionCache,
+    @inject(PasswordResets) private readonly resets: PasswordResets,
   ) {}
 
   async start(): Promise<void> {
@@ -35,6 +37,17 @@ export class AuthRoutes implements Feature {
       const signedIn = await this.auth.register(await body(), clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
       return { location: ROUTES.me.path, body: authResult(signedIn) };
+    });
+
+    routes.on(ROUTES.forgotPassword, async ({ req, body }) => {
+      await this.resets.forgot((await body()).email, clientAddress(req, this.config.trustProxy));
+      return { ok: true as const };
+    });
+
+    routes.on(ROUTES.resetPassword, async ({ req, body }) => {
+      const { token, newPassword } = await body();
+      await this.resets.reset(token, newPassword, clientAddress(req, this.config.trustProxy));
+      return { ok: true as const };
     });
 
     routes.on(ROUTES.login, async ({ req, res, body }) => {

@@ -23,6 +23,17 @@ export interface MailContent {
   headers?: Record<string, string>;
 }
 
+/**
+ * Writes, when its job runs, a mail queued by `queueToCompose`: null sends nothing. So a request queues the
+ * same thing whatever the address turns out to be (a known or an unknown account) and takes the same time.
+ */
+export type Composer = (to: string) => Promise<MailContent | null>;
+
+/** The stored content of a mail still to be composed. */
+interface ToCompose {
+  compose: true;
+}
+
 export interface Mail extends MailContent {
   /** What kind of mail (invitation, password_reset…): for the log and the admin's view. */
   kind: string;
@@ -36,6 +47,7 @@ const SMTP_TIMEOUT_MS = 30_000;
 @injectable()
 export class Mailer {
   private transport: Transporter<SMTPTransport.SentMessageInfo> | null = null;
+  private readonly composers = new Map<string, Composer>();
 
   constructor(
     @inject(EmailsRepository) private readonly emails: EmailsRepository,
@@ -58,6 +70,20 @@ export class Mailer {
     return true;
   }
 
+  /** Mails of `kind` queued by `queueToCompose` are written by `composer` (registered in the composition root). */
+  composeWith(kind: string, composer: Composer): void {
+    this.composers.set(kind, composer);
+  }
+
+  /** Queues a mail of `kind` to `to` that its `composeWith` composer writes when it is sent; false with email off. */
+  async queueToCompose(tx: Queryable, kind: string, to: string): Promise<boolean> {
+    if (!this.enabled) return false;
+    const id = randomUUID();
+    const content: ToCompose = { compose: true };
+    await this.emails.insert(tx, { id, kind, toAddress: to, content: seal(this.serverSecret, SEAL_PURPOSE, id, JSON.stringify(content)) });
+    return true;
+  }
+
   /** The `email` job's handler: sends the mail unless it went already; a throw is a failed attempt, retried. */
   run = async (job: JobRun<{ messageId: string }>): Promise<void> => {
     const row = await this.emails.find(job.payload.messageId);
@@ -69,7 +95,17 @@ export class Mailer {
       await this.emails.markSent(row.id);
       return;
     }
-    const content = JSON.parse(opened) as MailContent;
+    let content = JSON.parse(opened) as MailContent | ToCompose;
+    if ('compose' in content) {
+      const composed = await this.composers.get(row.kind)?.(row.toAddress);
+      if (!composed) {
+        await this.emails.markSent(row.id);
+        return;
+      }
+      // Kept, sealed, before the first attempt: a retry sends this same mail (the same link), not a new one.
+      await this.emails.setContent(row.id, seal(this.serverSecret, SEAL_PURPOSE, row.id, JSON.stringify(composed)));
+      content = composed;
+    }
     try {
       await this.smtp().sendMail({
         from: this.config.mail.from,

@@ -31,3 +31,29 @@ export function invitationMail(view: { projectName: string; inviterName: string;
     html: html(paragraphs, { url: view.inviteUrl, label: 'See the invitation' }),
   };
 }
+
+export function passwordResetMail(view: { name: string; resetUrl: string }): MailContent {
+  const paragraphs = [
+    `Hello ${view.name},`,
+    'Someone (we hope you) asked to reset the password of your bandcollab account. Open the link within an hour to choose a new one; it works once, and signs out every session of the account.',
+    'If you did not ask for it, ignore this mail: your password stays as it is.',
+  ];
+  return {
+    subject: 'Reset your bandcollab password',
+    text: `${paragraphs.join('\n\n')}\n\n${view.resetUrl}\n`,
+    html: html(paragraphs, { url: view.resetUrl, label: 'Choose a new password' }),
+  };
+}
+
+/** An account that signs in only through the identity provider has no password to reset. */
+export function useProviderMail(view: { name: string; signInUrl: string }): MailContent {
+  const paragraphs = [
+    `Hello ${view.name},`,
+    'Someone (we hope you) asked to reset the password of your bandcollab account, but it has no password: you sign in through your organisation\'s identity provider. Sign in there as usual; its password is reset with that provider.',
+  ];
+  return {
+    subject: 'Your bandcollab account signs in through your identity provider',
+    text: `${paragraphs.join('\n\n')}\n\n${view.signInUrl}\n`,
+    html: html(paragraphs, { url: view.signInUrl, label: 'Open bandcollab' }),
+  };
+}

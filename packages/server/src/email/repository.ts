@@ -31,6 +31,10 @@ export class EmailsRepository {
     return row ?? null;
   }
 
+  async setContent(id: string, content: Buffer): Promise<void> {
+    await this.sql`update emails set content = ${content} where id = ${id}`;
+  }
+
   /** Sent: the content (and any link in it) goes; older sent rows are dropped. */
   async markSent(id: string): Promise<void> {
     await this.sql`update emails set sent_at = now(), content = null where id = ${id}`;
