@@ -67,6 +67,11 @@ export function createdOnTheWayView(kind: Container, name: string): string {
   return `Created ${kind} ${name}`;
 }
 
+/** The server answers alike whether or not the email has an account: so does this. */
+export function forgotPasswordView(email: string, server: string): string {
+  return `If ${email} has an account on ${server}, a link to choose a new password is on its way; it works once, within an hour.`;
+}
+
 export function updatedProjectView(project: { name: string }): string {
   return `Updated project ${project.name}`;
 }

@@ -1163,6 +1163,33 @@ export const ROUTES = declareRoutes({
     summary: 'The HTML page for people: name, type, size, an audio player or the picture, a download button',
     description: "A cut link's page lists the cut's files, each with a player (audio) and a download, and a Download all button (the ZIP). A file link's page of an analysed CUT, and each analysed take on a cut link's page, also shows its duration, format and loudness, and draws the waveform inline (SVG); clicking it seeks the player. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted.",
   },
+  resetPage: {
+    method: 'GET',
+    path: '/reset/:token',
+    auth: 'anonymous',
+    params: { token: { uuid: false } },
+    produces: 'html',
+    status: 200,
+    tag: 'auth',
+    summary: 'The page of an emailed password reset link: a form for the new password (it posts to the same address)',
+  },
+  resetPageSubmit: {
+    method: 'POST',
+    path: '/reset/:token',
+    auth: 'anonymous',
+    params: { token: { uuid: false } },
+    produces: 'html',
+    status: 200,
+    errorNotes: { 400: 'The link is unknown, used or expired, or the passwords do not match or are too short: the page says which' },
+    tag: 'auth',
+    summary: 'The reset page\'s form (application/x-www-form-urlencoded newPassword, confirm): sets the password as POST /api/auth/password/reset does',
+    openapi: {
+      requestBody: {
+        required: true,
+        content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['newPassword', 'confirm'], properties: { newPassword: { type: 'string' }, confirm: { type: 'string' } } } } },
+      },
+    },
+  },
   invitePage: {
     method: 'GET',
     path: '/invite/:token',
