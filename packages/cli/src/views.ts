@@ -359,6 +359,26 @@ export function unsharedView(result: RevokeSharesResult, file: string): string {
   return `Revoked ${counted(result.revoked, 'link')} to ${file}`;
 }
 
+/** A file's listening preview (§20) in a word, with its size once made: "done (1.9 MiB)", "pending", "none". */
+export function previewState({ preview }: FileRecord): string {
+  return preview.status === 'done' && preview.bytes !== null ? `done (${formatBytes(preview.bytes)})` : preview.status;
+}
+
+/** What `band pull --previews` did: previews saved, those already there, those not made yet or failed. */
+export function previewsPulledView(result: { fetched: string[]; skipped: string[]; failed: { name: string; reason: string }[]; notReady: string[] }): string {
+  const lines = [
+    ...result.failed.map(({ name, reason }) => `${name}: ${reason}`),
+    ...result.notReady.map((name) => `${name}: no preview yet (pending or failed): not fetched`),
+    `Fetched ${counted(result.fetched.length, 'preview')}; ${result.skipped.length} already there (same size); ${result.notReady.length} not ready; ${result.failed.length} failed`,
+  ];
+  return lines.join('\n');
+}
+
+/** What `band file preview` says once the preview is saved. */
+export function savedPreviewView(file: FileRecord, target: string): string {
+  return `Saved the preview of ${file.name} to ${target} (${formatBytes(file.preview.bytes ?? 0)}, AAC ${Math.round((file.preview.bitrate ?? 0) / 1000)} kbps)`;
+}
+
 export function savedView(file: FileRecord, target: string): string {
   return `Saved ${file.name} to ${target} (${formatBytes(file.size)})`;
 }
@@ -384,6 +404,9 @@ export function shareTable(out: Output, links: readonly ShareRecord[]): string {
     { header: 'CREATED BY', value: (l) => l.createdBy.name },
     { header: 'CREATED', value: (l) => formatTime(l.createdAt) },
     { header: 'EXPIRES', value: (l) => (l.expiresAt ? formatTime(l.expiresAt) : 'never') },
+    { header: 'DOWNLOAD', value: (l) => (l.download ? 'yes' : 'stream only') },
+    { header: 'PLAYS', value: (l) => String(l.plays) },
+    { header: 'DOWNLOADS', value: (l) => String(l.downloads) },
     { header: 'ACCESSES', value: (l) => String(l.accessCount) },
     { header: 'LAST ACCESS', value: (l) => (l.lastAccessedAt ? formatTime(l.lastAccessedAt) : '-') },
   ], 'No live links');
@@ -422,6 +445,7 @@ export function versionsTable(out: Output, versions: readonly FileRecord[]): str
     { header: 'DURATION', value: (f) => fileDuration(f) },
     { header: 'LOUDNESS', value: (f) => decibels(f.audio?.loudness.integratedLufs, 'LUFS') },
     { header: 'TRUE PEAK', value: (f) => decibels(f.audio?.loudness.truePeakDbtp, 'dBTP') },
+    { header: 'PREVIEW', value: (f) => previewState(f) },
     { header: 'OPEN COMMENTS', value: (f) => String(f.review.openComments) },
     { header: 'APPROVALS', value: (f) => `${f.review.approved}${f.review.changesRequested > 0 ? ` (${f.review.changesRequested} changes requested)` : ''}` },
     { header: 'SHA-256', value: (f) => f.sha256.slice(0, 12) },
@@ -909,6 +933,9 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
     case 'file.analyzed':
       // The actor is the uploader: the analysis completes their upload.
       return `${named('file', event.data.fileId)} analysed: ${event.data.analysis}`;
+    case 'preview.ready':
+      // The actor is the uploader: the preview completes their upload.
+      return `${named('file', event.data.fileId)} preview ready (${formatBytes(event.data.preview.bytes ?? 0)})`;
     case 'cut.shared':
       return `shared ${named('cut', event.data.cutId)} ${event.data.expiresAt ? `until ${formatTime(event.data.expiresAt)} UTC` : '(no expiry)'}`;
     case 'comment.created':

@@ -303,7 +303,7 @@ describe('band completion and help', () => {
     expect(await complete('band', '--profile', 'x', 'file', 'up')).toEqual(['upload']);
     expect(await complete('band', 'file', 'upload', '--du')).toEqual(['--duplicate']);
     expect((await ok(ana, ['completion', 'zsh'])).stdout).toContain('compdef _band band');
-    expect((await ok(ana, ['completion', 'fish'])).stdout).toContain("complete -c band -f -n 'test (__band_path) = \"file\"' -a 'upload list info versions download share unshare delete'");
+    expect((await ok(ana, ['completion', 'fish'])).stdout).toContain("complete -c band -f -n 'test (__band_path) = \"file\"' -a 'upload list info versions download preview share unshare delete'");
     expect(plain(await ana.band(['completion', 'tcsh'])).exitCode).toBe(2);
   });
 

@@ -62,6 +62,14 @@ afterAll(async () => {
 });
 
 describe('band comment', () => {
+  it('says a time past the end of the mix in the units typed, from the server\'s refusal (exit 2)', async () => {
+    await vi.waitFor(async () => expect((await anaSdk.files.get(mix.id)).audio?.durationMs).toBe(3000), { timeout: 60_000, interval: 50 });
+    const late = await ana.band(['comment', 'add', ...MIX, 'too late', '--at', '5:00']);
+    expect([late.exitCode, late.stderr]).toEqual([2, 'error: --at 5:00.000 is past the end of mix (0:03.000)\n']);
+    const range = await ana.band(['comment', 'add', ...MIX, 'runs over', '--at', '1', '--to', '1:00']);
+    expect([range.exitCode, range.stderr]).toEqual([2, 'error: --to 1:00.000 is past the end of mix (0:03.000)\n']);
+  });
+
   it('adds at a moment, over a range and about the whole mix, replies, mentions, resolves, reopens, edits and deletes', async () => {
     const point = await json<Comment>(ana, ['comment', 'add', ...MIX, 'snare too loud', '--at', '1.5s']);
     expect(point).toMatchObject({ fileId: mix.id, atMs: 1500, endMs: null, body: 'snare too loud', author: { name: 'Ana' } });

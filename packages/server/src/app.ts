@@ -12,6 +12,7 @@ import { AccountsRoutes } from './accounts/routes.js';
 import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
 import { AnalysisJobs } from './analysis/worker.js';
+import { PreviewJobs } from './previews/jobs.js';
 import { AuthRoutes } from './auth/routes.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
@@ -137,7 +138,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
     server.closeAllConnections();
     throw error;
   }
-  const { app, listener, database, shutdown, features, jobs, analysis, orphans, store } = built;
+  const { app, listener, database, shutdown, features, jobs, analysis, previews, orphans, store } = built;
   serve = listener;
   // Ready now: the count of stored files without a record runs behind, never delaying the start.
   orphans.start();
@@ -163,6 +164,7 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
         // A job in progress is abandoned (queued again at once for another instance or the next start), not waited for.
         await jobs.stop();
         await analysis.close();
+        await previews.close();
         // A keep-alive connection turns idle only when its last response ends; until closed it holds the drain open.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         const graceOver = AbortSignal.timeout(config.shutdownGraceSeconds * 1000);
@@ -192,6 +194,7 @@ interface Built {
   features: Feature[];
   jobs: JobQueue;
   analysis: AnalysisJobs;
+  previews: PreviewJobs;
   orphans: OrphansWarning;
   store: BlobStore & { close(): void };
 }
@@ -252,6 +255,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   const jobs = new JobQueue({ sql: database.sql, locks: database.locks, log, clock: container.resolve(CLOCK) });
   const concurrency = config.jobsConcurrency;
   jobs.register(JOB_KINDS.analysis, analysis.run, { concurrency: concurrency.analysis });
+  const previews = container.resolve(PreviewJobs);
+  jobs.register(JOB_KINDS.preview, previews.run, { concurrency: concurrency.preview });
   jobs.register(JOB_KINDS.expired_rows_purge, purge.purgeRows, { concurrency: concurrency.expired_rows_purge });
   jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
   jobs.register(JOB_KINDS.webhook_delivery, container.resolve(WebhookDeliverer).run, { concurrency: concurrency.webhook_delivery });
@@ -261,7 +266,7 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);
   await jobs.start();
-  return { app, listener, database, shutdown, features, jobs, analysis, orphans: container.resolve(OrphansWarning), store };
+  return { app, listener, database, shutdown, features, jobs, analysis, previews, orphans: container.resolve(OrphansWarning), store };
 }
 
 /** CORS for CORS_ORIGINS: its preflight answers every OPTIONS, the tus discovery's with that answer's headers. */

@@ -14,6 +14,7 @@ import { systemClock } from './core/clock.js';
 import { Disk } from './core/disk.js';
 import { DomainError } from './core/errors.js';
 import { JobsRepository } from './core/jobs-repository.js';
+import { PreviewsRepository } from './previews/repository.js';
 import { type ListedObject, openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
@@ -66,6 +67,10 @@ database, and never stop it):
                                     last error), tab-separated; safe beside running servers
   jobs retry <id>                   run a failed job again, its attempts renewed (exit 1: no such job or
                                     not failed)
+  previews backfill                 queue the listening previews of the audio files stored before previews
+                                    existed (§20), in batches; the running servers make them. Resumable:
+                                    run it again after an interruption (what is queued or made is skipped);
+                                    safe beside running servers
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
   settings-reference                print the settings with their defaults (Markdown), as the README lists them
   help                              show this help`;
@@ -120,6 +125,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   }
   if (command === 'jobs' && (rest.length === 0 || (rest.length === 1 && rest[0] === 'list'))) return listJobs(config);
   if (command === 'jobs' && rest.length === 2 && rest[0] === 'retry') return retryJob(config, rest[1]!);
+  if (command === 'previews' && rest.length === 1 && rest[0] === 'backfill') return backfillPreviews(config);
   if (command === 'reset-password' && rest.length === 1) {
     return resetPassword(config, rest[0]!);
   }
@@ -239,6 +245,33 @@ async function listJobs(config: Config): Promise<number> {
       // One line a job: an error's own line breaks would break the columns.
       process.stdout.write(`failed\t${job.id}\t${job.kind}\t${job.attempts}/${job.maxAttempts}\t${job.finishedAt ?? '-'}\t${(job.lastError ?? '').replace(/\s+/g, ' ')}\n`);
     }
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+/** Files looked at per transaction of the backfill: each batch commits its jobs, so an interruption loses none. */
+const BACKFILL_BATCH = 500;
+
+/**
+ * Queues the previews of the files still `pending` without a job (stored before previews existed), batch by
+ * batch in id order; the servers' preview workers make them. Exit code 0.
+ */
+async function backfillPreviews(config: Config): Promise<number> {
+  const database = await openDatabase(config, new Logger('warn'));
+  try {
+    const repository = new PreviewsRepository();
+    let afterId: string | null = null;
+    let queued = 0;
+    for (;;) {
+      const from: string | null = afterId;
+      const step: { lastId: string | null; queued: number } = await database.sql.begin((tx) => repository.backfillStep(tx, from, BACKFILL_BATCH));
+      queued += step.queued;
+      if (step.lastId === null) break;
+      afterId = step.lastId;
+    }
+    process.stdout.write(`${queued} preview${queued === 1 ? '' : 's'} queued\n`);
     return 0;
   } finally {
     await database.close();

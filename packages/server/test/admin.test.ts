@@ -63,7 +63,7 @@ describe('GET /api/admin/storage', () => {
       },
       totalSize: 450,
       fileCount: 3,
-      breakdown: { audio: { size: 100, count: 1 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 }, other: { size: 0, count: 0 } },
+      breakdown: { audio: { size: 100, count: 1 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
       quota: { limitBytes: QUOTA, usedBytes: 450 },
       incompleteUploads: { count: 1, receivedBytes: 100, lengthBytes: 1000 },
     });
@@ -78,7 +78,7 @@ describe('GET /api/admin/storage', () => {
       project: { id: alice.projectId, name: 'Project' },
       totalSize: 450,
       fileCount: 3,
-      breakdown: { audio: { size: 100, count: 1 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 }, other: { size: 0, count: 0 } },
+      breakdown: { audio: { size: 100, count: 1 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
       incompleteUploads: { count: 1, receivedBytes: 100, lengthBytes: 1000 },
     });
     expect(body.projects[1]).toMatchObject({ totalSize: 400, breakdown: { audio: { size: 400, count: 1 } }, incompleteUploads: { count: 0 } });

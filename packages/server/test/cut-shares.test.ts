@@ -90,9 +90,10 @@ describe('cut share links', () => {
       name: 'Take 3',
       expiresAt: null,
       archiveUrl: `${base}/archive`,
+      download: true,
       files: [
-        { id: kick.id, name: 'Kick', type: 'CUT', size: 1_000, mimeType: 'audio/wav', audio: null, downloadUrl: `${base}/files/${kick.id}?download=1`, peaksUrl: null },
-        { id: later.id, name: 'Cover', type: 'IMAGE', size: 100, mimeType: 'image/png', audio: null, downloadUrl: `${base}/files/${later.id}?download=1`, peaksUrl: null },
+        { id: kick.id, name: 'Kick', type: 'CUT', size: 1_000, mimeType: 'audio/wav', audio: null, downloadUrl: `${base}/files/${kick.id}?download=1`, previewUrl: null, peaksUrl: null },
+        { id: later.id, name: 'Cover', type: 'IMAGE', size: 100, mimeType: 'image/png', audio: null, downloadUrl: `${base}/files/${later.id}?download=1`, previewUrl: null, peaksUrl: null },
       ],
     });
   });
@@ -177,11 +178,11 @@ describe('cut share links', () => {
     const { token } = await shareCut(cutId);
     const response = await publicCall('GET', `/share/${token}`);
     expect(response.status).toBe(200);
-    // Listed by name: Broken, then Tone.
+    // Listed by name: Broken, then Tone. Tone plays its preview once made (§20), its original until then.
     const [brokenItem, toneItem] = response.text.split('<li>').slice(1);
     expect(toneItem).toMatch(/<p class="meta">0:05 · PCM, 8 kHz, 16-bit, mono · -\d+\.\d LUFS/);
     expect(toneItem).toMatch(
-      new RegExp(`<div class="wave" data-duration-ms="5000"><svg class="waveform" [^>]*>.*</svg><div class="playhead"></div></div><audio controls preload="metadata" src="/api/share/${token}/files/${tone.id}"></audio>`),
+      new RegExp(`<div class="wave" data-duration-ms="5000"><svg class="waveform" [^>]*>.*</svg><div class="playhead"></div></div><audio controls preload="metadata" src="/api/share/${token}/files/${tone.id}(/preview)?"[^>]*></audio>`),
     );
     expect(brokenItem).not.toMatch(/<svg|class="meta">\d/);
     expect(brokenItem).toContain(`<audio controls preload="metadata" src="/api/share/${token}/files/${broken.id}"></audio>`);
@@ -230,15 +231,15 @@ describe('link management', () => {
 
     const fileLinks = await links('files', file.id, member.accessToken);
     expect(fileLinks).toEqual([
-      { id: expect.any(String), createdAt: expect.any(String), createdBy: { id: owner.user.user.id, name: owner.user.user.name }, expiresAt: null, lastAccessedAt: null, accessCount: 0 },
-      { id: expect.any(String), createdAt: expect.any(String), createdBy: { id: member.user.id, name: member.user.name }, expiresAt: null, lastAccessedAt: null, accessCount: 0 },
+      { id: expect.any(String), createdAt: expect.any(String), createdBy: { id: owner.user.user.id, name: owner.user.user.name }, expiresAt: null, lastAccessedAt: null, accessCount: 0, download: true, plays: 0, downloads: 0 },
+      { id: expect.any(String), createdAt: expect.any(String), createdBy: { id: member.user.id, name: member.user.name }, expiresAt: null, lastAccessedAt: null, accessCount: 0, download: true, plays: 0, downloads: 0 },
     ]);
     const body = JSON.stringify(fileLinks);
     for (const token of [mine.token, theirs.token, expired.body.token]) expect(body).not.toContain(token);
 
     const cutLinks = await links('cuts', cutId);
     expect(cutLinks).toEqual([
-      { id: expect.any(String), createdAt: expect.any(String), createdBy: { id: member.user.id, name: member.user.name }, expiresAt: cutLink.expiresAt, lastAccessedAt: null, accessCount: 0 },
+      { id: expect.any(String), createdAt: expect.any(String), createdBy: { id: member.user.id, name: member.user.name }, expiresAt: cutLink.expiresAt, lastAccessedAt: null, accessCount: 0, download: true, plays: 0, downloads: 0 },
     ]);
     expect(JSON.stringify(cutLinks)).not.toContain(cutLink.token);
   });

@@ -69,6 +69,7 @@ describe('upload', () => {
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       analysis: rule.type === 'IMAGE' ? 'unsupported' : 'pending',
       audio: null,
+      preview: { status: rule.type === 'CUT' ? 'pending' : 'none', url: null, bitrate: null, bytes: null, durationMs: null },
       stems: null,
       series: { id: file.id, version: 1, latest: true, count: 1 },
       review: { approved: 0, changesRequested: 0, openComments: 0, ready: false },
@@ -77,7 +78,9 @@ describe('upload', () => {
     expect(await server.stored.read(`files/${file.id}.${extension}`)).toEqual(bytes);
     // The background analysis may have run meanwhile (these bytes only look like audio: it fails).
     const analysis = rule.type === 'IMAGE' ? 'unsupported' : expect.stringMatching(/^(pending|failed)$/);
-    expect((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body).toEqual({ ...file, analysis });
+    // Its preview follows the analysis: failed with it.
+    const preview = rule.type === 'CUT' ? { ...file.preview, status: expect.stringMatching(/^(pending|failed)$/) } : file.preview;
+    expect((await api.request('GET', `/api/files/${file.id}`, { token: owner.token })).body).toEqual({ ...file, analysis, preview });
   });
 
   it('takes fields in any order and a display name; ignores the MIME type the client claims', async () => {

@@ -287,11 +287,15 @@ describe('POST /api/auth/register with inviteToken', () => {
 describe('GET /invite/:token', () => {
   /** Nothing on the page may come from elsewhere, and it runs no script. */
   function expectSelfContained(html: string, headers: Headers) {
-    expect(html).not.toMatch(/<script|<link|<iframe|<img|@import|url\(/i);
-    expect(html).not.toMatch(/(src|href)=/i);
+    // But for its icon, inline (img-src data:): no request for /favicon.ico.
+    const icon = /<link rel="icon" href="data:image\/svg\+xml,%3Csvg%20[^"]*">/;
+    expect(html).toMatch(icon);
+    expect(html.replace(icon, '')).not.toMatch(/<script|<link|<iframe|<img|@import|url\(/i);
+    expect(html.replace(icon, '')).not.toMatch(/(src|href)=/i);
     const csp = headers.get('content-security-policy')!;
     expect(csp).toMatch(/^default-src 'none'/);
-    expect(csp).not.toMatch(/script-src|img-src|https?:|\*/);
+    expect(csp).not.toMatch(/script-src|https?:|\*/);
+    expect(csp).toMatch(/; img-src data:;/);
     expect(headers.get('referrer-policy')).toBe('no-referrer');
     expect(headers.get('x-content-type-options')).toBe('nosniff');
   }

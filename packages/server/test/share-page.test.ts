@@ -22,12 +22,15 @@ async function sharedPage(fileName: string, bytes: Buffer, name: string) {
 
 /** Nothing on the page may come from elsewhere, and the only script it may run is its own, from this server (no inline script). */
 function expectSelfContained(html: string, headers: Headers) {
-  expect(html).not.toMatch(/<script(?! src="\/share-assets\/share-page\.js" defer><\/script>)|<link|<iframe|@import|url\(/i);
+  // The one <link> is the icon, inline (no request for /favicon.ico): allowed by img-src data:.
+  expect(html).not.toMatch(/<script(?! src="\/share-assets\/share-page\.js" defer><\/script>)|<link(?! rel="icon" href="data:image\/svg\+xml,)|<iframe|@import|url\(/i);
+  expect(html).toMatch(/<link rel="icon" href="data:image\/svg\+xml,%3Csvg%20/);
   expect(html).not.toMatch(/(src|href)="(https?:)?\/\//i);
   const csp = headers.get('content-security-policy')!;
   expect(csp).toMatch(/^default-src 'none'/);
   expect(csp).not.toMatch(/https?:|\*|unsafe-/);
   expect(csp).toMatch(/script-src 'self';/);
+  expect(csp).toMatch(/img-src data: 'self';/);
 }
 
 it('shows an audio player, the name, type and size (no API type codes), and a download button for a CUT', async () => {

@@ -183,6 +183,8 @@ describe('the public endpoint', () => {
         createdAt: file.createdAt,
         expiresAt: null,
         downloadUrl: `${PUBLIC_URL}/api/share/${link.token}?download=1`,
+        previewUrl: null,
+        download: true,
         version: 1,
         follow: 'this',
         allowComments: false,

@@ -54,7 +54,8 @@ describe('stored files without a record', () => {
     // Bytes no row names: copied in by hand, or left by a restored older backup, a day ago.
     const strayFile = `${randomUUID()}.wav`;
     const strayImage = `${randomUUID()}.png`;
-    await writeFile(path.join(dataDir, 'files', strayFile), sampleBytes('wav', 1234));
+    await writeFile(path.join(dataDir, 'files', strayFile), sampleBytes('wav', 1234), { mode: 0o644 });
+    await chmod(path.join(dataDir, 'files', strayFile), 0o644);
     await writeFile(path.join(dataDir, 'images', strayImage), sampleBytes('png', 300));
     const dayAndMinuteAgo = new Date(Date.now() - (24 * 60 + 1) * 60 * 1000);
     for (const stray of [path.join('files', strayFile), path.join('images', strayImage)]) await utimes(path.join(dataDir, stray), dayAndMinuteAgo, dayAndMinuteAgo);
@@ -87,6 +88,8 @@ describe('stored files without a record', () => {
     expect(moved.stdout).toContain('moved 2 file(s), 1534 bytes');
     expect((await readdir(path.join(dataDir, 'files'))).sort()).toEqual([storedName, justStored].sort());
     expect(await readdir(path.join(dataDir, 'orphans', 'files'))).toEqual([strayFile]);
+    // 0600 as every stored file, whatever mode the stray had (0644 here, as a copy by hand leaves it).
+    expect((await stat(path.join(dataDir, 'orphans', 'files', strayFile))).mode & 0o777).toBe(0o600);
     const again = await runServerCommand(['orphans'], first.env);
     expect(again.stdout.trim().split('\n')).toEqual([`1234\torphans/files/${strayFile}`, `300\torphans/images/${strayImage}`]);
 

@@ -40,7 +40,7 @@ it("counts the caller's own uploads by type, with totals that add up, and no sit
   expect(response.body).toEqual({
     totalSize: 650,
     fileCount: 4,
-    breakdown: { audio: { size: 300, count: 2 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 }, other: { size: 0, count: 0 } },
+    breakdown: { audio: { size: 300, count: 2 }, stems: { size: 300, count: 1 }, images: { size: 50, count: 1 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
     quota: null,
   });
 });
@@ -50,12 +50,12 @@ it('gives a site ADMIN the site block over every user', async () => {
   expect(response.body).toEqual({
     totalSize: 10,
     fileCount: 1,
-    breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 10, count: 1 }, other: { size: 0, count: 0 } },
+    breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 10, count: 1 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
     quota: null,
     site: {
       totalSize: 1060,
       fileCount: 6,
-      breakdown: { audio: { size: 700, count: 3 }, stems: { size: 300, count: 1 }, images: { size: 60, count: 2 }, other: { size: 0, count: 0 } },
+      breakdown: { audio: { size: 700, count: 3 }, stems: { size: 300, count: 1 }, images: { size: 60, count: 2 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
       userCount: 3,
       projectCount: 3,
     },
@@ -67,7 +67,7 @@ it('answers zeros for a user without uploads, forgets deleted files, and needs a
   expect((await stats(newcomer.accessToken)).body).toEqual({
     totalSize: 0,
     fileCount: 0,
-    breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 }, other: { size: 0, count: 0 } },
+    breakdown: { audio: { size: 0, count: 0 }, stems: { size: 0, count: 0 }, images: { size: 0, count: 0 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
     quota: null,
   });
   const extra = (await upload(api, bob.token, bob.cutId, 'g.ogg', sampleBytes('ogg', 70))).body;
@@ -118,7 +118,7 @@ it("gives a token limited to projects only those projects' uploads, and never th
   expect(limited).toEqual({
     totalSize: 800,
     fileCount: 2,
-    breakdown: { audio: { size: 700, count: 1 }, stems: { size: 0, count: 0 }, images: { size: 100, count: 1 }, other: { size: 0, count: 0 } },
+    breakdown: { audio: { size: 700, count: 1 }, stems: { size: 0, count: 0 }, images: { size: 100, count: 1 }, other: { size: 0, count: 0 }, previews: { size: 0, count: 0 } },
     quota: null,
   });
 

@@ -2,17 +2,19 @@
 // resolve, reopen, edit, delete, and export as markers for a DAW.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { BandClient, Comment, CommentCounts, CommentList, MarkerFormat } from '@bandcollab/sdk';
+import type { BandClient, Comment, CommentCounts, CommentList, FileRecord, MarkerFormat } from '@bandcollab/sdk';
 import { type Command, Option } from 'commander';
 import { localName } from '../bulk-download.js';
 import { commandRunner } from '../context.js';
-import { usageError } from '../exit-codes.js';
+import { type CliError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
+import { loadedLibraries } from '../libraries.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
 import { parseTime } from '../times.js';
 import {
+  clockTime,
   commentChangedView,
   commentedView,
   commentThreads,
@@ -27,6 +29,21 @@ type Where = Omit<CutRef, 'cut'> & { cut?: string };
 /** The extension of each export, as the server names it (its Content-Disposition): `<file name>.<ext>`. */
 /** The default file's ending: a WAV of markers is `mix.markers.wav`, never `mix.wav`, the mix itself. */
 const EXPORT_EXTENSIONS: Record<MarkerFormat, string> = { midi: 'mid', rpp: 'zip', wav: 'markers.wav', audacity: 'txt', csv: 'csv', json: 'json' };
+
+/**
+ * The server's refusal of a time past the file's end (a field error on atMs or endMs), said in the units the
+ * user typed: `--at 5:00.000 is past the end of mix.wav (3:03.000)`. Undefined for any other failure.
+ */
+function pastTheEnd(error: unknown, file: FileRecord, times: Times): CliError | undefined {
+  const { BandApiError } = loadedLibraries()?.sdk ?? {};
+  const durationMs = file.audio?.durationMs;
+  if (!BandApiError || !(error instanceof BandApiError) || durationMs === undefined) return undefined;
+  const fields = error.errors.map((fieldError) => fieldError.field);
+  const flag = fields.includes('atMs') ? '--at' : fields.includes('endMs') ? '--to' : null;
+  if (flag === null) return undefined;
+  const given = flag === '--at' ? times.at! : times.to!;
+  return usageError(`${flag} ${clockTime(given)} is past the end of ${file.name} (${clockTime(durationMs)})`);
+}
 
 export function register(comment: Command, factory: Factory): void {
   const run = commandRunner(factory);
@@ -49,7 +66,9 @@ export function register(comment: Command, factory: Factory): void {
           const client = await ctx.signedIn();
           const file = await resolveFile(client, ref, options);
           const mentions = await mentionIds(client, () => client.cuts.get(file.cutId).then((cut) => cut.projectId), options.mention);
-          const created = await client.comments.create(file.id, { body, atMs: options.at, endMs: options.to, mentions });
+          const created = await client.comments.create(file.id, { body, atMs: options.at, endMs: options.to, mentions }).catch((error: unknown) => {
+            throw pastTheEnd(error, file, options) ?? error;
+          });
           ctx.out.done(created, () => commentedView(created, file.name));
         }),
       ),

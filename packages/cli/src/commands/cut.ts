@@ -121,11 +121,12 @@ export function register(cut: Command, factory: Factory): void {
   withExamples(
     withWhere(cut.command('share').description("make a public link to a cut's files: a page with players and one Download all").argument('<cut>', 'cut id or name'))
       .option('--expires <duration>', 'link lifetime: 90s, 30m, 12h, 7d, 52w (60 s to 365 d); default: no expiry', parseDuration)
+      .option('--no-download', 'a stream-only link: the page plays the previews; the originals and the ZIP do not download')
       .action(
-        run(async (ctx, ref: string, options: Where & { expires?: number }) => {
+        run(async (ctx, ref: string, options: Where & { expires?: number; download: boolean }) => {
           const client = await ctx.signedIn();
           const found = await resolveCut(client, { ...options, cut: ref });
-          const link = await client.cuts.share(found.id, { expiresIn: options.expires });
+          const link = await client.cuts.share(found.id, { expiresIn: options.expires, download: options.download });
           showShareLink(ctx.out, link);
         }),
       ),

@@ -12,7 +12,7 @@ import { expand } from '../globs.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
-import { deletedView, downloadSummaryView, fileTable, fileView, savedView, showShareLink, unsharedView, uploadSummaryView, versionsTable } from '../views.js';
+import { deletedView, downloadSummaryView, fileTable, fileView, savedPreviewView, savedView, showShareLink, unsharedView, uploadSummaryView, versionsTable } from '../views.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 
@@ -141,15 +141,40 @@ export function register(file: Command, factory: Factory): void {
   );
 
   withExamples(
+    withWhere(file.command('preview').description("save a CUT's listening preview (AAC in MP4, 256 kbps) made by the server").argument('<file>', 'file id, or name with --cut'))
+      .option('-o, --output <path>', 'where to write (a directory, a file, or - for stdout); default: the file name with .m4a here')
+      .option('-f, --force', 'overwrite a file that is already there')
+      .action(
+        run(async (ctx, ref: string, options: Where & { output?: string; force?: boolean }) => {
+          const client = await ctx.signedIn();
+          const found = await resolveFile(client, ref, options);
+          // Pending and failed previews are told plainly: the server answers 409 or 404 for them.
+          if (found.preview.status !== 'done') throw new CliError(`${found.name} has no preview yet (${found.preview.status}); try again once it is made`, found.preview.status === 'pending' ? EXIT.error : EXIT.notFound);
+          if (options.output === '-') {
+            await client.files.downloadPreview(found.id, { to: ctx.io.stdout });
+            return;
+          }
+          const target = await ctx.saveTarget(options.output, `${localName(found).replace(/\.[^.]+$/, '')}.m4a`);
+          if (!options.force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
+          await client.files.downloadPreview(found.id, { to: ctx.localPath(target) });
+          ctx.out.done(found, () => savedPreviewView(found, target));
+        }),
+      ),
+    'band file preview mix.wav --cut Final --vibe Mixes --project Demo',
+    'band file preview 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
+  );
+
+  withExamples(
     withWhere(file.command('share').description('make a public link to a file').argument('<file>', 'file id, or name with --cut'))
       .option('--expires <duration>', 'link lifetime: 90s, 30m, 12h, 7d, 52w (60 s to 365 d); default: no expiry', parseDuration)
       .option('--feedback', 'a feedback link: whoever holds it can comment on the mix without an account')
       .addOption(new Option('--follow <which>', 'this: the link serves this version; latest: the newest version of the series at each access').choices(['this', 'latest']).default('this'))
+      .option('--no-download', 'a stream-only link: the page plays the preview; the original does not download')
       .action(
-        run(async (ctx, ref: string, options: Where & { expires?: number; feedback?: boolean; follow: 'this' | 'latest' }) => {
+        run(async (ctx, ref: string, options: Where & { expires?: number; feedback?: boolean; follow: 'this' | 'latest'; download: boolean }) => {
           const client = await ctx.signedIn();
           const found = await resolveFile(client, ref, options);
-          const link = await client.files.share(found.id, { expiresIn: options.expires, allowComments: options.feedback === true, follow: options.follow });
+          const link = await client.files.share(found.id, { expiresIn: options.expires, allowComments: options.feedback === true, follow: options.follow, download: options.download });
           showShareLink(ctx.out, link);
         }),
       ),

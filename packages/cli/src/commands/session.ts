@@ -8,7 +8,7 @@ import { withExamples } from '../render.js';
 import { resolveCut } from '../resolve.js';
 import type { SessionOptions } from '../session/folder.js';
 import { actionSummary, type SessionReport } from '../session/report.js';
-import { sessionPlanView, sessionSummaryView, symlinkSkippedView } from '../views.js';
+import { previewsPulledView, sessionPlanView, sessionSummaryView, symlinkSkippedView } from '../views.js';
 
 interface Flags {
   force?: boolean;
@@ -65,17 +65,28 @@ export function registerPull(pull: Command, factory: Factory): void {
         .argument('<dir>', 'the session folder'),
       "replace files changed on both sides with the cut's version; the local file goes to .band/trash/",
       'move the files deleted on the cut to .band/trash/; without it each is named and left here',
-    ).action(
-      run(async (ctx, cutRef: string, dir: string, flags: Flags) => {
+    )
+      .option('--previews', "fetch the listening previews (AAC, .m4a) of the cut's latest audio instead of the originals, for listening on the road: a plain folder, not a session folder (nothing to push back)")
+      .action(
+      run(async (ctx, cutRef: string, dir: string, flags: Flags & { previews?: boolean }) => {
         const client = await ctx.signedIn();
         const { parseCutPath } = await import('../session/paths.js');
         const cut = await resolveCut(client, parseCutPath(cutRef));
+        if (flags.previews) {
+          if (flags.force || flags.delete || flags.dryRun) throw usageError('--previews fetches a listening copy: --force, --delete and --dry-run are for session folders');
+          const { pullPreviews } = await import('../session/previews.js');
+          const result = await pullPreviews(client, cut, ctx.localPath(dir), flags.jobs);
+          ctx.out.record(result, () => previewsPulledView(result));
+          if (result.failed.length > 0) throw new CliError(`${result.failed.length} of ${result.fetched.length + result.failed.length + result.skipped.length} previews could not be fetched`, EXIT.partial);
+          return;
+        }
         const { pullFolder } = await import('../session/pull.js');
         report(ctx, await pullFolder(ctx, client, cut.id, ctx.localPath(dir), options(flags)), 'Pulled', Boolean(flags.dryRun));
       }),
     ),
     'band pull "Demo/Verse/Take 3" ~/Sessions/Demo',
     'band pull "Demo/Verse/Take 3" . --delete',
+    'band pull "Demo/Verse/Take 3" ~/Music/Take3 --previews   # AAC previews to listen on the road',
   );
 }
 

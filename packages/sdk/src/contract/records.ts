@@ -134,6 +134,20 @@ export const audioInfo = z.object({
   loudness,
   peaksUrl: z.string().meta({ examples: ['/api/files/<id>/peaks'] }),
 });
+// ---- listening previews (§20)
+
+export const previewStatus = z.enum(['pending', 'done', 'failed', 'none']).meta({
+  description: 'pending until the background job made it; failed when the audio could not be decoded; none for types without audio',
+});
+export const previewInfo = z
+  .object({
+    status: previewStatus,
+    url: z.string().nullable().meta({ description: 'Once done: GET it (ranges; audio/mp4)', examples: ['/api/files/<id>/preview'] }),
+    bitrate: count.nullable().meta({ description: 'Bits per second: 256000 stereo, 128000 mono; null until done' }),
+    bytes: count.nullable().meta({ description: 'null until done' }),
+    durationMs: count.nullable().meta({ description: 'null until done' }),
+  })
+  .meta({ description: "A CUT's listening preview: AAC-LC in MP4 with its index first, 44.1 or 48 kHz, stereo (more channels downmixed by ITU-R BS.775) or mono" });
 export const stemAudio = z.object({ codec: audioCodec, durationMs: count, sampleRate: count, bitDepth: count.nullable(), channels: count });
 export const stemEntry = z.object({
   path: z.string(),
@@ -197,6 +211,7 @@ export const fileRecord = z.object({
   createdAt: timestamp,
   analysis: analysisStatus,
   audio: audioInfo.nullable().meta({ description: 'A CUT once analysed; null otherwise' }),
+  preview: previewInfo,
   stems: stems.nullable().meta({ description: 'A STEM ZIP once analysed; null otherwise' }),
   series: fileSeries,
   review: reviewSummary.meta({ description: "This version's reviews (they do not carry over to the next version) and the open top-level comments of the whole series" }),
@@ -247,7 +262,9 @@ export const sharedFile = z.object({
   mimeType: z.string(),
   createdAt: timestamp,
   expiresAt: timestamp.nullable(),
-  downloadUrl: z.string(),
+  downloadUrl: z.string().nullable().meta({ description: 'null on a stream-only link (made with download: false): only the preview plays' }),
+  previewUrl: z.string().nullable().meta({ description: 'The preview under the link (GET /api/share/<token>/preview) once made; null otherwise' }),
+  download: z.boolean().meta({ description: 'false: a stream-only link, whose original and archive answer 403 DOWNLOAD_DISABLED' }),
   version: count.meta({ description: 'The version served: for a link that follows the series, its newest at this access' }),
   follow: z.enum(['this', 'latest']),
   allowComments: z.boolean().meta({ description: 'A feedback link: GET and POST /api/share/{token}/comments' }),
@@ -261,7 +278,8 @@ export const sharedCutFile = z.object({
   size: count,
   mimeType: z.string(),
   audio: audioInfo.nullable().meta({ description: "A CUT's audio facts once analysed (its peaksUrl under the link); null otherwise" }),
-  downloadUrl: z.string().meta({ description: 'The bytes as an attachment; without `?download=1` they play inline' }),
+  downloadUrl: z.string().nullable().meta({ description: 'The bytes as an attachment; without `?download=1` they play inline; null on a stream-only link' }),
+  previewUrl: z.string().nullable().meta({ description: 'The preview under the link (GET /api/share/<token>/files/<id>/preview) once made; null otherwise' }),
   peaksUrl: z.string().nullable().meta({ description: 'The waveform under the link (GET /api/share/<token>/files/<id>/peaks) once analysed; null otherwise' }),
 });
 
@@ -269,7 +287,8 @@ export const sharedCut = z.object({
   kind: z.literal('cut'),
   name: z.string(),
   expiresAt: timestamp.nullable(),
-  archiveUrl: z.string().meta({ description: 'Every file as one ZIP' }),
+  archiveUrl: z.string().nullable().meta({ description: 'Every file as one ZIP; null on a stream-only link' }),
+  download: z.boolean().meta({ description: 'false: a stream-only link, whose originals and archive answer 403 DOWNLOAD_DISABLED' }),
   files: z.array(sharedCutFile).meta({ description: "The cut's files when the link is opened, oldest first" }),
 });
 
@@ -284,6 +303,9 @@ export const shareRecord = z.object({
   expiresAt: timestamp.nullable(),
   lastAccessedAt: timestamp.nullable(),
   accessCount: count.meta({ description: 'Page views and downloads; HEAD requests and range continuations of a download do not count' }),
+  download: z.boolean().meta({ description: 'false: a stream-only link (the preview and the page only)' }),
+  plays: count.meta({ description: 'Preview fetches from offset 0 by a client the link had not seen in 30 minutes' }),
+  downloads: count.meta({ description: 'Downloads of the original or the archive that count as accesses' }),
 });
 
 /** Whether a feedback link takes new comments (its creator or a project ADMIN closes and reopens it). */
@@ -291,8 +313,8 @@ export const feedbackLinkState = z.object({ id, commentsClosed: z.boolean() });
 
 export const sizeCount = z.object({ size: count, count });
 export const storageBreakdown = z
-  .object({ audio: sizeCount, stems: sizeCount, images: sizeCount, other: sizeCount })
-  .meta({ description: 'audio: CUT files, stems: STEM, images: IMAGE files and the images of projects, vibes and avatars, other: SESSION files' });
+  .object({ audio: sizeCount, stems: sizeCount, images: sizeCount, other: sizeCount, previews: sizeCount })
+  .meta({ description: 'audio: CUT files, stems: STEM, images: IMAGE files and the images of projects, vibes and avatars, other: SESSION files, previews: the listening previews the server made of the CUT files (§20)' });
 export const siteStorage = z.object({ totalSize: count, fileCount: count, breakdown: storageBreakdown, userCount: count, projectCount: count });
 export const storageQuota = z.object({ limitBytes: count, usedBytes: count });
 export const storageStats = z.object({
@@ -501,6 +523,8 @@ export type AnalysisStatus = z.output<typeof analysisStatus>;
 export type AudioCodec = z.output<typeof audioCodec>;
 export type Loudness = z.output<typeof loudness>;
 export type AudioInfo = z.output<typeof audioInfo>;
+export type PreviewInfo = z.output<typeof previewInfo>;
+export type PreviewStatus = z.output<typeof previewStatus>;
 export type StemAudio = z.output<typeof stemAudio>;
 export type StemEntry = z.output<typeof stemEntry>;
 export type StemsSummary = z.output<typeof stemsSummary>;
@@ -538,6 +562,7 @@ export const projectEvent = z.discriminatedUnion('type', [
   event('file.deleted', { fileId: id, cutId: id }),
   event('file.shared', { fileId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
   event('file.analyzed', { fileId: id, cutId: id, analysis: analysisStatus }),
+  event('preview.ready', { fileId: id, cutId: id, preview: previewInfo }),
   event('cut.shared', { cutId: id, expiresAt: timestamp.nullable().meta({ description: "When the new link expires (null: never); the link's token is never in an event" }) }),
   ...(['comment.created', 'comment.updated', 'comment.resolved', 'comment.reopened', 'comment.deleted'] as const).map((type) =>
     event(type, { commentId: id, fileId: id, seriesId: id, cutId: id, parentId: id.nullable(), atMs: count.nullable(), mentions: z.array(id) }),
@@ -628,6 +653,7 @@ export const RECORD_SCHEMAS = {
   HelloMessage: helloMessage,
   Health: health,
   AudioInfo: audioInfo,
+  PreviewInfo: previewInfo,
   Loudness: loudness,
   StemEntry: stemEntry,
   StemsSummary: stemsSummary,

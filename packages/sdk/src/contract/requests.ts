@@ -222,6 +222,10 @@ export const shareRequest = z.object({
       description:
         "Hand out again the caller's live link of this file or cut that an earlier request with reuse made with the same follow and allowComments (its expiry moves to the later of the two), instead of making another; without one, a new link that a later request with reuse finds",
     }),
+  download: z
+    .boolean({ error: 'must be true or false' })
+    .optional()
+    .meta({ description: 'false: a stream-only link, serving the preview and the page but answering 403 DOWNLOAD_DISABLED to the original and the archive (default true)' }),
 });
 
 // ---- multipart forms: the text fields of the JSON bodies above, plus the binary part the server streams

@@ -148,6 +148,14 @@ export class FilesResource {
     return download(this.transport, { path: pathOf(ROUTES.downloadFile, { id }) }, target, options);
   }
 
+  /**
+   * Saves a CUT's listening preview (AAC in MP4, §20) to a path (Node) or a stream; resumes with a Range request
+   * if the connection breaks. 409 PREVIEW_NOT_READY until made (File.preview.status), 404 when it has none.
+   */
+  downloadPreview(id: string, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
+    return download(this.transport, { path: pathOf(ROUTES.filePreview, { id }) }, target, options);
+  }
+
   /** The file's bytes as a Web stream, unread (a browser hands it to a Response, a Service Worker, a file handle). */
   async stream(id: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
     return (await this.transport.open(ROUTES.downloadFile, { params: { id } }, { ...options, headers: { accept: '*/*', ...options?.headers } })).body.stream();

@@ -60,6 +60,16 @@ export class SharesResource {
     return download(transport, routeRequest(ROUTES.shared, { params: { token }, query: { download: '1' } }), target, options);
   }
 
+  /**
+   * Saves the listening preview of a shared CUT (also on a stream-only link): a file link's, or with `fileId`
+   * that of a file of a cut link. 409 PREVIEW_NOT_READY until made.
+   */
+  downloadPreview(tokenOrUrl: string, target: DownloadOptions, fileId?: string, options?: RequestOptions): Promise<DownloadResult> {
+    const { transport, token } = this.locate(tokenOrUrl);
+    const request = fileId === undefined ? routeRequest(ROUTES.sharedPreview, { params: { token } }) : routeRequest(ROUTES.sharedCutFilePreview, { params: { token, fileId } });
+    return download(transport, request, target, options);
+  }
+
   /** Saves a cut link's files as one ZIP. */
   downloadArchive(tokenOrUrl: string, target: Omit<DownloadOptions, 'range'>, options?: RequestOptions): Promise<DownloadResult> {
     const { transport, token } = this.locate(tokenOrUrl);

@@ -16,7 +16,7 @@ export interface AccountRow {
 /** Bytes and files of one type, for one user or project (`ownerId`). */
 export interface OwnedUsage {
   ownerId: string;
-  type: FileType;
+  type: FileType | 'PREVIEW';
   size: number;
   count: number;
 }
@@ -103,6 +103,8 @@ export class AdminRepository {
       select uploaded_by as owner_id, type, sum(size)::bigint as size, count(*)::int as count from (
         select uploaded_by, type, size from files where uploaded_by is not null
         union all
+        select uploaded_by, 'PREVIEW', preview_bytes from files where uploaded_by is not null and preview_bytes is not null
+        union all
         select uploaded_by, 'IMAGE', size from stored_images where uploaded_by is not null
       ) uploads
       group by uploaded_by, type`;
@@ -113,6 +115,8 @@ export class AdminRepository {
     return this.sql<OwnedUsage[]>`
       select project_id as owner_id, type, sum(size)::bigint as size, count(*)::int as count from (
         select project_id, type, size from files
+        union all
+        select project_id, 'PREVIEW', preview_bytes from files where preview_bytes is not null
         union all
         select p.id, 'IMAGE', s.size from stored_images s join projects p on p.image = s.name
         union all

@@ -1,20 +1,38 @@
-// Analyses in a worker thread, started by ./isolated.ts: the decoders and parsers run here, away from the
-// server's event loop and under the thread's memory limits. The thread takes one request at a time and
-// answers each with its outcome; it is ended when a file's time is up.
+// Analyses and listening previews in a worker thread, started by ./isolated.ts: the decoders, parsers and the
+// preview encoder run here, away from the server's event loop and under the thread's memory limits. The thread
+// takes one request at a time and answers each with its outcome; it is ended when a file's time is up.
 // A build entry of its own (tsup.config.ts): the thread loads dist/analysis/job.js.
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { setPriority } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
-import { type BlobStore, createBlobStore, objectSource } from '../core/store/index.js';
+import { type BlobStore, createBlobStore, objectSource, storeKeys } from '../core/store/index.js';
+import { encodePreview, type PreviewFacts } from '../previews/encode.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
 import { analyzeStems, type StemsAnalysis } from './stems.js';
 
-export interface JobRequest {
+export type JobRequest = AnalysisRequest | PreviewRequest;
+
+export interface AnalysisRequest {
+  task: 'analysis';
   /** The stored object to analyse, in the thread's store. */
   key: string;
   type: 'CUT' | 'STEM';
   extension: string;
+}
+
+/** A preview of the stored object `key`, stored at the file's preview key (§20). */
+export interface PreviewRequest {
+  task: 'preview';
+  fileId: string;
+  key: string;
+  extension: string;
+  /** What analysis measured: it sizes the preview's index. */
+  durationMs: number;
 }
 
 /** What the thread is started with. */
@@ -31,6 +49,7 @@ export type JobOutcome =
   | { status: 'stems'; stems: Extract<StemsAnalysis, { status: 'done' }>['stems'] }
   | { status: 'failed'; reason: string }
   | { status: 'unsupported' }
+  | { status: 'preview'; preview: PreviewFacts }
   /** The stored bytes could not be read (deleted meanwhile, a disk error). */
   | { status: 'unreadable'; reason: string };
 
@@ -51,7 +70,9 @@ function pacer(uploading: Int32Array): () => Promise<void> {
   };
 }
 
-async function run({ key, type, extension }: JobRequest, { store, uploading }: { store: Promise<BlobStore>; uploading: Int32Array }): Promise<JobOutcome> {
+async function run(request: JobRequest, { store, uploading }: { store: Promise<BlobStore>; uploading: Int32Array }): Promise<JobOutcome> {
+  if (request.task === 'preview') return preview(request, { store, uploading });
+  const { key, type, extension } = request;
   try {
     const source = await objectSource(await store, key);
     if (type === 'STEM') {
@@ -62,6 +83,27 @@ async function run({ key, type, extension }: JobRequest, { store, uploading }: {
     return analysed.status === 'done' ? { status: 'audio', audio: analysed.audio, peaks: analysed.peaks } : analysed;
   } catch (error) {
     return { status: 'unreadable', reason: (error as Error).message };
+  }
+}
+
+/**
+ * Encodes the preview to a local file under DATA_DIR/tmp (the purge removes what a killed thread left there),
+ * then stores it whole at the file's preview key, replacing an earlier one: a job run again overwrites its own key.
+ */
+async function preview(request: PreviewRequest, { store, uploading }: { store: Promise<BlobStore>; uploading: Int32Array }): Promise<JobOutcome> {
+  const temp = path.join(dataDir, 'tmp', `preview-${request.fileId}-${randomUUID()}.m4a`);
+  try {
+    const stored = await store;
+    const source = await objectSource(stored, request.key);
+    await mkdir(path.dirname(temp), { recursive: true, mode: 0o700 });
+    const outcome = await encodePreview(source, request.extension, temp, { expectedDurationMs: request.durationMs, pace: pacer(uploading) });
+    if (outcome.status !== 'done') return outcome;
+    await stored.write(storeKeys.preview(request.fileId), createReadStream(temp));
+    return { status: 'preview', preview: outcome.preview };
+  } catch (error) {
+    return { status: 'unreadable', reason: (error as Error).message };
+  } finally {
+    await rm(temp, { force: true });
   }
 }
 

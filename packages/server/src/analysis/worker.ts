@@ -14,6 +14,7 @@ import { Metrics } from '../core/metrics.js';
 import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
+import { enqueuePreview, PreviewsRepository } from '../previews/repository.js';
 import { AnalysisThread, analysisBudgetSeconds } from './isolated.js';
 import { type AnalysisResult, AnalysisRepository, type FileToAnalyse } from './repository.js';
 
@@ -31,6 +32,7 @@ export class AnalysisJobs {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(AnalysisRepository) private readonly repository: AnalysisRepository,
     @inject(Space) private readonly space: Space,
+    @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
     @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
@@ -58,13 +60,17 @@ export class AnalysisJobs {
     await Promise.all(this.idle.splice(0).map((thread) => thread.close()));
   }
 
-  /** Stores the result. Nobody acted: `file.analyzed` names the uploader. */
+  /**
+   * Stores the result, and for a CUT queues its preview (§20), which needs the duration measured here, or fails
+   * it with the analysis. Nobody acted: `file.analyzed` names the uploader.
+   */
   private async complete(tx: Tx, fileId: string, file: FileToAnalyse, result: AnalysisResult): Promise<void> {
     const { projectId, cutId, uploader } = file;
+    if (!(await this.repository.finish(tx, fileId, result))) return;
+    if (file.type === 'CUT' && result.analysis === 'done') await enqueuePreview(tx, fileId, uploader?.id ?? null);
+    else if (file.type === 'CUT') await this.previews.finish(tx, fileId, { preview: 'failed' });
     // A deleted account's file is analysed all the same, without an event (an event needs an actor).
-    if ((await this.repository.finish(tx, fileId, result)) && uploader) {
-      await this.events.publish(tx, { type: 'file.analyzed', projectId, actor: uploader, data: { fileId, cutId, analysis: result.analysis } });
-    }
+    if (uploader) await this.events.publish(tx, { type: 'file.analyzed', projectId, actor: uploader, data: { fileId, cutId, analysis: result.analysis } });
   }
 
   private async analyse(fileId: string, file: FileToAnalyse, signal: AbortSignal): Promise<AnalysisResult> {
@@ -74,7 +80,7 @@ export class AnalysisJobs {
     let outcome;
     try {
       outcome = await thread.analyze(
-        { key: storeKeys.file(fileId, file.extension), type: file.type, extension: file.extension },
+        { task: 'analysis', key: storeKeys.file(fileId, file.extension), type: file.type, extension: file.extension },
         { timeoutMs: analysisBudgetSeconds(file.size, this.config.analysisTimeoutSeconds) * 1000, uploading: () => this.space.uploading, signal },
       );
     } finally {
@@ -86,6 +92,8 @@ export class AnalysisJobs {
       case 'stems':
         return { ...none, analysis: 'done', stems: outcome.stems };
       case 'unsupported':
+      // A preview's outcome never answers an analysis.
+      case 'preview':
         return { ...none, analysis: 'unsupported' };
       case 'failed':
         this.log.info('analysis failed', { fileId, reason: outcome.reason });

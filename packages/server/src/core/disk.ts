@@ -98,10 +98,16 @@ export class Disk {
     }
   }
 
+  /** Removes a file's bytes and its preview's (§20); never throws, answers whether both went. */
+  async removeFile(id: string, extension: string): Promise<boolean> {
+    const [original, preview] = await Promise.all([this.removeQuietly(storeKeys.file(id, extension)), this.removeQuietly(storeKeys.preview(id))]);
+    return original && preview;
+  }
+
   /** Removes the bytes of committed deletes; never throws (a failure is logged; the purge job tries again). */
   async removeDeleted(content: DeletedContent): Promise<void> {
     await Promise.all([
-      ...content.files.map((file) => this.removeQuietly(storeKeys.file(file.id, file.extension))),
+      ...content.files.map((file) => this.removeFile(file.id, file.extension)),
       ...content.images.map((name) => this.removeQuietly(storeKeys.image(name))),
     ]);
   }

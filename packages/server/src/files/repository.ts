@@ -1,4 +1,4 @@
-import type { AnalysisStatus, AudioInfo, FileRecord, FileType, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -27,6 +27,11 @@ export interface StoredFileRow {
   audio: StoredAudio | null;
   seriesId: string;
   version: number;
+  /** The listening preview (§20): its state, and its facts once done. */
+  preview: PreviewStatus;
+  previewBytes: number | null;
+  previewBitrate: number | null;
+  previewDurationMs: number | null;
 }
 
 /** A `files` row joined with its uploader, as every query that returns File records selects it. */
@@ -73,6 +78,18 @@ const FORMER_MEMBER = { id: null, name: 'Former member', avatarUrl: null };
 
 const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
 
+/** A file's preview as records show it: its URL and facts once it is made. */
+export function previewInfoOf(row: Pick<StoredFileRow, 'preview' | 'previewBytes' | 'previewBitrate' | 'previewDurationMs'>, url: string): PreviewInfo {
+  const done = row.preview === 'done';
+  return {
+    status: row.preview,
+    url: done ? url : null,
+    bitrate: done ? row.previewBitrate : null,
+    bytes: done ? row.previewBytes : null,
+    durationMs: done ? row.previewDurationMs : null,
+  };
+}
+
 /** The one mapping of a file row to the API's File record. */
 export function toFileRecord(row: FileRow): FileRecord {
   return {
@@ -92,6 +109,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     createdAt: row.createdAt.toISOString(),
     analysis: row.analysis,
     audio: row.audio ? { ...row.audio, peaksUrl: `/api/files/${row.id}/peaks` } : null,
+    preview: previewInfoOf(row, `/api/files/${row.id}/preview`),
     stems: row.stems,
     series: { id: row.seriesId, version: row.version, latest: row.version === row.latestVersion, count: row.seriesCount },
     review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments, ready: reviewReady(row, row.reviewPolicy) },
@@ -128,6 +146,7 @@ export async function findFileRows(tx: Queryable, filter: FileFilter, selection:
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
            f.analysis, f.audio, f.stems, f.series_id, f.version, s.path, f.review_ready,
            json_build_object('approvals', p.review_approvals, 'noOpenComments', p.review_no_open_comments) as review_policy,
+           f.preview, f.preview_bytes, f.preview_bitrate, f.preview_duration_ms,
            u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar,
            series.latest_version, series.series_count,
            coalesce(reviewed.approved, 0) as approved, coalesce(reviewed.changes_requested, 0) as changes_requested,
@@ -153,7 +172,7 @@ export async function findFileRows(tx: Queryable, filter: FileFilter, selection:
 export async function findStoredFileRows(tx: Queryable, filter: FileFilter, selection: FileSelection = {}): Promise<StoredFileRow[]> {
   return tx<StoredFileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
-           f.analysis, f.audio, f.series_id, f.version
+           f.analysis, f.audio, f.series_id, f.version, f.preview, f.preview_bytes, f.preview_bitrate, f.preview_duration_ms
     from files f
     where ${fileCondition(tx, filter, selection)}
     order by f.created_at, f.id`;
@@ -236,7 +255,8 @@ export class FilesRepository {
     // Without a series the insert trigger starts one (021_versions_comments_reviews.sql); one with a path starts here.
     if (!series && path) await tx`insert into file_series (id, cut_id, path, path_key) values (${file.id}, ${file.cutId}, ${path.path}, ${path.key})`;
     const versioned = series ? { seriesId: series.id, version: series.version } : path ? { seriesId: file.id, version: 1 } : {};
-    await tx`insert into files ${tx({ ...file, ...versioned, analysis: analysed ? 'pending' : 'unsupported' })}`;
+    // A CUT's preview is queued when its analysis is done (analysis/worker.ts), which gives its duration.
+    await tx`insert into files ${tx({ ...file, ...versioned, analysis: analysed ? 'pending' : 'unsupported', preview: file.type === 'CUT' ? 'pending' : 'none' })}`;
     // Round-robin by uploader: one account's many files never hold the queue from another's one (§12).
     if (analysed) await enqueue(tx, JOB_KINDS.analysis, { fileId: file.id }, { key: `analysis:${file.id}`, fairKey: file.uploadedBy });
   }

@@ -29,6 +29,11 @@ export class FilesRoutes implements Feature {
 
     routes.on(ROUTES.filePeaks, async ({ principal, params }) => this.files.peaks(principal, params.id));
 
+    // Also by the access_token cookie (declared), so an <audio> element can play and seek.
+    routes.on(ROUTES.filePreview, async ({ req, res, principal, params }) => {
+      await sendStoredBytes(req, res, await this.files.preview(principal, params.id), 'inline');
+    });
+
     routes.on(ROUTES.stemEntries, async ({ req, principal, params }) => this.files.stemEntries(principal, params.id, validate(stemEntriesQuery, req.query)));
 
     // Downloads and media paths also take the access_token cookie (declared), so an <audio> element can play and seek.

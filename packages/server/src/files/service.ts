@@ -269,6 +269,33 @@ export class FilesService {
     };
   }
 
+  /** The listening preview of a file the caller may read (§20). */
+  async preview(principal: Principal, id: string): Promise<StoredBytes> {
+    return this.previewOf(await this.storedRow(principal, id));
+  }
+
+  /**
+   * What a preview's download sends: 409 PREVIEW_NOT_READY (Retry-After) while it is pending, 404 when there is
+   * none (not a CUT, or its audio could not be decoded). Its ETag is the original's sha256 with a suffix: a new
+   * version is another file, and a preview made again is of the same bytes.
+   */
+  previewOf(row: StoredFileRow): StoredBytes {
+    if (row.preview === 'pending') throw new DomainError('PREVIEW_NOT_READY', 'The preview has not been made yet; try again shortly', { retryAfterSeconds: 5 });
+    if (row.preview !== 'done' || row.previewBytes === null) throw notFound('Preview');
+    const key = storeKeys.preview(row.id);
+    const stem = row.name.replace(/\.[^./]{1,5}$/, '');
+    return {
+      key,
+      read: (range) => this.store.read(key, range),
+      openReader: (range) => this.store.openReader(key, range),
+      size: row.previewBytes,
+      mimeType: 'audio/mp4',
+      etag: `"${row.sha256}-preview"`,
+      modifiedAt: row.createdAt,
+      downloadName: `${stem}.m4a`,
+    };
+  }
+
   /** The uploader or a project ADMIN; the bytes go once the row's deletion has committed. */
   async delete(principal: Principal, id: string): Promise<void> {
     const removed = await this.sql.begin(async (tx) => {
@@ -282,7 +309,7 @@ export class FilesService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
       return file;
     });
-    await this.disk.removeQuietly(storeKeys.file(id, removed.extension));
+    await this.disk.removeFile(id, removed.extension);
   }
 
   /**
@@ -304,7 +331,7 @@ export class FilesService {
       }
       return { seriesId: series.seriesId, removed: versions };
     });
-    for (const version of removed) await this.disk.removeQuietly(storeKeys.file(version.id, version.extension));
+    for (const version of removed) await this.disk.removeFile(version.id, version.extension);
     return { seriesId, deleted: removed.length };
   }
 
@@ -329,6 +356,8 @@ export class FilesService {
     let removedBytes = 0;
     for (const entry of await this.repository.removedBytes()) {
       const key = entry.dir === 'files' ? `files/${path.basename(entry.name)}` : storeKeys.image(entry.name);
+      // A file's preview (§20) goes with it (a failure to remove it is logged, for the `orphans` command).
+      if (!entry.referenced && entry.dir === 'files') await this.disk.removeQuietly(storeKeys.preview(path.basename(entry.name).split('.')[0]!));
       if (!entry.referenced && (await this.disk.exists(key)) && (await this.disk.removeQuietly(key))) removedBytes++;
       // A removal that failed (logged) keeps its entry: the next round tries again.
       if (entry.referenced || !(await this.disk.exists(key))) done.push(entry);

@@ -1,8 +1,8 @@
 import type { InvitationView } from '@bandcollab/sdk/contract';
-import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
+import { escapeHtml, htmlPage, PAGE_ICON_SRC, PAGE_STYLE_SRC } from '../core/html-page.js';
 
 /** No scripts, no images, nothing from another origin: the page's own inline style only. */
-export const INVITE_PAGE_CSP = ["default-src 'none'", PAGE_STYLE_SRC, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
+export const INVITE_PAGE_CSP = ["default-src 'none'", PAGE_STYLE_SRC, PAGE_ICON_SRC, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
 
 /** What the invitation link offers and how to accept it; `inviteUrl` is the page's own address. */
 export function renderInvitePage(view: InvitationView, inviteUrl: string): string {

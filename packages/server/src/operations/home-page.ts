@@ -1,8 +1,8 @@
-import { htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
+import { htmlPage, PAGE_ICON_SRC, PAGE_STYLE_SRC } from '../core/html-page.js';
 import { SERVER_VERSION } from '../version.js';
 
 /** Nothing on the page comes from elsewhere or runs: only its one inline style, by hash. */
-export const HOME_PAGE_CSP = ["default-src 'none'", PAGE_STYLE_SRC, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
+export const HOME_PAGE_CSP = ["default-src 'none'", PAGE_STYLE_SRC, PAGE_ICON_SRC, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
 
 /**
  * What someone who opens the server's address in a browser sees: this is an API (bandcollab has no web app of

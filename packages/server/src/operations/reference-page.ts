@@ -1,5 +1,5 @@
 import { Marked } from 'marked';
-import { escapeHtml, htmlPage, styleSource } from '../core/html-page.js';
+import { escapeHtml, htmlPage, PAGE_ICON_SRC, styleSource } from '../core/html-page.js';
 
 // The API reference for a browser: the Markdown reference (reference.ts, from the OpenAPI document) rendered
 // by marked into one self-contained page. Raw HTML in the Markdown (a `<id>` placeholder outside code) is
@@ -19,6 +19,7 @@ th, td { border: 1px solid #ddd; padding: .3rem .5rem; text-align: left; vertica
 export const REFERENCE_PAGE_CSP = [
   "default-src 'none'",
   styleSource(STYLE),
+  PAGE_ICON_SRC,
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { PLAY_WINDOW_MINUTES } from '../shares/repository.js';
 
 /** How many rows of each kind a purge deleted. */
 export interface PurgeCounts {
@@ -12,6 +13,8 @@ export interface PurgeCounts {
   cliLoginCodes: number;
   invitations: number;
   shareLinks: number;
+  /** Who fetched a link's preview longer than PLAY_WINDOW_MINUTES ago: their next fetch is a play anyway (§20). */
+  shareLinkListeners: number;
 }
 
 @injectable()
@@ -41,6 +44,8 @@ export class OperationsRepository {
     const cliLoginCodes = await this.sql`delete from cli_login_codes where expires_at < now()`;
     const invitations = await this.sql`delete from invitations where expires_at < now()`;
     const shareLinks = await this.sql`delete from share_links where expires_at < now()`;
+    const shareLinkListeners = await this.sql`
+      delete from share_link_listeners where seen_at < now() - make_interval(mins => ${PLAY_WINDOW_MINUTES})`;
     return {
       sessions: sessions.count,
       loginFailures: loginFailures.count,
@@ -50,6 +55,7 @@ export class OperationsRepository {
       cliLoginCodes: cliLoginCodes.count,
       invitations: invitations.count,
       shareLinks: shareLinks.count,
+      shareLinkListeners: shareLinkListeners.count,
     };
   }
 }

@@ -114,6 +114,7 @@ export class ProjectsService {
       if (!deleted) throw notFound('Project');
       return deleted;
     });
+    await this.webhooks.dropIdleRetired();
     await this.disk.removeDeleted(content);
   }
 

@@ -1,11 +1,18 @@
+import { MATCH_TARGET_LUFS, MAX_TRUE_PEAK_DBTP } from './page.js';
+
 /**
  * The share page's one script, served by this server at /share-assets/share-page.js (the page's policy allows
  * scripts from this server only, never inline ones). A click on a waveform seeks the player after it; on a
  * feedback link's page the comments become markers on the waveform (a click seeks and shows the comment), the
- * playhead moves over it, and the form comments at the playhead (or a range). Every name and body goes into
- * the page as text (textContent), never as markup.
+ * playhead moves over it, and the form comments at the playhead (or a range). A player's "Lossless" toggle
+ * switches between the preview and the original at the same position. A/B sections (§20) switch between the
+ * versions of a series at the same position, each version played through a Web Audio GainNode set from its
+ * loudness to the target (HTMLMediaElement.volume does nothing on iOS), never boosted past the true-peak
+ * ceiling. Every name and body goes into the page as text (textContent), never as markup.
  */
 export const SHARE_PAGE_SCRIPT = `'use strict';
+const MATCH_TARGET_LUFS = ${MATCH_TARGET_LUFS};
+const MAX_TRUE_PEAK_DBTP = ${MAX_TRUE_PEAK_DBTP};
 const clock = (ms) => {
   const total = Math.max(0, Math.round(ms / 100)) / 10;
   const minutes = Math.floor(total / 60);
@@ -23,8 +30,88 @@ const el = (tag, className, text) => {
   return node;
 };
 
+/** Moves a player to another source at the same position, playing on if it played. */
+const switchSource = (audio, src) => {
+  const at = audio.currentTime;
+  const playing = !audio.paused;
+  audio.src = src;
+  audio.addEventListener('loadedmetadata', () => {
+    audio.currentTime = at;
+    if (playing) void audio.play();
+  }, { once: true });
+};
+for (const toggle of document.querySelectorAll('.lossless input')) {
+  const audio = toggle.closest('.player').querySelector('audio');
+  toggle.addEventListener('change', () => switchSource(audio, toggle.checked ? audio.dataset.original : audio.dataset.preview));
+}
+
+/**
+ * The gain, in dB, that brings a version to the target loudness, lowered so its true peak stays at or below the
+ * ceiling; 0 when its loudness is unknown (silence).
+ */
+const matchedGainDb = (audio) => {
+  if (audio.dataset.lufs === undefined) return 0;
+  const gain = MATCH_TARGET_LUFS - Number(audio.dataset.lufs);
+  return audio.dataset.truePeak === undefined ? gain : Math.min(gain, MAX_TRUE_PEAK_DBTP - Number(audio.dataset.truePeak));
+};
+let context = null;
+/** Routes a player through a gain of its own, made on a click (browsers start audio contexts on a gesture). */
+const gained = (audio) => {
+  if (audio.gainNode) return audio.gainNode;
+  context ??= new AudioContext();
+  const gain = context.createGain();
+  gain.gain.value = 10 ** (matchedGainDb(audio) / 20);
+  context.createMediaElementSource(audio).connect(gain).connect(context.destination);
+  audio.gainNode = gain;
+  audio.dataset.appliedGain = String(gain.gain.value);
+  return gain;
+};
+for (const section of document.querySelectorAll('.ab')) {
+  const choices = [...section.querySelectorAll('.ab-choice')];
+  const playerOf = (choice) => document.getElementById(choice.dataset.target).querySelector('audio');
+  const play = section.querySelector('.ab-play');
+  let active = playerOf(choices[0]);
+  const prepare = () => {
+    for (const choice of choices) gained(playerOf(choice));
+    void context.resume();
+  };
+  for (const choice of choices) {
+    choice.addEventListener('click', () => {
+      prepare();
+      const next = playerOf(choice);
+      for (const other of choices) other.setAttribute('aria-pressed', String(other === choice));
+      if (next === active) return;
+      const playing = !active.paused;
+      next.currentTime = active.currentTime;
+      active.pause();
+      if (playing) void next.play();
+      active = next;
+    });
+  }
+  play.addEventListener('click', () => {
+    prepare();
+    if (active.paused) void active.play();
+    else active.pause();
+  });
+  // Whichever player of the group starts, the others stop: one version is heard at a time.
+  for (const choice of choices) {
+    const audio = playerOf(choice);
+    audio.addEventListener('play', () => {
+      prepare();
+      for (const other of choices) if (playerOf(other) !== audio) playerOf(other).pause();
+      active = audio;
+      for (const other of choices) other.setAttribute('aria-pressed', String(playerOf(other) === audio));
+      play.textContent = 'Pause';
+    });
+    audio.addEventListener('pause', () => {
+      if (audio === active) play.textContent = 'Play';
+    });
+  }
+}
+
 for (const wave of document.querySelectorAll('.wave')) {
   const audio = wave.parentElement.querySelector('audio');
+  if (!audio) continue;
   const durationMs = () => (Number.isFinite(audio.duration) ? audio.duration * 1000 : Number(wave.dataset.durationMs) || 0);
   wave.addEventListener('click', (event) => {
     if (event.target.closest('.marker')) return;
@@ -42,7 +129,7 @@ for (const wave of document.querySelectorAll('.wave')) {
 }
 
 const feedback = document.querySelector('.feedback');
-if (feedback) {
+if (feedback && document.querySelector('.player audio')) {
   const player = document.querySelector('.player');
   const audio = player.querySelector('audio');
   const wave = player.querySelector('.wave');

@@ -1,5 +1,5 @@
 import { type Comment, FILE_TYPE_LABELS, type FileType, type Waveform } from '@bandcollab/sdk/contract';
-import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
+import { escapeHtml, htmlPage, PAGE_ICON_SRC, PAGE_STYLE_SRC } from '../core/html-page.js';
 import type { StoredAudio } from '../files/repository.js';
 
 /** What the share page shows. Paths are relative to the page, so it works under any PUBLIC_URL. */
@@ -11,18 +11,28 @@ export interface SharePageView {
   expiresAt: Date | null;
   /** The bytes, inline (the audio element and the picture load them). */
   bytesPath: string;
-  /** The bytes as an attachment. */
-  downloadPath: string;
+  /** The bytes as an attachment; null on a stream-only link (§20), whose page offers no download. */
+  downloadPath: string | null;
+  /** The listening preview (§20) once made: what the player plays (the original on the "Lossless" toggle). */
+  previewPath: string | null;
   /** A CUT's analysis, once done. */
   audio: StoredAudio | null;
   peaks: Waveform | null;
 }
+
+/** The loudness versions are matched to on a page's A/B (§20), never boosted past MAX_TRUE_PEAK_DBTP. */
+export const MATCH_TARGET_LUFS = -14;
+export const MAX_TRUE_PEAK_DBTP = -1;
 
 /** A file link's page: which version it serves, and a feedback link's comments. */
 export interface FileSharePageView extends SharePageView {
   /** Shown when the series has several versions or the link follows it. */
   version: { number: number; latest: boolean } | null;
   feedback: FeedbackView | null;
+  /** The served file's id: its player's. */
+  id: string;
+  /** On a link that follows its series, every version (the served one too), compared side by side (§20). */
+  compare: CutSharePageView['files'];
 }
 
 /**
@@ -34,7 +44,7 @@ export const SHARE_PAGE_CSP = [
   "default-src 'none'",
   PAGE_STYLE_SRC,
   "script-src 'self'",
-  "img-src 'self'",
+  `${PAGE_ICON_SRC} 'self'`,
   "media-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",
@@ -54,9 +64,12 @@ export interface FeedbackView {
 
 export function renderSharePage(view: FileSharePageView): string {
   const name = escapeHtml(view.name);
+  // The A/B of a series' versions: the served version's player is the page's own, the others' follow the buttons.
+  const ab = abSections(view.compare);
+  const others = ab ? view.compare.filter((file) => file.id !== view.id && file.previewPath !== null).map((file) => `<p class="meta">Version ${file.version}</p>${player(file, false)}`).join('') : '';
   const preview =
     view.type === 'CUT'
-      ? `${player(view, view.feedback !== null)}${view.feedback ? feedbackSection(view.feedback) : ''}${(view.audio && view.peaks) || view.feedback ? SCRIPT_TAG : ''}`
+      ? `${player(view, view.feedback !== null)}${ab}${others}${view.feedback ? feedbackSection(view.feedback) : ''}${needsScript(view) || view.feedback ? SCRIPT_TAG : ''}`
       : view.type === 'IMAGE'
         ? `<img src="${escapeHtml(view.bytesPath)}" alt="${name}">`
         : '';
@@ -68,7 +81,7 @@ export function renderSharePage(view: FileSharePageView): string {
     `<h1>${name}</h1>
 <p class="meta">${version}${capitalized(FILE_TYPE_LABELS[view.type])} · ${formatSize(view.size)}</p>${audio}
 ${preview}
-<a class="download" href="${escapeHtml(view.downloadPath)}" download>Download</a>
+${view.downloadPath === null ? '' : `<a class="download" href="${escapeHtml(view.downloadPath)}" download>Download</a>`}
 ${expiry}`,
   );
 }
@@ -128,9 +141,9 @@ function clock(ms: number): string {
 export interface CutSharePageView {
   name: string;
   expiresAt: Date | null;
-  files: Omit<SharePageView, 'expiresAt'>[];
-  /** Every file as one ZIP. */
-  archivePath: string;
+  files: (Omit<SharePageView, 'expiresAt'> & { id: string; seriesId: string; version: number })[];
+  /** Every file as one ZIP; null on a stream-only link. */
+  archivePath: string | null;
 }
 
 /**
@@ -141,12 +154,12 @@ export function renderCutSharePage(view: CutSharePageView): string {
   const name = escapeHtml(view.name);
   const items = view.files.map((file) => {
     const audio = file.type === 'CUT' ? `${audioMeta(file.audio)}\n${player(file, false)}` : '';
+    const download = file.downloadPath === null ? '' : `\n<a href="${escapeHtml(file.downloadPath)}" download>Download</a>`;
     return `<li>
-<p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>${audio}
-<a href="${escapeHtml(file.downloadPath)}" download>Download</a>
+<p class="file">${escapeHtml(file.name)} <span class="meta">${capitalized(FILE_TYPE_LABELS[file.type])} · ${formatSize(file.size)}</span></p>${audio}${download}
 </li>`;
   });
-  const seek = view.files.some((file) => file.type === 'CUT' && file.audio && file.peaks) ? `\n${SCRIPT_TAG}` : '';
+  const seek = view.files.some((file) => file.type === 'CUT' && needsScript(file)) ? `\n${SCRIPT_TAG}` : '';
   const count = view.files.length === 1 ? '1 file' : `${view.files.length} files`;
   const total = view.files.reduce((sum, file) => sum + file.size, 0);
   const expiry = expiryNote(view.expiresAt);
@@ -154,7 +167,7 @@ export function renderCutSharePage(view: CutSharePageView): string {
     `${name} · bandcollab`,
     `<h1>${name}</h1>
 <p class="meta">${count} · ${formatSize(total)}</p>
-<a class="download" href="${escapeHtml(view.archivePath)}" download>Download all</a>
+${view.archivePath === null ? '' : `<a class="download" href="${escapeHtml(view.archivePath)}" download>Download all</a>`}${abSections(view.files)}
 <ul class="files">
 ${items.join('\n')}
 </ul>${seek}
@@ -186,15 +199,64 @@ function expiryNote(expiresAt: Date | null): string {
 /** Formats no browser's audio element plays (Chromium, Firefox and Safari all refuse AIFF). */
 const UNPLAYABLE_IN_BROWSERS = new Set(['audio/aiff']);
 
-function player(file: Pick<SharePageView, 'bytesPath' | 'audio' | 'peaks' | 'mimeType'>, feedback: boolean): string {
+/**
+ * The versions of each series with two or more previews, side by side (§20): the page's script switches between
+ * their players at the same position, each played through a Web Audio gain that matches its loudness
+ * (HTMLMediaElement.volume does nothing on iOS).
+ */
+function abSections(files: CutSharePageView['files']): string {
+  const bySeries = new Map<string, CutSharePageView['files']>();
+  for (const file of files) {
+    if (file.type !== 'CUT' || file.previewPath === null || !file.audio) continue;
+    bySeries.set(file.seriesId, [...(bySeries.get(file.seriesId) ?? []), file]);
+  }
+  return [...bySeries.values()]
+    .filter((versions) => versions.length >= 2)
+    .map((versions) => {
+      const sorted = [...versions].sort((a, b) => a.version - b.version);
+      const buttons = sorted
+        .map((file, i) => `<button type="button" class="ab-choice" data-target="player-${escapeHtml(file.id)}" aria-pressed="${i === 0 ? 'true' : 'false'}">Version ${file.version}</button>`)
+        .join('');
+      return `
+<section class="ab" aria-label="Compare versions">
+<h2>Compare versions of ${escapeHtml(sorted[0]!.name)}</h2>
+<p class="meta">Matched to ${MATCH_TARGET_LUFS} LUFS (never above ${MAX_TRUE_PEAK_DBTP} dBTP); switching keeps the position.</p>
+<div class="row">${buttons}<button type="button" class="ab-play">Play</button></div>
+</section>`;
+    })
+    .join('');
+}
+
+/** A player the page's script works: a waveform to seek on, or a preview beside its original (the toggle, A/B). */
+function needsScript(file: Pick<SharePageView, 'audio' | 'peaks' | 'previewPath'>): boolean {
+  return (file.audio !== null && file.peaks !== null) || file.previewPath !== null;
+}
+
+function player(file: Pick<SharePageView, 'bytesPath' | 'downloadPath' | 'previewPath' | 'audio' | 'peaks' | 'mimeType'> & { id?: string }, feedback: boolean): string {
   const waveform = file.audio && file.peaks ? waveformSvg(file.peaks) : '';
   const timeline = feedback || waveform;
   const duration = file.audio ? ` data-duration-ms="${file.audio.durationMs}"` : '';
   const wave = timeline
     ? `<div class="wave${waveform ? '' : ' bare'}"${duration}>${waveform}<div class="playhead"></div>${feedback ? '<div class="markers"></div>' : ''}</div>${feedback ? '<div class="marker-note" hidden></div>' : ''}`
     : '';
-  const note = UNPLAYABLE_IN_BROWSERS.has(file.mimeType) ? '<p class="meta">Browsers do not play this format: download it to listen.</p>' : '';
-  return `<div class="player">${wave}<audio controls preload="metadata" src="${escapeHtml(file.bytesPath)}"></audio>${note}</div>`;
+  // The preview plays; the original only on the toggle, and never on a stream-only link.
+  const original = file.downloadPath === null ? null : file.bytesPath;
+  const src = file.previewPath ?? original;
+  const note =
+    file.previewPath === null && original === null
+      ? '<p class="meta">The preview is being made: reload the page shortly.</p>'
+      : file.previewPath === null && UNPLAYABLE_IN_BROWSERS.has(file.mimeType)
+        ? '<p class="meta">Browsers do not play this format: download it to listen.</p>'
+        : '';
+  const toggle = file.previewPath !== null && original !== null ? '<label class="lossless"><input type="checkbox"> Lossless (the original)</label>' : '';
+  // What the A/B's gains are set from; only a preview is compared.
+  const loudness = file.audio && file.previewPath
+    ? `${file.audio.loudness.integratedLufs === null ? '' : ` data-lufs="${file.audio.loudness.integratedLufs}"`}${file.audio.loudness.truePeakDbtp === null ? '' : ` data-true-peak="${file.audio.loudness.truePeakDbtp}"`}`
+    : '';
+  const sources = toggle ? ` data-preview="${escapeHtml(file.previewPath!)}" data-original="${escapeHtml(original!)}"` : '';
+  const id = file.id ? ` id="player-${escapeHtml(file.id)}"` : '';
+  const audio = src === null ? '' : `<audio controls preload="metadata" src="${escapeHtml(src)}"${sources}${loudness}></audio>`;
+  return `<div class="player"${id}>${wave}${audio}${toggle}${note}</div>`;
 }
 
 /** One vertical stroke per min/max pair, in a box as wide as the pairs and 256 high (the 8-bit range). */

@@ -8,11 +8,16 @@ export type ShareTarget = { fileId: string } | { cutId: string };
 /** Which version a file link serves: the one it was made of, or the newest of its series at each access. */
 export type ShareFollow = 'this' | 'latest';
 
-/** How a file link was made: what it serves, and whether whoever holds it may comment. */
+/** How a link was made: what it serves, whether whoever holds it may comment, and whether the original downloads. */
 export interface ShareOptions {
   follow: ShareFollow;
   allowComments: boolean;
+  /** false: a stream-only link (§20), serving the preview and the page only. */
+  download: boolean;
 }
+
+/** Within this long, a client's preview fetches on one link are one play (§20). */
+export const PLAY_WINDOW_MINUTES = 30;
 
 /** A working link: its id, what it shares, how, who made it and when it stops working (null: never). */
 export type ActiveShare = ShareTarget & ShareOptions & { id: string; createdBy: string; expiresAt: Date | null; commentsClosed: boolean };
@@ -40,6 +45,9 @@ export interface ShareListRow {
   expiresAt: Date | null;
   lastAccessedAt: Date | null;
   accessCount: number;
+  download: boolean;
+  plays: number;
+  downloads: number;
 }
 
 /** A link as its revocation needs it: who made it, and what it shares. */
@@ -74,7 +82,7 @@ export class SharesRepository {
     const [row] = await tx<ReusableShare[]>`
       select id, token_sealed, expires_at from share_links
       where ${targetCondition(tx, target)} and created_by = ${createdBy} and token_sealed is not null
-        and follow = ${options.follow} and allow_comments = ${options.allowComments}
+        and follow = ${options.follow} and allow_comments = ${options.allowComments} and download = ${options.download}
         and (expires_at is null or expires_at > now())
       order by created_at desc, id limit 1
       for update`;
@@ -112,7 +120,8 @@ export class SharesRepository {
   /** The links of a file or a cut that still work, oldest first, with their makers. */
   async listLive(tx: Queryable, target: ShareTarget): Promise<ShareListRow[]> {
     return tx<ShareListRow[]>`
-      select s.id, s.created_at, u.id as created_by_id, u.name as created_by_name, s.expires_at, s.last_accessed_at, s.access_count
+      select s.id, s.created_at, u.id as created_by_id, u.name as created_by_name, s.expires_at, s.last_accessed_at, s.access_count,
+             s.download, s.plays, s.downloads
       from share_links s join users u on u.id = s.created_by
       where ${targetCondition(tx, target)} and (s.expires_at is null or s.expires_at > now())
       order by s.created_at, s.id`;
@@ -148,9 +157,9 @@ export class SharesRepository {
    */
   async findActive(tokenHash: string): Promise<ActiveShare | null> {
     const [row] = await this.sql<
-      { id: string; fileId: string | null; cutId: string | null; createdBy: string; expiresAt: Date | null; follow: ShareFollow; allowComments: boolean; commentsClosed: boolean }[]
+      { id: string; fileId: string | null; cutId: string | null; createdBy: string; expiresAt: Date | null; follow: ShareFollow; allowComments: boolean; download: boolean; commentsClosed: boolean }[]
     >`
-      select s.id, s.file_id, s.cut_id, s.created_by, s.expires_at, s.follow, s.allow_comments, s.comments_closed_at is not null as comments_closed
+      select s.id, s.file_id, s.cut_id, s.created_by, s.expires_at, s.follow, s.allow_comments, s.download, s.comments_closed_at is not null as comments_closed
       from share_links s join users u on u.id = s.created_by
       where s.token_hash = ${tokenHash} and (s.expires_at is null or s.expires_at > now()) and u.deactivated_at is null`;
     if (!row) return null;
@@ -166,8 +175,27 @@ export class SharesRepository {
     return served ? { fileId: served.id, version: served.version, seriesFileIds: versions.map((candidate) => candidate.id) } : null;
   }
 
-  /** One access: a single-row update, whatever the size of what is sent. */
-  async countAccess(id: string): Promise<void> {
-    await this.sql`update share_links set access_count = access_count + 1, last_accessed_at = now() where id = ${id}`;
+  /** One access: a single-row update, whatever the size of what is sent; a download of the original or the archive also counts as one. */
+  async countAccess(id: string, { download }: { download: boolean }): Promise<void> {
+    await this.sql`
+      update share_links set access_count = access_count + 1, last_accessed_at = now(),
+                             downloads = downloads + ${download ? 1 : 0}
+      where id = ${id}`;
+  }
+
+  /**
+   * A preview fetch from offset 0 by `client`: a play when the link had not seen that client within
+   * PLAY_WINDOW_MINUTES (the row's time is then moved on), else none. One statement, so parallel fetches of one
+   * client count once.
+   */
+  async countPlay(id: string, client: string): Promise<void> {
+    await this.sql`
+      with seen as (
+        insert into share_link_listeners as l (share_link_id, client, seen_at) values (${id}, ${client}, now())
+        on conflict (share_link_id, client) do update set seen_at = now()
+          where l.seen_at < now() - make_interval(mins => ${PLAY_WINDOW_MINUTES})
+        returning 1
+      )
+      update share_links set plays = plays + 1 where id = ${id} and exists (select 1 from seen)`;
   }
 }

@@ -11,7 +11,7 @@ import { CONFIG, SIGNING_SECRET, SQL } from '../core/di.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import { type Access, ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { FilesRepository, type StoredFileRow } from '../files/repository.js';
+import { FilesRepository, findStoredFileRows, type StoredFileRow } from '../files/repository.js';
 import { ArchivesRepository } from '../archives/repository.js';
 import type { FeedbackLink } from '../comments/service.js';
 import { type ShareOptions, type ShareTarget, SharesRepository } from './repository.js';
@@ -28,7 +28,11 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** What a working token opens: a file (the version it serves now), or a cut with its files as they are now. */
 export type ResolvedShare =
   | ({ kind: 'file'; linkId: string; createdBy: string; expiresAt: Date | null; commentsClosed: boolean; file: StoredFileRow; version: number; seriesFileIds: string[] } & ShareOptions)
-  | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: StoredFileRow[] };
+  | { kind: 'cut'; linkId: string; expiresAt: Date | null; cutId: string; name: string; files: StoredFileRow[]; download: boolean };
+
+/** 403 DOWNLOAD_DISABLED: a stream-only link's original or archive (§20). */
+export const downloadDisabled = (): DomainError =>
+  new DomainError('DOWNLOAD_DISABLED', 'This link streams the preview only: its original and its archive do not download');
 
 /** Which request to a link's bytes or page is an access, as the counting rule reads it. */
 export interface AccessRequest {
@@ -151,6 +155,9 @@ export class SharesService {
         expiresAt: iso(row.expiresAt),
         lastAccessedAt: iso(row.lastAccessedAt),
         accessCount: row.accessCount,
+        download: row.download,
+        plays: row.plays,
+        downloads: row.downloads,
       }));
     });
   }
@@ -189,13 +196,13 @@ export class SharesService {
       const served = await this.repository.servedVersion(this.sql, share.fileId, share.follow);
       const file = served && (await this.files.findStored(this.sql, served.fileId));
       if (served && file) {
-        const { id, createdBy, expiresAt, follow, allowComments, commentsClosed } = share;
-        return { kind: 'file', linkId: id, createdBy, expiresAt, follow, allowComments, commentsClosed, file, version: served.version, seriesFileIds: served.seriesFileIds };
+        const { id, createdBy, expiresAt, follow, allowComments, download, commentsClosed } = share;
+        return { kind: 'file', linkId: id, createdBy, expiresAt, follow, allowComments, download, commentsClosed, file, version: served.version, seriesFileIds: served.seriesFileIds };
       }
     }
     if (share && 'cutId' in share) {
       const cut = await this.cutContents.cutContent(this.sql, share.cutId);
-      if (cut) return { kind: 'cut', linkId: share.id, expiresAt: share.expiresAt, cutId: share.cutId, ...cut };
+      if (cut) return { kind: 'cut', linkId: share.id, expiresAt: share.expiresAt, cutId: share.cutId, download: share.download, ...cut };
     }
     throw notFound('Share link');
   }
@@ -205,6 +212,22 @@ export class SharesService {
     const share = await this.resolve(token);
     if (share.kind !== 'file' || !share.allowComments) throw notFound('Share link');
     return feedbackLinkOf(share);
+  }
+
+  /**
+   * The versions a file link shows: on a link that follows its series (`latest`), every version, oldest first
+   * (its page compares them, §20); otherwise only its own.
+   */
+  async versionsOf(share: ResolvedShare & { kind: 'file' }): Promise<StoredFileRow[]> {
+    if (share.follow !== 'latest') return [share.file];
+    return (await findStoredFileRows(this.sql, { seriesId: share.file.seriesId })).sort((a, b) => a.version - b.version);
+  }
+
+  /** One version of a `latest` link's series by its number; any other (or another link) is 404 like a bad token. */
+  async versionOf(share: ResolvedShare & { kind: 'file' }, version: number): Promise<StoredFileRow> {
+    const found = share.follow === 'latest' ? (await this.versionsOf(share)).find((candidate) => candidate.version === version) : undefined;
+    if (!found) throw notFound('Share link');
+    return found;
   }
 
   /** A file of a shared cut, by its id; a file of another cut (or a file link) is 404 like a bad token. */
@@ -219,13 +242,23 @@ export class SharesService {
     return this.archives.archive(share);
   }
 
-  /** Counts one access of a link when the request is one (see countsAsAccess). */
-  async recordAccess(share: ResolvedShare, request: AccessRequest): Promise<void> {
-    if (countsAsAccess(request)) await this.repository.countAccess(share.linkId);
+  /**
+   * Counts one access of a link when the request is one (see countsAsAccess); `download`: it fetches the
+   * original or the archive, which a stream-only link refuses (403 DOWNLOAD_DISABLED) and which also counts
+   * in the link's downloads.
+   */
+  async recordAccess(share: ResolvedShare, request: AccessRequest, { download = false }: { download?: boolean } = {}): Promise<void> {
+    if (download && !share.download) throw downloadDisabled();
+    if (countsAsAccess(request)) await this.repository.countAccess(share.linkId, { download });
+  }
+
+  /** Counts a play of the link: a GET of its preview from byte 0 by `client` (a digest of address and User-Agent). */
+  async recordPlay(share: ResolvedShare, request: AccessRequest, client: string): Promise<void> {
+    if (request.method === 'GET' && (request.range === undefined || /^\s*bytes\s*=\s*0+\s*-/i.test(request.range))) await this.repository.countPlay(share.linkId, client);
   }
 
   /** The public description of a shared file (no ids, no uploader). */
-  describeFile(token: string, { file, expiresAt, version, follow, allowComments }: ResolvedShare & { kind: 'file' }): SharedFile {
+  describeFile(token: string, { file, expiresAt, version, follow, allowComments, download }: ResolvedShare & { kind: 'file' }): SharedFile {
     return {
       kind: 'file',
       name: file.name,
@@ -234,7 +267,9 @@ export class SharesService {
       mimeType: file.mimeType,
       createdAt: file.createdAt.toISOString(),
       expiresAt: iso(expiresAt),
-      downloadUrl: `${this.config.publicUrl}/api/share/${token}?download=1`,
+      downloadUrl: download ? `${this.config.publicUrl}/api/share/${token}?download=1` : null,
+      previewUrl: file.preview === 'done' ? `${this.config.publicUrl}/api/share/${token}/preview` : null,
+      download,
       version,
       follow,
       allowComments,
@@ -248,7 +283,8 @@ export class SharesService {
       kind: 'cut',
       name: share.name,
       expiresAt: iso(share.expiresAt),
-      archiveUrl: `${base}/archive`,
+      archiveUrl: share.download ? `${base}/archive` : null,
+      download: share.download,
       files: share.files.map((file) => {
         const peaksUrl = file.audio ? `${base}/files/${file.id}/peaks` : null;
         return {
@@ -258,7 +294,8 @@ export class SharesService {
           size: file.size,
           mimeType: file.mimeType,
           audio: file.audio && peaksUrl ? { ...file.audio, peaksUrl } : null,
-          downloadUrl: `${base}/files/${file.id}?download=1`,
+          downloadUrl: share.download ? `${base}/files/${file.id}?download=1` : null,
+          previewUrl: file.preview === 'done' ? `${base}/files/${file.id}/preview` : null,
           peaksUrl,
         };
       }),

@@ -4,7 +4,8 @@ import type { Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 
 export interface TypeUsage {
-  type: FileType;
+  /** PREVIEW: the listening previews of the CUT files counted (§20). */
+  type: FileType | 'PREVIEW';
   size: number;
   count: number;
 }
@@ -22,9 +23,12 @@ export class StorageRepository {
   async usageByType(uploadedBy: string | null, projectIds: string[] | null = null): Promise<TypeUsage[]> {
     if (uploadedBy !== null && projectIds !== null) return this.usageInProjects(uploadedBy, projectIds);
     const whose = uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`;
+    const previewed = uploadedBy === null ? this.sql`where preview_bytes is not null` : this.sql`where uploaded_by = ${uploadedBy} and preview_bytes is not null`;
     return this.sql<TypeUsage[]>`
       select type, sum(size)::bigint as size, count(*)::int as count from (
         select type, size from files ${whose}
+        union all
+        select 'PREVIEW', preview_bytes from files ${previewed}
         union all
         select 'IMAGE', size from stored_images ${whose}
       ) uploads
@@ -52,6 +56,9 @@ export class StorageRepository {
       )
       select type, sum(size)::bigint as size, count(*)::int as count from (
         select type, size from files where uploaded_by = ${uploadedBy} and project_id in (select id from reached)
+        union all
+        select 'PREVIEW', preview_bytes from files
+        where uploaded_by = ${uploadedBy} and project_id in (select id from reached) and preview_bytes is not null
         union all
         select 'IMAGE', s.size from stored_images s
         where s.uploaded_by = ${uploadedBy}

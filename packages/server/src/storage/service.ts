@@ -4,14 +4,18 @@ import type { Principal } from '../core/auth-guard.js';
 import { Space } from '../core/space.js';
 import { StorageRepository, type TypeUsage } from './repository.js';
 
-/** Where each type counts in a breakdown (§6; SESSION files under `other`, §16): also the site administration's. */
-export const BREAKDOWN_KEY: Record<FileType, keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images', SESSION: 'other' };
+/**
+ * Where each type counts in a breakdown (§6; SESSION files under `other`, §16; the previews the server made of
+ * CUT files, §20, under `previews`): also the site administration's.
+ */
+export const BREAKDOWN_KEY: Record<FileType | 'PREVIEW', keyof StorageBreakdown> = { CUT: 'audio', STEM: 'stems', IMAGE: 'images', SESSION: 'other', PREVIEW: 'previews' };
 
 export const emptyBreakdown = (): StorageBreakdown => ({
   audio: { size: 0, count: 0 },
   stems: { size: 0, count: 0 },
   images: { size: 0, count: 0 },
   other: { size: 0, count: 0 },
+  previews: { size: 0, count: 0 },
 });
 
 /** Totals and a per-type breakdown that always adds up to them. */
@@ -25,6 +29,9 @@ function summarize(usage: TypeUsage[]): Pick<StorageStats, 'totalSize' | 'fileCo
     breakdown,
   };
 }
+
+/** What the user uploaded: everything counted but the server's previews. */
+const uploaded = ({ totalSize, breakdown }: Pick<StorageStats, 'totalSize' | 'breakdown'>): number => totalSize - breakdown.previews.size;
 
 @injectable()
 export class StorageService {
@@ -41,19 +48,20 @@ export class StorageService {
   async stats(principal: Principal): Promise<StorageStats> {
     const limitedTo = principal.token?.projectIds ?? null;
     const reached = summarize(await this.repository.usageByType(principal.userId, limitedTo));
-    const own = { ...reached, quota: await this.quota(principal.userId, limitedTo === null ? reached.totalSize : null) };
+    const own = { ...reached, quota: await this.quota(principal.userId, limitedTo === null ? uploaded(reached) : null) };
     if (principal.role !== 'ADMIN' || limitedTo !== null) return own;
     const site = summarize(await this.repository.usageByType(null));
     return { ...own, site: { ...site, ...(await this.repository.siteCounts()) } };
   }
 
   /**
-   * The quota counts what `totalSize` counts for the whole account: the files and the stored images (covers,
-   * avatars) the user uploaded. `usedBytes` null: not counted yet (the stats covered only some projects).
+   * The quota counts what the user uploaded for the whole account: the files and the stored images (covers,
+   * avatars), not the previews the server made of them (`totalSize` less `previews`), as uploads are refused by
+   * (core/space-repository.ts). `usedBytes` null: not counted yet (the stats covered only some projects).
    */
   private async quota(userId: string, usedBytes: number | null): Promise<StorageQuota | null> {
     const limitBytes = this.space.quotaBytes;
     if (limitBytes === null) return null;
-    return { limitBytes, usedBytes: usedBytes ?? summarize(await this.repository.usageByType(userId)).totalSize };
+    return { limitBytes, usedBytes: usedBytes ?? uploaded(summarize(await this.repository.usageByType(userId))) };
   }
 }

@@ -164,10 +164,16 @@ export class WebhooksRepository {
    * among them, are done; `complete` then deletes them.
    */
   async retireProjectEndpoints(tx: Queryable, projectId: string): Promise<void> {
-    const retired = await tx<{ id: string }[]>`update webhooks set project_id = null, retired_at = now() where project_id = ${projectId} returning id`;
-    if (retired.length === 0) return;
-    await tx`
-      delete from webhooks w where w.id = any(${retired.map((row) => row.id)}::uuid[])
+    await tx`update webhooks set project_id = null, retired_at = now() where project_id = ${projectId}`;
+  }
+
+  /**
+   * Deletes the retired endpoints that have nothing left to deliver: after a project's deletion commits (apart
+   * from it, so that it waits on no delivery being recorded meanwhile), and as each delivery completes.
+   */
+  async dropIdleRetired(): Promise<void> {
+    await this.sql`
+      delete from webhooks w where w.retired_at is not null
         and (not w.enabled or not exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'))`;
   }
 

@@ -31,7 +31,7 @@ it.skipIf(process.platform !== 'linux')('analyses file after file in one thread 
   try {
     const seen: string[][] = [];
     for (let i = 0; i < 3; i += 1) {
-      expect(await thread.analyze({ key: 'files/tone.wav', type: 'CUT', extension: 'wav' }, budget)).toMatchObject({ status: 'audio' });
+      expect(await thread.analyze({ task: 'analysis', key: 'files/tone.wav', type: 'CUT', extension: 'wav' }, budget)).toMatchObject({ status: 'audio' });
       seen.push(threads().filter((thread) => !before.has(thread.id) && thread.nice === 19).map((thread) => thread.id));
     }
     expect(seen[0]).toHaveLength(1);

@@ -139,3 +139,14 @@ export async function analysed(api: Api, token: string, id: string, timeoutMs = 
     await delay(20);
   }
 }
+
+/** Polls the file until its preview is no longer pending. */
+export async function previewed(api: Api, token: string, id: string, timeoutMs = 90_000): Promise<FileRecord> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await api.request<FileRecord>('GET', `/api/files/${id}`, { token });
+    if (body.preview.status !== 'pending') return body;
+    if (Date.now() > until) throw new Error(`file ${id}'s preview still pending after ${timeoutMs} ms`);
+    await delay(50);
+  }
+}

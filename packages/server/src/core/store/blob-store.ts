@@ -104,6 +104,8 @@ export const storeKeys = {
   orphan: (key: string): string => `orphans/${key}`,
   /** `extension` comes from the FILE_TYPES table (fixed at upload), never from a client. */
   file: (id: string, extension: string): string => `files/${id}.${extension}`,
+  /** A file's listening preview (§20), beside its original; it goes with the file. */
+  preview: (fileId: string): string => `previews/${fileId}.m4a`,
   /** `name` is a stored image name (`<uuid>.<ext>`), never a client's. */
   image: (name: string): string => `images/${name.slice(name.lastIndexOf('/') + 1)}`,
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { close as closeFd, createReadStream, open as openFd, read as readFd } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -114,6 +114,8 @@ export class FsBlobStore implements BlobStore {
     const target = this.pathOf(to);
     await mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR });
     await rename(this.pathOf(from), target);
+    // A file someone put there by hand keeps no wider mode than the server's own once it is set aside.
+    await chmod(target, PRIVATE_FILE);
   }
 
   async startMultipart(): Promise<string> {
@@ -154,9 +156,9 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
-  /** Creates the directories keys live in (files/, images/) and the driver's own (tmp/, resumable/). */
+  /** Creates the directories keys live in (files/, images/, previews/) and the driver's own (tmp/, resumable/). */
   async prepare(): Promise<void> {
-    for (const dir of ['files', 'images', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
+    for (const dir of ['files', 'images', 'previews', 'tmp', 'resumable']) await mkdir(path.join(this.root, dir), { recursive: true, mode: PRIVATE_DIR });
   }
 
   private openObject(key: string): Promise<number> {
@@ -187,7 +189,7 @@ export class FsBlobStore implements BlobStore {
  * A key names a file in files/ or images/ (or in orphans/files/, orphans/images/): ours are `<uuid>.<ext>`, but a
  * file copied in by hand may have any name, and the `orphans` command lists, moves and deletes it as well.
  */
-const isKey = (key: string): boolean => /^(orphans\/)?(files|images)\/[^/\\]+$/.test(key) && !key.includes('..');
+const isKey = (key: string): boolean => /^(orphans\/)?(files|images|previews)\/[^/\\]+$/.test(key) && !key.includes('..');
 
 /** A file outside the store (a test fixture) as a source of ranges, as analysis reads stored objects. */
 export async function localFileSource(filePath: string): Promise<{ size: number; read(range?: ByteRange): Promise<Readable> }> {

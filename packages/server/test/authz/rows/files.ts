@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { analysed, sampleBytes, toneWav, upload } from '../../support/files.js';
+import { analysed, previewed, sampleBytes, toneWav, upload } from '../../support/files.js';
 import { zipOf } from '../../support/zip.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Fixture, type MatrixRow } from '../fixture.js';
 
@@ -40,6 +40,7 @@ async function newAnalysedFile(fx: Fixture): Promise<{ id: string; token: string
   const token = fx.actors.projectAdmin.token!;
   const file = await expectStatus(upload(fx.api, token, fx.project.cutId, 'tone.wav', toneWav(2)), 201);
   expect((await analysed(fx.api, token, file.id)).analysis).toBe('done');
+  expect((await previewed(fx.api, token, file.id)).preview.status).toBe('done');
   const link = await expectStatus(fx.api.request('POST', `/api/files/${file.id}/share`, { token }), 201);
   return { id: file.id, token: link.token };
 }
@@ -87,6 +88,16 @@ export const rows: MatrixRow[] = [
     endpoint: 'GET /api/files/:id/versions',
     path: async (fx) => `/api/files/${(await sharedFile(fx)).id}/versions`,
     expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/files/:id/preview',
+    path: async (fx) => `/api/files/${(await analysedFile(fx)).id}/preview`,
+    expect: anyMember(),
+  },
+  {
+    endpoint: 'GET /api/share/:token/preview',
+    path: async (fx) => `/api/share/${(await analysedFile(fx)).token}/preview`,
+    expect: everyone(200),
   },
   {
     endpoint: 'GET /api/files/:id/download',

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { analysed, sampleBytes, toneWav, upload } from '../../support/files.js';
+import { analysed, previewed, sampleBytes, toneWav, upload } from '../../support/files.js';
 import { adminOnly, anyMember, everyone, expectStatus, type Actor, type Fixture, type MatrixRow } from '../fixture.js';
 
 /** A cut of the shared project holding one file, with a link made by its ADMIN; made once per fixture. */
@@ -19,7 +19,7 @@ const sharedCut = (fx: Fixture) => {
   return sharedCuts.get(fx)!;
 };
 
-/** A cut holding a tone the server has analysed, with a link made by its ADMIN; made once per fixture. */
+/** A cut holding a tone the server has analysed and made a preview of, with a link made by its ADMIN; made once per fixture. */
 const sharedAnalysedCuts = new WeakMap<Fixture, Promise<{ fileId: string; token: string }>>();
 const sharedAnalysedCut = (fx: Fixture) => {
   if (!sharedAnalysedCuts.has(fx)) sharedAnalysedCuts.set(fx, newSharedAnalysedCut(fx));
@@ -31,6 +31,7 @@ async function newSharedAnalysedCut(fx: Fixture): Promise<{ fileId: string; toke
   const cutId = await fx.newCut();
   const file = await expectStatus(upload(fx.api, token, cutId, 'tone.wav', toneWav(2)), 201);
   expect((await analysed(fx.api, token, file.id)).analysis).toBe('done');
+  expect((await previewed(fx.api, token, file.id)).preview.status).toBe('done');
   const link = await expectStatus(fx.api.request('POST', `/api/cuts/${cutId}/share`, { token }), 201);
   return { fileId: file.id as string, token: link.token as string };
 }
@@ -169,6 +170,14 @@ export const rows: MatrixRow[] = [
     path: async (fx) => {
       const { token, fileId } = await sharedAnalysedCut(fx);
       return `/api/share/${token}/files/${fileId}/peaks`;
+    },
+    expect: everyone(200),
+  },
+  {
+    endpoint: 'GET /api/share/:token/files/:fileId/preview',
+    path: async (fx) => {
+      const { token, fileId } = await sharedAnalysedCut(fx);
+      return `/api/share/${token}/files/${fileId}/preview`;
     },
     expect: everyone(200),
   },

@@ -1,0 +1,103 @@
+// The preview jobs' handler (core/jobs.ts runs it, JOBS_CONCURRENCY_PREVIEW at once per instance, at the lowest
+// CPU priority): it reads the file's row, has a worker thread of its own (../analysis/isolated.ts, the thread
+// analysis uses) encode and store the preview holding no database connection, then records it and publishes
+// `preview.ready` in one transaction. A job run again overwrites its own key. A file deleted meanwhile has its
+// preview removed again. A stop abandons the encode (the queue queues its job again).
+import { inject, injectable } from 'tsyringe';
+import type { Config } from '../core/config.js';
+import type { Sql } from '../core/database.js';
+import { CONFIG, LOGGER, SQL } from '../core/di.js';
+import { Disk } from '../core/disk.js';
+import type { JobRun } from '../core/jobs.js';
+import type { Logger } from '../core/logger.js';
+import { Space } from '../core/space.js';
+import { storeKeys } from '../core/store/index.js';
+import { EventPublisher } from '../events/publisher.js';
+import { AnalysisThread } from '../analysis/isolated.js';
+import { previewInfoOf } from '../files/repository.js';
+import { type FileToPreview, type PreviewResult, PreviewsRepository } from './repository.js';
+
+/**
+ * A preview's time budget: real time of the audio, at least two minutes. Encoding runs at about 20 times real
+ * time on one core here (a fifth of that while uploads stream in), so a file over it is broken or crafted.
+ */
+const BUDGET_FLOOR_SECONDS = 120;
+
+export function previewBudgetSeconds(durationMs: number): number {
+  return Math.max(BUDGET_FLOOR_SECONDS, Math.ceil(durationMs / 1000));
+}
+
+@injectable()
+export class PreviewJobs {
+  /** Threads not encoding now: one per job running at once, kept from one file to the next. */
+  private readonly idle: AnalysisThread[] = [];
+
+  constructor(
+    @inject(CONFIG) private readonly config: Config,
+    @inject(LOGGER) private readonly log: Logger,
+    @inject(SQL) private readonly sql: Sql,
+    @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(PreviewsRepository) private readonly repository: PreviewsRepository,
+    @inject(Space) private readonly space: Space,
+    @inject(Disk) private readonly disk: Disk,
+  ) {}
+
+  /** The handler of one preview job. */
+  readonly run = async ({ payload: { fileId }, attempt, maxAttempts, signal }: JobRun<{ fileId: string }>): Promise<void> => {
+    const file = await this.repository.file(this.sql, fileId);
+    // Deleted since it was queued: nothing to do.
+    if (!file) return;
+    let result: PreviewResult;
+    try {
+      result = await this.encode(fileId, file, signal);
+    } catch (error) {
+      if (signal.aborted || attempt < maxAttempts) throw error;
+      this.log.error('preview failed for good; its file is marked failed', { fileId, attempt, error });
+      result = { preview: 'failed' };
+    }
+    const recorded = await this.sql.begin(async (tx) => {
+      if (!(await this.repository.finish(tx, fileId, result))) return false;
+      const state = await this.repository.state(tx, fileId);
+      // A deleted account's file gets its preview all the same, without an event (an event needs an actor).
+      if (result.preview === 'done' && file.uploader && state) {
+        const preview = previewInfoOf(state, `/api/files/${fileId}/preview`);
+        await this.events.publish(tx, { type: 'preview.ready', projectId: file.projectId, actor: file.uploader, data: { fileId, cutId: file.cutId, preview } });
+      }
+      return true;
+    });
+    // Deleted while it was encoded: its delete may have removed the preview's key before it was written.
+    if (!recorded && result.preview === 'done') await this.disk.removeQuietly(storeKeys.preview(fileId));
+  };
+
+  /** Ends the idle threads (a stop has ended the busy ones' encodes, and their threads with them). */
+  async close(): Promise<void> {
+    await Promise.all(this.idle.splice(0).map((thread) => thread.close()));
+  }
+
+  private async encode(fileId: string, file: FileToPreview, signal: AbortSignal): Promise<PreviewResult> {
+    if (file.type !== 'CUT') return { preview: 'none' };
+    if (file.analysis !== 'done' || file.durationMs === null) return { preview: 'failed' };
+    const thread = this.idle.pop() ?? new AnalysisThread({ storage: this.config.storage, dataDir: this.config.dataDir });
+    let outcome;
+    try {
+      outcome = await thread.analyze(
+        { task: 'preview', fileId, key: storeKeys.file(fileId, file.extension), extension: file.extension, durationMs: file.durationMs },
+        { timeoutMs: previewBudgetSeconds(file.durationMs) * 1000, uploading: () => this.space.uploading, signal },
+      );
+    } finally {
+      this.idle.push(thread);
+    }
+    switch (outcome.status) {
+      case 'preview':
+        return { preview: 'done', facts: outcome.preview };
+      case 'unreadable':
+        // A store that failed (read or write) may pass: the queue tries again.
+        throw new Error(`the preview could not be read or stored: ${outcome.reason}`);
+      case 'failed':
+        this.log.info('preview failed', { fileId, reason: outcome.reason });
+        return { preview: 'failed' };
+      default:
+        return { preview: 'failed' };
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import type { AnalysisStatus, FileType, PreviewStatus } from '@bandcollab/sdk/contract';
+import { injectable } from 'tsyringe';
+import type { Queryable } from '../core/database.js';
+import { JOB_KINDS } from '../core/job-kinds.js';
+import { enqueue } from '../core/jobs-repository.js';
+import type { PreviewFacts } from './encode.js';
+
+/** A file to preview, as its job finds it. */
+export interface FileToPreview {
+  type: FileType;
+  extension: string;
+  cutId: string;
+  projectId: string;
+  analysis: AnalysisStatus;
+  /** What analysis measured; null until it ran, or when it failed. */
+  durationMs: number | null;
+  /** Null once the uploader's account is deleted. */
+  uploader: { id: string; name: string } | null;
+}
+
+export type PreviewResult = { preview: 'done'; facts: PreviewFacts } | { preview: 'failed' | 'none' };
+
+/** One job per file: a job queued or running for it is not queued again (the queue's key). */
+const previewJobKey = (fileId: string): string => `preview:${fileId}`;
+
+/** Queues the preview of a file (in the transaction that makes it necessary), round-robin by uploader. */
+export async function enqueuePreview(tx: Queryable, fileId: string, uploadedBy: string | null): Promise<void> {
+  await enqueue(tx, JOB_KINDS.preview, { fileId }, { key: previewJobKey(fileId), fairKey: uploadedBy ?? undefined });
+}
+
+@injectable()
+export class PreviewsRepository {
+  /** The file a preview job names; null when it was deleted since. */
+  async file(sql: Queryable, fileId: string): Promise<FileToPreview | null> {
+    const [row] = await sql<(Omit<FileToPreview, 'uploader'> & { uploaderId: string | null; uploaderName: string | null })[]>`
+      select f.type, f.extension, f.cut_id, f.project_id, f.analysis, (f.audio ->> 'durationMs')::int as duration_ms,
+             u.id as uploader_id, u.name as uploader_name
+      from files f left join users u on u.id = f.uploaded_by
+      where f.id = ${fileId}`;
+    if (!row) return null;
+    const { uploaderId, uploaderName, ...file } = row;
+    return { ...file, uploader: uploaderId !== null && uploaderName !== null ? { id: uploaderId, name: uploaderName } : null };
+  }
+
+  /** Stores the outcome on the file; false when the file is gone. */
+  async finish(tx: Queryable, fileId: string, result: PreviewResult): Promise<boolean> {
+    const facts = result.preview === 'done' ? result.facts : null;
+    const updated = await tx`
+      update files set preview = ${result.preview}, preview_bytes = ${facts?.bytes ?? null},
+                       preview_bitrate = ${facts?.bitrate ?? null}, preview_duration_ms = ${facts?.durationMs ?? null}
+      where id = ${fileId}`;
+    return updated.count > 0;
+  }
+
+  /** Where a file's preview stands, with its facts; null when the file is gone. */
+  async state(tx: Queryable, fileId: string): Promise<{ preview: PreviewStatus; previewBytes: number | null; previewBitrate: number | null; previewDurationMs: number | null } | null> {
+    const [row] = await tx<{ preview: PreviewStatus; previewBytes: number | null; previewBitrate: number | null; previewDurationMs: number | null }[]>`
+      select preview, preview_bytes, preview_bitrate, preview_duration_ms from files where id = ${fileId}`;
+    return row ?? null;
+  }
+
+  /**
+   * Queues the previews of up to `limit` files after `afterId` (in id order) that are pending with their
+   * analysis done and no job queued or running: the backfill's one step. Answers the last id looked at (null:
+   * none left) and how many were queued.
+   */
+  async backfillStep(tx: Queryable, afterId: string | null, limit: number): Promise<{ lastId: string | null; queued: number }> {
+    const rows = await tx<{ id: string; uploadedBy: string | null; analysis: AnalysisStatus }[]>`
+      select id, uploaded_by, analysis from files
+      where preview = 'pending' and (${afterId}::uuid is null or id > ${afterId}::uuid)
+      order by id limit ${limit}`;
+    let queued = 0;
+    for (const row of rows) {
+      // A file still being analysed gets its preview queued when the analysis is done; one whose audio could not
+      // be decoded gets none.
+      if (row.analysis === 'pending') continue;
+      if (row.analysis !== 'done') {
+        await this.finish(tx, row.id, { preview: 'failed' });
+        continue;
+      }
+      const [running] = await tx`select 1 from jobs where key = ${previewJobKey(row.id)} and state in ('queued', 'running')`;
+      if (running) continue;
+      await enqueuePreview(tx, row.id, row.uploadedBy);
+      queued++;
+    }
+    return { lastId: rows.at(-1)?.id ?? null, queued };
+  }
+}

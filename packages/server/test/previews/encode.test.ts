@@ -1,0 +1,180 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyzeAudio } from '../../src/analysis/index.js';
+import { downmix } from '../../src/previews/downmix.js';
+import { encodePreview, type PreviewFacts } from '../../src/previews/encode.js';
+import { createResampler } from '../../src/previews/resample.js';
+import { ebur128, generate, hasFfmpeg } from '../analysis/ffmpeg.js';
+
+// Every preview is checked by ffmpeg/ffprobe, the independent reader (§20): codec, container, rate, channels,
+// duration within 50 ms, the index before the audio, integrated loudness within 0.3 LU and true peak within
+// 0.5 dB of the original (ffmpeg's ebur128), and the first onset within 5 ms of the original's.
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-previews-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Half a second of silence, then music-like content: the onset is at exactly 0.5 s. */
+const ONSET_SECONDS = 0.5;
+const TONES = `if(gte(t\\,${ONSET_SECONDS})\\,0.35*sin(2*PI*997*t)+0.15*sin(2*PI*3001*t)+0.1*sin(2*PI*211*t)\\,0)`;
+/**
+ * Each channel a little softer than the one before; 5.1 at 40 %, so its BS.775 downmix (up to 2.4 times one
+ * channel) stays under full scale, where FFmpeg's AAC encoder, ours included, loses some level (measured: a
+ * +2.9 dBFS sine comes back 0.4 LU softer from both).
+ */
+const tones = (channels: number): string =>
+  `aevalsrc=${Array.from({ length: channels }, (_, c) => TONES.replace('0.35', ((channels > 2 ? 0.4 : 1) * (0.35 - 0.03 * c)).toFixed(3))).join('|')}`;
+
+interface Fixture {
+  name: string;
+  rate: number;
+  channels: number;
+  options: string[];
+  extension: string;
+  previewRate: number;
+}
+
+const SECONDS = 8;
+const fixtures: Fixture[] = [
+  { name: '44.1 kHz 16-bit stereo WAV', rate: 44100, channels: 2, options: ['-c:a', 'pcm_s16le'], extension: 'wav', previewRate: 44100 },
+  { name: '48 kHz 24-bit mono WAV', rate: 48000, channels: 1, options: ['-c:a', 'pcm_s24le'], extension: 'wav', previewRate: 48000 },
+  { name: '96 kHz 32-bit float stereo WAV', rate: 96000, channels: 2, options: ['-c:a', 'pcm_f32le'], extension: 'wav', previewRate: 48000 },
+  { name: '48 kHz 24-bit 5.1 WAV', rate: 48000, channels: 6, options: ['-c:a', 'pcm_s24le'], extension: 'wav', previewRate: 48000 },
+  { name: '96 kHz 24-bit stereo FLAC', rate: 96000, channels: 2, options: ['-c:a', 'flac', '-sample_fmt', 's32'], extension: 'flac', previewRate: 48000 },
+  { name: '44.1 kHz 16-bit 5.1 FLAC', rate: 44100, channels: 6, options: ['-c:a', 'flac', '-sample_fmt', 's16'], extension: 'flac', previewRate: 44100 },
+  { name: '44.1 kHz stereo MP3 320k', rate: 44100, channels: 2, options: ['-c:a', 'libmp3lame', '-b:a', '320k'], extension: 'mp3', previewRate: 44100 },
+  { name: '48 kHz 24-bit stereo AIFF', rate: 48000, channels: 2, options: ['-c:a', 'pcm_s24be'], extension: 'aiff', previewRate: 48000 },
+  { name: '48 kHz stereo M4A (AAC 320k)', rate: 48000, channels: 2, options: ['-c:a', 'aac', '-b:a', '320k'], extension: 'm4a', previewRate: 48000 },
+];
+
+/** ffprobe's view of a file: its container and first stream. */
+function probe(file: string): { format: { format_name: string; tags?: { major_brand?: string } }; stream: { codec_name: string; profile: string; sample_rate: string; channels: number; duration: string } } {
+  const probed = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file], { encoding: 'utf8' })) as {
+    streams: { codec_name: string; profile: string; sample_rate: string; channels: number; duration: string }[];
+    format: { format_name: string; tags?: { major_brand?: string } };
+  };
+  return { format: probed.format, stream: probed.streams[0]! };
+}
+
+/** The top-level boxes of an MP4, in order. */
+async function topLevelBoxes(file: string): Promise<string[]> {
+  const handle = await open(file, 'r');
+  const types: string[] = [];
+  try {
+    const header = Buffer.alloc(16);
+    for (let at = 0; ; ) {
+      const { bytesRead } = await handle.read(header, 0, 16, at);
+      if (bytesRead < 8) break;
+      let size = header.readUInt32BE(0);
+      if (size === 1) size = Number(header.readBigUInt64BE(8));
+      types.push(header.toString('latin1', 4, 8));
+      if (size < 8) break;
+      at += size;
+    }
+  } finally {
+    await handle.close();
+  }
+  return types;
+}
+
+/** Seconds to the first sample whose magnitude reaches a quarter of the file's peak, as ffmpeg decodes it (mono mix). */
+function onsetSeconds(file: string): number {
+  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-ac', '1', '-ar', '48000', '-f', 'f32le', '-'], { maxBuffer: 256 * 1024 * 1024 });
+  const samples = new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4);
+  let peak = 0;
+  for (const sample of samples) peak = Math.max(peak, Math.abs(sample));
+  const at = samples.findIndex((sample) => Math.abs(sample) >= peak / 4);
+  return at / 48000;
+}
+
+function durationSeconds(file: string): number {
+  return Number(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' }).trim());
+}
+
+/** The original as a stereo listener hears it: more than two channels downmixed by BS.775 in ffmpeg, the oracle. */
+function referenceFor(file: string, channels: number): string {
+  if (channels <= 2) return file;
+  const out = `${file}.bs775.wav`;
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', file, '-af', 'pan=stereo|FL=FL+0.7071*FC+0.7071*BL|FR=FR+0.7071*FC+0.7071*BR', '-c:a', 'pcm_f32le', out]);
+  return out;
+}
+
+describe.skipIf(!hasFfmpeg)('previews against ffmpeg as the independent reader', () => {
+  for (const fixture of fixtures) {
+    it(`${fixture.name}: AAC-LC in a faststart MP4 matching the original`, async () => {
+      const input = path.join(dir, `${fixture.name.replace(/\W+/g, '-')}.${fixture.extension}`);
+      generate(tones(fixture.channels), SECONDS, ['-ar', String(fixture.rate), ...(fixture.channels === 6 ? ['-channel_layout', '5.1'] : []), ...fixture.options], input);
+      const analysed = await analyzeAudio(input, fixture.extension);
+      if (analysed.status !== 'done') throw new Error(`analysis ${analysed.status}`);
+      const output = `${input}.m4a`;
+      const outcome = await encodePreview(input, fixture.extension, output, { expectedDurationMs: analysed.audio.durationMs });
+      if (outcome.status !== 'done') throw new Error(`preview ${outcome.status}: ${'reason' in outcome ? outcome.reason : ''}`);
+      const channels = fixture.channels === 1 ? 1 : 2;
+      expect(outcome.preview).toMatchObject<Partial<PreviewFacts>>({ sampleRate: fixture.previewRate, channels, bitrate: channels === 1 ? 128_000 : 256_000 });
+
+      const { format, stream } = probe(output);
+      expect(stream.codec_name).toBe('aac');
+      expect(stream.profile).toBe('LC');
+      expect(format.format_name).toContain('mp4');
+      expect(Number(stream.sample_rate)).toBe(fixture.previewRate);
+      expect(stream.channels).toBe(channels);
+      const boxes = await topLevelBoxes(output);
+      expect(boxes.indexOf('moov')).toBeGreaterThanOrEqual(0);
+      expect(boxes.indexOf('moov')).toBeLessThan(boxes.indexOf('mdat'));
+
+      const original = durationSeconds(input);
+      expect(Math.abs(Number(stream.duration) - original)).toBeLessThan(0.05);
+      expect(Math.abs(durationSeconds(output) - original)).toBeLessThan(0.05);
+      expect(Math.abs(outcome.preview.durationMs / 1000 - original)).toBeLessThan(0.05);
+
+      const reference = referenceFor(input, fixture.channels);
+      const [want, got] = [ebur128(reference), ebur128(output)];
+      expect(Math.abs(got.integratedLufs - want.integratedLufs)).toBeLessThan(0.3);
+      expect(Math.abs(got.truePeakDbtp - want.truePeakDbtp)).toBeLessThan(0.5);
+      expect(Math.abs(onsetSeconds(output) - onsetSeconds(reference))).toBeLessThan(0.005);
+    });
+  }
+
+  it('a file that is not audio fails with a reason, and an unknown type is unsupported', async () => {
+    const input = path.join(dir, 'noise.wav');
+    await (await open(input, 'w')).writeFile(Buffer.alloc(4096, 7));
+    const outcome = await encodePreview(input, 'wav', `${input}.m4a`, { expectedDurationMs: 1000 });
+    expect(outcome.status).toBe('failed');
+    expect(await encodePreview(input, 'png', `${input}.m4a`, { expectedDurationMs: 1000 })).toEqual({ status: 'unsupported' });
+  });
+});
+
+describe('downmix and resampling', () => {
+  it('folds 5.1 by BS.775: centre and surrounds at -3 dB, the LFE left out', () => {
+    const channel = (value: number) => new Float32Array([value]);
+    const [left, right] = downmix([channel(0.1), channel(0.2), channel(0.3), channel(0.9), channel(0.4), channel(0.5)], 2);
+    expect(left![0]).toBeCloseTo(0.1 + Math.SQRT1_2 * 0.3 + Math.SQRT1_2 * 0.4, 6);
+    expect(right![0]).toBeCloseTo(0.2 + Math.SQRT1_2 * 0.3 + Math.SQRT1_2 * 0.5, 6);
+  });
+
+  it('resamples 96 kHz to 48 kHz band-limited: a 30 kHz tone (above the new Nyquist) does not fold back to 18 kHz', async () => {
+    // Linear interpolation folds 30 kHz to 18 kHz at about -10 dB; a sinc converter's stopband removes it.
+    const resampler = await createResampler(1, 96000, 48000);
+    const input = new Float32Array(96000);
+    for (let i = 0; i < input.length; i++) input[i] = 0.5 * Math.sin((2 * Math.PI * 30000 * i) / 96000);
+    const out = new Float32Array([...resampler.push(input), ...resampler.end()]);
+    resampler.destroy();
+    expect(out.length).toBe(48000);
+    // The energy at 18 kHz, by correlation over the middle (away from the edges).
+    let re = 0;
+    let im = 0;
+    for (let i = 4800; i < 43200; i++) {
+      re += out[i]! * Math.cos((2 * Math.PI * 18000 * i) / 48000);
+      im += out[i]! * Math.sin((2 * Math.PI * 18000 * i) / 48000);
+    }
+    const amplitude = (2 * Math.hypot(re, im)) / (43200 - 4800);
+    expect(20 * Math.log10(amplitude / 0.5)).toBeLessThan(-80);
+  });
+});
