@@ -1,9 +1,9 @@
 // The page of an emailed password reset link (§19): a form for the new password that posts to its own address,
 // and the page that says how it went. No script, nothing from elsewhere; every string shown is escaped.
-import { escapeHtml, htmlPage, PAGE_STYLE_SRC } from '../core/html-page.js';
+import { escapeHtml, htmlPage, PAGE_ICON_SRC, PAGE_STYLE_SRC } from '../core/html-page.js';
 
 /** The form may post only to this server. */
-export const RESET_PAGE_CSP = ["default-src 'none'", PAGE_STYLE_SRC, "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"].join('; ');
+export const RESET_PAGE_CSP = ["default-src 'none'", PAGE_STYLE_SRC, PAGE_ICON_SRC, "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"].join('; ');
 
 export function renderResetPage(action: string, problem: string | null = null): string {
   return htmlPage(
