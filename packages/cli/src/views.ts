@@ -69,6 +69,11 @@ export function createdOnTheWayView(kind: Container, name: string): string {
   return `Created ${kind} ${name}`;
 }
 
+/** The server answers alike whether or not the email has an account: so does this. */
+export function forgotPasswordView(email: string, server: string): string {
+  return `If ${email} has an account on ${server}, a link to choose a new password is on its way; it works once, within an hour.`;
+}
+
 export function updatedProjectView(project: { name: string }): string {
   return `Updated project ${project.name}`;
 }
@@ -127,7 +132,8 @@ export function projectTable(out: Output, projects: readonly Project[]): string 
 export function projectView(out: Output, detail: ProjectDetail): string {
   const lines = [`${out.bold(detail.name)}  ${out.dim(detail.id)}`];
   if (detail.description) lines.push(detail.description);
-  lines.push(`Your role: ${detail.role}   created ${formatTime(detail.createdAt)}   updated ${formatTime(detail.updatedAt)}`, '', out.bold('Members'));
+  lines.push(`Your role: ${detail.role}   created ${formatTime(detail.createdAt)}   updated ${formatTime(detail.updatedAt)}`);
+  lines.push(`Review policy: ${reviewPolicyText(detail.reviewPolicy)}`, '', out.bold('Members'));
   for (const member of detail.members) lines.push(`  ${member.name} <${member.email}>  ${member.role}`);
   for (const invitation of detail.invitations) lines.push(`  ${invitation.email}  ${invitation.role}  (invited, expires ${formatTime(invitation.expiresAt)})`);
   lines.push('', out.bold('Vibes'));
@@ -140,6 +146,12 @@ export function projectView(out: Output, detail: ProjectDetail): string {
     }
   }
   return lines.join('\n');
+}
+
+/** What a version needs to be ready for release, in words. */
+export function reviewPolicyText(policy: { approvals: number; noOpenComments: boolean }): string {
+  const approvals = `${policy.approvals} approval${policy.approvals === 1 ? '' : 's'}`;
+  return `${approvals}, no request for changes${policy.noOpenComments ? ', no open comment' : ''}`;
 }
 
 /** A file as a person names it: the versions of a mix share their name, so the version goes with it ("mix.wav v3"). */
@@ -331,6 +343,9 @@ function breakdownTable(out: Output, breakdown: StorageBreakdown, totalSize: num
 
 export function inviteView(result: InviteResult): string {
   const { invitation } = result;
+  if (result.emailed) {
+    return `Emailing the invitation to ${invitation.email} (join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC); should it not arrive, send them this link:\n${result.inviteUrl}`;
+  }
   return `Send this link to ${invitation.email}; it lets them join as ${invitation.role} until ${formatTime(invitation.expiresAt)} UTC:\n${result.inviteUrl}`;
 }
 
@@ -979,6 +994,9 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return event.data.state === null
         ? `withdrew their review of ${named('file', event.data.fileId)}`
         : `${event.data.state === 'approved' ? 'approved' : 'requested changes to'} ${named('file', event.data.fileId)}`;
+    case 'review.gate_passed':
+      // The actor's change (a review, a resolved comment, the policy) is what got the version through.
+      return `made "${event.data.name}" v${event.data.version} ready under the review policy (${event.data.review.approved} of ${event.data.policy.approvals} approvals)`;
   }
 }
 

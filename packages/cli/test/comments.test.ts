@@ -18,6 +18,7 @@ let ana: CliUser;
 let ben: CliUser;
 let anaSdk: BandClient;
 let mix: FileRecord;
+let projectId: string;
 /** Names the mix the way a user would: by name within its cut. */
 const MIX = ['mix', '--cut', 'Final', '--vibe', 'Mixes', '--project', 'Demo'];
 
@@ -46,6 +47,7 @@ beforeAll(async () => {
   anaSdk = new BandClient({ baseUrl: server.url });
   await anaSdk.auth.login({ email: 'ana@example.com', password: 'correct horse battery' });
   const project = await anaSdk.projects.create({ name: 'Demo' });
+  projectId = project.id;
   const vibe = await anaSdk.vibes.create(project.id, { name: 'Mixes' });
   const cut = await anaSdk.cuts.create(vibe.id, { name: 'Final' });
   await writeFile(path.join(ana.home, 'mix.wav'), toneWav(3));
@@ -190,7 +192,8 @@ describe('band review', () => {
     const notYet = plain(await ana.band(['review', 'status', ...MIX]));
     expect(notYet.exitCode).toBe(7);
     expect(notYet.stdout).toContain('No reviews yet');
-    expect(notYet.stderr.trim()).toBe('error: mix is not ready: 0 of 1 approval');
+    // The project's default policy: one approval and no open comment.
+    expect(notYet.stderr.trim()).toMatch(/^error: mix is not ready: 0 of 1 approval; \d+ open comments?$/);
 
     expect((await ok(ana, ['review', 'approve', ...MIX, '--note', 'ship it'])).stdout.trim()).toBe('Approved mix: ship it');
     expect((await ok(ben, ['review', 'request-changes', mix.id, '--note', 'vocals 1 dB up'])).stdout.trim()).toBe('Requested changes to mix: vocals 1 dB up');
@@ -200,10 +203,27 @@ describe('band review', () => {
     expect(blocked.stdout).toMatch(/^Ana\s+approved\s+.*ship it$/m);
 
     expect((await ok(ben, ['review', 'withdraw', mix.id])).stdout.trim()).toBe('Withdrew your review of mix');
-    const withOpenComments = await ok(ana, ['review', 'status', mix.id]);
+    // No flag: the project's review policy decides (by default one approval and no open comment).
+    const byPolicy = plain(await ana.band(['review', 'status', mix.id]));
+    expect(byPolicy.exitCode).toBe(7);
+    expect(byPolicy.stderr.trim()).toMatch(/^error: mix is not ready: \d+ open comments?$/);
+    const withOpenComments = await ok(ana, ['review', 'status', mix.id, '--open-comments']);
     expect(withOpenComments.stderr.trim()).toBe('mix is ready: 1 approval');
-    const status = await json<{ fileId: string; ready: boolean } & ReviewList>(ana, ['review', 'status', mix.id]);
-    expect(status).toEqual({ fileId: mix.id, ready: true, ...(await anaSdk.reviews.list(mix.id)) });
+    const status = await json<{ fileId: string; ready: boolean } & ReviewList>(ana, ['review', 'status', mix.id, '--open-comments']);
+    expect(status).toEqual({ fileId: mix.id, ready: true, required: { approvals: 1, noOpenComments: false }, ...(await anaSdk.reviews.list(mix.id)) });
+    // A policy that lets open comments pass: ready without a flag, as the server's summary says; a flag still overrides it.
+    const updated = await anaSdk.projects.update(projectId, { reviewPolicy: { noOpenComments: false } });
+    expect(updated.reviewPolicy).toEqual({ approvals: 1, noOpenComments: false });
+    expect(await json(ana, ['review', 'status', mix.id])).toMatchObject({ ready: true, required: { approvals: 1, noOpenComments: false }, summary: { ready: true } });
+    expect(plain(await ana.band(['review', 'status', mix.id, '--require', '2'])).exitCode).toBe(7);
+    // The policy from the command line: the project's ADMIN sets it, `project show` says it, status follows it.
+    expect((await json<{ reviewPolicy: unknown }>(ana, ['project', 'update', 'Demo', '--review-approvals', '2'])).reviewPolicy).toEqual({ approvals: 2, noOpenComments: false });
+    expect((await ok(ana, ['project', 'show', 'Demo'])).stdout).toContain('Review policy: 2 approvals, no request for changes\n');
+    expect(plain(await ana.band(['review', 'status', mix.id])).stderr.trim()).toBe('error: mix is not ready: 1 of 2 approvals');
+    expect(plain(await ana.band(['project', 'update', 'Demo', '--review-approvals', 'x'])).exitCode).toBe(2);
+    expect(plain(await ana.band(['project', 'update', 'Demo', '--review-no-open-comments', '--review-allow-open-comments'])).exitCode).toBe(2);
+    await ok(ana, ['project', 'update', 'Demo', '--review-approvals', '1', '--review-no-open-comments']);
+    expect((await anaSdk.projects.get(projectId)).reviewPolicy).toEqual({ approvals: 1, noOpenComments: true });
     expect(plain(await ana.band(['review', 'status', mix.id, '--require', 'two'])).exitCode).toBe(2);
   });
 

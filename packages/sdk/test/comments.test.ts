@@ -58,7 +58,7 @@ describe('client.comments and client.reviews', () => {
     expect(await client.comments.delete(reply.id)).toEqual({ id: reply.id, deleted: true });
 
     expect(await client.reviews.set(fileId, 'approved', 'ship it')).toMatchObject({ userId: user.id, state: 'approved', note: 'ship it' });
-    expect((await client.reviews.list(fileId)).summary).toEqual({ approved: 1, changesRequested: 0, openComments: 1 });
+    expect((await client.reviews.list(fileId)).summary).toEqual({ approved: 1, changesRequested: 0, openComments: 1, ready: false });
     expect(await client.reviews.withdraw(fileId)).toEqual({ fileId, userId: user.id, deleted: true });
 
     const target = path.join(dir, 'markers.csv');

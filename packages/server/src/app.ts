@@ -59,6 +59,8 @@ import { VibesRoutes } from './vibes/routes.js';
 import { WebhookDeliverer } from './webhooks/delivery.js';
 import { TrashRoutes } from './trash/routes.js';
 import { TrashService } from './trash/service.js';
+import { Mailer } from './email/mailer.js';
+import { PASSWORD_RESET_KIND, PasswordResets } from './auth/password-reset.js';
 import { WebhooksRoutes } from './webhooks/routes.js';
 
 export interface RunningServer {
@@ -262,6 +264,9 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   jobs.register(JOB_KINDS.upload_purge, purge.purgeUploads, { concurrency: concurrency.upload_purge });
   jobs.register(JOB_KINDS.webhook_delivery, container.resolve(WebhookDeliverer).run, { concurrency: concurrency.webhook_delivery });
   jobs.register(JOB_KINDS.trash_purge, container.resolve(TrashService).purgeDue, { concurrency: concurrency.trash_purge });
+  const mailer = container.resolve(Mailer);
+  mailer.composeWith(PASSWORD_RESET_KIND, container.resolve(PasswordResets).compose);
+  jobs.register(JOB_KINDS.email, mailer.run, { concurrency: concurrency.email });
   jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.trash_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);

@@ -274,7 +274,7 @@ describe('reviews', () => {
     await expectStatus(api.request('PUT', `/api/files/${fileId}/review`, { token: other.accessToken, json: { state: 'approved' } }), 200);
     const list = await expectStatus(api.request('GET', `/api/files/${fileId}/reviews`, { token: admin.accessToken }), 200);
     expect(list.reviews).toHaveLength(2);
-    expect(list.summary).toEqual({ approved: 2, changesRequested: 0, openComments: 1 });
+    expect(list.summary).toEqual({ approved: 2, changesRequested: 0, openComments: 1, ready: false });
     expect(await expectStatus(api.request('DELETE', `/api/files/${fileId}/review`, { token: other.accessToken }), 200)).toEqual({
       fileId,
       userId: other.user.id,

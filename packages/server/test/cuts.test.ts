@@ -53,7 +53,7 @@ describe('cuts', () => {
         stems: null,
         series: { id: stored.id, version: 1, latest: true, count: 1 },
         path: null,
-        review: { approved: 0, changesRequested: 0, openComments: 0 },
+        review: { approved: 0, changesRequested: 0, openComments: 0, ready: false },
         // Stored by hand, past the upload that queues a preview: none.
         preview: { status: 'none', url: null, bytes: null, durationMs: null, bitrate: null },
       },

@@ -72,7 +72,7 @@ describe('upload', () => {
       preview: { status: rule.type === 'CUT' ? 'pending' : 'none', url: null, bitrate: null, bytes: null, durationMs: null },
       stems: null,
       series: { id: file.id, version: 1, latest: true, count: 1 },
-      review: { approved: 0, changesRequested: 0, openComments: 0 },
+      review: { approved: 0, changesRequested: 0, openComments: 0, ready: false },
     });
     expect(response.headers.get('location')).toBe(`/api/files/${file.id}`);
     expect(await server.stored.read(`files/${file.id}.${extension}`)).toEqual(bytes);

@@ -29,6 +29,7 @@ describe('create and list', () => {
       createdAt: expect.stringMatching(ISO_TIMESTAMP),
       memberCount: 1,
       role: 'ADMIN',
+      reviewPolicy: { approvals: 1, noOpenComments: true },
     });
   });
 
@@ -48,7 +49,7 @@ describe('create and list', () => {
     expect(list.map((p: { name: string }) => p.name)).toEqual(['Newer', 'Older']);
     expect(list[0]).toMatchObject({ id: newer.id, role: 'ADMIN', memberCount: 1 });
     expect(list[1]).toMatchObject({ id: older.id, role: 'MEMBER', memberCount: 2 });
-    expect(Object.keys(list[1]).sort()).toEqual(['createdAt', 'description', 'id', 'imageUrl', 'memberCount', 'name', 'role']);
+    expect(Object.keys(list[1]).sort()).toEqual(['createdAt', 'description', 'id', 'imageUrl', 'memberCount', 'name', 'reviewPolicy', 'role']);
   });
 });
 
@@ -88,7 +89,7 @@ describe('detail', () => {
     });
     expect(detail.invitations).toEqual([invited.invitation]);
     expect(Object.keys(detail).sort()).toEqual(
-      ['createdAt', 'description', 'id', 'imageUrl', 'invitations', 'memberCount', 'members', 'name', 'role', 'updatedAt', 'vibes'],
+      ['createdAt', 'description', 'id', 'imageUrl', 'invitations', 'memberCount', 'members', 'name', 'reviewPolicy', 'role', 'updatedAt', 'vibes'],
     );
     expect(Object.keys(detail.vibes[0]).sort()).toEqual(['createdAt', 'cuts', 'id', 'imageUrl', 'name', 'position', 'projectId', 'updatedAt']);
 

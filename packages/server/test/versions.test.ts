@@ -38,7 +38,7 @@ describe('versions', () => {
   it('numbers versions of a series, keeps the latest display name and shows series and review on every File', async () => {
     const v1 = await expectStatus(upload(api, owner.token, owner.cutId, 'mix.wav', mix(), 'Song mix'), 201);
     expect(v1.series).toEqual({ id: v1.id, version: 1, latest: true, count: 1 });
-    expect(v1.review).toEqual({ approved: 0, changesRequested: 0, openComments: 0 });
+    expect(v1.review).toEqual({ approved: 0, changesRequested: 0, openComments: 0, ready: false });
 
     // No cutId: the series' cut; no name: the latest version's.
     const v2 = await expectStatus(newVersion(v1.id, mix(), 'bounce-final.wav'), 201);
@@ -61,9 +61,9 @@ describe('versions', () => {
     ]);
     // Reviews are per version; open comments count the whole series.
     expect(listed.versions.map((f: any) => f.review)).toEqual([
-      { approved: 0, changesRequested: 0, openComments: 1 },
-      { approved: 1, changesRequested: 0, openComments: 1 },
-      { approved: 0, changesRequested: 0, openComments: 1 },
+      { approved: 0, changesRequested: 0, openComments: 1, ready: false },
+      { approved: 1, changesRequested: 0, openComments: 1, ready: false },
+      { approved: 0, changesRequested: 0, openComments: 1, ready: false },
     ]);
     const reviews = await expectStatus(api.request('GET', `/api/files/${v2.id}/reviews`, { token: owner.token }), 200);
     expect(listed.versions[1].review).toEqual(reviews.summary);

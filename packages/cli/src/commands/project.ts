@@ -72,16 +72,25 @@ export function register(project: Command, factory: Factory): void {
       .option('--description <text>', 'a new description ("" clears it)')
       .option('--image <path>', 'a new cover image')
       .option('--remove-image', 'remove the cover image')
+      .option('--review-approvals <n>', 'review policy: approvals a version needs to be ready (band review status, review.gate_passed)', reviewApprovals)
+      .option('--review-no-open-comments', 'review policy: a version is ready only when no comment of its file is open')
+      .option('--review-allow-open-comments', 'review policy: open comments do not hold a version back')
       .action(
-        run(async (ctx, ref: string, options: ProjectFields & { name?: string; removeImage?: boolean }) => {
+        run(async (ctx, ref: string, options: ProjectFields & { name?: string; removeImage?: boolean; reviewApprovals?: number; reviewNoOpenComments?: boolean; reviewAllowOpenComments?: boolean }) => {
           if (options.image && options.removeImage) throw usageError('--image and --remove-image exclude each other');
+          if (options.reviewNoOpenComments && options.reviewAllowOpenComments) throw usageError('--review-no-open-comments and --review-allow-open-comments exclude each other');
+          const noOpenComments = options.reviewNoOpenComments ? true : options.reviewAllowOpenComments ? false : undefined;
           const changes = {
             name: options.name,
             description: options.description === '' ? null : options.description,
             image: options.removeImage ? null : ctx.localPath(options.image),
+            reviewPolicy:
+              options.reviewApprovals === undefined && noOpenComments === undefined
+                ? undefined
+                : { ...(options.reviewApprovals === undefined ? {} : { approvals: options.reviewApprovals }), ...(noOpenComments === undefined ? {} : { noOpenComments }) },
           };
           if (Object.values(changes).every((value) => value === undefined)) {
-            throw usageError('nothing to change: give --name, --description, --image or --remove-image');
+            throw usageError('nothing to change: give --name, --description, --image, --remove-image or a --review-… policy flag');
           }
           const client = await ctx.signedIn();
           const updated = await client.projects.update(await projectId(client, ref), changes);
@@ -90,6 +99,7 @@ export function register(project: Command, factory: Factory): void {
       ),
     'band project update Demo --name "Demo 2026" --description "Final takes"',
     'band project update Demo --remove-image',
+    'band project update Demo --review-approvals 2 --review-no-open-comments   # the policy band review status and review.gate_passed follow',
   );
 
   withExamples(
@@ -109,4 +119,10 @@ export function register(project: Command, factory: Factory): void {
     'band project delete Demo',
     'band project delete Demo --yes',
   );
+}
+
+function reviewApprovals(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || number > 1000) throw usageError(`--review-approvals must be a whole number from 0 to 1000, not "${value}"`);
+  return number;
 }

@@ -1,9 +1,9 @@
 // Reviews of a file version (§14): approve it or request changes, withdraw, and `status`, the release gate of
 // CI: exit 0 when the version has what is required, 7 (a failed check) saying what is missing when not.
-import type { ReviewState } from '@bandcollab/sdk';
+import type { BandClient, ReviewPolicy, ReviewState } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
-import { CliError, EXIT, usageError } from '../exit-codes.js';
+import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { type CutRef, resolveFile } from '../resolve.js';
@@ -59,22 +59,29 @@ export function register(review: Command, factory: Factory): void {
         .description("a version's reviews; exit 0 when it is ready for release, 7 saying what is missing when not (a CI gate)")
         .argument('<file>', 'file id, or name with --cut'),
     )
-      .option('--require <n>', 'approvals needed', approvalCount, 1)
-      .option('--no-open-comments', 'also require that no comment of the file (any version) is open')
+      .option('--require <n>', "approvals needed (default: the project's review policy)", approvalCount)
+      .option('--no-open-comments', 'also require that no comment of the file (any version) is open (overrides the policy)')
+      .option('--open-comments', 'let open comments pass (overrides the policy)')
       .addHelpText(
         'after',
         '\nReady means: at least --require approvals of this version, nobody\'s review of it asking for changes, and\n' +
-          'with --no-open-comments no open comment on any version of the file. Reviews do not carry over to the next version.\n' +
-          'With --json: {fileId, ready, reviews, summary}.',
+          'with --no-open-comments no open comment on any version of the file. Without a flag the project\'s review policy\n' +
+          '(`reviewPolicy`, set by a project ADMIN) decides it. Reviews do not carry over to the next version.\n' +
+          'With --json: {fileId, ready, required, reviews, summary}.',
       )
       .action(
-        run(async (ctx, ref: string, options: Where & { require: number; openComments: boolean }) => {
+        run(async (ctx, ref: string, options: Where & { require?: number; openComments?: boolean }) => {
           const client = await ctx.signedIn();
           const file = await resolveFile(client, ref, options);
           const list = await client.reviews.list(file.id);
-          const shortfall = releaseShortfall(list.summary, list.reviews, { approvals: options.require, noOpenComments: !options.openComments });
+          const policy = options.require === undefined || options.openComments === undefined ? await projectPolicy(client, file.cutId) : null;
+          const required = {
+            approvals: options.require ?? policy!.approvals,
+            noOpenComments: options.openComments === undefined ? policy!.noOpenComments : !options.openComments,
+          };
+          const shortfall = releaseShortfall(list.summary, list.reviews, required);
           const ready = Object.keys(shortfall).length === 0;
-          ctx.out.record({ fileId: file.id, ready, ...list }, () => reviewStatusView(ctx.out, fileLabel(file), list));
+          ctx.out.record({ fileId: file.id, ready, required, ...list }, () => reviewStatusView(ctx.out, fileLabel(file), list));
           if (!ready) throw new CliError(notReadyView(fileLabel(file), shortfall), EXIT.checkFailed);
           ctx.out.info(readyView(fileLabel(file), list.summary.approved));
         }),
@@ -82,6 +89,14 @@ export function register(review: Command, factory: Factory): void {
     'band review status mix --cut Final --vibe Mixes --project Demo',
     'band review status 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --require 2 --no-open-comments && ./release.sh',
   );
+}
+
+/** The review policy of the project a cut is in (§19). */
+async function projectPolicy(client: BandClient, cutId: string): Promise<ReviewPolicy> {
+  const { projectId } = await client.cuts.get(cutId);
+  const project = (await client.projects.list()).find((candidate) => candidate.id === projectId);
+  if (!project) throw notFoundError(`the project of cut ${cutId} is not among yours`);
+  return project.reviewPolicy;
 }
 
 /** What the version lacks: too few approvals, a standing request for changes, open comments when none may be. */

@@ -152,7 +152,20 @@ export const reviewSummary = z.object({
   approved: count,
   changesRequested: count,
   openComments: count.meta({ description: 'Open top-level comments of the whole series' }),
+  ready: z.boolean().meta({
+    description: "Whether the version meets its project's reviewPolicy: at least `approvals` approvals, no review asking for changes, and with `noOpenComments` no open comment in the series",
+  }),
 });
+
+/** What a version needs to be ready for release (§19); `review.gate_passed` is published when one gets there. */
+export const reviewPolicy = z.object({
+  approvals: count.meta({ description: 'Approvals of the version needed (default 1)' }),
+  noOpenComments: z.boolean().meta({ description: 'Whether every top-level comment of the series must be resolved (default true)' }),
+});
+const approvalsSchema = z.int('must be a whole number').min(0, 'must be 0 to 1000').max(1000, 'must be 0 to 1000');
+export const reviewPolicyChange = z
+  .object({ approvals: approvalsSchema.optional(), noOpenComments: z.boolean('must be true or false').optional() })
+  .meta({ description: 'The policy fields to change; the others stay' });
 export const reviewList = z.object({ reviews: z.array(review), summary: reviewSummary });
 export const withdrawnReview = z.object({ fileId: id, userId: id, deleted: z.literal(true) });
 
@@ -163,5 +176,6 @@ export type CommentCounts = z.output<typeof commentCounts>;
 export type Review = z.output<typeof review>;
 export type ReviewState = z.output<typeof reviewState>;
 export type ReviewSummary = z.output<typeof reviewSummary>;
+export type ReviewPolicy = z.output<typeof reviewPolicy>;
 export type ReviewList = z.output<typeof reviewList>;
 export type WithdrawnReview = z.output<typeof withdrawnReview>;

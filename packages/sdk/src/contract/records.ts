@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { comment, commentPage, review, reviewList, reviewSummary, withdrawnReview } from './comments.js';
+import { comment, commentPage, review, reviewList, reviewPolicy, reviewSummary, withdrawnReview } from './comments.js';
 import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
@@ -81,6 +81,7 @@ export const project = z.object({
   createdAt: timestamp,
   memberCount: count,
   role: roleSchema.meta({ description: "The caller's membership role" }),
+  reviewPolicy,
 });
 export const updatedProject = project.extend({ updatedAt: timestamp });
 
@@ -102,6 +103,7 @@ export const inviteResult = z.object({
   inviteUrl: z.string().meta({
     description: 'PUBLIC_URL + "/invite/" + token; the token (256 random bits, base64url, stored only as its SHA-256) appears only here',
   }),
+  emailed: z.boolean().meta({ description: 'Whether the link was queued to be emailed to the invitee (email on: SMTP_URL and MAIL_FROM set); false: pass it on yourself' }),
 });
 
 /** What an invitation link offers, shown to whoever holds it. */
@@ -463,6 +465,7 @@ export type User = z.output<typeof user>;
 export type Me = z.output<typeof me>;
 export type TokenPair = z.output<typeof tokenPair>;
 export type AuthResult = z.output<typeof authResult>;
+export type OkResult = z.output<typeof okResult>;
 export type LogoutResult = z.output<typeof okResult>;
 /** `POST /api/auth/idp/link`: the provider account is linked to the caller's. */
 export type IdpLinkResult = z.output<typeof okResult>;
@@ -616,6 +619,9 @@ export const projectEvent = z.discriminatedUnion('type', [
     userId: id,
     state: z.enum(['approved', 'changes_requested']).nullable().meta({ description: 'null: the member withdrew their review' }),
   }),
+  // A version reached its project's review policy (§19), by the change `actor` made (a review, a comment
+  // resolved, the policy itself): once each time it gets there, so a CI job can wait for this instead of polling.
+  event('review.gate_passed', { fileId: id, seriesId: id, cutId: id, name: z.string(), version: count, review: reviewSummary, policy: reviewPolicy }),
 ]);
 
 export const helloMessage = z.object({ type: z.literal('hello'), userId: id, projectIds: z.array(id) });

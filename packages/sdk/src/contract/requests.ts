@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createCommentRequest, guestCommentRequest, reviewRequest, updateCommentRequest } from './comments.js';
+import { createCommentRequest, guestCommentRequest, reviewPolicyChange, reviewRequest, updateCommentRequest } from './comments.js';
 import { checkFilePath } from './file-paths.js';
 import { jobKind, jobState, webhookFormat } from './records.js';
 import { describeSize, extensionsOf, MAX_UPLOAD_BYTES } from './file-types.js';
@@ -34,6 +34,15 @@ export const loginRequest = z.object({
   email: emailSchema,
   password: z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
   rememberMe: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+});
+
+/** `POST /api/auth/password/forgot`: the email a reset link goes to, if it has an account. */
+export const forgotPasswordRequest = z.object({ email: emailSchema });
+
+/** `POST /api/auth/password/reset`: the emailed link's token and the new password. */
+export const resetPasswordRequest = z.object({
+  token: z.string({ error: 'must be a string' }).min(1, 'is required').max(200, 'must be at most 200 characters'),
+  newPassword: passwordSchema,
 });
 
 /** `PUT /api/auth/me`: the caller's display name. */
@@ -99,6 +108,7 @@ export const updateProjectRequest = z.object({
   name: nameSchema.optional(),
   description: optionalDescription,
   image: clearImageField,
+  reviewPolicy: reviewPolicyChange.optional().meta({ description: 'JSON bodies only (a multipart form has no object fields)' }),
 });
 
 export const updateMemberRequest = z.object({ role: roleSchema });
@@ -230,7 +240,7 @@ const imagePart = z
   .optional();
 
 export const createProjectForm = createProjectRequest.extend({ image: imagePart });
-export const updateProjectForm = updateProjectRequest.extend({ image: imagePart });
+export const updateProjectForm = updateProjectRequest.omit({ reviewPolicy: true }).extend({ image: imagePart });
 export const createVibeForm = createVibeRequest.extend({ image: imagePart });
 export const updateVibeForm = updateVibeRequest.extend({ image: imagePart });
 export const avatarForm = z.object({ image: imagePart.unwrap() });
@@ -298,6 +308,8 @@ export type LogoutRequest = z.input<typeof refreshRequest>;
 export type IdpExchangeRequest = z.input<typeof idpExchangeRequest>;
 export type UpdateMeRequest = z.input<typeof updateMeRequest>;
 export type ChangePasswordRequest = z.input<typeof changePasswordRequest>;
+export type ForgotPasswordRequest = z.input<typeof forgotPasswordRequest>;
+export type ResetPasswordRequest = z.input<typeof resetPasswordRequest>;
 export type DeleteAccountRequest = z.input<typeof deleteAccountRequest>;
 export type CreateTokenRequest = z.input<typeof createTokenRequest>;
 export type CreateProjectRequest = z.input<typeof createProjectRequest>;
@@ -322,6 +334,8 @@ export const REQUEST_SCHEMAS = {
   IdpExchangeRequest: idpExchangeRequest,
   UpdateMeRequest: updateMeRequest,
   ChangePasswordRequest: changePasswordRequest,
+  ForgotPasswordRequest: forgotPasswordRequest,
+  ResetPasswordRequest: resetPasswordRequest,
   DeleteAccountRequest: deleteAccountRequest,
   CreateTokenRequest: createTokenRequest,
   CreateWebhookRequest: createWebhookRequest,

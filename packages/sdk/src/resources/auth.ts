@@ -14,8 +14,10 @@ import type {
   LogoutRequest,
   LogoutResult,
   Me,
+  OkResult,
   PasswordChangeResult,
   RegisterRequest,
+  ResetPasswordRequest,
   TokenPair,
   UpdateMeRequest,
 } from '../types.js';
@@ -95,6 +97,19 @@ export class AuthResource {
    */
   changePassword(request: ChangePasswordRequest, options?: RequestOptions): BandPromise<PasswordChangeResult> {
     return this.transport.call(ROUTES.changePassword, { json: request }, options);
+  }
+
+  /**
+   * Asks for a password reset link by email (§19): resolves alike whether or not the email has an account (the
+   * server answers 202 either way). 503 `UNAVAILABLE` when the server has no email; 429 past 5 an hour.
+   */
+  forgotPassword(email: string, options?: RequestOptions): BandPromise<OkResult> {
+    return this.transport.call(ROUTES.forgotPassword, { json: { email } }, options);
+  }
+
+  /** Sets a new password with the token of an emailed reset link; every session of the account ends. */
+  resetPassword(request: ResetPasswordRequest, options?: RequestOptions): BandPromise<OkResult> {
+    return this.transport.call(ROUTES.resetPassword, { json: request }, options);
   }
 
   /**

@@ -47,7 +47,11 @@ export class ProjectsResource {
   update(id: string, input: UpdateProjectInput, options?: RequestOptions): BandPromise<UpdatedProject> {
     return BandPromise.from(async () => {
       const body = await imageFormOrJson({ name: input.name, description: input.description }, input.image);
-      return this.transport.call(ROUTES.updateProject, { params: { id }, body }, options).withResponse();
+      if (input.reviewPolicy === undefined) return this.transport.call(ROUTES.updateProject, { params: { id }, body }, options).withResponse();
+      if (body.json) return this.transport.call(ROUTES.updateProject, { params: { id }, body: { json: { ...body.json, reviewPolicy: input.reviewPolicy } } }, options).withResponse();
+      // A multipart form has no object field: the review policy follows the image in a JSON request of its own.
+      await this.transport.call(ROUTES.updateProject, { params: { id }, body }, options);
+      return this.transport.call(ROUTES.updateProject, { params: { id }, body: { json: { reviewPolicy: input.reviewPolicy } } }, options).withResponse();
     });
   }
 

@@ -1,5 +1,8 @@
 import { type AuthResult, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
+import { PasswordResets } from './password-reset.js';
+import { RESET_PAGE_CSP, renderResetDonePage, renderResetGonePage, renderResetPage } from './reset-page.js';
+import { sendHtml } from '../core/html-page.js';
 import { bearerToken, REFRESH_COOKIE, type TokenGrant } from '../core/auth-guard.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
@@ -19,6 +22,7 @@ export class AuthRoutes implements Feature {
     @inject(AuthService) private readonly auth: AuthService,
     @inject(AuthCookies) private readonly authCookies: AuthCookies,
     @inject(SessionCache) private readonly sessions: SessionCache,
+    @inject(PasswordResets) private readonly resets: PasswordResets,
   ) {}
 
   async start(): Promise<void> {
@@ -35,6 +39,44 @@ export class AuthRoutes implements Feature {
       const signedIn = await this.auth.register(await body(), clientAddress(req, this.config.trustProxy));
       this.authCookies.set(res, signedIn);
       return { location: ROUTES.me.path, body: authResult(signedIn) };
+    });
+
+    routes.on(ROUTES.forgotPassword, async ({ req, body }) => {
+      await this.resets.forgot((await body()).email, clientAddress(req, this.config.trustProxy));
+      return { ok: true as const };
+    });
+
+    routes.on(ROUTES.resetPassword, async ({ req, body }) => {
+      const { token, newPassword } = await body();
+      await this.resets.reset(token, newPassword, clientAddress(req, this.config.trustProxy));
+      return { ok: true as const };
+    });
+
+    // The page shows its form whatever the token: whether a link is live is told only to whoever submits it.
+    routes.on(ROUTES.resetPage, async ({ req, res, params }) => {
+      sendHtml(req, res, 200, renderResetPage(`/reset/${encodeURIComponent(params.token)}`), RESET_PAGE_CSP);
+    });
+
+    routes.on(ROUTES.resetPageSubmit, async ({ req, res, params }) => {
+      const action = `/reset/${encodeURIComponent(params.token)}`;
+      const form = new URLSearchParams(await smallBody(req));
+      const newPassword = form.get('newPassword') ?? '';
+      if (newPassword.length < 8 || newPassword.length > 1024) {
+        sendHtml(req, res, 400, renderResetPage(action, 'The password must be 8 to 1024 characters long.'), RESET_PAGE_CSP);
+        return;
+      }
+      if (form.get('confirm') !== newPassword) {
+        sendHtml(req, res, 400, renderResetPage(action, 'The two passwords differ: type the same one twice.'), RESET_PAGE_CSP);
+        return;
+      }
+      try {
+        await this.resets.reset(params.token, newPassword, clientAddress(req, this.config.trustProxy));
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === 'VALIDATION_FAILED')) throw error;
+        sendHtml(req, res, 400, renderResetGonePage(), RESET_PAGE_CSP);
+        return;
+      }
+      sendHtml(req, res, 200, renderResetDonePage(), RESET_PAGE_CSP);
     });
 
     routes.on(ROUTES.login, async ({ req, res, body }) => {
@@ -82,4 +124,16 @@ export const authResult = ({ user, pair }: SignedIn): AuthResult => ({ user, ...
 
 function refreshMissing() {
   return new DomainError('INVALID_REFRESH_TOKEN', 'No refresh token was sent');
+}
+
+/** A form's body: at most 4 KiB (two passwords), else refused as too large. */
+async function smallBody(req: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 4096) throw new DomainError('PAYLOAD_TOO_LARGE', 'The form is larger than 4 KiB');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import type { ReviewPolicy } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 
@@ -214,6 +215,14 @@ export class CommentsRepository {
   async userName(tx: Queryable, userId: string): Promise<string> {
     const [row] = await tx<{ name: string }[]>`select name from users where id = ${userId}`;
     return row?.name ?? 'Former member';
+  }
+
+  /** The review policy of the file's project (§19). */
+  async reviewPolicyOf(tx: Queryable, fileId: string): Promise<ReviewPolicy> {
+    const [row] = await tx<{ approvals: number; noOpenComments: boolean }[]>`
+      select p.review_approvals as approvals, p.review_no_open_comments as no_open_comments
+      from files f join projects p on p.id = f.project_id where f.id = ${fileId}`;
+    return row!;
   }
 
   async reviews(tx: Queryable, fileId: string): Promise<ReviewRow[]> {

@@ -6,8 +6,10 @@ import { SQL } from '../core/di.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
+import { reviewReady } from '../files/repository.js';
 import { avatarUrl } from '../images/repository.js';
 import type { ExportedComment } from './markers.js';
+import { ReviewGate } from './review-gate.js';
 import {
   type CommentQuery,
   type CommentRow,
@@ -66,6 +68,7 @@ export class CommentsService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(TrashService) private readonly trash: TrashService,
+    @inject(ReviewGate) private readonly gate: ReviewGate,
   ) {}
 
   async listOfFile(principal: Principal, fileId: string, request: FilePageRequest): Promise<CommentPage> {
@@ -270,23 +273,23 @@ export class CommentsService {
       await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
       const reviews = (await this.comments.reviews(tx, fileId)).map((row): Review => ({ ...row, at: row.at.toISOString() }));
       const counts = await this.comments.counts(tx, { fileIds: await this.seriesFileIds(tx, fileId) });
-      return {
-        reviews,
-        summary: {
-          approved: reviews.filter((r) => r.state === 'approved').length,
-          changesRequested: reviews.filter((r) => r.state === 'changes_requested').length,
-          openComments: counts.open,
-        },
+      const summary = {
+        approved: reviews.filter((r) => r.state === 'approved').length,
+        changesRequested: reviews.filter((r) => r.state === 'changes_requested').length,
+        openComments: counts.open,
       };
+      return { reviews, summary: { ...summary, ready: reviewReady(summary, await this.comments.reviewPolicyOf(tx, fileId)) } };
     });
   }
 
   async review(principal: Principal, fileId: string, state: ReviewState, note: string | null): Promise<Review> {
     return this.sql.begin(async (tx) => {
       const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      await this.gate.lock(tx, { id: fileId });
       await this.comments.upsertReview(tx, fileId, principal.userId, state, note, principal.token?.tokenName ?? null);
       const mine = (await this.comments.reviews(tx, fileId)).find((row) => row.userId === principal.userId)!;
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.reviewed', { fileId, userId: principal.userId, state }));
+      await this.gate.settle(tx, principal, { id: fileId });
       return { ...mine, at: mine.at.toISOString() };
     });
   }
@@ -294,8 +297,10 @@ export class CommentsService {
   async withdrawReview(principal: Principal, fileId: string): Promise<void> {
     await this.sql.begin(async (tx) => {
       const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      await this.gate.lock(tx, { id: fileId });
       if (!(await this.comments.deleteReview(tx, fileId, principal.userId))) throw notFound('Review');
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.reviewed', { fileId, userId: principal.userId, state: null }));
+      await this.gate.settle(tx, principal, { id: fileId });
     });
   }
 
@@ -372,6 +377,9 @@ export class CommentsService {
   }
 
   private async announce(tx: Queryable, principal: Pick<Principal, 'userId' | 'name'>, type: CommentEventType, comment: Comment): Promise<void> {
+    // Only top-level comments count as open: one opened, resolved or deleted can move the series across the gate.
+    const gated = comment.parentId === null && type !== 'comment.updated';
+    if (gated) await this.gate.lock(tx, { seriesId: comment.seriesId });
     await this.events.publish(
       tx,
       projectEvent(principal, comment.projectId, type, {
@@ -384,6 +392,7 @@ export class CommentsService {
         mentions: comment.mentions.map((mention) => mention.id),
       }),
     );
+    if (gated) await this.gate.settle(tx, principal, { seriesId: comment.seriesId });
   }
 }
 

@@ -71,6 +71,8 @@ export interface Config {
   /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
   analysisTimeoutSeconds: number;
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutSeconds: number };
+  /** Outgoing email (§19); null (off) unless both SMTP_URL and MAIL_FROM are set. */
+  mail: { smtpUrl: string; from: string } | null;
 }
 
 const MiB = 1024 * 1024;
@@ -177,6 +179,12 @@ export const SETTINGS = {
     meaning: 'let webhooks reach private, loopback, link-local and multicast addresses (LAN set-ups, tests); otherwise refused after DNS resolution, at creation and at every delivery',
   },
   WEBHOOK_TIMEOUT_SECONDS: { default: 15, meaning: 'how long one webhook attempt may take (1–60) before it counts as failed' },
+  SMTP_URL: {
+    otherwise: 'unset',
+    meaning:
+      '`smtp://` or `smtps://user:pass@host:port`: with `MAIL_FROM`, turns email on (invitations); off, every mail feature says so instead of failing',
+  },
+  MAIL_FROM: { otherwise: 'unset', meaning: 'the `From` of every email, such as `bandcollab <band@example.com>`; email is off unless it and `SMTP_URL` are set' },
   ANALYSIS_TIMEOUT_SECONDS: { default: 600, meaning: "wall-clock budget of one file's analysis (1–86400); a file over it is `failed`" },
   ACCESS_TOKEN_TTL_SECONDS: { default: 900, tunable: true, meaning: "access-token lifetime (and `expiresIn`, and the cookie's Max-Age)" },
   LOGIN_MAX_FAILURES: { default: 10, tunable: true, meaning: 'failed logins per email and client address allowed in the window; the next one is 429' },
@@ -290,6 +298,11 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = LOG_LEVELS.find((level) => level === logLevelRaw.toLowerCase());
   if (!logLevel) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelRaw}")`);
 
+  const smtpUrl = read('SMTP_URL') ?? null;
+  const mailFrom = read('MAIL_FROM') ?? null;
+  if (smtpUrl !== null && !/^smtps?:\/\/[^/]+/.test(smtpUrl)) problems.push('SMTP_URL must be an smtp:// or smtps:// URL');
+  const mail = smtpUrl !== null && mailFrom !== null ? { smtpUrl, from: mailFrom } : null;
+
   const oidcIssuer = read('OIDC_ISSUER');
   const oidcClientId = read('OIDC_CLIENT_ID');
   const oidcClientSecret = read('OIDC_CLIENT_SECRET');
@@ -385,6 +398,7 @@ export function loadConfig(env: Env = process.env): Config {
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
     jobsConcurrency: jobsConcurrency(),
     analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
+    mail,
     webhooks: {
       allowHttp: boolean('WEBHOOKS_ALLOW_HTTP', SETTINGS.WEBHOOKS_ALLOW_HTTP.default),
       allowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', SETTINGS.WEBHOOKS_ALLOW_PRIVATE.default),

@@ -30,8 +30,8 @@ export interface Database {
  * undefined (undefined leaves its column as it is), and updated_at = now(). Keys are camelCase; the
  * transform writes them snake_case.
  */
-export function setChanged(sql: Queryable, values: Record<string, string | null | undefined>) {
-  const set: Record<string, string | null | postgres.PendingQuery<postgres.Row[]>> = { updatedAt: sql`now()` };
+export function setChanged(sql: Queryable, values: Record<string, string | number | boolean | null | undefined>) {
+  const set: Record<string, string | number | boolean | null | postgres.PendingQuery<postgres.Row[]>> = { updatedAt: sql`now()` };
   for (const [column, value] of Object.entries(values)) if (value !== undefined) set[column] = value;
   // A fragment is a valid value here (postgres.js inlines it); its typings only admit parameters.
   return sql(set as Record<string, string | null>);

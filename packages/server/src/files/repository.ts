@@ -1,4 +1,4 @@
-import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -53,6 +53,21 @@ export interface FileRow extends StoredFileRow {
   approved: number;
   changesRequested: number;
   openComments: number;
+  /** The project's review policy, and whether the version met it when the gate last settled (comments/review-gate.ts). */
+  reviewPolicy: ReviewPolicy;
+  reviewReady: boolean;
+}
+
+/** What readiness is computed from: the version's review counts and its series' open comments. */
+export interface ReviewCounts {
+  approved: number;
+  changesRequested: number;
+  openComments: number;
+}
+
+/** The one definition of ready under a review policy (§19), behind File.review, the reviews summary and the gate. */
+export function reviewReady(counts: ReviewCounts, policy: ReviewPolicy): boolean {
+  return counts.approved >= policy.approvals && counts.changesRequested === 0 && (!policy.noOpenComments || counts.openComments === 0);
 }
 
 export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
@@ -99,7 +114,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     preview: previewInfoOf(row, `/api/files/${row.id}/preview`),
     stems: row.stems,
     series: { id: row.seriesId, version: row.version, latest: row.version === row.latestVersion, count: row.seriesCount },
-    review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments },
+    review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments, ready: reviewReady(row, row.reviewPolicy) },
   };
 }
 
@@ -131,7 +146,8 @@ const fileCondition = (tx: Queryable, filter: FileFilter, { latest = false }: Fi
 export async function findFileRows(tx: Queryable, filter: FileFilter, selection: FileSelection = {}): Promise<FileRow[]> {
   return tx<FileRow[]>`
     select f.id, f.cut_id, f.project_id, f.name, f.extension, f.type, f.size, f.mime_type, f.sha256, f.created_at,
-           f.analysis, f.audio, f.stems, f.series_id, f.version, s.path,
+           f.analysis, f.audio, f.stems, f.series_id, f.version, s.path, f.review_ready,
+           json_build_object('approvals', p.review_approvals, 'noOpenComments', p.review_no_open_comments) as review_policy,
            f.preview, f.preview_bytes, f.preview_bitrate, f.preview_duration_ms,
            u.id as uploader_id, u.name as uploader_name, u.avatar as uploader_avatar,
            series.latest_version, series.series_count,
@@ -140,6 +156,7 @@ export async function findFileRows(tx: Queryable, filter: FileFilter, selection:
             where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments
     from files f
     join file_series s on s.id = f.series_id
+    join projects p on p.id = f.project_id
     left join users u on u.id = f.uploaded_by
     cross join lateral (select max(v.version)::int as latest_version, count(*)::int as series_count from files v where v.series_id = f.series_id) series
     left join lateral (

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type DeletedSeries, type FileRecord, filePathKey, type FileType, reservedPathProblem, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
+import { ReviewGate } from '../comments/review-gate.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { BLOB_STORE, SQL } from '../core/di.js';
@@ -77,6 +78,7 @@ export class FilesService {
     @inject(PendingObjects) private readonly pending: PendingObjects,
     @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
     @inject(TrashService) private readonly trash: TrashService,
+    @inject(ReviewGate) private readonly gate: ReviewGate,
   ) {}
 
   /**
@@ -174,6 +176,8 @@ export class FilesService {
       // Once both are written: a resumable upload that completes here stops holding its length as it starts to count as a file.
       await this.space.checkQuotaInTransaction(tx, principal.userId, 0);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
+      // Under a policy of no approvals a new version can be ready as it lands.
+      await this.gate.settle(tx, principal, { id });
       return record;
     });
   }

@@ -7,6 +7,8 @@ import type { Queryable, Sql } from '../core/database.js';
 import { CONFIG, SQL } from '../core/di.js';
 import { DomainError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
+import { invitationMail } from '../email/messages.js';
+import { Mailer } from '../email/mailer.js';
 import { EventPublisher } from '../events/publisher.js';
 import { ProjectsRepository } from '../projects/repository.js';
 
@@ -32,17 +34,27 @@ export class InvitationsService {
     @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(Mailer) private readonly mailer: Mailer,
   ) {}
 
   /** ADMIN. The same answer whether or not the email has an account; the link's token appears only here. */
   async invite(principal: Principal, projectId: string, input: { email: string; role: Role }): Promise<InviteResult> {
     const token = randomToken();
-    const invitation = await this.sql.begin(async (tx) => {
+    const inviteUrl = this.inviteUrl(token);
+    const { invitation, emailed } = await this.sql.begin(async (tx) => {
       await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
       if (await this.projects.hasMemberWithEmail(tx, projectId, input.email)) throw alreadyMember();
-      return this.projects.upsertInvitation(tx, projectId, { ...input, invitedBy: principal.userId, tokenHash: hashToken(token) });
+      const invitation = await this.projects.upsertInvitation(tx, projectId, { ...input, invitedBy: principal.userId, tokenHash: hashToken(token) });
+      const project = (await this.projects.findForUser(tx, projectId, principal.userId))!;
+      // Queued with the invitation (sent after it commits, by a job): a mail that fails fails no invitation.
+      const emailed = await this.mailer.queue(tx, {
+        kind: 'invitation',
+        to: invitation.email,
+        ...invitationMail({ projectName: project.name, inviterName: principal.name, role: input.role, inviteUrl, expiresAt: new Date(invitation.expiresAt) }),
+      });
+      return { invitation, emailed };
     });
-    return { status: 'invited', invitation, inviteUrl: this.inviteUrl(token) };
+    return { status: 'invited', invitation, inviteUrl, emailed };
   }
 
   /** ADMIN. Revokes a pending invitation: its link stops working. */

@@ -17,6 +17,8 @@ export interface ProjectRow {
   memberCount: number;
   /** The caller's membership role. */
   role: Role;
+  reviewApprovals: number;
+  reviewNoOpenComments: boolean;
 }
 
 type MemberRow = Omit<Member, 'avatarUrl' | 'joinedAt'> & { avatar: string | null; joinedAt: Date };
@@ -39,6 +41,7 @@ export const toProject = (row: ProjectRow): Project => ({
   createdAt: row.createdAt.toISOString(),
   memberCount: row.memberCount,
   role: row.role,
+  reviewPolicy: { approvals: row.reviewApprovals, noOpenComments: row.reviewNoOpenComments },
 });
 
 export const toUpdatedProject = (row: ProjectRow): UpdatedProject => ({
@@ -80,6 +83,8 @@ export interface ProjectChanges {
   description?: string | null;
   /** A newly stored image, or null to clear. */
   image?: StoredImage | null;
+  /** The review policy's fields to change (§19). */
+  reviewPolicy?: { approvals?: number | undefined; noOpenComments?: boolean | undefined } | undefined;
 }
 
 @injectable()
@@ -161,6 +166,8 @@ export class ProjectsRepository {
       description: changes.description,
       image: changes.image === undefined ? undefined : (changes.image?.name ?? null),
       imageSha256: changes.image === undefined ? undefined : (changes.image?.sha256 ?? null),
+      reviewApprovals: changes.reviewPolicy?.approvals,
+      reviewNoOpenComments: changes.reviewPolicy?.noOpenComments,
     };
     await tx`update projects set ${setChanged(tx, values)} where id = ${projectId}`;
   }

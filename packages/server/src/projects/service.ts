@@ -1,6 +1,7 @@
 import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { type Principal, reaches, requireEveryProject } from '../core/auth-guard.js';
+import { ReviewGate } from '../comments/review-gate.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
@@ -13,6 +14,7 @@ import { VibesRepository, withCuts } from '../vibes/repository.js';
 import type { StoredImage } from '../images/repository.js';
 import { IMAGE_NAME, Images } from '../images/service.js';
 import { TrashService } from '../trash/service.js';
+import { WebhooksRepository } from '../webhooks/repository.js';
 import { type ProjectChanges, ProjectsRepository, toProject, toUpdatedProject } from './repository.js';
 
 const lastAdmin = () => new DomainError('LAST_ADMIN', 'A project keeps at least one ADMIN; make another member ADMIN first');
@@ -27,6 +29,8 @@ export class ProjectsService {
     @inject(CutsRepository) private readonly cuts: CutsRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
+    @inject(ReviewGate) private readonly gate: ReviewGate,
+    @inject(WebhooksRepository) private readonly webhooks: WebhooksRepository,
     @inject(Images) private readonly images: Images,
     @inject(Disk) private readonly disk: Disk,
     @inject(TrashService) private readonly trash: TrashService,
@@ -86,9 +90,12 @@ export class ProjectsService {
         const locked = await this.projects.lock(tx, projectId);
         if (!locked) throw notFound('Project');
         await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
+        if (changes.reviewPolicy) await this.gate.lock(tx, { projectId });
         await this.projects.update(tx, projectId, changes);
         const updated = toUpdatedProject((await this.projects.findForUser(tx, projectId, principal.userId))!);
         await this.events.publish(tx, projectEvent(principal, projectId, 'project.updated', { project: updated }));
+        // A looser policy can make versions ready at once (a stricter one, not ready): each passing is announced.
+        if (changes.reviewPolicy) await this.gate.settle(tx, principal, { projectId });
         return { project: updated, oldImage: changes.image === undefined ? null : locked.image };
       }),
     );
@@ -109,11 +116,16 @@ export class ProjectsService {
     }
     const content = await this.sql.begin(async (tx) => {
       await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
+      // Published while the project's endpoints and members are there to fan out to (an account endpoint hears
+      // the events of its owner's projects); the project's endpoints are then retired, not dropped with it, so
+      // that this last event still reaches them.
+      await this.events.publish(tx, projectEvent(principal, projectId, 'project.deleted', { projectId }));
+      await this.webhooks.retireProjectEndpoints(tx, projectId);
       const deleted = await this.projects.deleteWithContent(tx, projectId);
       if (!deleted) throw notFound('Project');
-      await this.events.publish(tx, projectEvent(principal, projectId, 'project.deleted', { projectId }));
       return deleted;
     });
+    await this.webhooks.dropIdleRetired();
     await this.disk.removeDeleted(content);
     return null;
   }

@@ -158,6 +158,25 @@ export class WebhooksRepository {
     for (const { webhookId } of rows) await enqueueHead(tx, webhookId, now);
   }
 
+  /**
+   * Before its project is deleted, in that transaction: the project's endpoints lose their project but are
+   * kept (retired: listed nowhere, fanned out nothing more) until their pending deliveries, `project.deleted`
+   * among them, are done; `complete` then deletes them.
+   */
+  async retireProjectEndpoints(tx: Queryable, projectId: string): Promise<void> {
+    await tx`update webhooks set project_id = null, retired_at = now() where project_id = ${projectId}`;
+  }
+
+  /**
+   * Deletes the retired endpoints that have nothing left to deliver: after a project's deletion commits (apart
+   * from it, so that it waits on no delivery being recorded meanwhile), and as each delivery completes.
+   */
+  async dropIdleRetired(): Promise<void> {
+    await this.sql`
+      delete from webhooks w where w.retired_at is not null
+        and (not w.enabled or not exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'))`;
+  }
+
   /** A delivery of no event (`webhook.test`), queued after the endpoint's pending ones. */
   async insertDelivery(webhookId: string, eventId: string, type: string, body: string, now: Date): Promise<string> {
     return this.sql.begin(async (tx) => {
@@ -221,6 +240,10 @@ export class WebhooksRepository {
       if (outcome.kind === 'disable') await tx`update webhooks set enabled = false, disabled_reason = ${outcome.reason} where id = ${webhookId}`;
       await tx`delete from webhook_deliveries where webhook_id = ${webhookId} and created_at < now() - ${DELIVERY_RETENTION}::interval`;
       await enqueueHead(tx, webhookId, attempt.at);
+      // A retired endpoint (its project deleted) goes with its last delivery, or when it can deliver no more.
+      await tx`
+        delete from webhooks w where w.id = ${webhookId} and w.retired_at is not null
+          and (not w.enabled or not exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.status = 'pending'))`;
     });
   }
 

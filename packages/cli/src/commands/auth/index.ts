@@ -4,6 +4,7 @@ import { commandRunner } from '../../context.js';
 import type { Factory } from '../../factory.js';
 import { withExamples } from '../../render.js';
 import { addDeleteAccount } from './delete-account.js';
+import { addForgotPassword } from './forgot-password.js';
 import { addLink } from './link.js';
 import { addLogin } from './login.js';
 import { addLogout } from './logout.js';
@@ -25,6 +26,7 @@ export function register(auth: Command, factory: Factory): void {
   addUse(auth, run);
   addProfile(auth, run);
   addPassword(auth, run);
+  addForgotPassword(auth, run);
   addDeleteAccount(auth, run);
   addToken(auth, run);
 }
