@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import parsePrometheusTextFormat, { type Family, type Sample } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analysed, toneWav, upload, userWithCut } from './support/files.js';
+import { analysed, previewed, toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { TUS } from './support/tus.js';
@@ -155,6 +155,7 @@ describe('what a scrape holds', () => {
     const uploaded = await upload(api, owner.token, owner.cutId, 'mix.wav', wav);
     expect(uploaded.status).toBe(201);
     expect((await analysed(api, owner.token, uploaded.body.id)).analysis).toBe('done');
+    expect((await previewed(api, owner.token, uploaded.body.id)).preview.status).toBe('done');
     const created = await api.request('POST', '/api/uploads', {
       token: owner.token,
       headers: { ...TUS, 'upload-length': String(wav.length), 'upload-metadata': `cutId ${Buffer.from(owner.cutId).toString('base64')},filename ${Buffer.from('take.wav').toString('base64')}` },
@@ -192,6 +193,7 @@ describe('what a scrape holds', () => {
     expect(total(all.get('bandcollab_upload_duration_seconds'), { protocol: 'tus' })).toBe(1);
     expect(total(all.get('bandcollab_store_operation_duration_seconds'), { operation: 'write' })).toBeGreaterThanOrEqual(1);
     expect(total(all.get('bandcollab_analysis_duration_seconds'), { outcome: 'done' })).toBeGreaterThanOrEqual(1);
+    expect(total(all.get('bandcollab_preview_duration_seconds'), { outcome: 'done' })).toBeGreaterThanOrEqual(1);
     // Two wrong passwords are counted failures; the third is refused by the limit before any check.
     expect(total(all.get('bandcollab_login_failures_total'))).toBe(2);
     expect(total(all.get('bandcollab_rate_limited_total'), { http_route: '/api/auth/login' })).toBe(1);

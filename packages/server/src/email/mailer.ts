@@ -11,6 +11,7 @@ import type { Queryable } from '../core/database.js';
 import { CONFIG, LOGGER, SIGNING_SECRET } from '../core/di.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
+import { Metrics } from '../core/metrics.js';
 import { seal, unseal } from '../core/sealed.js';
 import { EmailsRepository } from './repository.js';
 
@@ -54,6 +55,7 @@ export class Mailer {
     @inject(CONFIG) private readonly config: Config,
     @inject(SIGNING_SECRET) private readonly serverSecret: string,
     @inject(LOGGER) private readonly log: Logger,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /** Whether email is on: features that only mail say so when it is not. */
@@ -120,9 +122,11 @@ export class Mailer {
       // SMTP errors can quote the conversation: only their code and response code go to the log.
       const { code, responseCode } = (error ?? {}) as { code?: string; responseCode?: number };
       this.log.warn('email attempt failed', { messageId: row.id, kind: row.kind, attempt: job.attempt, code: code ?? null, responseCode: responseCode ?? null });
+      this.metrics.emails.inc({ outcome: 'failed' });
       throw new Error(`SMTP send failed${code ? ` (${code}${responseCode ? ` ${responseCode}` : ''})` : ''}`);
     }
     await this.emails.markSent(row.id);
+    this.metrics.emails.inc({ outcome: 'sent' });
     this.log.info('email sent', { messageId: row.id, kind: row.kind });
   };
 

@@ -14,6 +14,7 @@ import { CONFIG, LOGGER, SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
+import { Metrics } from '../core/metrics.js';
 import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
@@ -44,6 +45,7 @@ export class PreviewJobs {
     @inject(PreviewsRepository) private readonly repository: PreviewsRepository,
     @inject(Space) private readonly space: Space,
     @inject(Disk) private readonly disk: Disk,
+    @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /** The handler of one preview job. */
@@ -52,6 +54,7 @@ export class PreviewJobs {
     // Deleted since it was queued, or made (or failed) by another job since: nothing to do.
     if (!file || file.preview !== 'pending') return;
     let result: PreviewResult;
+    const ended = this.metrics.previewDuration.startTimer();
     if (file.type === 'CUT' && file.analysis === 'pending') {
       const early = await this.encodeEarly(fileId, file, signal);
       if (!early) return;
@@ -65,6 +68,7 @@ export class PreviewJobs {
         result = { preview: 'failed' };
       }
     }
+    if (result.preview !== 'none') ended({ outcome: result.preview });
     const recorded = await this.sql.begin(async (tx) => {
       if (!(await this.repository.finish(tx, fileId, result))) return false;
       const state = await this.repository.state(tx, fileId);
