@@ -603,9 +603,16 @@ export function deleteCommentQuestion(comment: Comment): string {
   return `Delete ${comment.author.name}'s comment at ${pinnedAt(comment)} ("${shown}")?`;
 }
 
-/** A top-level comment with replies stays as a tombstone that keeps them. */
-export function deletedCommentView(comment: Comment): string {
+/**
+ * With the trash on (`trashedUntil`), a comment goes there with its replies, restorable; off, a top-level
+ * comment with replies stays as a tombstone that keeps them.
+ */
+export function deletedCommentView(comment: Comment, answer: { trashedUntil?: string }): string {
   const replies = comment.replies?.length ?? 0;
+  if (answer.trashedUntil !== undefined) {
+    const withReplies = replies === 0 ? '' : ` and its ${replies === 1 ? 'reply' : `${replies} replies`}`;
+    return `Moved the comment at ${pinnedAt(comment)}${withReplies} to the trash until ${formatTime(answer.trashedUntil)} UTC (band trash restore ${comment.id})`;
+  }
   const kept = replies === 0 ? '' : `; its ${replies === 1 ? 'reply stays' : `${replies} replies stay`}`;
   return `Deleted the comment at ${pinnedAt(comment)} (${comment.id})${kept}`;
 }

@@ -108,7 +108,7 @@ describe.skipIf(!hasTmux)('band in a terminal (tmux)', () => {
     await typeInPane('delete', 'project delete Live', /\[y\/N\]$/m);
     await tmux('send-keys', '-t', 'delete', 'y', 'Enter');
     const deleted = await waitForScreen('delete', /EXIT=\d+/);
-    expect(deleted).toContain('Deleted project Live');
+    expect(deleted).toContain('Moved project Live to the trash until');
     expect(deleted).toContain('EXIT=0');
   });
 

@@ -173,9 +173,9 @@ describe('band watch', () => {
     expect(lines.map((line) => line.replace(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC {2}Named {2}/, ''))).toEqual([
       'file.shared  Ben shared file "mix.wav" (no expiry)',
       'cut.moved  Ben moved cut "Take 1" from "Verse" to "Chorus"',
-      'file.deleted  Ben deleted file "mix.wav"',
-      'cut.deleted  Ben deleted cut "Take 1"',
-      'vibe.deleted  Ben deleted vibe "Verse"',
+      'file.trashed  Ben moved file "mix.wav" to the trash',
+      'cut.trashed  Ben moved cut "Take 1" to the trash',
+      'vibe.trashed  Ben moved vibe "Verse" to the trash',
       'member.removed  Ben removed Cal',
     ]);
     expect(watch.stdout()).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);

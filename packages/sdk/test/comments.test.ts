@@ -55,7 +55,7 @@ describe('client.comments and client.reviews', () => {
     expect((await client.comments.resolve(top.id)).resolved?.by.id).toBe(user.id);
     expect((await client.comments.reopen(top.id)).resolved).toBeNull();
     expect((await client.comments.update(reply.id, { body: 'fixed in v3' })).edited).toBe(true);
-    expect(await client.comments.delete(reply.id)).toEqual({ id: reply.id, deleted: true });
+    expect(await client.comments.delete(reply.id)).toEqual({ id: reply.id, deleted: true, trashedUntil: expect.any(String) });
 
     expect(await client.reviews.set(fileId, 'approved', 'ship it')).toMatchObject({ userId: user.id, state: 'approved', note: 'ship it' });
     expect((await client.reviews.list(fileId)).summary).toEqual({ approved: 1, changesRequested: 0, openComments: 1, ready: false });
@@ -71,7 +71,7 @@ describe('client.comments and client.reviews', () => {
     const created = events.find((event) => event.type === 'comment.created');
     expect(created?.type === 'comment.created' && created.data).toMatchObject({ commentId: top.id, fileId, atMs: 83_000, parentId: null });
     expect(events.map((event) => event.type)).toEqual(
-      expect.arrayContaining(['comment.created', 'comment.resolved', 'comment.reopened', 'comment.updated', 'comment.deleted', 'file.reviewed']),
+      expect.arrayContaining(['comment.created', 'comment.resolved', 'comment.reopened', 'comment.updated', 'comment.trashed', 'file.reviewed']),
     );
   });
 });

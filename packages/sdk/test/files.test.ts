@@ -206,7 +206,7 @@ describe('download and delete', () => {
   });
 
   it('deletes a file', async () => {
-    expect(await owner.files.delete(record.id)).toEqual({ id: record.id, deleted: true });
+    expect(await owner.files.delete(record.id)).toEqual({ id: record.id, deleted: true, trashedUntil: expect.any(String) });
     await expect(owner.files.get(record.id)).rejects.toMatchObject({ status: 404 });
     await expect(owner.files.download(record.id, { to: new PassThrough() })).rejects.toMatchObject({ status: 404 });
   });

@@ -39,7 +39,7 @@ describe('projects', () => {
     expect(detail).toMatchObject({ id: plain.id, name: 'Renamed', vibes: [], invitations: [] });
     expect(detail.members).toEqual([expect.objectContaining({ userId: ownerId, role: 'ADMIN' })]);
 
-    expect(await owner.projects.delete(plain.id)).toEqual({ id: plain.id, deleted: true });
+    expect(await owner.projects.delete(plain.id)).toEqual({ id: plain.id, deleted: true, trashedUntil: expect.any(String) });
     await expect(owner.projects.get(plain.id)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 
@@ -121,7 +121,7 @@ describe('vibes and cuts', () => {
     expect(reordered.vibes.map((v) => [v.id, v.position])).toEqual([[second.id, 0], [first.id, 1]]);
     await expect(owner.vibes.reorder([second.id])).rejects.toMatchObject({ status: 409, code: 'ORDER_CONFLICT' });
 
-    expect(await owner.vibes.delete(first.id)).toEqual({ id: first.id, deleted: true });
+    expect(await owner.vibes.delete(first.id)).toEqual({ id: first.id, deleted: true, trashedUntil: expect.any(String) });
     expect((await owner.projects.get(project.id)).vibes.map((v) => v.id)).toEqual([second.id]);
   });
 
@@ -140,7 +140,7 @@ describe('vibes and cuts', () => {
     const elsewhere = await owner.vibes.create((await owner.projects.create({ name: 'Other' })).id, { name: 'X' });
     await expect(owner.cuts.move(cut.id, elsewhere.id)).rejects.toMatchObject({ status: 400, code: 'CROSS_PROJECT_MOVE' });
 
-    expect(await owner.cuts.delete(cut.id)).toEqual({ id: cut.id, deleted: true });
+    expect(await owner.cuts.delete(cut.id)).toEqual({ id: cut.id, deleted: true, trashedUntil: expect.any(String) });
     await expect(owner.cuts.get(cut.id)).rejects.toMatchObject({ status: 404 });
   });
 

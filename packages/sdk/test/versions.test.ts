@@ -36,7 +36,7 @@ describe.each([false, true])('versions (resumable: %s)', (resumable) => {
     const { seriesId, versions } = await owner.files.versions(v1.id);
     expect(seriesId).toBe(v1.id);
     expect(versions.map((file) => file.series.version)).toEqual([1, 2]);
-    expect(await owner.files.deleteSeries(v2.id)).toEqual({ seriesId: v1.id, deleted: 2 });
+    expect(await owner.files.deleteSeries(v2.id)).toEqual({ seriesId: v1.id, deleted: 2, trashedUntil: expect.any(String) });
   });
 });
 

@@ -234,15 +234,15 @@ describe('media path', () => {
 });
 
 describe('events', () => {
-  it('publishes file.uploaded and file.deleted to the project', async () => {
+  it('publishes file.uploaded and, deleted, file.trashed to the project', async () => {
     const socket = await openEventSocket(server.url, { token: owner.token });
     try {
       const uploaded = (await upload(api, owner.token, owner.cutId, 'e.ogg', sampleBytes('ogg', 40))).body;
       const created = await socket.waitFor((event) => event.type === 'file.uploaded');
       expect(created).toMatchObject({ projectId: owner.projectId, actor: { id: owner.user.user.id }, data: { file: uploaded } });
       await api.request('DELETE', `/api/files/${uploaded.id}`, { token: owner.token });
-      const deleted = await socket.waitFor((event) => event.type === 'file.deleted');
-      expect(deleted.data).toEqual({ fileId: uploaded.id, cutId: owner.cutId });
+      const deleted = await socket.waitFor((event) => event.type === 'file.trashed');
+      expect(deleted.data).toEqual({ fileId: uploaded.id, cutId: owner.cutId, trashedUntil: expect.any(String) });
     } finally {
       socket.close();
     }

@@ -41,6 +41,8 @@ async function startInstance(store: StorageSettings): Promise<ServerProcess> {
     JWT_SECRET: 'instances-secret-instances-secret-0123456789',
     TRUST_PROXY: 'true',
     LOGIN_MAX_FAILURES: String(LOGIN_MAX_FAILURES),
+    // Deletes for good, as these tests follow a delete's bytes and events across instances (the trash has its own).
+    TRASH_RETENTION_DAYS: '0',
   });
   started.push(instance);
   return instance;

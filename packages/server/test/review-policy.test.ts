@@ -55,7 +55,8 @@ let api: ReturnType<typeof client>;
 const receivers: Awaited<ReturnType<typeof receiver>>[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  // Deletes for good, so a project delete is project.deleted (with the trash on it is project.trashed).
+  server = await startTestServer({ WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', TRASH_RETENTION_DAYS: '0' });
   api = client(server.url);
 });
 afterAll(async () => {

@@ -18,7 +18,8 @@ let b: TestServer;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  env = { ...(await s3TestEnv()), S3_PART_SIZE_MB: '5' };
+  // Deletes for good: these tests follow a delete's objects in the bucket (the trash keeps them, trash.test.ts).
+  env = { ...(await s3TestEnv()), S3_PART_SIZE_MB: '5', TRASH_RETENTION_DAYS: '0' };
   a = await startTestServer(env);
   b = await startTestServer({ ...env, DATABASE_URL: a.config.databaseUrl! });
 });

@@ -188,7 +188,7 @@ export function register(comment: Command, factory: Factory): void {
   withExamples(
     comment
       .command('delete')
-      .description('delete a comment (its author or a project ADMIN); one with replies stays as "(deleted)" above them')
+      .description('move a comment and its replies to the trash (its author or a project ADMIN); with the trash off, one with replies stays as "(deleted)" above them')
       .argument('<comment-id>', 'the comment')
       .action(
         run(async (ctx, id: string) => {
@@ -196,7 +196,7 @@ export function register(comment: Command, factory: Factory): void {
           const found = await client.comments.get(id);
           await confirm(ctx.io, deleteCommentQuestion(found), ctx.options.yes);
           const deleted = await client.comments.delete(found.id);
-          ctx.out.done(deleted, () => deletedCommentView(found));
+          ctx.out.done(deleted, () => deletedCommentView(found, deleted));
         }),
       ),
     'band comment delete 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a --yes',

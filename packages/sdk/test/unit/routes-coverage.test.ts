@@ -20,6 +20,8 @@ const NOT_FOR_PROGRAMS: Partial<Record<keyof typeof ROUTES, string>> = {
   mediaFile: 'what an <audio> element loads from File.url with the access_token cookie; programs use files.download',
   mediaImage: 'what an <img> loads from a cover or vibe image URL with the access_token cookie',
   mediaAvatar: 'what an <img> loads from avatarUrl with the access_token cookie',
+  resetPage: "the page a password-reset mail links to, for people; programs use auth.resetPassword",
+  resetPageSubmit: 'the form of that page, posted by the browser',
 };
 
 /** The SDK's own sources (the contract, which declares the routes, left out), as one text. */

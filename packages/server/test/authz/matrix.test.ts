@@ -36,6 +36,11 @@ import { ACTOR_NAMES, buildFixture, callRow, expectStatus, type Fixture, loadRow
 const NOT_IN_MATRIX: Record<string, string> = {
   'GET /api/events': 'a WebSocket upgrade: events.test.ts checks who may connect',
   'DELETE /api/auth/me': "deletes the caller's own account, so it would delete the actors: accounts.test.ts checks who may",
+  // Anonymous by design, and reached with a token only a mail carries (email is off on this server).
+  'POST /api/auth/password/forgot': 'anonymous, alike for every caller and email: email.test.ts checks its answers, limits and timing',
+  'POST /api/auth/password/reset': 'takes the one-time token a reset mail carries: email.test.ts follows it',
+  'GET /reset/:token': "the reset mail's page, for people: reset-page-browser.test.ts opens it in Chromium",
+  'POST /reset/:token': "the reset page's form: reset-page-browser.test.ts submits it",
 };
 
 const CODE_OF_STATUS: Record<number, string[]> = {
