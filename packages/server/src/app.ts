@@ -143,10 +143,10 @@ export async function startServer(given: Config, hooks: ServerHooks = {}): Promi
   }
   const { app, listener, database, shutdown, features, jobs, analysis, previews, orphans, store } = built;
   serve = listener;
-  // Ready now: the count of stored files without a record runs behind, never delaying the start.
+  const [{ noAccounts }] = await database.sql<[{ noAccounts: boolean }]>`select not exists (select 1 from users) as no_accounts`;
+  // Ready now: the count of stored files without a record runs behind, never delaying the start (nor the ready line).
   orphans.start();
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const [{ noAccounts }] = await database.sql<[{ noAccounts: boolean }]>`select not exists (select 1 from users) as no_accounts`;
 
   let closing: Promise<void> | null = null;
   return {
