@@ -25,7 +25,8 @@ let server: ServerProcess | null = null;
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-crash-'));
   const databaseUrl = await createTestDatabase();
-  env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, JWT_SECRET: 'crash-test-secret-crash-test-secret-0123456789' };
+  // Deletes for good: the delete killed midway must leave its bytes to the purge at restart (the trash keeps them).
+  env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, JWT_SECRET: 'crash-test-secret-crash-test-secret-0123456789', TRASH_RETENTION_DAYS: '0' };
   sql = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
 });
 afterAll(async () => {
