@@ -46,10 +46,11 @@ export function requestListener({ log, urls, routes, cors, metrics, dispatch }: 
       req.socket.destroy();
     });
     const methods = isCanonicalPath(path) ? routes.routesAt(path) : new Map<string, string>();
-    // Labelled by the template, never the path: 10,000 file ids are one series. No route is ''.
-    metrics?.track(req, res, methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined) ?? '');
-    const answers = () => methods.has(method) || (method === 'HEAD' && methods.has('GET'));
-    if (methods.size === 0 || (!answers() && !(method === 'OPTIONS' && cors))) {
+    // The template that answers (HEAD: the path's GET route's): metrics label by it, never the path, so 10,000
+    // file ids are one series; '' for none.
+    const route = methods.get(method) ?? (method === 'HEAD' ? methods.get('GET') : undefined);
+    metrics?.track(req, res, route ?? '');
+    if (methods.size === 0 || (route === undefined && !(method === 'OPTIONS' && cors))) {
       sendProblem(req, res, new DomainError('NOT_FOUND', `No route for ${method} ${path}`));
       return;
     }
