@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { statfs } from 'node:fs/promises';
 import type { Server } from 'node:http';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
@@ -21,9 +21,14 @@ const NEAR_QUOTA = 0.9;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
+/** 127.0.0.0/8 and ::1; Node's BlockList also matches IPv4-mapped IPv6 (`::ffff:127.0.0.1`). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
 const isLoopback = (address: string) => {
-  const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return (isIP(bare) === 4 && bare.startsWith('127.')) || bare === '::1';
+  const family = isIP(address);
+  return family !== 0 && LOOPBACK.check(address, family === 6 ? 'ipv6' : 'ipv4');
 };
 
 /**
