@@ -1,6 +1,6 @@
 import { type DispatcherOption, dispatcherOption } from './senders/dispatcher.js';
 import { type ErrorCode, STATUS_BY_CODE } from './contract/error-codes.js';
-import { type ParamsOf, type PathParamNames, pathOf, type RequestOf, type ResponseOf, type RouteDeclaration, takesIdempotencyKey } from './contract/route-types.js';
+import { type ParamsOf, type PathParamNames, pathOf, type QueryOf, type RequestOf, type ResponseOf, type RouteDeclaration, takesIdempotencyKey } from './contract/route-types.js';
 import { ROUTES } from './contract/routes.js';
 import { BandPromise } from './band-promise.js';
 import { abortedOr, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, statusTitle } from './errors.js';
@@ -93,14 +93,15 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 
 /**
  * What a call of a declared route sends beyond its declaration: its path parameters and its body, each only
- * where it has them (a route that takes a form: the form, or the JSON it also takes); a query and headers.
+ * where it has them (a route that takes a form: the form, or the JSON it also takes); its query, typed from the
+ * declaration's (contract/queries.ts), where it declares one; and headers.
  */
 export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> extends never ? { params?: never } : { params: ParamsOf<R> }) &
   (R['form'] extends string
     ? { body: Pick<RequestSpec, 'json' | 'stream'> }
     : R['request'] extends string
       ? { json: RequestOf<R> }
-      : { json?: never }) & { query?: Query; headers?: Record<string, string> };
+      : { json?: never }) & { query?: QueryOf<R> extends undefined ? never : QueryOf<R> & Query; headers?: Record<string, string> };
 
 /**
  * The request of a declared route (contract/routes.ts): its method and path come from the declaration, its

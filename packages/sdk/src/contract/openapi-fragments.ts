@@ -1,5 +1,5 @@
 // Raw OpenAPI that route declarations (routes.ts, their `openapi` field) say for what their other fields do not
-// (tus headers, response headers, query parameters), named once here where several use it. Plain data.
+// (tus headers, response headers), named once here where several use it. Plain data.
 
 const STRING = { type: 'string' } as const;
 const INTEGER = { type: 'integer' } as const;
@@ -18,9 +18,6 @@ export const jsonAnswer = (record: string, description = 'OK', headers?: Record<
 
 /** Callable without credentials, and with a Bearer token, which the route then reads (logout, a link=1 start). */
 export const OPTIONAL_BEARER: readonly Record<string, readonly string[]>[] = [{}, { bearer: [] }];
-
-/** `?download=1`: the bytes as an attachment rather than inline. */
-export const DOWNLOAD_QUERY = { name: 'download', in: 'query', required: false, schema: { type: 'string', enum: ['1'] } };
 
 /** tus: the protocol version every request names. */
 export const TUS_RESUMABLE = { name: 'Tus-Resumable', in: 'header', required: true, schema: { type: 'string', const: '1.0.0' } };

@@ -174,28 +174,42 @@ export const uploadFields = z.object(uploadFieldsShape).superRefine(cutOrSeries)
 export const resumableUploadMetadata = z.object({ ...uploadFieldsShape, filename: fileNameSchema }).superRefine(cutOrSeries);
 
 /** `?versionOf=` on POST /api/files/upload: the same as the multipart field, for clients that send it in the URL. */
-export const uploadQuery = z.object({ versionOf: uploadFieldsShape.versionOf });
+export const uploadQuery = z.object({
+  versionOf: uploadFieldsShape.versionOf.meta({ description: 'Any file of a series: the upload becomes its next version (also a multipart field)' }),
+});
 
 /** `DELETE /api/files/:id?series=all`: the whole series instead of one version. */
-export const deleteFileQuery = z.object({ series: z.literal('all', { error: 'must be all' }).optional() });
+export const deleteFileQuery = z.object({
+  series: z.literal('all', { error: 'must be all' }).optional().meta({ description: 'all: the whole series; answers DeletedSeries' }),
+});
 
 /** `?latest=true` on a cut and the project detail: only the latest version of each series. */
 export const latestFilesQuery = z.object({
-  latest: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().transform((value) => value === 'true'),
+  latest: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .optional()
+    .meta({ description: 'true: only the latest version of each series' })
+    .transform((value) => value === 'true'),
 });
 
 /** `GET /api/cuts/:id/archive?versions=all`: every version, each named `<name> (v<N>).<ext>`; default the latest of each series. */
-export const archiveQuery = z.object({ versions: z.enum(['latest', 'all'], { error: 'must be latest or all' }).default('latest') });
+export const archiveQuery = z.object({
+  versions: z
+    .enum(['latest', 'all'], { error: 'must be latest or all' })
+    .default('latest')
+    .meta({ description: 'all: every version of each series, named `<name> (v<N>).<ext>`' }),
+});
 
 /** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
 export const stemEntriesQuery = z.object({
-  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional(),
+  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional().meta({ description: 'The nextCursor of the previous page' }),
   limit: z.coerce
     .number({ error: 'must be a whole number' })
     .int('must be a whole number')
     .min(1, 'must be at least 1')
     .max(1000, 'must be at most 1000')
-    .default(500),
+    .default(500)
+    .meta({ description: 'Entries per page, 1–1000 (default 500)' }),
 });
 
 export const shareRequest = z.object({

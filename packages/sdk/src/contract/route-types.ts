@@ -2,6 +2,7 @@
 // run time: the SDK's main entry reads the declarations to build its calls and must not load zod.
 import type { z } from 'zod';
 import type { ErrorCode } from './error-codes.js';
+import type { QUERY_SCHEMAS } from './queries.js';
 import type { RECORD_SCHEMAS } from './records.js';
 import type { FORM_SCHEMAS, REQUEST_SCHEMAS } from './requests.js';
 
@@ -24,6 +25,7 @@ export type RouteAuth = 'anonymous' | 'sign-in' | 'session' | 'read' | 'write' |
 export type RecordName = keyof typeof RECORD_SCHEMAS;
 export type RequestName = keyof typeof REQUEST_SCHEMAS;
 export type FormName = keyof typeof FORM_SCHEMAS;
+export type QueryName = keyof typeof QUERY_SCHEMAS;
 
 /**
  * A path parameter: a string naming what a UUID id identifies (`'Token'`: 404 "Token not found" when it is not a
@@ -55,6 +57,11 @@ export interface RouteDeclaration {
   /** The one endpoint an account with a one-time password may call (403 PASSWORD_CHANGE_REQUIRED everywhere else). */
   passwordChange?: true;
   params?: Readonly<Record<string, PathParam>>;
+  /**
+   * The query string, by its contract name (contract/queries.ts): validated before the handler runs (400
+   * VALIDATION_FAILED naming the parameter), documented as the operation's query parameters, typed in the SDK.
+   */
+  query?: QueryName;
   /** A JSON body, by its contract name. */
   request?: RequestName;
   /** A multipart/form-data body, by its contract name (beside or instead of `request`). */
@@ -88,6 +95,11 @@ export type ResponseOf<R extends RouteDeclaration> = R['response'] extends `${in
   : R['response'] extends RecordName
     ? RecordTypes[R['response']]
     : undefined;
+
+type QueryTypes = { [K in QueryName]: z.input<(typeof QUERY_SCHEMAS)[K]> };
+
+/** The query a route takes, as a client sends it (before the server's defaults). */
+export type QueryOf<R extends RouteDeclaration> = R['query'] extends QueryName ? QueryTypes[R['query']] : undefined;
 
 /** The JSON body a route takes. */
 export type RequestOf<R extends RouteDeclaration> = R['request'] extends RequestName ? RequestTypes[R['request']] : undefined;

@@ -6,7 +6,6 @@
 // each value from its one table (the server's settings, the contract's limits).
 import {
   BAND_FILE_ID,
-  DOWNLOAD_QUERY,
   header,
   INTEGER,
   jsonAnswer,
@@ -19,17 +18,9 @@ import {
 } from './openapi-fragments.js';
 import { declareRoutes } from './route-types.js';
 
-/** The query of every page of comments (a file's, a cut's, a project's). */
 /** Said of every route that answers a stored file's bytes (not ZIPs or peaks, which the server builds). */
 const PRESIGNED_DOWNLOADS =
   "With S3_PRESIGNED_DOWNLOADS=true (a server on S3) a GET of a stored file's bytes as an attachment, once checked and counted, is answered 302 to a presigned URL of the bucket (valid 300 s) that answers with the same Content-Type and Content-Disposition; bytes played or shown inline, HEAD and 304s are answered here, with nosniff and the sandbox CSP a presigned answer cannot carry.";
-
-const COMMENT_PAGE_QUERY = [
-  { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'resolved', 'all'], default: 'all' } },
-  { name: 'since', in: 'query', schema: { type: 'string', format: 'date-time' } },
-  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 200 } },
-  { name: 'cursor', in: 'query', schema: { type: 'string' } },
-];
 
 /** Said of both ways to add a webhook endpoint. */
 const WEBHOOK_DELIVERIES =
@@ -320,6 +311,7 @@ export const ROUTES = declareRoutes({
     method: 'GET',
     path: '/api/auth/idp',
     auth: 'sign-in',
+    query: 'IdpStartQuery',
     status: 302,
     errors: ['VALIDATION_FAILED','UNAUTHENTICATED','TOKEN_EXPIRED','IDP_DISABLED'],
     errorNotes: {
@@ -329,7 +321,7 @@ export const ROUTES = declareRoutes({
     tag: 'identity provider',
     summary: 'Start sign-in at the OpenID Connect provider (authorization code + PKCE S256, state, nonce)',
     description: "Keeps the flow in a signed, HttpOnly, 10-minute cookie. `redirect` is honoured only as a same-origin path. `cliRedirect` (a loopback http URL with a port) makes the callback hand a one-time code to the command-line client instead of setting cookies; every command-line flow must send `code_challenge`, base64url(SHA-256(verifier)) of a random verifier it keeps, and present that verifier to redeem the code. `link=1` links instead of signing in: the caller must be signed in (the access_token cookie, or a Bearer token); the callback links the provider subject that comes back to the caller's account, whatever the provider's email, and sets no cookies (the caller stays signed in as they were). With a Bearer token (a program, not the browser), cliRedirect and code_challenge are required and the 302 goes to this endpoint with `flow=<sealed flow>`: the address to open in the browser, which sets the flow cookie there and goes on to the provider. The callback then hands the loopback a one-time code, and the link is made only by POST /api/auth/idp/link with the caller's token and the verifier. `flow=` resumes only such command-line links.",
-    openapi: {"security":OPTIONAL_BEARER,"parameters":[{"name":"redirect","in":"query","required":false,"schema":{"type":"string"}},{"name":"cliRedirect","in":"query","required":false,"schema":{"type":"string","format":"uri"}},{"name":"code_challenge","in":"query","required":false,"description":"Required with cliRedirect for a sign-in: S256 of the verifier the exchange must present","schema":{"type":"string","pattern":"^[A-Za-z0-9_-]{43}$"}},{"name":"link","in":"query","required":false,"description":"1: link the provider to the signed-in caller","schema":{"type":"string","enum":["1"]}},{"name":"flow","in":"query","required":false,"description":"A command-line link flow handed off by a Bearer-authenticated link=1","schema":{"type":"string"}}],"responses":{"302":{"description":"To the provider (or, for link=1 with a Bearer token, to this endpoint with flow=); to APP_URL (or cliRedirect) with ?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a flow= past its 10 minutes, tampered with, or not a command-line link"}}},
+    openapi: {"security":OPTIONAL_BEARER,"responses":{"302":{"description":"To the provider (or, for link=1 with a Bearer token, to this endpoint with flow=); to APP_URL (or cliRedirect) with ?authError=provider_unavailable when its discovery fails, or expired_flow / invalid_state for a flow= past its 10 minutes, tampered with, or not a command-line link"}}},
   },
   idpCallback: {
     method: 'GET',
@@ -408,14 +400,12 @@ export const ROUTES = declareRoutes({
     path: '/api/projects/:id',
     auth: 'read',
     params: { id: 'Project' },
+    query: 'LatestFilesQuery',
     response: 'ProjectDetail',
     status: 200,
     tag: 'projects',
     summary: 'Project detail',
     description: 'Every vibe with its cuts and their files (every version of each series); `?latest=true` lists only the latest version of each series.',
-    openapi: { parameters: [
-      { name: 'latest', in: 'query', required: false, description: 'true: only the latest version of each series', schema: { type: 'boolean', default: false } },
-    ] },
   },
   updateProject: {
     method: 'PUT',
@@ -623,14 +613,12 @@ export const ROUTES = declareRoutes({
     path: '/api/cuts/:id',
     auth: 'read',
     params: { id: 'Cut' },
+    query: 'LatestFilesQuery',
     response: 'CutWithFiles',
     status: 200,
     tag: 'cuts',
     summary: 'A cut with its files',
     description: "Every file, every version of each series, oldest first; `?latest=true` lists only the latest version of each series: with each file's `path` (§16), what `band pull` mirrors.",
-    openapi: { parameters: [
-      { name: 'latest', in: 'query', required: false, description: 'true: only the latest version of each series', schema: { type: 'boolean', default: false } },
-    ] },
   },
   updateCut: {
     method: 'PUT',
@@ -683,14 +671,12 @@ export const ROUTES = declareRoutes({
     auth: 'read',
     cookie: true,
     params: { id: 'Cut' },
+    query: 'ArchiveQuery',
     produces: 'archive',
     status: 200,
     tag: 'cuts',
     summary: 'Every file of the cut as one ZIP (also HEAD), streamed from the stored files',
     description: "The latest version of each series; `?versions=all` holds every version, each named `<name> (v<N>).<ext>`. Entries are the cut's files in upload order, named `<display name>.<ext>` as downloads are; repeated names get ` (2)`, ` (3)`… (compared case-insensitively), and a slash in a name becomes `_`. A cut without files is an empty ZIP (22 bytes). No ranges: a broken download starts again.",
-    openapi: { parameters: [
-      { name: 'versions', in: 'query', required: false, description: 'all: every version of each series, named `<name> (v<N>).<ext>`', schema: { type: 'string', enum: ['latest', 'all'], default: 'latest' } },
-    ] },
   },
   shareCut: {
     method: 'POST',
@@ -785,6 +771,7 @@ export const ROUTES = declareRoutes({
     path: '/api/share/:token/files/:fileId',
     auth: 'anonymous',
     params: { token: { uuid: false }, fileId: { noun: 'File', description: 'A file of the shared cut' } },
+    query: 'DownloadQuery',
     produces: { bytes: "inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1" },
     status: 200,
     errorNotes: {
@@ -793,7 +780,6 @@ export const ROUTES = declareRoutes({
     tag: 'shares',
     summary: 'A file of a shared cut, no authentication (also HEAD): the bytes inline, or an attachment with ?download=1',
     description: "Ranges and ETag as the download endpoint. A file of another cut, or a file link: 404. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted. " + PRESIGNED_DOWNLOADS,
-    openapi: { parameters: [DOWNLOAD_QUERY] },
   },
   sharedArchive: {
     method: 'GET',
@@ -814,6 +800,7 @@ export const ROUTES = declareRoutes({
     method: 'POST',
     path: '/api/files/upload',
     auth: 'write',
+    query: 'UploadQuery',
     form: 'UploadForm',
     response: 'File',
     status: 201,
@@ -827,7 +814,6 @@ export const ROUTES = declareRoutes({
     summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
     description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}, session files {limit:SESSION}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed. Versions: `versionOf` (a field before the file part, or the query parameter `?versionOf=`) names any file of a series, and the upload becomes its next version: same cut and same type (else 400 naming versionOf), an unknown or invisible file 404; `cutId` may then be left out, and the display name defaults to the latest version's. Concurrent uploads of one series get distinct consecutive numbers. With `If-None-Match: \"<sha256 hex>\"` equal to the latest version's sha256 the answer is 412 UNCHANGED (with `fileId`) as soon as versionOf is known, before any byte of the file is read: a CI re-run publishes nothing. Session folders (§16): `path` (a field before the file part) is the file's relative POSIX path in the cut's folder: 1–1024 characters after NFC, segments separated by /, each at most 255 UTF-8 bytes, none empty, . or .., no leading /, no \\, no control characters, and none of the reserved paths: no segment that is .git, .hg, .svn or .band in any case (or its Windows short name, GIT~1), no top-level .bandignore, no Windows device name (CON, PRN, AUX, NUL, COM1–COM9, LPT1–LPT9, with any extension), no segment ending in . or a space, no : (else 400 naming path; an empty path too); the server stores it NFC-normalised. A version without a path of a series whose path is reserved (stored before these rules) is 400 naming path: it must move the series. Among the latest versions of the cut's series a path is unique, compared after NFC with Unicode case folding: a taken path is 409 PATH_TAKEN unless versionOf names that series. With versionOf, another path renames the series (every version shows it) and no path keeps the series' path. With a path (given, or the series'), any extension the type table does not name is a SESSION file: application/octet-stream, no leading-byte check, served only as an attachment.",
     openapi: { parameters: [
-      { name: 'versionOf', in: 'query', required: false, description: 'Any file of a series: the upload becomes its next version (also a multipart field)', schema: { type: 'string', format: 'uuid' } },
       { name: 'If-None-Match', in: 'header', required: false, description: 'With versionOf: `\"<sha256 hex>\"` of the file; equal to the latest version\'s, 412 UNCHANGED before any byte is read', schema: { type: 'string' } },
     ] },
   },
@@ -979,15 +965,13 @@ export const ROUTES = declareRoutes({
     path: '/api/files/:id',
     auth: 'write',
     params: { id: 'File' },
+    query: 'DeleteFileQuery',
     response: 'DeleteFileResult',
     status: 200,
     errors: ['FORBIDDEN'],
     tag: 'files',
     summary: 'Delete the file (its uploader or a project ADMIN); bytes removed after commit',
     description: "Deletes this version; the others stay and the series' numbers are not reused. `?series=all` deletes every version of the series (a project ADMIN, or a member who uploaded every version; else 403, nothing deleted) with their comments and reviews, and answers 200 `{seriesId, deleted: <versions>}` (DeletedSeries).",
-    openapi: { parameters: [
-      { name: 'series', in: 'query', required: false, description: 'all: the whole series; answers DeletedSeries', schema: { type: 'string', enum: ['all'] } },
-    ] },
   },
   filePeaks: {
     method: 'GET',
@@ -1025,6 +1009,7 @@ export const ROUTES = declareRoutes({
     path: '/api/files/:id/entries',
     auth: 'read',
     params: { id: 'File' },
+    query: 'StemEntriesQuery',
     response: 'StemEntriesPage',
     status: 200,
     errors: ['VALIDATION_FAILED','ANALYSIS_PENDING'],
@@ -1034,10 +1019,6 @@ export const ROUTES = declareRoutes({
     tag: 'files',
     summary: "A page of a STEM ZIP's entries, in the ZIP's order (the File record lists only the first 100)",
     description: "`stems.summary.entryCount` counts every entry; this pages through all of them. Pass a page's `nextCursor` as `cursor` for the next page; it is null on the last. 409 ANALYSIS_PENDING until the analysis ran; 404 for files without entries (not a STEM, or a ZIP that could not be read).",
-    openapi: { parameters: [
-      { name: 'cursor', in: 'query', required: false, description: 'The nextCursor of the previous page', schema: { type: 'string' } },
-      { name: 'limit', in: 'query', required: false, description: 'Entries per page, 1–1000 (default 500)', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 } },
-    ] },
   },
   downloadFile: {
     method: 'GET',
@@ -1085,6 +1066,7 @@ export const ROUTES = declareRoutes({
     path: '/api/share/:token',
     auth: 'anonymous',
     params: { token: { uuid: false } },
+    query: 'DownloadQuery',
     produces: { bytes: "inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1" },
     status: 200,
     errors: ['NOT_FOUND'],
@@ -1094,7 +1076,7 @@ export const ROUTES = declareRoutes({
     tag: 'shares',
     summary: 'A shared file or cut, no authentication: JSON when Accept names application/json, else the bytes (also HEAD)',
     description: "JSON: SharedFile (kind \"file\") or SharedCut (kind \"cut\"). Otherwise a file link answers the bytes, inline or as an attachment with ?download=1, ranges and ETag as the download endpoint; a cut link answers its ZIP. Unknown, revoked, expired links and links of deleted files or cuts: 404, all alike. Counts as an access of the link (the list's accessCount and lastAccessedAt): a GET of the page, of the bytes or of the ZIP. Not counted: HEAD, the JSON description, a Range that does not start at byte 0 (a download continued, or a seek), and what a browser loads into the page's players and pictures (Sec-Fetch-Dest audio, video, track, image): the page view counted. " + PRESIGNED_DOWNLOADS,
-    openapi: {"parameters":[DOWNLOAD_QUERY],"responses":{"200":{"description":"SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)","headers":{"Content-Type":{"schema":{"type":"string"},"description":"The file type table MIME type"},"Content-Disposition":{"schema":{"type":"string"},"description":"inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1"},"ETag":{"schema":{"type":"string"},"description":"The quoted sha256"},"Last-Modified":{"schema":{"type":"string"}},"Accept-Ranges":{"schema":{"type":"string","const":"bytes"}},"X-Content-Type-Options":{"schema":{"type":"string","const":"nosniff"}},"Content-Security-Policy":{"schema":{"type":"string","const":"default-src 'none'; sandbox"}}},"content":{"application/json":{"schema":{"$ref":"#/components/schemas/SharedItem"}},"application/octet-stream":{"schema":{"type":"string","format":"binary"}},"application/zip":{"schema":{"type":"string","format":"binary"}}}}}},
+    openapi: {"responses":{"200":{"description":"SharedItem as JSON when Accept names application/json, else the bytes (a cut link: its ZIP)","headers":{"Content-Type":{"schema":{"type":"string"},"description":"The file type table MIME type"},"Content-Disposition":{"schema":{"type":"string"},"description":"inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1"},"ETag":{"schema":{"type":"string"},"description":"The quoted sha256"},"Last-Modified":{"schema":{"type":"string"}},"Accept-Ranges":{"schema":{"type":"string","const":"bytes"}},"X-Content-Type-Options":{"schema":{"type":"string","const":"nosniff"}},"Content-Security-Policy":{"schema":{"type":"string","const":"default-src 'none'; sandbox"}}},"content":{"application/json":{"schema":{"$ref":"#/components/schemas/SharedItem"}},"application/octet-stream":{"schema":{"type":"string","format":"binary"}},"application/zip":{"schema":{"type":"string","format":"binary"}}}}}},
   },
   sharedPeaks: {
     method: 'GET',
@@ -1116,6 +1098,7 @@ export const ROUTES = declareRoutes({
     path: '/api/share/:token/preview',
     auth: 'anonymous',
     params: { token: { uuid: false } },
+    query: 'SharedPreviewQuery',
     produces: { bytes: "inline; filename=\"….m4a\"; filename*=UTF-8''…" },
     status: 200,
     errors: ['NOT_FOUND','PREVIEW_NOT_READY'],
@@ -1126,9 +1109,6 @@ export const ROUTES = declareRoutes({
     tag: 'shares',
     summary: "The preview of a shared CUT, no authentication (as GET /api/files/{id}/preview; also on a stream-only link)",
     description: "Counts a play of the link (the list's plays): a GET from byte 0 (no Range, or one starting at 0) by a client (its address and User-Agent) the link has not seen in 30 minutes. Not an access: the page that plays it counted. A link that follows its series (`follow: latest`) also serves each version's preview with `?version=<n>`, which its page compares side by side; on other links, and for a version the series does not have, 404.",
-    openapi: { parameters: [
-      { name: 'version', in: 'query', required: false, description: 'A link with follow "latest": the preview of this version of the series instead of the newest', schema: { type: 'integer', minimum: 1 } },
-    ] },
   },
   sharedCutFilePreview: {
     method: 'GET',
@@ -1165,6 +1145,7 @@ export const ROUTES = declareRoutes({
     path: '/api/share/:token/comments',
     auth: 'anonymous',
     params: { token: { uuid: false } },
+    query: 'SharedCommentsQuery',
     response: 'CommentPage',
     status: 200,
     errors: ['NOT_FOUND'],
@@ -1305,13 +1286,13 @@ export const ROUTES = declareRoutes({
     path: '/api/files/:id/comments',
     auth: 'read',
     params: { id: 'File' },
+    query: 'FileCommentsQuery',
     response: 'CommentPage',
     status: 200,
     errors: ['VALIDATION_FAILED'],
     tag: 'comments',
     summary: "A page of a file's comments (top level, replies inside), ordered by atMs (whole-mix comments last), then createdAt",
     description: 'Query: versions=this|series (default series: every version of the file), status=open|resolved|all (default all), since=<ISO time> (threads with a comment created or changed strictly after it, for polling), limit 1–500 (default 200), cursor (the previous page\u2019s nextCursor). Pages are keyset pages: comments added while a client pages through appear at most once. counts are the top-level, non-deleted comments of the versions chosen, whatever the status, since or page.',
-    openapi: { parameters: [{ name: 'versions', in: 'query', schema: { type: 'string', enum: ['this', 'series'], default: 'series' } }, ...COMMENT_PAGE_QUERY] },
   },
   createComment: {
     method: 'POST',
@@ -1388,44 +1369,39 @@ export const ROUTES = declareRoutes({
     path: '/api/cuts/:id/comments',
     auth: 'read',
     params: { id: 'Cut' },
+    query: 'InboxCommentsQuery',
     response: 'CommentPage',
     status: 200,
     errors: ['VALIDATION_FAILED'],
     tag: 'comments',
     summary: "The cut's inbox: a page of the comments of all its files",
     description: 'Query as on a file (status, since, limit, cursor), and mentions=me for the comments that mention the caller.',
-    openapi: { parameters: [{ name: 'mentions', in: 'query', schema: { type: 'string', enum: ['me'] } }, ...COMMENT_PAGE_QUERY] },
   },
   listProjectComments: {
     method: 'GET',
     path: '/api/projects/:id/comments',
     auth: 'read',
     params: { id: 'Project' },
+    query: 'InboxCommentsQuery',
     response: 'CommentPage',
     status: 200,
     errors: ['VALIDATION_FAILED'],
     tag: 'comments',
     summary: "The band's inbox: a page of the comments of every file of the project",
     description: 'Query as on a cut: mentions=me, status, since, limit, cursor.',
-    openapi: { parameters: [{ name: 'mentions', in: 'query', schema: { type: 'string', enum: ['me'] } }, ...COMMENT_PAGE_QUERY] },
   },
   exportComments: {
     method: 'GET',
     path: '/api/files/:id/comments/export',
     auth: 'read',
     params: { id: 'File' },
+    query: 'MarkerExportQuery',
     produces: { bytes: 'attachment; the format\u2019s file' },
     status: 200,
     errors: ['VALIDATION_FAILED'],
     tag: 'comments',
     summary: 'The comments as markers for a DAW or editor: midi, rpp, wav, audacity, csv or json',
     description: 'Query: format (required), offsetMs (0 to 86,400,000, default 0: added to every time), status=open|all (default all), versions=this|series (default this). Each top-level comment with a time becomes a marker named "<author>: <body>" on one line (at most 255 characters; a guest of a feedback link is "<name> (guest)" in every format); a range becomes a region (MIDI: a second marker "<name> (end)"). Whole-mix comments and replies appear only in csv and json (a reply at its parent\u2019s times); a deleted thread is in none. midi: Standard MIDI File type 1, 960 ticks per quarter note at 120 BPM, marker meta events on track 0. rpp: a ZIP of <name>.RPP (REAPER project placing the mix at 0, MARKER lines) and the mix, both at its root (/ \\ : and the like in the name become _). wav: the WAV mix with cue and LIST/adtl chunks (labl, ltxt for ranges) added, every other chunk and every audio byte unchanged, exact Content-Length (WAV files, RIFF, RF64 or BW64, only, else 400 naming format; also 400 for a WAV whose chunks lie beyond the export\u2019s 16 reads of 64 KiB). A marker a format cannot place is 400 naming format, never moved or left out: a WAV cue past sample frame 2^32 - 1 (24:51:18 at 48 kHz), a MIDI gap longer than 38:50:10. audacity: label track (start, end, label; seconds with 6 decimals). csv: RFC 4180, #,Start,End,Author,Comment,Status,Version with times as H:MM:SS.mmm; a cell holding , ; a quote or a line break is quoted, and = + - @ tab or CR at its start or after any , ; or line break gets an apostrophe before it, so no spreadsheet runs it (whatever its separator). json: {file, offsetMs, markers: [{atMs, endMs, name, commentId, guest, resolved}]}.',
-    openapi: { parameters: [
-      { name: 'format', in: 'query', required: true, schema: { type: 'string', enum: ['midi', 'rpp', 'wav', 'audacity', 'csv', 'json'] } },
-      { name: 'offsetMs', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 86400000, default: 0 } },
-      { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'all'], default: 'all' } },
-      { name: 'versions', in: 'query', schema: { type: 'string', enum: ['this', 'series'], default: 'this' } },
-    ] },
   },
   listReviews: {
     method: 'GET',
@@ -1463,6 +1439,7 @@ export const ROUTES = declareRoutes({
     method: 'GET',
     path: '/api/admin/storage',
     auth: 'read',
+    query: 'AdminStorageQuery',
     response: 'AdminStorage',
     status: 200,
     errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
@@ -1472,10 +1449,6 @@ export const ROUTES = declareRoutes({
     tag: 'admin',
     summary: "Site ADMIN: every user's or every project's bytes by type, quota use and incomplete uploads; the largest files",
     description: 'by=user: one row per account (files and images it uploaded, its quota, its incomplete resumable uploads), deactivated ones too; by=project: one row per project (every member\'s files, its cover and vibe images, the incomplete uploads into its cuts). Rows are ordered by totalSize, largest first. top=N (1–1000) adds the N largest files of the site. Sums are exact (counted as bigint, answered as JSON numbers).',
-    openapi: { parameters: [
-      { name: 'by', in: 'query', required: true, schema: { type: 'string', enum: ['user', 'project'] } },
-      { name: 'top', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-    ] },
   },
   adminListUsers: {
     method: 'GET',
@@ -1510,6 +1483,7 @@ export const ROUTES = declareRoutes({
     method: 'GET',
     path: '/api/admin/jobs',
     auth: 'read',
+    query: 'AdminJobsQuery',
     response: 'AdminJobs',
     status: 200,
     errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
@@ -1519,10 +1493,6 @@ export const ROUTES = declareRoutes({
     tag: 'admin',
     summary: 'Site ADMIN: the background job queue: jobs by kind and state, the oldest waiting, the last 100 failed with their errors',
     description: 'state= and kind= narrow the counts (and the failed list) to one state or one kind. A job is tried maxAttempts times with exponential backoff and jitter, then failed (dead); failed jobs are kept 30 days, done ones a day. oldestQueuedSeconds is how long the oldest job that is due has waited (with kind=, of that kind).',
-    openapi: { parameters: [
-      { name: 'state', in: 'query', required: false, schema: { type: 'string', enum: ['queued', 'running', 'done', 'failed'] } },
-      { name: 'kind', in: 'query', required: false, schema: { type: 'string', enum: ['analysis', 'preview', 'webhook_delivery', 'email', 'digest', 'trash_purge', 'upload_purge', 'expired_rows_purge'] } },
-    ] },
   },
   adminRetryJob: {
     method: 'POST',
@@ -1713,6 +1683,7 @@ export const ROUTES = declareRoutes({
     path: '/api/webhooks/:id/deliveries',
     auth: 'read',
     params: { id: 'Webhook' },
+    query: 'WebhookDeliveriesQuery',
     response: 'WebhookDeliveryPage',
     status: 200,
     errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
@@ -1720,10 +1691,6 @@ export const ROUTES = declareRoutes({
     tag: 'webhooks',
     summary: "The endpoint's deliveries of the last 30 days, newest first, 50 a page, each with every attempt",
     description: 'Attempts: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (± 10 % jitter), 10 in about 3 days. A 2xx ends a delivery; 429 and 503 with Retry-After wait that long (at most 24 h); 410 disables the endpoint; other answers, a timeout ({WEBHOOK_TIMEOUT_SECONDS}) or a refused address fail the attempt. An endpoint whose deliveries have all failed for 5 days is disabled with its disabledReason. Deliveries to one endpoint go one at a time, in event order.',
-    openapi: { parameters: [
-      { name: 'status', in: 'query', required: false, schema: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } },
-      { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
-    ] },
   },
   redeliverWebhook: {
     method: 'POST',

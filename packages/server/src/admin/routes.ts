@@ -1,7 +1,6 @@
-import { adminJobsQuery, adminStorageQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
-import { validate } from '../core/http.js';
 import type { Routes } from '../core/routes.js';
 import { AdminJobsService, AdminService } from './service.js';
 
@@ -14,7 +13,7 @@ export class AdminRoutes implements Feature {
   ) {}
 
   register(routes: Routes): void {
-    routes.on(ROUTES.adminStorage, async ({ req, principal }) => this.admin.storage(principal, validate(adminStorageQuery, req.query)));
+    routes.on(ROUTES.adminStorage, async ({ principal, query }) => this.admin.storage(principal, query));
 
     routes.on(ROUTES.adminListUsers, async ({ principal }) => this.admin.users(principal));
 
@@ -25,7 +24,7 @@ export class AdminRoutes implements Feature {
       return this.admin.setActive(principal, params.id, active);
     });
 
-    routes.on(ROUTES.adminJobs, async ({ req, principal }) => this.jobs.overview(principal, validate(adminJobsQuery, req.query)));
+    routes.on(ROUTES.adminJobs, async ({ principal, query }) => this.jobs.overview(principal, query));
 
     routes.on(ROUTES.adminRetryJob, async ({ principal, params }) => this.jobs.retry(principal, params.id));
   }

@@ -1,8 +1,7 @@
-import { archiveQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { validate } from '../core/http.js';
 import { sendArchive } from './http.js';
 import { ArchivesService } from './service.js';
 
@@ -13,8 +12,8 @@ export class ArchivesRoutes implements Feature {
 
   register(routes: Routes): void {
     // Also with the access_token cookie (declared), as file downloads: a browser link can fetch it.
-    routes.on(ROUTES.cutArchive, async ({ req, res, principal, params }) => {
-      await sendArchive(req, res, await this.archives.forMember(principal, params.id, validate(archiveQuery, req.query).versions));
+    routes.on(ROUTES.cutArchive, async ({ req, res, principal, params, query }) => {
+      await sendArchive(req, res, await this.archives.forMember(principal, params.id, query.versions));
     });
   }
 }

@@ -30,10 +30,10 @@ export class IdpRoutes implements Feature {
   register(routes: Routes): void {
     const before = () => this.idp.requireEnabled();
 
-    routes.on(ROUTES.idpStart, async ({ req, res }) => {
-      const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = req.query;
-      if (typeof flow === 'string') return this.startFlow(res, await this.idp.resume(flow));
-      if (cliRedirect !== undefined && (typeof cliRedirect !== 'string' || !isLoopbackRedirect(cliRedirect))) {
+    routes.on(ROUTES.idpStart, async ({ req, res, query }) => {
+      const { redirect, cliRedirect, code_challenge: codeChallenge, link, flow } = query;
+      if (flow !== undefined) return this.startFlow(res, await this.idp.resume(flow));
+      if (cliRedirect !== undefined && !isLoopbackRedirect(cliRedirect)) {
         throw invalidField('cliRedirect', 'must be an http URL on 127.0.0.1, [::1] or localhost with an explicit port');
       }
       const challenge = isS256Challenge(codeChallenge) ? codeChallenge : null;

@@ -1,7 +1,6 @@
-import { fileCommentsQuery, inboxCommentsQuery, markerExportQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { inboxCommentsQuery, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
-import { validate } from '../core/http.js';
 import type { Routes } from '../core/routes.js';
 import { trashed } from '../trash/service.js';
 import { CommentsService } from './service.js';
@@ -16,13 +15,12 @@ export class CommentsRoutes implements Feature {
   ) {}
 
   register(routes: Routes): void {
-    routes.on(ROUTES.listFileComments, async ({ req, principal, params }) => {
-      const query = validate(fileCommentsQuery, req.query);
+    routes.on(ROUTES.listFileComments, async ({ principal, params, query }) => {
       return this.comments.listOfFile(principal, params.id, { ...query, since: query.since ?? null, cursor: query.cursor ?? null });
     });
 
-    routes.on(ROUTES.exportComments, async ({ req, res, principal, params }) => {
-      await this.exports.send(req, res, principal, params.id, validate(markerExportQuery, req.query));
+    routes.on(ROUTES.exportComments, async ({ req, res, principal, params, query }) => {
+      await this.exports.send(req, res, principal, params.id, query);
     });
 
     routes.on(ROUTES.createComment, async ({ principal, params, body }) => {
@@ -40,15 +38,9 @@ export class CommentsRoutes implements Feature {
       return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
 
-    routes.on(ROUTES.listCutComments, async ({ req, principal, params }) => {
-      const query = validate(inboxCommentsQuery, req.query);
-      return this.comments.listOfCut(principal, params.id, inboxRequest(query));
-    });
+    routes.on(ROUTES.listCutComments, async ({ principal, params, query }) => this.comments.listOfCut(principal, params.id, inboxRequest(query)));
 
-    routes.on(ROUTES.listProjectComments, async ({ req, principal, params }) => {
-      const query = validate(inboxCommentsQuery, req.query);
-      return this.comments.listOfProject(principal, params.id, inboxRequest(query));
-    });
+    routes.on(ROUTES.listProjectComments, async ({ principal, params, query }) => this.comments.listOfProject(principal, params.id, inboxRequest(query)));
 
     routes.on(ROUTES.listReviews, async ({ principal, params }) => this.comments.reviews(principal, params.id));
 

@@ -1,6 +1,8 @@
 import type { App, Request, Response } from '@tinyhttp/app';
 import {
   type ParamsOf,
+  QUERY_SCHEMAS,
+  type QueryName,
   REQUEST_SCHEMAS,
   type RequestName,
   type RequestOf,
@@ -15,11 +17,16 @@ import { contentType, hasBody, idParam, isMultipart, readJson, sendJson, validat
 import { DomainError } from './errors.js';
 import { type Idempotency, idempotencyKeyOf } from './idempotency.js';
 
-/** What a handler gets: the request, its checked path parameters, its caller (for authenticated routes) and its body on demand. */
+/**
+ * What a handler gets: the request, its checked path parameters and query, its caller (for authenticated
+ * routes) and its body on demand. The query is the declaration's (`query`), validated: a handler never reads
+ * `req.query` itself (a conventions test holds it to that).
+ */
 export interface RouteContext<R extends RouteDeclaration> {
   req: Request;
   res: Response;
   params: ParamsOf<R>;
+  query: R['query'] extends QueryName ? z.output<(typeof QUERY_SCHEMAS)[R['query']]> : undefined;
   principal: R['auth'] extends 'session' | 'read' | 'write' | 'review' ? Principal : undefined;
   /** Reads and validates the JSON body (≤ 1 MiB). Called by the handler, so access can be checked before the body is read. */
   body(): Promise<R['request'] extends RequestName ? z.output<(typeof REQUEST_SCHEMAS)[R['request']]> : never>;
@@ -76,6 +83,7 @@ export class Routes {
     const idempotency = takesIdempotencyKey(route) ? this.idempotency : undefined;
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
+    const querySchema = route.query === undefined ? undefined : QUERY_SCHEMAS[route.query];
     const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
     const takesNoBody = schema === undefined && route.form === undefined && route.openapi?.requestBody === undefined;
     this.app[method](route.path, async (req: Request, res: Response, next?: () => void) => {
@@ -93,13 +101,15 @@ export class Routes {
         : undefined;
       const params: Record<string, string> = {};
       for (const name of Object.keys(route.params ?? {})) params[name] = nouns[name] === undefined ? (req.params[name] ?? '') : idParam(req, name, nouns[name]);
+      // After authentication (a 401 comes first), before the handler: 400 VALIDATION_FAILED naming the parameter.
+      const query = querySchema === undefined ? undefined : validate(querySchema, req.query);
       const respond = async () => {
         const body = async () => {
           if (schema === undefined) throw new TypeError(`${route.method} ${route.path} declares no JSON body`);
           // Read once per request (readJson): a keyed request's body was read already, below.
           return validate(schema, await readJson(req, res));
         };
-        const answer = await handler({ req, res, params, principal, body } as RouteContext<R>);
+        const answer = await handler({ req, res, params, query, principal, body } as RouteContext<R>);
         if (route.response === undefined) return;
         if (route.status === 201) {
           const { location, body: created } = answer as Created<unknown>;

@@ -1,9 +1,8 @@
-import { latestFilesQuery, pathOf, ROUTES } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
 import { trashed } from '../trash/service.js';
-import { validate } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsService } from './service.js';
 
@@ -23,7 +22,7 @@ export class CutsRoutes implements Feature {
       return { location: pathOf(ROUTES.getCut, { id: cut.id }), body: cut };
     });
 
-    routes.on(ROUTES.getCut, async ({ req, principal, params }) => this.cuts.get(principal, params.id, validate(latestFilesQuery, req.query).latest));
+    routes.on(ROUTES.getCut, async ({ principal, params, query }) => this.cuts.get(principal, params.id, query.latest));
 
     routes.on(ROUTES.updateCut, async ({ principal, params, body }) => {
       await this.access.require(principal, 'cut', params.id);

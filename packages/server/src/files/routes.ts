@@ -1,10 +1,9 @@
-import { checkFilePath, deleteFileQuery, isUuid, pathOf, ROUTES, stemEntriesQuery, uploadFields, uploadQuery } from '@bandcollab/sdk/contract';
+import { checkFilePath, isUuid, pathOf, ROUTES, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { RouteContext, Routes } from '../core/routes.js';
 import { Metrics } from '../core/metrics.js';
-import { validate } from '../core/http.js';
 import { Multipart } from '../core/multipart.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
@@ -35,7 +34,7 @@ export class FilesRoutes implements Feature {
       await sendStoredBytes(req, res, await this.files.preview(principal, params.id), 'inline');
     });
 
-    routes.on(ROUTES.stemEntries, async ({ req, principal, params }) => this.files.stemEntries(principal, params.id, validate(stemEntriesQuery, req.query)));
+    routes.on(ROUTES.stemEntries, async ({ principal, params, query }) => this.files.stemEntries(principal, params.id, query));
 
     // Downloads and media paths also take the access_token cookie (declared), so an <audio> element can play and seek.
     routes.on(ROUTES.downloadFile, async ({ req, res, principal, params }) => {
@@ -62,18 +61,18 @@ export class FilesRoutes implements Feature {
       }
     });
 
-    routes.on(ROUTES.deleteFile, async ({ req, principal, params }) => {
-      if (validate(deleteFileQuery, req.query).series === 'all') return this.files.deleteSeries(principal, params.id);
+    routes.on(ROUTES.deleteFile, async ({ principal, params, query }) => {
+      if (query.series === 'all') return this.files.deleteSeries(principal, params.id);
       const trashedUntil = await this.files.delete(principal, params.id);
       return { id: params.id, deleted: true as const, ...trashed(trashedUntil) };
     });
   }
 
   /** A multipart upload (§16): every check before the bytes it can be made before. */
-  private async uploadFile({ req, res, principal }: RouteContext<typeof ROUTES.uploadFile>) {
+  private async uploadFile({ req, res, principal, query }: RouteContext<typeof ROUTES.uploadFile>) {
     // An unchanged version is refused before any byte is read: from the query, or as soon as its field arrives.
     const ifNoneMatch = typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : null;
-    const { versionOf: queryVersionOf } = validate(uploadQuery, req.query);
+    const { versionOf: queryVersionOf } = query;
     // What the fields before the file part tell: the cut, the series and the path (§16).
     const early: { cutId?: string; series?: SeriesOfFile; path?: string } = {};
     if (queryVersionOf) early.series = await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });

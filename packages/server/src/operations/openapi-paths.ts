@@ -1,4 +1,5 @@
-import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, describeSize, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
+import { type ErrorCode, MAX_UPLOAD_BYTES, QUERY_SCHEMAS, type RouteDeclaration, ROUTES, describeSize, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
+import { z } from 'zod';
 import { SETTINGS } from '../core/config.js';
 
 // The OpenAPI `paths`, generated from the route declarations (@bandcollab/sdk/contract, routes.ts): what a
@@ -111,6 +112,7 @@ function impliedStatuses(route: RouteDeclaration): Set<number> {
   if (AUTHENTICATED.has(route.auth)) statuses.add(401);
   if (route.auth === 'session') statuses.add(403);
   if (route.request || route.form) for (const status of [400, 413, 415]) statuses.add(status);
+  if (route.query) statuses.add(400);
   if (Object.values(route.params ?? {}).some(isUuidParam)) statuses.add(404);
   return statuses;
 }
@@ -161,7 +163,7 @@ function operation(route: RouteDeclaration): Record<string, unknown> {
     ...(route.form ? { 'multipart/form-data': { schema: ref(route.form) } } : {}),
   };
   const requestBody = Object.keys(content).length > 0 ? { required: !route.optionalBody, content } : extras.requestBody;
-  const parameters = [...(takesIdempotencyKey(route) ? [IDEMPOTENCY_KEY] : []), ...(extras.parameters ?? [])];
+  const parameters = [...queryParameters(route), ...(takesIdempotencyKey(route) ? [IDEMPOTENCY_KEY] : []), ...(extras.parameters ?? [])];
   return {
     tags: [route.tag],
     summary: route.summary,
@@ -171,6 +173,19 @@ function operation(route: RouteDeclaration): Record<string, unknown> {
     ...(requestBody ? { requestBody } : {}),
     responses: { ...successResponses(route), ...errorResponses(route), ...extras.responses },
   };
+}
+
+/** The declared query (contract/queries.ts) as query parameters: one a property, as a client may send it. */
+function queryParameters(route: RouteDeclaration): Record<string, unknown>[] {
+  if (route.query === undefined) return [];
+  const generated = z.toJSONSchema(QUERY_SCHEMAS[route.query], { target: 'draft-2020-12', io: 'input' }) as { properties?: Record<string, Schema>; required?: string[] };
+  return Object.entries(generated.properties ?? {}).map(([name, { description, ...schema }]) => ({
+    name,
+    in: 'query',
+    required: generated.required?.includes(name) ?? false,
+    ...(typeof description === 'string' ? { description } : {}),
+    schema,
+  }));
 }
 
 function pathParameters(route: RouteDeclaration): Record<string, unknown>[] {

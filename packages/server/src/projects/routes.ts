@@ -1,10 +1,9 @@
-import { createProjectRequest, latestFilesQuery, pathOf, ROUTES, updateProjectRequest } from '@bandcollab/sdk/contract';
+import { createProjectRequest, pathOf, ROUTES, updateProjectRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { requireEveryProject } from '../core/auth-guard.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
 import { trashed } from '../trash/service.js';
-import { validate } from '../core/http.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { ImageForms } from '../images/forms.js';
@@ -34,8 +33,8 @@ export class ProjectsRoutes implements Feature {
       return { location: pathOf(ROUTES.getProject, { id: project.id }), body: project };
     });
 
-    routes.on(ROUTES.getProject, async ({ req, principal, params }) =>
-      this.projects.detail(principal, params.id, validate(latestFilesQuery, req.query).latest),
+    routes.on(ROUTES.getProject, async ({ principal, params, query }) =>
+      this.projects.detail(principal, params.id, query.latest),
     );
 
     routes.on(ROUTES.updateProject, async ({ req, res, principal, params }) => {

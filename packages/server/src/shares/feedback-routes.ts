@@ -1,10 +1,10 @@
-import { pathOf, ROUTES, sharedCommentsQuery } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { CommentsService } from '../comments/service.js';
 import type { Config } from '../core/config.js';
 import { CONFIG } from '../core/di.js';
 import type { Feature } from '../core/feature.js';
-import { clientAddress, validate } from '../core/http.js';
+import { clientAddress } from '../core/http.js';
 import { addressKey } from '../core/networks.js';
 import type { Routes } from '../core/routes.js';
 import { SHARE_PAGE_SCRIPT } from './page-script.js';
@@ -20,9 +20,8 @@ export class FeedbackRoutes implements Feature {
   ) {}
 
   register(routes: Routes): void {
-    routes.on(ROUTES.sharedComments, async ({ req, params }) => {
+    routes.on(ROUTES.sharedComments, async ({ params, query }) => {
       const link = await this.shares.feedbackLink(params.token);
-      const query = validate(sharedCommentsQuery, req.query);
       return this.comments.listOfFeedbackLink(link, { ...query, since: query.since ?? null, cursor: query.cursor ?? null });
     });
 

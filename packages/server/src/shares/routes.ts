@@ -34,7 +34,7 @@ export class SharesRoutes implements Feature {
   /** tinyhttp runs the first route of a path for HEAD, whatever its method: GET routes come first. */
   register(routes: Routes): void {
     // A file link: JSON, else the file's bytes. A cut link: JSON, else its ZIP.
-    routes.on(ROUTES.shared, async ({ req, res, params: { token } }) => {
+    routes.on(ROUTES.shared, async ({ req, res, params: { token }, query }) => {
       const share = await this.shares.resolve(token);
       res.setHeader('Vary', 'Accept');
       if (acceptsJson(req)) {
@@ -46,14 +46,14 @@ export class SharesRoutes implements Feature {
         await sendArchive(req, res, this.shares.archiveOf(share));
         return;
       }
-      await sendStoredBytes(req, res, this.files.bytesOf(share.file), req.query.download === '1' ? 'attachment' : 'inline');
+      await sendStoredBytes(req, res, this.files.bytesOf(share.file), query.download === '1' ? 'attachment' : 'inline');
     });
 
-    routes.on(ROUTES.sharedCutFile, async ({ req, res, params }) => {
+    routes.on(ROUTES.sharedCutFile, async ({ req, res, params, query }) => {
       const share = await this.shares.resolve(params.token);
       const file = this.shares.fileOf(share, params.fileId);
       await this.shares.recordAccess(share, accessOf(req), { download: true });
-      await sendStoredBytes(req, res, this.files.bytesOf(file), req.query.download === '1' ? 'attachment' : 'inline');
+      await sendStoredBytes(req, res, this.files.bytesOf(file), query.download === '1' ? 'attachment' : 'inline');
     });
 
     // A file link's waveform (not an access: the page that draws it counted).
@@ -64,11 +64,11 @@ export class SharesRoutes implements Feature {
     });
 
     // A file link's preview, also on a stream-only link: a play when fetched from its start (not an access).
-    routes.on(ROUTES.sharedPreview, async ({ req, res, params }) => {
+    routes.on(ROUTES.sharedPreview, async ({ req, res, params, query }) => {
       const share = await this.shares.resolve(params.token);
       if (share.kind !== 'file') throw notFound('Share link');
       // A link that follows its series serves each version's preview too (`?version=`), for its page's A/B.
-      const version = typeof req.query.version === 'string' ? Number(req.query.version) : null;
+      const version = query.version === undefined ? null : Number(query.version);
       if (version !== null && !Number.isInteger(version)) throw invalidField('version', 'must be a version number');
       const bytes = this.files.previewOf(version === null ? share.file : await this.shares.versionOf(share, version));
       await this.shares.recordPlay(share, accessOf(req), this.listener(req));

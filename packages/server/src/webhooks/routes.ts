@@ -1,7 +1,6 @@
-import { pathOf, ROUTES, webhookDeliveriesQuery } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
-import { validate } from '../core/http.js';
 import type { Routes } from '../core/routes.js';
 import { WebhooksService } from './service.js';
 
@@ -30,8 +29,8 @@ export class WebhooksRoutes implements Feature {
     });
     routes.on(ROUTES.rotateWebhookSecret, async ({ principal, params }) => this.webhooks.rotateSecret(principal, params.id));
     routes.on(ROUTES.testWebhook, async ({ principal, params }) => this.webhooks.test(principal, params.id));
-    routes.on(ROUTES.listWebhookDeliveries, async ({ principal, params, req }) =>
-      this.webhooks.deliveries(principal, params.id, validate(webhookDeliveriesQuery, req.query)),
+    routes.on(ROUTES.listWebhookDeliveries, async ({ principal, params, query }) =>
+      this.webhooks.deliveries(principal, params.id, query),
     );
     routes.on(ROUTES.redeliverWebhook, async ({ principal, params }) => this.webhooks.redeliver(principal, params.id, params.deliveryId));
   }
