@@ -48,6 +48,7 @@ import type { ProfileUser } from './settings.js';
 import type { PullAction, PushAction } from './session/plan.js';
 import type { SessionReport } from './session/report.js';
 import { counted, formatBytes, formatTime, type Output } from './render.js';
+import { shortId } from './resolve.js';
 
 /**
  * What people call each file type (the API's codes are CUT, STEM, IMAGE and SESSION): the words of the SDK's
@@ -571,10 +572,10 @@ export function commentThreads(out: Output, comments: readonly Comment[], counts
   const lines: string[] = [];
   for (const comment of comments) {
     const file = fileName ? `${fileName(comment.fileId) ?? 'a file'}  ` : '';
-    lines.push(`${file}${out.bold(pinnedAt(comment))}  ${comment.author.name}${comment.author.guest ? ' (guest)' : ''}  ${commentStatus(comment)}  v${comment.version}  ${formatTime(comment.createdAt)}  ${out.dim(comment.id)}`);
+    lines.push(`${file}${out.bold(pinnedAt(comment))}  ${comment.author.name}${comment.author.guest ? ' (guest)' : ''}  ${commentStatus(comment)}  v${comment.version}  ${formatTime(comment.createdAt)}  ${out.dim(shortId(comment.id))}`);
     lines.push(...commentBody(comment, '    '));
     for (const reply of comment.replies ?? []) {
-      lines.push(`    ↳ ${reply.author.name}${reply.author.guest ? ' (guest)' : ''}  ${formatTime(reply.createdAt)}  ${out.dim(reply.id)}`);
+      lines.push(`    ↳ ${reply.author.name}${reply.author.guest ? ' (guest)' : ''}  ${formatTime(reply.createdAt)}  ${out.dim(shortId(reply.id))}`);
       lines.push(...commentBody(reply, '      '));
     }
   }
@@ -585,15 +586,15 @@ export function commentThreads(out: Output, comments: readonly Comment[], counts
 
 /** "Commented on mix.wav at 1:23.450 (id)" */
 export function commentedView(comment: Comment, file: string): string {
-  return `Commented on ${file} v${comment.version} at ${pinnedAt(comment)} (${comment.id})`;
+  return `Commented on ${file} v${comment.version} at ${pinnedAt(comment)} (${shortId(comment.id)})`;
 }
 
 export function repliedView(reply: Comment, parent: Comment): string {
-  return `Replied to ${parent.author.name}'s comment at ${pinnedAt(parent)} (${reply.id})`;
+  return `Replied to ${parent.author.name}'s comment at ${pinnedAt(parent)} (${shortId(reply.id)})`;
 }
 
 export function commentChangedView(verb: 'Resolved' | 'Reopened' | 'Edited', comment: Comment): string {
-  return `${verb} ${comment.author.name}'s comment at ${pinnedAt(comment)} (${comment.id})`;
+  return `${verb} ${comment.author.name}'s comment at ${pinnedAt(comment)} (${shortId(comment.id)})`;
 }
 
 /** The question before deleting a comment: whose, where, and its first line. */

@@ -76,11 +76,16 @@ describe('band comment', () => {
     const range = await json<Comment>(ben, ['comment', 'add', mix.id, 'vocals drift', '--at', '0:00.250', '--to', '0:02', '--mention', 'ana@example.com']);
     expect(range).toMatchObject({ atMs: 250, endMs: 2000, mentions: [{ name: 'Ana' }] });
     const added = await ok(ana, ['comment', 'add', ...MIX, 'love it']);
-    expect(added.stdout.trim()).toMatch(/^Commented on mix v1 at whole mix \([0-9a-f-]{36}\)$/);
+    expect(added.stdout.trim()).toMatch(/^Commented on mix v1 at whole mix \([0-9a-f]{8}\)$/);
 
-    const reply = await ok(ana, ['comment', 'reply', range.id, 'fixed in v2', '--mention', 'Ben']);
+    // A comment is named by the first characters of its id, as band comment list shows them.
+    const reply = await ok(ana, ['comment', 'reply', range.id.slice(0, 8), 'fixed in v2', '--mention', 'Ben']);
     expect(reply.stdout).toContain("Replied to Ben's comment at 0:00.250–0:02.000");
-    expect((await ok(ben, ['comment', 'resolve', range.id])).stdout).toContain("Resolved Ben's comment at 0:00.250–0:02.000");
+    expect((await ok(ben, ['comment', 'resolve', range.id.slice(0, 5)])).stdout).toContain("Resolved Ben's comment at 0:00.250–0:02.000");
+    const tooShort = plain(await ana.band(['comment', 'resolve', range.id.slice(0, 3)]));
+    expect([tooShort.exitCode, tooShort.stderr]).toEqual([2, `error: "${range.id.slice(0, 3)}" is not a comment id (the id, or its first characters as band comment list shows them)\n`]);
+    const unknown = plain(await ana.band(['comment', 'resolve', 'FFFFFFFF']));
+    expect([unknown.exitCode, unknown.stderr]).toEqual([6, 'error: no comment of your projects has an id starting with ffffffff\n']);
 
     const listed = await json<Comment[]>(ana, ['comment', 'list', ...MIX]);
     const api = await anaSdk.comments.list(mix.id, { versions: 'this' }).pages()[Symbol.asyncIterator]().next();
@@ -89,7 +94,7 @@ describe('band comment', () => {
     expect(listed[0]!.replies).toMatchObject([{ body: 'fixed in v2', mentions: [{ name: 'Ben' }] }]);
 
     const human = (await ok(ana, ['comment', 'list', ...MIX])).stdout.split('\n');
-    expect(human[0]).toMatch(new RegExp(`^0:00\\.250–0:02\\.000  Ben  resolved by Ben  v1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  ${range.id}$`));
+    expect(human[0]).toMatch(new RegExp(`^0:00\\.250–0:02\\.000  Ben  resolved by Ben  v1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  ${range.id.slice(0, 8)}$`));
     expect(human[1]).toBe('    vocals drift  (to Ana)');
     expect(human[2]).toMatch(/^ {4}↳ Ana {2}\d{4}-/);
     expect(human[3]).toBe('      fixed in v2  (to Ben)');

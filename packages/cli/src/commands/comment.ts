@@ -11,7 +11,7 @@ import type { Factory } from '../factory.js';
 import { loadedLibraries } from '../libraries.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
-import { type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
+import { commentId, type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
 import { parseTime } from '../times.js';
 import {
   clockTime,
@@ -127,19 +127,19 @@ export function register(comment: Command, factory: Factory): void {
     comment
       .command('reply')
       .description('reply to a comment (replies are one level deep)')
-      .argument('<comment-id>', 'the comment (from band comment list)')
+      .argument('<comment-id>', 'the comment: its id, or its first characters as band comment list shows them')
       .argument('<body>', 'the reply')
       .option('--mention <member>', 'notify a member: email, name or user id (repeat for several)', collect, [])
       .action(
         run(async (ctx, id: string, body: string, options: { mention: string[] }) => {
           const client = await ctx.signedIn();
-          const parent = await client.comments.get(id);
+          const parent = await client.comments.get(await commentId(client, id));
           const mentions = await mentionIds(client, async () => parent.projectId, options.mention);
           const reply = await client.comments.create(parent.fileId, { body, parentId: parent.id, mentions });
           ctx.out.done(reply, () => repliedView(reply, parent));
         }),
       ),
-    'band comment reply 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a "fixed in v3"',
+    'band comment reply 5b0e2f7c "fixed in v3"',
   );
 
   for (const [verb, description, change, word] of [
@@ -150,10 +150,11 @@ export function register(comment: Command, factory: Factory): void {
       comment
         .command(verb)
         .description(description)
-        .argument('<comment-id>', 'the comment (a top-level one)')
+        .argument('<comment-id>', 'the comment (a top-level one): its id or its first characters')
         .action(
           run(async (ctx, id: string) => {
-            const changed = await change(await ctx.signedIn(), id);
+            const client = await ctx.signedIn();
+            const changed = await change(client, await commentId(client, id));
             ctx.out.done(changed, () => commentChangedView(word, changed));
           }),
         ),
@@ -165,7 +166,7 @@ export function register(comment: Command, factory: Factory): void {
     comment
       .command('edit')
       .description('change your comment: its text, its time or whom it mentions')
-      .argument('<comment-id>', 'the comment')
+      .argument('<comment-id>', 'the comment: its id or its first characters')
       .argument('[body]', 'the new text')
       .option('--at <time>', 'the new time: 83, 83.5s, 1:23, 1:23.450 or 1:02:03', (value) => parseTime(value, '--at'))
       .option('--to <time>', 'the new end of the range', (value) => parseTime(value, '--to'))
@@ -176,8 +177,9 @@ export function register(comment: Command, factory: Factory): void {
             throw usageError('say what changes: a new text, --at, --to or --mention');
           }
           const client = await ctx.signedIn();
-          const mentions = options.mention.length === 0 ? undefined : await mentionIds(client, () => client.comments.get(id).then((c) => c.projectId), options.mention);
-          const edited = await client.comments.update(id, { body, atMs: options.at, endMs: options.to, mentions });
+          const found = await commentId(client, id);
+          const mentions = options.mention.length === 0 ? undefined : await mentionIds(client, () => client.comments.get(found).then((c) => c.projectId), options.mention);
+          const edited = await client.comments.update(found, { body, atMs: options.at, endMs: options.to, mentions });
           ctx.out.done(edited, () => commentChangedView('Edited', edited));
         }),
       ),
@@ -189,11 +191,11 @@ export function register(comment: Command, factory: Factory): void {
     comment
       .command('delete')
       .description('move a comment and its replies to the trash (its author or a project ADMIN); with the trash off, one with replies stays as "(deleted)" above them')
-      .argument('<comment-id>', 'the comment')
+      .argument('<comment-id>', 'the comment: its id or its first characters')
       .action(
         run(async (ctx, id: string) => {
           const client = await ctx.signedIn();
-          const found = await client.comments.get(id);
+          const found = await client.comments.get(await commentId(client, id));
           await confirm(ctx.io, deleteCommentQuestion(found), ctx.options.yes);
           const deleted = await client.comments.delete(found.id);
           ctx.out.done(deleted, () => deletedCommentView(found, deleted));
