@@ -631,6 +631,12 @@ export function exportedMarkersView(file: string, format: string, target: string
   return `Saved the comments of ${file} as ${MARKER_FORMAT_LABELS[format] ?? format} to ${target} (${formatBytes(size)})`;
 }
 
+/** What a marker export left out ("" when nothing): csv and json carry it. */
+export function leftOutView(wholeMix: number, replies: number): string {
+  const left = [wholeMix > 0 ? counted(wholeMix, 'whole-mix comment') : '', replies > 0 ? (replies === 1 ? '1 reply' : `${replies} replies`) : ''].filter(Boolean);
+  return left.length === 0 ? '' : `Left out ${left.join(' and ')}: markers have a time and no thread (--format csv or json keeps them)`;
+}
+
 export function reviewedView(review: Review, file: string): string {
   return `${review.state === 'approved' ? 'Approved' : 'Requested changes to'} ${file}${review.note ? `: ${review.note}` : ''}`;
 }

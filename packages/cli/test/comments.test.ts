@@ -170,10 +170,20 @@ describe('band comment', () => {
   });
 
   it('exports markers: <file name>.<ext> here by default, never over a file without --force, or to stdout', async () => {
-    await json<Comment>(ana, ['comment', 'add', mix.id, 'export me', '--at', '1']);
+    const timed = await json<Comment>(ana, ['comment', 'add', mix.id, 'export me', '--at', '1']);
+    await json<Comment>(ben, ['comment', 'reply', timed.id, 'agreed']);
     const here = { cwd: ana.home };
     const saved = await ok(ana, ['comment', 'export', ...MIX, '--format', 'midi'], here);
     expect(saved.stdout.trim()).toMatch(/^Saved the comments of mix as MIDI markers to mix\.mid \(\d+ B\)$/);
+    // A format of timed markers says what it could not hold (the whole-mix comments and replies the tests before left).
+    const threads = await json<Comment[]>(ana, ['comment', 'list', mix.id, '--status', 'all']);
+    const wholeMix = threads.filter((c) => !c.deleted && c.atMs === null).length;
+    const replies = threads.flatMap((c) => c.replies ?? []).filter((r) => !r.deleted).length;
+    expect(wholeMix).toBeGreaterThan(0);
+    expect(replies).toBeGreaterThan(0);
+    expect(saved.stderr).toBe(
+      `Left out ${wholeMix} whole-mix comment${wholeMix === 1 ? '' : 's'} and ${replies} repl${replies === 1 ? 'y' : 'ies'}: markers have a time and no thread (--format csv or json keeps them)\n`,
+    );
     const midi = await readFile(path.join(ana.home, 'mix.mid'));
     expect(midi.subarray(0, 4).toString('latin1')).toBe('MThd');
     expect(midi.toString('latin1')).toContain('Ana: export me');
@@ -188,6 +198,7 @@ describe('band comment', () => {
     const csv = await ok(ana, ['comment', 'export', mix.id, '--format', 'csv', '--offset', '2s', '--status', 'open', '-o', '-']);
     expect(csv.stdout.split('\r\n')[0]).toBe('#,Start,End,Author,Comment,Status,Version');
     expect(csv.stdout).toContain('0:00:03.000,,Ana,export me,open,1');
+    expect(csv.stderr).not.toContain('Left out');
     const markers = JSON.parse((await ok(ana, ['comment', 'export', mix.id, '--format', 'json', '--offset', '0:01.5', '-o', '-'])).stdout);
     expect(markers).toMatchObject({ file: { id: mix.id }, offsetMs: 1500 });
     expect(markers.markers).toContainEqual(expect.objectContaining({ atMs: 2500, name: 'Ana: export me' }));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { BandClient, Comment, CommentCounts, CommentList, FileRecord, MarkerFormat } from '@bandcollab/sdk';
 import { type Command, Option } from 'commander';
 import { localName } from '../bulk-download.js';
-import { commandRunner } from '../context.js';
+import { commandRunner, type Context } from '../context.js';
 import { type CliError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { loadedLibraries } from '../libraries.js';
@@ -21,6 +21,7 @@ import {
   deleteCommentQuestion,
   deletedCommentView,
   exportedMarkersView,
+  leftOutView,
   repliedView,
 } from '../views.js';
 
@@ -205,7 +206,7 @@ export function register(comment: Command, factory: Factory): void {
   );
 
   withExamples(
-    withFileWhere(comment.command('export').description('save the comments as markers a DAW or editor opens').argument('<file>', 'file id, or name with --cut'))
+    withFileWhere(comment.command('export').description('save the comments as markers a DAW or editor opens (timed comments only; csv and json also hold whole-mix comments and replies, and band says what others left out)').argument('<file>', 'file id, or name with --cut'))
       .addOption(
         new Option('--format <format>', 'midi (.mid, any DAW), rpp (REAPER project + mix, .zip), wav (the WAV with cue points), audacity (labels), csv, json')
           .choices(['midi', 'rpp', 'wav', 'audacity', 'csv', 'json'])
@@ -223,6 +224,7 @@ export function register(comment: Command, factory: Factory): void {
           const markers = { format: options.format, offsetMs: options.offset, status: options.status, versions: options.allVersions ? ('series' as const) : ('this' as const) };
           if (options.output === '-') {
             await client.comments.export(file.id, markers, { to: ctx.io.stdout });
+            await sayLeftOut(ctx, client, file.id, markers);
             return;
           }
           const mix = localName(file);
@@ -231,6 +233,7 @@ export function register(comment: Command, factory: Factory): void {
           if (!options.force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
           const saved = await client.comments.export(file.id, markers, { to: ctx.localPath(target) });
           ctx.out.done({ fileId: file.id, format: options.format, path: target, size: saved.size }, () => exportedMarkersView(file.name, options.format, target, saved.size));
+          await sayLeftOut(ctx, client, file.id, markers);
         }),
       ),
     'band comment export mix --cut Final --project Demo --format midi   # mix.mid: import it into your DAW',
@@ -238,6 +241,23 @@ export function register(comment: Command, factory: Factory): void {
     'band comment export mix --cut Final --project Demo --format wav --offset 2s -o mix-cues.wav',
     'band comment export 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --format csv -o - | column -s, -t',
   );
+}
+
+/** The formats that hold only timed markers: whole-mix comments and replies are in csv and json alone. */
+const TIMED_ONLY: readonly MarkerFormat[] = ['midi', 'rpp', 'wav', 'audacity'];
+
+/** Tells (on stderr) what an export of markers only left out, so nobody takes the DAW's markers for every note. */
+async function sayLeftOut(ctx: Context, client: BandClient, fileId: string, markers: { format: MarkerFormat; status: 'open' | 'all'; versions: 'this' | 'series' }): Promise<void> {
+  if (!TIMED_ONLY.includes(markers.format)) return;
+  let wholeMix = 0;
+  let replies = 0;
+  for await (const thread of client.comments.list(fileId, { status: markers.status, versions: markers.versions })) {
+    if (thread.deleted) continue;
+    if (thread.atMs === null) wholeMix += 1;
+    replies += (thread.replies ?? []).filter((reply) => !reply.deleted).length;
+  }
+  const note = leftOutView(wholeMix, replies);
+  if (note) ctx.out.info(note);
 }
 
 interface Times {
