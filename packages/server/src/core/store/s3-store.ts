@@ -54,6 +54,8 @@ export class S3BlobStore implements BlobStore {
   readonly partSize: number;
   private readonly client: S3Client;
   private readonly bucket: string;
+  /** Where the bucket is, for messages: the endpoint, or AWS and its region. */
+  private readonly endpointName: string;
   private readonly prefix: string;
   private readonly presignedDownloads: boolean;
 
@@ -69,6 +71,7 @@ export class S3BlobStore implements BlobStore {
       maxAttempts: MAX_ATTEMPTS,
     });
     this.bucket = settings.bucket;
+    this.endpointName = settings.endpoint ?? `AWS S3 (${settings.region})`;
     this.prefix = settings.prefix;
     this.partSize = settings.partSizeBytes;
     this.presignedDownloads = settings.presignedDownloads;
@@ -79,6 +82,10 @@ export class S3BlobStore implements BlobStore {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (error) {
+      // HeadBucket has no body: a missing bucket is a bare 404 (NotFound), which says what to fix.
+      if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) {
+        throw new Error(`no such bucket: ${this.bucket} at ${this.endpointName} (create it, or set S3_BUCKET to one that exists)`);
+      }
       const status = error instanceof S3ServiceException ? ` (HTTP ${error.$metadata.httpStatusCode ?? '?'} ${error.name})` : ` (${(error as Error).message})`;
       throw new Error(`the S3 bucket ${this.bucket} cannot be reached${status}`);
     }
