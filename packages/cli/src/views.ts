@@ -93,6 +93,19 @@ export function deletedView(kind: Container | 'file', name: string, answer: { id
   return `Moved ${kind} ${name} to the trash until ${formatTime(answer.trashedUntil)} UTC (band trash restore ${answer.id})`;
 }
 
+/** A trashed thing in a sentence: "vibe Verse", "file mix.wav (version 2)", "cover of Demo" (an image's name says what it was). */
+export function trashedThing(item: TrashItem): string {
+  return item.kind === 'cover' || item.kind === 'vibe_image' ? item.name : `${item.kind} ${item.name}`;
+}
+
+export function purgeQuestion(item: TrashItem): string {
+  return `Delete ${trashedThing(item)} for good? It cannot be restored after this.`;
+}
+
+export function purgingView(item: TrashItem): string {
+  return `Deleting ${trashedThing(item)} for good`;
+}
+
 export function trashTable(out: Output, items: readonly TrashItem[]): string {
   return out.table(
     items,
@@ -108,7 +121,7 @@ export function trashTable(out: Output, items: readonly TrashItem[]): string {
 }
 
 export function restoredView(restored: RestoredTrash): string {
-  return `Restored ${restored.kind} ${restored.name}`;
+  return `Restored ${restored.kind === 'cover' || restored.kind === 'vibe_image' ? restored.name : `${restored.kind} ${restored.name}`}`;
 }
 
 export function vibeOrderView(result: ReorderVibesResult): string {

@@ -542,11 +542,14 @@ export type Waveform = z.output<typeof waveform>;
 
 // ---- trash (§21)
 
-export const trashKind = z.enum(['project', 'vibe', 'cut', 'series', 'file', 'comment']);
+export const trashKind = z.enum(['project', 'vibe', 'cut', 'series', 'file', 'comment', 'cover', 'vibe_image']).meta({
+  description:
+    'cover and vibe_image: a project cover or vibe image cleared or replaced (PATCH image); restoring one puts it back, and the image its project or vibe holds then goes to the trash in its place',
+});
 
-/** A thing in the trash: `id` is the project's, vibe's, cut's, series', file version's or comment's own id. */
+/** A thing in the trash: `id` is the project's, vibe's, cut's, series', file version's or comment's own id (a trashed image's own). */
 export const trashItem = z.object({
-  id,
+  id: id.meta({ description: "The trashed thing's own id (a project's, vibe's, cut's, series', file version's or comment's); a trashed cover or vibe image has one of its own" }),
   kind: trashKind,
   name: z.string().meta({ description: "What it was called: a name, a file's name, a comment's first words" }),
   projectId: id,

@@ -204,7 +204,7 @@ export const SETTINGS = {
   PURGE_INTERVAL_SECONDS: { default: 300, tunable: true, meaning: 'how often expired rows are deleted (also once at start)' },
   TRASH_RETENTION_DAYS: {
     default: 30,
-    meaning: 'days a deleted project, vibe, cut, file or comment stays in the trash before it is purged (0–3650); 0 deletes for good at once',
+    meaning: 'days a deleted project, vibe, cut, file, comment, cover or vibe image stays in the trash before it is purged (0–3650); 0 deletes for good at once',
   },
   SHUTDOWN_GRACE_SECONDS: {
     default: 30,

@@ -363,9 +363,7 @@ export class FilesRepository {
     await this.sql`
       delete from stored_images s
       where s.created_at < now() - make_interval(secs => ${ageSeconds})
-        and not exists (select 1 from public.projects where image = s.name)
-        and not exists (select 1 from public.vibes where image = s.name)
-        and not exists (select 1 from users where avatar = s.name)`;
+        and not exists (select 1 from image_references r where r.name = s.name)`;
   }
 
   /** Those of `keys` (stored keys, `files/<id>.<ext>`, `images/<name>`) that a row refers to. */
@@ -381,10 +379,7 @@ export class FilesRepository {
     const images =
       names.length === 0
         ? []
-        : await this.sql<{ name: string }[]>`
-            select image as name from public.projects where image = any(${this.sql.array(names)}::text[])
-            union select image from public.vibes where image = any(${this.sql.array(names)}::text[])
-            union select avatar from users where avatar = any(${this.sql.array(names)}::text[])`;
+        : await this.sql<{ name: string }[]>`select distinct name from image_references where name = any(${this.sql.array(names)}::text[])`;
     return new Set([
       ...files.map((row) => storeKeys.file(row.id, row.extension)),
       ...previews.map((row) => storeKeys.preview(row.id)),
@@ -396,9 +391,7 @@ export class FilesRepository {
   async storedKeyCount(): Promise<number> {
     const [row] = await this.sql<{ count: number }[]>`
       select (select count(*) from public.files)::int + (select count(*) from public.files where preview = 'done')::int
-        + (select count(*) from (select image from public.projects where image is not null
-             union select image from public.vibes where image is not null
-             union select avatar from users where avatar is not null) as images)::int as count`;
+        + (select count(distinct name) from image_references)::int as count`;
     return row!.count;
   }
 
@@ -412,8 +405,7 @@ export class FilesRepository {
         select r.dir, r.name,
           case r.dir
             when 'files' then exists (select 1 from public.files f where f.id = split_part(r.name, '.', 1)::uuid)
-            else exists (select 1 from public.projects where image = r.name) or exists (select 1 from public.vibes where image = r.name)
-              or exists (select 1 from users where avatar = r.name)
+            else exists (select 1 from image_references i where i.name = r.name)
           end as referenced
         from removed_bytes r
         limit ${REMOVED_BYTES_BATCH}`),
