@@ -203,7 +203,7 @@ export const ROUTES = declareRoutes({
     },
     tag: 'account',
     summary: "Delete the caller's account",
-    description: 'Confirmed by `password`, or, for an account without one (created through the identity provider), `confirm` set to its email. Refused while the caller is the last ADMIN of a project that has other members. Projects where the caller is the only member are deleted with everything in them; the caller leaves the others (member.removed), where the files they uploaded stay, with uploadedBy {id: null, name: "Former member", avatarUrl: null}. Share links and pending invitations the caller made go; covers and vibe images they uploaded stay. Every session ends at once (its WebSocket connections close with 4401), as do refresh and personal access tokens; the avatar is removed. Clears both auth cookies.',
+    description: 'Confirmed by `password`, or, for an account without one (created through the identity provider), `confirm` set to its email. Refused while the caller is the last ADMIN of a project that has other members. Projects where the caller is the only member go to the trash like any deleted project (project.trashed; purged at trashedUntil with everything in them, as nobody is left to restore them; with TRASH_RETENTION_DAYS=0 deleted at once); the caller leaves the others (member.removed), where the files they uploaded stay, with uploadedBy {id: null, name: "Former member", avatarUrl: null}. Share links and pending invitations the caller made go; covers and vibe images they uploaded stay. Every session ends at once (its WebSocket connections close with 4401), as do refresh and personal access tokens; the avatar is removed. Clears both auth cookies.',
   },
   setAvatar: {
     method: 'PUT',
