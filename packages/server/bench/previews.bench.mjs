@@ -91,11 +91,11 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-async function withServer(work) {
+async function withServer(use) {
   const server = await start(path.resolve(here, '../dist/main.js'), [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, `data-${Math.random()}`), LOG_LEVEL: 'error' });
   try {
     const { token, cutId } = await seed(server.url);
-    return await work(server, token, cutId);
+    return await use(server, token, cutId);
   } finally {
     server.process.kill('SIGTERM');
     await once(server.process, 'exit');
