@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
-import { type BlobStore, ObjectMissing, openBlobStore } from '../src/core/store/index.js';
+import { type BlobReader, type BlobStore, ObjectMissing, openBlobStore } from '../src/core/store/index.js';
 import { S3BlobStore } from '../src/core/store/s3-store.js';
 import { s3TestEnv } from './support/s3.js';
 
@@ -25,6 +25,17 @@ function streamOf(bytes: Buffer, chunk = 64 * 1024 + 7): Readable {
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Everything an openReader gives, read into one lent buffer of an uneven size, as a download reads it. */
+async function readAll(reader: BlobReader, lent = Buffer.alloc(64 * 1024 - 13)): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  try {
+    for (let count = await reader.read(lent); count > 0; count = await reader.read(lent)) pieces.push(Buffer.from(lent.subarray(0, count)));
+  } finally {
+    await reader.close();
+  }
+  return Buffer.concat(pieces);
+}
 
 /** The same contract, run against both drivers: the local directory and an S3 bucket (fauxqs on loopback). */
 describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
@@ -62,6 +73,20 @@ describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
     expect(await buffer(await store.read(key, { start: 12_345, end: 23_456 }))).toEqual(bytes.subarray(12_345, 23_457));
   });
 
+  it('reads into lent buffers (what downloads and archives use), whole and ranged', async () => {
+    const bytes = randomBytes(PART_MB * MiB + 4321);
+    const key = `files/${randomBytes(8).toString('hex')}.wav`;
+    await store.write(key, streamOf(bytes));
+    expect(sha256(await readAll(await store.openReader(key)))).toBe(sha256(bytes));
+    expect(await readAll(await store.openReader(key, { start: 0, end: 0 }))).toEqual(bytes.subarray(0, 1));
+    expect(await readAll(await store.openReader(key, { start: 12_345, end: 1_234_567 }))).toEqual(bytes.subarray(12_345, 1_234_568));
+    // A reader let go before its end frees what it holds, and the next read of the object is whole.
+    const early = await store.openReader(key);
+    expect(await early.read(Buffer.alloc(10))).toBe(10);
+    await early.close();
+    expect((await readAll(await store.openReader(key))).length).toBe(bytes.length);
+  });
+
   it('asks for a late key only once the first bytes are placed', async () => {
     const bytes = randomBytes(2000);
     let asked = 0;
@@ -89,6 +114,8 @@ describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
     await store.delete(key);
     expect(await store.head(key)).toBeNull();
     await expect(store.read(key)).rejects.toBeInstanceOf(ObjectMissing);
+    await expect(store.openReader(key)).rejects.toBeInstanceOf(ObjectMissing);
+    await expect(store.openReader(key, { start: 0, end: 4 })).rejects.toBeInstanceOf(ObjectMissing);
     await store.delete(key);
   });
 
@@ -178,6 +205,7 @@ describe('an unreachable S3 store', () => {
     const store = unreachable();
     try {
       await expect(store.read('files/x.wav')).rejects.toMatchObject({ code: 'UNAVAILABLE', details: { retryAfterSeconds: 5 } });
+      await expect(store.openReader('files/x.wav')).rejects.toMatchObject({ code: 'UNAVAILABLE', details: { retryAfterSeconds: 5 } });
       await expect(store.write('files/x.wav', streamOf(randomBytes(10)))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     } finally {
       store.destroy();
