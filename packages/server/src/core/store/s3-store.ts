@@ -16,10 +16,10 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent } from 'undici';
 import { DomainError } from '../errors.js';
 import { type BlobReader, type BlobStore, type ByteRange, type DownloadHeaders, type ListedObject, ObjectMissing, storeUnavailable, type UploadedPart } from './blob-store.js';
-import { streamReader } from './stream-reader.js';
+import { type DispatchedGet, dispatchGet } from './dispatch-reader.js';
 
 export interface S3Settings {
   bucket: string;
@@ -166,18 +166,18 @@ export class S3BlobStore implements BlobStore {
   /**
    * A plain GET of a presigned URL (signed locally, no request) over a pooled undici client, not GetObject:
    * through the SDK's body (its handler on node:http) a proxied 500 MiB download ran at 0.41x of GetObject read
-   * directly, through undici's at 0.64x, the server at 410 MB per CPU-second against 330 (bench/s3.bench.mjs,
+   * directly, through undici at 0.58–0.66x, 0.87x of a bare undici proxy (bench/s3.bench.mjs,
    * docs/benchmarks.md). Missing objects and a store that is unreachable or failing answer as GetObject's do
    * (ObjectMissing; 503 after the same number of tries); other refusals as the S3ServiceException of its code.
-   * `read` (a stream for the analysis and previews) stays on GetObject.
+   * `read` (a stream, for analysis and previews) stays on GetObject.
    */
   async openReader(key: string, range?: ByteRange): Promise<BlobReader> {
     const url = await getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: this.full(key) }), { expiresIn: PRESIGNED_SECONDS });
-    const headers = range ? { range: `bytes=${range.start}-${range.end}` } : {};
+    const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end}` } : {};
     for (let attempt = 1; ; attempt += 1) {
-      let answer: Dispatcher.ResponseData;
+      let answer: DispatchedGet;
       try {
-        answer = await request(url, { dispatcher: this.objectReads, headers });
+        answer = await dispatchGet(this.objectReads, new URL(url), headers);
       } catch {
         // No answer at all: refused, reset, timed out.
         if (attempt < MAX_ATTEMPTS) {
@@ -186,9 +186,8 @@ export class S3BlobStore implements BlobStore {
         }
         throw storeUnavailable();
       }
-      const { statusCode, body } = answer;
-      if (statusCode === 200 || statusCode === 206) return streamReader(body);
-      const text = await body.text().catch(() => '');
+      if ('reader' in answer) return answer.reader;
+      const { statusCode, text } = answer;
       const code = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? `HTTP ${statusCode}`;
       if (statusCode === 404 || code === 'NoSuchKey') throw new ObjectMissing(key);
       if (statusCode >= 500 || code === 'SlowDown') {
