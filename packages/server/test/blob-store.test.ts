@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -222,6 +223,81 @@ describe('an unreachable S3 store', () => {
       S3_SECRET_ACCESS_KEY: 'b',
     });
     await expect(openBlobStore(config)).rejects.toThrow(/^the S3 bucket gone cannot be reached \(.*\)$/);
+  });
+});
+
+describe('an S3 store that fails a read', () => {
+  // A stand-in for the store's failures that fauxqs does not make: each GET is answered by `answer`.
+  let answer: (req: http.IncomingMessage, res: http.ServerResponse) => void = () => undefined;
+  let gets = 0;
+  let endpoint: string;
+  const failing = http.createServer((req, res) => {
+    gets += 1;
+    answer(req, res);
+  });
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    endpoint = `http://127.0.0.1:${(failing.address() as net.AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    failing.closeAllConnections();
+    await new Promise((resolve) => failing.close(resolve));
+  });
+  const storeAt = () =>
+    new S3BlobStore({
+      bucket: 'b',
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+      prefix: '',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      partSizeBytes: PART_MB * MiB,
+      presignedDownloads: false,
+      checksums: 'when_required',
+    });
+  const s3Error = (res: http.ServerResponse, status: number, code: string) =>
+    res.writeHead(status, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><Error><Code>${code}</Code><Message>${code} here</Message></Error>`);
+
+  it('answers 503 UNAVAILABLE after three tries of a store answering 503 SlowDown', async () => {
+    const store = storeAt();
+    try {
+      gets = 0;
+      answer = (_req, res) => s3Error(res, 503, 'SlowDown');
+      await expect(store.openReader('files/x.wav')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      expect(gets).toBe(3);
+    } finally {
+      store.destroy();
+    }
+  });
+
+  it("passes on the store's other refusals by their code (403 AccessDenied), untried again", async () => {
+    const store = storeAt();
+    try {
+      gets = 0;
+      answer = (_req, res) => s3Error(res, 403, 'AccessDenied');
+      await expect(store.openReader('files/x.wav')).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+      expect(gets).toBe(1);
+    } finally {
+      store.destroy();
+    }
+  });
+
+  it('fails the read, not hangs, when the store goes away in the middle of the body; asks for the range it was given', async () => {
+    const store = storeAt();
+    try {
+      let range: string | undefined;
+      answer = (req, res) => {
+        range = req.headers.range;
+        res.writeHead(206, { 'content-length': '1000000' });
+        res.write(Buffer.alloc(1000));
+        setTimeout(() => res.destroy(), 20);
+      };
+      const reader = await store.openReader('files/x.wav', { start: 5, end: 1_000_004 });
+      expect(range).toBe('bytes=5-1000004');
+      await expect(readAll(reader)).rejects.toThrow();
+    } finally {
+      store.destroy();
+    }
   });
 });
 
