@@ -1021,6 +1021,8 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return event.data.state === null
         ? `withdrew their review of ${named('file', event.data.fileId)}`
         : `${event.data.state === 'approved' ? 'approved' : 'requested changes to'} ${named('file', event.data.fileId)}`;
+    case 'review.requested':
+      return `asked ${event.data.userIds.map((id) => nameOf(id) ?? 'a member').join(', ')} to review "${event.data.name}" v${event.data.version}`;
     case 'review.gate_passed':
       // The actor's change (a review, a resolved comment, the policy) is what got the version through.
       return `made "${event.data.name}" v${event.data.version} ready under the review policy (${event.data.review.approved} of ${event.data.policy.approvals} approvals)`;
