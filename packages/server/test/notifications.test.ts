@@ -144,6 +144,19 @@ describe('mentions and replies', () => {
     expect(mailsTo(cy, /mentioned you|replied/)).toHaveLength(0);
   });
 
+  it("tells a member of a guest's reply under the guest's name, not the link creator's", async () => {
+    const ana = await api.register({ name: 'Ana' });
+    const ben = await api.register({ name: 'Ben' });
+    const project = await band(ana, [ben]);
+    const file = await expectStatus(upload(api, ana.accessToken, project.cutId, 'mix.wav', mix(), 'Demo'), 201);
+    const top = await comment(ben, file.id, { body: 'what do you think?' });
+    const link = await expectStatus(api.request('POST', `/api/files/${file.id}/share`, { token: ana.accessToken, json: { allowComments: true } }), 201);
+    await expectStatus(api.request('POST', `/api/share/${link.token}/comments`, { json: { name: 'Producer <b>X</b>', body: 'love it', parentId: top.id } }), 201);
+    const [mail] = await until('the reply mail', () => mailsTo(ben, /replied to your comment/).length > 0 && mailsTo(ben, /replied to your comment/));
+    expect(mail!.parsed.subject).toBe('Producer <b>X</b> (guest) replied to your comment on Demo');
+    expect(String(mail!.parsed.html)).not.toContain('<b>X');
+  });
+
   it('a one-click unsubscribe POST turns that kind off without signing in; the GET only asks', async () => {
     const ana = await api.register();
     const ben = await api.register();

@@ -128,7 +128,8 @@ export class Notifier {
     const context = await this.repository.commentContext(tx, event.data.commentId);
     if (!context) return [];
     const projectName = await this.repository.projectName(tx, event.projectId);
-    const actor = event.actor;
+    // A guest's comment (through a feedback link) is told under the guest's name, not the link creator's.
+    const actor = context.guestName === null ? event.actor : { id: event.actor.id, name: `${context.guestName} (guest)` };
     const where = `"${context.fileName}" in "${projectName}"${context.atMs === null ? '' : ` at ${timeOf(context.atMs)}`}`;
     const link = { url: `${this.config.publicUrl}/api/comments/${event.data.commentId}`, label: 'Open the comment' };
     const hint = `Answer with band comment reply ${event.data.parentId ?? event.data.commentId} "…".`;

@@ -114,9 +114,9 @@ export class NotificationsRepository {
   }
 
   /** What a comment's mail shows: its body, the file and the project. */
-  async commentContext(tx: Queryable, commentId: string): Promise<{ body: string; atMs: number | null; fileId: string; fileName: string; projectName: string } | null> {
-    const [row] = await tx<{ body: string; atMs: number | null; fileId: string; fileName: string; projectName: string }[]>`
-      select c.body, c.at_ms, f.id as file_id, f.name as file_name, p.name as project_name
+  async commentContext(tx: Queryable, commentId: string): Promise<{ body: string; atMs: number | null; guestName: string | null; fileName: string; projectName: string } | null> {
+    const [row] = await tx<{ body: string; atMs: number | null; guestName: string | null; fileName: string; projectName: string }[]>`
+      select c.body, c.at_ms, c.guest_name, f.name as file_name, p.name as project_name
       from comments c join files f on f.id = c.file_id join projects p on p.id = f.project_id where c.id = ${commentId}`;
     return row ?? null;
   }
