@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, expectStatus, seedProject, type User } from './authz/fixture.js';
 import { sampleBytes, upload, uploadForm } from './support/files.js';
 import { client } from './support/http.js';
+import { startLoggedServer } from './support/logged-server.js';
 import { type ReceivedMail, smtpReceiver } from './support/smtp.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
@@ -304,5 +305,52 @@ describe('a refusing SMTP server', () => {
     await until('the refused attempt', () => smtp.state.refused > refusedBefore);
     server.clock.advance(15);
     await until('the retried mention', () => mailsTo(ben, /mentioned you/).length === 1, 15_000);
+  });
+});
+
+describe('email off', () => {
+  it('keeps preferences and review requests working, and says that nothing is mailed', async () => {
+    const off = await startTestServer();
+    try {
+      const offApi = client(off.url);
+      const ana = await offApi.register();
+      const ben = await offApi.register();
+      const project = await seedProject(offApi, ana.accessToken);
+      await addMember(offApi, ana.accessToken, project.id, ben);
+      const changed = await expectStatus(offApi.request('PUT', '/api/auth/me/notifications', { token: ben.accessToken, json: { email: { replies: false } } }), 200);
+      expect(changed).toMatchObject({ email: { replies: false }, emailEnabled: false });
+      const file = await expectStatus(upload(offApi, ana.accessToken, project.cutId, 'mix.wav', mix()), 201);
+      const asked = await expectStatus(offApi.request('POST', `/api/files/${file.id}/review-requests`, { token: ana.accessToken, json: { userIds: [ben.user.id] } }), 201);
+      expect(asked.emailed).toBe(false);
+      expect(asked.reviewRequests.map((request: { userId: string }) => request.userId)).toEqual([ben.user.id]);
+      expect(await off.sql`select 1 from emails`).toHaveLength(0);
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+describe('unsubscribe links in the log', () => {
+  it('are redacted like share tokens', async () => {
+    const logged = await startLoggedServer({ SMTP_URL: smtp.url, MAIL_FROM: 'band@example.com' });
+    try {
+      const loggedApi = client(logged.url);
+      const ana = await loggedApi.register();
+      const ben = await loggedApi.register();
+      const project = await seedProject(loggedApi, ana.accessToken);
+      await addMember(loggedApi, ana.accessToken, project.id, ben);
+      const file = await expectStatus(upload(loggedApi, ana.accessToken, project.cutId, 'mix.wav', mix()), 201);
+      await expectStatus(loggedApi.request('POST', `/api/files/${file.id}/comments`, { token: ana.accessToken, json: { body: 'hey', mentions: [ben.user.id] } }), 201);
+      const [mail] = await until('the mention', () => mailsTo(ben, /mentioned you/).length > 0 && mailsTo(ben, /mentioned you/));
+      const url = unsubscribeUrl(mail!);
+      const token = url.slice(url.lastIndexOf('/') + 1);
+      const local = `${logged.url}/unsubscribe/${token}`;
+      expect((await fetch(local)).status).toBe(200);
+      expect((await fetch(local, { method: 'POST', body: 'List-Unsubscribe=One-Click' })).status).toBe(200);
+      await until('the request lines', () => logged.output().includes('/unsubscribe/[redacted]'));
+      expect(logged.output()).not.toContain(token);
+    } finally {
+      await logged.stop();
+    }
   });
 });
