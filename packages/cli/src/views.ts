@@ -42,6 +42,8 @@ import type {
   StorageStats,
   TrashItem,
   User,
+  NotificationPreferences,
+  ReviewRequestsResult,
 } from '@bandcollab/sdk';
 import type { DownloadReport, UploadReport } from './bulk-reports.js';
 import type { ProfileUser } from './settings.js';
@@ -654,6 +656,28 @@ export function reviewedView(review: Review, file: string): string {
   return `${review.state === 'approved' ? 'Approved' : 'Requested changes to'} ${file}${review.note ? `: ${review.note}` : ''}`;
 }
 
+export function reviewRequestedView(result: ReviewRequestsResult, file: string, asked: readonly string[]): string {
+  const names = result.reviewRequests.filter((request) => asked.includes(request.userId)).map((request) => request.name);
+  const mailed = result.emailed ? 'emailed' : 'not emailed (the server sends no email, or they turned review requests off)';
+  return `Asked ${names.join(', ')} to review ${file}: ${mailed}`;
+}
+
+/** `band notify show`: each kind of email, on or off, and the digest's frequency. */
+export function notificationPreferencesView(preferences: NotificationPreferences): string {
+  const { email } = preferences;
+  const onOff = (on: boolean) => (on ? 'on' : 'off');
+  const lines = [
+    `mentions         ${onOff(email.mentions)}`,
+    `replies          ${onOff(email.replies)}`,
+    `review-requests  ${onOff(email.reviewRequests)}`,
+    `new-versions     ${onOff(email.newVersions)}`,
+    `webhooks         ${onOff(email.webhooks)}`,
+    `digest           ${email.digest}`,
+  ];
+  if (!preferences.emailEnabled) lines.push('', 'This server sends no email (SMTP_URL and MAIL_FROM unset): the preferences are kept, nothing is sent.');
+  return lines.join('\n');
+}
+
 export function withdrawnReviewView(file: string): string {
   return `Withdrew your review of ${file}`;
 }
@@ -1021,6 +1045,8 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return event.data.state === null
         ? `withdrew their review of ${named('file', event.data.fileId)}`
         : `${event.data.state === 'approved' ? 'approved' : 'requested changes to'} ${named('file', event.data.fileId)}`;
+    case 'review.requested':
+      return `asked ${event.data.userIds.map((id) => nameOf(id) ?? 'a member').join(', ')} to review "${event.data.name}" v${event.data.version}`;
     case 'review.gate_passed':
       // The actor's change (a review, a resolved comment, the policy) is what got the version through.
       return `made "${event.data.name}" v${event.data.version} ready under the review policy (${event.data.review.approved} of ${event.data.policy.approvals} approvals)`;

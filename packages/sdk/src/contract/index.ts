@@ -6,6 +6,7 @@ export * from './error-codes.js';
 export * from './fields.js';
 export * from './file-paths.js';
 export * from './file-types.js';
+export * from './notifications.js';
 export * from './records.js';
 export * from './requests.js';
 export * from './route-types.js';

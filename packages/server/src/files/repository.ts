@@ -1,4 +1,4 @@
-import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, RequestedReview, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -56,6 +56,8 @@ export interface FileRow extends StoredFileRow {
   /** The project's review policy, and whether the version met it when the gate last settled (comments/review-gate.ts). */
   reviewPolicy: ReviewPolicy;
   reviewReady: boolean;
+  /** The members asked to review this version (§19), oldest request first. */
+  reviewRequests: RequestedReview[];
 }
 
 /** What readiness is computed from: the version's review counts and its series' open comments. */
@@ -115,6 +117,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     stems: row.stems,
     series: { id: row.seriesId, version: row.version, latest: row.version === row.latestVersion, count: row.seriesCount },
     review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments, ready: reviewReady(row, row.reviewPolicy) },
+    reviewRequests: row.reviewRequests,
   };
 }
 
@@ -153,7 +156,14 @@ export async function findFileRows(tx: Queryable, filter: FileFilter, selection:
            series.latest_version, series.series_count,
            coalesce(reviewed.approved, 0) as approved, coalesce(reviewed.changes_requested, 0) as changes_requested,
            (select count(*)::int from comments c join files v on v.id = c.file_id
-            where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments
+            where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments,
+           (select coalesce(json_agg(json_build_object(
+                     'userId', rr.user_id, 'name', ru.name,
+                     'requestedBy', json_build_object('id', rr.requested_by, 'name', coalesce(rb.name, 'Former member')),
+                     'at', to_char(rr.requested_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                   order by rr.requested_at, ru.name), '[]'::json)
+            from review_requests rr join users ru on ru.id = rr.user_id left join users rb on rb.id = rr.requested_by
+            where rr.file_id = f.id) as review_requests
     from files f
     join file_series s on s.id = f.series_id
     join projects p on p.id = f.project_id
