@@ -9,8 +9,8 @@ const RUNTIME_ROUTE_FIELDS = ['method', 'path', 'auth', 'status', 'request', 'fo
 
 /**
  * The web build: a module with a `.web.ts` sibling (multipart, download, resumable, the events socket, the
- * default sender) is replaced by it, and the route table by its run-time fields, so the bundle has no node:*
- * module, no undici or form-data, and no documentation.
+ * default sender) is replaced by it, and the route table by its run-time fields (without the HTML pages for
+ * people), so the bundle has no node:* module, no undici or form-data, and no documentation.
  */
 export const webModules: Plugin = {
   name: 'bandcollab-web-modules',
@@ -22,8 +22,9 @@ export const webModules: Plugin = {
       return existsSync(web) ? { path: web } : undefined;
     });
     build.onLoad({ filter: /.*/, namespace: 'runtime-routes' }, () => {
+      // Pages for people (produces html: the share, invitation, reset and unsubscribe pages) no SDK method calls.
       const routes = Object.fromEntries(
-        Object.entries(ROUTES).map(([name, route]) => [
+        Object.entries(ROUTES).filter(([, route]) => !('produces' in route && route.produces === 'html')).map(([name, route]) => [
           name,
           Object.fromEntries(RUNTIME_ROUTE_FIELDS.filter((field) => field in route).map((field) => [field, (route as Record<string, unknown>)[field]])),
         ]),

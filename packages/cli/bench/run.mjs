@@ -2,7 +2,9 @@
 //  1. cold start: `band --version`, `band --help` and `band completion bash` (band.ts' fast path), every command
 //     group's `--help` (what a command loads before its first request) and `band project list` (stored
 //     credentials, a real request), each as a ratio over `node -e 0` measured in the same run (targets: the
-//     fast path at most 1.2x, list at most 1.6x, the others at most 1.5x);
+//     fast path at most 1.2x, list at most 1.6x, the others at most 1.5x); beside `project list`, a bare
+//     node:http script sending the same GET (bare-project-list.mjs), and for both the time from the spawn to
+//     the first byte of the request on the server's socket (a TCP relay in front of the server sees it);
 //  2. one large upload through `band file upload` against a bare undici + form-data client sending the same
 //     file to the same server (throughput ratio, target at least 0.8). band sends a file this large as a
 //     resumable upload, whose bytes the server makes durable (fsync) before it answers; the bare multipart
@@ -13,6 +15,7 @@
 // Transfers run BENCH_ROUNDS times, interleaved so background load hits them alike; medians are reported.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import net from 'node:net';
 import { chmod, mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +27,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const band = path.resolve(here, '../dist/band.js');
 const serverMain = path.resolve(here, '../../server/dist/main.js');
 const bareUpload = path.resolve(here, '../../sdk/bench/bare-upload-peak-rss.mjs');
+const bareProjectList = path.resolve(here, 'bare-project-list.mjs');
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
 const STARTS = Number(process.env.BENCH_STARTS ?? 15);
@@ -71,6 +75,24 @@ try {
     ['project list', () => run(process.execPath, [band, 'project', 'list'], { env })],
   ];
   const startMs = Object.fromEntries((await medianMs(startTasks.map(([, task]) => task))).map((ms, i) => [startTasks[i][0], ms]));
+
+  // Time to the first request byte: band with credentials stored for the relay's address (they are bound to the
+  // server that issued them), the bare script with an access token.
+  const relay = await firstByteRelay(new URL(server.url));
+  const relayEnv = { ...env, HOME: path.join(work, 'relay-home'), BAND_API_URL: relay.url };
+  await new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [band, 'auth', 'login', '--email', credentials.email, '--password-stdin'], { env: relayEnv }, (error) => (error ? reject(error) : resolve()));
+    child.stdin.end(`${credentials.password}\n`);
+  });
+  const { accessToken } = await call(server.url, 'POST', '/api/auth/login', undefined, credentials);
+  const firstByteTasks = [
+    ['node', () => run(process.execPath, ['-e', '0'])],
+    ['bare', () => relay.timed(() => run(process.execPath, [bareProjectList, relay.url, accessToken]))],
+    ['band', () => relay.timed(() => run(process.execPath, [band, 'project', 'list'], { env: relayEnv }))],
+  ];
+  const firstByte = await medianRuns(firstByteTasks.map(([, task]) => task));
+  const [nodeRun, bareRun, bandListRun] = firstByte;
+  relay.close();
   const helpRatios = Object.fromEntries(HELP_PATHS.map((args) => [args.join(' '), round(startMs[`${args.join(' ')} --help`] / startMs.node)]));
   report('cold start', {
     runs: STARTS,
@@ -81,6 +103,17 @@ try {
     helpRatioOverNode: round(startMs.help / startMs.node),
     completionRatioOverNode: round(startMs.completion / startMs.node),
     projectListRatioOverNode: round(startMs['project list'] / startMs.node),
+    // The same, again, beside the bare node:http script (through the relay, in runs of their own).
+    projectListBesideBare: {
+      nodeMs: round(nodeRun.ms),
+      bareMs: round(bareRun.ms),
+      bandMs: round(bandListRun.ms),
+      bareRatioOverNode: round(bareRun.ms / nodeRun.ms),
+      bandRatioOverNode: round(bandListRun.ms / nodeRun.ms),
+      bareFirstRequestByteMs: round(bareRun.firstByteMs),
+      bandFirstRequestByteMs: round(bandListRun.firstByteMs),
+      bandFirstRequestByteOverBare: round(bandListRun.firstByteMs / bareRun.firstByteMs),
+    },
     worstCommandHelpRatioOverNode: Math.max(...Object.values(helpRatios)),
     commandHelpRatiosOverNode: helpRatios,
   });
@@ -172,6 +205,46 @@ async function medianMs(tasks) {
     }
   }
   return times.map(median);
+}
+
+/**
+ * A TCP relay to `target` that notes when the first byte of a connection arrives; `timed(start)` runs a process
+ * and answers its wall time and the time from its start to the first byte of its first connection.
+ */
+async function firstByteRelay(target) {
+  let firstByteAt;
+  const relay = net.createServer((socket) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    socket.once('data', () => (firstByteAt ??= performance.now()));
+    socket.pipe(upstream).pipe(socket);
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+  });
+  await new Promise((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${relay.address().port}`,
+    timed: async (start) => {
+      firstByteAt = undefined;
+      const started = performance.now();
+      await start();
+      return { ms: performance.now() - started, firstByteMs: firstByteAt - started };
+    },
+    close: () => relay.close(),
+  };
+}
+
+/** medianMs for tasks that answer { ms, firstByteMs } (or nothing: then their wall time): medians of each. */
+async function medianRuns(tasks) {
+  for (const task of tasks) await task();
+  const runs = tasks.map(() => []);
+  for (let i = 0; i < STARTS; i += 1) {
+    for (const [index, task] of tasks.entries()) {
+      const started = performance.now();
+      const answer = await task();
+      runs[index].push(answer?.ms === undefined ? { ms: performance.now() - started } : answer);
+    }
+  }
+  return runs.map((list) => ({ ms: median(list.map((r) => r.ms)), firstByteMs: median(list.map((r) => r.firstByteMs ?? NaN)) }));
 }
 
 function median(values) {

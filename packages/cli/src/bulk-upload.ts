@@ -27,44 +27,57 @@ export interface UploadOptions {
 
 /**
  * Uploads `files` to `cut`, `jobs` at a time, with progress. A file whose sha256 is already on the cut is not
- * sent again (unless `duplicate`): the record on the cut stands for it.
+ * sent again (unless `duplicate`): the record on the cut stands for it. Those are found before the transfer
+ * starts, so its progress counts only the files and bytes it sends.
  */
 export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalFile[], options: UploadOptions): Promise<UploadReport> {
-  const bySha = new Map(cut.files.map((record) => [record.sha256, record]));
-  const cutId = cut.id;
-  const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
-  const progress = await ctx.out.transfers('uploading', files.length, totalBytes);
   const results: (FileRecord | undefined)[] = new Array(files.length);
   const report: UploadReport = { records: [], failures: [], skipped: 0, uploadedBytes: 0, seconds: 0 };
   const started = ctx.io.now();
+  const failed = (errors: unknown[], fileAt: (index: number) => LocalFile) => {
+    for (const [index, error] of errors.entries()) if (error !== undefined) report.failures.push({ file: fileAt(index), error: toCliError(error) });
+  };
+
+  const bySha = new Map(cut.files.map((record) => [record.sha256, record]));
+  const toSend = new Set(files.keys());
+  if (!options.duplicate && bySha.size > 0) {
+    const errors = await runJobs(files, options.jobs, async (file, index) => {
+      const present = bySha.get(await sha256OfFile(file.path));
+      if (!present) return;
+      toSend.delete(index);
+      results[index] = present;
+      report.skipped += 1;
+      ctx.out.info(alreadyOnCutView(path.basename(file.path), cut));
+    });
+    for (const [index, error] of errors.entries()) if (error !== undefined) toSend.delete(index);
+    failed(errors, (index) => files[index]!);
+  }
+  const sending = [...toSend].map((index) => ({ file: files[index]!, index }));
+  const progress = await ctx.out.transfers('uploading', sending.length, sending.reduce((sum, { file }) => sum + file.size, 0));
 
   const uploadOne = async (file: LocalFile): Promise<FileRecord> => {
     const label = path.basename(file.path);
-    if (!options.duplicate && bySha.size > 0) {
-      const present = bySha.get(await sha256OfFile(file.path));
-      if (present) {
-        report.skipped += 1;
-        progress.skip(label, file.size);
-        progress.note(alreadyOnCutView(label, cut));
-        return present;
-      }
-    }
     const bar = progress.start(label, file.size);
+    let resumedAt = 0;
     try {
       // Large files go through resumable uploads: a broken connection or an expired access token costs a HEAD
       // and the rest; an interrupted run (Ctrl-C, a killed process) is continued by the next one.
       const client = await ctx.signedIn();
       const record = await client.files.upload({
-        cutId,
+        cutId: cut.id,
         versionOf: options.versionOf,
         ifChanged: options.ifChanged,
         file: file.path,
         name: options.name,
         onProgress: ({ loaded }) => bar.update(loaded),
         resumeStore: options.resume ? ctx.resumeStore() : undefined,
-        onResume: (offset) => progress.note(`resuming ${label} at ${formatBytes(offset)}`),
+        onResume: (offset) => {
+          resumedAt = offset;
+          progress.note(`resuming ${label} at ${formatBytes(offset)}`);
+        },
       });
-      report.uploadedBytes += file.size;
+      // What this run sent: a resumed upload's first part went with an earlier run.
+      report.uploadedBytes += file.size - resumedAt;
       bar.finish(true);
       return record;
     } catch (error) {
@@ -82,11 +95,11 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
   };
   try {
     const errors = await withInterruptHint(resumeHintView(), () =>
-      runJobs(files, options.jobs, async (file, index) => {
+      runJobs(sending, options.jobs, async ({ file, index }) => {
         results[index] = await uploadOne(file);
       }),
     );
-    for (const [index, error] of errors.entries()) if (error !== undefined) report.failures.push({ file: files[index]!, error: toCliError(error) });
+    failed(errors, (position) => sending[position]!.file);
   } finally {
     progress.stop();
   }

@@ -31,7 +31,11 @@ export function systemIo(): Io {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // Made when first read: Node builds process.stdin (a socket, a TTY or a file stream) on first use, some
+    // milliseconds that a command reading no input (`band project list`) need not pay.
+    get stdin() {
+      return process.stdin;
+    },
     env: process.env,
     cwd: process.cwd(),
     homeDir: os.homedir(),

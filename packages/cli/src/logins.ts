@@ -42,7 +42,7 @@ export class Logins {
     // The pair of an earlier login here goes, wherever it was (a keychain that is gone now is no reason to fail).
     const previous = await this.store().catch(() => null);
     await previous?.remove().catch(() => undefined);
-    const store = await this.chooseStore();
+    const { store, keychainFallback } = await this.chooseStore();
     await store.write(toStored(pair, this.ctx.io.now()));
     const { apiUrl, logins } = this.ctx.settings;
     const keptDefault = apiUrl !== undefined && originOf(apiUrl) !== this.ctx.origin && logins?.[originOf(apiUrl)] !== undefined ? apiUrl : undefined;
@@ -50,6 +50,7 @@ export class Logins {
       ...this.ctx.settings,
       apiUrl: keptDefault ?? this.ctx.apiUrl,
       logins: { ...logins, [this.ctx.origin]: { credentialStore: store.kind, user } },
+      keychainFallback,
     });
     if (keptDefault) this.ctx.out.notice(defaultKeptView(keptDefault, this.ctx.apiUrl));
     return store;
@@ -86,17 +87,31 @@ export class Logins {
     return keychain;
   }
 
-  private async chooseStore(): Promise<CredentialStore> {
+  /**
+   * The OS keychain, else a 0600 file. Falling back is said once, in one line: a machine without a keychain
+   * (a server, CI, a container) would otherwise print the same D-Bus error at every login. `keychainFallback`
+   * is the reason said, kept in the settings; a new reason is said again.
+   */
+  private async chooseStore(): Promise<{ store: CredentialStore; keychainFallback?: string }> {
     const file = new FileStore(credentialFile(this.ctx.configDir, this.ctx.profile, this.ctx.origin));
     if (this.ctx.options.insecureStorage) {
       this.ctx.out.notice(`storing credentials in ${file.location} (--insecure-storage)`);
-      return file;
+      return { store: file, keychainFallback: this.ctx.settings.keychainFallback };
     }
     const keychain = await openKeychain(this.ctx.profile, this.ctx.origin, this.ctx.io.loadKeychain);
-    if (!('unavailable' in keychain)) return keychain;
-    this.ctx.out.notice(`no OS keychain (${keychain.unavailable}); storing credentials in ${file.location} (mode 0600)`);
-    return file;
+    if (!('unavailable' in keychain)) return { store: keychain };
+    const reason = oneLine(keychain.unavailable);
+    if (reason !== this.ctx.settings.keychainFallback) {
+      this.ctx.out.notice(`no OS keychain (${reason}); storing credentials in ${file.location} (mode 0600); band says this once`);
+    }
+    return { store: file, keychainFallback: reason };
   }
+}
+
+/** The first line of an error, at most 200 characters: D-Bus errors run over several lines. */
+function oneLine(message: string): string {
+  const first = message.split('\n', 1)[0]!.trim();
+  return first.length > 200 ? `${first.slice(0, 199)}…` : first;
 }
 
 function toStored(pair: TokenPair, now: number): StoredTokens {

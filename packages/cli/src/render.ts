@@ -154,7 +154,8 @@ export class Output {
     const enabled = stream === 'stdout' ? this.stdoutColor : this.stderrColor;
     if (!enabled) return text;
     const [open, close] = STYLES[style];
-    return `${STYLE_MARK}${open}m${text}${STYLE_MARK}${close}m`;
+    const mark = styleMark();
+    return `${mark}${open}m${text}${mark}${close}m`;
   }
 }
 
@@ -181,10 +182,18 @@ const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39] } as const;
 
 /**
  * Stands for ESC + "[" in styled text until printable() has run: random per process, so no server string
- * can hold one and have it turned into an escape sequence.
+ * can hold one and have it turned into an escape sequence. Made by the first paint: a run without colours
+ * (a pipe, CI) has no mark to turn into codes, and does not load node:crypto (the build loads a Node module
+ * when it is first used: tsup.config.ts).
  */
-const STYLE_MARK = `\uE000${randomBytes(8).toString('hex')}`;
-const STYLE_MARKS = new RegExp(`${STYLE_MARK}(\\d+)m`, 'g');
+let styleMarks: { mark: string; pattern: RegExp } | undefined;
+function styleMark(): string {
+  if (!styleMarks) {
+    const mark = `\uE000${randomBytes(8).toString('hex')}`;
+    styleMarks = { mark, pattern: new RegExp(`${mark}(\\d+)m`, 'g') };
+  }
+  return styleMarks.mark;
+}
 
 /** Control characters a terminal acts on: C0 but newline and tab, DEL, and C1 (U+0080–U+009F). */
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
@@ -363,7 +372,7 @@ class PlainProgress implements TransferProgress {
 
 /** The one way human output reaches a terminal: made printable, then styled. */
 function writeLines(stream: OutStream, text: string): void {
-  const shown = printable(text).replace(STYLE_MARKS, '\u001b[$1m');
+  const shown = styleMarks ? printable(text).replace(styleMarks.pattern, '\u001b[$1m') : printable(text);
   stream.write(shown.endsWith('\n') ? shown : `${shown}\n`);
 }
 

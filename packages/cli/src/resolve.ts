@@ -1,7 +1,7 @@
 // Projects, vibes, cuts and files are named by id or by name: names are compared case-insensitively and
 // are unique within their parent (a project's vibes, a vibe's cuts). An ambiguous name is a usage error
 // that lists the candidates; an unknown one is "not found" (exit 6).
-import type { BandClient, CutWithFiles, FileRecord, Member, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
+import type { BandClient, Comment, CutWithFiles, FileRecord, Member, ProjectDetail, VibeWithCuts } from '@bandcollab/sdk';
 import { CliError, notFoundError, usageError } from './exit-codes.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -122,4 +122,31 @@ export function memberIn(detail: ProjectDetail, ref: string): Member {
   if (byEmailOrId) return byEmailOrId;
   const named = detail.members.map((m) => ({ id: m.userId, name: m.name, member: m }));
   return pick(named, ref, 'member', `in project "${detail.name}"`, (entry) => `${entry.name} <${entry.member.email}>`).member;
+}
+
+/** How a comment's id is shown in human output: its first characters, which `commentId` takes back. */
+export const SHORT_ID_LENGTH = 8;
+
+export function shortId(id: string): string {
+  return id.slice(0, SHORT_ID_LENGTH);
+}
+
+/**
+ * A comment by its id or, as git takes a short SHA, by the first characters of it (4 or more, as
+ * `band comment list` shows them): looked up among the comments and replies of the caller's projects,
+ * and taken only when one comment starts with them.
+ */
+export async function commentId(client: BandClient, ref: string): Promise<string> {
+  if (isId(ref)) return ref;
+  const prefix = ref.trim().toLowerCase();
+  if (!/^[0-9a-f]{4}[0-9a-f-]{0,32}$/.test(prefix)) throw usageError(`"${ref}" is not a comment id (the id, or its first characters as band comment list shows them)`);
+  const matches: Comment[] = [];
+  for (const project of await client.projects.list()) {
+    for await (const thread of client.comments.listOfProject(project.id)) {
+      for (const comment of [thread, ...(thread.replies ?? [])]) if (comment.id.startsWith(prefix)) matches.push(comment);
+    }
+  }
+  if (matches.length === 1) return matches[0]!.id;
+  if (matches.length === 0) throw notFoundError(`no comment of your projects has an id starting with ${prefix}`);
+  throw usageError(`${prefix} starts the ids of ${matches.length} comments; give more of it:\n${matches.map((c) => `  ${c.id}  ${c.author.name}`).join('\n')}`);
 }

@@ -56,6 +56,8 @@ export interface ProfileSettings {
   apiUrl?: string;
   /** By server origin. */
   logins?: Record<string, Login>;
+  /** Why the last login fell back from the OS keychain to a file, as the user was told (not told again). */
+  keychainFallback?: string;
 }
 
 /** BAND_CONFIG_DIR, else $XDG_CONFIG_HOME/band, else ~/.config/band. */

@@ -42,12 +42,15 @@ import type {
   StorageStats,
   TrashItem,
   User,
+  NotificationPreferences,
+  ReviewRequestsResult,
 } from '@bandcollab/sdk';
 import type { DownloadReport, UploadReport } from './bulk-reports.js';
 import type { ProfileUser } from './settings.js';
 import type { PullAction, PushAction } from './session/plan.js';
 import type { SessionReport } from './session/report.js';
 import { counted, formatBytes, formatTime, type Output } from './render.js';
+import { shortId } from './resolve.js';
 
 /**
  * What people call each file type (the API's codes are CUT, STEM, IMAGE and SESSION): the words of the SDK's
@@ -92,6 +95,19 @@ export function deletedView(kind: Container | 'file', name: string, answer: { id
   return `Moved ${kind} ${name} to the trash until ${formatTime(answer.trashedUntil)} UTC (band trash restore ${answer.id})`;
 }
 
+/** A trashed thing in a sentence: "vibe Verse", "file mix.wav (version 2)", "cover of Demo" (an image's name says what it was). */
+export function trashedThing(item: TrashItem): string {
+  return item.kind === 'cover' || item.kind === 'vibe_image' ? item.name : `${item.kind} ${item.name}`;
+}
+
+export function purgeQuestion(item: TrashItem): string {
+  return `Delete ${trashedThing(item)} for good? It cannot be restored after this.`;
+}
+
+export function purgingView(item: TrashItem): string {
+  return `Deleting ${trashedThing(item)} for good`;
+}
+
 export function trashTable(out: Output, items: readonly TrashItem[]): string {
   return out.table(
     items,
@@ -107,7 +123,7 @@ export function trashTable(out: Output, items: readonly TrashItem[]): string {
 }
 
 export function restoredView(restored: RestoredTrash): string {
-  return `Restored ${restored.kind} ${restored.name}`;
+  return `Restored ${restored.kind === 'cover' || restored.kind === 'vibe_image' ? restored.name : `${restored.kind} ${restored.name}`}`;
 }
 
 export function vibeOrderView(result: ReorderVibesResult): string {
@@ -571,10 +587,10 @@ export function commentThreads(out: Output, comments: readonly Comment[], counts
   const lines: string[] = [];
   for (const comment of comments) {
     const file = fileName ? `${fileName(comment.fileId) ?? 'a file'}  ` : '';
-    lines.push(`${file}${out.bold(pinnedAt(comment))}  ${comment.author.name}${comment.author.guest ? ' (guest)' : ''}  ${commentStatus(comment)}  v${comment.version}  ${formatTime(comment.createdAt)}  ${out.dim(comment.id)}`);
+    lines.push(`${file}${out.bold(pinnedAt(comment))}  ${comment.author.name}${comment.author.guest ? ' (guest)' : ''}  ${commentStatus(comment)}  v${comment.version}  ${formatTime(comment.createdAt)}  ${out.dim(shortId(comment.id))}`);
     lines.push(...commentBody(comment, '    '));
     for (const reply of comment.replies ?? []) {
-      lines.push(`    ↳ ${reply.author.name}${reply.author.guest ? ' (guest)' : ''}  ${formatTime(reply.createdAt)}  ${out.dim(reply.id)}`);
+      lines.push(`    ↳ ${reply.author.name}${reply.author.guest ? ' (guest)' : ''}  ${formatTime(reply.createdAt)}  ${out.dim(shortId(reply.id))}`);
       lines.push(...commentBody(reply, '      '));
     }
   }
@@ -585,15 +601,15 @@ export function commentThreads(out: Output, comments: readonly Comment[], counts
 
 /** "Commented on mix.wav at 1:23.450 (id)" */
 export function commentedView(comment: Comment, file: string): string {
-  return `Commented on ${file} v${comment.version} at ${pinnedAt(comment)} (${comment.id})`;
+  return `Commented on ${file} v${comment.version} at ${pinnedAt(comment)} (${shortId(comment.id)})`;
 }
 
 export function repliedView(reply: Comment, parent: Comment): string {
-  return `Replied to ${parent.author.name}'s comment at ${pinnedAt(parent)} (${reply.id})`;
+  return `Replied to ${parent.author.name}'s comment at ${pinnedAt(parent)} (${shortId(reply.id)})`;
 }
 
 export function commentChangedView(verb: 'Resolved' | 'Reopened' | 'Edited', comment: Comment): string {
-  return `${verb} ${comment.author.name}'s comment at ${pinnedAt(comment)} (${comment.id})`;
+  return `${verb} ${comment.author.name}'s comment at ${pinnedAt(comment)} (${shortId(comment.id)})`;
 }
 
 /** The question before deleting a comment: whose, where, and its first line. */
@@ -630,8 +646,36 @@ export function exportedMarkersView(file: string, format: string, target: string
   return `Saved the comments of ${file} as ${MARKER_FORMAT_LABELS[format] ?? format} to ${target} (${formatBytes(size)})`;
 }
 
+/** What a marker export left out ("" when nothing): csv and json carry it. */
+export function leftOutView(wholeMix: number, replies: number): string {
+  const left = [wholeMix > 0 ? counted(wholeMix, 'whole-mix comment') : '', replies > 0 ? (replies === 1 ? '1 reply' : `${replies} replies`) : ''].filter(Boolean);
+  return left.length === 0 ? '' : `Left out ${left.join(' and ')}: markers have a time and no thread (--format csv or json keeps them)`;
+}
+
 export function reviewedView(review: Review, file: string): string {
   return `${review.state === 'approved' ? 'Approved' : 'Requested changes to'} ${file}${review.note ? `: ${review.note}` : ''}`;
+}
+
+export function reviewRequestedView(result: ReviewRequestsResult, file: string, asked: readonly string[]): string {
+  const names = result.reviewRequests.filter((request) => asked.includes(request.userId)).map((request) => request.name);
+  const mailed = result.emailed ? 'emailed' : 'not emailed (the server sends no email, or they turned review requests off)';
+  return `Asked ${names.join(', ')} to review ${file}: ${mailed}`;
+}
+
+/** `band notify show`: each kind of email, on or off, and the digest's frequency. */
+export function notificationPreferencesView(preferences: NotificationPreferences): string {
+  const { email } = preferences;
+  const onOff = (on: boolean) => (on ? 'on' : 'off');
+  const lines = [
+    `mentions         ${onOff(email.mentions)}`,
+    `replies          ${onOff(email.replies)}`,
+    `review-requests  ${onOff(email.reviewRequests)}`,
+    `new-versions     ${onOff(email.newVersions)}`,
+    `webhooks         ${onOff(email.webhooks)}`,
+    `digest           ${email.digest}`,
+  ];
+  if (!preferences.emailEnabled) lines.push('', 'This server sends no email (SMTP_URL and MAIL_FROM unset): the preferences are kept, nothing is sent.');
+  return lines.join('\n');
 }
 
 export function withdrawnReviewView(file: string): string {
@@ -1001,6 +1045,8 @@ function describeEvent(event: ProjectEvent, nameOf: NameOf): string {
       return event.data.state === null
         ? `withdrew their review of ${named('file', event.data.fileId)}`
         : `${event.data.state === 'approved' ? 'approved' : 'requested changes to'} ${named('file', event.data.fileId)}`;
+    case 'review.requested':
+      return `asked ${event.data.userIds.map((id) => nameOf(id) ?? 'a member').join(', ')} to review "${event.data.name}" v${event.data.version}`;
     case 'review.gate_passed':
       // The actor's change (a review, a resolved comment, the policy) is what got the version through.
       return `made "${event.data.name}" v${event.data.version} ready under the review policy (${event.data.review.approved} of ${event.data.policy.approvals} approvals)`;

@@ -76,11 +76,16 @@ describe('band comment', () => {
     const range = await json<Comment>(ben, ['comment', 'add', mix.id, 'vocals drift', '--at', '0:00.250', '--to', '0:02', '--mention', 'ana@example.com']);
     expect(range).toMatchObject({ atMs: 250, endMs: 2000, mentions: [{ name: 'Ana' }] });
     const added = await ok(ana, ['comment', 'add', ...MIX, 'love it']);
-    expect(added.stdout.trim()).toMatch(/^Commented on mix v1 at whole mix \([0-9a-f-]{36}\)$/);
+    expect(added.stdout.trim()).toMatch(/^Commented on mix v1 at whole mix \([0-9a-f]{8}\)$/);
 
-    const reply = await ok(ana, ['comment', 'reply', range.id, 'fixed in v2', '--mention', 'Ben']);
+    // A comment is named by the first characters of its id, as band comment list shows them.
+    const reply = await ok(ana, ['comment', 'reply', range.id.slice(0, 8), 'fixed in v2', '--mention', 'Ben']);
     expect(reply.stdout).toContain("Replied to Ben's comment at 0:00.250–0:02.000");
-    expect((await ok(ben, ['comment', 'resolve', range.id])).stdout).toContain("Resolved Ben's comment at 0:00.250–0:02.000");
+    expect((await ok(ben, ['comment', 'resolve', range.id.slice(0, 5)])).stdout).toContain("Resolved Ben's comment at 0:00.250–0:02.000");
+    const tooShort = plain(await ana.band(['comment', 'resolve', range.id.slice(0, 3)]));
+    expect([tooShort.exitCode, tooShort.stderr]).toEqual([2, `error: "${range.id.slice(0, 3)}" is not a comment id (the id, or its first characters as band comment list shows them)\n`]);
+    const unknown = plain(await ana.band(['comment', 'resolve', 'FFFFFFFF']));
+    expect([unknown.exitCode, unknown.stderr]).toEqual([6, 'error: no comment of your projects has an id starting with ffffffff\n']);
 
     const listed = await json<Comment[]>(ana, ['comment', 'list', ...MIX]);
     const api = await anaSdk.comments.list(mix.id, { versions: 'this' }).pages()[Symbol.asyncIterator]().next();
@@ -89,7 +94,7 @@ describe('band comment', () => {
     expect(listed[0]!.replies).toMatchObject([{ body: 'fixed in v2', mentions: [{ name: 'Ben' }] }]);
 
     const human = (await ok(ana, ['comment', 'list', ...MIX])).stdout.split('\n');
-    expect(human[0]).toMatch(new RegExp(`^0:00\\.250–0:02\\.000  Ben  resolved by Ben  v1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  ${range.id}$`));
+    expect(human[0]).toMatch(new RegExp(`^0:00\\.250–0:02\\.000  Ben  resolved by Ben  v1  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  ${range.id.slice(0, 8)}$`));
     expect(human[1]).toBe('    vocals drift  (to Ana)');
     expect(human[2]).toMatch(/^ {4}↳ Ana {2}\d{4}-/);
     expect(human[3]).toBe('      fixed in v2  (to Ben)');
@@ -165,10 +170,20 @@ describe('band comment', () => {
   });
 
   it('exports markers: <file name>.<ext> here by default, never over a file without --force, or to stdout', async () => {
-    await json<Comment>(ana, ['comment', 'add', mix.id, 'export me', '--at', '1']);
+    const timed = await json<Comment>(ana, ['comment', 'add', mix.id, 'export me', '--at', '1']);
+    await json<Comment>(ben, ['comment', 'reply', timed.id, 'agreed']);
     const here = { cwd: ana.home };
     const saved = await ok(ana, ['comment', 'export', ...MIX, '--format', 'midi'], here);
     expect(saved.stdout.trim()).toMatch(/^Saved the comments of mix as MIDI markers to mix\.mid \(\d+ B\)$/);
+    // A format of timed markers says what it could not hold (the whole-mix comments and replies the tests before left).
+    const threads = await json<Comment[]>(ana, ['comment', 'list', mix.id, '--status', 'all']);
+    const wholeMix = threads.filter((c) => !c.deleted && c.atMs === null).length;
+    const replies = threads.flatMap((c) => c.replies ?? []).filter((r) => !r.deleted).length;
+    expect(wholeMix).toBeGreaterThan(0);
+    expect(replies).toBeGreaterThan(0);
+    expect(saved.stderr).toBe(
+      `Left out ${wholeMix} whole-mix comment${wholeMix === 1 ? '' : 's'} and ${replies} repl${replies === 1 ? 'y' : 'ies'}: markers have a time and no thread (--format csv or json keeps them)\n`,
+    );
     const midi = await readFile(path.join(ana.home, 'mix.mid'));
     expect(midi.subarray(0, 4).toString('latin1')).toBe('MThd');
     expect(midi.toString('latin1')).toContain('Ana: export me');
@@ -183,6 +198,7 @@ describe('band comment', () => {
     const csv = await ok(ana, ['comment', 'export', mix.id, '--format', 'csv', '--offset', '2s', '--status', 'open', '-o', '-']);
     expect(csv.stdout.split('\r\n')[0]).toBe('#,Start,End,Author,Comment,Status,Version');
     expect(csv.stdout).toContain('0:00:03.000,,Ana,export me,open,1');
+    expect(csv.stderr).not.toContain('Left out');
     const markers = JSON.parse((await ok(ana, ['comment', 'export', mix.id, '--format', 'json', '--offset', '0:01.5', '-o', '-'])).stdout);
     expect(markers).toMatchObject({ file: { id: mix.id }, offsetMs: 1500 });
     expect(markers.markers).toContainEqual(expect.objectContaining({ atMs: 2500, name: 'Ana: export me' }));

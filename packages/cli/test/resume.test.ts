@@ -87,6 +87,10 @@ describe.skipIf(!hasTmux)('band resumes an interrupted upload', () => {
     const resumedAt = Number(match![1]) * MiB;
     expect(resumedAt).toBeGreaterThan(0.3 * size);
     expect(resumedAt).toBeLessThan(size);
+    // The summary counts what this run sent, not the whole file.
+    const sent = /Uploaded 1 file \(([\d.]+) MiB\)/.exec(resumed);
+    expect(sent, resumed).not.toBeNull();
+    expect(Math.abs(Number(sent![1]) * MiB - (size - resumedAt))).toBeLessThan(0.2 * MiB);
 
     const [file] = await server.sql<{ sha256: string; size: number }[]>`select sha256, size::int as size from files where name = 'session.zip'`;
     expect(file).toEqual({ sha256: createHash('sha256').update(bytes).digest('hex'), size });

@@ -34,10 +34,15 @@ async function loadedBy(args: string[], env: Record<string, string> = {}): Promi
   return { loaded, code: (await Promise.all(files.map((url) => readFile(fileURLToPath(url), 'utf8')))).join('\n') };
 }
 
-/** The source files bundled into what band loaded for `args`: the bundle keeps each one's path as a comment. */
+/**
+ * The source files bundled into what band loaded for `args`: the bundle keeps each one's path as a comment. The
+ * build's stand-ins for Node's modules (tsup.config.ts: `lazy-node-builtin:crypto`, `global-process:process`) are
+ * Node's, not band's.
+ */
 async function sourcesLoaded(args: string[]): Promise<string[]> {
   const { code } = await loadedBy(args);
-  return [...new Set([...code.matchAll(/^\/\/ (\S+)$/gm)].map((match) => match[1]!))];
+  const sources = [...code.matchAll(/^\/\/ (\S+)$/gm)].map((match) => match[1]!);
+  return [...new Set(sources.filter((source) => !/^(lazy-node-builtin|global-process):/.test(source)))];
 }
 
 /** Runs band and answers which of the big libraries the files it loaded contain. */
@@ -69,6 +74,20 @@ describe('start-up', () => {
     const env = { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' };
     expect(await librariesLoaded(['project', 'list'], env)).toEqual({ sdk: true, undici: false, nodeUndici: false, conf: false, formData: false });
     expect(await librariesLoaded(['auth', 'logout'], env)).toEqual({ sdk: true, undici: false, nodeUndici: false, conf: true, formData: false });
+  });
+});
+
+describe('what `band project list` loads of Node', () => {
+  // Each is loaded by the code that uses it (tsup.config.ts): new credentials and uploads (crypto), prompts
+  // (readline), the keychain process, $EDITOR and a browser (child_process). A list with a token uses none.
+  // (worker_threads cannot be checked here: the recorder's loader hooks run on a worker thread.)
+  const LATER = ['node:crypto', 'node:readline', 'node:readline/promises', 'node:child_process'];
+
+  it('loads neither crypto, readline nor child_process', async () => {
+    const env = { BAND_TOKEN: 'unused', BAND_API_URL: 'http://127.0.0.1:9' };
+    const { loaded } = await loadedBy(['project', 'list'], env);
+    expect(loaded).toContain('node:http');
+    expect(loaded.filter((module) => LATER.includes(module))).toEqual([]);
   });
 });
 

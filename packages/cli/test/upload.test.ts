@@ -63,6 +63,8 @@ describe('band file upload', () => {
     expect(again.exitCode).toBe(0);
     expect(again.stderr).toContain('Uploaded 0 files (0 B)');
     expect(again.stderr).toContain('20 skipped (already on the cut)');
+    // Found before the transfer: no "uploading 20 files" for files that are not sent.
+    expect(again.stderr).not.toContain('uploading');
     expect(JSON.parse(again.stdout)).toHaveLength(20);
     expect((await apiGet<CutWithFiles>(server.url, `/api/cuts/${cut.id}`, token)).files).toHaveLength(20);
 

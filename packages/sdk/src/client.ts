@@ -7,6 +7,7 @@ import { EventsResource } from './resources/events.js';
 import { FilesResource } from './resources/files.js';
 import { InvitationsResource } from './resources/invitations.js';
 import { ProjectsResource } from './resources/projects.js';
+import { NotificationsResource } from './resources/notifications.js';
 import { ReviewsResource } from './resources/reviews.js';
 import { SharesResource } from './resources/shares.js';
 import { TokensResource } from './resources/tokens.js';
@@ -39,6 +40,8 @@ export class BandClient {
   readonly comments: CommentsResource;
   /** Approvals and change requests of a file version. */
   readonly reviews: ReviewsResource;
+  /** What you are emailed about: mentions, replies, review requests, new versions, webhooks, the digest. */
+  readonly notifications: NotificationsResource;
   /** Personal access tokens: create, list, delete (with a session). */
   readonly tokens: TokensResource;
   /** Webhook endpoints of a project (its ADMINs) or of your account, their secrets and delivery logs. */
@@ -61,6 +64,7 @@ export class BandClient {
     this.events = new EventsResource(this.transport);
     this.comments = new CommentsResource(this.transport);
     this.reviews = new ReviewsResource(this.transport);
+    this.notifications = new NotificationsResource(this.transport);
     this.tokens = new TokensResource(this.transport);
     this.webhooks = new WebhooksResource(this.transport);
     this.trash = new TrashResource(this.transport);

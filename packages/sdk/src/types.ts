@@ -64,6 +64,15 @@ export type {
   WithdrawnReview,
 } from './contract/comments.js';
 export type {
+  DigestFrequency,
+  NotificationKind,
+  NotificationPreferences,
+  NotificationPreferencesChange,
+  RequestedReview,
+  ReviewRequestsRequest,
+  ReviewRequestsResult,
+} from './contract/notifications.js';
+export type {
   AcceptedInvitation,
   AccountShareLink,
   AdminJobs,

@@ -24,4 +24,5 @@ export { SharesResource } from './resources/shares.js';
 export { TokensResource, type CurrentToken } from './resources/tokens.js';
 export { CommentsResource, type CommentList, type CommentListOptions, type FileCommentListOptions, type InboxListOptions, type MarkerExportOptions } from './resources/comments.js';
 export { ReviewsResource } from './resources/reviews.js';
+export { NotificationsResource } from './resources/notifications.js';
 export { EventsResource, type SubscribeOptions, type Subscription } from './resources/events.js';

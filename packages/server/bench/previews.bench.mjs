@@ -7,21 +7,25 @@
 //     default 20; the contract's case is 62): memory stays flat with duration because every stage streams;
 //  4. through the built server (embedded PostgreSQL): seconds from the end of the 4-minute 48 kHz WAV's upload
 //     to its preview being served, its analysis' seconds beside it (the preview starts with the upload, beside
-//     the analysis, instead of after it). Target: <= 10 s.
+//     the analysis, instead of after it). Target: <= 10 s;
+//  5. the long 96 kHz file through the server: seconds from the end of its upload to its preview served,
+//     against the bare encode of the same file (3.), and the server's peak RSS growth meanwhile. Target: <= 1.2x;
+//  6. an upload's throughput (a 256 MiB STEM ZIP, sparse: the server is measured, not the disk) while three
+//     4-minute mixes' previews are being made, against the same upload with an idle queue. Target: >= 0.9x.
 // Each preview runs in a fresh process (preview-worker.mjs). The median of ROUNDS runs is reported. Needs ffmpeg.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { report, round, seed, start } from './support.mjs';
+import { measure, multipart, report, round, seed, send, start, zipFile } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const LONG_MINUTES = Number(process.env.BENCH_LONG_MINUTES ?? 20);
 const MiB = 1024 * 1024;
-const TARGETS = { cpuVsFfmpeg: 2, flatMiB: 16, uploadToPreviewSeconds: 10 };
+const TARGETS = { cpuVsFfmpeg: 2, flatMiB: 16, uploadToPreviewSeconds: 10, throughServerVsBare: 1.2, uploadDuringPreviews: 0.9 };
 /** The encoding process's old generation, MiB. */
 const HEAP_MB = 48;
 
@@ -66,8 +70,82 @@ try {
     afterAnalysisSeconds: round(served.analysisSeconds + runs[48000].wallMs / 1000),
     targetSeconds: TARGETS.uploadToPreviewSeconds,
   });
+  const throughServer = await withServer(async (server, token, cutId) => {
+    const measured = await measure(server, async () => {
+      const id = await uploadWav(server, token, cutId, long, 'long.wav');
+      const uploaded = performance.now();
+      await previewServed(server, token, id);
+      return (performance.now() - uploaded) / 1000;
+    });
+    return { previewSeconds: measured.result, serverRssGrowthMiB: measured.growthMiB };
+  });
+  report(`preview through-server wav-${LONG_MINUTES}min-96k-24bit`, {
+    previewSeconds: round(throughServer.previewSeconds),
+    bareEncodeSeconds: round(longRun.wallMs / 1000),
+    throughServerVsBare: round(throughServer.previewSeconds / (longRun.wallMs / 1000)),
+    targetThroughServerVsBare: TARGETS.throughServerVsBare,
+    serverRssGrowthMiB: throughServer.serverRssGrowthMiB,
+  });
+  report('preview upload-throughput-during-previews', await uploadDuringPreviews(path.join(work, '4min-48k-24bit.wav')));
 } finally {
   await rm(work, { recursive: true, force: true });
+}
+
+async function withServer(use) {
+  const server = await start(path.resolve(here, '../dist/main.js'), [], { PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(work, `data-${Math.random()}`), LOG_LEVEL: 'error' });
+  try {
+    const { token, cutId } = await seed(server.url);
+    return await use(server, token, cutId);
+  } finally {
+    server.process.kill('SIGTERM');
+    await once(server.process, 'exit');
+  }
+}
+
+/** Streams a WAV up as one multipart request; its file id. */
+async function uploadWav(server, token, cutId, file, name) {
+  const size = (await stat(file)).size;
+  const response = await send(`${server.url}/api/files/upload`, token, multipart(cutId, name, 'audio/wav'), { path: file, size });
+  if (response.status !== 201) throw new Error(`upload: ${response.status} ${response.body}`);
+  return JSON.parse(response.body).id;
+}
+
+/** Waits for a file's preview and reads it whole. */
+async function previewServed(server, token, id) {
+  const auth = { authorization: `Bearer ${token}` };
+  for (;;) {
+    const file = await (await fetch(`${server.url}/api/files/${id}`, { headers: auth })).json();
+    if (file.preview.status === 'done') break;
+    if (file.preview.status !== 'pending') throw new Error(`preview ${file.preview.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const preview = await fetch(`${server.url}/api/files/${id}/preview`, { headers: auth });
+  await preview.arrayBuffer();
+  if (preview.status !== 200) throw new Error(`preview: ${preview.status}`);
+}
+
+/** The median over ROUNDS of a 256 MiB upload's MiB/s with an idle queue and while three previews are made. */
+async function uploadDuringPreviews(mix) {
+  return withServer(async (server, token, cutId) => {
+    const stems = await zipFile(work, 'stems.zip', 256);
+    const timed = async (name) => {
+      const started = performance.now();
+      const response = await send(`${server.url}/api/files/upload`, token, multipart(cutId, name), stems);
+      if (response.status !== 201) throw new Error(`upload: ${response.status} ${response.body}`);
+      return 256 / ((performance.now() - started) / 1000);
+    };
+    const idle = [];
+    const busy = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      idle.push(await timed(`idle ${i}.zip`));
+      const ids = [];
+      for (let j = 0; j < 3; j++) ids.push(await uploadWav(server, token, cutId, mix, `mix ${i}-${j}.wav`));
+      busy.push(await timed(`busy ${i}.zip`));
+      for (const id of ids) await previewServed(server, token, id);
+    }
+    const [idleMiBps, busyMiBps] = [idle, busy].map((runs) => runs.sort((a, b) => a - b)[Math.floor(runs.length / 2)]);
+    return { idleMiBps: round(idleMiBps), duringPreviewsMiBps: round(busyMiBps), ratio: round(busyMiBps / idleMiBps), target: TARGETS.uploadDuringPreviews };
+  });
 }
 
 /** The medians over ROUNDS uploads of the seconds from the upload's answer to the preview served, and to the analysis done. */

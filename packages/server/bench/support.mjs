@@ -54,12 +54,12 @@ export async function zipFile(dir, name, sizeMiB) {
   return { path: file, size: sizeMiB * MiB };
 }
 
-export function multipart(cutId, fileName) {
+export function multipart(cutId, fileName, contentType = 'application/zip') {
   const boundary = '----bandcollab-bench-boundary';
   const head = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="cutId"\r\n\r\n${cutId}\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\n` +
-      'Content-Type: application/zip\r\n\r\n',
+      `Content-Type: ${contentType}\r\n\r\n`,
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return { contentType: `multipart/form-data; boundary=${boundary}`, head, tail, overhead: head.length + tail.length };

@@ -62,6 +62,8 @@ import { TrashService } from './trash/service.js';
 import { Mailer } from './email/mailer.js';
 import { PASSWORD_RESET_KIND, PasswordResets } from './auth/password-reset.js';
 import { WebhooksRoutes } from './webhooks/routes.js';
+import { NotificationsRoutes } from './notifications/routes.js';
+import { Digests } from './notifications/digest.js';
 
 export interface RunningServer {
   url: string;
@@ -97,6 +99,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   OperationsRoutes,
   AuthRoutes,
   AccountsRoutes,
+  NotificationsRoutes,
   IdpRoutes,
   ProjectsRoutes,
   InvitationsRoutes,
@@ -267,6 +270,8 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
   const mailer = container.resolve(Mailer);
   mailer.composeWith(PASSWORD_RESET_KIND, container.resolve(PasswordResets).compose);
   jobs.register(JOB_KINDS.email, mailer.run, { concurrency: concurrency.email });
+  jobs.register(JOB_KINDS.digest, container.resolve(Digests).run, { concurrency: concurrency.digest });
+  jobs.every(JOB_KINDS.digest, config.digestCheckSeconds);
   jobs.every(JOB_KINDS.expired_rows_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.trash_purge, config.purgeIntervalSeconds);
   jobs.every(JOB_KINDS.upload_purge, config.purgeIntervalSeconds);

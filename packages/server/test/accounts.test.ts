@@ -215,7 +215,22 @@ describe('POST /api/auth/password', () => {
 });
 
 describe('DELETE /api/auth/me', () => {
-  it('deletes the account: its tokens die at once, sole projects go with their bytes, shared files stay as a former member\'s', async () => {
+  it('with the trash off, deletes the sole projects with their bytes at once', async () => {
+    const forGood = await startTestServer({ TRASH_RETENTION_DAYS: '0' });
+    try {
+      const forGoodApi = client(forGood.url);
+      const leaver = await forGoodApi.register({ name: 'Leaver' });
+      const own = await seedProject(forGoodApi, leaver.accessToken, 'Solo');
+      const ownFile = await expectStatus(upload(forGoodApi, leaver.accessToken, own.cutId, 'solo.mp3', sampleBytes('mp3')), 201);
+      await expectStatus(forGoodApi.request('DELETE', '/api/auth/me', { token: leaver.accessToken, json: { password: leaver.password } }), 200);
+      expect(await forGood.sql`select 1 from public.projects where id = ${own.id}`).toHaveLength(0);
+      expect(await forGood.stored.exists(`files/${ownFile.id}.mp3`)).toBe(false);
+    } finally {
+      await forGood.close();
+    }
+  });
+
+  it('deletes the account: its tokens die at once, sole projects go to the trash, shared files stay as a former member\'s', async () => {
     const leaver = await api.register({ name: 'Leaver' });
     const bandleader = await api.register({ name: 'Bandleader' });
     const drummer = await api.register({ name: 'Drummer' });
@@ -254,8 +269,12 @@ describe('DELETE /api/auth/me', () => {
     }
     expect((await api.request('POST', '/api/auth/login', { json: { email: leaver.user.email, password: leaver.password } })).status).toBe(401);
 
-    expect(await server.sql`select 1 from projects where id = ${own.id}`).toHaveLength(0);
-    expect(await server.stored.exists(`files/${ownFile.id}.mp3`)).toBe(false);
+    // The sole project is in the trash like any deleted project: invisible, its bytes kept until it is purged.
+    expect(await server.sql`select 1 from public.projects where id = ${own.id} and trash_id is null`).toHaveLength(0);
+    const [entry] = await server.sql<{ deleted_by: string | null; days: number }[]>`
+      select deleted_by, round(extract(epoch from trashed_until - trashed_at) / 86400)::int as days from public.trash where kind = 'project' and thing_id = ${own.id}`;
+    expect(entry).toEqual({ deleted_by: null, days: 30 });
+    expect(await server.stored.exists(`files/${ownFile.id}.mp3`)).toBe(true);
     expect(await avatarStored(avatarUrl)).toBe(false);
 
     const kept = await expectStatus(api.request('GET', `/api/files/${sharedFile.id}`, { token: bandleader.accessToken }), 200);

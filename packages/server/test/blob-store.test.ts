@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/core/config.js';
-import { type BlobStore, ObjectMissing, openBlobStore } from '../src/core/store/index.js';
+import { type BlobReader, type BlobStore, ObjectMissing, openBlobStore } from '../src/core/store/index.js';
 import { S3BlobStore } from '../src/core/store/s3-store.js';
 import { s3TestEnv } from './support/s3.js';
 
@@ -25,6 +26,17 @@ function streamOf(bytes: Buffer, chunk = 64 * 1024 + 7): Readable {
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+/** Everything an openReader gives, read into one lent buffer of an uneven size, as a download reads it. */
+async function readAll(reader: BlobReader, lent = Buffer.alloc(64 * 1024 - 13)): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  try {
+    for (let count = await reader.read(lent); count > 0; count = await reader.read(lent)) pieces.push(Buffer.from(lent.subarray(0, count)));
+  } finally {
+    await reader.close();
+  }
+  return Buffer.concat(pieces);
+}
 
 /** The same contract, run against both drivers: the local directory and an S3 bucket (fauxqs on loopback). */
 describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
@@ -62,6 +74,20 @@ describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
     expect(await buffer(await store.read(key, { start: 12_345, end: 23_456 }))).toEqual(bytes.subarray(12_345, 23_457));
   });
 
+  it('reads into lent buffers (what downloads and archives use), whole and ranged', async () => {
+    const bytes = randomBytes(PART_MB * MiB + 4321);
+    const key = `files/${randomBytes(8).toString('hex')}.wav`;
+    await store.write(key, streamOf(bytes));
+    expect(sha256(await readAll(await store.openReader(key)))).toBe(sha256(bytes));
+    expect(await readAll(await store.openReader(key, { start: 0, end: 0 }))).toEqual(bytes.subarray(0, 1));
+    expect(await readAll(await store.openReader(key, { start: 12_345, end: 1_234_567 }))).toEqual(bytes.subarray(12_345, 1_234_568));
+    // A reader let go before its end frees what it holds, and the next read of the object is whole.
+    const early = await store.openReader(key);
+    expect(await early.read(Buffer.alloc(10))).toBe(10);
+    await early.close();
+    expect((await readAll(await store.openReader(key))).length).toBe(bytes.length);
+  });
+
   it('asks for a late key only once the first bytes are placed', async () => {
     const bytes = randomBytes(2000);
     let asked = 0;
@@ -89,6 +115,8 @@ describe.each(['fs', 's3'] as const)('the %s store', (driver) => {
     await store.delete(key);
     expect(await store.head(key)).toBeNull();
     await expect(store.read(key)).rejects.toBeInstanceOf(ObjectMissing);
+    await expect(store.openReader(key)).rejects.toBeInstanceOf(ObjectMissing);
+    await expect(store.openReader(key, { start: 0, end: 4 })).rejects.toBeInstanceOf(ObjectMissing);
     await store.delete(key);
   });
 
@@ -178,6 +206,7 @@ describe('an unreachable S3 store', () => {
     const store = unreachable();
     try {
       await expect(store.read('files/x.wav')).rejects.toMatchObject({ code: 'UNAVAILABLE', details: { retryAfterSeconds: 5 } });
+      await expect(store.openReader('files/x.wav')).rejects.toMatchObject({ code: 'UNAVAILABLE', details: { retryAfterSeconds: 5 } });
       await expect(store.write('files/x.wav', streamOf(randomBytes(10)))).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     } finally {
       store.destroy();
@@ -194,6 +223,81 @@ describe('an unreachable S3 store', () => {
       S3_SECRET_ACCESS_KEY: 'b',
     });
     await expect(openBlobStore(config)).rejects.toThrow(/^the S3 bucket gone cannot be reached \(.*\)$/);
+  });
+});
+
+describe('an S3 store that fails a read', () => {
+  // A stand-in for the store's failures that fauxqs does not make: each GET is answered by `answer`.
+  let answer: (req: http.IncomingMessage, res: http.ServerResponse) => void = () => undefined;
+  let gets = 0;
+  let endpoint: string;
+  const failing = http.createServer((req, res) => {
+    gets += 1;
+    answer(req, res);
+  });
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    endpoint = `http://127.0.0.1:${(failing.address() as net.AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    failing.closeAllConnections();
+    await new Promise((resolve) => failing.close(resolve));
+  });
+  const storeAt = () =>
+    new S3BlobStore({
+      bucket: 'b',
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+      prefix: '',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      partSizeBytes: PART_MB * MiB,
+      presignedDownloads: false,
+      checksums: 'when_required',
+    });
+  const s3Error = (res: http.ServerResponse, status: number, code: string) =>
+    res.writeHead(status, { 'content-type': 'application/xml' }).end(`<?xml version="1.0"?><Error><Code>${code}</Code><Message>${code} here</Message></Error>`);
+
+  it('answers 503 UNAVAILABLE after three tries of a store answering 503 SlowDown', async () => {
+    const store = storeAt();
+    try {
+      gets = 0;
+      answer = (_req, res) => s3Error(res, 503, 'SlowDown');
+      await expect(store.openReader('files/x.wav')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+      expect(gets).toBe(3);
+    } finally {
+      store.destroy();
+    }
+  });
+
+  it("passes on the store's other refusals by their code (403 AccessDenied), untried again", async () => {
+    const store = storeAt();
+    try {
+      gets = 0;
+      answer = (_req, res) => s3Error(res, 403, 'AccessDenied');
+      await expect(store.openReader('files/x.wav')).rejects.toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+      expect(gets).toBe(1);
+    } finally {
+      store.destroy();
+    }
+  });
+
+  it('fails the read, not hangs, when the store goes away in the middle of the body; asks for the range it was given', async () => {
+    const store = storeAt();
+    try {
+      let range: string | undefined;
+      answer = (req, res) => {
+        range = req.headers.range;
+        res.writeHead(206, { 'content-length': '1000000' });
+        res.write(Buffer.alloc(1000));
+        setTimeout(() => res.destroy(), 20);
+      };
+      const reader = await store.openReader('files/x.wav', { start: 5, end: 1_000_004 });
+      expect(range).toBe('bytes=5-1000004');
+      await expect(readAll(reader)).rejects.toThrow();
+    } finally {
+      store.destroy();
+    }
   });
 });
 

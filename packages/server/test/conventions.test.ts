@@ -449,7 +449,11 @@ describe('every method on every spelling of every path', () => {
     const tables = await server.sql<{ name: string }[]>`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`;
     const digests: Record<string, string> = {};
     for (const { name } of tables) {
-      const [row] = await server.sql.unsafe(`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from "${name}" t`);
+      // The recurring jobs (purges, the storage report) run on their clock whatever the requests: their runs
+      // and their jobs are not what a request changed.
+      if (name === 'job_schedules') continue;
+      const recurring = name === 'jobs' ? `where t.kind not in (select kind from job_schedules)` : '';
+      const [row] = await server.sql.unsafe(`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from "${name}" t ${recurring}`);
       digests[name] = row!.digest as string;
     }
     return digests;

@@ -54,6 +54,7 @@ describe('cuts', () => {
         series: { id: stored.id, version: 1, latest: true, count: 1 },
         path: null,
         review: { approved: 0, changesRequested: 0, openComments: 0, ready: false },
+        reviewRequests: [],
         // Stored by hand, past the upload that queues a preview: none.
         preview: { status: 'none', url: null, bytes: null, durationMs: null, bitrate: null },
       },

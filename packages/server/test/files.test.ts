@@ -73,6 +73,7 @@ describe('upload', () => {
       stems: null,
       series: { id: file.id, version: 1, latest: true, count: 1 },
       review: { approved: 0, changesRequested: 0, openComments: 0, ready: false },
+      reviewRequests: [],
     });
     expect(response.headers.get('location')).toBe(`/api/files/${file.id}`);
     expect(await server.stored.read(`files/${file.id}.${extension}`)).toEqual(bytes);

@@ -113,6 +113,15 @@ describe('migrate-storage --to s3', () => {
     }
   });
 
+  it('says "no such bucket" for a bucket that does not exist, and exits 1 having written nothing', async () => {
+    const s3 = await s3TestEnv();
+    const run = await runServerCommand(['migrate-storage', '--to', 's3'], { ...server.env, ...s3, S3_BUCKET: 'no-such-bucket-here' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`no such bucket: no-such-bucket-here at ${s3.S3_ENDPOINT} (create it, or set S3_BUCKET to one that exists)`);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    expect(run.stdout).toBe('');
+  });
+
   it('copies nothing whose local bytes do not hash to the database\'s sha256, and exits 1', async () => {
     const bytes = sampleBytes('wav', 100_000);
     const uploaded = await upload(client(server.url), owner.token, owner.cutId, 'damaged.wav', bytes);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, type Api, expectStatus, seedProject, type User } from './authz/fixture.js';
+import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
 import { analysed, previewed, sampleBytes, toneWav, upload, uploadForm } from './support/files.js';
 import { call, client } from './support/http.js';
 import { startTestServer, TestClock, type TestServer } from './support/server.js';
@@ -179,6 +179,72 @@ describe('delete and restore', () => {
     await expect.poll(() => server.stored.exists(`files/${file.id}.mp3`), { timeout: 10_000 }).toBe(false);
     expect(await server.sql`select 1 from public.cuts where id = ${project.cutId}`).toHaveLength(0);
     expect((await restore('cut', project.cutId)).status).toBe(404);
+  });
+});
+
+describe('covers and vibe images', () => {
+  const GIF = Buffer.concat([Buffer.from('GIF89a', 'latin1'), Buffer.alloc(100, 1)]);
+  const withImage = (bytes: Buffer, name: string) => {
+    const body = new FormData();
+    body.append('image', new Blob([new Uint8Array(bytes)]), name);
+    return body;
+  };
+  const keyOf = (url: string) => `images/${url.split('/').pop()!}`;
+  const usedBytes = async () => (await api.request('GET', '/api/files/storage', { token: owner.accessToken })).body.quota.usedBytes as number;
+
+  it('a cleared or replaced cover goes to the trash with its bytes and quota, and comes back; the one it displaces goes in its place', async () => {
+    const project = await seedProject(api, owner.accessToken, 'Covered');
+    await addMember(api, owner.accessToken, project.id, member, 'MEMBER');
+    const first = await expectStatus(api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, body: withImage(PNG_BYTES, 'a.png') }), 200);
+    const quota = await usedBytes();
+    const cleared = await expectStatus(api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, json: { image: null } }), 200);
+    expect(cleared.imageUrl).toBeNull();
+    // In the trash: listed to members, its bytes kept and counted, served to nobody.
+    const [entry, ...others] = await expectStatus(api.request('GET', `/api/projects/${project.id}/trash`, { token: member.accessToken }), 200);
+    expect(others).toEqual([]);
+    expect(entry).toMatchObject({ kind: 'cover', name: 'cover of Covered', projectId: project.id, deletedBy: { id: owner.user.id } });
+    expect(await server.stored.exists(keyOf(first.imageUrl))).toBe(true);
+    expect(await usedBytes()).toBe(quota);
+    expect((await api.request('GET', first.imageUrl, { token: owner.accessToken })).status).toBe(404);
+    // A member who did not delete it may not restore it.
+    expect((await restore('cover', entry.id, member.accessToken)).status).toBe(403);
+
+    // A new cover meanwhile: restoring the old one puts the new one in the trash, and nothing is lost.
+    const second = await expectStatus(api.request('PUT', `/api/projects/${project.id}`, { token: owner.accessToken, body: withImage(GIF, 'b.gif') }), 200);
+    expect(await expectStatus(restore('cover', entry.id), 200)).toMatchObject({ id: entry.id, kind: 'cover', restored: true });
+    const detail = await expectStatus(api.request('GET', `/api/projects/${project.id}`, { token: owner.accessToken }), 200);
+    expect(detail.imageUrl).toBe(first.imageUrl);
+    const image = await fetch(`${server.url}${first.imageUrl}`, { headers: { authorization: `Bearer ${member.accessToken}` } });
+    expect(image.status).toBe(200);
+    expect(Buffer.from(await image.arrayBuffer())).toEqual(PNG_BYTES);
+    const [displaced] = await expectStatus(api.request('GET', `/api/projects/${project.id}/trash`, { token: owner.accessToken }), 200);
+    expect(displaced).toMatchObject({ kind: 'cover', name: 'cover of Covered' });
+    expect(displaced.id).not.toBe(entry.id);
+    expect(await server.stored.exists(keyOf(second.imageUrl))).toBe(true);
+
+    // Purged: the row, then the bytes and the quota.
+    const held = await usedBytes();
+    await expectStatus(api.request('DELETE', `/api/trash/cover/${displaced.id}`, { token: owner.accessToken }), 202);
+    await expect.poll(() => server.stored.exists(keyOf(second.imageUrl)), { timeout: 10_000 }).toBe(false);
+    expect(await usedBytes()).toBe(held - GIF.length);
+    expect(await server.stored.exists(keyOf(first.imageUrl))).toBe(true);
+  });
+
+  it('a vibe image comes back from the trash; a vibe purged for good takes its trashed image with it', async () => {
+    const project = await seedProject(api, owner.accessToken);
+    const vibe = await expectStatus(api.request('PUT', `/api/vibes/${project.vibeId}`, { token: owner.accessToken, body: withImage(PNG_BYTES, 'v.png') }), 200);
+    await expectStatus(api.request('PUT', `/api/vibes/${project.vibeId}`, { token: owner.accessToken, json: { image: null } }), 200);
+    const [entry] = await expectStatus(api.request('GET', `/api/projects/${project.id}/trash`, { token: owner.accessToken }), 200);
+    expect(entry).toMatchObject({ kind: 'vibe_image', name: `image of vibe ${vibe.name}` });
+    await expectStatus(restore('vibe_image', entry.id), 200);
+    expect((await expectStatus(api.request('GET', `/api/vibes/${project.vibeId}`, { token: owner.accessToken }), 200)).imageUrl).toBe(vibe.imageUrl);
+
+    await expectStatus(api.request('PUT', `/api/vibes/${project.vibeId}`, { token: owner.accessToken, json: { image: null } }), 200);
+    await expectStatus(api.request('DELETE', `/api/vibes/${project.vibeId}`, { token: owner.accessToken }), 200);
+    await expectStatus(api.request('DELETE', `/api/trash/vibe/${project.vibeId}`, { token: owner.accessToken }), 202);
+    await expect.poll(() => server.stored.exists(keyOf(vibe.imageUrl)), { timeout: 10_000 }).toBe(false);
+    expect(await server.sql`select 1 from public.trash where project_id = ${project.id}`).toEqual([]);
+    expect(await server.sql`select 1 from stored_images where name = ${vibe.imageUrl.split('/').pop()!}`).toEqual([]);
   });
 });
 

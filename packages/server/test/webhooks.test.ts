@@ -15,6 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher, projectEvent } from '../src/events/publisher.js';
 import { EventsRepository } from '../src/events/repository.js';
 import { WebhooksRepository } from '../src/webhooks/repository.js';
+import { Logger } from '../src/core/logger.js';
+import { Metrics } from '../src/core/metrics.js';
+import { Mailer } from '../src/email/mailer.js';
+import { EmailsRepository } from '../src/email/repository.js';
+import { Notifier } from '../src/notifications/notifier.js';
+import { NotificationsRepository } from '../src/notifications/repository.js';
 import { expectStatus, seedProject } from './authz/fixture.js';
 import { client } from './support/http.js';
 import { startLoggedServer } from './support/logged-server.js';
@@ -161,7 +167,10 @@ describe('webhook endpoints', () => {
     const created = await expectStatus(api.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['*'] } }), 201);
     // The server's own publisher, on a pool of the test's (as the server's, it maps columns to camelCase).
     const sql = postgres(server.config.databaseUrl!, { max: 2, onnotice: () => undefined, transform: { column: { from: postgres.toCamel, to: postgres.fromCamel } } });
-    const publisher = new EventPublisher(new EventsRepository(sql), new WebhooksRepository(sql), server.clock);
+    // Email is off on this server: the notifier the publisher calls queues nothing.
+    const mailer = new Mailer(new EmailsRepository(sql), server.config, 'unused', new Logger('error'), new Metrics());
+    const notifier = new Notifier(new NotificationsRepository(sql), mailer, server.config, 'unused');
+    const publisher = new EventPublisher(new EventsRepository(sql), new WebhooksRepository(sql), server.clock, notifier);
     const principal = { userId: owner.user.id, name: owner.user.name };
     await expect(
       sql.begin(async (tx) => {

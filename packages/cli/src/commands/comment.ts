@@ -5,13 +5,13 @@ import path from 'node:path';
 import type { BandClient, Comment, CommentCounts, CommentList, FileRecord, MarkerFormat } from '@bandcollab/sdk';
 import { type Command, Option } from 'commander';
 import { localName } from '../bulk-download.js';
-import { commandRunner } from '../context.js';
+import { commandRunner, type Context } from '../context.js';
 import { type CliError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { loadedLibraries } from '../libraries.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
-import { type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
+import { commentId, type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
 import { parseTime } from '../times.js';
 import {
   clockTime,
@@ -21,6 +21,7 @@ import {
   deleteCommentQuestion,
   deletedCommentView,
   exportedMarkersView,
+  leftOutView,
   repliedView,
 } from '../views.js';
 
@@ -127,19 +128,19 @@ export function register(comment: Command, factory: Factory): void {
     comment
       .command('reply')
       .description('reply to a comment (replies are one level deep)')
-      .argument('<comment-id>', 'the comment (from band comment list)')
+      .argument('<comment-id>', 'the comment: its id, or its first characters as band comment list shows them')
       .argument('<body>', 'the reply')
       .option('--mention <member>', 'notify a member: email, name or user id (repeat for several)', collect, [])
       .action(
         run(async (ctx, id: string, body: string, options: { mention: string[] }) => {
           const client = await ctx.signedIn();
-          const parent = await client.comments.get(id);
+          const parent = await client.comments.get(await commentId(client, id));
           const mentions = await mentionIds(client, async () => parent.projectId, options.mention);
           const reply = await client.comments.create(parent.fileId, { body, parentId: parent.id, mentions });
           ctx.out.done(reply, () => repliedView(reply, parent));
         }),
       ),
-    'band comment reply 5b0e2f7c-1d3a-4c6e-9f8b-2a4d6c8e0f1a "fixed in v3"',
+    'band comment reply 5b0e2f7c "fixed in v3"',
   );
 
   for (const [verb, description, change, word] of [
@@ -150,10 +151,11 @@ export function register(comment: Command, factory: Factory): void {
       comment
         .command(verb)
         .description(description)
-        .argument('<comment-id>', 'the comment (a top-level one)')
+        .argument('<comment-id>', 'the comment (a top-level one): its id or its first characters')
         .action(
           run(async (ctx, id: string) => {
-            const changed = await change(await ctx.signedIn(), id);
+            const client = await ctx.signedIn();
+            const changed = await change(client, await commentId(client, id));
             ctx.out.done(changed, () => commentChangedView(word, changed));
           }),
         ),
@@ -165,7 +167,7 @@ export function register(comment: Command, factory: Factory): void {
     comment
       .command('edit')
       .description('change your comment: its text, its time or whom it mentions')
-      .argument('<comment-id>', 'the comment')
+      .argument('<comment-id>', 'the comment: its id or its first characters')
       .argument('[body]', 'the new text')
       .option('--at <time>', 'the new time: 83, 83.5s, 1:23, 1:23.450 or 1:02:03', (value) => parseTime(value, '--at'))
       .option('--to <time>', 'the new end of the range', (value) => parseTime(value, '--to'))
@@ -176,8 +178,9 @@ export function register(comment: Command, factory: Factory): void {
             throw usageError('say what changes: a new text, --at, --to or --mention');
           }
           const client = await ctx.signedIn();
-          const mentions = options.mention.length === 0 ? undefined : await mentionIds(client, () => client.comments.get(id).then((c) => c.projectId), options.mention);
-          const edited = await client.comments.update(id, { body, atMs: options.at, endMs: options.to, mentions });
+          const found = await commentId(client, id);
+          const mentions = options.mention.length === 0 ? undefined : await mentionIds(client, () => client.comments.get(found).then((c) => c.projectId), options.mention);
+          const edited = await client.comments.update(found, { body, atMs: options.at, endMs: options.to, mentions });
           ctx.out.done(edited, () => commentChangedView('Edited', edited));
         }),
       ),
@@ -189,11 +192,11 @@ export function register(comment: Command, factory: Factory): void {
     comment
       .command('delete')
       .description('move a comment and its replies to the trash (its author or a project ADMIN); with the trash off, one with replies stays as "(deleted)" above them')
-      .argument('<comment-id>', 'the comment')
+      .argument('<comment-id>', 'the comment: its id or its first characters')
       .action(
         run(async (ctx, id: string) => {
           const client = await ctx.signedIn();
-          const found = await client.comments.get(id);
+          const found = await client.comments.get(await commentId(client, id));
           await confirm(ctx.io, deleteCommentQuestion(found), ctx.options.yes);
           const deleted = await client.comments.delete(found.id);
           ctx.out.done(deleted, () => deletedCommentView(found, deleted));
@@ -203,7 +206,7 @@ export function register(comment: Command, factory: Factory): void {
   );
 
   withExamples(
-    withFileWhere(comment.command('export').description('save the comments as markers a DAW or editor opens').argument('<file>', 'file id, or name with --cut'))
+    withFileWhere(comment.command('export').description('save the comments as markers a DAW or editor opens (timed comments only; csv and json also hold whole-mix comments and replies, and band says what others left out)').argument('<file>', 'file id, or name with --cut'))
       .addOption(
         new Option('--format <format>', 'midi (.mid, any DAW), rpp (REAPER project + mix, .zip), wav (the WAV with cue points), audacity (labels), csv, json')
           .choices(['midi', 'rpp', 'wav', 'audacity', 'csv', 'json'])
@@ -221,6 +224,7 @@ export function register(comment: Command, factory: Factory): void {
           const markers = { format: options.format, offsetMs: options.offset, status: options.status, versions: options.allVersions ? ('series' as const) : ('this' as const) };
           if (options.output === '-') {
             await client.comments.export(file.id, markers, { to: ctx.io.stdout });
+            await sayLeftOut(ctx, client, file.id, markers);
             return;
           }
           const mix = localName(file);
@@ -229,6 +233,7 @@ export function register(comment: Command, factory: Factory): void {
           if (!options.force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
           const saved = await client.comments.export(file.id, markers, { to: ctx.localPath(target) });
           ctx.out.done({ fileId: file.id, format: options.format, path: target, size: saved.size }, () => exportedMarkersView(file.name, options.format, target, saved.size));
+          await sayLeftOut(ctx, client, file.id, markers);
         }),
       ),
     'band comment export mix --cut Final --project Demo --format midi   # mix.mid: import it into your DAW',
@@ -236,6 +241,23 @@ export function register(comment: Command, factory: Factory): void {
     'band comment export mix --cut Final --project Demo --format wav --offset 2s -o mix-cues.wav',
     'band comment export 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --format csv -o - | column -s, -t',
   );
+}
+
+/** The formats that hold only timed markers: whole-mix comments and replies are in csv and json alone. */
+const TIMED_ONLY: readonly MarkerFormat[] = ['midi', 'rpp', 'wav', 'audacity'];
+
+/** Tells (on stderr) what an export of markers only left out, so nobody takes the DAW's markers for every note. */
+async function sayLeftOut(ctx: Context, client: BandClient, fileId: string, markers: { format: MarkerFormat; status: 'open' | 'all'; versions: 'this' | 'series' }): Promise<void> {
+  if (!TIMED_ONLY.includes(markers.format)) return;
+  let wholeMix = 0;
+  let replies = 0;
+  for await (const thread of client.comments.list(fileId, { status: markers.status, versions: markers.versions })) {
+    if (thread.deleted) continue;
+    if (thread.atMs === null) wholeMix += 1;
+    replies += (thread.replies ?? []).filter((reply) => !reply.deleted).length;
+  }
+  const note = leftOutView(wholeMix, replies);
+  if (note) ctx.out.info(note);
 }
 
 interface Times {

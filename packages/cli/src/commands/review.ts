@@ -6,8 +6,8 @@ import { commandRunner } from '../context.js';
 import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
-import { type CutRef, resolveFile } from '../resolve.js';
-import { fileLabel, notReadyView, type ReleaseShortfall, readyView, reviewedView, reviewStatusView, withdrawnReviewView } from '../views.js';
+import { type CutRef, memberIn, resolveFile } from '../resolve.js';
+import { fileLabel, notReadyView, type ReleaseShortfall, readyView, reviewedView, reviewRequestedView, reviewStatusView, withdrawnReviewView } from '../views.js';
 import { withFileWhere } from './comment.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
@@ -39,6 +39,33 @@ export function register(review: Command, factory: Factory): void {
       `band review ${verb} 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d --note "${state === 'approved' ? 'ship it' : 'vocals 1 dB up'}"`,
     );
   }
+
+  withExamples(
+    withFileWhere(
+      review
+        .command('request')
+        .description('ask members of the project to review this version of a file (they are emailed when the server sends email)')
+        .argument('<file>', 'file id, or name with --cut'),
+    )
+      .requiredOption('--user <member>', 'a member to ask: email, name or user id (repeat for several)', (value: string, previous: string[] = []) => [...previous, value])
+      .addHelpText(
+        'after',
+        '\nThe file record lists who was asked (reviewRequests) until each has reviewed that version; the project hears\n' +
+          'review.requested. Each member asked gets an email unless the server has no email or they turned review\n' +
+          'requests off (band notify set --review-requests off). With --json: {fileId, reviewRequests, emailed}.',
+      )
+      .action(
+        run(async (ctx, ref: string, options: Where & { user: string[] }) => {
+          const client = await ctx.signedIn();
+          const file = await resolveFile(client, ref, options);
+          const detail = await client.projects.get((await client.cuts.get(file.cutId)).projectId);
+          const userIds = options.user.map((user) => memberIn(detail, user).userId);
+          const requested = await client.reviews.request(file.id, userIds);
+          ctx.out.done(requested, () => reviewRequestedView(requested, fileLabel(file), userIds));
+        }),
+      ),
+    'band review request mix --cut Final --vibe Mixes --project Demo --user ben@example.com --user cy@example.com',
+  );
 
   withExamples(
     withFileWhere(review.command('withdraw').description('take back your review of this version of a file').argument('<file>', 'file id, or name with --cut')).action(

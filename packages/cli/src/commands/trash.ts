@@ -6,7 +6,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
-import { restoredView, trashTable } from '../views.js';
+import { purgeQuestion, purgingView, restoredView, trashTable } from '../views.js';
 
 export function register(trash: Command, factory: Factory): void {
   const run = commandRunner(factory);
@@ -31,7 +31,7 @@ export function register(trash: Command, factory: Factory): void {
   withExamples(
     trash
       .command('restore')
-      .description('put a trashed project, vibe, cut, file or comment back as it was (with its parent, if that is in the trash too)')
+      .description('put a trashed project, vibe, cut, file, comment, cover or vibe image back as it was (with its parent, if that is in the trash too; a restored cover or image sends the one there now to the trash)')
       .argument('<id>', 'its id, as band trash list shows it')
       .option('--project <project>', "look in this project's trash (id or name), not only yours")
       .action(
@@ -55,9 +55,9 @@ export function register(trash: Command, factory: Factory): void {
         run(async (ctx, id: string, options: { project?: string }) => {
           const client = await ctx.signedIn();
           const item = await findTrashed(client, id, options.project);
-          await confirm(ctx.io, `Delete ${item.kind} ${item.name} for good? It cannot be restored after this.`, ctx.options.yes);
+          await confirm(ctx.io, purgeQuestion(item), ctx.options.yes);
           const purged = await client.trash.purge(item.kind, item.id);
-          ctx.out.done(purged, () => `Deleting ${item.kind} ${item.name} for good`);
+          ctx.out.done(purged, () => purgingView(item));
         }),
       ),
     'band trash purge 5f1c7c1e-8a4b-4d2e-9b3a-0c6d7e8f9a10 --yes',

@@ -6,6 +6,7 @@ export * from './error-codes.js';
 export * from './fields.js';
 export * from './file-paths.js';
 export * from './file-types.js';
+export * from './notifications.js';
 export * from './queries.js';
 export * from './records.js';
 export * from './requests.js';

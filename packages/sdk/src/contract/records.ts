@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { comment, commentPage, review, reviewList, reviewPolicy, reviewSummary, withdrawnReview } from './comments.js';
+import { notificationPreferences, requestedReview, reviewRequestsResult } from './notifications.js';
 import { ERROR_CODES } from './error-codes.js';
 import { roleSchema, tokenScopeSchema } from './fields.js';
 
@@ -219,6 +220,7 @@ export const fileRecord = z.object({
   stems: stems.nullable().meta({ description: 'A STEM ZIP once analysed; null otherwise' }),
   series: fileSeries,
   review: reviewSummary.meta({ description: "This version's reviews (they do not carry over to the next version) and the open top-level comments of the whole series" }),
+  reviewRequests: z.array(requestedReview).meta({ description: 'The members asked to review this version (POST /api/files/{id}/review-requests) who have not reviewed it since; oldest first' }),
 });
 
 /** `GET /api/files/:id/versions`: every remaining version of a file's series, oldest first. */
@@ -542,11 +544,14 @@ export type Waveform = z.output<typeof waveform>;
 
 // ---- trash (§21)
 
-export const trashKind = z.enum(['project', 'vibe', 'cut', 'series', 'file', 'comment']);
+export const trashKind = z.enum(['project', 'vibe', 'cut', 'series', 'file', 'comment', 'cover', 'vibe_image']).meta({
+  description:
+    'cover and vibe_image: a project cover or vibe image cleared or replaced (PATCH image); restoring one puts it back, and the image its project or vibe holds then goes to the trash in its place',
+});
 
-/** A thing in the trash: `id` is the project's, vibe's, cut's, series', file version's or comment's own id. */
+/** A thing in the trash: `id` is the project's, vibe's, cut's, series', file version's or comment's own id (a trashed image's own). */
 export const trashItem = z.object({
-  id,
+  id: id.meta({ description: "The trashed thing's own id (a project's, vibe's, cut's, series', file version's or comment's); a trashed cover or vibe image has one of its own" }),
   kind: trashKind,
   name: z.string().meta({ description: "What it was called: a name, a file's name, a comment's first words" }),
   projectId: id,
@@ -621,6 +626,8 @@ export const projectEvent = z.discriminatedUnion('type', [
   }),
   // A version reached its project's review policy (§19), by the change `actor` made (a review, a comment
   // resolved, the policy itself): once each time it gets there, so a CI job can wait for this instead of polling.
+  // Members were asked to review a version (§19): `userIds` the ones asked by this request.
+  event('review.requested', { fileId: id, seriesId: id, cutId: id, name: z.string(), version: count, userIds: z.array(id) }),
   event('review.gate_passed', { fileId: id, seriesId: id, cutId: id, name: z.string(), version: count, review: reviewSummary, policy: reviewPolicy }),
 ]);
 
@@ -665,6 +672,9 @@ export const RECORD_SCHEMAS = {
   Review: review,
   ReviewList: reviewList,
   WithdrawnReview: withdrawnReview,
+  RequestedReview: requestedReview,
+  ReviewRequestsResult: reviewRequestsResult,
+  NotificationPreferences: notificationPreferences,
   ReorderVibesResult: reorderVibesResult,
   File: fileRecord,
   FileSeries: fileSeries,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { notificationPreferencesChange, reviewRequestsRequest } from './notifications.js';
 import { createCommentRequest, guestCommentRequest, reviewPolicyChange, reviewRequest, updateCommentRequest } from './comments.js';
 import { checkFilePath } from './file-paths.js';
 import { jobKind, jobState, webhookFormat } from './records.js';
@@ -369,6 +370,8 @@ export const REQUEST_SCHEMAS = {
   UpdateCommentRequest: updateCommentRequest,
   GuestCommentRequest: guestCommentRequest,
   ReviewRequest: reviewRequest,
+  ReviewRequestsRequest: reviewRequestsRequest,
+  NotificationPreferencesChange: notificationPreferencesChange,
   SetUserActiveRequest: setUserActiveRequest,
 } as const;
 

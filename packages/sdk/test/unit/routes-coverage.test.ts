@@ -22,6 +22,8 @@ const NOT_FOR_PROGRAMS: Partial<Record<keyof typeof ROUTES, string>> = {
   mediaAvatar: 'what an <img> loads from avatarUrl with the access_token cookie',
   resetPage: "the page a password-reset mail links to, for people; programs use auth.resetPassword",
   resetPageSubmit: 'the form of that page, posted by the browser',
+  unsubscribePage: "the page a notification mail's unsubscribe link opens, for people; programs use notifications.update",
+  unsubscribe: "RFC 8058 one-click unsubscribe, posted by mail clients and that page's button",
 };
 
 /** The SDK's own sources (the contract, which declares the routes, left out), as one text. */

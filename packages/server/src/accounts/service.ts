@@ -16,6 +16,7 @@ import type { StoredImage } from '../images/repository.js';
 import { IMAGE_NAME, Images } from '../images/service.js';
 import { ProjectsRepository } from '../projects/repository.js';
 import { TokensRepository } from '../tokens/repository.js';
+import { TrashService } from '../trash/service.js';
 import { AccountsRepository } from './repository.js';
 
 const invalidCredentials = () => new DomainError('INVALID_CREDENTIALS', 'The password is wrong');
@@ -36,6 +37,7 @@ export class AccountsService {
     @inject(Disk) private readonly disk: Disk,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
     @inject(PersonalAccessTokenCache) private readonly tokenCache: PersonalAccessTokenCache,
+    @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
   /** A new display name; the account's projects hear of it (member.updated). */
@@ -101,7 +103,8 @@ export class AccountsService {
   /**
    * Deletes the caller's account, confirmed by its password (or, without one, its email). Refused with
    * LAST_ADMIN while it is the last ADMIN of a project that has other members. Projects where it is the only
-   * member go with everything in them (their bytes after the commit); it leaves the others (member.removed),
+   * member go to the trash like any deleted project (with the trash off, with everything in them, their bytes
+   * after the commit); it leaves the others (member.removed),
    * where its files stay as a former member's. Its sessions end (their event sockets close) and everything
    * else that signs in as it goes with the row.
    */
@@ -119,6 +122,12 @@ export class AccountsService {
       for (const { projectId, projectName, role } of await this.accounts.memberships(tx, principal.userId)) {
         if (!(await this.projects.lock(tx, projectId))) continue;
         const members = await this.projects.members(tx, projectId);
+        if (members.length === 1 && this.trash.enabled) {
+          // Like any delete of a project: to the trash, purged at trashedUntil (its bytes stay until then).
+          const trashedUntil = await this.trash.move(tx, principal, { kind: 'project', id: projectId, projectId });
+          await this.events.publish(tx, projectEvent(principal, projectId, 'project.trashed', { projectId, trashedUntil: trashedUntil.toISOString() }));
+          continue;
+        }
         if (members.length === 1) {
           const deleted = await this.projects.deleteWithContent(tx, projectId);
           content.files.push(...(deleted?.files ?? []));

@@ -9,7 +9,7 @@ import { CONFIG } from '../core/di.js';
 import { DomainError } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
-import { clientAddress, cookies } from '../core/http.js';
+import { clientAddress, cookies, smallBody } from '../core/http.js';
 import { AuthCookies } from './cookies.js';
 import { AuthService, type SignedIn } from './service.js';
 import { SessionCache } from '../core/session-cache.js';
@@ -124,16 +124,4 @@ export const authResult = ({ user, pair }: SignedIn): AuthResult => ({ user, ...
 
 function refreshMissing() {
   return new DomainError('INVALID_REFRESH_TOKEN', 'No refresh token was sent');
-}
-
-/** A form's body: at most 4 KiB (two passwords), else refused as too large. */
-async function smallBody(req: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > 4096) throw new DomainError('PAYLOAD_TOO_LARGE', 'The form is larger than 4 KiB');
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

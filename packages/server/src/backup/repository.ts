@@ -51,20 +51,11 @@ export class BackupRepository {
       const migrations = await tx<{ version: string }[]>`select version from ${tx(MIGRATIONS_TABLE)} order by version`;
       const files = await tx<{ name: string }[]>`select id || '.' || extension as name from files`;
       const previews = await tx<{ id: string }[]>`select id from files where preview = 'done'`;
-      const images = await tx<{ name: string }[]>`
-        select image as name from projects where image is not null
-        union
-        select image from vibes where image is not null
-        union
-        select avatar from users where avatar is not null`;
+      const images = await tx<{ name: string }[]>`select distinct name from image_references`;
       const hashes = await tx<{ key: string; sha256: string | null }[]>`
         select 'files/' || id || '.' || extension as key, sha256 from files
         union all
-        select 'images/' || image, image_sha256 from projects where image is not null
-        union all
-        select 'images/' || image, image_sha256 from vibes where image is not null
-        union all
-        select 'images/' || avatar, avatar_sha256 from users where avatar is not null`;
+        select 'images/' || name, sha256 from image_references`;
       const sha256 = new Map<string, string | null>();
       for (const { key, sha256: hash } of hashes) if (!sha256.get(key)) sha256.set(key, hash);
       return {

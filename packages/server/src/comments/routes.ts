@@ -49,6 +49,11 @@ export class CommentsRoutes implements Feature {
       return this.comments.review(principal, params.id, state, note ?? null);
     });
 
+    routes.on(ROUTES.requestReviews, async ({ principal, params, body }) => {
+      const requested = await this.comments.requestReviews(principal, params.id, (await body()).userIds);
+      return { location: `/api/files/${params.id}`, body: requested };
+    });
+
     routes.on(ROUTES.withdrawReview, async ({ principal, params }) => {
       await this.comments.withdrawReview(principal, params.id);
       return { fileId: params.id, userId: principal.userId, deleted: true as const };

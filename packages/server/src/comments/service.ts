@@ -1,4 +1,4 @@
-import type { Comment, CommentPage, CreateCommentRequest, GuestCommentRequest, Review, ReviewList, ReviewState, UpdateCommentRequest } from '@bandcollab/sdk/contract';
+import type { Comment, CommentPage, CreateCommentRequest, GuestCommentRequest, Review, ReviewList, ReviewRequestsResult, ReviewState, UpdateCommentRequest } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Queryable, Sql } from '../core/database.js';
@@ -22,6 +22,8 @@ import {
   REPLIES_PER_THREAD,
 } from './repository.js';
 import { TrashService } from '../trash/service.js';
+import { Notifier } from '../notifications/notifier.js';
+import { NotificationsRepository } from '../notifications/repository.js';
 
 /** What a page asks for, as the routes read it from the query string. */
 export interface PageRequest {
@@ -69,6 +71,8 @@ export class CommentsService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(TrashService) private readonly trash: TrashService,
     @inject(ReviewGate) private readonly gate: ReviewGate,
+    @inject(Notifier) private readonly notifier: Notifier,
+    @inject(NotificationsRepository) private readonly notifications: NotificationsRepository,
   ) {}
 
   async listOfFile(principal: Principal, fileId: string, request: FilePageRequest): Promise<CommentPage> {
@@ -287,10 +291,32 @@ export class CommentsService {
       const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
       await this.gate.lock(tx, { id: fileId });
       await this.comments.upsertReview(tx, fileId, principal.userId, state, note, principal.token?.tokenName ?? null);
+      await this.notifications.endReviewRequest(tx, fileId, principal.userId);
       const mine = (await this.comments.reviews(tx, fileId)).find((row) => row.userId === principal.userId)!;
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.reviewed', { fileId, userId: principal.userId, state }));
       await this.gate.settle(tx, principal, { id: fileId });
       return { ...mine, at: mine.at.toISOString() };
+    });
+  }
+
+  /**
+   * Asks members of the project to review the version (§19): File.reviewRequests, the review.requested event
+   * and a mail to each who wants one, in one transaction. Any member asks; the caller cannot ask themself.
+   */
+  async requestReviews(principal: Principal, fileId: string, userIds: string[]): Promise<ReviewRequestsResult> {
+    return this.sql.begin(async (tx) => {
+      const { projectId } = await this.access.require(principal, 'file', fileId, 'MEMBER', tx);
+      const asked = await this.requireMembers(tx, projectId, userIds, 'userIds');
+      if (asked.includes(principal.userId)) throw invalidField('userIds', 'names yourself: ask other members to review');
+      const [file] = await tx<{ name: string; version: number; seriesId: string; cutId: string }[]>`
+        select name, version, series_id, cut_id from files where id = ${fileId}`;
+      await this.notifications.requestReviews(tx, fileId, asked, principal.userId);
+      const mailed = await this.notifier.reviewRequested(tx, { id: principal.userId, name: principal.name }, projectId, { id: fileId, name: file!.name, version: file!.version }, asked);
+      await this.events.publish(
+        tx,
+        projectEvent(principal, projectId, 'review.requested', { fileId, seriesId: file!.seriesId, cutId: file!.cutId, name: file!.name, version: file!.version, userIds: asked }),
+      );
+      return { fileId, reviewRequests: await this.notifications.reviewRequests(tx, fileId), emailed: mailed.length > 0 };
     });
   }
 
@@ -367,12 +393,12 @@ export class CommentsService {
   }
 
   /** Mentions name members of the project; the ids, without repeats. */
-  private async requireMembers(tx: Queryable, projectId: string, userIds: string[]): Promise<string[]> {
+  private async requireMembers(tx: Queryable, projectId: string, userIds: string[], field = 'mentions'): Promise<string[]> {
     const unique = [...new Set(userIds)];
     if (unique.length === 0) return [];
     const members = await this.comments.members(tx, projectId, unique);
     const stranger = unique.find((userId) => !members.has(userId));
-    if (stranger) throw invalidField('mentions', `${stranger} is not a member of this project`);
+    if (stranger) throw invalidField(field, `${stranger} is not a member of this project`);
     return unique;
   }
 

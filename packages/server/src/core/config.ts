@@ -73,6 +73,10 @@ export interface Config {
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutSeconds: number };
   /** Outgoing email (§19); null (off) unless both SMTP_URL and MAIL_FROM are set. */
   mail: { smtpUrl: string; from: string } | null;
+  /** The UTC hour (0–23) notification digests go out at (weekly ones on Mondays). */
+  digestHour: number;
+  /** How often the digest job looks for digests due; they go only within DIGEST_HOUR. */
+  digestCheckSeconds: number;
 }
 
 const MiB = 1024 * 1024;
@@ -182,9 +186,10 @@ export const SETTINGS = {
   SMTP_URL: {
     otherwise: 'unset',
     meaning:
-      '`smtp://` or `smtps://user:pass@host:port`: with `MAIL_FROM`, turns email on (invitations); off, every mail feature says so instead of failing',
+      '`smtp://` or `smtps://user:pass@host:port`: with `MAIL_FROM`, turns email on (invitations, password resets, notifications); off, every mail feature says so instead of failing',
   },
   MAIL_FROM: { otherwise: 'unset', meaning: 'the `From` of every email, such as `bandcollab <band@example.com>`; email is off unless it and `SMTP_URL` are set' },
+  DIGEST_HOUR: { default: 8, meaning: 'the UTC hour (0–23) notification digests are emailed at (weekly ones on Mondays); only when a digest holds something' },
   ANALYSIS_TIMEOUT_SECONDS: { default: 600, meaning: "wall-clock budget of one file's analysis (1–86400); a file over it is `failed`" },
   ACCESS_TOKEN_TTL_SECONDS: { default: 900, tunable: true, meaning: "access-token lifetime (and `expiresIn`, and the cookie's Max-Age)" },
   LOGIN_MAX_FAILURES: { default: 10, tunable: true, meaning: 'failed logins per email and client address allowed in the window; the next one is 429' },
@@ -202,9 +207,10 @@ export const SETTINGS = {
   MAX_AUDIO_BYTES: { with: ['MAX_STEM_BYTES', 'MAX_IMAGE_BYTES'], otherwise: 'contract limits', tunable: true, meaning: 'lower the per-type upload limits' },
   EVENTS_HEARTBEAT_SECONDS: { default: 30, tunable: true, meaning: 'WebSocket ping interval; a peer that misses a pong is dropped' },
   PURGE_INTERVAL_SECONDS: { default: 300, tunable: true, meaning: 'how often expired rows are deleted (also once at start)' },
+  DIGEST_CHECK_SECONDS: { default: 600, tunable: true, meaning: 'how often, within DIGEST_HOUR, the digest job looks for digests due (one instance claims each run; each digest goes once)' },
   TRASH_RETENTION_DAYS: {
     default: 30,
-    meaning: 'days a deleted project, vibe, cut, file or comment stays in the trash before it is purged (0–3650); 0 deletes for good at once',
+    meaning: 'days a deleted project, vibe, cut, file, comment, cover or vibe image stays in the trash before it is purged (0–3650); 0 deletes for good at once',
   },
   SHUTDOWN_GRACE_SECONDS: {
     default: 30,
@@ -399,6 +405,8 @@ export function loadConfig(env: Env = process.env): Config {
     jobsConcurrency: jobsConcurrency(),
     analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
     mail,
+    digestHour: integer('DIGEST_HOUR', 0, 23),
+    digestCheckSeconds: integer('DIGEST_CHECK_SECONDS', 1, 3600),
     webhooks: {
       allowHttp: boolean('WEBHOOKS_ALLOW_HTTP', SETTINGS.WEBHOOKS_ALLOW_HTTP.default),
       allowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', SETTINGS.WEBHOOKS_ALLOW_PRIVATE.default),

@@ -193,3 +193,15 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
   if (trustProxy && typeof forwarded === 'string') return forwarded.split(',').pop()!.trim();
   return req.socket.remoteAddress ?? 'unknown';
 }
+
+/** A small form's body (the reset and unsubscribe pages): at most 4 KiB, else refused as too large. */
+export async function smallBody(req: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 4096) throw new DomainError('PAYLOAD_TOO_LARGE', 'The form is larger than 4 KiB');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -57,3 +57,40 @@ export function useProviderMail(view: { name: string; signInUrl: string }): Mail
     html: html(paragraphs, { url: view.signInUrl, label: 'Open bandcollab' }),
   };
 }
+
+/** What a notification mail says, before its footer: the action link, and the kind its unsubscribe link turns off. */
+export interface NotificationView {
+  subject: string;
+  paragraphs: string[];
+  /** Quoted text from a user (a comment's body): kept as written, line breaks too, and escaped in the HTML part. */
+  quote?: string;
+  link: { url: string; label: string };
+  /** What the footer says the mail is about, e.g. "mentions of you". */
+  about: string;
+  unsubscribeUrl: string;
+}
+
+/**
+ * A notification (§19): plain text and a minimal HTML part, a footer with the one-click unsubscribe link of
+ * its kind, and the RFC 8058 headers that let a mail client offer it (List-Unsubscribe with POST).
+ */
+export function notificationMail(view: NotificationView): MailContent {
+  const footer = `You get this mail for ${view.about}. Turn these mails off (one click, no sign-in): ${view.unsubscribeUrl} — or choose what you get with band notify set.`;
+  const quoted = view.quote === undefined ? '' : `${view.quote.split('\n').map((line) => `> ${line}`).join('\n')}\n\n`;
+  const text = `${view.paragraphs.join('\n\n')}\n\n${quoted}${view.link.label}: ${view.link.url}\n\n-- \n${footer}\n`;
+  const paragraphs = view.paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`).join('\n');
+  const quote = view.quote === undefined ? '' : `<blockquote style="white-space: pre-wrap; border-left: 3px solid #ccc; margin: 0; padding-left: 1em">${escapeHtml(view.quote)}</blockquote>\n`;
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>bandcollab</title></head>
+<body style="font-family: sans-serif; line-height: 1.5">
+${paragraphs}
+${quote}<p><a href="${escapeHtml(view.link.url)}">${escapeHtml(view.link.label)}</a></p>
+<p style="color: #666; font-size: small">You get this mail for ${escapeHtml(view.about)}. <a href="${escapeHtml(view.unsubscribeUrl)}">Turn these mails off</a> (one click, no sign-in), or choose what you get with <code>band notify set</code>.</p>
+</body></html>`;
+  return {
+    subject: oneLine(view.subject),
+    text,
+    html,
+    headers: { 'List-Unsubscribe': `<${view.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+  };
+}

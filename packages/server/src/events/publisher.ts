@@ -5,6 +5,7 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Queryable } from '../core/database.js';
 import type { Clock } from '../core/clock.js';
 import { CLOCK } from '../core/di.js';
+import { Notifier } from '../notifications/notifier.js';
 import { WebhooksRepository } from '../webhooks/repository.js';
 import { EventsRepository } from './repository.js';
 
@@ -31,7 +32,8 @@ export const projectEvent = <Type extends EventType>(principal: Pick<Principal, 
 /**
  * Services call `publish` inside the transaction that does the work: PostgreSQL delivers a NOTIFY only when
  * that transaction commits, so rolled-back work never emits an event, and every server instance listening
- * on the channel receives it. The same transaction enqueues the event's webhook deliveries (an outbox).
+ * on the channel receives it. The same transaction enqueues the event's webhook deliveries and notification
+ * emails (an outbox).
  */
 @injectable()
 export class EventPublisher {
@@ -39,6 +41,7 @@ export class EventPublisher {
     @inject(EventsRepository) private readonly repository: EventsRepository,
     @inject(WebhooksRepository) private readonly webhooks: WebhooksRepository,
     @inject(CLOCK) private readonly clock: Clock,
+    @inject(Notifier) private readonly notifier: Notifier,
   ) {}
 
   async publish(tx: Queryable, event: NewEvent): Promise<void> {
@@ -46,6 +49,7 @@ export class EventPublisher {
     const payload = JSON.stringify(envelope);
     const { type, ...data } = envelope;
     await this.webhooks.fanOut(tx, envelope, JSON.stringify({ type, timestamp: envelope.at, data }), new Date(this.clock.now()));
+    await this.notifier.onEvent(tx, envelope);
     if (Buffer.byteLength(payload) <= MAX_NOTIFY_BYTES) {
       await this.repository.notify(tx, EVENTS_CHANNEL, payload);
       return;

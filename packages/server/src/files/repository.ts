@@ -1,4 +1,4 @@
-import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, RequestedReview, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -56,6 +56,8 @@ export interface FileRow extends StoredFileRow {
   /** The project's review policy, and whether the version met it when the gate last settled (comments/review-gate.ts). */
   reviewPolicy: ReviewPolicy;
   reviewReady: boolean;
+  /** The members asked to review this version (§19), oldest request first. */
+  reviewRequests: RequestedReview[];
 }
 
 /** What readiness is computed from: the version's review counts and its series' open comments. */
@@ -115,6 +117,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     stems: row.stems,
     series: { id: row.seriesId, version: row.version, latest: row.version === row.latestVersion, count: row.seriesCount },
     review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments, ready: reviewReady(row, row.reviewPolicy) },
+    reviewRequests: row.reviewRequests,
   };
 }
 
@@ -153,7 +156,14 @@ export async function findFileRows(tx: Queryable, filter: FileFilter, selection:
            series.latest_version, series.series_count,
            coalesce(reviewed.approved, 0) as approved, coalesce(reviewed.changes_requested, 0) as changes_requested,
            (select count(*)::int from comments c join files v on v.id = c.file_id
-            where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments
+            where v.series_id = f.series_id and c.parent_id is null and not c.deleted and c.resolved_at is null) as open_comments,
+           (select coalesce(json_agg(json_build_object(
+                     'userId', rr.user_id, 'name', ru.name,
+                     'requestedBy', json_build_object('id', rr.requested_by, 'name', coalesce(rb.name, 'Former member')),
+                     'at', to_char(rr.requested_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                   order by rr.requested_at, ru.name), '[]'::json)
+            from review_requests rr join users ru on ru.id = rr.user_id left join users rb on rb.id = rr.requested_by
+            where rr.file_id = f.id) as review_requests
     from files f
     join file_series s on s.id = f.series_id
     join projects p on p.id = f.project_id
@@ -363,9 +373,7 @@ export class FilesRepository {
     await this.sql`
       delete from stored_images s
       where s.created_at < now() - make_interval(secs => ${ageSeconds})
-        and not exists (select 1 from public.projects where image = s.name)
-        and not exists (select 1 from public.vibes where image = s.name)
-        and not exists (select 1 from users where avatar = s.name)`;
+        and not exists (select 1 from image_references r where r.name = s.name)`;
   }
 
   /** Those of `keys` (stored keys, `files/<id>.<ext>`, `images/<name>`) that a row refers to. */
@@ -381,10 +389,7 @@ export class FilesRepository {
     const images =
       names.length === 0
         ? []
-        : await this.sql<{ name: string }[]>`
-            select image as name from public.projects where image = any(${this.sql.array(names)}::text[])
-            union select image from public.vibes where image = any(${this.sql.array(names)}::text[])
-            union select avatar from users where avatar = any(${this.sql.array(names)}::text[])`;
+        : await this.sql<{ name: string }[]>`select distinct name from image_references where name = any(${this.sql.array(names)}::text[])`;
     return new Set([
       ...files.map((row) => storeKeys.file(row.id, row.extension)),
       ...previews.map((row) => storeKeys.preview(row.id)),
@@ -396,9 +401,7 @@ export class FilesRepository {
   async storedKeyCount(): Promise<number> {
     const [row] = await this.sql<{ count: number }[]>`
       select (select count(*) from public.files)::int + (select count(*) from public.files where preview = 'done')::int
-        + (select count(*) from (select image from public.projects where image is not null
-             union select image from public.vibes where image is not null
-             union select avatar from users where avatar is not null) as images)::int as count`;
+        + (select count(distinct name) from image_references)::int as count`;
     return row!.count;
   }
 
@@ -412,8 +415,7 @@ export class FilesRepository {
         select r.dir, r.name,
           case r.dir
             when 'files' then exists (select 1 from public.files f where f.id = split_part(r.name, '.', 1)::uuid)
-            else exists (select 1 from public.projects where image = r.name) or exists (select 1 from public.vibes where image = r.name)
-              or exists (select 1 from users where avatar = r.name)
+            else exists (select 1 from image_references i where i.name = r.name)
           end as referenced
         from removed_bytes r
         limit ${REMOVED_BYTES_BATCH}`),

@@ -82,7 +82,7 @@ export class ProjectsService {
     return this.images.stored({ name, sha256 });
   }
 
-  /** ADMIN. A replaced or cleared image is removed from disk after the change commits. */
+  /** ADMIN. A replaced or cleared cover goes to the trash; with the trash off, it is removed from disk after the change commits. */
   async update(principal: Principal, projectId: string, changes: ProjectChanges): Promise<UpdatedProject> {
     const newImage = changes.image ?? null;
     const { project, oldImage } = await this.images.keepIfRecorded(newImage, () =>
@@ -91,12 +91,14 @@ export class ProjectsService {
         if (!locked) throw notFound('Project');
         await this.access.require(principal, 'project', projectId, 'ADMIN', tx);
         if (changes.reviewPolicy) await this.gate.lock(tx, { projectId });
+        // A cleared or replaced cover goes to the trash (then its bytes stay), or is removed after the commit.
+        const trashed = changes.image !== undefined && this.trash.enabled && (await this.trash.moveImage(tx, principal, { kind: 'cover', of: projectId, projectId }));
         await this.projects.update(tx, projectId, changes);
         const updated = toUpdatedProject((await this.projects.findForUser(tx, projectId, principal.userId))!);
         await this.events.publish(tx, projectEvent(principal, projectId, 'project.updated', { project: updated }));
         // A looser policy can make versions ready at once (a stricter one, not ready): each passing is announced.
         if (changes.reviewPolicy) await this.gate.settle(tx, principal, { projectId });
-        return { project: updated, oldImage: changes.image === undefined ? null : locked.image };
+        return { project: updated, oldImage: changes.image === undefined || trashed ? null : locked.image };
       }),
     );
     if (oldImage !== null) await this.images.remove(oldImage);

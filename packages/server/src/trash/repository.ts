@@ -16,6 +16,8 @@ export interface TrashEntry {
   deletedByName: string | null;
   trashedAt: Date;
   trashedUntil: Date;
+  /** A trashed cover's project, a trashed vibe image's vibe; null for the other kinds. */
+  imageOf: string | null;
 }
 
 export interface NewEntry {
@@ -27,9 +29,28 @@ export interface NewEntry {
   trashedUntil: Date;
 }
 
+/** A cover or a vibe image going to the trash: the image a project or vibe held until now. */
+export interface NewImageEntry extends Omit<NewEntry, 'kind' | 'id'> {
+  kind: ImageKind;
+  imageOf: string;
+  image: string;
+  sha256: string | null;
+  name: string;
+}
+
+export type ImageKind = Extract<TrashKind, 'cover' | 'vibe_image'>;
+
+export const isImageKind = (kind: TrashKind): kind is ImageKind => kind === 'cover' || kind === 'vibe_image';
+
+/** An image as a project or vibe holds it. */
+export interface HeldImage {
+  image: string;
+  sha256: string | null;
+}
+
 const ENTRY_COLUMNS = (tx: Queryable) => tx`
   t.id as trash_id, t.thing_id as id, t.kind, t.name, t.project_id, t.deleted_by as deleted_by_id, u.name as deleted_by_name,
-  t.trashed_at, t.trashed_until`;
+  t.trashed_at, t.trashed_until, t.image_of`;
 
 @injectable()
 export class TrashRepository {
@@ -84,7 +105,53 @@ export class TrashRepository {
         await tx`update public.comments set trash_id = ${t} where id = ${id}`;
         await tx`update public.comments set trash_id = ${t} where parent_id = ${id} and trash_id is null`;
         return;
+      case 'cover':
+      case 'vibe_image':
+        throw new Error('an image goes to the trash through moveImage');
     }
+  }
+
+  /**
+   * Writes the entry of an image a project or vibe stops holding, before the row lets go of it: the trigger of
+   * migration 044 then keeps its stored_images row and bytes. The entry's id is new (a cover can be trashed
+   * more than once).
+   */
+  async moveImage(tx: Queryable, entry: NewImageEntry): Promise<void> {
+    await tx`
+      insert into public.trash (kind, thing_id, project_id, name, deleted_by, trashed_at, trashed_until, image, image_sha256, image_of)
+      values (${entry.kind}, gen_random_uuid(), ${entry.projectId}, ${entry.name}, ${entry.deletedBy}, ${entry.trashedAt}, ${entry.trashedUntil},
+        ${entry.image}, ${entry.sha256}, ${entry.imageOf})`;
+  }
+
+  /** The image a project (cover) or vibe holds now, its row locked; null when it holds none. */
+  async heldImage(tx: Queryable, kind: ImageKind, of: string): Promise<HeldImage | null> {
+    const [row] =
+      kind === 'cover'
+        ? await tx<{ image: string | null; sha256: string | null }[]>`select image, image_sha256 as sha256 from public.projects where id = ${of} for update`
+        : await tx<{ image: string | null; sha256: string | null }[]>`select image, image_sha256 as sha256 from public.vibes where id = ${of} for update`;
+    return row?.image ? { image: row.image, sha256: row.sha256 } : null;
+  }
+
+  /** What the trash lists call the image a project (cover) or vibe holds: "cover of Demo", "image of vibe Verse". */
+  async nameOfImage(tx: Queryable, kind: ImageKind, of: string): Promise<string> {
+    const [row] =
+      kind === 'cover'
+        ? await tx<{ name: string }[]>`select 'cover of ' || name as name from public.projects where id = ${of}`
+        : await tx<{ name: string }[]>`select 'image of vibe ' || name as name from public.vibes where id = ${of}`;
+    return row?.name ?? '';
+  }
+
+  /** The image a trashed cover or vibe image entry holds. */
+  async trashedImage(tx: Queryable, trashId: string): Promise<HeldImage> {
+    const [row] = await tx<HeldImage[]>`select image, image_sha256 as sha256 from public.trash where id = ${trashId}`;
+    return row!;
+  }
+
+  /** Gives a project (cover) or vibe the image a restore brings back; the entry lets go of it first. */
+  async putImageBack(tx: Queryable, entry: TrashEntry & { kind: ImageKind }, held: HeldImage): Promise<void> {
+    await tx`update public.trash set image = null where id = ${entry.trashId}`;
+    if (entry.kind === 'cover') await tx`update public.projects set image = ${held.image}, image_sha256 = ${held.sha256} where id = ${entry.imageOf}`;
+    else await tx`update public.vibes set image = ${held.image}, image_sha256 = ${held.sha256} where id = ${entry.imageOf}`;
   }
 
   /**
@@ -114,6 +181,9 @@ export class TrashRepository {
           return tx<{ name: string }[]>`select name || ' (version ' || version || ')' as name from public.files where id = ${id}`;
         case 'comment':
           return tx<{ name: string }[]>`select coalesce(left(body, 80), '') as name from public.comments where id = ${id}`;
+        case 'cover':
+        case 'vibe_image':
+          return tx<{ name: string }[]>`select name from public.trash where thing_id = ${id}`;
       }
     })();
     return row?.name ?? '';
@@ -178,6 +248,11 @@ export class TrashRepository {
           return tx<{ trashId: string | null }[]>`
             select coalesce(parent.trash_id, f.trash_id) as trash_id from public.comments c
             join public.files f on f.id = c.file_id left join public.comments parent on parent.id = c.parent_id where c.id = ${id}`;
+        case 'cover':
+          return tx<{ trashId: string | null }[]>`select trash_id from public.projects where id = ${entry.imageOf}`;
+        case 'vibe_image':
+          return tx<{ trashId: string | null }[]>`
+            select coalesce(v.trash_id, p.trash_id) as trash_id from public.vibes v join public.projects p on p.id = v.project_id where v.id = ${entry.imageOf}`;
       }
     })();
     const parent = rows[0]?.trashId ?? null;
@@ -288,8 +363,11 @@ export class TrashRepository {
     let images: Image[] = [];
     switch (entry.kind) {
       case 'project':
+        // The project's trashed covers and vibe images go with its entries (the cascade).
+        images = await tx<Image[]>`select image from public.trash where project_id = ${id} and image is not null`;
         files = await tx<FileKey[]>`delete from public.files where project_id = ${id} returning id, extension`;
         images = [
+          ...images,
           ...(await tx<Image[]>`delete from public.vibes where project_id = ${id} returning image`),
           ...(await tx<Image[]>`delete from public.projects where id = ${id} returning image`),
         ];
@@ -312,17 +390,25 @@ export class TrashRepository {
       case 'comment':
         await tx`delete from public.comments where id = ${id}`;
         break;
+      case 'cover':
+      case 'vibe_image':
+        // The entry's own delete below lets go of the image (the trigger of migration 044).
+        images = await tx<Image[]>`select image from public.trash where id = ${entry.trashId}`;
+        break;
     }
     await tx`delete from public.trash where id = ${entry.trashId}`;
-    // Entries of things the cascades took (a cut trashed before its vibe was purged).
-    await tx`
+    // Entries of things the cascades took (a cut trashed before its vibe was purged, a vibe's trashed image).
+    const cascaded = await tx<Image[]>`
       delete from public.trash t where t.project_id = ${entry.projectId} and not case t.kind
         when 'project' then exists (select 1 from public.projects where id = t.thing_id)
         when 'vibe' then exists (select 1 from public.vibes where id = t.thing_id)
         when 'cut' then exists (select 1 from public.cuts where id = t.thing_id)
         when 'series' then exists (select 1 from public.file_series where id = t.thing_id)
         when 'file' then exists (select 1 from public.files where id = t.thing_id)
-        else exists (select 1 from public.comments where id = t.thing_id) end`;
-    return { files: [...files], images: images.flatMap((row) => (row.image ? [row.image] : [])) };
+        when 'comment' then exists (select 1 from public.comments where id = t.thing_id)
+        when 'cover' then exists (select 1 from public.projects where id = t.image_of)
+        else exists (select 1 from public.vibes where id = t.image_of) end
+      returning t.image`;
+    return { files: [...files], images: [...images, ...cascaded].flatMap((row) => (row.image ? [row.image] : [])) };
   }
 }

@@ -11,7 +11,9 @@ import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, type NewEvent, projectEvent } from '../events/publisher.js';
-import { type TrashEntry, TrashRepository } from './repository.js';
+import { ProjectsRepository, toUpdatedProject } from '../projects/repository.js';
+import { toVibe, VibesRepository } from '../vibes/repository.js';
+import { type ImageKind, isImageKind, type TrashEntry, TrashRepository } from './repository.js';
 
 const DAY_MS = 86_400_000;
 const RESTORED = ' (restored)';
@@ -37,6 +39,8 @@ export class TrashService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Disk) private readonly disk: Disk,
+    @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
+    @inject(VibesRepository) private readonly vibes: VibesRepository,
   ) {}
 
   /** TRASH_RETENTION_DAYS=0: deletes are for good, as before the trash. */
@@ -50,6 +54,30 @@ export class TrashService {
     const trashedUntil = new Date(trashedAt.getTime() + this.config.trashRetentionDays * DAY_MS);
     await this.repository.move(tx, { ...thing, deletedBy: principal.userId, trashedAt, trashedUntil });
     return trashedUntil;
+  }
+
+  /**
+   * The image a project (cover) or vibe holds goes to the trash, before the change that clears or replaces it
+   * (in its transaction; the row is locked here): its bytes and its place in the uploader's quota stay until
+   * the purge. False when it holds none.
+   */
+  async moveImage(tx: Queryable, principal: Principal, image: { kind: ImageKind; of: string; projectId: string }): Promise<boolean> {
+    const held = await this.repository.heldImage(tx, image.kind, image.of);
+    if (held === null) return false;
+    const trashedAt = new Date(this.clock.now());
+    const trashedUntil = new Date(trashedAt.getTime() + this.config.trashRetentionDays * DAY_MS);
+    await this.repository.moveImage(tx, {
+      kind: image.kind,
+      imageOf: image.of,
+      projectId: image.projectId,
+      image: held.image,
+      sha256: held.sha256,
+      name: await this.repository.nameOfImage(tx, image.kind, image.of),
+      deletedBy: principal.userId,
+      trashedAt,
+      trashedUntil,
+    });
+    return true;
   }
 
   async listOfProject(principal: Principal, projectId: string): Promise<TrashItem[]> {
@@ -136,8 +164,15 @@ export class TrashService {
     }
     if (await this.repository.clash(tx, entry)) await this.rename(tx, entry);
     if (entry.kind === 'vibe') await this.repository.makeRoomForVibe(tx, entry.id);
+    if (isImageKind(entry.kind)) await this.putImageBack(tx, principal, { ...entry, kind: entry.kind });
     await this.repository.restore(tx, entry.trashId);
     await this.events.publish(tx, await this.restoredEvent(tx, principal, entry));
+  }
+
+  /** A restored cover or vibe image takes its place again; one put there since goes to the trash in its stead. */
+  private async putImageBack(tx: Queryable, principal: Principal, entry: TrashEntry & { kind: ImageKind }): Promise<void> {
+    await this.moveImage(tx, principal, { kind: entry.kind, of: entry.imageOf!, projectId: entry.projectId });
+    await this.repository.putImageBack(tx, entry, await this.repository.trashedImage(tx, entry.trashId));
   }
 
   private async rename(tx: Queryable, entry: TrashEntry): Promise<void> {
@@ -187,6 +222,13 @@ export class TrashService {
         const [comment] = await tx<{ fileId: string }[]>`select file_id from public.comments where id = ${id}`;
         return projectEvent(principal, projectId, 'comment.restored', { commentId: id, fileId: comment!.fileId });
       }
+      // An image coming back changes its project or vibe, as clearing it did.
+      case 'cover': {
+        const project = toUpdatedProject((await this.projects.findForUser(tx, projectId, principal.userId))!);
+        return projectEvent(principal, projectId, 'project.updated', { project });
+      }
+      case 'vibe_image':
+        return projectEvent(principal, projectId, 'vibe.updated', { vibe: toVibe((await this.vibes.find(tx, entry.imageOf!))!) });
     }
   }
 }

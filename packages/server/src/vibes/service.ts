@@ -61,15 +61,17 @@ export class VibesService {
     });
   }
 
-  /** A replaced or cleared image is removed from disk after the change commits. */
+  /** A replaced or cleared image goes to the trash; with the trash off, it is removed from disk after the change commits. */
   async update(principal: Principal, vibeId: string, changes: VibeChanges): Promise<Vibe> {
     const { vibe, oldImage } = await this.images.keepIfRecorded(changes.image ?? null, () =>
       this.sql.begin(async (tx) => {
         const { projectId } = await this.access.require(principal, 'vibe', vibeId, 'MEMBER', tx);
+        // A cleared or replaced image goes to the trash (then its bytes stay), or is removed after the commit.
+        const trashed = changes.image !== undefined && this.trash.enabled && (await this.trash.moveImage(tx, principal, { kind: 'vibe_image', of: vibeId, projectId }));
         const updated = await this.vibes.update(tx, vibeId, changes).catch(refuseTakenName(changes.name));
         if (!updated) throw notFound('Vibe');
         await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.updated', { vibe: updated.vibe }));
-        return { vibe: updated.vibe, oldImage: changes.image === undefined ? null : updated.previousImage };
+        return { vibe: updated.vibe, oldImage: changes.image === undefined || trashed ? null : updated.previousImage };
       }),
     );
     if (oldImage !== null) await this.images.remove(oldImage);

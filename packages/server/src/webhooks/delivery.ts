@@ -12,6 +12,7 @@ import { CLOCK, CONFIG, LOGGER, SIGNING_SECRET } from '../core/di.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
 import { Metrics } from '../core/metrics.js';
+import { Notifier } from '../notifications/notifier.js';
 import { SERVER_VERSION } from '../version.js';
 import { chatBody } from './chat.js';
 import { type AttemptOutcome, WebhooksRepository, type WebhookRow } from './repository.js';
@@ -44,6 +45,7 @@ export class WebhookDeliverer {
     @inject(CLOCK) private readonly clock: Clock,
     @inject(LOGGER) private readonly log: Logger,
     @inject(Metrics) private readonly metrics: Metrics,
+    @inject(Notifier) private readonly notifier: Notifier,
   ) {
     this.agents = deliveryAgents(config.webhooks);
   }
@@ -75,7 +77,7 @@ export class WebhookDeliverer {
     const outcome = this.outcome(webhook, answer, made, new Date(this.clock.now()));
     this.metrics.webhookDeliveries.inc({ outcome: outcome.kind });
     if (outcome.kind === 'disable') this.log.warn('webhook endpoint disabled', { webhookId, reason: outcome.reason });
-    await this.repository.complete(webhookId, deliveryId, attempt, outcome);
+    await this.repository.complete(webhookId, deliveryId, attempt, outcome, (tx, disabled, reason) => this.notifier.webhookDisabled(tx, disabled, reason));
   };
 
   private outcome(webhook: WebhookRow, answer: Answer | null, made: number, now: Date): AttemptOutcome {

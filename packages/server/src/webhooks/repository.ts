@@ -72,6 +72,15 @@ async function enqueueHead(tx: Queryable, webhookId: string, now: Date): Promise
   await enqueue(tx, JOB_KINDS.webhook_delivery, { webhookId, eventId: head.eventId }, { runAt });
 }
 
+/** An endpoint just disabled, as its owner's mail names it. */
+export interface DisabledWebhook {
+  id: string;
+  projectId: string | null;
+  userId: string | null;
+  url: string;
+  description: string | null;
+}
+
 @injectable()
 export class WebhooksRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
@@ -223,10 +232,10 @@ export class WebhooksRepository {
   }
 
   /**
-   * Records an attempt and what it leads to, frees the endpoint for its next delivery (enqueued), and drops
+   * Records an attempt and what it leads to (`onDisabled` runs in its transaction when it disables the endpoint), frees the endpoint for its next delivery (enqueued), and drops
    * the endpoint's deliveries past their 30 days.
    */
-  async complete(webhookId: string, deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome): Promise<void> {
+  async complete(webhookId: string, deliveryId: string, attempt: AttemptRecord, outcome: AttemptOutcome, onDisabled?: (tx: Queryable, webhook: DisabledWebhook, reason: string) => Promise<void>): Promise<void> {
     await this.sql.begin(async (tx) => {
       await tx`select 1 from webhooks where id = ${webhookId} for update`;
       await tx`insert into webhook_attempts ${tx({ deliveryId, ...attempt })}`;
@@ -237,7 +246,13 @@ export class WebhooksRepository {
         where id = ${deliveryId}`;
       if (outcome.kind === 'succeeded') await tx`update webhooks set failing_since = null where id = ${webhookId}`;
       else await tx`update webhooks set failing_since = coalesce(failing_since, ${attempt.at}) where id = ${webhookId}`;
-      if (outcome.kind === 'disable') await tx`update webhooks set enabled = false, disabled_reason = ${outcome.reason} where id = ${webhookId}`;
+      if (outcome.kind === 'disable') {
+        // Only the change from enabled tells its owner (once), in this same transaction.
+        const [disabled] = await tx<DisabledWebhook[]>`
+          update webhooks set enabled = false, disabled_reason = ${outcome.reason} where id = ${webhookId} and enabled
+          returning id, project_id, user_id, url, description`;
+        if (disabled && onDisabled) await onDisabled(tx, disabled, outcome.reason);
+      }
       await tx`delete from webhook_deliveries where webhook_id = ${webhookId} and created_at < now() - ${DELIVERY_RETENTION}::interval`;
       await enqueueHead(tx, webhookId, attempt.at);
       // A retired endpoint (its project deleted) goes with its last delivery, or when it can deliver no more.

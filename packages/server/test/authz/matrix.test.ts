@@ -41,6 +41,8 @@ const NOT_IN_MATRIX: Record<string, string> = {
   'POST /api/auth/password/reset': 'takes the one-time token a reset mail carries: email.test.ts follows it',
   'GET /reset/:token': "the reset mail's page, for people: reset-page-browser.test.ts opens it in Chromium",
   'POST /reset/:token': "the reset page's form: reset-page-browser.test.ts submits it",
+  'GET /unsubscribe/:token': "a notification mail's signed link, for people, no sign-in: notifications.test.ts opens it",
+  'POST /unsubscribe/:token': "RFC 8058 one-click, the signed link alone decides: notifications.test.ts posts it (and a forged one)",
 };
 
 const CODE_OF_STATUS: Record<number, string[]> = {

@@ -3,7 +3,7 @@ import type { BlobReader } from './blob-store.js';
 
 /**
  * A stream's bytes as a BlobReader, each chunk copied into the lent buffers (what a driver without a
- * positioned read does: the S3 driver reads a response body). The copy pays for itself: a chunk copied is
+ * positioned read does: the S3 driver copies its GET's body the same way, dispatch-reader.ts). The copy pays for itself: a chunk copied is
  * dropped at once and dies young, where one handed to the socket stays referenced until the socket took it,
  * outlives a scavenge and is freed only by a full collection. Handing GetObject's chunks over instead ran
  * 14–18 full collections per 500 MiB download against 0–2 (back-to-back downloads, no upload between), at

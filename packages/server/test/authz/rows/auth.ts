@@ -45,6 +45,8 @@ export const rows: MatrixRow[] = [
   },
   // Each actor changes its own account; DELETE /api/auth/me is in NOT_IN_MATRIX (it would delete the actors).
   { endpoint: 'PUT /api/auth/me', path: () => '/api/auth/me', body: () => ({ name: 'Renamed' }), expect: signedIn },
+  { endpoint: 'GET /api/auth/me/notifications', path: () => '/api/auth/me/notifications', expect: signedIn },
+  { endpoint: 'PUT /api/auth/me/notifications', path: () => '/api/auth/me/notifications', body: () => ({ email: { digest: 'weekly' } }), expect: signedIn },
   { endpoint: 'PUT /api/auth/me/avatar', path: () => '/api/auth/me/avatar', body: avatarForm, expect: signedIn },
   { endpoint: 'DELETE /api/auth/me/avatar', path: () => '/api/auth/me/avatar', expect: signedIn },
   {

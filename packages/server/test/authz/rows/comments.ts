@@ -39,6 +39,13 @@ export const rows: MatrixRow[] = [
   { endpoint: 'GET /api/cuts/:id/comments', path: (fx) => `/api/cuts/${fx.project.cutId}/comments`, expect: anyMember() },
   { endpoint: 'GET /api/projects/:id/comments', path: (fx) => `/api/projects/${fx.project.id}/comments`, expect: anyMember() },
   { endpoint: 'GET /api/files/:id/reviews', path: (fx) => filePath(fx, '/reviews'), expect: anyMember() },
+  // Any member asks another: the MEMBER asks the ADMIN, everyone else the MEMBER (never themself).
+  {
+    endpoint: 'POST /api/files/:id/review-requests',
+    path: (fx) => filePath(fx, '/review-requests'),
+    body: (fx, actor) => ({ userIds: [actor.name === 'member' ? fx.actors.projectAdmin.userId : fx.actors.member.userId] }),
+    expect: anyMember(201),
+  },
   { endpoint: 'PUT /api/files/:id/review', path: (fx) => filePath(fx, '/review'), body: () => ({ state: 'approved' }), expect: anyMember(), tokens: REVIEW_TOKENS },
   {
     // Withdraws the caller's own review, which each caller that may review first leaves.
