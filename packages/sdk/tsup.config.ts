@@ -8,39 +8,74 @@ import { ROUTES } from './src/contract/routes.js';
 const RUNTIME_ROUTE_FIELDS = ['method', 'path', 'auth', 'status', 'request', 'form', 'optionalBody'] as const;
 
 /**
+ * The route table as its run-time fields, without the HTML pages for people (produces html: the share,
+ * invitation, reset and unsubscribe pages), which no SDK method calls: what a client reads to send a request,
+ * without the documentation.
+ */
+function runtimeRouteTable(): string {
+  const routes = Object.fromEntries(
+    Object.entries(ROUTES)
+      .filter(([, route]) => !('produces' in route && route.produces === 'html'))
+      .map(([name, route]) => [
+        name,
+        Object.fromEntries(RUNTIME_ROUTE_FIELDS.filter((field) => field in route).map((field) => [field, (route as Record<string, unknown>)[field]])),
+      ]),
+  );
+  return `export const ROUTES = ${JSON.stringify(routes)};`;
+}
+
+const isRouteTable = (resolved: string) => resolved.endsWith(`${path.sep}contract${path.sep}routes.js`);
+
+/**
+ * The Node client (dist/index.js, which the CLI bundles): the route table by its run-time fields, so the
+ * OpenAPI prose does not load with every command (the server, and apps that want the schemas and the
+ * documentation, import `@bandcollab/sdk/contract`, built whole).
+ */
+export const runtimeRoutes: Plugin = {
+  name: 'bandcollab-runtime-routes',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
+      const resolved = path.resolve(args.resolveDir, args.path);
+      return isRouteTable(resolved) ? { path: resolved, namespace: 'runtime-routes' } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: 'runtime-routes' }, () => ({ contents: runtimeRouteTable(), loader: 'js' }));
+  },
+};
+
+/**
  * The web build: a module with a `.web.ts` sibling (multipart, download, resumable, the events socket, the
- * default sender) is replaced by it, and the route table by its run-time fields (without the HTML pages for
- * people), so the bundle has no node:* module, no undici or form-data, and no documentation.
+ * default sender) is replaced by it, and the route table by its run-time fields, so the bundle has no node:*
+ * module, no undici or form-data, and no documentation.
  */
 export const webModules: Plugin = {
   name: 'bandcollab-web-modules',
   setup(build) {
     build.onResolve({ filter: /^\.\.?\/.*\.js$/ }, (args) => {
       const resolved = path.resolve(args.resolveDir, args.path);
-      if (resolved.endsWith(`${path.sep}contract${path.sep}routes.js`)) return { path: resolved, namespace: 'runtime-routes' };
+      if (isRouteTable(resolved)) return { path: resolved, namespace: 'runtime-routes' };
       const web = resolved.replace(/\.js$/, '.web.ts');
       return existsSync(web) ? { path: web } : undefined;
     });
-    build.onLoad({ filter: /.*/, namespace: 'runtime-routes' }, () => {
-      // Pages for people (produces html: the share, invitation, reset and unsubscribe pages) no SDK method calls.
-      const routes = Object.fromEntries(
-        Object.entries(ROUTES).filter(([, route]) => !('produces' in route && route.produces === 'html')).map(([name, route]) => [
-          name,
-          Object.fromEntries(RUNTIME_ROUTE_FIELDS.filter((field) => field in route).map((field) => [field, (route as Record<string, unknown>)[field]])),
-        ]),
-      );
-      return { contents: `export const ROUTES = ${JSON.stringify(routes)};`, loader: 'js' };
-    });
+    build.onLoad({ filter: /.*/, namespace: 'runtime-routes' }, () => ({ contents: runtimeRouteTable(), loader: 'js' }));
   },
 };
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', 'contract/index': 'src/contract/index.ts' },
+    entry: { index: 'src/index.ts' },
     format: ['esm', 'cjs'],
     target: 'node22',
     dts: true,
     clean: true,
+    sourcemap: true,
+    esbuildPlugins: [runtimeRoutes],
+  },
+  {
+    // Whole: the schemas and the documentation the server and the OpenAPI document are made from.
+    entry: { 'contract/index': 'src/contract/index.ts' },
+    format: ['esm', 'cjs'],
+    target: 'node22',
+    dts: true,
     sourcemap: true,
   },
   {
