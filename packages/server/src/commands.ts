@@ -112,7 +112,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
     if (action) return orphans(config, action);
   }
   if (command === 'api-reference' && rest.length === 0) {
-    process.stdout.write(renderReference(openApiDocument));
+    process.stdout.write(renderReference(openApiDocument()));
     return 0;
   }
   if (command === 'settings-reference' && rest.length === 0) {

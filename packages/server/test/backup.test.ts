@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -39,6 +39,24 @@ afterAll(async () => {
   await server?.close();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
+
+/**
+ * A copy of one backup of the server as the first tests leave it (the tests from here on change nothing it
+ * holds): each test that only needs a backup to work on gets its own copy instead of running `backup` again,
+ * a server process of its own.
+ */
+let snapshot: Promise<string> | undefined;
+async function copyOfBackup(name: string): Promise<string> {
+  snapshot ??= (async () => {
+    const made = path.join(scratch, 'snapshot');
+    const result = await runServerCommand(['backup', made], server.env);
+    expect(result.code, result.stderr).toBe(0);
+    return made;
+  })();
+  const copy = path.join(scratch, name);
+  await cp(await snapshot, copy, { recursive: true });
+  return copy;
+}
 
 async function rowCounts(sql: postgres.Sql): Promise<Record<string, number>> {
   const tables = await sql<{ name: string }[]>`select tablename as name from pg_tables where schemaname = current_schema() order by 1`;
@@ -135,8 +153,7 @@ describe('backup and restore', () => {
   });
 
   it('refuses a non-empty backup directory, and a backup whose files do not match the manifest', async () => {
-    const backup = path.join(scratch, 'tampered');
-    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const backup = await copyOfBackup('tampered');
     const again = await runServerCommand(['backup', backup], server.env);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/^backup refused: the backup directory is not empty/) });
 
@@ -148,8 +165,7 @@ describe('backup and restore', () => {
   });
 
   it("refuses to restore into a store that holds the backup's stored files (the running server's own), and leaves them as they are", async () => {
-    const backup = path.join(scratch, 'onto-itself');
-    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const backup = await copyOfBackup('onto-itself');
     const before = await storedHashes(server.stored);
     // A fresh database on the server's own stored bytes: its DATA_DIR, or under STORAGE=s3 its bucket.
     const refused = await runServerCommand(['restore', backup], { ...server.env, DATABASE_URL: await createTestDatabase() });
@@ -158,8 +174,7 @@ describe('backup and restore', () => {
   });
 
   it('refuses a manifest whose paths leave the backup folder: .., absolute paths, symbolic links', async () => {
-    const backup = path.join(scratch, 'escaping');
-    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const backup = await copyOfBackup('escaping');
     const original = await readFile(path.join(backup, 'manifest.json'), 'utf8');
     // A copy outside the backup with the same bytes, so only the path check can tell them apart.
     const outside = path.join(scratch, 'outside');
@@ -197,8 +212,7 @@ describe('backup and restore', () => {
   });
 
   it('restores onto a new DATA_DIR with the embedded database, and refuses a DATA_DIR that holds anything', async () => {
-    const backup = path.join(scratch, 'for-embedded');
-    expect((await runServerCommand(['backup', backup], server.env)).code).toBe(0);
+    const backup = await copyOfBackup('for-embedded');
     const { DATABASE_URL: _external, ...shared } = server.env;
     const embedded = { ...shared, ...(await ownStorage()) };
 

@@ -19,13 +19,16 @@ function generatedSchemas(named: Record<string, z.ZodType>, io: 'input' | 'outpu
   return Object.fromEntries(Object.entries(generated.schemas).map(([id, { $schema: _dialect, $id: _id, ...schema }]) => [id, schema]));
 }
 
-// Records as the server sends them; request bodies and forms as a client may send them (before trimming and defaults).
-const schemas: Record<string, Schema> = {
-  ...generatedSchemas(RECORD_SCHEMAS, 'output'),
-  ...generatedSchemas({ ...REQUEST_SCHEMAS, ...FORM_SCHEMAS }, 'input'),
-};
+/**
+ * The document, made at its first use rather than at import: generating it (with the reference made from it) was
+ * about half a second of CPU in every server process, admin commands included, that never serves it.
+ */
+export function openApiDocument() {
+  return (document ??= makeDocument());
+}
+let document: ReturnType<typeof makeDocument> | undefined;
 
-export const openApiDocument = {
+const makeDocument = () => ({
   openapi: '3.1.0',
   info: {
     title: 'bandcollab API',
@@ -62,7 +65,11 @@ export const openApiDocument = {
       },
       accessCookie: { type: 'apiKey', in: 'cookie', name: 'access_token', description: 'Accepted on media GET/HEAD and the WebSocket upgrade, and on every route from the server’s own page (Sec-Fetch-Site: same-origin) or a page whose Origin is PUBLIC_URL or in CORS_ORIGINS (cookie mode, §17)' },
     },
-    schemas,
+    // Records as the server sends them; request bodies and forms as a client may send them (before trimming and defaults).
+    schemas: {
+      ...generatedSchemas(RECORD_SCHEMAS, 'output'),
+      ...generatedSchemas({ ...REQUEST_SCHEMAS, ...FORM_SCHEMAS }, 'input'),
+    } as Record<string, Schema>,
   },
   paths: generatedPaths(),
-} as const;
+} as const);

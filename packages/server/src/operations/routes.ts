@@ -12,8 +12,14 @@ import { renderReference } from './reference.js';
 import { REFERENCE_PAGE_CSP, renderReferencePage } from './reference-page.js';
 import { OperationsRepository } from './repository.js';
 
-const reference = renderReference(openApiDocument);
-const referencePage = renderReferencePage(reference, `${openApiDocument.info.title} API reference`);
+/** The Markdown reference and its page, made at the first request for them (see openApiDocument). */
+function reference(): { markdown: string; page: string } {
+  return (made ??= (() => {
+    const markdown = renderReference(openApiDocument());
+    return { markdown, page: renderReferencePage(markdown, `${openApiDocument().info.title} API reference`) };
+  })());
+}
+let made: { markdown: string; page: string } | undefined;
 
 /** Health check, the OpenAPI document and the reference made from it, and the root page: no authentication. */
 @injectable()
@@ -32,7 +38,7 @@ export class OperationsRoutes implements Feature {
 
     // The document is not one of the contract's records, so the declaration names no `response`.
     routes.on(ROUTES.openApi, async ({ res }) => {
-      sendJson(res, 200, openApiDocument);
+      sendJson(res, 200, openApiDocument());
     });
 
     routes.on(ROUTES.home, async ({ req, res }) => {
@@ -43,11 +49,12 @@ export class OperationsRoutes implements Feature {
     routes.on(ROUTES.reference, async ({ req, res }) => {
       res.setHeader('Vary', 'Accept');
       if (/^\s*text\/html\b/i.test(req.headers.accept ?? '')) {
-        sendHtml(req, res, 200, referencePage, REFERENCE_PAGE_CSP);
+        sendHtml(req, res, 200, reference().page, REFERENCE_PAGE_CSP);
         return;
       }
-      res.writeHead(200, { 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': Buffer.byteLength(reference) });
-      res.end(reference);
+      const { markdown } = reference();
+      res.writeHead(200, { 'Content-Type': 'text/markdown; charset=utf-8', 'Content-Length': Buffer.byteLength(markdown) });
+      res.end(markdown);
     });
   }
 }
