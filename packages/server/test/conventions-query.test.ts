@@ -29,7 +29,7 @@ describe('query parameters, declared once', () => {
   });
 
   it('every declared query parameter is an OpenAPI query parameter of its operation, and no other query parameter is', () => {
-    const paths = openApiDocument.paths as Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>;
+    const paths = openApiDocument().paths as Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>;
     for (const route of Object.values(ROUTES) as RouteDeclaration[]) {
       const documented = (paths[openApiPath(route.path)]![route.method.toLowerCase()]!.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
       const declared = route.query === undefined ? [] : Object.keys(QUERY_SCHEMAS[route.query].shape);
