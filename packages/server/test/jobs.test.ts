@@ -176,7 +176,8 @@ describe('the queue', () => {
 describe('dead jobs and the admin view', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer();
+    // The server takes no digest job (JOBS_CONCURRENCY_DIGEST=0): the test's own queue runs them, broken at will.
+    server = await startTestServer({ JOBS_CONCURRENCY_DIGEST: '0' });
   });
   afterAll(() => server?.close());
 
@@ -188,7 +189,7 @@ describe('dead jobs and the admin view', () => {
     const clock = new TestClock();
     let broken = true;
     const { queue, sql } = instance(server.env.DATABASE_URL!, clock);
-    // The test server runs no digest handler: this queue does.
+    // The test server takes no digest job: this queue does.
     queue.register(
       JOB_KINDS.digest,
       async () => {
