@@ -12,17 +12,8 @@ import { sampleBytes, upload, uploadForm } from './support/files.js';
 import { client } from './support/http.js';
 import { startLoggedServer } from './support/logged-server.js';
 import { type ReceivedMail, smtpReceiver } from './support/smtp.js';
+import { until } from './support/until.js';
 import { startTestServer, type TestServer } from './support/server.js';
-
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(50);
-  }
-}
 
 let smtp: Awaited<ReturnType<typeof smtpReceiver>>;
 let server: TestServer;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, expectStatus, seedProject } from './authz/fixture.js';
 import { sampleBytes, upload } from './support/files.js';
 import { client } from './support/http.js';
+import { until } from './support/until.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 interface Received {
@@ -38,16 +39,6 @@ async function receiver() {
         server.close(() => resolve());
       }),
   };
-}
-
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(50);
-  }
 }
 
 let server: TestServer;

@@ -25,6 +25,7 @@ import { expectStatus, seedProject } from './authz/fixture.js';
 import { client } from './support/http.js';
 import { startLoggedServer } from './support/logged-server.js';
 import { spawnServer } from './support/process.js';
+import { until } from './support/until.js';
 import { startTestServer, storageSettings, type TestServer } from './support/server.js';
 
 interface Received {
@@ -52,16 +53,6 @@ async function receiver() {
       server.closeAllConnections();
       server.close(() => resolve());
     }) };
-}
-
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await delay(50);
-  }
 }
 
 let server: TestServer;
