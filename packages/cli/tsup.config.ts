@@ -44,10 +44,10 @@ const lazyBuiltins: Plugin = {
 // `band project list`'s start-up. The bundle's CommonJS parts need `require`, which an ES module does not
 // have: the banner provides it.
 export default defineConfig({
-  // The keychain worker is a file of its own: a worker thread is started from a file. completion-tree writes
-  // the command tree that `band completion` reads (src/completion-scripts.ts), once the build is done.
-  entry: { band: 'src/band.ts', 'keychain-worker': 'src/keychain-worker.ts', 'completion-tree': 'src/completion-tree.ts' },
-  onSuccess: 'node dist/completion-tree.js > dist/completion-tree.json',
+  // The keychain worker is a file of its own: a worker thread is started from a file. answers writes what band.ts
+  // answers without loading a command group (the version, the root help, completion scripts), once the build is done.
+  entry: { band: 'src/band.ts', 'keychain-worker': 'src/keychain-worker.ts', answers: 'src/answers.ts' },
+  onSuccess: 'node dist/answers.js',
   format: ['esm'],
   target: 'node22',
   clean: true,

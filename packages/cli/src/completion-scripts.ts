@@ -1,6 +1,7 @@
-// Shell completion scripts for bash, zsh and fish, from the command tree that the build writes to
-// dist/completion-tree.json (completion-tree.ts, run by tsup's onSuccess): `band completion <shell>` then loads
-// no command group (band.ts answers it). test/completion.test.ts checks that the written tree is the live one.
+// Shell completion scripts for bash, zsh and fish, made from the command tree (completion-tree.ts) by the build,
+// which writes each to dist/answers/completion.<shell> (answers.ts): band.ts prints one without loading a command
+// group, and a whole run's `band completion` prints the same file. test/startup.test.ts checks that the written
+// scripts are the live tree's.
 import { readFileSync } from 'node:fs';
 import type { Io } from './io.js';
 
@@ -12,17 +13,21 @@ export interface CompletionNode {
 }
 
 /** Beside the built chunks; from source (the tests), in the package's dist, which `pnpm build` makes. */
-const TREE = new URL(import.meta.url.endsWith('.ts') ? '../dist/completion-tree.json' : './completion-tree.json', import.meta.url);
+const ANSWERS = new URL(import.meta.url.endsWith('.ts') ? '../dist/answers/' : './answers/', import.meta.url);
 
 export const COMPLETION_SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type CompletionShell = (typeof COMPLETION_SHELLS)[number];
 
 export const isCompletionShell = (shell: string): shell is CompletionShell => (COMPLETION_SHELLS as readonly string[]).includes(shell);
 
-/** Writes the script of `shell` for the tree the build wrote. */
+/** Writes the script of `shell` the build wrote. */
 export function printCompletion(shell: CompletionShell, io: Pick<Io, 'stdout'>): void {
-  const nodes = JSON.parse(readFileSync(TREE, 'utf8')) as CompletionNode[];
-  io.stdout.write({ bash, zsh, fish }[shell](nodes));
+  io.stdout.write(readFileSync(new URL(`completion.${shell}`, ANSWERS), 'utf8'));
+}
+
+/** The script of `shell` for the command tree `nodes`. */
+export function completionScript(shell: CompletionShell, nodes: CompletionNode[]): string {
+  return { bash, zsh, fish }[shell](nodes);
 }
 
 function known(nodes: CompletionNode[]): string {

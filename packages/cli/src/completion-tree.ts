@@ -1,6 +1,5 @@
-// Run by the build (tsup's onSuccess: `node dist/completion-tree.js > dist/completion-tree.json`): the command
-// tree of every group, which completion scripts are made from (completion-scripts.ts).
-import { pathToFileURL } from 'node:url';
+// The command tree of every group, which completion scripts are made from (completion-scripts.ts) at build time
+// (answers.ts).
 import type { Command } from 'commander';
 import type { CompletionNode } from './completion-scripts.js';
 import type { Factory } from './factory.js';
@@ -37,6 +36,3 @@ function flags(command: Command): string[] {
   return command.options.map((option) => option.long).filter((long): long is string => Boolean(long));
 }
 
-
-// Run as the build's script (not imported by a test): the tree on stdout.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) process.stdout.write(`${JSON.stringify(await liveTree())}\n`);

@@ -1,10 +1,9 @@
-// The root of band's command line: the groups, the global flags and the root help. band.ts answers `band
-// --help` from here alone (commander and this file), before any command group, the SDK or band's I/O load;
-// main.ts builds every run's program from the same pieces.
+// The root of band's command line: the groups, the global flags and the root help. The build writes the root
+// help from here (answers.ts), which band.ts prints without loading commander; main.ts builds every run's program
+// from the same pieces.
 import { Command } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
 import type { Factory } from './factory.js';
-import type { Io } from './io.js';
 
 interface CommandGroup {
   /** The group's description, in `band --help` and its own help (storage, publish and watch give a longer one there). */
@@ -37,6 +36,9 @@ export const GROUPS: Record<string, CommandGroup> = {
   watch: { summary: 'print the events of your projects as they happen', load: () => import('./commands/watch.js') },
   completion: { summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 };
+
+/** Help is wrapped at this width, or a narrower terminal's. */
+export const HELP_WIDTH = 80;
 
 /** Global flags that take a value, so the group name can be found without parsing. */
 const VALUE_FLAGS = new Set(['--api-url', '--profile']);
@@ -72,13 +74,21 @@ export function targetGroup(args: readonly string[]): string | undefined {
   return operands[0] === 'help' ? operands[1] : operands[0];
 }
 
-export function buildProgram(io: Pick<Io, 'stdout' | 'stderr'>): Command {
+/** Where commander writes: a terminal's width wraps the help. */
+interface HelpOutput {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export function buildProgram(io: { stdout: HelpOutput; stderr: HelpOutput }): Command {
   return new Command('band')
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      getOutHelpWidth: () => (io.stdout.isTTY ? (io.stdout.columns ?? 80) : 80),
-      getErrHelpWidth: () => (io.stderr.isTTY ? (io.stderr.columns ?? 80) : 80),
+      // At most 80 columns, as band.ts answers `band --help` from the text the build wrote at 80.
+      getOutHelpWidth: () => Math.min(HELP_WIDTH, io.stdout.isTTY ? (io.stdout.columns ?? HELP_WIDTH) : HELP_WIDTH),
+      getErrHelpWidth: () => Math.min(HELP_WIDTH, io.stderr.isTTY ? (io.stderr.columns ?? HELP_WIDTH) : HELP_WIDTH),
       // band's help has no styles; commander would otherwise ask process.stdout.
       getOutHasColors: () => false,
       getErrHasColors: () => false,
@@ -100,9 +110,11 @@ export function buildProgram(io: Pick<Io, 'stdout' | 'stderr'>): Command {
     .exitOverride();
 }
 
-/** `band --help`, `band -h` and `band help` (band.ts): the root help, as a run answers it (each group a one-line stub). */
-export function printRootHelp(io: Pick<Io, 'stdout' | 'stderr'>): void {
-  const program = buildProgram(io);
+/** `band --help`, `band -h` and `band help`: the root help, as a run answers it off a terminal (each group a one-line stub). */
+export function rootHelp(): string {
+  let text = '';
+  const program = buildProgram({ stdout: { write: (chunk: string) => (text += chunk) }, stderr: process.stderr });
   for (const [name, group] of Object.entries(GROUPS)) program.command(name).description(group.summary);
   program.outputHelp();
+  return text;
 }
