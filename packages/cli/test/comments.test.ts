@@ -100,6 +100,12 @@ describe('band comment', () => {
     expect(human[3]).toBe('      fixed in v2  (to Ben)');
     expect(human[4]).toMatch(/^0:01\.500  Ana  open  v1 /);
     expect(human).toContain('2 open, 1 resolved');
+    // --limit takes the first threads, in pages no longer than asked for, and says the rest were left out; the counts stay whole.
+    const two = await ana.band(['comment', 'list', ...MIX, '--limit', '2']);
+    expect(two.stderr).toBe('the first 2 threads; --limit <n> or --all for more\n');
+    expect(two.stdout).toContain('2 open, 1 resolved');
+    expect(JSON.parse((await ok(ana, ['comment', 'list', ...MIX, '--limit', '2', '--json'])).stdout).map((c: Comment) => c.id)).toEqual(listed.slice(0, 2).map((c) => c.id));
+    expect((await ana.band(['comment', 'list', ...MIX, '--limit', '3'])).stderr).toBe('');
 
     const open = await json<Comment[]>(ana, ['comment', 'list', mix.id, '--status', 'open']);
     expect(open.map((c) => c.id)).not.toContain(range.id);

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { CreatedWebhook, Webhook, WebhookDeliveryPage } from '@bandcollab/sdk';
+import type { CreatedWebhook, Webhook, WebhookDelivery } from '@bandcollab/sdk';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
@@ -67,14 +67,24 @@ it('adds a project webhook printing its secret once, tests it, lists its deliver
   await until(() => received.length === 1);
   expect(new StandardWebhook(secret).verify(received[0]!.body, received[0]!.headers as Record<string, string>)).toMatchObject({ type: 'webhook.test' });
 
-  let page: WebhookDeliveryPage;
-  do page = await json<WebhookDeliveryPage>(ana, ['webhook', 'deliveries', listed!.id]);
-  while (page.deliveries[0]?.status !== 'succeeded');
+  let deliveries: WebhookDelivery[];
+  do deliveries = await json<WebhookDelivery[]>(ana, ['webhook', 'deliveries', listed!.id]);
+  while (deliveries[0]?.status !== 'succeeded');
   expect((await ana.band(['webhook', 'deliveries', listed!.id])).stdout).toMatch(/webhook\.test\s+succeeded\s+1\s+200 in \d+ ms/);
 
-  expect((await ana.band(['webhook', 'redeliver', listed!.id, page.deliveries[0]!.id])).exitCode).toBe(0);
+  expect((await ana.band(['webhook', 'redeliver', listed!.id, deliveries[0]!.id])).exitCode).toBe(0);
   await until(() => received.length === 2);
-  expect(received[1]!.headers['webhook-id']).toBe(page.deliveries[0]!.id);
+  expect(received[1]!.headers['webhook-id']).toBe(deliveries[0]!.id);
+
+  // --limit and --all, as on every paged list: a list cut short says so on stderr.
+  expect((await ana.band(['webhook', 'test', listed!.id])).exitCode).toBe(0);
+  const first = await ana.band(['webhook', 'deliveries', listed!.id, '--limit', '1', '--json']);
+  expect(JSON.parse(first.stdout)).toHaveLength(1);
+  expect(first.stderr).toContain('the first 1 deliveries; --limit <n> or --all for more');
+  const every = await ana.band(['webhook', 'deliveries', listed!.id, '--all', '--json']);
+  expect([JSON.parse(every.stdout).length, every.stderr]).toEqual([2, '']);
+  expect(await ana.band(['webhook', 'deliveries', listed!.id, '--all', '--limit', '1'])).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('--all and --limit') });
+  expect(await ana.band(['webhook', 'deliveries', listed!.id, '--limit', '0'])).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('--limit must be a whole number') });
 
   const rotated = await json<CreatedWebhook>(ana, ['webhook', 'rotate-secret', listed!.id]);
   expect(rotated.secret).not.toBe(secret);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import postgres from 'postgres';
-import { verifyWebhook } from '@bandcollab/sdk';
+import { BandClient, verifyWebhook } from '@bandcollab/sdk';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventPublisher, projectEvent } from '../src/events/publisher.js';
@@ -151,6 +151,30 @@ describe('webhook endpoints', () => {
     await expectStatus(api.request('POST', `/api/webhooks/${created.id}/deliveries/${done.id}/redeliver`, { token: owner.accessToken }), 202);
     await until('the redelivery', () => hook.received.length === 3);
     expect(hook.received[2]!.headers['webhook-id']).toBe(done.id);
+  });
+
+  it('pages the delivery log by ?limit and ?cursor, newest first, as the SDK\'s listDeliveries iterates it', async () => {
+    const { hook, owner, project } = await setUp();
+    const created = await expectStatus(api.request('POST', `/api/projects/${project.id}/webhooks`, { token: owner.accessToken, json: { url: hook.url, events: ['vibe.*'] } }), 201);
+    for (const name of ['One', 'Two', 'Three']) await createVibe(owner.accessToken, project.id, name);
+    const log = `/api/webhooks/${created.id}/deliveries`;
+    const all = await until('three deliveries logged', async () => {
+      const page = await expectStatus(api.request('GET', log, { token: owner.accessToken }), 200);
+      return page.deliveries.length === 3 && page;
+    });
+    expect(all.nextCursor).toBeNull();
+    const first = await expectStatus(api.request('GET', `${log}?limit=2`, { token: owner.accessToken }), 200);
+    expect(first.deliveries.map((d: { id: string }) => d.id)).toEqual(all.deliveries.slice(0, 2).map((d: { id: string }) => d.id));
+    const second = await expectStatus(api.request('GET', `${log}?limit=2&cursor=${first.nextCursor}`, { token: owner.accessToken }), 200);
+    expect([second.deliveries.map((d: { id: string }) => d.id), second.nextCursor]).toEqual([[all.deliveries[2].id], null]);
+    for (const bad of ['limit=0', 'limit=101', 'limit=two', 'cursor=abc']) {
+      const answer = await expectStatus(api.request('GET', `${log}?${bad}`, { token: owner.accessToken }), 400);
+      expect(answer.errors.map((e: { field: string }) => e.field), bad).toEqual([bad.split('=')[0]]);
+    }
+    const sdk = new BandClient({ baseUrl: server.url, accessToken: owner.accessToken });
+    const iterated = [];
+    for await (const delivery of sdk.webhooks.listDeliveries(created.id, { limit: 1 })) iterated.push(delivery.id);
+    expect(iterated).toEqual(all.deliveries.map((d: { id: string }) => d.id));
   });
 
   it('enqueues nothing for an event whose transaction rolled back', async () => {

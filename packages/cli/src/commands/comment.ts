@@ -10,6 +10,7 @@ import { type CliError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { loadedLibraries } from '../libraries.js';
 import { confirm } from '../prompt.js';
+import { limitAskedFor, noteLeftOut, type PagingFlags, takeItems, withPaging } from '../paging.js';
 import { withExamples } from '../render.js';
 import { commentId, type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
 import { parseTime } from '../times.js';
@@ -79,8 +80,9 @@ export function register(comment: Command, factory: Factory): void {
   );
 
   withExamples(
-    comment
-      .command('list')
+    withPaging(
+      comment
+        .command('list')
       .description("a file's comments with their replies, by moment; without <file>, the inbox of a --cut or a --project")
       .argument('[file]', 'file id, or name with --cut; leave out for the inbox of --cut or --project')
       .option('--cut <cut>', 'cut id or name: its inbox, or where to find <file> by name')
@@ -88,19 +90,20 @@ export function register(comment: Command, factory: Factory): void {
       .option('--project <project>', "project id or name: its inbox (without --cut), or where to find the cut by name")
       .addOption(new Option('--status <status>', 'which comments').choices(['open', 'resolved', 'all']).default('all'))
       .option('--all-versions', "a file's comments on every version of it (default: the version named)")
-      .option('--mine', 'inbox: only the comments that mention you')
-      .action(
-        run(async (ctx, ref: string | undefined, options: Where & { status: 'open' | 'resolved' | 'all'; allVersions?: boolean; mine?: boolean }) => {
+        .option('--mine', 'inbox: only the comments that mention you'),
+      'all',
+    ).action(
+        run(async (ctx, ref: string | undefined, options: Where & PagingFlags & { status: 'open' | 'resolved' | 'all'; allVersions?: boolean; mine?: boolean }) => {
           const client = await ctx.signedIn();
           if (ref !== undefined) {
             if (options.mine) throw usageError('--mine is for an inbox: leave out <file> and name a --cut or a --project');
             const file = await resolveFile(client, ref, options);
-            const { comments, counts } = await everyPage(client.comments.list(file.id, { status: options.status, versions: options.allVersions ? 'series' : 'this' }));
+            const { comments, counts } = await commentsOf(ctx, client.comments.list(file.id, { status: options.status, versions: options.allVersions ? 'series' : 'this', limit: pageLimit(options) }), options);
             ctx.out.record(comments, () => commentThreads(ctx.out, comments, counts));
             return;
           }
           if (options.allVersions) throw usageError('--all-versions is for one file: an inbox holds every version already');
-          const inbox = { status: options.status, mentionsMe: Boolean(options.mine) };
+          const inbox = { status: options.status, mentionsMe: Boolean(options.mine), limit: pageLimit(options) };
           let list: CommentList;
           let fileNames: Map<string, string>;
           if (options.cut !== undefined) {
@@ -114,7 +117,7 @@ export function register(comment: Command, factory: Factory): void {
           } else {
             throw usageError('name a file, or a --cut or a --project for its inbox');
           }
-          const { comments, counts } = await everyPage(list);
+          const { comments, counts } = await commentsOf(ctx, list, options);
           ctx.out.record(comments, () => commentThreads(ctx.out, comments, counts, (id) => fileNames.get(id)));
         }),
       ),
@@ -284,13 +287,15 @@ async function mentionIds(client: BandClient, projectIdOf: () => Promise<string>
   return refs.map((ref) => memberIn(detail, ref).userId);
 }
 
-/** Every page of a list: its comments in order, and the counts the pages carry. */
-async function everyPage(list: CommentList): Promise<{ comments: Comment[]; counts: CommentCounts }> {
-  const comments: Comment[] = [];
-  let counts: CommentCounts = { open: 0, resolved: 0 };
-  for await (const page of list.pages()) {
-    comments.push(...page.comments);
-    counts = page.counts;
-  }
-  return { comments, counts };
+/** The comments --limit/--all ask for (threads: replies come with theirs), and the counts the pages carry. */
+async function commentsOf(ctx: Context, list: CommentList, flags: PagingFlags): Promise<{ comments: Comment[]; counts: CommentCounts }> {
+  const { items, lastPage, leftOut } = await takeItems(list, (page) => page.comments, flags, 'all');
+  if (leftOut) noteLeftOut(ctx.out, items.length, 'threads');
+  return { comments: items, counts: lastPage?.counts ?? { open: 0, resolved: 0 } };
+}
+
+/** Pages no longer than what is asked for (the server answers at most 500 threads a page). */
+function pageLimit(flags: PagingFlags): number | undefined {
+  const asked = limitAskedFor(flags, 'all');
+  return Number.isFinite(asked) ? Math.min(asked, 500) : undefined;
 }

@@ -4,6 +4,7 @@ import { commandRunner, type Context } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
+import { limitAskedFor, noteLeftOut, type PagingFlags, takeItems, withPaging } from '../paging.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
 import { createdWebhookView, queuedDeliveryView, webhookDeliveryTable, webhookTable, webhookView } from '../views.js';
@@ -24,6 +25,9 @@ interface EditOptions {
 }
 
 const FORMATS: readonly WebhookFormat[] = ['standard', 'discord', 'slack'];
+
+/** `band webhook deliveries` without --limit or --all: the newest 50 (a page's default). */
+const DELIVERIES_SHOWN = 50;
 
 export function register(webhook: Command, factory: Factory): void {
   const run = commandRunner(factory);
@@ -142,20 +146,26 @@ export function register(webhook: Command, factory: Factory): void {
   );
 
   withExamples(
-    webhook
-      .command('deliveries')
-      .description('the deliveries of the last 30 days, newest first, with their last attempt')
-      .argument('<id>', 'webhook id')
-      .option('--status <status>', 'pending, succeeded or failed')
-      .action(
-        run(async (ctx, id: string, options: { status?: string }) => {
-          const status = options.status;
-          if (status !== undefined && status !== 'pending' && status !== 'succeeded' && status !== 'failed') throw usageError('--status must be pending, succeeded or failed');
-          const page = await (await ctx.signedIn()).webhooks.deliveries(id, status ? { status } : {});
-          ctx.out.record(page, () => webhookDeliveryTable(ctx.out, page.deliveries));
-        }),
-      ),
+    withPaging(
+      webhook
+        .command('deliveries')
+        .description('the deliveries of the last 30 days, newest first, with their last attempt')
+        .argument('<id>', 'webhook id')
+        .option('--status <status>', 'pending, succeeded or failed'),
+      DELIVERIES_SHOWN,
+    ).action(
+      run(async (ctx, id: string, options: PagingFlags & { status?: string }) => {
+        const status = options.status;
+        if (status !== undefined && status !== 'pending' && status !== 'succeeded' && status !== 'failed') throw usageError('--status must be pending, succeeded or failed');
+        // Pages as long as what is asked for: the server answers at most 100 deliveries a page.
+        const list = (await ctx.signedIn()).webhooks.listDeliveries(id, { status, limit: Math.min(limitAskedFor(options, DELIVERIES_SHOWN), 100) });
+        const { items, leftOut } = await takeItems(list, (page) => page.deliveries, options, DELIVERIES_SHOWN);
+        if (leftOut) noteLeftOut(ctx.out, items.length, 'deliveries');
+        ctx.out.record(items, () => webhookDeliveryTable(ctx.out, items));
+      }),
+    ),
     'band webhook deliveries 3f0c… --status failed',
+    'band webhook deliveries 3f0c… --all --json',
   );
 
   withExamples(

@@ -304,7 +304,15 @@ export const updateWebhookRequest = z.object({
 /** `GET /api/webhooks/:id/deliveries`. */
 export const webhookDeliveriesQuery = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),
-  cursor: z.string().max(200).optional(),
+  cursor: z.string().regex(/^\d{1,19}$/, 'must be a nextCursor of an earlier page').optional().meta({ description: 'The nextCursor of the previous page' }),
+  // <number>: what a client passes is a number (the query string's text is coerced).
+  limit: z.coerce
+    .number<number>({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(50)
+    .meta({ description: 'Deliveries per page, 1–100 (default 50)' }),
 });
 
 export const setUserActiveRequest = z.object({ active: z.boolean({ error: 'must be true or false' }) });

@@ -2,6 +2,7 @@ import type { BandPromise } from '../band-promise.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
+import { type PagedList, pagedList } from '../paging.js';
 import { type RequestOptions, type Transport, withQuery } from '../transport.js';
 import type { Comment, CommentPage, CreateCommentRequest, Deleted, MarkerFormat, UpdateCommentRequest } from '../types.js';
 
@@ -32,9 +33,7 @@ export interface MarkerExportOptions {
 }
 
 /** A whole list: every page, fetched as it is iterated; `pages()` gives the pages with their counts. */
-export interface CommentList extends AsyncIterable<Comment> {
-  pages(): AsyncIterable<CommentPage>;
-}
+export type CommentList = PagedList<Comment, CommentPage>;
 
 /**
  * Comments pinned to moments of a file version (§14): any member comments, replies (`parentId`), resolves and
@@ -103,20 +102,7 @@ export class CommentsResource {
   }
 
   private iterate(fetchPage: (cursor: string | undefined) => Promise<CommentPage>): CommentList {
-    async function* pages(): AsyncGenerator<CommentPage> {
-      let cursor: string | undefined;
-      do {
-        const page = await fetchPage(cursor);
-        yield page;
-        cursor = page.nextCursor ?? undefined;
-      } while (cursor !== undefined);
-    }
-    return {
-      pages,
-      async *[Symbol.asyncIterator]() {
-        for await (const page of pages()) yield* page.comments;
-      },
-    };
+    return pagedList(fetchPage, (page) => page.comments);
   }
 }
 

@@ -7,6 +7,7 @@ import { abortedOr, localProblem } from '../errors.js';
 import { sleep } from '../sleep.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
+import { type PagedList, pagedList } from '../paging.js';
 import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import {
   checkFilePath,
@@ -22,6 +23,7 @@ import {
   type ShareLink,
   type ShareRequest,
   type StemEntriesPage,
+  type StemEntry,
   type StorageStats,
   type UploadFields,
   type Waveform,
@@ -141,6 +143,11 @@ export class FilesResource {
    */
   entries(id: string, page: { cursor?: string; limit?: number } = {}, options?: RequestOptions): BandPromise<StemEntriesPage> {
     return this.transport.call(ROUTES.stemEntries, { params: { id }, query: page }, options);
+  }
+
+  /** Every entry of a STEM ZIP: iterate it, each page (`limit` entries, default 500) fetched as iteration reaches it. */
+  listEntries(id: string, page: { limit?: number } = {}, options?: RequestOptions): PagedList<StemEntry, StemEntriesPage> {
+    return pagedList((cursor) => this.entries(id, { ...page, cursor }, options), (answer) => answer.entries);
   }
 
   /** Saves the file's bytes to a path (Node) or a stream; resumes with a Range request if the connection breaks. */

@@ -1,5 +1,6 @@
 import type { BandPromise } from '../band-promise.js';
 import { ROUTES } from '../contract/routes.js';
+import { type PagedList, pagedList } from '../paging.js';
 import type { RequestOptions, Transport } from '../transport.js';
 import type { CreatedWebhook, CreateWebhookRequest, Deleted, UpdateWebhookRequest, Webhook, WebhookDeliveriesQuery, WebhookDelivery, WebhookDeliveryPage } from '../types.js';
 
@@ -48,9 +49,14 @@ export class WebhooksResource {
     return this.transport.call(ROUTES.testWebhook, { params: { id } }, options);
   }
 
-  /** The deliveries of the last 30 days, newest first, each with every attempt; pass `nextCursor` on. */
+  /** One page of the deliveries of the last 30 days, newest first, each with every attempt; pass `nextCursor` on. */
   deliveries(id: string, filter: WebhookDeliveriesQuery = {}, options?: RequestOptions): BandPromise<WebhookDeliveryPage> {
-    return this.transport.call(ROUTES.listWebhookDeliveries, { params: { id }, query: { status: filter.status, cursor: filter.cursor } }, options);
+    return this.transport.call(ROUTES.listWebhookDeliveries, { params: { id }, query: { status: filter.status, cursor: filter.cursor, limit: filter.limit } }, options);
+  }
+
+  /** Every delivery of the last 30 days, newest first: iterate it, each page fetched as iteration reaches it. */
+  listDeliveries(id: string, filter: Omit<WebhookDeliveriesQuery, 'cursor'> = {}, options?: RequestOptions): PagedList<WebhookDelivery, WebhookDeliveryPage> {
+    return pagedList((cursor) => this.deliveries(id, { ...filter, cursor }, options), (page) => page.deliveries);
   }
 
   /** A new attempt of a delivery now, with the same webhook-id. */

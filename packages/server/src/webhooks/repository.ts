@@ -52,9 +52,15 @@ export type AttemptOutcome =
   | { kind: 'failed' }
   | { kind: 'disable'; reason: string };
 
+/** A page of deliveries: the newest first, after `cursor` (the last seq seen), `limit` of them. */
+export interface DeliveriesFilter {
+  status?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
 /** Deliveries are kept 30 days (§19). */
 const DELIVERY_RETENTION = '30 days';
-const PAGE = 50;
 
 const COLUMNS = 'id, project_id, user_id, url, events, format, description, enabled, disabled_reason, secret, previous_secret, previous_secret_until, failing_since, created_at';
 
@@ -275,19 +281,19 @@ export class WebhooksRepository {
   }
 
   /** The endpoint's deliveries of the last 30 days, newest first, with their attempts; `cursor` the last seq seen. */
-  async deliveries(webhookId: string, filter: { status?: string | undefined; cursor?: string | undefined }): Promise<{ deliveries: DeliveryRow[]; nextCursor: string | null }> {
-    const before = filter.cursor && /^\d+$/.test(filter.cursor) ? filter.cursor : null;
+  async deliveries(webhookId: string, filter: DeliveriesFilter): Promise<{ deliveries: DeliveryRow[]; nextCursor: string | null }> {
+    const before = filter.cursor ?? null;
     const rows = await this.sql<(DeliveryRow & { seq: string })[]>`
       select d.id, d.event_id, d.type, d.status, d.next_attempt_at, d.created_at, d.seq, ${this.attemptsOf()}
       from webhook_deliveries d
       where d.webhook_id = ${webhookId} and d.created_at >= now() - ${DELIVERY_RETENTION}::interval
         and (${filter.status ?? null}::text is null or d.status = ${filter.status ?? null})
         and (${before}::bigint is null or d.seq < ${before}::bigint)
-      order by d.seq desc limit ${PAGE + 1}`;
-    const page = rows.slice(0, PAGE);
+      order by d.seq desc limit ${filter.limit + 1}`;
+    const page = rows.slice(0, filter.limit);
     return {
       deliveries: page.map(({ seq: _seq, ...row }) => row),
-      nextCursor: rows.length > PAGE ? page[page.length - 1]!.seq : null,
+      nextCursor: rows.length > filter.limit ? page[page.length - 1]!.seq : null,
     };
   }
 

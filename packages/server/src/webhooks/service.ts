@@ -7,7 +7,7 @@ import type { Config } from '../core/config.js';
 import { CLOCK, CONFIG, SIGNING_SECRET } from '../core/di.js';
 import { DomainError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { type DeliveryRow, WebhooksRepository, type WebhookRow } from './repository.js';
+import { type DeliveriesFilter, type DeliveryRow, WebhooksRepository, type WebhookRow } from './repository.js';
 import { sealSecret } from './secrets.js';
 import { generateWebhookSecret } from './signing.js';
 import { refusedTarget } from './targets.js';
@@ -109,7 +109,7 @@ export class WebhooksService {
     return this.delivery(id, deliveryId);
   }
 
-  async deliveries(principal: Principal, id: string, filter: { status?: string | undefined; cursor?: string | undefined }): Promise<WebhookDeliveryPage> {
+  async deliveries(principal: Principal, id: string, filter: DeliveriesFilter): Promise<WebhookDeliveryPage> {
     await this.reachable(principal, id);
     const page = await this.webhooks.deliveries(id, filter);
     return { deliveries: page.deliveries.map(toDelivery), nextCursor: page.nextCursor };
