@@ -1,11 +1,11 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { CreatedWebhook, Webhook, WebhookDelivery } from '@bandcollab/sdk';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../server/test/support/server.js';
 import { type CliUser, cliUser, registerWithCli } from './support/cli.js';
+import { until } from '../../server/test/support/until.js';
 
 // band webhook add|list|show|edit|test|deliveries|redeliver|rotate-secret|remove against a real server and a
 // real receiver on loopback (so the server allows http and private addresses).
@@ -43,13 +43,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
 });
 
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await delay(50);
-  }
-}
 
 it('adds a project webhook printing its secret once, tests it, lists its deliveries, redelivers, rotates and removes it', async () => {
   const added = await ana.band(['webhook', 'add', url, '--project', 'Loud', '--events', 'vibe.*,webhook.test']);
@@ -64,7 +57,7 @@ it('adds a project webhook printing its secret once, tests it, lists its deliver
   expect((await ana.band(['webhook', 'list', '--project', 'Loud'])).stdout).toMatch(/enabled/);
 
   expect((await ana.band(['webhook', 'test', listed!.id])).exitCode).toBe(0);
-  await until(() => received.length === 1);
+  await until('the test delivery', () => received.length === 1);
   expect(new StandardWebhook(secret).verify(received[0]!.body, received[0]!.headers as Record<string, string>)).toMatchObject({ type: 'webhook.test' });
 
   let deliveries: WebhookDelivery[];
@@ -73,7 +66,7 @@ it('adds a project webhook printing its secret once, tests it, lists its deliver
   expect((await ana.band(['webhook', 'deliveries', listed!.id])).stdout).toMatch(/webhook\.test\s+succeeded\s+1\s+200 in \d+ ms/);
 
   expect((await ana.band(['webhook', 'redeliver', listed!.id, deliveries[0]!.id])).exitCode).toBe(0);
-  await until(() => received.length === 2);
+  await until('the redelivery', () => received.length === 2);
   expect(received[1]!.headers['webhook-id']).toBe(deliveries[0]!.id);
 
   // --limit and --all, as on every paged list: a list cut short says so on stderr.

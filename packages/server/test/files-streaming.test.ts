@@ -5,6 +5,7 @@ import { multipartPieces, rawUpload, sampleBytes, userWithCut } from './support/
 import { client } from './support/http.js';
 import { storageUnderTest, type WatchedBucket, watchedBucket } from './support/s3.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { until } from './support/until.js';
 
 // Uploads sent piece by piece with node:http, to see what the server does while a body is still arriving.
 
@@ -39,15 +40,9 @@ const writesUnderWay = async () => (bucket ? bucket.openMultipartUploads() : (aw
 const storedFiles = () => server.stored.list('files');
 const fileRows = async () => Number((await server.sql`select count(*)::int as n from files`)[0]!.n);
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 20) {
-    if (waited > 5000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 async function expectNoResidue(storedBefore: string[]): Promise<void> {
-  await eventually(async () => (await writesUnderWay()) === 0, 'the write under way to go');
+  await until('the write under way to go', async () => (await writesUnderWay()) === 0);
   expect(await storedFiles()).toEqual(storedBefore);
   expect(await fileRows()).toBe(0);
 }
@@ -79,7 +74,7 @@ it('leaves nothing behind when the client aborts mid-file', async () => {
   const { contentType, head } = multipartPieces(owner.cutId, 'abort.wav');
   const response = await rawUpload(server.url, owner.token, { 'content-type': contentType, 'content-length': head.length + IN_FLIGHT + 30_000 }, (request) => {
     request.write(Buffer.concat([head, sampleBytes('wav', IN_FLIGHT)]));
-    void eventually(async () => (await writesUnderWay()) === 1, 'the upload to start').then(() => request.destroy());
+    void until('the upload to start', async () => (await writesUnderWay()) === 1).then(() => request.destroy());
   });
   expect(response).toBeNull();
   await expectNoResidue(before);
@@ -102,7 +97,7 @@ it('answers 404 and stores nothing when the cut is deleted while its upload stre
   const response = await rawUpload(server.url, owner.token, { 'content-type': contentType, 'transfer-encoding': 'chunked' }, (request) => {
     request.write(Buffer.concat([head, sampleBytes('wav', IN_FLIGHT)]));
     void (async () => {
-      await eventually(async () => (await writesUnderWay()) === 1, 'the upload to start');
+      await until('the upload to start', async () => (await writesUnderWay()) === 1);
       const deleted = await api.request('DELETE', `/api/cuts/${cutId}`, { token: owner.token });
       expect(deleted.status).toBe(200);
       request.end(Buffer.concat([Buffer.alloc(1000, 1), tail]));

@@ -11,6 +11,7 @@ import { multipartPieces, rawUpload, sampleBytes, userWithCut } from './support/
 import { runServerCommand, SERVER_BIN, serverEnvironment, type ServerProcess, spawnServer } from './support/process.js';
 import { ConfigError, loadConfig } from '../src/core/config.js';
 import { freePort, importWithoutExitHooks } from '../src/core/database.js';
+import { until } from './support/until.js';
 
 // The built server on its embedded PostgreSQL, as `pnpm start` runs it: admin commands beside it, Ctrl-C with
 // uploads in flight, and its database dying under load.
@@ -62,12 +63,6 @@ async function processGroupOf(pid: number): Promise<number> {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }
 
-async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  for (const started = Date.now(); !(await check()); ) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const tempFiles = (dataDir: string) => readdir(path.join(dataDir, 'tmp')).catch(() => []);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -168,10 +163,10 @@ describe.concurrent('Ctrl-C', () => {
       .upload({ cutId: owner.cutId, file: Readable.from(endlessWav()), filename: 'sdk.wav' })
       .then(() => null, (error: unknown) => error);
 
-    await eventually(async () => (await tempFiles(dataDir)).length === 3, 'three uploads to be streaming');
+    await until('three uploads to be streaming', async () => (await tempFiles(dataDir)).length === 3, 30_000);
     process.kill(-server.child.pid!, 'SIGINT');
     // The rest of the body only once the shutdown has begun: the server must let this upload finish.
-    await eventually(() => /SIGINT received, shutting down/.test(server.output()), 'the shutdown to begin');
+    await until('the shutdown to begin', () => /SIGINT received, shutting down/.test(server.output()), 30_000);
     finish();
 
     const done = await finished;
@@ -209,9 +204,9 @@ describe.concurrent('Ctrl-C', () => {
       request.write(Buffer.concat([endless.head, sampleBytes('wav', 20_000)]));
       trickle = setInterval(() => request.write(Buffer.alloc(1000, 1)), 100);
     });
-    await eventually(async () => (await tempFiles(dataDir)).length === 1, 'the upload to be streaming');
+    await until('the upload to be streaming', async () => (await tempFiles(dataDir)).length === 1, 30_000);
     process.kill(-server.child.pid!, 'SIGINT');
-    await eventually(() => /SIGINT received, shutting down/.test(server.output()), 'the shutdown to begin');
+    await until('the shutdown to begin', () => /SIGINT received, shutting down/.test(server.output()), 30_000);
     // The terminal's SIGINT and the one `pnpm start` forwards arrive together: that is one Ctrl-C.
     process.kill(-server.child.pid!, 'SIGINT');
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -308,7 +303,7 @@ describe.concurrent('an external database (DATABASE_URL) that goes away', () => 
       }
 
       await pg.start();
-      await eventually(async () => (await api.request('GET', '/api/projects', { token: user.accessToken })).status === 200, 'the pool to reconnect');
+      await until('the pool to reconnect', async () => (await api.request('GET', '/api/projects', { token: user.accessToken })).status === 200, 30_000);
       expect((await api.request('GET', '/api/health')).status).toBe(200);
       expect(running.child.exitCode).toBeNull();
     } finally {
@@ -334,7 +329,7 @@ describe('the embedded PostgreSQL killed under load', () => {
     /** Waits until the load has had `count` more answers: it keeps meeting the server, whatever state it is in. */
     const moreAnswers = (count: number) => {
       const from = answered;
-      return eventually(() => answered >= from + count, `${count} more answers to the load`);
+      return until(`${count} more answers to the load`, () => answered >= from + count, 30_000);
     };
     const load = async () => {
       while (loading) {
@@ -356,7 +351,7 @@ describe('the embedded PostgreSQL killed under load', () => {
     const killAndWait = async () => {
       const killed = await postmasterPid(dataDir);
       process.kill(killed, 'SIGKILL');
-      await eventually(async () => !isAlive(killed), 'the database to die');
+      await until('the database to die', async () => !isAlive(killed), 30_000);
       return killed;
     };
     const survived = 5;
@@ -365,11 +360,7 @@ describe('the embedded PostgreSQL killed under load', () => {
       await moreAnswers(12);
       const killed = await killAndWait();
       const downAt = Date.now();
-      await eventually(
-        async () => (await postmasterPid(dataDir).catch(() => killed)) !== killed && (await api.request('GET', '/api/health')).status === 200,
-        `the database to be restarted (round ${round + 1})`,
-        60_000,
-      ).catch((error: Error) => {
+      await until(`the database to be restarted (round ${round + 1})`, async () => (await postmasterPid(dataDir).catch(() => killed)) !== killed && (await api.request('GET', '/api/health')).status === 200, 60_000).catch((error: Error) => {
         throw new Error(`${error.message}\n${server.output().slice(-4000)}`);
       });
       outages.push(Date.now() - downAt);

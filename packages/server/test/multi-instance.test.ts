@@ -9,9 +9,9 @@ import { type EventSocket, openEventSocket } from './support/event-socket.js';
 import { multipartPieces, rawUpload, sampleBytes, toneWav, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { type ServerEnv, type ServerProcess, spawnServer } from './support/process.js';
-import { sleep } from './support/raw-http.js';
 import { createTestDatabase } from './support/server.js';
 import { openPatch, patchRunning, TUS } from './support/tus.js';
+import { until } from './support/until.js';
 
 // Two real server processes, A and B, on one PostgreSQL and one store, with requests alternating between
 // them as a load balancer without sticky sessions would send them (API.md §15, several instances).
@@ -48,12 +48,6 @@ async function startInstance(store: StorageSettings): Promise<ServerProcess> {
   return instance;
 }
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 20) {
-    if (waited > 60_000) throw new Error(`still waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 async function download(baseUrl: string, token: string, fileId: string): Promise<{ status: number; bytes: Buffer }> {
   const response = await fetch(`${baseUrl}/api/files/${fileId}/download`, { headers: { authorization: `Bearer ${token}` } });
@@ -99,7 +93,7 @@ describe('two instances on one database and one store', () => {
       for (const name of await readdir(tempDir).catch(() => [])) total += (await stat(path.join(tempDir, name)).catch(() => ({ size: 0 }))).size;
       return total;
     };
-    await until(async () => (await received()) >= MiB, "A's upload to reach its temporary file");
+    await until("A's upload to reach its temporary file", async () => (await received()) >= MiB, 60_000);
 
     b = await startInstance(storage);
     sendRest();
@@ -199,13 +193,13 @@ describe('two instances on one database and one store', () => {
     socket.on('error', () => undefined);
     // A's PATCH runs once it holds the upload's advisory lock (class "tus!"); its bytes are in no file to watch
     // (the store keeps whole parts, PostgreSQL the tail, both written only as the PATCH is answered).
-    await until(() => patchRunning(sql, url), "A's PATCH to hold the upload's lock");
+    await until("A's PATCH to hold the upload's lock", () => patchRunning(sql, url), 60_000);
     a.child.kill('SIGKILL');
     await a.exited;
     socket.destroy();
     // PostgreSQL frees the upload's lock once it notices that A's connection is gone; until then B answers 423.
     // Of class "tus!" (0x74757321): each instance also holds a two-key lock of the job queue's.
-    await until(async () => (await sql`select 1 from pg_locks where locktype = 'advisory' and objsubid = 2 and classid = ${0x74757321}::bigint::oid and database = (select oid from pg_database where datname = current_database())`).length === 0, "A's upload lock to be freed");
+    await until("A's upload lock to be freed", async () => (await sql`select 1 from pg_locks where locktype = 'advisory' and objsubid = 2 and classid = ${0x74757321}::bigint::oid and database = (select oid from pg_database where datname = current_database())`).length === 0, 60_000);
 
     const status = await client(b.url).request('HEAD', url, { token: owner.token, headers: TUS });
     expect(status.status).toBe(200);

@@ -6,6 +6,7 @@ import { expectStatus } from './authz/fixture.js';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { until } from './support/until.js';
 
 // Expired rows of every kind are deleted at start and then every PURGE_INTERVAL_SECONDS.
 
@@ -79,12 +80,6 @@ async function seedExpiredAndLive(server: TestServer) {
   };
 }
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 50) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 // The live ones stay: the owner's session from registering, the recent failure, success and registration, the unexpired
 // code and invitation, the unexpired and the never-expiring share link, the live personal access token and the
@@ -107,7 +102,7 @@ it('deletes expired sessions with their refresh tokens, old failure, success and
   // purge. The counts below can only be reached by a purge that ran after seeding (the one at start ran
   // before any of these rows existed); a row the seeding failed to make expired would stay and keep them off.
   const counts = await seedExpiredAndLive(server);
-  await eventually(async () => JSON.stringify(await counts()) === JSON.stringify(AFTER_PURGE), 'the periodic purge');
+  await until('the periodic purge', async () => JSON.stringify(await counts()) === JSON.stringify(AFTER_PURGE));
 });
 
 it('purges at start', async () => {

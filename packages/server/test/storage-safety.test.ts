@@ -11,6 +11,7 @@ import { requirePrerequisite } from './support/prerequisites.js';
 import { mountSmallDisk } from './support/small-disk.js';
 import { s3TestEnv } from './support/s3.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { until } from './support/until.js';
 
 // Storage safety: nothing moved or deleted at start-up, private modes, the free-disk floor, the quota.
 
@@ -20,12 +21,6 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 const modeOf = async (target: string) => (await stat(target)).mode & 0o777;
 const problemCode = (response: { body: string } | null) => (response ? (JSON.parse(response.body) as { code: string }).code : 'no response');
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let waited = 0; !(await check()); waited += 20) {
-    if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function imageForm(name: string, image: Buffer): FormData {
   const form = new FormData();
@@ -252,7 +247,7 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
     });
     expect(response?.status).toBe(507);
     expect(problemCode(response)).toBe('INSUFFICIENT_STORAGE');
-    await eventually(async () => (await tempFiles()).length === 0, 'the partial file to go');
+    await until('the partial file to go', async () => (await tempFiles()).length === 0);
     expect(await fileRows()).toBe(rowsBefore);
   });
 
@@ -270,7 +265,7 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
         finishFirst = () => void request.end(Buffer.concat([bytes.subarray(KiB), first.tail]));
       },
     );
-    await eventually(async () => (await tempFiles()).length === 1, 'the first upload to start');
+    await until('the first upload to start', async () => (await tempFiles()).length === 1);
     const second = multipartPieces(owner.cutId, 'second.zip');
     const secondResponse = await rawUpload(
       server.url,
@@ -296,7 +291,7 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
       finishFirst = () => void request.end(first.tail);
     });
     // busboy may hold back a few bytes that could start the boundary.
-    await eventually(async () => (await tempBytes()) >= size - KiB, 'the first upload to arrive');
+    await until('the first upload to arrive', async () => (await tempBytes()) >= size - KiB);
     const second = multipartPieces(owner.cutId, 'second.zip');
     const secondResponse = await rawUpload(server.url, owner.token, { 'content-type': second.contentType, 'transfer-encoding': 'chunked' }, (request) => {
       request.end(Buffer.concat([second.head, sampleBytes('zip', size), second.tail]));
@@ -305,7 +300,7 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
     expect(problemCode(secondResponse)).toBe('INSUFFICIENT_STORAGE');
     finishFirst();
     expect((await firstResponse)?.status).toBe(201);
-    await eventually(async () => (await tempFiles()).length === 0, 'no temporary files');
+    await until('no temporary files', async () => (await tempFiles()).length === 0);
     // Still serving: a small upload fits.
     expect((await upload(client(server.url), owner.token, owner.cutId, 'small.wav', sampleBytes('wav', 10 * KiB))).status).toBe(201);
   });
@@ -337,7 +332,7 @@ describe.skipIf(typeof fullDisk === 'string')('disk full', () => {
     const response = await rawUpload(server.url, owner.token, { 'content-type': contentType, 'transfer-encoding': 'chunked' }, (request) => {
       request.write(Buffer.concat([head, sampleBytes('zip', 256 * KiB)]));
       void (async () => {
-        await eventually(async () => (await tempFiles()).length === 1, 'the upload to start');
+        await until('the upload to start', async () => (await tempFiles()).length === 1);
         // Another writer takes the space the server measured as free.
         await writeFile(filler, Buffer.alloc(7 * MiB)).catch(() => undefined);
         request.end(Buffer.concat([sampleBytes('zip', 2 * MiB), tail]));
@@ -345,7 +340,7 @@ describe.skipIf(typeof fullDisk === 'string')('disk full', () => {
     });
     expect(response?.status).toBe(507);
     expect(problemCode(response)).toBe('INSUFFICIENT_STORAGE');
-    await eventually(async () => (await tempFiles()).length === 0, 'the partial file to go');
+    await until('the partial file to go', async () => (await tempFiles()).length === 0);
     expect(await readdir(path.join(server.dataDir, 'files'))).toEqual([]);
     expect(Number((await server.sql`select count(*)::int as n from files`)[0]!.n)).toBe(0);
 
@@ -390,7 +385,7 @@ describe('quota', () => {
     });
     expect(late?.status).toBe(507);
     expect(problemCode(late)).toBe('QUOTA_EXCEEDED');
-    await eventually(async () => (await tempFiles()).length === 0, 'the partial file to go');
+    await until('the partial file to go', async () => (await tempFiles()).length === 0);
 
     const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Bigger', sampleBytes('png', 400 * KiB)) });
     expect(image.status).toBe(507);
@@ -413,7 +408,7 @@ describe('quota', () => {
       const names = await tempFiles();
       return names.length === 1 && (await stat(path.join(server.dataDir, 'tmp', names[0]!)).catch(() => ({ size: 0 }))).size === size;
     };
-    await eventually(firstOnDisk, 'the first upload to have sent its bytes');
+    await until('the first upload to have sent its bytes', firstOnDisk);
     const second = multipartPieces(owner.cutId, 'second.wav');
     const secondResponse = await rawUpload(server.url, owner.token, { 'content-type': second.contentType, 'transfer-encoding': 'chunked' }, (request) => {
       request.end(Buffer.concat([second.head, sampleBytes('wav', size), second.tail]));
@@ -438,7 +433,7 @@ describe('quota', () => {
       const names = await tempFiles();
       return names.length === 1 && (await stat(path.join(server.dataDir, 'tmp', names[0]!)).catch(() => ({ size: 0 }))).size === 600 * KiB;
     };
-    await eventually(fileOnDisk, 'the file upload to have sent its bytes');
+    await until('the file upload to have sent its bytes', fileOnDisk);
     const image = await api.request('PUT', `/api/projects/${owner.projectId}`, { token: owner.token, body: imageForm('Cover', sampleBytes('png', 500 * KiB)) });
     expect(image.status).toBe(507);
     expect(image.body.code).toBe('QUOTA_EXCEEDED');

@@ -6,9 +6,10 @@ import * as tus from 'tus-js-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleBytes, userWithCut } from './support/files.js';
 import { client } from './support/http.js';
-import { sleep, whenClosed } from './support/raw-http.js';
+import { whenClosed } from './support/raw-http.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { openPatch, patchRunning, TUS } from './support/tus.js';
+import { until } from './support/until.js';
 
 // Resumable uploads (tus 1.0.0) against the real server: the protocol's answers, what each refusal leaves
 // behind, and tus-js-client as an independent client.
@@ -87,9 +88,6 @@ async function download(token: string, fileId: string): Promise<Buffer> {
   return Buffer.from(await response.arrayBuffer());
 }
 
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await sleep(20);
-}
 
 describe('protocol', () => {
   it('OPTIONS names the version, extensions, largest size and checksum algorithms without authentication', async () => {
@@ -211,12 +209,12 @@ describe('protocol', () => {
     const url = await createdUrl(owner.token, owner.cutId, 'b.wav', bytes.length);
     const first = await openPatch(server.url, owner.token, url, 0, bytes.length, bytes.subarray(0, 12_345));
     // The first PATCH holds the lock while it takes its bytes: the second is refused meanwhile.
-    await until(() => patchRunning(server.sql, url));
+    await until('the PATCH to be running', () => patchRunning(server.sql, url));
     const second = await patch(owner.token, url, 0, bytes);
     expect(second.status).toBe(423);
     expect(second.body.code).toBe('UPLOAD_LOCKED');
     first.destroy();
-    await until(() => lockFreed(url));
+    await until("the upload's lock to be freed", () => lockFreed(url));
     expect(await offsetOf(url)).toBe(12_345);
     const rest = await patch(owner.token, url, 12_345, bytes.subarray(12_345));
     expect(rest.status).toBe(204);
@@ -231,7 +229,7 @@ describe('protocol', () => {
     const held: Socket[] = [];
     for (const url of urls.slice(0, 3)) {
       held.push(await openPatch(server.url, trickler.token, url, 0, bytes.length, bytes.subarray(0, 100)));
-      await until(() => patchRunning(server.sql, url));
+      await until('the PATCH to be running', () => patchRunning(server.sql, url));
     }
     const refused = await patch(trickler.token, urls[3]!, 0, bytes);
     expect(refused.status).toBe(429);
@@ -242,7 +240,7 @@ describe('protocol', () => {
     expect((await patch(other.token, otherUrl, 0, bytes)).status).toBe(204);
     expect((await api.request('GET', `/api/cuts/${trickler.cutId}`, { token: trickler.token })).status).toBe(200);
     for (const socket of held) socket.destroy();
-    await until(async () => (await patch(trickler.token, urls[3]!, 0, bytes)).status === 204);
+    await until('a PATCH beside the trickler to be taken', async () => (await patch(trickler.token, urls[3]!, 0, bytes)).status === 204);
   });
 
   it('holds the lock where every instance sees it, on no pooled connection; a PATCH whose lock was lost saves nothing', async () => {
@@ -251,7 +249,7 @@ describe('protocol', () => {
     const first = await openPatch(server.url, owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     let answer = '';
     first.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    await until(() => patchRunning(server.sql, url));
+    await until('the PATCH to be running', () => patchRunning(server.sql, url));
     const other = await startTestServer({ DATABASE_URL: server.config.databaseUrl! });
     try {
       const elsewhere = await client(other.url).request('PATCH', url, {
@@ -273,7 +271,7 @@ describe('protocol', () => {
     // as held to the PATCH's fence for a moment (seen once in a TEST_STORAGE=s3 run).
     expect((await server.sql`select pg_terminate_backend(${holders[0]!.pid}, 10000) as gone`)[0]!.gone).toBe(true);
     first.write(bytes.subarray(100));
-    await until(async () => answer.endsWith('}'));
+    await until('the whole answer', async () => answer.endsWith('}'));
     first.destroy();
     // 503 either way: "lock was lost" when the fence sees it, or the database-unreachable answer when the killed
     // connection's error reaches the PATCH first; what matters is that nothing was saved.
@@ -289,7 +287,7 @@ describe('protocol', () => {
     const url = await createdUrl(owner.token, owner.cutId, 'slow.wav', bytes.length);
     const socket = await openPatch(server.url, owner.token, url, 0, bytes.length, bytes.subarray(0, 100));
     const answer = whenClosed(socket);
-    await until(() => patchRunning(server.sql, url));
+    await until('the PATCH to be running', () => patchRunning(server.sql, url));
     // A minute on the server's clock with 100 bytes: far below the minimum rate.
     server.clock.advance(61);
     socket.write(bytes.subarray(100, 101));
@@ -369,7 +367,7 @@ describe('protocol', () => {
     await server.sql`update resumable_uploads set expires_at = now() - interval '1 second' where id = ${path.basename(url)}`;
     expect((await head(owner.token, url)).status).toBe(404);
     expect((await patch(owner.token, url, 100, bytes.subarray(100))).status).toBe(404);
-    await until(async () => (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).length === 0);
+    await until('the upload row to go', async () => (await server.sql`select 1 from resumable_uploads where id = ${path.basename(url)}`).length === 0);
     expect(await leftBehind(url)).toBe(0);
   });
 });
@@ -434,7 +432,7 @@ describe('the rules a multipart upload has', () => {
     await server.sql`update resumable_uploads set created_at = now() - interval '7 days' where id = ${id}`;
     await patch(owner.token, url, 0, bytes.subarray(0, 100));
     expect((await head(owner.token, url)).status).toBe(404);
-    await until(async () => (await server.sql`select 1 from resumable_uploads where id = ${id}`).length === 0);
+    await until('the upload row to go', async () => (await server.sql`select 1 from resumable_uploads where id = ${id}`).length === 0);
   });
 
   it.each([
@@ -446,7 +444,7 @@ describe('the rules a multipart upload has', () => {
     const url = await createdUrl(user.token, user.cutId, 'partial.wav', bytes.length);
     await patch(user.token, url, 0, bytes.subarray(0, 100));
     expect((await remove(user)).status).toBe(200);
-    await until(async () => (await leftBehind(url)) === 0);
+    await until('nothing left behind', async () => (await leftBehind(url)) === 0);
   });
 });
 
@@ -501,14 +499,14 @@ describe('tus-js-client', () => {
       let failed: Error | null = null;
       const upload = tusUpload(bytes, { endpoint, onError: (error) => void (failed = error) });
       upload.start();
-      await until(async () => {
+      await until('the upload to be under way', async () => {
         if (failed) throw failed;
         return upload.url !== null && (await patchRunning(server.sql, new URL(upload.url).pathname));
       });
       await upload.abort();
       const firstRun = { url: upload.url! };
       const uploadPath = new URL(firstRun.url).pathname;
-      await until(async () => (await offsetOf(uploadPath)) > 0);
+      await until('the first bytes to be stored', async () => (await offsetOf(uploadPath)) > 0);
       const kept = await offsetOf(uploadPath);
       expect(kept).toBe(1024 * 1024);
 
