@@ -6,7 +6,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
-import { createdWebhookView, queuedDeliveryView, webhookDeliveryTable, webhookTable, webhookView } from '../views.js';
+import { createdWebhookView, queuedDeliveryView, webhookDeliveryTable, webhookTable, webhookView } from '../views/webhooks.js';
 
 interface AddOptions {
   project?: string;
