@@ -24,6 +24,10 @@ function runtimeRouteTable(): string {
   return `export const ROUTES = ${JSON.stringify(routes)};`;
 }
 
+/**
+ * The assembled table (contract/routes.ts): replacing it leaves out the feature tables it assembles
+ * (contract/routes/<feature>.ts) and their prose, which nothing else in a client imports.
+ */
 const isRouteTable = (resolved: string) => resolved.endsWith(`${path.sep}contract${path.sep}routes.js`);
 
 /**

@@ -2,7 +2,7 @@
 // audio is off (band cut check, band publish --max-true-peak / --loudness).
 import type { BandClient, FileRecord, StemAudio } from '@bandcollab/sdk';
 import { CliError, EXIT } from './exit-codes.js';
-import { type CheckedAudio, formatRate, mismatchView } from './views.js';
+import { type CheckedAudio, formatRate, mismatchView } from './views/files.js';
 
 /** The server analyses a 100 MiB file in seconds; a queue this far behind is a server to look at. */
 const ANALYSIS_WAIT_MS = 10 * 60_000;

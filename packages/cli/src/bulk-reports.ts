@@ -1,4 +1,4 @@
-// What a bulk upload or download did: made by bulk-upload.ts and bulk-download.ts, rendered by views.ts.
+// What a bulk upload or download did: made by bulk-upload.ts and bulk-download.ts, rendered by views/files.ts.
 import type { FileRecord } from '@bandcollab/sdk';
 import type { CliError } from './exit-codes.js';
 import type { LocalFile } from './globs.js';

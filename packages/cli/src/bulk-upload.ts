@@ -10,7 +10,7 @@ import { runJobs } from './jobs.js';
 import { withInterruptHint } from './interrupt.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
-import { alreadyOnCutView, resumeHintView, unchangedView } from './views.js';
+import { alreadyOnCutView, resumeHintView, unchangedView } from './views/files.js';
 
 export interface UploadOptions {
   jobs: number;

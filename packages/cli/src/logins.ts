@@ -17,7 +17,7 @@ import type { Io } from './io.js';
 import { adoptLegacyLogin, type ProfileSettingsAccess } from './legacy-login.js';
 import type { Output } from './render.js';
 import { originOf, type ProfileUser } from './settings.js';
-import { defaultKeptView } from './views.js';
+import { defaultKeptView } from './views/auth.js';
 
 /** What a login depends on (of the run's Context): which profile, which server, the settings and the machine. */
 interface LoginScope extends ProfileSettingsAccess {

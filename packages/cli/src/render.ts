@@ -2,7 +2,8 @@
 // token, completion scripts): records and tables on stdout, messages, progress and errors on stderr. With
 // --json, stdout carries only the API's records, as JSON. Colour, spinners and progress bars appear only on
 // a terminal; cli-progress and ora are imported only when a bar or spinner is shown. How records, results and
-// events look to people is views.ts's business.
+// events look to people is the business of views/ (a module per command group, built on what is here): a
+// command hands what it got to a view and never builds human text itself.
 //
 // Strings from the server (names, emails, descriptions, event data, error details) may hold terminal control
 // sequences: another member's description could write the clipboard (OSC 52), retitle the window or erase

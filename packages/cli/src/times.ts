@@ -1,6 +1,6 @@
 // Times into a mix on the command line (--at, --to, --offset), as musicians write them: seconds (`83`,
 // `83.5s`), minutes and seconds (`1:23`, `1:23.450`), or hours too (`1:02:03`). Shown back as `1:23.450`
-// (clockTime in views.ts).
+// (clockTime, below).
 import { usageError } from './exit-codes.js';
 
 const SECONDS = /^(\d+)(?:\.(\d{1,3}))?s?$/;
@@ -25,4 +25,13 @@ export function parseTime(value: string, flag: string): number {
 /** ".45" → 450 ms: the digits after the point, padded to milliseconds. */
 function fraction(digits: string | undefined): number {
   return digits === undefined ? 0 : Number(digits.padEnd(3, '0'));
+}
+
+/** A time into a mix as musicians read it: `1:23.450`, `1:02:03.000`. */
+export function clockTime(ms: number): string {
+  const whole = Math.round(ms);
+  const hours = Math.floor(whole / 3_600_000);
+  const minutes = Math.floor(whole / 60_000) % 60;
+  const seconds = ((whole % 60_000) / 1000).toFixed(3).padStart(6, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`;
 }

@@ -7,13 +7,14 @@ import { App, type Request, type Response } from '@tinyhttp/app';
 import { ROUTES } from '@bandcollab/sdk/contract';
 import { cors } from '@tinyhttp/cors';
 import postgres from 'postgres';
-import { container as rootContainer, type InjectionToken } from 'tsyringe';
+import type { InjectionToken } from 'tsyringe';
 import { AccountsRoutes } from './accounts/routes.js';
 import { AdminRoutes } from './admin/routes.js';
 import { ArchivesRoutes } from './archives/routes.js';
 import { AnalysisJobs } from './analysis/worker.js';
 import { PreviewJobs } from './previews/jobs.js';
 import { AuthRoutes } from './auth/routes.js';
+import { compose } from './composition.js';
 import { type Clock, systemClock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import { createHttpServer } from './core/connections.js';
@@ -21,9 +22,8 @@ import { type Database, openDatabase } from './core/database.js';
 import { AuthGuard } from './core/auth-guard.js';
 import { JOB_KINDS } from './core/job-kinds.js';
 import { JobQueue } from './core/jobs.js';
-import { JobsRepository } from './core/jobs-repository.js';
 import { Routes } from './core/routes.js';
-import { BLOB_STORE, CLOCK, CONFIG, LOCKS_SQL, LOGGER, SIGNING_SECRET, SQL } from './core/di.js';
+import { CLOCK } from './core/di.js';
 import { DomainError, unavailable } from './core/errors.js';
 import type { Feature } from './core/feature.js';
 import { requestId, sendProblem, setCommonHeaders } from './core/http.js';
@@ -48,7 +48,6 @@ import { ExpiredRowsPurge } from './operations/purge.js';
 import { MetricsRoutes } from './operations/metrics-routes.js';
 import { OperationsRoutes } from './operations/routes.js';
 import { ProjectsRoutes } from './projects/routes.js';
-import { Space } from './core/space.js';
 import { FileTypes } from './core/file-types.js';
 import { FeedbackRoutes } from './shares/feedback-routes.js';
 import { SharesRoutes } from './shares/routes.js';
@@ -120,7 +119,7 @@ const FEATURES: InjectionToken<Feature>[] = [
   MetricsRoutes,
 ];
 
-/** The composition root: builds every piece once and wires them together. */
+/** Starts the server: binds its socket, then builds every piece once from the composition root (composition.ts). */
 export async function startServer(given: Config, hooks: ServerHooks = {}): Promise<RunningServer> {
   const log = new Logger(given.logLevel);
   // The socket is bound first, so PORT=0 has its port before anything that names it is built (the default
@@ -211,28 +210,15 @@ async function build(config: Config, log: Logger, server: Server, hooks: ServerH
     kind: 'server',
     onLost: (error) => (hooks.onDatabaseLost ? hooks.onDatabaseLost(error) : log.error('the database is lost', { error })),
   });
-  const shutdown = new Shutdown();
   const store = await openBlobStore(config).catch(async (error: unknown) => {
     await database.close();
     throw error;
   });
   const signingSecret = config.jwtSecret ?? (await loadOrCreateSecret(config.dataDir, 'jwt-secret'));
-  const metrics = new Metrics();
+  const container = compose({ config, log, database, store, signingSecret, clock: hooks.clock ?? systemClock });
+  const shutdown = container.resolve(Shutdown);
+  const metrics = container.resolve(Metrics);
   measureStore(store, metrics);
-
-  const container = rootContainer.createChildContainer();
-  container.register(CONFIG, { useValue: config });
-  container.register(LOGGER, { useValue: log });
-  container.register(SQL, { useValue: database.sql });
-  container.register(LOCKS_SQL, { useValue: database.locks });
-  container.register(SIGNING_SECRET, { useValue: signingSecret });
-  container.register(BLOB_STORE, { useValue: store });
-  container.register(Metrics, { useValue: metrics });
-  container.register(Shutdown, { useValue: shutdown });
-  // One per server: the reservations of uploads in flight must be seen by every endpoint that takes uploads.
-  container.registerSingleton(Space);
-  container.register(CLOCK, { useValue: hooks.clock ?? systemClock });
-  container.register(JobsRepository, { useValue: new JobsRepository(database.sql) });
 
   const app = new App({
     settings: { xPoweredBy: false },

@@ -1,21 +1,21 @@
 import 'reflect-metadata';
 import { readdir } from 'node:fs/promises';
+import type { DependencyContainer } from 'tsyringe';
 import { AccountsRepository } from './accounts/repository.js';
 import { AdminRepository } from './admin/repository.js';
 import { AdminJobsService, AdminService, toAdminUser } from './admin/service.js';
 import { Passwords } from './auth/passwords.js';
 import { AuthRepository } from './auth/repository.js';
-import { BackupRepository } from './backup/repository.js';
 import { BackupError, BackupService, type Manifest, readBackup } from './backup/service.js';
+import { compose } from './composition.js';
 import { type Config, SETTINGS } from './core/config.js';
 import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
-import { openDatabase } from './core/database.js';
+import { type Database, openDatabase } from './core/database.js';
 import { systemClock } from './core/clock.js';
 import { Disk } from './core/disk.js';
 import { DomainError } from './core/errors.js';
-import { JobsRepository } from './core/jobs-repository.js';
 import { PreviewsRepository } from './previews/repository.js';
-import { type ListedObject, openBlobStore } from './core/store/index.js';
+import { type BlobStore, type ListedObject, openBlobStore } from './core/store/index.js';
 import { Logger } from './core/logger.js';
 import { SessionsRepository } from './core/sessions-repository.js';
 import { migrateStorage } from './storage-migration/command.js';
@@ -100,6 +100,14 @@ function whatIsWrong(command: string | undefined, rest: string[]): string {
   return `unknown command "${command}"`;
 }
 
+/**
+ * The server's pieces on a database a command opened (and the store, for a command that reads stored bytes),
+ * from the server's own composition root: a command resolves what it uses, and wires nothing by hand.
+ */
+function on(config: Config, database: Database, store?: BlobStore): DependencyContainer {
+  return compose({ config, log: new Logger('warn'), database, clock: systemClock, store });
+}
+
 /** Administrative commands run against the same database the server uses. Returns the exit code. */
 export async function runCommand(config: Config, args: string[]): Promise<number> {
   const [command, ...rest] = args;
@@ -142,7 +150,7 @@ export async function runCommand(config: Config, args: string[]): Promise<number
   const email = rest[0]!;
   const database = await openDatabase(config, new Logger('warn'));
   try {
-    const user = await new AuthRepository(database.sql).setRole(email.trim().toLowerCase(), role);
+    const user = await on(config, database).resolve(AuthRepository).setRole(email.trim().toLowerCase(), role);
     if (!user) {
       process.stderr.write(`No user with email ${email}\n`);
       return 1;
@@ -162,12 +170,13 @@ export async function runCommand(config: Config, args: string[]): Promise<number
  */
 async function resetPassword(config: Config, email: string): Promise<number> {
   const oneTimePassword = randomToken();
-  const passwordHash = await new Passwords(config).hash(oneTimePassword, { account: 'reset-password command' });
   const database = await openDatabase(config, new Logger('warn'));
   try {
-    const accounts = new AccountsRepository(database.sql);
-    const sessions = new SessionsRepository(database.sql);
-    const tokens = new TokensRepository(database.sql);
+    const pieces = on(config, database);
+    const passwordHash = await pieces.resolve(Passwords).hash(oneTimePassword, { account: 'reset-password command' });
+    const accounts = pieces.resolve(AccountsRepository);
+    const sessions = pieces.resolve(SessionsRepository);
+    const tokens = pieces.resolve(TokensRepository);
     const revokedTokens = await database.sql.begin(async (tx) => {
       const userId = await accounts.findIdByEmail(tx, email.trim().toLowerCase());
       if (userId === null) return null;
@@ -195,7 +204,7 @@ async function listUsers(config: Config): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
     process.stdout.write('EMAIL\tROLE\tSTATUS\tLAST SIGN-IN\tNAME\n');
-    for (const user of (await new AdminRepository(database.sql).accounts()).map(toAdminUser)) {
+    for (const user of (await on(config, database).resolve(AdminRepository).accounts()).map(toAdminUser)) {
       process.stdout.write(`${user.email}\t${user.role}\t${user.active ? 'active' : 'deactivated'}\t${user.lastSignInAt ?? '-'}\t${user.name}\n`);
     }
     return 0;
@@ -212,11 +221,9 @@ async function listUsers(config: Config): Promise<number> {
 async function setUserActive(config: Config, email: string, active: boolean): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
-    const repository = new AdminRepository(database.sql);
-    const admin = new AdminService(database.sql, repository, new SessionsRepository(database.sql), new TokensRepository(database.sql), null, {
-      quotaBytes: config.userQuotaBytes,
-    });
-    const userId = await repository.findIdByEmail(email.trim().toLowerCase());
+    const pieces = on(config, database);
+    const admin = pieces.resolve(AdminService);
+    const userId = await pieces.resolve(AdminRepository).findIdByEmail(email.trim().toLowerCase());
     const changed = userId === null ? null : await admin.setActiveUnchecked(userId, active);
     if (changed === null) {
       process.stderr.write(`No user with email ${email}\n`);
@@ -241,7 +248,7 @@ async function setUserActive(config: Config, email: string, active: boolean): Pr
 async function listJobs(config: Config): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
-    const overview = await new AdminJobsService(database.sql, new JobsRepository(database.sql)).overview(null, {});
+    const overview = await on(config, database).resolve(AdminJobsService).overview(null, {});
     for (const { kind, state, count } of overview.counts) process.stdout.write(`${kind}\t${state}\t${count}\n`);
     const waited = overview.oldestQueuedSeconds;
     process.stdout.write(waited === null ? 'no job is waiting to start\n' : `the oldest job due has waited ${Math.round(waited)} s\n`);
@@ -265,7 +272,7 @@ const BACKFILL_BATCH = 500;
 async function backfillPreviews(config: Config): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
-    const repository = new PreviewsRepository();
+    const repository = on(config, database).resolve(PreviewsRepository);
     let afterId: string | null = null;
     let queued = 0;
     for (;;) {
@@ -290,7 +297,7 @@ async function retryJob(config: Config, id: string): Promise<number> {
   }
   const database = await openDatabase(config, new Logger('warn'));
   try {
-    const retried = await new AdminJobsService(database.sql, new JobsRepository(database.sql)).retry(null, id);
+    const retried = await on(config, database).resolve(AdminJobsService).retry(null, id);
     process.stdout.write(`job ${retried.id} is ${retried.state} again\n`);
     return 0;
   } catch (error) {
@@ -328,7 +335,7 @@ async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promi
       await checkBinding(opened.sql, config.dataDir, database);
       // Opened after the binding check: the local driver makes its directories.
       store = await openBlobStore(config);
-      const disk = new Disk(config, log, store);
+      const disk = on(config, opened, store).resolve(Disk);
       const found = await findOrphans(opened.sql, disk, systemClock);
       if (action !== 'list' && found.referenced.total > 0 && found.referenced.found === 0) {
         throw new DataDirRefused(`${place} holds none of the ${found.referenced.total} object(s) the database refers to: it is not this database's store.`);
@@ -375,9 +382,8 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     const described = describeDatabase(config.databaseUrl);
     // Opened after the check that DATA_DIR is empty: the local driver makes its directories.
     const store = await openBlobStore(config);
-    const disk = new Disk(config, log, store);
     try {
-      const service = new BackupService(new BackupRepository(database.sql), disk, store);
+      const service = on(config, database, store).resolve(BackupService);
       if (manifest) {
         const { previewsRemade } = await service.restore(dir, manifest);
         if (previewsRemade > 0) {

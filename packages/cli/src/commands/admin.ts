@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
-import { adminJobsView, retriedJobView } from '../views.js';
+import { adminJobsView, retriedJobView } from '../views/admin.js';
 
 interface JobsOptions {
   state?: string;

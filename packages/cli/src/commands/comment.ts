@@ -14,17 +14,8 @@ import { limitAskedFor, noteLeftOut, type PagingFlags, takeItems, withPaging } f
 import { withExamples } from '../render.js';
 import { commentId, type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
 import { parseTime } from '../times.js';
-import {
-  clockTime,
-  commentChangedView,
-  commentedView,
-  commentThreads,
-  deleteCommentQuestion,
-  deletedCommentView,
-  exportedMarkersView,
-  leftOutView,
-  repliedView,
-} from '../views.js';
+import { commentChangedView, commentedView, commentThreads, deleteCommentQuestion, deletedCommentView, exportedMarkersView, leftOutView, repliedView } from '../views/comments.js';
+import { clockTime } from '../times.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 

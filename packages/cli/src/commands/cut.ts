@@ -9,7 +9,9 @@ import { confirm } from '../prompt.js';
 import type { FileProgress } from '../render.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveVibe } from '../resolve.js';
-import { createdView, cutCheckTable, deletedView, movedCutView, renamedView, savedArchiveView, showShareLink } from '../views.js';
+import { cutCheckTable } from '../views/files.js';
+import { createdView, deletedView, movedCutView, renamedView, savedArchiveView } from '../views/projects.js';
+import { showShareLink } from '../views/shares.js';
 
 type Where = Omit<CutRef, 'cut'>;
 

@@ -12,7 +12,9 @@ import { expand } from '../globs.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { type CutRef, resolveCut, resolveFile } from '../resolve.js';
-import { deletedView, downloadSummaryView, fileTable, fileView, savedPreviewView, savedView, showShareLink, unsharedView, uploadSummaryView, versionsTable } from '../views.js';
+import { downloadSummaryView, fileTable, fileView, savedPreviewView, savedView, uploadSummaryView, versionsTable } from '../views/files.js';
+import { deletedView } from '../views/projects.js';
+import { showShareLink, unsharedView } from '../views/shares.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
-import { invitationOfferView, joinedView } from '../views.js';
+import { invitationOfferView, joinedView } from '../views/members.js';
 
 export function register(invitation: Command, factory: Factory): void {
   const run = commandRunner(factory);

@@ -6,7 +6,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { memberIn, projectDetail, projectId } from '../resolve.js';
-import { inviteView, removedMemberView, revokedInvitationView, roleChangedView } from '../views.js';
+import { inviteView, removedMemberView, revokedInvitationView, roleChangedView } from '../views/members.js';
 
 export function register(member: Command, factory: Factory): void {
   const run = commandRunner(factory);

@@ -6,7 +6,7 @@ import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
-import { notificationPreferencesView } from '../views.js';
+import { notificationPreferencesView } from '../views/notifications.js';
 
 function onOff(flag: string) {
   return (value: string): boolean => {

@@ -5,7 +5,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { projectDetail, projectId } from '../resolve.js';
-import { createdView, deletedView, projectTable, projectView, updatedProjectView } from '../views.js';
+import { createdView, deletedView, projectTable, projectView, updatedProjectView } from '../views/projects.js';
 
 interface ProjectFields {
   description?: string;

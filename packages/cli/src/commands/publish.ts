@@ -11,7 +11,8 @@ import type { Factory } from '../factory.js';
 import { expand, type LocalFile } from '../globs.js';
 import { withExamples } from '../render.js';
 import { isId, pick } from '../resolve.js';
-import { alreadyPublishedView, createdOnTheWayView, publishedView } from '../views.js';
+import { alreadyPublishedView, publishedView } from '../views/files.js';
+import { createdOnTheWayView } from '../views/projects.js';
 
 interface PublishOptions extends MasteringLimits {
   project: string;

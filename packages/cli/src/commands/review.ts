@@ -7,7 +7,8 @@ import { CliError, EXIT, notFoundError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { type CutRef, memberIn, resolveFile } from '../resolve.js';
-import { fileLabel, notReadyView, type ReleaseShortfall, readyView, reviewedView, reviewRequestedView, reviewStatusView, withdrawnReviewView } from '../views.js';
+import { fileLabel } from '../views/files.js';
+import { notReadyView, readyView, type ReleaseShortfall, reviewedView, reviewRequestedView, reviewStatusView, withdrawnReviewView } from '../views/reviews.js';
 import { withFileWhere } from './comment.js';
 
 type Where = Omit<CutRef, 'cut'> & { cut?: string };

@@ -8,7 +8,7 @@ import { withExamples } from '../render.js';
 import { resolveCut } from '../resolve.js';
 import type { SessionOptions } from '../session/folder.js';
 import { actionSummary, type SessionReport } from '../session/report.js';
-import { previewsPulledView, sessionPlanView, sessionSummaryView, symlinkSkippedView } from '../views.js';
+import { previewsPulledView, sessionPlanView, sessionSummaryView, symlinkSkippedView } from '../views/sessions.js';
 
 interface Flags {
   force?: boolean;

@@ -4,7 +4,7 @@ import { usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { resolveCut, resolveFile } from '../resolve.js';
-import { feedbackLinkStateView, revokedLinkView, shareTable } from '../views.js';
+import { feedbackLinkStateView, revokedLinkView, shareTable } from '../views/shares.js';
 
 interface Where {
   file?: string;

@@ -3,7 +3,7 @@ import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
-import { adminStorageView, storageView } from '../views.js';
+import { adminStorageView, storageView } from '../views/storage.js';
 
 interface StorageOptions {
   by?: 'user' | 'project';

@@ -7,7 +7,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { pick, projectId } from '../resolve.js';
-import { createdTokenView, revokedTokenView, tokenTable } from '../views.js';
+import { createdTokenView, revokedTokenView, tokenTable } from '../views/tokens.js';
 
 /** The server's bounds of a token's lifetime, in seconds. */
 const MIN_EXPIRY = 3600;

@@ -6,7 +6,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
-import { purgeQuestion, purgingView, restoredView, trashTable } from '../views.js';
+import { purgeQuestion, purgingView, restoredView, trashTable } from '../views/trash.js';
 
 export function register(trash: Command, factory: Factory): void {
   const run = commandRunner(factory);

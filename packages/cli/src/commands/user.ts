@@ -4,7 +4,7 @@ import { commandRunner } from '../context.js';
 import { notFoundError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
-import { adminUserTable, userActiveView } from '../views.js';
+import { adminUserTable, userActiveView } from '../views/admin.js';
 
 export function register(user: Command, factory: Factory): void {
   const run = commandRunner(factory);

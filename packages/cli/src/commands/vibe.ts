@@ -4,7 +4,7 @@ import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
 import { counted, withExamples } from '../render.js';
 import { pick, projectDetail, projectId, resolveVibe } from '../resolve.js';
-import { createdView, deletedView, renamedView, vibeOrderView } from '../views.js';
+import { createdView, deletedView, renamedView, vibeOrderView } from '../views/projects.js';
 
 export function register(vibe: Command, factory: Factory): void {
   const run = commandRunner(factory);

@@ -4,7 +4,7 @@ import { type Context, commandRunner } from '../context.js';
 import type { Factory } from '../factory.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
-import { disconnectedView, eventLine, watchingView } from '../views.js';
+import { disconnectedView, eventLine, watchingView } from '../views/events.js';
 
 interface WatchOptions {
   project?: string;

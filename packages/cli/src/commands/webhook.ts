@@ -7,7 +7,7 @@ import { confirm } from '../prompt.js';
 import { limitAskedFor, noteLeftOut, type PagingFlags, takeItems, withPaging } from '../paging.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
-import { createdWebhookView, queuedDeliveryView, webhookDeliveryTable, webhookTable, webhookView } from '../views.js';
+import { createdWebhookView, queuedDeliveryView, webhookDeliveryTable, webhookTable, webhookView } from '../views/webhooks.js';
 
 interface AddOptions {
   project?: string;

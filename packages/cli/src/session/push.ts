@@ -10,7 +10,7 @@ import { CliError, EXIT } from '../exit-codes.js';
 import { withInterruptHint } from '../interrupt.js';
 import { runJobs } from '../jobs.js';
 import { formatBytes, formatTime } from '../render.js';
-import { resumeHintView } from '../views.js';
+import { resumeHintView } from '../views/files.js';
 import { readFolder, type SessionOptions } from './folder.js';
 import { type Manifest, type ManifestEntry, sameFiles, writeManifest } from './manifest.js';
 import { serverPath } from './paths.js';

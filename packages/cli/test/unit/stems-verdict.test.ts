@@ -1,6 +1,6 @@
 import type { FileRecord } from '@bandcollab/sdk';
 import { expect, it } from 'vitest';
-import { stemsVerdict } from '../../src/views.js';
+import { stemsVerdict } from '../../src/views/files.js';
 
 const zip = (audioCount: number, entryCount: number, consistent: boolean) =>
   ({ stems: { entries: [], summary: { audioCount, entryCount, consistent } } }) as unknown as FileRecord;

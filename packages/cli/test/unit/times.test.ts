@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/exit-codes.js';
-import { parseTime } from '../../src/times.js';
-import { clockTime } from '../../src/views.js';
+import { clockTime, parseTime } from '../../src/times.js';
 
 describe('parseTime (--at, --to, --offset)', () => {
   it.each([

@@ -1,5 +1,5 @@
-// Raw OpenAPI that route declarations (routes.ts, their `openapi` field) say for what their other fields do not
-// (tus headers, response headers), named once here where several use it. Plain data.
+// Raw OpenAPI that route declarations (routes/<feature>.ts, their `openapi` field) say for what their other fields
+// do not (tus headers, response headers), and prose several features' declarations share, named once here. Plain data.
 
 const STRING = { type: 'string' } as const;
 const INTEGER = { type: 'integer' } as const;
@@ -29,5 +29,9 @@ export const OFFSET_STREAM = (required: boolean) => ({ required, content: { 'app
 export const UPLOAD_OFFSET = (description?: string) => header(INTEGER, description);
 export const UPLOAD_EXPIRES = (description?: string) => header(STRING, description);
 export const BAND_FILE_ID = (description: string) => header(UUID, description);
+
+/** Said of every route that answers a stored file's bytes (not ZIPs or peaks, which the server builds). */
+export const PRESIGNED_DOWNLOADS =
+  "With S3_PRESIGNED_DOWNLOADS=true (a server on S3) a GET of a stored file's bytes as an attachment, once checked and counted, is answered 302 to a presigned URL of the bucket (valid 300 s) that answers with the same Content-Type and Content-Disposition; bytes played or shown inline, HEAD and 304s are answered here, with nosniff and the sandbox CSP a presigned answer cannot carry.";
 
 export { INTEGER, STRING };

@@ -1,4 +1,4 @@
-// What a route declaration is (contract/routes.ts holds one per endpoint). Types and plain data only, no zod at
+// What a route declaration is (contract/routes/<feature>.ts hold one per endpoint). Types and plain data only, no zod at
 // run time: the SDK's main entry reads the declarations to build its calls and must not load zod.
 import type { z } from 'zod';
 import type { ErrorCode } from './error-codes.js';

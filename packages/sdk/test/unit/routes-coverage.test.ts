@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/contract/routes.js';
 
 const sources = fileURLToPath(new URL('../../src/', import.meta.url));
+const featureTables = path.join(sources, 'contract', 'routes');
 
 /**
  * Routes a program has no use for, each for its reason: they answer a browser, or a protocol step the SDK
@@ -33,6 +34,22 @@ async function sdkSources(): Promise<string> {
 }
 
 describe('the route declarations', () => {
+  it('are each in one feature table, and the table assembles them all', async () => {
+    // A name in two tables would leave the earlier declaration out of ROUTES without a word.
+    const names: string[] = [];
+    for (const file of (await readdir(featureTables)).filter((name) => name.endsWith('.ts'))) {
+      const tables = (await import(path.join(featureTables, file))) as Record<string, Record<string, unknown>>;
+      for (const [exported, table] of Object.entries(tables)) {
+        if (!exported.endsWith('_ROUTES') && !exported.endsWith('_PAGES')) continue;
+        for (const [name, route] of Object.entries(table)) {
+          expect(ROUTES[name as keyof typeof ROUTES], `${file} ${name}`).toBe(route);
+          names.push(name);
+        }
+      }
+    }
+    expect(names.sort()).toEqual(Object.keys(ROUTES).sort());
+  });
+
   it('each have an SDK method that calls them, but for the routes that are not for programs', async () => {
     const text = await sdkSources();
     const called = (name: string) => new RegExp(`\\bROUTES\\.${name}\\b`).test(text);

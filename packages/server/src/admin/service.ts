@@ -56,10 +56,10 @@ export class AdminService {
     @inject(SQL) private readonly sql: Sql,
     @inject(AdminRepository) private readonly repository: AdminRepository,
     // The caches, so this instance refuses the ended sessions and tokens at once (the others when the notices
-    // arrive); a server command, which has none, passes the sessions repository and no token cache.
+    // arrive); in a server command, which listens to none, they only pass the revocation on.
     @inject(SessionCache) private readonly sessions: Pick<SessionCache, 'revokeAllOfUser'>,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
-    @inject(PersonalAccessTokenCache) private readonly tokenCache: Pick<PersonalAccessTokenCache, 'forgetAllOf'> | null,
+    @inject(PersonalAccessTokenCache) private readonly tokenCache: Pick<PersonalAccessTokenCache, 'forgetAllOf'>,
     @inject(Space) private readonly space: Pick<Space, 'quotaBytes'>,
   ) {}
 
@@ -148,7 +148,7 @@ export class AdminService {
       }));
       return { user: toAdminUser(row), revokedTokens, shareLinks };
     });
-    if (changed !== null && changed.revokedTokens > 0) this.tokenCache?.forgetAllOf(userId);
+    if (changed !== null && changed.revokedTokens > 0) this.tokenCache.forgetAllOf(userId);
     return changed;
   }
 }

@@ -1,6 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql, Tx } from '../core/database.js';
+import { SQL } from '../core/di.js';
 import { PreviewsRepository } from '../previews/repository.js';
 
 /** A table as a backup holds it: its stored columns (generated ones are computed again) and row count. */
@@ -29,8 +31,9 @@ export interface Snapshot {
 /** The applied-migrations ledger: `openDatabase` fills it, so a restore never copies it. */
 const MIGRATIONS_TABLE = 'schema_migrations';
 
+@injectable()
 export class BackupRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(@inject(SQL) private readonly sql: Sql) {}
 
   /**
    * Copies every table out (`COPY … TO STDOUT`, PostgreSQL's text format) in one REPEATABLE READ transaction,

@@ -4,10 +4,12 @@ import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Disk } from '../core/disk.js';
+import { inject, injectable } from 'tsyringe';
+import { BLOB_STORE } from '../core/di.js';
+import { Disk } from '../core/disk.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { type BucketObject, bucketObjects, missingBucketObjects } from './bucket-objects.js';
-import type { BackupRepository, TableRows } from './repository.js';
+import { BackupRepository, type TableRows } from './repository.js';
 
 /**
  * A backup directory:
@@ -42,11 +44,12 @@ const ATTEMPTS = 5;
 /** A refusal or a failed check, said in one sentence for the person running the command. */
 export class BackupError extends Error {}
 
+@injectable()
 export class BackupService {
   constructor(
-    private readonly repository: BackupRepository,
-    private readonly disk: Disk,
-    private readonly store: BlobStore,
+    @inject(BackupRepository) private readonly repository: BackupRepository,
+    @inject(Disk) private readonly disk: Disk,
+    @inject(BLOB_STORE) private readonly store: BlobStore,
   ) {}
 
   /**

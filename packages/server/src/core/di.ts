@@ -5,7 +5,7 @@ import type { Sql } from './database.js';
 import type { Logger } from './logger.js';
 import type { BlobStore } from './store/blob-store.js';
 
-// Values registered once in the composition root (app.ts). Classes are injected by their own constructor.
+// Values registered once in the composition root (composition.ts). Classes are injected by their own constructor.
 export const CONFIG: InjectionToken<Config> = Symbol('Config');
 export const SQL: InjectionToken<Sql> = Symbol('Sql');
 /** Database.locks: the connection that holds session-level advisory locks across requests. */

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { compose } from '../composition.js';
+import { systemClock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import { openDatabase } from '../core/database.js';
 import { Logger } from '../core/logger.js';
@@ -27,7 +29,7 @@ export async function migrateStorage(config: Config): Promise<number> {
   let target: Awaited<ReturnType<typeof openBlobStore>> | null = null;
   try {
     target = await openBlobStore(config);
-    const objects = await new StorageMigrationRepository(database.sql).recordedObjects();
+    const objects = await compose({ config, log, database, clock: systemClock }).resolve(StorageMigrationRepository).recordedObjects();
     const targetName = `s3 ${storage.endpoint ?? 'aws'} ${storage.bucket} ${storage.prefix}`;
     const migration = new StorageMigration(new FsBlobStore(config.dataDir), target, targetName, path.join(config.dataDir, PROGRESS_FILE), (key, outcome) =>
       process.stdout.write(`${outcome}\t${key}\n`),

@@ -1,4 +1,6 @@
+import { inject, injectable } from 'tsyringe';
 import type { Sql } from '../core/database.js';
+import { SQL } from '../core/di.js';
 import { storeKeys } from '../core/store/index.js';
 
 /** A stored object the database refers to, with what its bytes must hash to. */
@@ -8,8 +10,9 @@ export interface RecordedObject {
   sha256: string | null;
 }
 
+@injectable()
 export class StorageMigrationRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(@inject(SQL) private readonly sql: Sql) {}
 
   /**
    * Every stored object rows refer to, files (every version) and their previews once made, and images and

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Context } from '../../context.js';
 import { CliError, EXIT } from '../../exit-codes.js';
 import type { Spinner } from '../../render.js';
-import { openInBrowserView } from '../../views.js';
+import { openInBrowserView } from '../../views/auth.js';
 
 /** How long `band auth login --web` waits for the browser to come back. */
 const WEB_LOGIN_TIMEOUT_MS = 5 * 60_000;

@@ -3,7 +3,7 @@ import type { Run } from '../../context.js';
 import { usageError } from '../../exit-codes.js';
 import { askSecret, confirm, isInteractive, readStdin } from '../../prompt.js';
 import { withExamples } from '../../render.js';
-import { accountDeletedView } from '../../views.js';
+import { accountDeletedView } from '../../views/auth.js';
 
 export function addDeleteAccount(auth: Command, run: Run): void {
   withExamples(

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Run } from '../../context.js';
 import { withExamples } from '../../render.js';
-import { forgotPasswordView } from '../../views.js';
+import { forgotPasswordView } from '../../views/auth.js';
 
 export function addForgotPassword(auth: Command, run: Run): void {
   withExamples(

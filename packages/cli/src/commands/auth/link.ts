@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Context, Run } from '../../context.js';
 import { usageError } from '../../exit-codes.js';
 import { withExamples } from '../../render.js';
-import { linkedView } from '../../views.js';
+import { linkedView } from '../../views/auth.js';
 import { awaitBrowser, pkcePair } from './browser.js';
 
 export function addLink(auth: Command, run: Run): void {

@@ -5,7 +5,7 @@ import { CliError, EXIT, usageError } from '../../exit-codes.js';
 import { askSecret, isInteractive, readStdin } from '../../prompt.js';
 import { signInFailure } from '../../errors.js';
 import { withExamples } from '../../render.js';
-import { passwordChangedView } from '../../views.js';
+import { passwordChangedView } from '../../views/auth.js';
 import { awaitBrowser, pkcePair } from './browser.js';
 import { askNewPassword, askOrFail, CHANGE_PROMPTS, type CredentialOptions } from './prompts.js';
 import { signedIn } from './sign-in.js';

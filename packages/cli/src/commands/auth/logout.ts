@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Run } from '../../context.js';
 import { withExamples } from '../../render.js';
-import { loggedOutView } from '../../views.js';
+import { loggedOutView } from '../../views/auth.js';
 
 export function addLogout(auth: Command, run: Run): void {
   withExamples(

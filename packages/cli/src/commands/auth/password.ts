@@ -3,7 +3,7 @@ import type { Context, Run } from '../../context.js';
 import { usageError } from '../../exit-codes.js';
 import { askSecret, isInteractive, readStdin } from '../../prompt.js';
 import { withExamples } from '../../render.js';
-import { passwordChangedView } from '../../views.js';
+import { passwordChangedView } from '../../views/auth.js';
 import { askNewPassword, CHANGE_PROMPTS } from './prompts.js';
 
 export function addPassword(auth: Command, run: Run): void {

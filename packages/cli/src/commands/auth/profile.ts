@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Run } from '../../context.js';
 import { usageError } from '../../exit-codes.js';
 import { withExamples } from '../../render.js';
-import { profileView } from '../../views.js';
+import { profileView } from '../../views/auth.js';
 
 export function addProfile(auth: Command, run: Run): void {
   withExamples(

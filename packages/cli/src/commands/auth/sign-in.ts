@@ -1,6 +1,6 @@
 import type { AuthResult } from '@bandcollab/sdk';
 import type { Context } from '../../context.js';
-import { signedInView } from '../../views.js';
+import { signedInView } from '../../views/auth.js';
 
 /** Stores the pair of a sign-in (register, login, login --web) and says who is signed in, where. */
 export async function signedIn(ctx: Context, result: AuthResult, verb: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type Context, DEFAULT_API_URL, type Run } from '../../context.js';
 import { originOf } from '../../settings.js';
 import { withExamples } from '../../render.js';
-import { type StoredServer, statusView } from '../../views.js';
+import { statusView, type StoredServer } from '../../views/auth.js';
 
 export function addStatus(auth: Command, run: Run): void {
   withExamples(

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Run } from '../../context.js';
 import { withExamples } from '../../render.js';
 import { originOf } from '../../settings.js';
-import { usedServerView } from '../../views.js';
+import { usedServerView } from '../../views/auth.js';
 
 export function addUse(auth: Command, run: Run): void {
   withExamples(

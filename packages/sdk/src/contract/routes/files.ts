@@ -1,0 +1,125 @@
+// Stored files: the multipart upload, versions, peaks, previews, stem entries and downloads.
+import { PRESIGNED_DOWNLOADS } from '../openapi-fragments.js';
+import { declareRoutes } from '../route-types.js';
+
+/** A file sent in one multipart request (resumable uploads are uploads.ts). */
+export const FILE_UPLOAD_ROUTES = declareRoutes({
+  uploadFile: {
+    method: 'POST',
+    path: '/api/files/upload',
+    auth: 'write',
+    query: 'UploadQuery',
+    form: 'UploadForm',
+    response: 'File',
+    status: 201,
+    errors: ['NOT_FOUND','PATH_TAKEN','UNCHANGED','UNAVAILABLE','INSUFFICIENT_STORAGE','QUOTA_EXCEEDED'],
+    errorNotes: {
+      409: 'PATH_TAKEN: the path (compared after NFC with Unicode case folding) is the path of another series\' latest version in the cut; upload it with versionOf naming that series',
+      412: 'UNCHANGED: If-None-Match names the latest version\'s sha256 (with versionOf); the problem carries fileId of that version, and no byte of the body was read',
+      503: 'UNAVAILABLE, with Retry-After: the database is unreachable, or the server is shutting down and cut the upload after its grace period (nothing stored)',
+    },
+    tag: 'files',
+    summary: 'Upload a file to a cut (streamed to disk; sha256 computed while streaming)',
+    description: "Type from the extension, MIME type from the table, leading bytes verified. Limits: audio {limit:CUT}, ZIP stems {limit:STEM}, images {limit:IMAGE}, session files {limit:SESSION}; 413 as soon as the limit is crossed. When cutId precedes the file part, access is checked before any byte is stored. A failed, refused or aborted upload leaves neither a file nor a row. 507 when the upload would leave less than MIN_FREE_DISK_MB free on the server's disk (INSUFFICIENT_STORAGE) or take the caller over USER_QUOTA_MB (QUOTA_EXCEEDED): before reading when Content-Length says so, else as soon as it is crossed. Versions: `versionOf` (a field before the file part, or the query parameter `?versionOf=`) names any file of a series, and the upload becomes its next version: same cut and same type (else 400 naming versionOf), an unknown or invisible file 404; `cutId` may then be left out, and the display name defaults to the latest version's. Concurrent uploads of one series get distinct consecutive numbers. With `If-None-Match: \"<sha256 hex>\"` equal to the latest version's sha256 the answer is 412 UNCHANGED (with `fileId`) as soon as versionOf is known, before any byte of the file is read: a CI re-run publishes nothing. Session folders (§16): `path` (a field before the file part) is the file's relative POSIX path in the cut's folder: 1–1024 characters after NFC, segments separated by /, each at most 255 UTF-8 bytes, none empty, . or .., no leading /, no \\, no control characters, and none of the reserved paths: no segment that is .git, .hg, .svn or .band in any case (or its Windows short name, GIT~1), no top-level .bandignore, no Windows device name (CON, PRN, AUX, NUL, COM1–COM9, LPT1–LPT9, with any extension), no segment ending in . or a space, no : (else 400 naming path; an empty path too); the server stores it NFC-normalised. A version without a path of a series whose path is reserved (stored before these rules) is 400 naming path: it must move the series. Among the latest versions of the cut's series a path is unique, compared after NFC with Unicode case folding: a taken path is 409 PATH_TAKEN unless versionOf names that series. With versionOf, another path renames the series (every version shows it) and no path keeps the series' path. With a path (given, or the series'), any extension the type table does not name is a SESSION file: application/octet-stream, no leading-byte check, served only as an attachment.",
+    openapi: { parameters: [
+      { name: 'If-None-Match', in: 'header', required: false, description: 'With versionOf: `\"<sha256 hex>\"` of the file; equal to the latest version\'s, 412 UNCHANGED before any byte is read', schema: { type: 'string' } },
+    ] },
+  },
+});
+
+/** A stored file, its versions and what is derived from it. */
+export const FILE_ROUTES = declareRoutes({
+  getFile: {
+    method: 'GET',
+    path: '/api/files/:id',
+    auth: 'read',
+    params: { id: 'File' },
+    response: 'File',
+    status: 200,
+    tag: 'files',
+    summary: 'A file record',
+  },
+  fileVersions: {
+    method: 'GET',
+    path: '/api/files/:id/versions',
+    auth: 'read',
+    params: { id: 'File' },
+    response: 'FileVersions',
+    status: 200,
+    tag: 'files',
+    summary: "Every remaining version of the file's series, oldest first",
+    description: 'Any file of the series names it. Each File carries `series {id, version, latest, count}` and `review {approved, changesRequested, openComments}` for that version.',
+  },
+  deleteFile: {
+    method: 'DELETE',
+    path: '/api/files/:id',
+    auth: 'write',
+    params: { id: 'File' },
+    query: 'DeleteFileQuery',
+    response: 'DeleteFileResult',
+    status: 200,
+    errors: ['FORBIDDEN'],
+    tag: 'files',
+    summary: 'Delete the file (its uploader or a project ADMIN); bytes removed after commit',
+    description: "Deletes this version; the others stay and the series' numbers are not reused. `?series=all` deletes every version of the series (a project ADMIN, or a member who uploaded every version; else 403, nothing deleted) with their comments and reviews, and answers 200 `{seriesId, deleted: <versions>}` (DeletedSeries).",
+  },
+  filePeaks: {
+    method: 'GET',
+    path: '/api/files/:id/peaks',
+    auth: 'read',
+    params: { id: 'File' },
+    response: 'Waveform',
+    status: 200,
+    errors: ['ANALYSIS_PENDING'],
+    errorNotes: {
+      409: 'ANALYSIS_PENDING: not analysed yet; try again shortly',
+    },
+    tag: 'files',
+    summary: "A CUT's waveform (waveform-data v2, 1000–2000 min/max pairs, as peaks.js and wavesurfer.js read it)",
+    description: 'Every CUT file and every STEM ZIP is analysed in the background after upload (File.analysis). 409 ANALYSIS_PENDING until the analysis ran; 404 for files that are not audio (STEM, IMAGE) or whose audio could not be decoded (analysis: failed).',
+  },
+  filePreview: {
+    method: 'GET',
+    path: '/api/files/:id/preview',
+    auth: 'read',
+    cookie: true,
+    params: { id: 'File' },
+    produces: { bytes: "inline; filename=\"….m4a\"; filename*=UTF-8''…" },
+    status: 200,
+    errors: ['PREVIEW_NOT_READY'],
+    errorNotes: {
+      409: 'PREVIEW_NOT_READY: not made yet (Retry-After); try again shortly',
+    },
+    tag: 'files',
+    summary: "A CUT's listening preview (also HEAD): AAC-LC in MP4 with its index first, audio/mp4; single Range, If-None-Match",
+    description: 'Every CUT file gets a preview after its analysis (File.preview): 256 kbps stereo (128 kbps mono) at 44.1 or 48 kHz, a higher rate resampled band-limited, more than two channels downmixed by ITU-R BS.775, the encoder priming trimmed by the MP4 edit list. 409 PREVIEW_NOT_READY with Retry-After while pending; 404 for files without one (not a CUT, or its audio could not be decoded). The `previews backfill` server command queues the previews of files stored before previews existed.',
+  },
+  stemEntries: {
+    method: 'GET',
+    path: '/api/files/:id/entries',
+    auth: 'read',
+    params: { id: 'File' },
+    query: 'StemEntriesQuery',
+    response: 'StemEntriesPage',
+    status: 200,
+    errors: ['VALIDATION_FAILED','ANALYSIS_PENDING'],
+    errorNotes: {
+      409: 'ANALYSIS_PENDING: not analysed yet; try again shortly',
+    },
+    tag: 'files',
+    summary: "A page of a STEM ZIP's entries, in the ZIP's order (the File record lists only the first 100)",
+    description: "`stems.summary.entryCount` counts every entry; this pages through all of them. Pass a page's `nextCursor` as `cursor` for the next page; it is null on the last. 409 ANALYSIS_PENDING until the analysis ran; 404 for files without entries (not a STEM, or a ZIP that could not be read).",
+  },
+  downloadFile: {
+    method: 'GET',
+    path: '/api/files/:id/download',
+    auth: 'read',
+    cookie: true,
+    params: { id: 'File' },
+    produces: { bytes: "attachment; filename=\"…\"; filename*=UTF-8''…" },
+    status: 200,
+    tag: 'files',
+    summary: 'The bytes as an attachment (also HEAD); single Range, If-None-Match, If-Modified-Since',
+    description: PRESIGNED_DOWNLOADS,
+  },
+});

@@ -1,0 +1,51 @@
+// Reviews of a file: verdicts and review requests.
+import { declareRoutes } from '../route-types.js';
+
+export const REVIEW_ROUTES = declareRoutes({
+  listReviews: {
+    method: 'GET',
+    path: '/api/files/:id/reviews',
+    auth: 'read',
+    params: { id: 'File' },
+    response: 'ReviewList',
+    status: 200,
+    tag: 'comments',
+    summary: "This version's reviews (one per member, the latest counts) and their summary",
+  },
+  putReview: {
+    method: 'PUT',
+    path: '/api/files/:id/review',
+    auth: 'review',
+    params: { id: 'File' },
+    request: 'ReviewRequest',
+    response: 'Review',
+    status: 200,
+    tag: 'comments',
+    summary: 'Approve this version or request changes (any member; replaces your earlier review of it)',
+    description: "A person's session, or a personal access token with the review scope: a write token is 403 INSUFFICIENT_SCOPE, so a CI job that publishes cannot approve its own release gate. A review made through a token names it (`token`), as the file.reviewed event's actor does.",
+  },
+  requestReviews: {
+    method: 'POST',
+    path: '/api/files/:id/review-requests',
+    auth: 'write',
+    params: { id: 'File' },
+    request: 'ReviewRequestsRequest',
+    response: 'ReviewRequestsResult',
+    status: 201,
+    errors: ['VALIDATION_FAILED'],
+    errorNotes: { 400: 'VALIDATION_FAILED naming userIds: an id that is not a member of the project, or the caller themself' },
+    tag: 'comments',
+    summary: 'Ask members to review this version: File.reviewRequests, the review.requested event and, with email on, a mail to each',
+    description: 'Any member asks any other members of the project (a repeated request renews its time and mails again). A request ends when that member reviews the version. The answer says whether mails were queued (emailed false with email off on this server, or when every member asked turned reviewRequests off); the request stands either way.',
+  },
+  withdrawReview: {
+    method: 'DELETE',
+    path: '/api/files/:id/review',
+    auth: 'review',
+    params: { id: 'File' },
+    response: 'WithdrawnReview',
+    status: 200,
+    tag: 'comments',
+    summary: 'Withdraw your review of this version (404 when you have none)',
+  },
+});
