@@ -11,8 +11,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 // browser platform, so a bundle that builds has none.
 
 // 12 KiB until turn 4, when the reserved-path rule of session paths (shared with the server, checked before
-// an upload is sent) took the build to about 12,340 B.
-const BUDGET_GZIP_BYTES = 13 * 1024;
+// an upload is sent) took the build to about 12,340 B; 13 KiB until this round's webhooks, notifications,
+// trash and previews resources and the paged lists (PagedList, listDeliveries, listEntries) took it to 13,346 B.
+const BUDGET_GZIP_BYTES = 13.5 * 1024;
 const packageDir = fileURLToPath(new URL('../../', import.meta.url));
 /** An app that makes a client and uploads one file. */
 const APP = `
@@ -49,7 +50,7 @@ async function bundle(options: { platform: 'browser' | 'neutral'; conditions?: s
   return { gzip: gzipSync(bytes, { level: 9 }).length, inputs: Object.keys(result.metafile.inputs) };
 }
 
-it('bundles a client and one upload for the browser within 13 KiB gzip, from dist/web.js alone', async () => {
+it('bundles a client and one upload for the browser within 13.5 KiB gzip, from dist/web.js alone', async () => {
   const { gzip, inputs } = await bundle({ platform: 'browser' });
   expect(inputs.filter((input) => input.includes('node_modules')).map((input) => input.replace(/.*node_modules\//, ''))).toEqual(['@bandcollab/sdk/dist/web.js']);
   console.log(`web build, client + one upload: ${gzip} bytes gzip (budget ${BUDGET_GZIP_BYTES})`);
