@@ -4,7 +4,7 @@ import type { Principal } from '../core/auth-guard.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { DomainError, invalidField, notFound } from '../core/errors.js';
-import type { FileRule } from '../core/file-types.js';
+import type { FileRule, FileTypes } from '../core/file-types.js';
 import { ProjectAccess } from '../core/project-access.js';
 import type { Reservation } from '../core/space.js';
 import { type PartAdmission, UploadLimits } from '../core/upload-limits.js';
@@ -12,6 +12,11 @@ import { FilesRepository, type SeriesOfFile } from './repository.js';
 
 /** The types a file upload takes (a SESSION file besides, with a path: §16). */
 const UPLOAD_TYPES: readonly FileType[] = ['CUT', 'STEM', 'IMAGE'];
+
+/** The largest file an upload may be (tus announces it as Tus-Max-Size). */
+export function largestUpload(fileTypes: FileTypes): number {
+  return Math.max(...fileTypes.rulesOf(UPLOAD_TYPES).map((rule) => rule.maxBytes));
+}
 
 /** A version stays in its series' cut and type ("same type" is File.type): else 400 naming versionOf. */
 export function checkVersion(series: SeriesOfFile, { cutId, type }: { cutId?: string | null; type?: FileType }): void {
