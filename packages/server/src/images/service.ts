@@ -8,7 +8,7 @@ import { type BlobStore, ObjectMissing, sha256Of, storeKeys } from '../core/stor
 import { notFound } from '../core/errors.js';
 import { PendingObjects } from '../core/pending-objects.js';
 import type { ReceivedFile } from '../core/multipart.js';
-import { Space } from '../core/space.js';
+import { UploadLimits } from '../core/upload-limits.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { ImagesRepository, type StoredImage } from './repository.js';
 
@@ -21,7 +21,7 @@ export class Images {
   constructor(
     @inject(Disk) private readonly disk: Disk,
     @inject(BLOB_STORE) private readonly blobs: BlobStore,
-    @inject(Space) private readonly space: Space,
+    @inject(UploadLimits) private readonly limits: UploadLimits,
     @inject(ImagesRepository) private readonly repository: ImagesRepository,
     @inject(SQL) private readonly sql: Sql,
     @inject(PendingObjects) private readonly pending: PendingObjects,
@@ -37,7 +37,7 @@ export class Images {
     const name = `${file.id}.${file.rule.extension}`;
     try {
       await this.sql.begin(async (tx) => {
-        await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
+        await this.limits.checkQuotaInTransaction(tx, principal.userId, file.size);
         await this.repository.insert(tx, { name, size: file.size, uploadedBy: principal.userId });
         await this.pending.settle(tx, file.key);
       });
