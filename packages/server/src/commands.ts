@@ -11,7 +11,7 @@ import { type Config, SETTINGS } from './core/config.js';
 import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
 import { openDatabase } from './core/database.js';
 import { systemClock } from './core/clock.js';
-import { Disk } from './core/disk.js';
+import { StoredObjects } from './core/stored-objects.js';
 import { DomainError } from './core/errors.js';
 import { JobsRepository } from './core/jobs-repository.js';
 import { PreviewsRepository } from './previews/repository.js';
@@ -328,7 +328,7 @@ async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promi
       await checkBinding(opened.sql, config.dataDir, database);
       // Opened after the binding check: the local driver makes its directories.
       store = await openBlobStore(config);
-      const disk = new Disk(config, log, store);
+      const disk = new StoredObjects(config, log, store);
       const found = await findOrphans(opened.sql, disk, systemClock);
       if (action !== 'list' && found.referenced.total > 0 && found.referenced.found === 0) {
         throw new DataDirRefused(`${place} holds none of the ${found.referenced.total} object(s) the database refers to: it is not this database's store.`);
@@ -375,7 +375,7 @@ async function backupOrRestore(config: Config, command: 'backup' | 'restore', di
     const described = describeDatabase(config.databaseUrl);
     // Opened after the check that DATA_DIR is empty: the local driver makes its directories.
     const store = await openBlobStore(config);
-    const disk = new Disk(config, log, store);
+    const disk = new StoredObjects(config, log, store);
     try {
       const service = new BackupService(new BackupRepository(database.sql), disk, store);
       if (manifest) {

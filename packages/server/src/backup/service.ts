@@ -4,7 +4,7 @@ import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Disk } from '../core/disk.js';
+import type { StoredObjects } from '../core/stored-objects.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { type BucketObject, bucketObjects, missingBucketObjects } from './bucket-objects.js';
 import type { BackupRepository, TableRows } from './repository.js';
@@ -45,7 +45,7 @@ export class BackupError extends Error {}
 export class BackupService {
   constructor(
     private readonly repository: BackupRepository,
-    private readonly disk: Disk,
+    private readonly objects: StoredObjects,
     private readonly store: BlobStore,
   ) {}
 
@@ -147,7 +147,7 @@ export class BackupService {
     const filled = await this.repository.tablesWithRows();
     if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
     if (this.store.kind === 'fs') {
-      for (const stored of [this.disk.filesDir, this.disk.imagesDir, this.disk.previewsDir]) await assertEmptyDirectory(stored, stored);
+      for (const stored of [this.objects.local.filesDir, this.objects.local.imagesDir, this.objects.local.previewsDir]) await assertEmptyDirectory(stored, stored);
     } else if (manifest.objects === undefined) {
       // A backup that copied its files, restored into a bucket: none of its keys may be there already (the source
       // server's own bucket, named again with only a new DATABASE_URL). Writing would replace its objects, and a

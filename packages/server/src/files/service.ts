@@ -5,7 +5,8 @@ import { ReviewGate } from '../comments/review-gate.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { BLOB_STORE, SQL } from '../core/di.js';
-import { Disk, STRAY_AGE_MS } from '../core/disk.js';
+import { LocalDataDir } from '../core/local-data-dir.js';
+import { StoredObjects, STRAY_AGE_MS } from '../core/stored-objects.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { PendingObjects } from '../core/pending-objects.js';
@@ -37,7 +38,8 @@ const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export class FilesService {
   constructor(
     @inject(SQL) private readonly sql: Sql,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
+    @inject(LocalDataDir) private readonly local: LocalDataDir,
     @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
@@ -272,7 +274,7 @@ export class FilesService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
       return { removed: file, trashedUntil: null };
     });
-    if (removed) await this.disk.removeFile(id, removed.extension);
+    if (removed) await this.objects.removeFile(id, removed.extension);
     return trashedUntil;
   }
 
@@ -303,7 +305,7 @@ export class FilesService {
       return { seriesId: series.seriesId, removed: versions, trashedUntil: null };
     });
     if (trashedUntil !== null) return { seriesId, deleted: removed.length, ...trashed(trashedUntil) };
-    for (const version of removed) await this.disk.removeFile(version.id, version.extension);
+    for (const version of removed) await this.objects.removeFile(version.id, version.extension);
     return { seriesId, deleted: removed.length };
   }
 
@@ -312,7 +314,7 @@ export class FilesService {
    * moves nothing: other instances may share the store, and what looks left over may be their work in flight.
    */
   async prepareStorage(): Promise<void> {
-    await this.disk.prepare();
+    await this.local.prepare();
   }
 
   /**
@@ -329,14 +331,14 @@ export class FilesService {
     for (const entry of await this.repository.removedBytes()) {
       const key = entry.dir === 'files' ? `files/${path.basename(entry.name)}` : storeKeys.image(entry.name);
       // A file's preview (§20) goes with it (a failure to remove it is logged, for the `orphans` command).
-      if (!entry.referenced && entry.dir === 'files') await this.disk.removeQuietly(storeKeys.preview(path.basename(entry.name).split('.')[0]!));
-      if (!entry.referenced && (await this.disk.exists(key)) && (await this.disk.removeQuietly(key))) removedBytes++;
+      if (!entry.referenced && entry.dir === 'files') await this.objects.removeQuietly(storeKeys.preview(path.basename(entry.name).split('.')[0]!));
+      if (!entry.referenced && (await this.objects.exists(key)) && (await this.objects.removeQuietly(key))) removedBytes++;
       // A removal that failed (logged) keeps its entry: the next round tries again.
-      if (entry.referenced || !(await this.disk.exists(key))) done.push(entry);
+      if (entry.referenced || !(await this.objects.exists(key))) done.push(entry);
     }
     await this.repository.forgetRemoved(done);
     const pendingObjects = await this.pending.purgeStale();
-    const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);
+    const temporary = await this.local.removeStaleTemp(STRAY_AGE_MS);
     await this.repository.dropUntakenImages(STRAY_AGE_MS / 1000);
     return { removedBytes, pendingObjects, temporary };
   }
