@@ -75,8 +75,9 @@ export interface UploadState {
 }
 
 /**
- * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. The bytes pass the
- * same rules (FileIntake) and become a File through FilesService.upload, as a multipart upload does. What
+ * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. Its creation is admitted by
+ * the same rules (UploadAdmission), the bytes pass the same checks (FileIntake) and become a File through
+ * FilesService.upload, as a multipart upload's do. What
  * makes them resumable on any instance: the bytes go into a multipart upload of the store (core/store) in
  * parts of its part size, the key being the file's it becomes; the offset, the parts, the tail shorter than a
  * part and the sha256 state live in PostgreSQL, written only once the parts they name are stored (PartSink);
