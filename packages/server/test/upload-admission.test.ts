@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ROUTES, takesIdempotencyKey } from '@bandcollab/sdk/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStatus } from './authz/fixture.js';
 import { sampleBytes, upload, uploadForm, userWithCut } from './support/files.js';
@@ -25,6 +26,10 @@ describe('one admission for both protocols (source)', () => {
   it('the multipart route and the tus creation both ask UploadAdmission', () => {
     expect(source('files/routes.ts')).toMatch(/this\.admission\.form\(principal/);
     expect(source('uploads/service.ts')).toMatch(/this\.admission\.announced\(principal, request\)/);
+  });
+
+  it('both take an Idempotency-Key, honoured by core/routes.ts before either handler runs', () => {
+    expect([takesIdempotencyKey(ROUTES.uploadFile), takesIdempotencyKey(ROUTES.tusCreate)]).toEqual([true, true]);
   });
 
   it.each(PROTOCOL_MODULES)('%s holds no admission rule of its own', (file) => {
