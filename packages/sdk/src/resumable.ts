@@ -3,11 +3,13 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { WithResponse } from './band-promise.js';
 import { ROUTES } from './contract/routes.js';
 import { abortedOr, BandApiError, BandNetworkError } from './errors.js';
-import type { FileSource } from './multipart.js';
-import type { Progress } from './transfer.js';
-import { backoffMs, type RequestOptions, routeRequest, single, type StreamedResponse, type Transport } from './transport.js';
+import type { PreparedUpload } from './transfer.js';
+import { backoffMs, joinedSignal, type RequestOptions, routeRequest, single, type StreamedResponse, type Transport } from './transport.js';
+import type { FileRecord } from './types.js';
+import type { FileSource } from './upload-source.js';
 
 /**
  * Where unfinished resumable uploads are remembered between runs: a fingerprint of what is being uploaded
@@ -133,18 +135,17 @@ export interface ResumableOptions {
   onResume?: (offset: number) => void;
 }
 
-export interface ResumableUpload extends ResumableOptions {
-  cutId?: string;
-  /** Any file of a series: the upload becomes its next version (Upload-Metadata versionOf). */
-  versionOf?: string;
-  /** The file's sha256 (hex), sent as If-None-Match with versionOf: the latest version's makes the creation 412 UNCHANGED. */
-  ifNoneMatch: string | undefined;
-  source: FileSource;
-  filename: string;
-  name?: string;
-  /** The file's path in the cut's folder (Upload-Metadata path, §16). */
-  path?: string;
-  onProgress?: (progress: Progress) => void;
+/** An upload as upload.ts prepared it, with the options of its resumable sending and its signal. */
+export type ResumableUpload = PreparedUpload<FileSource> & ResumableOptions & { signal?: AbortSignal };
+
+/**
+ * Sends an upload through the server's resumable uploads (uploadResumable), then reads the File it became: the
+ * record, with the response of that read beside it.
+ */
+export async function sendResumable(transport: Transport, upload: ResumableUpload, options?: RequestOptions): Promise<WithResponse<FileRecord>> {
+  const signal = joinedSignal(upload.signal, options?.signal);
+  const fileId = await uploadResumable(transport, upload, { ...options, signal });
+  return transport.call(ROUTES.getFile, { params: { id: fileId } }, { ...options, signal }).withResponse();
 }
 
 /** What the server answered to the PATCH that reached the end. */
@@ -165,16 +166,16 @@ const LOCK_PATIENCE_MS = 30_000;
 const LOCK_BACKOFF_CAP_MS = 2_000;
 
 /**
- * The upload through the server's resumable uploads when its options ask for one: the id of the File it became;
- * undefined when it is to be sent as one multipart request.
+ * How an upload is sent, decided once for every upload (upload.ts asks): 'tus', the server's resumable uploads,
+ * when `resumable` is true, or 'auto' (the default) for a file of `resumableMinBytes` and more whose bytes can be
+ * read again from an offset (a path, bytes, a Blob); else 'form', one multipart request.
  */
-export async function uploadIfResumable(transport: Transport, upload: ResumableUpload, options: RequestOptions): Promise<string | undefined> {
-  const { source } = upload;
-  const mode = upload.resumable ?? 'auto';
+export function protocolFor(source: FileSource, options: ResumableOptions): 'form' | 'tus' {
+  const mode = options.resumable ?? 'auto';
   const possible = source.size !== null && source.size > 0 && source.openFrom !== undefined;
   if (mode === true && !possible) throw new TypeError('upload: a resumable upload needs a path, bytes or a Blob (a stream cannot be read again)');
-  const resumable = mode === 'auto' ? possible && source.size! >= (upload.resumableMinBytes ?? RESUMABLE_MIN_BYTES) : mode;
-  return resumable ? uploadResumable(transport, upload, options) : undefined;
+  const resumable = mode === 'auto' ? possible && source.size! >= (options.resumableMinBytes ?? RESUMABLE_MIN_BYTES) : mode;
+  return resumable ? 'tus' : 'form';
 }
 
 /**
@@ -327,8 +328,9 @@ function fingerprintOf(file: string, destination: string): string {
 
 /** Where an upload goes: its series or cut, and its path when it has one (one file pushed to two paths is two uploads). */
 function destinationOf(upload: ResumableUpload): string {
-  const target = upload.versionOf ?? upload.cutId ?? '';
-  return upload.path === undefined ? target : `${target}\n${upload.path}`;
+  const { versionOf, cutId, path } = upload.fields;
+  const target = versionOf ?? cutId ?? '';
+  return path === undefined ? target : `${target}\n${path}`;
 }
 
 /**
@@ -351,7 +353,8 @@ function busy(error: unknown): error is BandApiError {
 }
 
 async function create(transport: Transport, upload: ResumableUpload, total: number, options: RequestOptions): Promise<string> {
-  const metadata = Object.entries({ cutId: upload.cutId, versionOf: upload.versionOf, filename: upload.filename, name: upload.name, path: upload.path })
+  const { cutId, versionOf, name, path } = upload.fields;
+  const metadata = Object.entries({ cutId, versionOf, filename: upload.filename, name, path })
     .filter(([, value]) => value !== undefined)
     .map(([key, value]) => `${key} ${Buffer.from(value!).toString('base64')}`)
     .join(',');

@@ -6,8 +6,13 @@ import type { RequestOptions, Transport } from './transport.js';
 export interface ResumableOptions {}
 
 /** Every upload is one multipart request. */
-export async function uploadIfResumable(_transport: Transport, _upload: unknown, _options: RequestOptions): Promise<undefined> {
-  return undefined;
+export function protocolFor(_source: unknown, _options: ResumableOptions): 'form' | 'tus' {
+  return 'form';
+}
+
+/** Never called: `protocolFor` never answers 'tus' here. */
+export async function sendResumable(_transport: Transport, _upload: unknown, _options?: RequestOptions): Promise<never> {
+  throw new TypeError('no resumable uploads here');
 }
 
 /** Terminates a resumable upload (its URL): the server drops its bytes. */

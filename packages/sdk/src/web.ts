@@ -7,10 +7,10 @@ export { BandPromise, type RawResponse, type WithResponse } from './band-promise
 export { type Paged, type PagedList, pagedList } from './paging.js';
 export type { RequestOptions, Transport, TransportOptions } from './transport.js';
 export type { Tokens, TokenStore } from './session.js';
-export type { FileInput } from './multipart.js';
+export type { FileInput } from './upload-source.js';
 export type { Progress } from './transfer.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
-export type { UploadInput } from './resources/files.js';
+export type { UploadInput } from './upload.js';
 export type { ShareListTarget } from './resources/shares.js';
 export type { CreateProjectInput, UpdateProjectInput } from './resources/projects.js';
 export type { CreateVibeInput, UpdateVibeInput } from './resources/vibes.js';

@@ -12,7 +12,7 @@ import { type Config, SETTINGS } from './core/config.js';
 import { bindDataDir, checkBinding, DataDirRefused, describeDatabase, isBound } from './core/data-dir.js';
 import { type Database, openDatabase } from './core/database.js';
 import { systemClock } from './core/clock.js';
-import { Disk } from './core/disk.js';
+import { StoredObjects } from './core/stored-objects.js';
 import { DomainError } from './core/errors.js';
 import { PreviewsRepository } from './previews/repository.js';
 import { type BlobStore, type ListedObject, openBlobStore } from './core/store/index.js';
@@ -335,7 +335,7 @@ async function orphans(config: Config, action: 'list' | 'move' | 'purge'): Promi
       await checkBinding(opened.sql, config.dataDir, database);
       // Opened after the binding check: the local driver makes its directories.
       store = await openBlobStore(config);
-      const disk = on(config, opened, store).resolve(Disk);
+      const disk = on(config, opened, store).resolve(StoredObjects);
       const found = await findOrphans(opened.sql, disk, systemClock);
       if (action !== 'list' && found.referenced.total > 0 && found.referenced.found === 0) {
         throw new DataDirRefused(`${place} holds none of the ${found.referenced.total} object(s) the database refers to: it is not this database's store.`);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findOrphans } from '../src/operations/orphans.js';
-import { Disk } from '../src/core/disk.js';
+import { StoredObjects } from '../src/core/stored-objects.js';
 import { Logger } from '../src/core/logger.js';
 import { openBlobStore } from '../src/core/store/index.js';
 import { sampleBytes, upload, userWithCut } from './support/files.js';
@@ -85,7 +85,7 @@ describe('orphans on S3', () => {
 
   it('finds the objects a day old that no row and no pending upload names, under the prefix, and moves and purges them', async () => {
     const store = await openBlobStore(server.config);
-    const disk = new Disk(server.config, new Logger('silent'), store);
+    const disk = new StoredObjects(server.config, new Logger('silent'), store);
     const clock = new TestClock();
     try {
       expect(await findOrphans(server.sql, disk, clock)).toEqual({ inPlace: [], moved: [], complete: true, referenced: { total: 3, found: 3 } });

@@ -238,6 +238,17 @@ describe.skipIf(typeof floorDisk === 'string')('free-disk floor', () => {
     expect(await tempFiles()).toEqual([]);
   });
 
+  it('refuses a resumable upload whose Upload-Length would cross the floor at its creation, as a multipart one (the one admission)', async () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const response = await client(server.url).request('POST', '/api/uploads', {
+      token: owner.token,
+      headers: { 'tus-resumable': '1.0.0', 'upload-length': String(7 * MiB), 'upload-metadata': `cutId ${b64(owner.cutId)},filename ${b64('big.zip')}` },
+    });
+    expect(response.status).toBe(507);
+    expect(response.body.code).toBe('INSUFFICIENT_STORAGE');
+    expect(await server.sql`select 1 from resumable_uploads where owner_id = ${owner.user.user.id}`).toHaveLength(0);
+  });
+
   it('refuses a chunked upload as soon as it crosses the floor, leaving nothing behind', async () => {
     const rowsBefore = await fileRows();
     const { contentType, head } = multipartPieces(owner.cutId, 'long.zip');

@@ -1,6 +1,7 @@
 import { BandPromise } from '../band-promise.js';
 import { localProblem } from '../errors.js';
-import { type FileInput, imageFormOrJson } from '../multipart.js';
+import { imageFormOrJson } from '../multipart.js';
+import type { FileInput } from '../upload-source.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, routeRequest, type Transport } from '../transport.js';
 import type {

@@ -1,20 +1,14 @@
-import { BandPromise, type WithResponse } from '../band-promise.js';
-import { type FileInput, fileSource, type IfChanged, multipartBody, sha256Of } from '../multipart.js';
-import { checkSize, type Progress } from '../transfer.js';
-import { cancelUpload, type ResumableOptions, uploadIfResumable } from '../resumable.js';
+import { BandPromise } from '../band-promise.js';
+import { cancelUpload } from '../resumable.js';
 import { download, type DownloadOptions, type DownloadResult } from '../download.js';
-import { abortedOr, localProblem } from '../errors.js';
+import { abortedOr } from '../errors.js';
 import { sleep } from '../sleep.js';
 import { pathOf } from '../contract/route-types.js';
 import { ROUTES } from '../contract/routes.js';
 import { type PagedList, pagedList } from '../paging.js';
-import { joinedSignal, type RequestOptions, routeRequest, type Transport } from '../transport.js';
+import type { RequestOptions, Transport } from '../transport.js';
+import { sendUpload, type UploadInput } from '../upload.js';
 import {
-  checkFilePath,
-  extensionOf,
-  FILE_TYPE_PLURALS,
-  FILE_TYPES,
-  fileTypeFor,
   type Deleted,
   type DeletedSeries,
   type FileRecord,
@@ -25,39 +19,11 @@ import {
   type StemEntriesPage,
   type StemEntry,
   type StorageStats,
-  type UploadFields,
   type Waveform,
 } from '../types.js';
 
 /** waitForAnalysis asks again after this, doubling up to the most. */
 const ANALYSIS_POLL_MS = { first: 250, most: 2000 };
-
-/**
- * The upload's text fields (`cutId`, the display name `name`, `versionOf`, `path`), the file, and how to send it.
- * Give `cutId`, or `versionOf` (any file of a series: the upload becomes its next version, in that file's cut,
- * with its latest version's display name unless `name` is given), or both. `path` is the file's relative POSIX
- * path in the cut's folder (§16): unique among the cut's latest versions (else 409 PATH_TAKEN, unless
- * `versionOf` names its series); with `versionOf` another path renames the series, none keeps its path. With a
- * path, a file of an extension no type claims is a SESSION file. The Node build also uploads resumably
- * (ResumableOptions).
- */
-export interface UploadInput extends UploadFields, ResumableOptions {
-  file: FileInput;
-  /**
-   * With `versionOf`: reads the file's sha256 first (a path in Node, bytes or a Blob; a stream cannot be read twice)
-   * and sends it as If-None-Match, so when the latest version has the same bytes nothing is uploaded and the
-   * call rejects with a BandApiError of code UNCHANGED (412) whose `problem.fileId` is that latest version:
-   * `isUnchanged(error)` tells it apart, and a CI step can report "unchanged" and succeed.
-   * `{ sha256 }` gives the file's sha256 (hex) when the caller already took it: it is sent as it is, the file is
-   * read only to upload it (and may then be a stream). A sha256 that is not the file's makes the answer wrong.
-   * The web build takes only `{ sha256 }`.
-   */
-  ifChanged?: IfChanged;
-  /** The file name sent to the server, whose extension decides the type. Required unless `file` is a path (Node) or a named File. */
-  filename?: string;
-  onProgress?: (progress: Progress) => void;
-  signal?: AbortSignal;
-}
 
 export class FilesResource {
   constructor(private readonly transport: Transport) {}
@@ -69,37 +35,7 @@ export class FilesResource {
    * With a resumable upload, the response beside the record (withResponse) is that of reading the new file.
    */
   upload(input: UploadInput, options?: RequestOptions): BandPromise<FileRecord> {
-    return BandPromise.from(() => this.uploaded(input, options));
-  }
-
-  private async uploaded(input: UploadInput, options?: RequestOptions): Promise<WithResponse<FileRecord>> {
-    const source = await fileSource(input.file, input.filename);
-    if (!source.filename) throw new TypeError('upload: `filename` is required when `file` is not a path or a named File');
-    if (input.path !== undefined) {
-      const checked = checkFilePath(input.path);
-      if ('problem' in checked) throw localProblem('VALIDATION_FAILED', `path ${checked.problem}`);
-    }
-    // A version of a series that has a path is a SESSION file too, without giving the path again: the server knows.
-    const rule = fileTypeFor(source.filename, { withPath: input.path !== undefined || input.versionOf !== undefined });
-    if (!rule) {
-      const accepted = Object.keys(FILE_TYPES).map((extension) => `.${extension}`).join(', ');
-      throw localProblem('UNSUPPORTED_FILE_TYPE', `${source.filename}: accepted types are ${accepted} (any other with a path)`);
-    }
-    checkSize(source, rule.maxBytes, `${FILE_TYPE_PLURALS[rule.type]} (.${extensionOf(source.filename)})`);
-    if (input.cutId === undefined && input.versionOf === undefined) throw new TypeError('upload: give `cutId` or `versionOf`');
-    if (input.ifChanged && input.versionOf === undefined) throw new TypeError('upload: `ifChanged` compares with the latest version of `versionOf`: give it');
-    const ifNoneMatch = typeof input.ifChanged === 'object' ? knownSha256(input.ifChanged.sha256) : input.ifChanged ? await sha256Of(source, input.signal) : undefined;
-    const signal = joinedSignal(input.signal, options?.signal);
-    const fileId = await uploadIfResumable(this.transport, { ...input, ifNoneMatch, source, filename: source.filename }, { ...options, signal });
-    if (fileId !== undefined) return this.get(fileId, { ...options, signal }).withResponse();
-    const stream = await multipartBody(
-      // versionOf comes before the file part, so an unchanged upload is refused before its bytes are read.
-      { cutId: input.cutId, versionOf: input.versionOf, name: input.name, path: input.path },
-      { field: 'file', source, filename: source.filename, contentType: rule.mimeType, onProgress: input.onProgress },
-    );
-    const request = routeRequest(ROUTES.uploadFile, { body: { stream } });
-    const headers = ifNoneMatch === undefined ? request.headers : { ...request.headers, 'if-none-match': `"${ifNoneMatch}"` };
-    return this.transport.json<FileRecord>({ ...request, headers, signal: input.signal }, options).withResponse();
+    return BandPromise.from(() => sendUpload(this.transport, input, options));
   }
 
   /** Terminates a resumable upload an earlier run left (its URL, as a ResumeStore keeps it): the server drops its bytes. */
@@ -195,10 +131,4 @@ export class FilesResource {
   deleteSeries(id: string, options?: RequestOptions): BandPromise<DeletedSeries> {
     return this.transport.call(ROUTES.deleteFile, { params: { id }, query: { series: 'all' } }, options) as BandPromise<DeletedSeries>;
   }
-}
-
-/** A sha256 the caller gave, checked to be one (it goes into a header), in the lower case the server answers with. */
-function knownSha256(sha256: string): string {
-  if (!/^[0-9a-f]{64}$/i.test(sha256)) throw new TypeError('upload: `ifChanged.sha256` is a sha256 in hex (64 characters)');
-  return sha256.toLowerCase();
 }

@@ -1,5 +1,6 @@
 import { BandPromise } from '../band-promise.js';
-import { type FileInput, imageFormOrJson } from '../multipart.js';
+import { imageFormOrJson } from '../multipart.js';
+import type { FileInput } from '../upload-source.js';
 import { ROUTES } from '../contract/routes.js';
 import { type RequestOptions, type Transport } from '../transport.js';
 import type {

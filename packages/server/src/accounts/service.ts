@@ -6,7 +6,7 @@ import { AuthRepository, toMe, type UserRow } from '../auth/repository.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { type DeletedContent, Disk } from '../core/disk.js';
+import { type DeletedContent, StoredObjects } from '../core/stored-objects.js';
 import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { SessionCache } from '../core/session-cache.js';
@@ -34,7 +34,7 @@ export class AccountsService {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(SessionCache) private readonly sessions: SessionCache,
     @inject(Images) private readonly images: Images,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(TokensRepository) private readonly tokens: TokensRepository,
     @inject(PersonalAccessTokenCache) private readonly tokenCache: PersonalAccessTokenCache,
     @inject(TrashService) private readonly trash: TrashService,
@@ -151,7 +151,7 @@ export class AccountsService {
       if (account.avatar !== null) content.images.push(account.avatar);
       return content;
     });
-    await this.disk.removeDeleted(removed);
+    await this.objects.removeDeleted(removed);
   }
 
   /** A wrong password counts towards the login abuse limits of the account's email. */

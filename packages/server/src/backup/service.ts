@@ -6,7 +6,7 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { inject, injectable } from 'tsyringe';
 import { BLOB_STORE } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import { type BucketObject, bucketObjects, missingBucketObjects } from './bucket-objects.js';
 import { BackupRepository, type TableRows } from './repository.js';
@@ -48,7 +48,7 @@ export class BackupError extends Error {}
 export class BackupService {
   constructor(
     @inject(BackupRepository) private readonly repository: BackupRepository,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(BLOB_STORE) private readonly store: BlobStore,
   ) {}
 
@@ -150,7 +150,7 @@ export class BackupService {
     const filled = await this.repository.tablesWithRows();
     if (filled.length > 0) throw new BackupError(`the database is not empty (rows in ${filled.join(', ')}): restore only onto an empty database`);
     if (this.store.kind === 'fs') {
-      for (const stored of [this.disk.filesDir, this.disk.imagesDir, this.disk.previewsDir]) await assertEmptyDirectory(stored, stored);
+      for (const stored of [this.objects.local.filesDir, this.objects.local.imagesDir, this.objects.local.previewsDir]) await assertEmptyDirectory(stored, stored);
     } else if (manifest.objects === undefined) {
       // A backup that copied its files, restored into a bucket: none of its keys may be there already (the source
       // server's own bucket, named again with only a new DATABASE_URL). Writing would replace its objects, and a

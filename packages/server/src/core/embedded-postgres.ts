@@ -356,7 +356,7 @@ async function assertOwnedByPostgresUser(databaseDir: string): Promise<void> {
   );
 }
 
-/** DATA_DIR's mode when the server runs as root with the embedded database (see Disk). */
+/** DATA_DIR's mode when the server runs as root with the embedded database (see LocalDataDir). */
 export const ROOT_DATA_DIR_MODE = 0o711;
 
 /** A free loopback TCP port, for an embedded PostgreSQL. */

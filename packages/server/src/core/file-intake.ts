@@ -70,17 +70,6 @@ export class FileIntake {
 }
 
 /**
- * The rule a client's file name selects by its extension, else `otherwise` (a SESSION file, §16); 415 naming the
- * accepted extensions when there is neither.
- */
-export function ruleForFileName(rules: FileRule[], fileName: string, otherwise: FileRule | null = null): FileRule {
-  const extension = extensionOf(fileName);
-  const rule = rules.find((candidate) => candidate.extension === extension) ?? otherwise;
-  if (!rule) throw unsupportedType(rules);
-  return rule;
-}
-
-/**
  * The file name of a multipart part: the base name the browser sent (either separator, as RFC 7578 asks),
  * without control characters, at most 200 characters; then it must pass fileNameSchema, the rule every
  * uploaded file's name passes (a resumable upload's `filename` too): what cleaning cannot fix (a

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, Transform, type Readable } from 'node:stream';
-import { extensionOf, type FileType } from '@bandcollab/sdk/contract';
 import busboy from 'busboy';
 import { inject, injectable } from 'tsyringe';
 import type { z } from 'zod';
@@ -10,39 +9,24 @@ import { storeKeys } from './store/index.js';
 import { BLOB_STORE } from './di.js';
 import type { BlobStore } from './store/index.js';
 import { DomainError, invalidField } from './errors.js';
-import { cleanFileName, FileIntake, unsupportedType } from './file-intake.js';
-import { describeBytes, type FileRule, FileTypes } from './file-types.js';
+import { cleanFileName, FileIntake } from './file-intake.js';
+import type { FileRule } from './file-types.js';
 import { isMultipart, validate } from './http.js';
 import { Shutdown, shuttingDown } from './shutdown.js';
-import { insufficientStorage, type Reservation, Space } from './space.js';
+import type { Reservation } from './space.js';
+import { type PartAdmission, UploadLimits } from './upload-limits.js';
 
 export interface ReceiveOptions {
-  /** The uploading user, whose quota the bytes count towards. */
-  owner: string;
   /** The name of the part that carries the file: `file`, `image`. */
   fileField: string;
-  /** The accepted types; anything else is 415 UNSUPPORTED_FILE_TYPE naming the accepted extensions. */
-  types: readonly FileType[];
-  /**
-   * Called for each text field as it arrives. The file part waits until every check of the fields before
-   * it has passed, so access is checked before any byte is stored; a throw ends the upload with that error.
-   */
-  onField?: (name: string, value: string) => Promise<void>;
-  /**
-   * A file whose name has no extension (a Blob arrives as "blob") is typed by its leading bytes instead of
-   * being refused: images, which are checked by their leading bytes. A name with an extension is still
-   * typed by it.
-   */
-  typeUnnamedByContent?: boolean;
   /** Which keys the bytes are stored under: a file's (`files/<id>.<ext>`) or an image's (`images/<id>.<ext>`). */
   storedAs: 'file' | 'image';
-  /** Runs once the fields before the file part have been checked, before any byte is stored; a throw ends the upload. */
-  beforeFile?: () => Promise<void>;
   /**
-   * Whether a file of an extension no accepted type claims is a SESSION file (§16: an upload with a path), asked
-   * once the fields before the file part have been checked.
+   * What decides whether the upload may start (files/admission.ts, UploadLimits.images): its body's size, its
+   * fields as they arrive (the file part waits until every check of the fields before it has passed, so access is
+   * checked before any byte is stored), and the file's type by its name.
    */
-  takesSessionFiles?: () => boolean;
+  admission: PartAdmission;
 }
 
 export interface ReceivedFile {
@@ -64,18 +48,16 @@ export interface ReceivedUpload {
   file: ReceivedFile | null;
 }
 
-/** Room for the text fields and part headers around the file, for the early Content-Length check. */
-const MULTIPART_OVERHEAD = 1024 * 1024;
 const LIMITS = { fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 50 };
 
 const malformed = (detail: string): DomainError => invalidField('body', detail);
 
 /**
  * Streams one multipart/form-data upload straight into the store (core/store), never holding it in memory:
- * the type is decided by the extension before the first byte is written (or by the leading bytes, see
- * `typeUnnamedByContent`), the leading bytes are checked as soon as they arrive, the size limit is
- * enforced while streaming (413 the moment it is crossed), and the sha256 is computed on the way. Any
- * failure (refusal, limit, client abort) removes the partial file before the promise rejects.
+ * whether it may start, and the type its name selects, its admission decides before the first byte is written
+ * (PartAdmission); the leading bytes are checked as soon as they arrive, the size limit is enforced while
+ * streaming (413 the moment it is crossed), and the sha256 is computed on the way. Any failure (refusal,
+ * limit, client abort) removes the partial file before the promise rejects.
  *
  * Used by FilesRoutes (uploads) and ImageForms (project covers, vibe images); each records the received
  * file or removes it.
@@ -85,23 +67,18 @@ export class Multipart {
   constructor(
     @inject(PendingObjects) private readonly pending: PendingObjects,
     @inject(BLOB_STORE) private readonly store: BlobStore,
-    @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(Shutdown) private readonly shutdown: Shutdown,
-    @inject(Space) private readonly space: Space,
+    @inject(UploadLimits) private readonly limits: UploadLimits,
   ) {}
 
   async receive(req: IncomingMessage, res: ServerResponse, options: ReceiveOptions): Promise<ReceivedUpload> {
     if (!isMultipart(req)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'This endpoint takes multipart/form-data');
-    const rules = this.fileTypes.rulesOf(options.types);
-    const largest = Math.max(...rules.map((rule) => rule.maxBytes));
     // Each refusal below is answered before the rest of the body is read: the connection reads and drops it
     // (core/connections.ts), so a client still sending sees the answer.
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > largest + MULTIPART_OVERHEAD) throw new DomainError('FILE_TOO_LARGE', `Uploads here are limited to ${describeBytes(largest)}`);
-    const reservation = await this.space.reserve(options.owner, declared);
+    const reservation = await options.admission.reserve(Number(req.headers['content-length'] ?? 0));
     // Held until the response has ended: by then the caller has recorded the bytes (or removed them).
     res.once('close', () => reservation.release());
-    return this.shutdown.track(this.parse(req, rules, options, reservation));
+    return this.shutdown.track(this.parse(req, options, reservation));
   }
 
   /** The text fields of a received upload, checked against `schema`; fields that fail remove the received file. */
@@ -114,7 +91,7 @@ export class Multipart {
     }
   }
 
-  private parse(req: IncomingMessage, rules: FileRule[], options: ReceiveOptions, reservation: Reservation): Promise<ReceivedUpload> {
+  private parse(req: IncomingMessage, options: ReceiveOptions, reservation: Reservation): Promise<ReceivedUpload> {
     return new Promise((resolve, reject) => {
       let parser: busboy.Busboy;
       try {
@@ -148,10 +125,8 @@ export class Multipart {
         if (failure !== null) return;
         if (info.nameTruncated || info.valueTruncated) return fail(invalidField(name, 'is too long'));
         fields[name] = value;
-        if (options.onField) {
-          fieldChecks = fieldChecks.then(() => options.onField!(name, value));
-          fieldChecks.catch(fail);
-        }
+        fieldChecks = fieldChecks.then(() => options.admission.field(name, value));
+        fieldChecks.catch(fail);
       });
 
       parser.on('file', (name, stream, info) => {
@@ -163,13 +138,10 @@ export class Multipart {
         storing = (async () => {
           await fieldChecks;
           if (failure !== null) throw failure;
-          await options.beforeFile?.();
+          await options.admission.beforeFile();
           const originalName = cleanFileName(info.filename ?? '', name);
-          const extension = extensionOf(originalName);
-          const session = options.takesSessionFiles?.() ? this.fileTypes.sessionRule(originalName) : null;
-          const rule = rules.find((candidate) => candidate.extension === extension) ?? session;
-          if (!rule && !(extension === '' && options.typeUnnamedByContent)) throw unsupportedType(rules);
-          return this.keep(name, stream, rule, rules, originalName, reservation, options.storedAs);
+          const rule = options.admission.ruleFor(originalName);
+          return this.keep(name, stream, rule, options.admission.rules, originalName, reservation, options.storedAs);
         })();
         storing.catch(fail);
       });
@@ -259,8 +231,7 @@ export class Multipart {
       meter.destroy();
       if (pendingKey !== null) await this.pending.discard(pendingKey);
       if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-      this.space.measureAgain();
-      throw insufficientStorage();
+      throw this.limits.diskFull();
     }
     return { id, key: stored.key, originalName, rule: intake.rule!, size: intake.received, sha256: intake.runningHash!.digest('hex') };
   }

@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import type { Sql, Tx } from './database.js';
 import { SQL } from './di.js';
-import { Disk, STRAY_AGE_MS } from './disk.js';
+import { StoredObjects, STRAY_AGE_MS } from './stored-objects.js';
 import { unavailable } from './errors.js';
 import { PendingObjectsRepository } from './pending-objects-repository.js';
 
@@ -25,7 +25,7 @@ export const PENDING_OBJECT_AGE_SECONDS = STRAY_AGE_MS / 1000;
 export class PendingObjects {
   constructor(
     @inject(SQL) private readonly sql: Sql,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(PendingObjectsRepository) private readonly repository: PendingObjectsRepository,
   ) {}
 
@@ -45,7 +45,7 @@ export class PendingObjects {
 
   /** A write that failed or was refused: the object goes, then its entry (kept for the purge when the removal failed). */
   async discard(key: string): Promise<void> {
-    if (await this.disk.removeQuietly(key)) await this.repository.forget(key);
+    if (await this.objects.removeQuietly(key)) await this.repository.forget(key);
   }
 
   /**
@@ -57,7 +57,7 @@ export class PendingObjects {
     return this.sql.begin(async (tx) => {
       const removed: string[] = [];
       for (const key of await this.repository.lockStale(tx, PENDING_OBJECT_AGE_SECONDS)) {
-        if (await this.disk.removeQuietly(key)) removed.push(key);
+        if (await this.objects.removeQuietly(key)) removed.push(key);
       }
       await this.repository.forgetAll(tx, removed);
       return removed.length;

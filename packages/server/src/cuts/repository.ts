@@ -1,7 +1,7 @@
 import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
-import type { DeletedContent } from '../core/disk.js';
+import type { DeletedContent } from '../core/stored-objects.js';
 import { findFileRows, type FileSelection, toFileRecord } from '../files/repository.js';
 
 type CutRow = Omit<Cut, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };

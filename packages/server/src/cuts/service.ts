@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import { DomainError, forbidden, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
@@ -30,7 +30,7 @@ export class CutsService {
     @inject(CutsRepository) private readonly cuts: CutsRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
@@ -105,7 +105,7 @@ export class CutsService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'cut.deleted', { cutId, vibeId }));
       return { content: deleted, trashedUntil: null };
     });
-    if (content) await this.disk.removeDeleted(content);
+    if (content) await this.objects.removeDeleted(content);
     return trashedUntil;
   }
 }

@@ -1,21 +1,20 @@
-import { checkFilePath, isUuid, pathOf, ROUTES, uploadFields } from '@bandcollab/sdk/contract';
+import { pathOf, ROUTES, uploadFields } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { invalidField } from '../core/errors.js';
 import type { Feature } from '../core/feature.js';
 import type { RouteContext, Routes } from '../core/routes.js';
 import { Metrics } from '../core/metrics.js';
 import { Multipart } from '../core/multipart.js';
-import { ProjectAccess } from '../core/project-access.js';
 import { sendStoredBytes } from '../core/transfer.js';
 import { trashed } from '../trash/service.js';
-import type { SeriesOfFile } from './repository.js';
-import { checkKeptPath, FilesService } from './service.js';
+import { UploadAdmission } from './admission.js';
+import { FilesService } from './service.js';
 
 /** File upload, read, download, media paths and delete. */
 @injectable()
 export class FilesRoutes implements Feature {
   constructor(
-    @inject(ProjectAccess) private readonly access: ProjectAccess,
+    @inject(UploadAdmission) private readonly admission: UploadAdmission,
     @inject(Multipart) private readonly multipart: Multipart,
     @inject(FilesService) private readonly files: FilesService,
     @inject(Metrics) private readonly metrics: Metrics,
@@ -68,40 +67,12 @@ export class FilesRoutes implements Feature {
     });
   }
 
-  /** A multipart upload (§16): every check before the bytes it can be made before. */
+  /** A multipart upload: its admission (files/admission.ts) decides, part by part, whether it may go on. */
   private async uploadFile({ req, res, principal, query }: RouteContext<typeof ROUTES.uploadFile>) {
-    // An unchanged version is refused before any byte is read: from the query, or as soon as its field arrives.
     const ifNoneMatch = typeof req.headers['if-none-match'] === 'string' ? req.headers['if-none-match'] : null;
     const { versionOf: queryVersionOf } = query;
-    // What the fields before the file part tell: the cut, the series and the path (§16).
-    const early: { cutId?: string; series?: SeriesOfFile; path?: string } = {};
-    if (queryVersionOf) early.series = await this.files.versionTarget(principal, queryVersionOf, { ifNoneMatch });
-    // Access before the bytes, as in ProjectsRoutes: a cutId or versionOf sent before the file is checked before any byte is stored.
-    const upload = await this.multipart.receive(req, res, {
-      owner: principal.userId,
-      fileField: 'file',
-      types: ['CUT', 'STEM', 'IMAGE'],
-      storedAs: 'file',
-      onField: async (name, value) => {
-        if (name === 'cutId' && isUuid(value)) {
-          early.cutId = value.toLowerCase();
-          await this.access.require(principal, 'cut', early.cutId);
-        }
-        if (name === 'versionOf' && isUuid(value)) early.series = await this.files.versionTarget(principal, value.toLowerCase(), { ifNoneMatch });
-        if (name === 'path') {
-          const checked = checkFilePath(value);
-          if ('problem' in checked) throw invalidField('path', checked.problem);
-          early.path = checked.path;
-        }
-      },
-      // A taken path is refused before any byte, once every field before the file is known (versionOf may follow path).
-      beforeFile: async () => {
-        if (early.series) checkKeptPath(early.series, early.path ?? null);
-        const cutId = early.series?.cutId ?? early.cutId;
-        if (early.path !== undefined && cutId) await this.files.requireFreePath(cutId, early.path, early.series?.seriesId ?? null);
-      },
-      takesSessionFiles: () => early.path !== undefined || (early.series?.path ?? null) !== null,
-    });
+    const admission = await this.admission.form(principal, { versionOf: queryVersionOf, ifNoneMatch });
+    const upload = await this.multipart.receive(req, res, { fileField: 'file', storedAs: 'file', admission });
     const fields = await this.multipart.validFields({ ...upload, fields: { ...(queryVersionOf ? { versionOf: queryVersionOf } : {}), ...upload.fields } }, uploadFields);
     if (!upload.file) throw invalidField('file', 'is required');
     const versionOf = fields.versionOf ?? queryVersionOf;

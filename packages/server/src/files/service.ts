@@ -1,21 +1,22 @@
 import path from 'node:path';
-import { type DeletedSeries, type FileRecord, filePathKey, type FileType, reservedPathProblem, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
+import { type DeletedSeries, type FileRecord, filePathKey, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { ReviewGate } from '../comments/review-gate.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { BLOB_STORE, SQL } from '../core/di.js';
-import { Disk, STRAY_AGE_MS } from '../core/disk.js';
+import { LocalDataDir } from '../core/local-data-dir.js';
+import { StoredObjects, STRAY_AGE_MS } from '../core/stored-objects.js';
 import { DomainError, forbidden, invalidField, notFound } from '../core/errors.js';
 import type { ReceivedFile } from '../core/multipart.js';
 import { PendingObjects } from '../core/pending-objects.js';
 import { ProjectAccess } from '../core/project-access.js';
-import { Space } from '../core/space.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { PreviewsRepository } from '../previews/repository.js';
-import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type SeriesOfFile, type StoredFileRow, toFileRecord } from './repository.js';
+import { checkKeptPath, checkVersion, pathTaken, UploadAdmission } from './admission.js';
+import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type StoredFileRow, toFileRecord } from './repository.js';
 import { TrashService, trashed } from '../trash/service.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */
@@ -30,38 +31,6 @@ export interface NewUpload {
   file: ReceivedFile;
 }
 
-/** A version stays in its series' cut and type ("same type" is File.type): else 400 naming versionOf. */
-export function checkVersion(series: SeriesOfFile, { cutId, type }: { cutId?: string | null; type?: FileType }): void {
-  if (cutId && cutId !== series.cutId) throw invalidField('versionOf', 'must be a file of the cut cutId names (a version stays in its series\' cut)');
-  if (type && type !== series.type) throw invalidField('versionOf', `names a ${series.type} file: a new version must be of the same type`);
-}
-
-/**
- * A version without a path keeps its series' path (§16): refused, naming path, when that path is one the
- * reserved-path policy refuses (stored before the policy), so the next version moves the series out of it.
- */
-export function checkKeptPath(series: SeriesOfFile, path: string | null): void {
-  const problem = path === null && series.path !== null ? reservedPathProblem(series.path) : undefined;
-  if (problem) throw invalidField('path', `is required: this series is at "${series.path}", and a path ${problem}; give the new version another path`);
-}
-
-/** 409 PATH_TAKEN, naming the latest version of the series at the path when it is known. */
-function pathTaken(path: string, holder: { latestId: string } | null): DomainError {
-  return new DomainError(
-    'PATH_TAKEN',
-    `"${path}" is the path of another file in this cut (compared without case): upload it as a version of that file (versionOf)`,
-    holder ? { fileId: holder.latestId } : {},
-  );
-}
-
-/** Whether an If-None-Match header (`"<sha256 hex>"`, a list of them, or `*`) matches a file's sha256. */
-export function matchesEntityTag(header: string, sha256: string): boolean {
-  return header.split(',').some((tag) => {
-    const value = tag.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1').toLowerCase();
-    return value === '*' || value === sha256;
-  });
-}
-
 /** A stored file name as its url names it: `<uuid>.<ext>`. */
 const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([a-z0-9]{1,5})$/;
 
@@ -69,42 +38,18 @@ const STORED_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export class FilesService {
   constructor(
     @inject(SQL) private readonly sql: Sql,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
+    @inject(LocalDataDir) private readonly local: LocalDataDir,
     @inject(BLOB_STORE) private readonly store: BlobStore,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(FilesRepository) private readonly repository: FilesRepository,
-    @inject(Space) private readonly space: Space,
+    @inject(UploadAdmission) private readonly admission: UploadAdmission,
     @inject(PendingObjects) private readonly pending: PendingObjects,
     @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
     @inject(TrashService) private readonly trash: TrashService,
     @inject(ReviewGate) private readonly gate: ReviewGate,
   ) {}
-
-  /**
-   * The series an upload with `versionOf` joins, checked before any byte where the caller knows it: the file
-   * must be visible (404) and, when the upload names a cut, in that cut; with `ifNoneMatch` equal to the latest
-   * version's sha256 the upload is refused as UNCHANGED, naming that version.
-   */
-  async versionTarget(principal: Principal, versionOf: string, check: { cutId?: string | null; type?: FileType; ifNoneMatch?: string | null }): Promise<SeriesOfFile> {
-    await this.access.require(principal, 'file', versionOf);
-    const series = await this.repository.seriesOf(this.sql, { fileId: versionOf });
-    if (!series) throw notFound('File');
-    checkVersion(series, check);
-    if (check.ifNoneMatch && matchesEntityTag(check.ifNoneMatch, series.latestSha256)) {
-      throw new DomainError('UNCHANGED', 'The latest version of this series has the same sha256: nothing was uploaded', { fileId: series.latestId });
-    }
-    return series;
-  }
-
-  /**
-   * Before any byte, where the caller knows the cut: 409 PATH_TAKEN when another series of the cut holds the path
-   * (compared by `filePathKey`). Only a courtesy: recording the file is what the database refuses.
-   */
-  async requireFreePath(cutId: string, path: string, seriesId: string | null): Promise<void> {
-    const holder = await this.repository.seriesAtPath(this.sql, cutId, filePathKey(path));
-    if (holder && holder.seriesId !== seriesId) throw pathTaken(path, holder);
-  }
 
   /**
    * Records a received upload, whose bytes are stored already (under the file's id): in one transaction that
@@ -174,7 +119,7 @@ export class FilesService {
       const record = toFileRecord((await this.repository.find(tx, id))!);
       await alsoRecord?.(tx, record);
       // Once both are written: a resumable upload that completes here stops holding its length as it starts to count as a file.
-      await this.space.checkQuotaInTransaction(tx, principal.userId, 0);
+      await this.admission.checkQuotaInTransaction(tx, principal, 0);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.uploaded', { file: record }));
       // Under a policy of no approvals a new version can be ready as it lands.
       await this.gate.settle(tx, principal, { id });
@@ -329,7 +274,7 @@ export class FilesService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
       return { removed: file, trashedUntil: null };
     });
-    if (removed) await this.disk.removeFile(id, removed.extension);
+    if (removed) await this.objects.removeFile(id, removed.extension);
     return trashedUntil;
   }
 
@@ -360,7 +305,7 @@ export class FilesService {
       return { seriesId: series.seriesId, removed: versions, trashedUntil: null };
     });
     if (trashedUntil !== null) return { seriesId, deleted: removed.length, ...trashed(trashedUntil) };
-    for (const version of removed) await this.disk.removeFile(version.id, version.extension);
+    for (const version of removed) await this.objects.removeFile(version.id, version.extension);
     return { seriesId, deleted: removed.length };
   }
 
@@ -369,7 +314,7 @@ export class FilesService {
    * moves nothing: other instances may share the store, and what looks left over may be their work in flight.
    */
   async prepareStorage(): Promise<void> {
-    await this.disk.prepare();
+    await this.local.prepare();
   }
 
   /**
@@ -386,14 +331,14 @@ export class FilesService {
     for (const entry of await this.repository.removedBytes()) {
       const key = entry.dir === 'files' ? `files/${path.basename(entry.name)}` : storeKeys.image(entry.name);
       // A file's preview (§20) goes with it (a failure to remove it is logged, for the `orphans` command).
-      if (!entry.referenced && entry.dir === 'files') await this.disk.removeQuietly(storeKeys.preview(path.basename(entry.name).split('.')[0]!));
-      if (!entry.referenced && (await this.disk.exists(key)) && (await this.disk.removeQuietly(key))) removedBytes++;
+      if (!entry.referenced && entry.dir === 'files') await this.objects.removeQuietly(storeKeys.preview(path.basename(entry.name).split('.')[0]!));
+      if (!entry.referenced && (await this.objects.exists(key)) && (await this.objects.removeQuietly(key))) removedBytes++;
       // A removal that failed (logged) keeps its entry: the next round tries again.
-      if (entry.referenced || !(await this.disk.exists(key))) done.push(entry);
+      if (entry.referenced || !(await this.objects.exists(key))) done.push(entry);
     }
     await this.repository.forgetRemoved(done);
     const pendingObjects = await this.pending.purgeStale();
-    const temporary = await this.disk.removeStaleTemp(STRAY_AGE_MS);
+    const temporary = await this.local.removeStaleTemp(STRAY_AGE_MS);
     await this.repository.dropUntakenImages(STRAY_AGE_MS / 1000);
     return { removedBytes, pendingObjects, temporary };
   }

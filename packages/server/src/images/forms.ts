@@ -5,6 +5,7 @@ import type { Principal } from '../core/auth-guard.js';
 import { invalidField } from '../core/errors.js';
 import { isMultipart, jsonBody, type Request, type Response } from '../core/http.js';
 import { Multipart, type ReceivedUpload } from '../core/multipart.js';
+import { UploadLimits } from '../core/upload-limits.js';
 import type { StoredImage } from './repository.js';
 import { Images } from './service.js';
 
@@ -14,6 +15,7 @@ export class ImageForms {
   constructor(
     @inject(Multipart) private readonly multipart: Multipart,
     @inject(Images) private readonly images: Images,
+    @inject(UploadLimits) private readonly limits: UploadLimits,
   ) {}
 
   /**
@@ -37,6 +39,6 @@ export class ImageForms {
   }
 
   private receive(principal: Principal, req: Request, res: Response): Promise<ReceivedUpload> {
-    return this.multipart.receive(req, res, { owner: principal.userId, fileField: 'image', types: ['IMAGE'], typeUnnamedByContent: true, storedAs: 'image' });
+    return this.multipart.receive(req, res, { fileField: 'image', storedAs: 'image', admission: this.limits.images(principal.userId) });
   }
 }

@@ -3,12 +3,12 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql } from '../core/database.js';
 import { BLOB_STORE, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import { type BlobStore, ObjectMissing, sha256Of, storeKeys } from '../core/store/index.js';
 import { notFound } from '../core/errors.js';
 import { PendingObjects } from '../core/pending-objects.js';
 import type { ReceivedFile } from '../core/multipart.js';
-import { Space } from '../core/space.js';
+import { UploadLimits } from '../core/upload-limits.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { ImagesRepository, type StoredImage } from './repository.js';
 
@@ -19,9 +19,9 @@ export const IMAGE_NAME = new RegExp(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 @injectable()
 export class Images {
   constructor(
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(BLOB_STORE) private readonly blobs: BlobStore,
-    @inject(Space) private readonly space: Space,
+    @inject(UploadLimits) private readonly limits: UploadLimits,
     @inject(ImagesRepository) private readonly repository: ImagesRepository,
     @inject(SQL) private readonly sql: Sql,
     @inject(PendingObjects) private readonly pending: PendingObjects,
@@ -37,7 +37,7 @@ export class Images {
     const name = `${file.id}.${file.rule.extension}`;
     try {
       await this.sql.begin(async (tx) => {
-        await this.space.checkQuotaInTransaction(tx, principal.userId, file.size);
+        await this.limits.checkQuotaInTransaction(tx, principal.userId, file.size);
         await this.repository.insert(tx, { name, size: file.size, uploadedBy: principal.userId });
         await this.pending.settle(tx, file.key);
       });
@@ -61,7 +61,7 @@ export class Images {
   /** Removes an image no project or vibe holds (any more), and its stored_images row if still there. */
   async remove(image: string): Promise<void> {
     await this.repository.delete(image);
-    await this.disk.removeQuietly(storeKeys.image(image));
+    await this.objects.removeQuietly(storeKeys.image(image));
   }
 
   /** What a response needs to send a stored image; its ETag is the quoted sha256, as for files. 404 when its bytes are gone. */

@@ -3,24 +3,24 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CLOCK, CONFIG, LOGGER, SQL } from '../core/di.js';
-import { Disk, type Orphans } from '../core/disk.js';
+import { StoredObjects, type Orphans } from '../core/stored-objects.js';
 import type { Logger } from '../core/logger.js';
 import { PendingObjectsRepository } from '../core/pending-objects-repository.js';
 import { FilesRepository } from '../files/repository.js';
 
 /**
  * The stored objects no row of the database refers to and that are not on the pending_objects ledger, unchanged
- * for a day by `clock` (Disk.listOrphans), and those moved under orphans/ earlier: what the `orphans` command
+ * for a day by `clock` (StoredObjects.listOrphans), and those moved under orphans/ earlier: what the `orphans` command
  * lists, moves or purges, and what the start-up warning counts.
  */
-export function findOrphans(sql: Sql, disk: Disk, clock: Clock, options: { limit?: number; signal?: AbortSignal } = {}): Promise<Orphans> {
+export function findOrphans(sql: Sql, objects: StoredObjects, clock: Clock, options: { limit?: number; signal?: AbortSignal } = {}): Promise<Orphans> {
   const files = new FilesRepository(sql);
   const pending = new PendingObjectsRepository(sql);
   const references = {
     among: async (keys: readonly string[]) => new Set([...(await files.referencedAmong(keys)), ...(await pending.among(keys))]),
     count: async () => (await files.storedKeyCount()) + (await pending.count()),
   };
-  return disk.listOrphans(references, clock, options);
+  return objects.listOrphans(references, clock, options);
 }
 
 /**
@@ -41,7 +41,7 @@ export class OrphansWarning {
 
   constructor(
     @inject(SQL) private readonly sql: Sql,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(LOGGER) private readonly log: Logger,
     @inject(CONFIG) private readonly config: Config,
@@ -62,7 +62,7 @@ export class OrphansWarning {
   private async count(): Promise<void> {
     // After the ready line: the listing's first request goes out once start-up is over.
     await new Promise((resolve) => setImmediate(resolve));
-    const found = await findOrphans(this.sql, this.disk, this.clock, { limit: STARTUP_LISTING_LIMIT, signal: this.stopping.signal });
+    const found = await findOrphans(this.sql, this.objects, this.clock, { limit: STARTUP_LISTING_LIMIT, signal: this.stopping.signal });
     const count = found.inPlace.length;
     if (count === 0) return;
     const bytes = found.inPlace.reduce((sum, orphan) => sum + orphan.size, 0);

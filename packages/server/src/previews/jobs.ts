@@ -11,7 +11,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import type { JobRun } from '../core/jobs.js';
 import type { Logger } from '../core/logger.js';
 import { Metrics } from '../core/metrics.js';
@@ -44,7 +44,7 @@ export class PreviewJobs {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(PreviewsRepository) private readonly repository: PreviewsRepository,
     @inject(Space) private readonly space: Space,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
@@ -80,7 +80,7 @@ export class PreviewJobs {
       return true;
     });
     // Deleted while it was encoded: its delete may have removed the preview's key before it was written.
-    if (!recorded && result.preview === 'done') await this.disk.removeQuietly(storeKeys.preview(fileId));
+    if (!recorded && result.preview === 'done') await this.objects.removeQuietly(storeKeys.preview(fileId));
   };
 
   /** Ends the idle threads (a stop has ended the busy ones' encodes, and their threads with them). */

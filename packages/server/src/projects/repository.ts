@@ -2,7 +2,7 @@ import type { Invitation, Member, Project, Role, UpdatedProject } from '@bandcol
 import { inject, injectable } from 'tsyringe';
 import { type Queryable, setChanged, type Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import type { DeletedContent } from '../core/disk.js';
+import type { DeletedContent } from '../core/stored-objects.js';
 import { avatarUrl, imageUrl, type StoredImage } from '../images/repository.js';
 
 const INVITATION_DAYS = 30;

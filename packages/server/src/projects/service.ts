@@ -4,7 +4,7 @@ import { type Principal, reaches, requireEveryProject } from '../core/auth-guard
 import { ReviewGate } from '../comments/review-gate.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import { DomainError, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import type { StoredBytes } from '../core/transfer.js';
@@ -32,7 +32,7 @@ export class ProjectsService {
     @inject(ReviewGate) private readonly gate: ReviewGate,
     @inject(WebhooksRepository) private readonly webhooks: WebhooksRepository,
     @inject(Images) private readonly images: Images,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
@@ -128,7 +128,7 @@ export class ProjectsService {
       return deleted;
     });
     await this.webhooks.dropIdleRetired();
-    await this.disk.removeDeleted(content);
+    await this.objects.removeDeleted(content);
     return null;
   }
 

@@ -4,7 +4,7 @@ import type { TrashKind } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import type { DeletedContent } from '../core/disk.js';
+import type { DeletedContent } from '../core/stored-objects.js';
 
 export interface TrashEntry {
   trashId: string;

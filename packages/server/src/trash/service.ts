@@ -5,7 +5,7 @@ import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
 import type { Queryable, Sql } from '../core/database.js';
 import { CLOCK, CONFIG, SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import { forbidden, notFound } from '../core/errors.js';
 import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
@@ -38,7 +38,7 @@ export class TrashService {
     @inject(TrashRepository) private readonly repository: TrashRepository,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
     @inject(VibesRepository) private readonly vibes: VibesRepository,
   ) {}
@@ -135,7 +135,7 @@ export class TrashService {
         return entry && this.repository.purge(tx, entry);
       });
       if (!content) return;
-      await this.disk.removeDeleted(content);
+      await this.objects.removeDeleted(content);
     }
   };
 

@@ -8,6 +8,7 @@ import type { Feature } from '../core/feature.js';
 import type { Routes } from '../core/routes.js';
 import { FileTypes } from '../core/file-types.js';
 import { contentType, sendProblem, validate } from '../core/http.js';
+import { largestUpload } from '../files/admission.js';
 import { type ChecksumAlgorithm, type PatchRequest, type UploadState, UploadsService } from './service.js';
 
 export const TUS_VERSION = '1.0.0';
@@ -34,11 +35,10 @@ const OFFSET_STREAM = 'application/offset+octet-stream';
  * itself; app.ts sets these on that answer too.
  */
 export function tusDiscoveryHeaders(fileTypes: FileTypes): Record<string, string> {
-  const largest = Math.max(...fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']).map((rule) => rule.maxBytes));
   return {
     'Tus-Version': TUS_VERSION,
     'Tus-Extension': TUS_EXTENSIONS,
-    'Tus-Max-Size': String(largest),
+    'Tus-Max-Size': String(largestUpload(fileTypes)),
     'Tus-Checksum-Algorithm': TUS_CHECKSUM_ALGORITHMS,
   };
 }

@@ -2,22 +2,22 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createSHA256 } from 'hash-wasm';
-import { SESSION_FILE_TYPE } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Clock } from '../core/clock.js';
 import type { Sql } from '../core/database.js';
 import { BLOB_STORE, CLOCK, LOGGER, SQL } from '../core/di.js';
 import { DomainError, invalidField, notFound, unavailable } from '../core/errors.js';
-import { FileIntake, fileTooLarge, ruleForFileName } from '../core/file-intake.js';
-import { type FileRule, FileTypes } from '../core/file-types.js';
+import { FileIntake } from '../core/file-intake.js';
+import type { FileRule } from '../core/file-types.js';
 import type { Logger } from '../core/logger.js';
 import { PendingObjects } from '../core/pending-objects.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { Shutdown } from '../core/shutdown.js';
-import { insufficientStorage, Space } from '../core/space.js';
 import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
-import { checkKeptPath, checkVersion, FilesService } from '../files/service.js';
+import { UploadLimits } from '../core/upload-limits.js';
+import { UploadAdmission } from '../files/admission.js';
+import { FilesService } from '../files/service.js';
 import { MinimumRate, tooSlow } from './minimum-rate.js';
 import { Metrics } from '../core/metrics.js';
 import { PartSink } from './part-sink.js';
@@ -75,8 +75,9 @@ export interface UploadState {
 }
 
 /**
- * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. The bytes pass the
- * same rules (FileIntake) and become a File through FilesService.upload, as a multipart upload does. What
+ * Resumable uploads (tus 1.0.0): the same upload as POST /api/files/upload, in pieces. Its creation is admitted by
+ * the same rules (UploadAdmission), the bytes pass the same checks (FileIntake) and become a File through
+ * FilesService.upload, as a multipart upload's do. What
  * makes them resumable on any instance: the bytes go into a multipart upload of the store (core/store) in
  * parts of its part size, the key being the file's it becomes; the offset, the parts, the tail shorter than a
  * part and the sha256 state live in PostgreSQL, written only once the parts they name are stored (PartSink);
@@ -97,9 +98,9 @@ export class UploadsService {
     @inject(LOGGER) private readonly log: Logger,
     @inject(CLOCK) private readonly clock: Clock,
     @inject(BLOB_STORE) private readonly store: BlobStore,
-    @inject(FileTypes) private readonly fileTypes: FileTypes,
     @inject(ProjectAccess) private readonly access: ProjectAccess,
-    @inject(Space) private readonly space: Space,
+    @inject(UploadAdmission) private readonly admission: UploadAdmission,
+    @inject(UploadLimits) private readonly limits: UploadLimits,
     @inject(Shutdown) private readonly shutdown: Shutdown,
     @inject(FilesService) private readonly files: FilesService,
     @inject(UploadsRepository) private readonly repository: UploadsRepository,
@@ -120,23 +121,12 @@ export class UploadsService {
   }
 
   /**
-   * Every check before any byte: access, type, limit, quota and disk, then the count of incomplete uploads
-   * and the quota again, with the upload's whole length, in the transaction that records it.
+   * Every check before any byte is the upload admission's (files/admission.ts), as for a multipart upload; then
+   * the count of incomplete uploads (tus's own limit) and the quota's final word, with the upload's whole length,
+   * in the transaction that records it.
    */
   async create(principal: Principal, request: NewUploadRequest): Promise<UploadState> {
-    const series = request.versionOf
-      ? await this.files.versionTarget(principal, request.versionOf, { cutId: request.cutId, ifNoneMatch: request.ifNoneMatch })
-      : null;
-    const cutId = series?.cutId ?? request.cutId!;
-    await this.access.require(principal, 'cut', cutId);
-    // With a path (given, or the series'), any other extension is a SESSION file (§16).
-    const withPath = request.path !== null || (series?.path ?? null) !== null;
-    const rule = ruleForFileName(this.rules(), request.fileName, withPath ? this.fileTypes.sessionRule(request.fileName) : null);
-    if (series) checkVersion(series, { type: rule.type });
-    if (series) checkKeptPath(series, request.path);
-    if (request.path !== null) await this.files.requireFreePath(cutId, request.path, series?.seriesId ?? null);
-    if (request.length > rule.maxBytes) throw fileTooLarge(rule);
-    (await this.space.reserve(principal.userId, request.length)).release();
+    const { cutId, series, rule } = await this.admission.announced(principal, request);
     const id = randomUUID();
     const row = await this.sql.begin(async (tx) => {
       await this.repository.lockOwner(tx, principal.userId);
@@ -147,7 +137,7 @@ export class UploadsService {
           { retryAfterSeconds: 60 },
         );
       }
-      await this.space.checkQuotaInTransaction(tx, principal.userId, request.length);
+      await this.admission.checkQuotaInTransaction(tx, principal, request.length);
       return this.repository.insert(
         tx,
         {
@@ -269,7 +259,7 @@ export class UploadsService {
     if (request.declaredBytes !== null && upload.received + request.declaredBytes > upload.length) {
       throw invalidField('Content-Length', `goes past Upload-Length (${upload.length - upload.received} bytes remain)`);
     }
-    const rule = this.ruleOf(upload);
+    const rule = this.admission.ruleOfExtension(upload.extension);
     try {
       const sink = await this.append(lock, upload, rule, request, pace).catch((error: unknown) => {
         this.metrics.uploadsFailed.inc({ protocol: 'tus' });
@@ -317,7 +307,7 @@ export class UploadsService {
     const intake = new FileIntake([rule], rule, { received: start, head: upload.head, hash: null });
     const checksum = request.checksum ? createHash(request.checksum.algorithm) : null;
     // The quota counts the upload's whole length since its creation: its bytes only need room on disk.
-    const reservation = await this.space.reserveDisk(request.declaredBytes ?? upload.length - start);
+    const reservation = await this.limits.reserveDisk(request.declaredBytes ?? upload.length - start);
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         try {
@@ -343,10 +333,7 @@ export class UploadsService {
       await sink.settled();
       if (sink.storeFailure !== null) throw sink.storeFailure;
       if (error instanceof DomainError && error.code !== 'UNAVAILABLE') throw error;
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') {
-        this.space.measureAgain();
-        throw insufficientStorage();
-      }
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') throw this.limits.diskFull();
       // Cut off (the client went away, the connection idled, the server shuts down): keep what arrived.
       if (checksum) throw error;
       if (sink.position > start) {
@@ -426,14 +413,6 @@ export class UploadsService {
     return upload;
   }
 
-  private rules(): FileRule[] {
-    return this.fileTypes.rulesOf(['CUT', 'STEM', 'IMAGE']);
-  }
-
-  /** The rule of the upload's stored extension: one of the table's, else it was created as a SESSION file. */
-  private ruleOf(upload: UploadRow): FileRule {
-    return this.rules().find((candidate) => candidate.extension === upload.extension) ?? { ...SESSION_FILE_TYPE, extension: upload.extension };
-  }
 }
 
 function stateOf(row: UploadRow): UploadState {

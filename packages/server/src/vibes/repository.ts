@@ -1,7 +1,7 @@
 import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import { type Queryable, setChanged } from '../core/database.js';
-import type { DeletedContent } from '../core/disk.js';
+import type { DeletedContent } from '../core/stored-objects.js';
 import { imageUrl, type StoredImage } from '../images/repository.js';
 
 export interface VibeRow {

@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import { type Sql, violatesUniqueIndex } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import { Disk } from '../core/disk.js';
+import { StoredObjects } from '../core/stored-objects.js';
 import { DomainError, forbidden, invalidField, nameTaken, notFound } from '../core/errors.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { CutsRepository } from '../cuts/repository.js';
@@ -34,7 +34,7 @@ export class VibesService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(Images) private readonly images: Images,
-    @inject(Disk) private readonly disk: Disk,
+    @inject(StoredObjects) private readonly objects: StoredObjects,
     @inject(TrashService) private readonly trash: TrashService,
   ) {}
 
@@ -102,7 +102,7 @@ export class VibesService {
       await this.events.publish(tx, projectEvent(principal, projectId, 'vibe.deleted', { vibeId }));
       return { content: deleted, trashedUntil: null };
     });
-    if (content) await this.disk.removeDeleted(content);
+    if (content) await this.objects.removeDeleted(content);
     return trashedUntil;
   }
 

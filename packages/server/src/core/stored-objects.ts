@@ -1,13 +1,12 @@
-import { chmod, lstat, mkdir, readdir, unlink } from 'node:fs/promises';
-import path from 'node:path';
 import { inject, injectable } from 'tsyringe';
 import type { Config } from './config.js';
 import { BLOB_STORE, CONFIG, LOGGER } from './di.js';
 import type { Logger } from './logger.js';
 import type { Clock } from './clock.js';
+import { LocalDataDir } from './local-data-dir.js';
 import { type BlobStore, type ListedObject, storeKeys } from './store/index.js';
 
-/** What a delete leaves to remove on disk once its transaction has committed. */
+/** What a delete leaves to remove in the store once its transaction has committed. */
 export interface DeletedContent {
   /** Stored at key files/<id>.<extension>. */
   files: { id: string; extension: string }[];
@@ -16,73 +15,27 @@ export interface DeletedContent {
 }
 
 /**
- * DATA_DIR's housekeeping, and the removal of stored objects through the BlobStore (core/store), which alone
- * reads and writes stored bytes. With STORAGE=fs they live under DATA_DIR:
- *   files/<id>.<ext>   uploaded files (the row in `files` names them)
- *   images/<name>      project and vibe images (the `image` column names them)
- *   tmp/               uploads in progress; renamed into place once complete; the purge job removes those
- *                      untouched for STRAY_AGE_MS (start-up removes nothing: instances may share DATA_DIR)
- *   resumable/<id>     the multipart uploads of resumable uploads (their id in `resumable_uploads`); they
- *                      outlive a restart, so start-up leaves them; renamed into files/ on completion
- *   orphans/files/, orphans/images/   stored bytes no row refers to, moved there by the `orphans --move`
- *                      command (never automatically); with STORAGE=s3 the keys orphans/files/<id>.<ext>, …
- * Bytes are written to tmp/ first and renamed (same file system, atomic), so a stored path never
- * holds a partial file. Only the server's user can read any of it: files 0600, directories 0700.
+ * The stored objects as the features see them, whichever driver holds them (a local directory, a bucket): the
+ * removals after a commit (never throwing: the purge job retries what failed), and the orphans (objects no row
+ * refers to) listed, moved under orphans/ and purged. Every byte goes through the BlobStore (core/store); the
+ * local directory's own layout and housekeeping are LocalDataDir's.
  */
 @injectable()
-export class Disk {
-  readonly dataDir: string;
-  readonly filesDir: string;
-  readonly imagesDir: string;
-  readonly previewsDir: string;
-  readonly tempDir: string;
-  readonly resumableDir: string;
-  readonly orphansDir: string;
+export class StoredObjects {
+  /** DATA_DIR as the local driver lays it out (its directories also exist, empty, with STORAGE=s3). */
+  readonly local: LocalDataDir;
 
   constructor(
-    @inject(CONFIG) private readonly config: Config,
+    @inject(CONFIG) config: Config,
     @inject(LOGGER) private readonly log: Logger,
     @inject(BLOB_STORE) private readonly store: BlobStore,
   ) {
-    this.dataDir = config.dataDir;
-    this.filesDir = path.join(config.dataDir, 'files');
-    this.imagesDir = path.join(config.dataDir, 'images');
-    this.previewsDir = path.join(config.dataDir, 'previews');
-    this.tempDir = path.join(config.dataDir, 'tmp');
-    this.resumableDir = path.join(config.dataDir, 'resumable');
-    this.orphansDir = path.join(config.dataDir, 'orphans');
+    this.local = new LocalDataDir(config, log);
   }
 
-  /**
-   * Creates the directories and tightens the modes of what is already there (files 0600, directories
-   * 0700), whatever the umask; runs at start-up, before the server listens.
-   */
-  async prepare(): Promise<void> {
-    await mkdir(this.config.dataDir, { recursive: true, mode: PRIVATE_DIR });
-    await chmod(this.config.dataDir, this.dataDirMode());
-    for (const dir of [this.filesDir, this.imagesDir, this.previewsDir, this.tempDir, this.resumableDir, this.orphansDir, ...this.orphanDirs()]) {
-      await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
-      await chmod(dir, PRIVATE_DIR);
-    }
-    for (const dir of [this.filesDir, this.imagesDir, this.previewsDir, ...this.orphanDirs()]) {
-      for (const name of await readdir(dir)) {
-        const entry = path.join(dir, name);
-        if ((await lstat(entry)).isFile()) await chmod(entry, PRIVATE_FILE);
-      }
-    }
-  }
-
-  /**
-   * 0700, except where the embedded PostgreSQL runs as the `postgres` user (the server runs as root): that
-   * user must traverse DATA_DIR to reach its database directory, so DATA_DIR is 0711 (no listing, no reading).
-   */
-  private dataDirMode(): number {
-    return this.config.databaseUrl === null && process.getuid?.() === 0 ? 0o711 : PRIVATE_DIR;
-  }
-
-  /** orphans/files, orphans/images and orphans/previews: an orphan keeps the name it had, so it can be moved back. */
-  private orphanDirs(): string[] {
-    return [this.filesDir, this.imagesDir, this.previewsDir].map((dir) => path.join(this.orphansDir, path.basename(dir)));
+  /** Where `moveOrphans` puts the local driver's orphans: DATA_DIR/orphans (keys orphans/… in a bucket). */
+  get orphansDir(): string {
+    return this.local.orphansDir;
   }
 
   /**
@@ -117,24 +70,6 @@ export class Disk {
   /** Whether the object at `key` exists; rejects when the store cannot tell (the purge job tries again). */
   async exists(key: string): Promise<boolean> {
     return (await this.store.head(key)) !== null;
-  }
-
-  /**
-   * Removes the local directory's temporary uploads (tmp/, where the fs driver writes before its rename)
-   * untouched for `ageMs` (their server died mid-upload) and answers how many. Younger ones may be uploads in
-   * flight on any instance sharing DATA_DIR.
-   */
-  async removeStaleTemp(ageMs: number): Promise<number> {
-    let removed = 0;
-    for (const file of await this.filesIn(this.tempDir, ageMs)) {
-      try {
-        await unlink(path.join(this.config.dataDir, file.path));
-        removed++;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.log.error('could not remove a temporary upload', { path: file.path, error });
-      }
-    }
-    return removed;
   }
 
   /**
@@ -207,27 +142,6 @@ export class Disk {
   async purgeOrphans(orphans: ListedObject[]): Promise<void> {
     for (const orphan of orphans) await this.store.delete(orphan.key);
   }
-
-  /** The files in `dir` unchanged for `minAgeMs`, relative to DATA_DIR; none when `dir` does not exist. */
-  private async filesIn(dir: string, minAgeMs: number): Promise<StoredFile[]> {
-    const changedBefore = Date.now() - minAgeMs;
-    const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return [];
-      throw error;
-    });
-    const found: StoredFile[] = [];
-    for (const name of names.sort()) {
-      const info = await lstat(path.join(dir, name)).catch(() => null);
-      if (info?.isFile() && info.mtimeMs <= changedBefore) found.push({ path: path.relative(this.config.dataDir, path.join(dir, name)), size: info.size });
-    }
-    return found;
-  }
-}
-
-/** A file under DATA_DIR: its path relative to DATA_DIR, and its size. */
-interface StoredFile {
-  path: string;
-  size: number;
 }
 
 /** What refers to stored keys: rows, and the pending_objects ledger. */
@@ -261,5 +175,3 @@ export interface Orphans {
  */
 export const STRAY_AGE_MS = 24 * 60 * 60 * 1000;
 
-const PRIVATE_FILE = 0o600;
-const PRIVATE_DIR = 0o700;
