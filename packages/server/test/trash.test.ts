@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, type Api, expectStatus, PNG_BYTES, seedProject, type User } from './authz/fixture.js';
 import { analysed, previewed, sampleBytes, toneWav, upload, uploadForm } from './support/files.js';
 import { call, client } from './support/http.js';
+import { startLoggedServer } from './support/logged-server.js';
 import { startTestServer, TestClock, type TestServer } from './support/server.js';
 
 // §21 Trash: deletes move things to the trash, invisible everywhere, restorable with no byte copied,
@@ -275,6 +276,28 @@ describe('purge at trashedUntil', () => {
     } finally {
       await second.close();
       await first.close();
+    }
+  });
+});
+
+describe('a purge while the file is analysed', () => {
+  it('logs no error: the analysis finds its file purged and says so at info', async () => {
+    const logged = await startLoggedServer({ SCRYPT_LOG_N: '4' });
+    try {
+      const loggedApi = client(logged.url);
+      const uploader = await loggedApi.register();
+      // Purged at ever later moments of the file's analysis: some purge lands while its bytes are read.
+      for (let round = 0; round < 25; round += 1) {
+        const project = await seedProject(loggedApi, uploader.accessToken, `Take ${round}`);
+        await expectStatus(upload(loggedApi, uploader.accessToken, project.cutId, 'take.wav', toneWav(2)), 201);
+        await new Promise((resolve) => setTimeout(resolve, round * 20));
+        await expectStatus(loggedApi.request('DELETE', `/api/cuts/${project.cutId}`, { token: uploader.accessToken }), 200);
+        await expectStatus(loggedApi.request('DELETE', `/api/trash/cut/${project.cutId}`, { token: uploader.accessToken }), 202);
+      }
+      await expect.poll(async () => (await loggedApi.request('GET', '/api/health')).status).toBe(200);
+      expect(logged.output().split('\n').filter((line) => /"level":"(error|fatal)"/.test(line))).toEqual([]);
+    } finally {
+      await logged.stop();
     }
   });
 });

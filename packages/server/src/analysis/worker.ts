@@ -99,8 +99,11 @@ export class AnalysisJobs {
         this.log.info('analysis failed', { fileId, reason: outcome.reason });
         return { ...none, analysis: 'failed' };
       case 'unreadable':
-        // Nothing to analyse (deleted meanwhile, a disk error), and retrying a missing file would hold the queue.
-        this.log.error('analysis could not read the stored file', { fileId, reason: outcome.reason });
+        // Nothing to analyse, and retrying a missing file would hold the queue. A file purged meanwhile (its
+        // trash emptied while it was read) is no fault of anyone's; a file still there is (a disk error, a
+        // store that lost it), and the admin hears of it.
+        if (await this.repository.file(this.sql, fileId)) this.log.error('analysis could not read the stored file', { fileId, reason: outcome.reason });
+        else this.log.info('analysis ended: the file was purged while it was read', { fileId });
         return { ...none, analysis: 'failed' };
     }
   }
