@@ -42,24 +42,36 @@ const lazyBuiltins: Plugin = {
 // Dependencies are bundled (@napi-rs/keyring aside: it loads a native binary from a package of its own):
 // resolving and loading hundreds of small files from node_modules (undici, ajv under conf) was a third of
 // `band project list`'s start-up. The bundle's CommonJS parts need `require`, which an ES module does not
-// have: the banner provides it.
-export default defineConfig({
-  // The keychain worker is a file of its own: a worker thread is started from a file. answers writes what band.ts
-  // answers without loading a command group (the version, the root help, completion scripts), once the build is done.
-  entry: { band: 'src/band.ts', 'keychain-worker': 'src/keychain-worker.ts', answers: 'src/answers.ts' },
-  onSuccess: 'node dist/answers.js',
-  format: ['esm'],
-  target: 'node22',
-  clean: true,
-  sourcemap: true,
-  splitting: true,
-  noExternal: [/^(?!@napi-rs\/keyring$)/],
-  external: ['@napi-rs/keyring'],
-  // tsup's own plugin would mark every `node:` import external before lazyBuiltins sees it (the others stay
-  // external with their `node:`).
-  removeNodeProtocol: false,
-  esbuildPlugins: [lazyBuiltins],
-  banner: {
-    js: "#!/usr/bin/env node\nimport { createRequire as __bandCreateRequire } from 'node:module';\nconst require = __bandCreateRequire(import.meta.url);",
+// have: the banner provides it. `pnpm build` empties dist/ first (the two builds below write it side by side).
+export default defineConfig([
+  {
+    // run.js is what band.cjs imports for every command; the keychain worker is a file of its own (a worker
+    // thread is started from a file); answers writes what band.cjs answers without loading a command group (the
+    // version, the root help, completion scripts), once the build is done.
+    entry: { run: 'src/run.ts', 'keychain-worker': 'src/keychain-worker.ts', answers: 'src/answers.ts' },
+    onSuccess: 'node dist/answers.js',
+    format: ['esm'],
+    target: 'node22',
+    sourcemap: true,
+    splitting: true,
+    noExternal: [/^(?!@napi-rs\/keyring$)/],
+    external: ['@napi-rs/keyring'],
+    // tsup's own plugin would mark every `node:` import external before lazyBuiltins sees it (the others stay
+    // external with their `node:`).
+    removeNodeProtocol: false,
+    esbuildPlugins: [lazyBuiltins],
+    banner: {
+      js: "#!/usr/bin/env node\nimport { createRequire as __bandCreateRequire } from 'node:module';\nconst require = __bandCreateRequire(import.meta.url);",
+    },
   },
-});
+  {
+    // The entry, CommonJS (src/band.cts says why): Node's modules and run.js, which it imports, stay outside it.
+    entry: { band: 'src/band.cts' },
+    format: ['cjs'],
+    target: 'node22',
+    sourcemap: true,
+    external: ['./run.js'],
+    outExtension: () => ({ js: '.cjs' }),
+    banner: { js: '#!/usr/bin/env node' },
+  },
+]);

@@ -24,7 +24,7 @@ import { call, report, round, start } from '../../server/bench/support.mjs';
 import { promisify } from 'node:util';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const band = path.resolve(here, '../dist/band.js');
+const band = path.resolve(here, '../dist/band.cjs');
 const serverMain = path.resolve(here, '../../server/dist/main.js');
 const bareUpload = path.resolve(here, '../../sdk/bench/bare-upload-peak-rss.mjs');
 const bareProjectList = path.resolve(here, 'bare-project-list.mjs');

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { median, memory, report, round, start } from '../../server/bench/support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const band = path.resolve(here, '../dist/band.js');
+const band = path.resolve(here, '../dist/band.cjs');
 const serverMain = path.resolve(here, '../../server/dist/main.js');
 const ioProbe = path.resolve(here, '../test/support/io-probe.mjs');
 const MiB = 1024 * 1024;

@@ -1,4 +1,4 @@
-// Run by the build (tsup's onSuccess): writes to dist/answers/ what band.ts answers without loading commander, a
+// Run by the build (tsup's onSuccess): writes to dist/answers/ what band.cts answers without loading commander, a
 // command group or the SDK — the version, the root help and the completion scripts — so those answers cost
 // little more than Node's own start. test/startup.test.ts checks they are what a whole run answers.
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // Shell completion scripts for bash, zsh and fish, made from the command tree (completion-tree.ts) by the build,
-// which writes each to dist/answers/completion.<shell> (answers.ts): band.ts prints one without loading a command
+// which writes each to dist/answers/completion.<shell> (answers.ts): band.cts prints one without loading a command
 // group, and a whole run's `band completion` prints the same file. test/startup.test.ts checks that the written
 // scripts are the live tree's.
 import { readFileSync } from 'node:fs';

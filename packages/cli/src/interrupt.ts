@@ -1,4 +1,4 @@
-// What band says when Ctrl-C stops it: band.ts exits at once on SIGINT, so work that a later run can
+// What band says when Ctrl-C stops it: band.cts exits at once on SIGINT, so work that a later run can
 // continue (an upload) leaves the sentence here while it runs.
 let hint: string | undefined;
 

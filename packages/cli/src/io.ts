@@ -1,5 +1,5 @@
 // What band takes from the machine it runs on: its streams, environment, working directory, clock, browser
-// and keychain. One Io is made in band.ts (systemIo) and handed to every command group, so no command reads
+// and keychain. One Io is made in band.cts (systemIo) and handed to every command group, so no command reads
 // `process` itself and tests run commands in-process with their own streams, environment and keychain.
 import { spawn } from 'node:child_process';
 import os from 'node:os';

@@ -2,7 +2,7 @@
 // others appear in help as one-line stubs): not the SDK (undici), conf, or the other groups until a command
 // runs. Everything it reads and writes goes through the Io of the factory it is given, and every SDK client it
 // makes comes from that factory. `band --version`, `band --help` and `band completion` are answered before
-// this file loads (band.ts).
+// this file loads (band.cts).
 import { CommanderError } from 'commander';
 import { CliError, EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import type { Factory } from './factory.js';

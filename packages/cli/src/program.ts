@@ -1,5 +1,5 @@
 // The root of band's command line: the groups, the global flags and the root help. The build writes the root
-// help from here (answers.ts), which band.ts prints without loading commander; main.ts builds every run's program
+// help from here (answers.ts), which band.cts prints without loading commander; main.ts builds every run's program
 // from the same pieces.
 import { Command } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
@@ -86,7 +86,7 @@ export function buildProgram(io: { stdout: HelpOutput; stderr: HelpOutput }): Co
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      // At most 80 columns, as band.ts answers `band --help` from the text the build wrote at 80.
+      // At most 80 columns, as band.cts answers `band --help` from the text the build wrote at 80.
       getOutHelpWidth: () => Math.min(HELP_WIDTH, io.stdout.isTTY ? (io.stdout.columns ?? HELP_WIDTH) : HELP_WIDTH),
       getErrHelpWidth: () => Math.min(HELP_WIDTH, io.stderr.isTTY ? (io.stderr.columns ?? HELP_WIDTH) : HELP_WIDTH),
       // band's help has no styles; commander would otherwise ask process.stdout.

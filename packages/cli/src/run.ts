@@ -1,4 +1,4 @@
-// One band process (band.ts starts it): band on this process's streams, environment and clock (systemIo),
+// One band process (band.cts starts it): band on this process's streams, environment and clock (systemIo),
 // with the SDK's clients.
 import { setFlagsFromString } from 'node:v8';
 import { EXIT } from './exit-codes.js';

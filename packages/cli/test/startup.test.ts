@@ -93,15 +93,15 @@ describe('what `band project list` loads of Node', () => {
 });
 
 describe('the fast path', () => {
-  // What band.ts answers from the files the build wrote, before commander, any command group, the SDK or band's
+  // What band.cts answers from the files the build wrote, before commander, any command group, the SDK or band's
   // I/O loads: a module loaded here is a start-up regression, caught without timing anything (the ratios to
   // `node -e 0` are in `pnpm bench`).
 
   it.each([[['--version']], [['-V']], [['--help']], [['-h']], [['help']], [['completion', 'bash']], [['completion', 'zsh']], [['completion', 'fish']]])(
-    '`band %s` loads band.ts only: its answer is a file the build wrote',
+    '`band %s` loads band.cts only: its answer is a file the build wrote',
     async (args) => {
       const { loaded } = await loadedBy(args);
-      expect(loaded.filter((url) => url.startsWith('file:')).map((url) => path.basename(fileURLToPath(url)))).toEqual(['band.js']);
+      expect(loaded.filter((url) => url.startsWith('file:')).map((url) => path.basename(fileURLToPath(url)))).toEqual(['band.cjs']);
     },
   );
 
@@ -123,7 +123,7 @@ describe('the fast path', () => {
 });
 
 describe('compile cache', () => {
-  // `project list --help`: it loads several modules (commander, program.ts, the group), where `--version` loads band.ts alone.
+  // `project list --help`: it loads several modules (commander, program.ts, the group), where `--version` loads band.cts alone.
   const startBand = (env: Record<string, string>, args = ['project', 'list', '--help']) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [BAND, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, ...env } });

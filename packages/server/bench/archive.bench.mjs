@@ -18,7 +18,7 @@ import { call, measure, median, report, round, start } from './support.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverMain = path.resolve(here, '../dist/main.js');
-const band = path.resolve(here, '../../cli/dist/band.js');
+const band = path.resolve(here, '../../cli/dist/band.cjs');
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
 const FILES = Number(process.env.BENCH_ARCHIVE_FILES ?? 8);

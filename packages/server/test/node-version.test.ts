@@ -8,7 +8,7 @@ import { expect, it } from 'vitest';
 const OLDER_NODE = fileURLToPath(new URL('./support/older-node.mjs', import.meta.url));
 const ENTRIES = {
   'bandcollab-server': fileURLToPath(new URL('../dist/main.js', import.meta.url)),
-  band: fileURLToPath(new URL('../../cli/dist/band.js', import.meta.url)),
+  band: fileURLToPath(new URL('../../cli/dist/band.cjs', import.meta.url)),
 };
 
 for (const [name, entry] of Object.entries(ENTRIES)) {

@@ -1,4 +1,4 @@
-// `band completion <shell>`: band.ts answers a known shell before this group loads; this is its help, and
+// `band completion <shell>`: band.cts answers a known shell before this group loads; this is its help, and
 // the answer to a shell band has no script for.
 import type { Command } from 'commander';
 import { isCompletionShell, printCompletion } from '../completion-scripts.js';

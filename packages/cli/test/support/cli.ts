@@ -11,7 +11,7 @@ import type { Io } from '../../src/io.js';
 import { runBand as runBandInProcess } from '../../src/main.js';
 
 /** The built binary, for the end-to-end tests that run what users run. */
-export const BAND = fileURLToPath(new URL('../../dist/band.js', import.meta.url));
+export const BAND = fileURLToPath(new URL('../../dist/band.cjs', import.meta.url));
 
 export interface RunResult {
   exitCode: number | null;

@@ -1,14 +1,16 @@
-// The entry point. What needs no command group, no SDK and none of band's I/O — the version, the root help, a
-// completion script — is a file the build wrote (answers.ts), printed at about Node's own start-up cost. Every
-// other run turns on Node's compile cache and loads run.ts: Node keeps the V8 code of band's modules in band's
-// cache directory, so a start reads it instead of compiling them again (about 7 ms of `band project list`'s
-// 80-110 ms of CPU). test/startup.test.ts lists what each may load.
-import { readFileSync } from 'node:fs';
-import nodeModule from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
+// The entry point, a CommonJS file: Node starts one without its ES module loader, which costs a plain ES
+// module script about a tenth of `node -e 0` on Node 22 before its first line runs. What needs no command
+// group, no SDK and none of band's I/O — the version, the root help, a completion script — is a file the
+// build wrote (answers.ts), printed at about Node's own start-up cost. Every other run turns on Node's compile
+// cache and imports run.js, band's ES modules: Node keeps their V8 code in band's cache directory, so a start
+// reads it instead of compiling them again (about 7 ms of `band project list`'s 80-110 ms of CPU).
+// test/startup.test.ts lists what each may load.
+import fs = require('node:fs');
+import nodeModule = require('node:module');
+import os = require('node:os');
+import path = require('node:path');
 
-// Before anything that an older Node cannot load (Node 20 has no enableCompileCache): one line, and out.
+// Before anything that an older Node cannot run (Node 20 has no enableCompileCache): one line, and out.
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
   process.stderr.write(`band needs Node.js 22.19 or newer; this is v${process.versions.node} (${process.execPath})\n`);
@@ -36,9 +38,10 @@ const answer = ANSWERS[process.argv.slice(2).join(' ')];
 // The help was written 80 columns wide; a narrower terminal gets it from commander, wrapped to its width.
 const fits = answer !== 'help' || !process.stdout.isTTY || process.stdout.columns >= 80;
 if (answer !== undefined && fits) {
-  process.stdout.write(readFileSync(new URL(`./answers/${answer}`, import.meta.url)));
+  process.stdout.write(fs.readFileSync(path.join(__dirname, 'answers', answer)));
 } else {
   // Where the cache cannot be made (a read-only home), Node says so in the answer and band runs without it.
   nodeModule.enableCompileCache(path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'band', 'compile'));
-  await import('./run.js');
+  // A failure to load is an unhandled rejection: Node prints it and exits 1.
+  void import('./run.js');
 }
