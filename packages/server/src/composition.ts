@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { CUT_ANALYSED } from './analysis/worker.js';
 import type { Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Database } from './core/database.js';
@@ -10,6 +11,7 @@ import { Metrics } from './core/metrics.js';
 import { Shutdown } from './core/shutdown.js';
 import { Space } from './core/space.js';
 import type { BlobStore } from './core/store/blob-store.js';
+import { PreviewsRepository } from './previews/repository.js';
 import { ProjectsRepository, toUpdatedProject } from './projects/repository.js';
 import { IMAGE_OWNERS } from './trash/service.js';
 import { toVibe, VibesRepository } from './vibes/repository.js';
@@ -50,6 +52,7 @@ export function compose({ config, log, database, clock, store, signingSecret }: 
   container.registerSingleton(Space);
   container.register(JobsRepository, { useValue: new JobsRepository(database.sql) });
   // Lower features are handed what they may not import from the features above them.
+  container.register(CUT_ANALYSED, { useToken: PreviewsRepository });
   container.register(IMAGE_OWNERS, {
     useFactory: (pieces) => {
       const projects = pieces.resolve(ProjectsRepository);

@@ -1,7 +1,7 @@
 import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { type Principal, reaches, requireEveryProject } from '../core/auth-guard.js';
-import { ReviewGate } from '../comments/review-gate.js';
+import { ReviewGate } from '../files/review-gate.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { Disk } from '../core/disk.js';
