@@ -5,7 +5,7 @@ export default defineConfig({
   // so is the preview encoder (dist/previews/, bench/previews.bench.mjs).
   // So is the analysis job, which the server runs in a worker thread (src/analysis/isolated.ts), and the job
   // queue, which its benchmark (bench/jobs.bench.mjs) runs with no-op handlers of its own.
-  entry: ['src/main.ts', 'src/analysis/index.ts', 'src/analysis/job.ts', 'src/previews/encode.ts', 'src/core/jobs.ts', 'src/core/jobs-repository.ts'],
+  entry: ['src/main.ts', 'src/analysis/index.ts', 'src/analysis/job.ts', 'src/analysis/preview-encode.ts', 'src/core/jobs.ts', 'src/core/jobs-repository.ts'],
   format: ['esm'],
   target: 'node22',
   clean: true,

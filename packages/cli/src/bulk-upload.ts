@@ -7,10 +7,10 @@ import type { Context } from './context.js';
 import { toCliError } from './errors.js';
 import { sha256OfFile } from './file-hash.js';
 import { runJobs } from './jobs.js';
-import { withInterruptHint } from './interrupt.js';
+import { UPLOAD_RESUME_HINT, withInterruptHint } from './interrupt.js';
 import type { LocalFile } from './globs.js';
 import { formatBytes } from './render.js';
-import { alreadyOnCutView, resumeHintView, unchangedView } from './views/files.js';
+import { alreadyOnCutView, unchangedView } from './views/files.js';
 
 export interface UploadOptions {
   jobs: number;
@@ -94,7 +94,7 @@ export async function uploadFiles(ctx: Context, cut: CutWithFiles, files: LocalF
     }
   };
   try {
-    const errors = await withInterruptHint(resumeHintView(), () =>
+    const errors = await withInterruptHint(UPLOAD_RESUME_HINT, () =>
       runJobs(sending, options.jobs, async ({ file, index }) => {
         results[index] = await uploadOne(file);
       }),

@@ -11,7 +11,7 @@ import { Clients, type TokenSource } from './clients.js';
 import type { Factory } from './factory.js';
 import type { Io } from './io.js';
 import { type Libraries, loadedLibraries, loadLibraries } from './libraries.js';
-import { Logins } from './logins.js';
+import { Logins, type SavedSignIn } from './logins.js';
 import { Output } from './render.js';
 import { configDirectory, originOf, type ProfileSettings, type ProfileUser, SettingsFile } from './settings.js';
 
@@ -117,8 +117,8 @@ export class Context {
     return this.clients.signedIn();
   }
 
-  /** Stores a fresh sign-in for this profile on this server, which becomes the profile's default. */
-  saveSignIn(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
+  /** Stores a fresh sign-in for this profile on this server, which becomes the profile's default unless another server logged in to is. */
+  saveSignIn(pair: TokenPair, user: ProfileUser): Promise<SavedSignIn> {
     return this.logins.save(pair, user);
   }
 

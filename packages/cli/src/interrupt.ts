@@ -2,6 +2,9 @@
 // continue (an upload) leaves the sentence here while it runs.
 let hint: string | undefined;
 
+/** What Ctrl-C during an upload (band file upload, band push) prints after "interrupted: ". */
+export const UPLOAD_RESUME_HINT = 'run the same command again to finish the upload (a large file resumes where it stopped)';
+
 /** Runs `work` with `sentence` as what Ctrl-C prints while it runs. */
 export async function withInterruptHint<T>(sentence: string, work: () => Promise<T>): Promise<T> {
   hint = sentence;

@@ -17,7 +17,6 @@ import type { Io } from './io.js';
 import { adoptLegacyLogin, type ProfileSettingsAccess } from './legacy-login.js';
 import type { Output } from './render.js';
 import { originOf, type ProfileUser } from './settings.js';
-import { defaultKeptView } from './views/auth.js';
 
 /** What a login depends on (of the run's Context): which profile, which server, the settings and the machine. */
 interface LoginScope extends ProfileSettingsAccess {
@@ -30,15 +29,21 @@ interface LoginScope extends ProfileSettingsAccess {
   readonly origin: string;
 }
 
+/** Where a sign-in was stored, and the default server it left in place when that is another one. */
+export interface SavedSignIn {
+  store: CredentialStore;
+  keptDefault: string | undefined;
+}
+
 export class Logins {
   constructor(private readonly ctx: LoginScope) {}
 
   /**
    * Stores a fresh sign-in (login, register, web login) for this profile on this server; logins on other
    * servers stay. This server becomes the profile's default unless the default is another server logged in
-   * to: that one stays (`band auth use` switches), and the user is told so.
+   * to: that one stays (`band auth use` switches), and the answer names it for the command to tell the user.
    */
-  async save(pair: TokenPair, user: ProfileUser): Promise<CredentialStore> {
+  async save(pair: TokenPair, user: ProfileUser): Promise<SavedSignIn> {
     // The pair of an earlier login here goes, wherever it was (a keychain that is gone now is no reason to fail).
     const previous = await this.store().catch(() => null);
     await previous?.remove().catch(() => undefined);
@@ -52,8 +57,7 @@ export class Logins {
       logins: { ...logins, [this.ctx.origin]: { credentialStore: store.kind, user } },
       keychainFallback,
     });
-    if (keptDefault) this.ctx.out.notice(defaultKeptView(keptDefault, this.ctx.apiUrl));
-    return store;
+    return { store, keptDefault };
   }
 
   /** Forgets this profile's login on this server (its tokens must be removed first). */

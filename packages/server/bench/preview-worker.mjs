@@ -1,4 +1,4 @@
-// Makes one preview with the built encoder (dist/previews/encode.js) and prints its own figures as JSON: wall
+// Makes one preview with the built encoder (dist/analysis/preview-encode.js) and prints its own figures as JSON: wall
 // and CPU time (every thread of the process, the encoder's own included), and the peak RSS growth during it
 // (VmHWM after, minus VmRSS before, with the high-water mark reset just before).
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { analyzeAudio } = await import(path.resolve(here, '../dist/analysis/index.js'));
-const { encodePreview } = await import(path.resolve(here, '../dist/previews/encode.js'));
+const { encodePreview } = await import(path.resolve(here, '../dist/analysis/preview-encode.js'));
 const [file, extension, out] = process.argv.slice(2);
 
 const analysed = await analyzeAudio(file, extension);

@@ -175,12 +175,13 @@ async function resetPassword(config: Config, email: string): Promise<number> {
     const pieces = on(config, database);
     const passwordHash = await pieces.resolve(Passwords).hash(oneTimePassword, { account: 'reset-password command' });
     const accounts = pieces.resolve(AccountsRepository);
+    const users = pieces.resolve(AuthRepository);
     const sessions = pieces.resolve(SessionsRepository);
     const tokens = pieces.resolve(TokensRepository);
     const revokedTokens = await database.sql.begin(async (tx) => {
       const userId = await accounts.findIdByEmail(tx, email.trim().toLowerCase());
       if (userId === null) return null;
-      await accounts.setPassword(tx, userId, passwordHash, true);
+      await users.setPassword(tx, userId, passwordHash, true);
       await sessions.revokeAllOfUser(tx, userId);
       return tokens.deleteAllOf(tx, userId);
     });

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { CUT_ANALYSED } from './analysis/worker.js';
 import type { Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Database } from './core/database.js';
@@ -10,6 +11,10 @@ import { Metrics } from './core/metrics.js';
 import { Shutdown } from './core/shutdown.js';
 import { Space } from './core/space.js';
 import type { BlobStore } from './core/store/blob-store.js';
+import { PreviewsRepository } from './previews/repository.js';
+import { ProjectsRepository, toUpdatedProject } from './projects/repository.js';
+import { IMAGE_OWNERS } from './trash/service.js';
+import { toVibe, VibesRepository } from './vibes/repository.js';
 
 /** What every piece is built from: the values opened before anything is wired. */
 export interface Opened {
@@ -46,5 +51,17 @@ export function compose({ config, log, database, clock, store, signingSecret }: 
   container.registerSingleton(Shutdown);
   container.registerSingleton(Space);
   container.register(JobsRepository, { useValue: new JobsRepository(database.sql) });
+  // Lower features are handed what they may not import from the features above them.
+  container.register(CUT_ANALYSED, { useToken: PreviewsRepository });
+  container.register(IMAGE_OWNERS, {
+    useFactory: (pieces) => {
+      const projects = pieces.resolve(ProjectsRepository);
+      const vibes = pieces.resolve(VibesRepository);
+      return {
+        project: async (tx, projectId, userId) => toUpdatedProject((await projects.findForUser(tx, projectId, userId))!),
+        vibe: async (tx, vibeId) => toVibe((await vibes.find(tx, vibeId))!),
+      };
+    },
+  });
   return container;
 }

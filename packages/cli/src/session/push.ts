@@ -7,10 +7,9 @@ import type { BandClient, FileRecord } from '@bandcollab/sdk';
 import type { Context } from '../context.js';
 import { toCliError } from '../errors.js';
 import { CliError, EXIT } from '../exit-codes.js';
-import { withInterruptHint } from '../interrupt.js';
+import { UPLOAD_RESUME_HINT, withInterruptHint } from '../interrupt.js';
 import { runJobs } from '../jobs.js';
 import { formatBytes, formatTime } from '../render.js';
-import { resumeHintView } from '../views/files.js';
 import { readFolder, type SessionOptions } from './folder.js';
 import { type Manifest, type ManifestEntry, sameFiles, writeManifest } from './manifest.js';
 import { serverPath } from './paths.js';
@@ -41,7 +40,7 @@ export async function pushFolder(ctx: Context, client: BandClient, dir: string, 
     const uploads = actions.filter((action): action is Upload => action.action === 'upload');
     const progress = await ctx.out.transfers('pushing', uploads.length, uploads.reduce((sum, action) => sum + action.local.size, 0));
     try {
-      const errors = await withInterruptHint(resumeHintView(), () =>
+      const errors = await withInterruptHint(UPLOAD_RESUME_HINT, () =>
         runJobs(uploads, options.jobs, async (action) => {
           const bar = progress.start(action.path, action.local.size);
           try {

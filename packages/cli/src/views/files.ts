@@ -179,11 +179,6 @@ export function alreadyOnCutView(localName: string, cut: { name: string }): stri
   return `${localName} is already on cut ${cut.name} (the same content): skipped; --duplicate uploads it again`;
 }
 
-/** What Ctrl-C during an upload prints after "interrupted: ". */
-export function resumeHintView(): string {
-  return 'run the same command again to finish the upload (a large file resumes where it stopped)';
-}
-
 /** The summary line of a bulk upload. */
 export function uploadSummaryView(fileCount: number, report: UploadReport): string {
   const uploaded = fileCount - report.skipped - report.failures.length;

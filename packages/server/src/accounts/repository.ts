@@ -36,11 +36,6 @@ export class AccountsRepository {
     return row!;
   }
 
-  /** Sets a password hash; `changeRequired` marks it one-time (reset-password). */
-  async setPassword(tx: Queryable, userId: string, passwordHash: string, changeRequired: boolean): Promise<void> {
-    await tx`update users set password_hash = ${passwordHash}, password_change_required = ${changeRequired} where id = ${userId}`;
-  }
-
   async findIdByEmail(tx: Queryable, email: string): Promise<string | null> {
     const [row] = await tx<{ id: string }[]>`select id from users where email = ${email}`;
     return row?.id ?? null;

@@ -92,7 +92,7 @@ export class AccountsService {
     const passwordHash = await this.passwords.hash(input.newPassword, { account: principal.userId });
     const revokedTokens = await this.sql.begin(async (tx) => {
       await this.lock(tx, principal.userId);
-      await this.accounts.setPassword(tx, principal.userId, passwordHash, false);
+      await this.users.setPassword(tx, principal.userId, passwordHash, false);
       await this.sessions.revokeAllOfUser(tx, principal.userId, principal.sessionId);
       return input.revokeTokens ? this.tokens.deleteAllOf(tx, principal.userId) : 0;
     });

@@ -1,5 +1,5 @@
 // One streamed decode of an audio file, shared by the analysis (./analyze.ts) and the listening previews
-// (../previews/encode.ts): the bytes go through a decoder (./decoders.ts) slice by slice and each decoded chunk
+// (./preview-encode.ts): the bytes go through a decoder (./decoders.ts) slice by slice and each decoded chunk
 // is handed on, then dropped, so memory does not grow with the duration.
 import type { Readable } from 'node:stream';
 import { localFileSource } from '../core/store/fs-store.js';

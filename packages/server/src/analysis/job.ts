@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
 import { type BlobStore, createBlobStore, objectSource, storeKeys } from '../core/store/index.js';
-import { DurationUnknown, encodePreview, type PreviewFacts } from '../previews/encode.js';
+import { DurationUnknown, encodePreview, type PreviewFacts } from './preview-encode.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
 import { analyzeStems, type StemsAnalysis } from './stems.js';

@@ -1,7 +1,12 @@
-import type { AnalysisStatus, FileType, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileType, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable, Tx } from '../core/database.js';
-import { STEM_ENTRIES_IN_RECORD, type StoredAudio } from '../files/repository.js';
+
+/** A file's AudioInfo as analysis stores it: the peaks URL is derived from the file's id. */
+export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
+
+/** How many of a STEM ZIP's entries its File record lists; the rest are paged from GET /api/files/:id/entries. */
+export const STEM_ENTRIES_IN_RECORD = 100;
 
 /** 5 parameters a row: well under PostgreSQL's 65,535 parameters a statement. */
 const ENTRY_ROWS_PER_INSERT = 5000;

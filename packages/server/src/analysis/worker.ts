@@ -4,7 +4,7 @@
 // analysis (the queue queues its job again); a job that fails otherwise is retried by the queue, and on its
 // last attempt, or at once when the database refuses the result itself, its file is `failed`.
 import postgres from 'postgres';
-import { inject, injectable } from 'tsyringe';
+import { inject, injectable, type InjectionToken } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import type { Sql, Tx } from '../core/database.js';
 import { CONFIG, LOGGER, SQL } from '../core/di.js';
@@ -14,11 +14,21 @@ import { Metrics } from '../core/metrics.js';
 import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
-import { enqueuePreview, PreviewsRepository } from '../previews/repository.js';
 import { AnalysisThread, analysisBudgetSeconds } from './isolated.js';
 import { type AnalysisResult, AnalysisRepository, type FileToAnalyse } from './repository.js';
 
 const FAILED: AnalysisResult = { analysis: 'failed', audio: null, stems: null, peaks: null };
+
+/**
+ * What follows the analysis of a CUT: its listening preview (§20), which needs the duration measured here. The
+ * previews feature stands above the analysis (its jobs run in the analysis thread), so the composition root
+ * passes it in.
+ */
+export interface CutAnalysed {
+  /** Runs in the transaction that stores the analysis, `analysis` being how it ended. */
+  cutAnalysed(tx: Tx, fileId: string, uploadedBy: string | null, analysis: AnalysisResult['analysis']): Promise<void>;
+}
+export const CUT_ANALYSED: InjectionToken<CutAnalysed> = Symbol('CutAnalysed');
 
 @injectable()
 export class AnalysisJobs {
@@ -32,7 +42,7 @@ export class AnalysisJobs {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(AnalysisRepository) private readonly repository: AnalysisRepository,
     @inject(Space) private readonly space: Space,
-    @inject(PreviewsRepository) private readonly previews: PreviewsRepository,
+    @inject(CUT_ANALYSED) private readonly followUp: CutAnalysed,
     @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
@@ -67,8 +77,7 @@ export class AnalysisJobs {
   private async complete(tx: Tx, fileId: string, file: FileToAnalyse, result: AnalysisResult): Promise<void> {
     const { projectId, cutId, uploader } = file;
     if (!(await this.repository.finish(tx, fileId, result))) return;
-    if (file.type === 'CUT' && result.analysis === 'done') await enqueuePreview(tx, fileId, uploader?.id ?? null);
-    else if (file.type === 'CUT') await this.previews.finish(tx, fileId, { preview: 'failed' });
+    if (file.type === 'CUT') await this.followUp.cutAnalysed(tx, fileId, uploader?.id ?? null, result.analysis);
     // A deleted account's file is analysed all the same, without an event (an event needs an actor).
     if (uploader) await this.events.publish(tx, { type: 'file.analyzed', projectId, actor: uploader, data: { fileId, cutId, analysis: result.analysis } });
   }

@@ -11,7 +11,6 @@ import { DomainError, invalidField } from '../core/errors.js';
 import { addressKey, networkOf } from '../core/networks.js';
 import { SessionCache } from '../core/session-cache.js';
 import { hashToken, randomToken } from '../core/tokens.js';
-import { AccountsRepository } from '../accounts/repository.js';
 import { Mailer, type MailContent } from '../email/mailer.js';
 import { passwordResetMail, useProviderMail } from '../email/messages.js';
 import { Passwords } from './passwords.js';
@@ -29,7 +28,6 @@ export class PasswordResets {
     @inject(CONFIG) private readonly config: Config,
     @inject(PasswordResetRepository) private readonly resets: PasswordResetRepository,
     @inject(AuthRepository) private readonly users: AuthRepository,
-    @inject(AccountsRepository) private readonly accounts: AccountsRepository,
     @inject(SessionCache) private readonly sessions: SessionCache,
     @inject(Passwords) private readonly passwords: Passwords,
     @inject(Mailer) private readonly mailer: Mailer,
@@ -61,7 +59,7 @@ export class PasswordResets {
     await this.sql.begin(async (tx) => {
       const userId = await this.resets.use(tx, hashToken(token));
       if (userId === null) throw invalidField('token', 'is unknown, used or expired: ask for a new link');
-      await this.accounts.setPassword(tx, userId, passwordHash, false);
+      await this.users.setPassword(tx, userId, passwordHash, false);
       await this.resets.dropAllOf(tx, userId);
       await this.sessions.revokeAllOfUser(tx, userId);
     });

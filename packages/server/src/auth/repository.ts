@@ -74,6 +74,14 @@ export class AuthRepository {
     return row ?? null;
   }
 
+  /**
+   * Sets a password hash; `changeRequired` marks it one-time (reset-password). It lives with the other
+   * credentials so that a reset (auth) and a change by the owner (accounts) share it, accounts depending on auth.
+   */
+  async setPassword(tx: Queryable, userId: string, passwordHash: string, changeRequired: boolean): Promise<void> {
+    await tx`update users set password_hash = ${passwordHash}, password_change_required = ${changeRequired} where id = ${userId}`;
+  }
+
   async setRole(email: string, role: Role): Promise<UserRow | null> {
     const [row] = await this.sql<UserRow[]>`update users set role = ${role} where email = ${email} returning *`;
     return row ?? null;

@@ -7,9 +7,9 @@ import { DomainError, forbidden, invalidField, notFound } from '../core/errors.j
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { reviewReady } from '../files/repository.js';
+import { ReviewGate } from '../files/review-gate.js';
 import { avatarUrl } from '../images/repository.js';
 import type { ExportedComment } from './markers.js';
-import { ReviewGate } from './review-gate.js';
 import {
   type CommentQuery,
   type CommentRow,

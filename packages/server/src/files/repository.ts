@@ -1,4 +1,4 @@
-import type { AnalysisStatus, AudioInfo, FileRecord, FileType, PreviewInfo, PreviewStatus, RequestedReview, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, FileRecord, FileType, PreviewStatus, RequestedReview, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
@@ -6,7 +6,8 @@ import { avatarUrl } from '../images/repository.js';
 import { storeKeys } from '../core/store/index.js';
 import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
-import { enqueueEarlyPreview } from '../previews/repository.js';
+import type { StoredAudio } from '../analysis/repository.js';
+import { enqueueEarlyPreview, previewInfoOf } from '../previews/repository.js';
 
 /** A stored file's key, `files/<uuid>.<ext>`: its id. */
 const STORED_FILE_KEY = /^files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[^/]+$/;
@@ -53,7 +54,7 @@ export interface FileRow extends StoredFileRow {
   approved: number;
   changesRequested: number;
   openComments: number;
-  /** The project's review policy, and whether the version met it when the gate last settled (comments/review-gate.ts). */
+  /** The project's review policy, and whether the version met it when the gate last settled (files/review-gate.ts). */
   reviewPolicy: ReviewPolicy;
   reviewReady: boolean;
   /** The members asked to review this version (§19), oldest request first. */
@@ -72,27 +73,10 @@ export function reviewReady(counts: ReviewCounts, policy: ReviewPolicy): boolean
   return counts.approved >= policy.approvals && counts.changesRequested === 0 && (!policy.noOpenComments || counts.openComments === 0);
 }
 
-export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
-
-/** How many of a STEM ZIP's entries its File record lists; the rest are paged from GET /api/files/:id/entries. */
-export const STEM_ENTRIES_IN_RECORD = 100;
-
 /** Who uploaded a file whose uploader deleted their account. */
 const FORMER_MEMBER = { id: null, name: 'Former member', avatarUrl: null };
 
 const fileUrl = (id: string, extension: string): string => `/uploads/files/${id}.${extension}`;
-
-/** A file's preview as records show it: its URL and facts once it is made. */
-export function previewInfoOf(row: Pick<StoredFileRow, 'preview' | 'previewBytes' | 'previewBitrate' | 'previewDurationMs'>, url: string): PreviewInfo {
-  const done = row.preview === 'done';
-  return {
-    status: row.preview,
-    url: done ? url : null,
-    bitrate: done ? row.previewBitrate : null,
-    bytes: done ? row.previewBytes : null,
-    durationMs: done ? row.previewDurationMs : null,
-  };
-}
 
 /** The one mapping of a file row to the API's File record. */
 export function toFileRecord(row: FileRow): FileRecord {

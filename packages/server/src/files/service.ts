@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { type DeletedSeries, type FileRecord, filePathKey, type FileVersions, type StemEntriesPage, type Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
-import { ReviewGate } from '../comments/review-gate.js';
 import type { Principal } from '../core/auth-guard.js';
 import type { Sql, Tx } from '../core/database.js';
 import { BLOB_STORE, SQL } from '../core/di.js';
@@ -17,6 +16,7 @@ import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { PreviewsRepository } from '../previews/repository.js';
 import { checkKeptPath, checkVersion, pathTaken, UploadAdmission } from './admission.js';
 import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type StoredFileRow, toFileRecord } from './repository.js';
+import { ReviewGate } from './review-gate.js';
 import { TrashService, trashed } from '../trash/service.js';
 
 /** A received upload to record: into a cut, or as the next version of a series (named by any of its files, or by its id). */

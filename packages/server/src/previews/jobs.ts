@@ -19,8 +19,7 @@ import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
 import { AnalysisThread, analysisBudgetSeconds } from '../analysis/isolated.js';
-import { previewInfoOf } from '../files/repository.js';
-import { type FileToPreview, type PreviewResult, PreviewsRepository } from './repository.js';
+import { type FileToPreview, previewInfoOf, type PreviewResult, PreviewsRepository } from './repository.js';
 
 /**
  * A preview's time budget: real time of the audio, at least two minutes. Encoding runs at about 20 times real

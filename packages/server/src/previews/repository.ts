@@ -1,9 +1,9 @@
-import type { AnalysisStatus, FileType, PreviewStatus } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, FileType, PreviewInfo, PreviewStatus } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
-import type { PreviewFacts } from './encode.js';
+import type { PreviewFacts } from '../analysis/preview-encode.js';
 
 /** A file to preview, as its job finds it. */
 export interface FileToPreview {
@@ -18,6 +18,14 @@ export interface FileToPreview {
   size: number;
   /** Null once the uploader's account is deleted. */
   uploader: { id: string; name: string } | null;
+}
+
+/** A file's preview columns. */
+export interface PreviewState {
+  preview: PreviewStatus;
+  previewBytes: number | null;
+  previewBitrate: number | null;
+  previewDurationMs: number | null;
 }
 
 export type PreviewResult = { preview: 'done'; facts: PreviewFacts } | { preview: 'failed' | 'none' };
@@ -48,6 +56,18 @@ export async function enqueueEarlyPreview(tx: Queryable, file: { id: string; typ
   await enqueue(tx, JOB_KINDS.preview, { fileId: file.id }, { key: earlyPreviewJobKey(file.id), fairKey: file.uploadedBy ?? undefined });
 }
 
+/** A file's preview as records show it: its URL and facts once it is made. */
+export function previewInfoOf(row: PreviewState, url: string): PreviewInfo {
+  const done = row.preview === 'done';
+  return {
+    status: row.preview,
+    url: done ? url : null,
+    bitrate: done ? row.previewBitrate : null,
+    bytes: done ? row.previewBytes : null,
+    durationMs: done ? row.previewDurationMs : null,
+  };
+}
+
 @injectable()
 export class PreviewsRepository {
   /** The file a preview job names; null when it was deleted since. */
@@ -62,6 +82,12 @@ export class PreviewsRepository {
     return { ...file, uploader: uploaderId !== null && uploaderName !== null ? { id: uploaderId, name: uploaderName } : null };
   }
 
+  /** After a CUT's analysis (analysis/worker.ts): its preview is queued once the duration is measured, and fails with the analysis. */
+  async cutAnalysed(tx: Queryable, fileId: string, uploadedBy: string | null, analysis: Exclude<AnalysisStatus, 'pending'>): Promise<void> {
+    if (analysis === 'done') await enqueuePreview(tx, fileId, uploadedBy);
+    else await this.finish(tx, fileId, { preview: 'failed' });
+  }
+
   /** Stores the outcome on the file; false when the file is gone. */
   async finish(tx: Queryable, fileId: string, result: PreviewResult): Promise<boolean> {
     const facts = result.preview === 'done' ? result.facts : null;
@@ -73,8 +99,8 @@ export class PreviewsRepository {
   }
 
   /** Where a file's preview stands, with its facts; null when the file is gone. */
-  async state(tx: Queryable, fileId: string): Promise<{ preview: PreviewStatus; previewBytes: number | null; previewBitrate: number | null; previewDurationMs: number | null } | null> {
-    const [row] = await tx<{ preview: PreviewStatus; previewBytes: number | null; previewBitrate: number | null; previewDurationMs: number | null }[]>`
+  async state(tx: Queryable, fileId: string): Promise<PreviewState | null> {
+    const [row] = await tx<PreviewState[]>`
       select preview, preview_bytes, preview_bitrate, preview_duration_ms from files where id = ${fileId}`;
     return row ?? null;
   }

@@ -1,7 +1,6 @@
 import type { Member, Project, ProjectDetail, Role, UpdatedProject } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import { type Principal, reaches, requireEveryProject } from '../core/auth-guard.js';
-import { ReviewGate } from '../comments/review-gate.js';
 import type { Sql, Tx } from '../core/database.js';
 import { SQL } from '../core/di.js';
 import { StoredObjects } from '../core/stored-objects.js';
@@ -10,6 +9,7 @@ import { ProjectAccess } from '../core/project-access.js';
 import type { StoredBytes } from '../core/transfer.js';
 import { CutsRepository } from '../cuts/repository.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
+import { ReviewGate } from '../files/review-gate.js';
 import { VibesRepository, withCuts } from '../vibes/repository.js';
 import type { StoredImage } from '../images/repository.js';
 import { IMAGE_NAME, Images } from '../images/service.js';

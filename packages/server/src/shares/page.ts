@@ -1,6 +1,6 @@
 import { type Comment, FILE_TYPE_LABELS, type FileType, type Waveform } from '@bandcollab/sdk/contract';
 import { escapeHtml, htmlPage, PAGE_ICON_SRC, PAGE_STYLE_SRC } from '../core/html-page.js';
-import type { StoredAudio } from '../files/repository.js';
+import type { StoredAudio } from '../analysis/repository.js';
 
 /** What the share page shows. Paths are relative to the page, so it works under any PUBLIC_URL. */
 export interface SharePageView {

@@ -1,5 +1,5 @@
-import { filePathKey, type PurgedTrash, type RestoredTrash, type TrashItem, type TrashKind } from '@bandcollab/sdk/contract';
-import { inject, injectable } from 'tsyringe';
+import { filePathKey, type PurgedTrash, type RestoredTrash, type TrashItem, type TrashKind, type UpdatedProject, type Vibe } from '@bandcollab/sdk/contract';
+import { inject, injectable, type InjectionToken } from 'tsyringe';
 import { type Principal, reaches } from '../core/auth-guard.js';
 import type { Clock } from '../core/clock.js';
 import type { Config } from '../core/config.js';
@@ -11,8 +11,6 @@ import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
 import { ProjectAccess } from '../core/project-access.js';
 import { EventPublisher, type NewEvent, projectEvent } from '../events/publisher.js';
-import { ProjectsRepository, toUpdatedProject } from '../projects/repository.js';
-import { toVibe, VibesRepository } from '../vibes/repository.js';
 import { type ImageKind, isImageKind, type TrashEntry, TrashRepository } from './repository.js';
 
 const DAY_MS = 86_400_000;
@@ -24,6 +22,18 @@ export interface Trashing {
   id: string;
   projectId: string;
 }
+
+/**
+ * The records a restored cover or vibe image changes, as the projects and vibes features answer them. Those
+ * features move things into the trash, so the trash cannot import them back: the composition root passes
+ * these readers in.
+ */
+export interface ImageOwners {
+  /** The project as its owner's update answers it. */
+  project(tx: Queryable, projectId: string, userId: string): Promise<UpdatedProject>;
+  vibe(tx: Queryable, vibeId: string): Promise<Vibe>;
+}
+export const IMAGE_OWNERS: InjectionToken<ImageOwners> = Symbol('ImageOwners');
 
 /**
  * The trash (§21). Deletes call `move` in their own transaction, after their locks and checks, instead of
@@ -39,8 +49,7 @@ export class TrashService {
     @inject(ProjectAccess) private readonly access: ProjectAccess,
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(StoredObjects) private readonly objects: StoredObjects,
-    @inject(ProjectsRepository) private readonly projects: ProjectsRepository,
-    @inject(VibesRepository) private readonly vibes: VibesRepository,
+    @inject(IMAGE_OWNERS) private readonly owners: ImageOwners,
   ) {}
 
   /** TRASH_RETENTION_DAYS=0: deletes are for good, as before the trash. */
@@ -224,11 +233,10 @@ export class TrashService {
       }
       // An image coming back changes its project or vibe, as clearing it did.
       case 'cover': {
-        const project = toUpdatedProject((await this.projects.findForUser(tx, projectId, principal.userId))!);
-        return projectEvent(principal, projectId, 'project.updated', { project });
+        return projectEvent(principal, projectId, 'project.updated', { project: await this.owners.project(tx, projectId, principal.userId) });
       }
       case 'vibe_image':
-        return projectEvent(principal, projectId, 'vibe.updated', { vibe: toVibe((await this.vibes.find(tx, entry.imageOf!))!) });
+        return projectEvent(principal, projectId, 'vibe.updated', { vibe: await this.owners.vibe(tx, entry.imageOf!) });
     }
   }
 }

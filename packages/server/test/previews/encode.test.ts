@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeAudio } from '../../src/analysis/index.js';
-import { downmix } from '../../src/previews/downmix.js';
-import { encodePreview, type PreviewFacts } from '../../src/previews/encode.js';
-import { createResampler } from '../../src/previews/resample.js';
+import { downmix } from '../../src/analysis/downmix.js';
+import { encodePreview, type PreviewFacts } from '../../src/analysis/preview-encode.js';
+import { createResampler } from '../../src/analysis/resample.js';
 import { ebur128, generate, hasFfmpeg } from '../analysis/ffmpeg.js';
 
 // Every preview is checked by ffmpeg/ffprobe, the independent reader (§20): codec, container, rate, channels,

@@ -6,7 +6,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import type { Queryable } from '../core/database.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
-import { type FileFilter, findFileRows, reviewReady } from '../files/repository.js';
+import { type FileFilter, findFileRows, reviewReady } from './repository.js';
 
 @injectable()
 export class ReviewGate {

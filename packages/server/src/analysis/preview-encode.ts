@@ -16,8 +16,8 @@ import { AudioSample, AudioSampleSource, FilePathTarget, Mp4OutputFormat, Output
 import type { Readable } from 'node:stream';
 import { stat } from 'node:fs/promises';
 import type { ObjectSource } from '../core/store/index.js';
-import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from '../analysis/decoded.js';
-import { decodeAudio } from '../analysis/decode-stream.js';
+import { AnalysisError, type DecodedChunk, MAX_DURATION_SECONDS } from './decoded.js';
+import { decodeAudio } from './decode-stream.js';
 import { downmix, previewChannels } from './downmix.js';
 import { setExactDuration } from './mp4-durations.js';
 import { createResampler, previewSampleRate, type Resampler } from './resample.js';
