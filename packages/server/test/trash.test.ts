@@ -290,7 +290,7 @@ describe('a purge while the file is analysed', () => {
       for (let round = 0; round < 25; round += 1) {
         const project = await seedProject(loggedApi, uploader.accessToken, `Take ${round}`);
         await expectStatus(upload(loggedApi, uploader.accessToken, project.cutId, 'take.wav', toneWav(2)), 201);
-        await new Promise((resolve) => setTimeout(resolve, round * 20));
+        await new Promise((resolve) => setTimeout(resolve, round * 10));
         await expectStatus(loggedApi.request('DELETE', `/api/cuts/${project.cutId}`, { token: uploader.accessToken }), 200);
         await expectStatus(loggedApi.request('DELETE', `/api/trash/cut/${project.cutId}`, { token: uploader.accessToken }), 202);
       }
