@@ -13,6 +13,8 @@
 //  6. an upload's throughput (a 256 MiB STEM ZIP, sparse: the server is measured, not the disk) while three
 //     4-minute mixes' previews are being made, against the same upload with an idle queue. Target: >= 0.9x.
 // Each preview runs in a fresh process (preview-worker.mjs). The median of ROUNDS runs is reported. Needs ffmpeg.
+// BENCH_PREVIEWS=served runs 1. (48 kHz only) and 4. alone: the upload-to-served latency and its ratio to the
+// bare encode of the same file in the same run, in a minute instead of many.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -24,6 +26,7 @@ import { measure, multipart, report, round, seed, send, start, zipFile } from '.
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const LONG_MINUTES = Number(process.env.BENCH_LONG_MINUTES ?? 20);
+const SERVED_ONLY = process.env.BENCH_PREVIEWS === 'served';
 const MiB = 1024 * 1024;
 const TARGETS = { cpuVsFfmpeg: 2, flatMiB: 16, uploadToPreviewSeconds: 10, throughServerVsBare: 1.2, uploadDuringPreviews: 0.9 };
 /** The encoding process's old generation, MiB. */
@@ -38,7 +41,7 @@ const work = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-previews-bench-'))
 await chmod(work, 0o755); // the embedded PostgreSQL runs as user postgres when we are root
 try {
   const runs = {};
-  for (const rate of [48000, 96000]) {
+  for (const rate of SERVED_ONLY ? [48000] : [48000, 96000]) {
     const wav = fixture(`4min-${rate / 1000}k-24bit.wav`, 240, rate);
     const ours = median(Array.from({ length: ROUNDS }, () => preview(wav)));
     const ffmpeg = median(Array.from({ length: ROUNDS }, () => ffmpegAac(wav)));
@@ -53,40 +56,43 @@ try {
       rssGrowthMiB: round(ours.rssGrowthBytes / MiB),
     });
   }
-  const long = fixture(`${LONG_MINUTES}min-96k-24bit.wav`, LONG_MINUTES * 60, 96000);
-  const longRun = preview(long);
-  report(`preview wav-${LONG_MINUTES}min-96k-24bit`, {
-    wallMs: round(longRun.wallMs),
-    cpuSecondsPerAudioMinute: round(longRun.cpuMs / 1000 / longRun.audioMinutes),
-    rssGrowthMiB: round(longRun.rssGrowthBytes / MiB),
-    moreThanFourMinutesMiB: round((longRun.rssGrowthBytes - runs[96000].rssGrowthBytes) / MiB),
-    targetMoreThanFourMinutesMiB: TARGETS.flatMiB,
-  });
   const served = await uploadToPreview(path.join(work, '4min-48k-24bit.wav'));
   report('preview upload-to-served wav-4min-48k-24bit', {
     ...served,
     encodeAloneSeconds: round(runs[48000].wallMs / 1000),
+    servedVsEncodeAlone: round(served.previewSeconds / (runs[48000].wallMs / 1000)),
     // What waiting for the analysis took before: the analysis, then the whole encode.
     afterAnalysisSeconds: round(served.analysisSeconds + runs[48000].wallMs / 1000),
     targetSeconds: TARGETS.uploadToPreviewSeconds,
   });
-  const throughServer = await withServer(async (server, token, cutId) => {
-    const measured = await measure(server, async () => {
-      const id = await uploadWav(server, token, cutId, long, 'long.wav');
-      const uploaded = performance.now();
-      await previewServed(server, token, id);
-      return (performance.now() - uploaded) / 1000;
+  if (!SERVED_ONLY) {
+    const long = fixture(`${LONG_MINUTES}min-96k-24bit.wav`, LONG_MINUTES * 60, 96000);
+    const longRun = preview(long);
+    report(`preview wav-${LONG_MINUTES}min-96k-24bit`, {
+      wallMs: round(longRun.wallMs),
+      cpuSecondsPerAudioMinute: round(longRun.cpuMs / 1000 / longRun.audioMinutes),
+      rssGrowthMiB: round(longRun.rssGrowthBytes / MiB),
+      moreThanFourMinutesMiB: round((longRun.rssGrowthBytes - runs[96000].rssGrowthBytes) / MiB),
+      targetMoreThanFourMinutesMiB: TARGETS.flatMiB,
     });
-    return { previewSeconds: measured.result, serverRssGrowthMiB: measured.growthMiB };
-  });
-  report(`preview through-server wav-${LONG_MINUTES}min-96k-24bit`, {
-    previewSeconds: round(throughServer.previewSeconds),
-    bareEncodeSeconds: round(longRun.wallMs / 1000),
-    throughServerVsBare: round(throughServer.previewSeconds / (longRun.wallMs / 1000)),
-    targetThroughServerVsBare: TARGETS.throughServerVsBare,
-    serverRssGrowthMiB: throughServer.serverRssGrowthMiB,
-  });
-  report('preview upload-throughput-during-previews', await uploadDuringPreviews(path.join(work, '4min-48k-24bit.wav')));
+    const throughServer = await withServer(async (server, token, cutId) => {
+      const measured = await measure(server, async () => {
+        const id = await uploadWav(server, token, cutId, long, 'long.wav');
+        const uploaded = performance.now();
+        await previewServed(server, token, id);
+        return (performance.now() - uploaded) / 1000;
+      });
+      return { previewSeconds: measured.result, serverRssGrowthMiB: measured.growthMiB };
+    });
+    report(`preview through-server wav-${LONG_MINUTES}min-96k-24bit`, {
+      previewSeconds: round(throughServer.previewSeconds),
+      bareEncodeSeconds: round(longRun.wallMs / 1000),
+      throughServerVsBare: round(throughServer.previewSeconds / (longRun.wallMs / 1000)),
+      targetThroughServerVsBare: TARGETS.throughServerVsBare,
+      serverRssGrowthMiB: throughServer.serverRssGrowthMiB,
+    });
+    report('preview upload-throughput-during-previews', await uploadDuringPreviews(path.join(work, '4min-48k-24bit.wav')));
+  }
 } finally {
   await rm(work, { recursive: true, force: true });
 }

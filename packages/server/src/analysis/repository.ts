@@ -1,7 +1,7 @@
-import type { AnalysisStatus, FileType, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, FileType, Waveform } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable, Tx } from '../core/database.js';
-import { STEM_ENTRIES_IN_RECORD, type StoredAudio } from '../files/repository.js';
+import { STEM_ENTRIES_IN_RECORD, type StoredAudio, type StoredStemEntry, type StoredStems } from '../files/repository.js';
 
 /** 5 parameters a row: well under PostgreSQL's 65,535 parameters a statement. */
 const ENTRY_ROWS_PER_INSERT = 5000;
@@ -25,7 +25,8 @@ interface FileRow extends Omit<FileToAnalyse, 'uploader'> {
 export interface AnalysisResult {
   analysis: Exclude<AnalysisStatus, 'pending'>;
   audio: StoredAudio | null;
-  stems: Stems | null;
+  /** Its entries without previews: those are queued after (PREVIEW_STEMS). */
+  stems: StoredStems | null;
   peaks: Waveform | null;
 }
 
@@ -57,7 +58,7 @@ export class AnalysisRepository {
     return updated.count > 0;
   }
 
-  private async storeEntries(tx: Tx, fileId: string, entries: StemEntry[]): Promise<void> {
+  private async storeEntries(tx: Tx, fileId: string, entries: StoredStemEntry[]): Promise<void> {
     await tx`delete from stem_entries where file_id = ${fileId}`;
     for (let start = 0; start < entries.length; start += ENTRY_ROWS_PER_INSERT) {
       const rows = entries.slice(start, start + ENTRY_ROWS_PER_INSERT).map((entry, i) => ({

@@ -62,13 +62,14 @@ export class AnalysisJobs {
 
   /**
    * Stores the result, and for a CUT queues its preview (§20), which needs the duration measured here, or fails
-   * it with the analysis. Nobody acted: `file.analyzed` names the uploader.
+   * it with the analysis; for a STEM ZIP with PREVIEW_STEMS on, its audio entries' previews. Nobody acted: `file.analyzed` names the uploader.
    */
   private async complete(tx: Tx, fileId: string, file: FileToAnalyse, result: AnalysisResult): Promise<void> {
     const { projectId, cutId, uploader } = file;
     if (!(await this.repository.finish(tx, fileId, result))) return;
     if (file.type === 'CUT' && result.analysis === 'done') await enqueuePreview(tx, fileId, uploader?.id ?? null);
     else if (file.type === 'CUT') await this.previews.finish(tx, fileId, { preview: 'failed' });
+    else if (file.type === 'STEM' && result.analysis === 'done' && this.config.previewStems) await this.previews.queueEntries(tx, fileId, uploader?.id ?? null);
     // A deleted account's file is analysed all the same, without an event (an event needs an actor).
     if (uploader) await this.events.publish(tx, { type: 'file.analyzed', projectId, actor: uploader, data: { fileId, cutId, analysis: result.analysis } });
   }
