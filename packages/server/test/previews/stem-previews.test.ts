@@ -2,45 +2,26 @@
 // ZIP's analysis, read back by ffprobe (codec, rate, channels, duration within 50 ms, the index before the audio),
 // served with ranges at GET /api/files/:id/entries/:index/preview, counted in storage statistics, gone with the
 // file's purge; with the setting off none is made, and the backfill command queues them later.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FileRecord, StemEntriesPage } from '@bandcollab/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import yazl from 'yazl';
 import type { Api } from '../authz/fixture.js';
-import { generate, hasFfmpeg } from '../analysis/ffmpeg.js';
+import { hasFfmpeg } from '../analysis/ffmpeg.js';
 import { analysed, upload, userWithCut } from '../support/files.js';
 import { runServerCommand } from '../support/process.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { client } from '../support/http.js';
 import { until } from '../support/until.js';
 import { durationSeconds, probe, topLevelBoxes } from './fidelity.js';
+import { AUDIO, stemZip } from './stem-zip.js';
 
 let dir: string;
 let zip: Buffer;
-/** The ZIP's audio entries, by their index in its entry list (the directory entry is not listed). */
-const AUDIO = [
-  { index: 1, path: 'stems/overheads-96k.wav', seconds: 4, channels: 2, options: ['-ar', '96000', '-c:a', 'pcm_s24le'] },
-  { index: 2, path: 'stems/room-5.1.wav', seconds: 3, channels: 6, options: ['-ar', '48000', '-channel_layout', '5.1', '-c:a', 'pcm_s24le'] },
-] as const;
-const TONE = '0.2*sin(2*PI*440*t)';
-
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'bandcollab-stem-previews-'));
-  const archive = new yazl.ZipFile();
-  archive.addBuffer(Buffer.from('tempo 120\n'), 'notes.txt');
-  archive.addEmptyDirectory('stems/');
-  for (const entry of AUDIO) {
-    const file = path.join(dir, path.basename(entry.path));
-    generate(`aevalsrc=${Array.from({ length: entry.channels }, () => TONE).join('|')}`, entry.seconds, [...entry.options], file);
-    // One entry deflated, one stored: both are read as the ZIP streams them.
-    archive.addBuffer(await readFile(file), entry.path, { compress: entry.channels === 2 });
-  }
-  archive.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of archive.outputStream as AsyncIterable<Buffer>) chunks.push(chunk);
-  zip = Buffer.concat(chunks);
+  if (hasFfmpeg) zip = await stemZip(dir);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
