@@ -72,7 +72,8 @@ database, and never stop it):
   jobs retry <id>                   run a failed job again, its attempts renewed (exit 1: no such job or
                                     not failed)
   previews backfill                 queue the listening previews of the audio files stored before previews
-                                    existed (§20), in batches; the running servers make them. Resumable:
+                                    existed (§20), and with PREVIEW_STEMS=true those of the audio entries of
+                                    STEM ZIPs that have none, in batches; the running servers make them. Resumable:
                                     run it again after an interruption (what is queued or made is skipped);
                                     safe beside running servers
   api-reference                     print the API reference (Markdown), as GET /api/reference serves it
@@ -274,14 +275,17 @@ async function backfillPreviews(config: Config): Promise<number> {
   const database = await openDatabase(config, new Logger('warn'));
   try {
     const repository = on(config, database).resolve(PreviewsRepository);
-    let afterId: string | null = null;
     let queued = 0;
-    for (;;) {
-      const from: string | null = afterId;
-      const step: { lastId: string | null; queued: number } = await database.sql.begin((tx) => repository.backfillStep(tx, from, BACKFILL_BATCH));
-      queued += step.queued;
-      if (step.lastId === null) break;
-      afterId = step.lastId;
+    const steps = [repository.backfillStep.bind(repository), ...(config.previewStems ? [repository.backfillEntriesStep.bind(repository)] : [])];
+    for (const step of steps) {
+      let afterId: string | null = null;
+      for (;;) {
+        const from: string | null = afterId;
+        const done: { lastId: string | null; queued: number } = await database.sql.begin((tx) => step(tx, from, BACKFILL_BATCH));
+        queued += done.queued;
+        if (done.lastId === null) break;
+        afterId = done.lastId;
+      }
     }
     process.stdout.write(`${queued} preview${queued === 1 ? '' : 's'} queued\n`);
     return 0;

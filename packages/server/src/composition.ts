@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
-import { CUT_ANALYSED } from './analysis/worker.js';
+import { AFTER_ANALYSIS } from './analysis/worker.js';
 import type { Clock } from './core/clock.js';
 import type { Config } from './core/config.js';
 import type { Database } from './core/database.js';
@@ -52,7 +52,7 @@ export function compose({ config, log, database, clock, store, signingSecret }: 
   container.registerSingleton(Space);
   container.register(JobsRepository, { useValue: new JobsRepository(database.sql) });
   // Lower features are handed what they may not import from the features above them.
-  container.register(CUT_ANALYSED, { useToken: PreviewsRepository });
+  container.register(AFTER_ANALYSIS, { useToken: PreviewsRepository });
   container.register(IMAGE_OWNERS, {
     useFactory: (pieces) => {
       const projects = pieces.resolve(ProjectsRepository);

@@ -116,6 +116,8 @@ const realId = (owner: string, param: string): string => {
   if (param === 'name' && owner === 'avatars') return avatarName;
   if (owner === 'trash') return param === 'kind' ? 'cut' : trashedCutId;
   if (param === 'name') return owner === 'images' ? fx.projectImageUrl.split('/').pop()! : `${fileId}.mp3`;
+  // A STEM entry's index (the shared file is a CUT: it has none, a 404 like an unknown id).
+  if (owner === 'entries') return '0';
   const ids: Record<string, string> = { projects: fx.project.id, vibes: fx.project.vibeId, cuts: fx.project.cutId, files: fileId, shares: shareId, tokens: tokenId, uploads: uploadId, comments: commentId, users: memberId, jobs: jobId, webhooks: webhookId, deliveries: deliveryId };
   const id = ids[owner];
   if (id === undefined) throw new Error(`no real id for /${owner}/:${param}`);

@@ -85,7 +85,7 @@ describe('a STEM ZIP with thousands of entries', () => {
     expect(pages).toBe(5);
     expect(entries.map((entry) => entry.path)).toEqual(Array.from({ length: ENTRY_COUNT }, (_, i) => entryName(i)));
     expect(entries[2500]).toMatchObject({ path: 'audio/take-2500.wav', audio: { codec: 'pcm', sampleRate: 8000 } });
-    expect(entries[1]).toEqual({ path: 'notes/n1.txt', size: 'note 1'.length, audio: null });
+    expect(entries[1]).toEqual({ path: 'notes/n1.txt', size: 'note 1'.length, audio: null, preview: null });
 
     const first = await api.request<StemEntriesPage>('GET', `/api/files/${fileId}/entries`, { token: owner.token });
     expect(first.body.entries).toHaveLength(500);

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { BandClient, FileRecord } from '@bandcollab/sdk';
+import type { Writable } from 'node:stream';
+import type { BandClient, FileRecord, StemEntry } from '@bandcollab/sdk';
 import { type Command, Option } from 'commander';
 import { downloadFiles, localName } from '../bulk-download.js';
 import { uploadFiles } from '../bulk-upload.js';
@@ -146,24 +147,31 @@ export function register(file: Command, factory: Factory): void {
     withWhere(file.command('preview').description("save a CUT's listening preview (AAC in MP4, 256 kbps) made by the server").argument('<file>', 'file id, or name with --cut'))
       .option('-o, --output <path>', 'where to write (a directory, a file, or - for stdout); default: the file name with .m4a here')
       .option('-f, --force', 'overwrite a file that is already there')
+      .option('--entry <path|index>', "a STEM ZIP's audio entry, by its path in the ZIP or its index (0 first): its preview (the server's PREVIEW_STEMS=true)")
       .action(
-        run(async (ctx, ref: string, options: Where & { output?: string; force?: boolean }) => {
+        run(async (ctx, ref: string, options: Where & { output?: string; force?: boolean; entry?: string }) => {
           const client = await ctx.signedIn();
-          const found = await resolveFile(client, ref, options);
+          const zip = await resolveFile(client, ref, options);
+          const entry = options.entry === undefined ? null : await findEntry(client, zip, options.entry);
+          // An entry is saved as a file's preview is: under its own name, with its own preview's facts.
+          const found: FileRecord = entry === null ? zip : { ...zip, name: path.posix.basename(entry.path), preview: entry.preview };
           // Pending and failed previews are told plainly: the server answers 409 or 404 for them.
           if (found.preview.status !== 'done') throw new CliError(`${found.name} has no preview yet (${found.preview.status}); try again once it is made`, found.preview.status === 'pending' ? EXIT.error : EXIT.notFound);
+          const save = (to: string | Writable) =>
+            entry === null ? client.files.downloadPreview(found.id, { to }) : client.files.downloadEntryPreview(found.id, entry.index, { to });
           if (options.output === '-') {
-            await client.files.downloadPreview(found.id, { to: ctx.io.stdout });
+            await save(ctx.io.stdout);
             return;
           }
-          const target = await ctx.saveTarget(options.output, `${localName(found).replace(/\.[^.]+$/, '')}.m4a`);
+          const target = await ctx.saveTarget(options.output, `${(entry === null ? localName(found) : found.name).replace(/\.[^.]+$/, '')}.m4a`);
           if (!options.force && existsSync(ctx.localPath(target))) throw usageError(`${target} already exists; add --force to overwrite it, or -o to save elsewhere`);
-          await client.files.downloadPreview(found.id, { to: ctx.localPath(target) });
+          await save(ctx.localPath(target));
           ctx.out.done(found, () => savedPreviewView(found, target));
         }),
       ),
     'band file preview mix.wav --cut Final --vibe Mixes --project Demo',
     'band file preview 9d2c1b0a-7e6f-4a5b-8c9d-0e1f2a3b4c5d -o - | ffplay -',
+    'band file preview stems.zip --cut Final --vibe Mixes --project Demo --entry drums/kick.wav',
   );
 
   withExamples(
@@ -270,4 +278,26 @@ function positiveInteger(value: string): number {
   const number = Number(value);
   if (!Number.isInteger(number) || number < 1 || number > 64) throw usageError(`--jobs must be a whole number from 1 to 64, not "${value}"`);
   return number;
+}
+
+/**
+ * A STEM ZIP's entry by its index or its path, with its preview: paged from the server (a ZIP lists thousands).
+ * No preview (not audio, PREVIEW_STEMS off) or one not made yet is told plainly, as a file's is.
+ */
+async function findEntry(client: BandClient, zip: FileRecord, wanted: string): Promise<{ index: number; path: string; preview: NonNullable<StemEntry['preview']> }> {
+  if (zip.type !== 'STEM') throw usageError(`${zip.name} is not a STEM ZIP: --entry names an entry of one`);
+  const byIndex = /^\d+$/.test(wanted) ? Number(wanted) : null;
+  let index = 0;
+  for (let cursor: string | undefined; ; ) {
+    const page = await client.files.entries(zip.id, cursor === undefined ? {} : { cursor });
+    for (const entry of page.entries) {
+      if (byIndex === index || (byIndex === null && entry.path === wanted)) {
+        if (!entry.preview) throw new CliError(`${entry.path} has no preview (not audio, or the server makes none of STEM entries: PREVIEW_STEMS)`, EXIT.notFound);
+        return { index, path: entry.path, preview: entry.preview };
+      }
+      index++;
+    }
+    if (page.nextCursor === null) throw new CliError(`${zip.name} has no entry ${wanted}`, EXIT.notFound);
+    cursor = page.nextCursor;
+  }
 }

@@ -158,6 +158,9 @@ export const stemEntry = z.object({
   path: z.string(),
   size: count,
   audio: stemAudio.nullable().meta({ description: 'null for entries that are not audio, or whose header cannot be read' }),
+  preview: previewInfo.nullable().meta({
+    description: "The entry's listening preview (PREVIEW_STEMS=true; url /api/files/<id>/entries/<index>/preview); null when it gets none: not audio, or the ZIP was analysed with PREVIEW_STEMS off",
+  }),
 });
 export const stemsSummary = z.object({
   entryCount: count,

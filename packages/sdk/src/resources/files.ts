@@ -99,6 +99,15 @@ export class FilesResource {
     return download(this.transport, { path: pathOf(ROUTES.filePreview, { id }) }, target, options);
   }
 
+  /**
+   * Saves the listening preview of a STEM ZIP's entry (`index` in the ZIP's entry list: StemEntry.preview,
+   * made with the server's PREVIEW_STEMS=true), as downloadPreview does a CUT's. 409 PREVIEW_NOT_READY until
+   * made, 404 when the entry has none.
+   */
+  downloadEntryPreview(id: string, index: number, target: DownloadOptions, options?: RequestOptions): Promise<DownloadResult> {
+    return download(this.transport, { path: pathOf(ROUTES.stemEntryPreview, { id, index: String(index) }) }, target, options);
+  }
+
   /** The file's bytes as a Web stream, unread (a browser hands it to a Response, a Service Worker, a file handle). */
   async stream(id: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
     return (await this.transport.open(ROUTES.downloadFile, { params: { id } }, { ...options, headers: { accept: '*/*', ...options?.headers } })).body.stream();

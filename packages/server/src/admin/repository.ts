@@ -105,6 +105,9 @@ export class AdminRepository {
         union all
         select uploaded_by, 'PREVIEW', preview_bytes from public.files where uploaded_by is not null and preview_bytes is not null
         union all
+        select f.uploaded_by, 'PREVIEW', e.preview_bytes from public.stem_entries e join public.files f on f.id = e.file_id
+        where f.uploaded_by is not null and e.preview_bytes is not null
+        union all
         select uploaded_by, 'IMAGE', size from stored_images where uploaded_by is not null
       ) uploads
       group by uploaded_by, type`;
@@ -117,6 +120,8 @@ export class AdminRepository {
         select project_id, type, size from public.files
         union all
         select project_id, 'PREVIEW', preview_bytes from public.files where preview_bytes is not null
+        union all
+        select f.project_id, 'PREVIEW', e.preview_bytes from public.stem_entries e join public.files f on f.id = e.file_id where e.preview_bytes is not null
         union all
         select p.id, 'IMAGE', s.size from stored_images s join public.projects p on p.image = s.name
         union all

@@ -9,11 +9,12 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../core/config.js';
-import { type BlobStore, createBlobStore, objectSource, storeKeys } from '../core/store/index.js';
+import type { Readable } from 'node:stream';
+import { type BlobStore, createBlobStore, ObjectMissing, type ObjectSource, objectSource, storeKeys } from '../core/store/index.js';
 import { DurationUnknown, encodePreview, type PreviewFacts } from './preview-encode.js';
 import { analyzeAudio, type AudioFacts } from './analyze.js';
 import type { WaveformData } from './peaks.js';
-import { analyzeStems, type StemsAnalysis } from './stems.js';
+import { analyzeStems, openStemEntry, type StemsAnalysis } from './stems.js';
 
 export type JobRequest = AnalysisRequest | PreviewRequest;
 
@@ -25,12 +26,17 @@ export interface AnalysisRequest {
   extension: string;
 }
 
-/** A preview of the stored object `key`, stored at the file's preview key (§20). */
+/**
+ * A preview of the stored object `key`, stored at the file's preview key (§20); with `entry`, of that entry of
+ * the STEM ZIP `key` (its position in the entry list), stored at the entry's preview key (PREVIEW_STEMS).
+ */
 export interface PreviewRequest {
   task: 'preview';
   fileId: string;
   key: string;
+  /** The file's; an entry's is its path's. */
   extension: string;
+  entry?: number;
   /** What analysis measured: it sizes the preview's index. Null before the analysis: the header's bound does. */
   durationMs: number | null;
 }
@@ -96,9 +102,22 @@ async function preview(request: PreviewRequest, { store, uploading }: { store: P
     const stored = await store;
     const source = await objectSource(stored, request.key);
     await mkdir(path.dirname(temp), { recursive: true, mode: 0o700 });
-    const outcome = await encodePreview(source, request.extension, temp, { expectedDurationMs: request.durationMs, pace: pacer(uploading) });
+    const options = { expectedDurationMs: request.durationMs, pace: pacer(uploading) };
+    let outcome;
+    if (request.entry === undefined) outcome = await encodePreview(source, request.extension, temp, options);
+    else {
+      const opened = await openZipEntry(source, request.entry);
+      if (opened.status !== 'open') return opened;
+      try {
+        // The entry is inflated as it is read: no copy of it is stored.
+        outcome = await encodePreview(opened.stream, opened.path.split('.').pop()!, temp, options);
+      } finally {
+        opened.stream.destroy();
+      }
+    }
     if (outcome.status !== 'done') return outcome;
-    await stored.write(storeKeys.preview(request.fileId), createReadStream(temp));
+    const key = request.entry === undefined ? storeKeys.preview(request.fileId) : storeKeys.entryPreview(request.fileId, request.entry);
+    await stored.write(key, createReadStream(temp));
     return { status: 'preview', preview: outcome.preview };
   } catch (error) {
     if (error instanceof DurationUnknown) return { status: 'unsupported' };
@@ -106,6 +125,21 @@ async function preview(request: PreviewRequest, { store, uploading }: { store: P
   } finally {
     await rm(temp, { force: true });
   }
+}
+
+/**
+ * A STEM ZIP's entry, open; `failed` when the ZIP does not list it or it cannot be inflated (encrypted, an
+ * unknown method): the file's trouble. A store that cannot be read rejects: the server's.
+ */
+async function openZipEntry(source: ObjectSource, position: number): Promise<{ status: 'open'; path: string; stream: Readable } | { status: 'failed'; reason: string }> {
+  let opened;
+  try {
+    opened = await openStemEntry(source, position);
+  } catch (error) {
+    if (error instanceof ObjectMissing || typeof (error as NodeJS.ErrnoException).code === 'string') throw error;
+    return { status: 'failed', reason: `the entry could not be read: ${(error as Error).message}` };
+  }
+  return opened ? { status: 'open', ...opened } : { status: 'failed', reason: `the ZIP has no entry ${position}` };
 }
 
 /**

@@ -1,9 +1,21 @@
-import type { AnalysisStatus, AudioInfo, FileType, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, AudioInfo, FileType, PreviewStatus, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable, Tx } from '../core/database.js';
 
 /** A file's AudioInfo as analysis stores it: the peaks URL is derived from the file's id. */
 export type StoredAudio = Omit<AudioInfo, 'peaksUrl'>;
+
+/** A STEM entry's preview as stored (§20, PREVIEW_STEMS): in stem_entries' columns, and in the record's copy (files.stems). */
+export interface StoredEntryPreview {
+  status: Exclude<PreviewStatus, 'none'>;
+  bytes: number | null;
+  bitrate: number | null;
+  durationMs: number | null;
+}
+
+/** A StemEntry as files.stems stores it: its preview without the URL (derived), absent in ZIPs analysed before previews of entries. */
+export type StoredStemEntry = Omit<StemEntry, 'preview'> & { preview?: StoredEntryPreview | null };
+export type StoredStems = Omit<Stems, 'entries'> & { entries: StoredStemEntry[] };
 
 /** How many of a STEM ZIP's entries its File record lists; the rest are paged from GET /api/files/:id/entries. */
 export const STEM_ENTRIES_IN_RECORD = 100;
@@ -30,7 +42,8 @@ interface FileRow extends Omit<FileToAnalyse, 'uploader'> {
 export interface AnalysisResult {
   analysis: Exclude<AnalysisStatus, 'pending'>;
   audio: StoredAudio | null;
-  stems: Stems | null;
+  /** Its entries without previews: those are queued after (PREVIEW_STEMS). */
+  stems: StoredStems | null;
   peaks: Waveform | null;
 }
 
@@ -62,7 +75,7 @@ export class AnalysisRepository {
     return updated.count > 0;
   }
 
-  private async storeEntries(tx: Tx, fileId: string, entries: StemEntry[]): Promise<void> {
+  private async storeEntries(tx: Tx, fileId: string, entries: StoredStemEntry[]): Promise<void> {
     await tx`delete from stem_entries where file_id = ${fileId}`;
     for (let start = 0; start < entries.length; start += ENTRY_ROWS_PER_INSERT) {
       const rows = entries.slice(start, start + ENTRY_ROWS_PER_INSERT).map((entry, i) => ({

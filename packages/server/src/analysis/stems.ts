@@ -106,6 +106,34 @@ export async function analyzeStems(source: string | ObjectSource, signal?: Abort
   }
 }
 
+/**
+ * The entry at `position` in the list analyzeStems makes (directories skipped), open for reading as it is
+ * inflated, for its listening preview (§20, PREVIEW_STEMS): its path and its bytes, the ZIP closed with the stream.
+ * Null when the ZIP has no such entry. Rejects when the ZIP or the entry cannot be read.
+ */
+export async function openStemEntry(source: ObjectSource, position: number): Promise<{ path: string; stream: Readable } | null> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+    yauzl.fromRandomAccessReader(new StoredReader(source), source.size, { lazyEntries: true, autoClose: false }, (error, opened) =>
+      error ? reject(error) : resolve(opened),
+    ),
+  );
+  try {
+    let at = 0;
+    for await (const entry of zipEntries(zip)) {
+      if (entry.fileName.endsWith('/')) continue;
+      if (at++ < position) continue;
+      const stream = await openEntry(zip, entry);
+      stream.once('close', () => zip.close());
+      return { path: entry.fileName, stream };
+    }
+  } catch (error) {
+    zip.close();
+    throw error;
+  }
+  zip.close();
+  return null;
+}
+
 async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
   for (;;) {
     const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {

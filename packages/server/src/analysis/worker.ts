@@ -20,15 +20,18 @@ import { type AnalysisResult, AnalysisRepository, type FileToAnalyse } from './r
 const FAILED: AnalysisResult = { analysis: 'failed', audio: null, stems: null, peaks: null };
 
 /**
- * What follows the analysis of a CUT: its listening preview (§20), which needs the duration measured here. The
- * previews feature stands above the analysis (its jobs run in the analysis thread), so the composition root
- * passes it in.
+ * What follows an analysis: the listening previews (§20) of a CUT, which need the duration measured here, and
+ * of a STEM ZIP's audio entries (PREVIEW_STEMS), which need its entry list. The previews feature stands above
+ * the analysis (its jobs run in the analysis thread), so the composition root passes it in. Both run in the
+ * transaction that stores the analysis.
  */
-export interface CutAnalysed {
-  /** Runs in the transaction that stores the analysis, `analysis` being how it ended. */
+export interface AfterAnalysis {
+  /** `analysis` is how the CUT's analysis ended. */
   cutAnalysed(tx: Tx, fileId: string, uploadedBy: string | null, analysis: AnalysisResult['analysis']): Promise<void>;
+  /** A STEM ZIP analysed with its entries listed, PREVIEW_STEMS on. */
+  stemsAnalysed(tx: Tx, fileId: string, uploadedBy: string | null): Promise<void>;
 }
-export const CUT_ANALYSED: InjectionToken<CutAnalysed> = Symbol('CutAnalysed');
+export const AFTER_ANALYSIS: InjectionToken<AfterAnalysis> = Symbol('AfterAnalysis');
 
 @injectable()
 export class AnalysisJobs {
@@ -42,7 +45,7 @@ export class AnalysisJobs {
     @inject(EventPublisher) private readonly events: EventPublisher,
     @inject(AnalysisRepository) private readonly repository: AnalysisRepository,
     @inject(Space) private readonly space: Space,
-    @inject(CUT_ANALYSED) private readonly followUp: CutAnalysed,
+    @inject(AFTER_ANALYSIS) private readonly followUp: AfterAnalysis,
     @inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
@@ -72,12 +75,13 @@ export class AnalysisJobs {
 
   /**
    * Stores the result, and for a CUT queues its preview (§20), which needs the duration measured here, or fails
-   * it with the analysis. Nobody acted: `file.analyzed` names the uploader.
+   * it with the analysis; for a STEM ZIP with PREVIEW_STEMS on, its audio entries' previews. Nobody acted: `file.analyzed` names the uploader.
    */
   private async complete(tx: Tx, fileId: string, file: FileToAnalyse, result: AnalysisResult): Promise<void> {
     const { projectId, cutId, uploader } = file;
     if (!(await this.repository.finish(tx, fileId, result))) return;
     if (file.type === 'CUT') await this.followUp.cutAnalysed(tx, fileId, uploader?.id ?? null, result.analysis);
+    else if (file.type === 'STEM' && result.analysis === 'done' && this.config.previewStems) await this.followUp.stemsAnalysed(tx, fileId, uploader?.id ?? null);
     // A deleted account's file is analysed all the same, without an event (an event needs an actor).
     if (uploader) await this.events.publish(tx, { type: 'file.analyzed', projectId, actor: uploader, data: { fileId, cutId, analysis: result.analysis } });
   }

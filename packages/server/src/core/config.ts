@@ -70,6 +70,8 @@ export interface Config {
   jobsConcurrency: Record<JobKindName, number>;
   /** The wall-clock budget of one file's analysis; a file over it is `failed`. */
   analysisTimeoutSeconds: number;
+  /** Every audio entry of a STEM ZIP gets a listening preview too (§20), made once its ZIP is analysed. */
+  previewStems: boolean;
   webhooks: { allowHttp: boolean; allowPrivate: boolean; timeoutSeconds: number };
   /** Outgoing email (§19); null (off) unless both SMTP_URL and MAIL_FROM are set. */
   mail: { smtpUrl: string; from: string } | null;
@@ -171,6 +173,11 @@ export const SETTINGS = {
       'audio files this instance analyses at once (0–4), each in a worker thread at the lowest CPU priority, holding no database connection while it runs; `0`: this instance analyses nothing (others on the same database do); `ANALYSIS_CONCURRENCY` is its earlier name, read when it is unset',
   },
   JOBS_CONCURRENCY_PREVIEW: { default: 1, meaning: 'listening previews this instance encodes at once (0–4), at the lowest CPU priority' },
+  PREVIEW_STEMS: {
+    default: false,
+    meaning:
+      "every audio entry of a STEM ZIP gets a listening preview too (stored at `previews/<fileId>.<entry index>.m4a`, counted as `previews`), made by the file's preview job once the ZIP is analysed; ZIPs analysed while it was off get theirs from the `previews backfill` command",
+  },
   JOBS_CONCURRENCY_WEBHOOK_DELIVERY: { default: 8, meaning: 'webhook deliveries this instance sends at once (0–64)' },
   JOBS_CONCURRENCY_EMAIL: { default: 4, meaning: 'emails this instance sends at once (0–64)' },
   JOBS_CONCURRENCY_DIGEST: { default: 1, meaning: 'digest runs at once on this instance (0–64)' },
@@ -404,6 +411,7 @@ export function loadConfig(env: Env = process.env): Config {
     userQuotaBytes: megabytes(optionalInteger('USER_QUOTA_MB', 1, 1_048_576_000)),
     jobsConcurrency: jobsConcurrency(),
     analysisTimeoutSeconds: integer('ANALYSIS_TIMEOUT_SECONDS', 1, 86_400),
+    previewStems: boolean('PREVIEW_STEMS', SETTINGS.PREVIEW_STEMS.default),
     mail,
     digestHour: integer('DIGEST_HOUR', 0, 23),
     digestCheckSeconds: integer('DIGEST_CHECK_SECONDS', 1, 3600),

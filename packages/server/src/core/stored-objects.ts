@@ -4,12 +4,28 @@ import { BLOB_STORE, CONFIG, LOGGER } from './di.js';
 import type { Logger } from './logger.js';
 import type { Clock } from './clock.js';
 import { LocalDataDir } from './local-data-dir.js';
+import type { Queryable } from './sql.js';
 import { type BlobStore, type ListedObject, storeKeys } from './store/index.js';
+
+/** A deleted file's stored objects: its bytes, its preview, and its STEM entries' previews (§20). */
+export interface DeletedFile {
+  /** Stored at key files/<id>.<extension>. */
+  id: string;
+  extension: string;
+  /** The positions of the entries whose preview was made (previews/<id>.<position>.m4a). */
+  entryPreviews: number[];
+}
+
+/**
+ * What `delete from files … returning` selects for a DeletedFile. The entry rows go by the cascade, which runs
+ * after the statement: its RETURNING still sees them.
+ */
+export const deletedFileColumns = (tx: Queryable) =>
+  tx`id, extension, coalesce((select array_agg(e.position) from public.stem_entries e where e.file_id = files.id and e.preview = 'done'), '{}') as entry_previews`;
 
 /** What a delete leaves to remove in the store once its transaction has committed. */
 export interface DeletedContent {
-  /** Stored at key files/<id>.<extension>. */
-  files: { id: string; extension: string }[];
+  files: DeletedFile[];
   /** Stored at key images/<name>. */
   images: string[];
 }
@@ -53,16 +69,20 @@ export class StoredObjects {
     }
   }
 
-  /** Removes a file's bytes and its preview's (§20); never throws, answers whether both went. */
-  async removeFile(id: string, extension: string): Promise<boolean> {
-    const [original, preview] = await Promise.all([this.removeQuietly(storeKeys.file(id, extension)), this.removeQuietly(storeKeys.preview(id))]);
-    return original && preview;
+  /** Removes a file's bytes and its previews' (§20); never throws, answers whether all went. */
+  async removeFile({ id, extension, entryPreviews }: DeletedFile): Promise<boolean> {
+    const removed = await Promise.all([
+      this.removeQuietly(storeKeys.file(id, extension)),
+      this.removeQuietly(storeKeys.preview(id)),
+      ...entryPreviews.map((position) => this.removeQuietly(storeKeys.entryPreview(id, position))),
+    ]);
+    return removed.every(Boolean);
   }
 
   /** Removes the bytes of committed deletes; never throws (a failure is logged; the purge job tries again). */
   async removeDeleted(content: DeletedContent): Promise<void> {
     await Promise.all([
-      ...content.files.map((file) => this.removeFile(file.id, file.extension)),
+      ...content.files.map((file) => this.removeFile(file)),
       ...content.images.map((name) => this.removeQuietly(storeKeys.image(name))),
     ]);
   }

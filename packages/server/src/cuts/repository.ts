@@ -1,7 +1,7 @@
 import type { Cut, CutWithFiles, FileRecord } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
-import type { DeletedContent } from '../core/stored-objects.js';
+import { type DeletedContent, type DeletedFile, deletedFileColumns } from '../core/stored-objects.js';
 import { findFileRows, type FileSelection, toFileRecord } from '../files/repository.js';
 
 type CutRow = Omit<Cut, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
@@ -83,7 +83,7 @@ export class CutsRepository {
 
   /** Deletes a cut locked by `lockForDelete`, with its files. */
   async deleteWithFiles(tx: Queryable, cutId: string): Promise<DeletedContent> {
-    const files = await tx<{ id: string; extension: string }[]>`delete from files where cut_id = ${cutId} returning id, extension`;
+    const files = await tx<DeletedFile[]>`delete from files where cut_id = ${cutId} returning ${deletedFileColumns(tx)}`;
     await tx`delete from cuts where id = ${cutId}`;
     return { files: [...files], images: [] };
   }

@@ -1,17 +1,19 @@
-import type { AnalysisStatus, FileRecord, FileType, PreviewStatus, RequestedReview, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
+import type { AnalysisStatus, FileRecord, FileType, PreviewInfo, PreviewStatus, RequestedReview, ReviewPolicy, StemEntry, Stems, Waveform } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
+import { type DeletedFile, deletedFileColumns } from '../core/stored-objects.js';
 import { avatarUrl } from '../images/repository.js';
 import { storeKeys } from '../core/store/index.js';
 import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
-import type { StoredAudio } from '../analysis/repository.js';
+import type { StoredAudio, StoredEntryPreview, StoredStems } from '../analysis/repository.js';
 import { enqueueEarlyPreview, previewInfoOf } from '../previews/repository.js';
 
 /** A stored file's key, `files/<uuid>.<ext>`: its id. */
 const STORED_FILE_KEY = /^files\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[^/]+$/;
-const PREVIEW_KEY = /^previews\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.m4a$/;
+/** A preview's key, a file's `previews/<uuid>.m4a` or a STEM entry's `previews/<uuid>.<position>.m4a`: its file's id. */
+const PREVIEW_KEY = /^previews\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.\d+)?\.m4a$/;
 
 /** A `files` row as downloads, archives and share links use it: what they show and send, no more. */
 export interface StoredFileRow {
@@ -46,7 +48,7 @@ export interface FileRow extends StoredFileRow {
   uploaderName: string | null;
   /** The stored avatar's name (`<uuid>.<ext>`), if the uploader has one. */
   uploaderAvatar: string | null;
-  stems: Stems | null;
+  stems: StoredStems | null;
   /** The highest remaining version of the series and how many remain. */
   latestVersion: number;
   seriesCount: number;
@@ -71,6 +73,38 @@ export interface ReviewCounts {
 /** The one definition of ready under a review policy (§19), behind File.review, the reviews summary and the gate. */
 export function reviewReady(counts: ReviewCounts, policy: ReviewPolicy): boolean {
   return counts.approved >= policy.approvals && counts.changesRequested === 0 && (!policy.noOpenComments || counts.openComments === 0);
+}
+
+/** A stem_entries row, as GET /api/files/:id/entries reads it. */
+export interface StemEntryRow {
+  position: number;
+  path: string;
+  size: number;
+  audio: StemEntry['audio'];
+  preview: StoredEntryPreview['status'] | null;
+  previewBytes: number | null;
+  previewBitrate: number | null;
+  previewDurationMs: number | null;
+}
+
+/** An entry's PreviewInfo: null when it gets none; its URL names the file and the entry's position. */
+function entryPreviewInfo(fileId: string, position: number, stored: StoredEntryPreview | null): PreviewInfo | null {
+  if (stored === null) return null;
+  const url = `/api/files/${fileId}/entries/${position}/preview`;
+  return previewInfoOf({ preview: stored.status, previewBytes: stored.bytes, previewBitrate: stored.bitrate, previewDurationMs: stored.durationMs }, url);
+}
+
+/** The one mapping of a stem_entries row to the API's StemEntry. */
+export function toStemEntry(fileId: string, row: StemEntryRow): StemEntry {
+  const stored = row.preview === null ? null : { status: row.preview, bytes: row.previewBytes, bitrate: row.previewBitrate, durationMs: row.previewDurationMs };
+  return { path: row.path, size: row.size, audio: row.audio, preview: entryPreviewInfo(fileId, row.position, stored) };
+}
+
+/** The File record's stems: the stored copy of the first entries (position = index), with their previews' URLs. */
+function toStems(fileId: string, stems: StoredStems | null): Stems | null {
+  if (stems === null) return null;
+  const entries = stems.entries.map((entry, position) => ({ path: entry.path, size: entry.size, audio: entry.audio, preview: entryPreviewInfo(fileId, position, entry.preview ?? null) }));
+  return { ...stems, entries };
 }
 
 /** Who uploaded a file whose uploader deleted their account. */
@@ -98,7 +132,7 @@ export function toFileRecord(row: FileRow): FileRecord {
     analysis: row.analysis,
     audio: row.audio ? { ...row.audio, peaksUrl: `/api/files/${row.id}/peaks` } : null,
     preview: previewInfoOf(row, `/api/files/${row.id}/preview`),
-    stems: row.stems,
+    stems: toStems(row.id, row.stems),
     series: { id: row.seriesId, version: row.version, latest: row.version === row.latestVersion, count: row.seriesCount },
     review: { approved: row.approved, changesRequested: row.changesRequested, openComments: row.openComments, ready: reviewReady(row, row.reviewPolicy) },
     reviewRequests: row.reviewRequests,
@@ -307,9 +341,11 @@ export class FilesRepository {
       select id, cut_id, extension, uploaded_by from files where series_id = ${seriesId} order by version for update`;
   }
 
-  /** Deletes a series with its versions (their comments and reviews go with them). */
-  async deleteSeries(tx: Queryable, seriesId: string): Promise<void> {
+  /** Deletes a series with its versions (their comments and reviews go with them); what they stored. */
+  async deleteSeries(tx: Queryable, seriesId: string): Promise<DeletedFile[]> {
+    const removed = await tx<DeletedFile[]>`delete from files where series_id = ${seriesId} returning ${deletedFileColumns(tx)}`;
     await tx`delete from file_series where id = ${seriesId}`;
+    return [...removed];
   }
 
   /** The waveform of a file and where its analysis stands; null when the file is gone. */
@@ -326,12 +362,19 @@ export class FilesRepository {
   }
 
   /** Up to `limit` entries of a STEM ZIP from `position` on, in the ZIP's order, with their positions. */
-  async findStemEntries(tx: Queryable, id: string, position: number, limit: number): Promise<(StemEntry & { position: number })[]> {
-    return tx<(StemEntry & { position: number })[]>`
-      select position, path, size, audio from stem_entries
+  async findStemEntries(tx: Queryable, id: string, position: number, limit: number): Promise<StemEntryRow[]> {
+    return tx<StemEntryRow[]>`
+      select position, path, size, audio, preview, preview_bytes, preview_bitrate, preview_duration_ms from stem_entries
       where file_id = ${id} and position >= ${position}
       order by position
       limit ${limit}`;
+  }
+
+  /** A STEM ZIP's entry at `position`: its path and its preview's state; null when there is none. */
+  async findStemEntry(tx: Queryable, id: string, position: number): Promise<Pick<StemEntryRow, 'path' | 'preview' | 'previewBytes'> | null> {
+    const [row] = await tx<Pick<StemEntryRow, 'path' | 'preview' | 'previewBytes'>[]>`
+      select path, preview, preview_bytes from stem_entries where file_id = ${id} and position = ${position}`;
+    return row ?? null;
   }
 
   /** The waveforms of those of `ids` that have one, by file id. */
@@ -345,8 +388,10 @@ export class FilesRepository {
     return row ?? null;
   }
 
-  async delete(tx: Queryable, id: string): Promise<void> {
-    await tx`delete from files where id = ${id}`;
+  /** Deletes a file; what it stored (null: gone already). */
+  async delete(tx: Queryable, id: string): Promise<DeletedFile | null> {
+    const [removed] = await tx<DeletedFile[]>`delete from files where id = ${id} returning ${deletedFileColumns(tx)}`;
+    return removed ?? null;
   }
 
   /**
@@ -366,17 +411,20 @@ export class FilesRepository {
     const previewIds = keys.flatMap((key) => PREVIEW_KEY.exec(key)?.[1] ?? []);
     const names = keys.filter((key) => key.startsWith('images/')).map((key) => key.slice('images/'.length));
     const files = ids.length === 0 ? [] : await this.sql<{ id: string; extension: string }[]>`select id, extension from public.files where id = any(${this.sql.array(ids)}::uuid[])`;
-    // A preview is its file's whatever the file's preview state says (trashed files' included): one being made
-    // is written before its row says `done`, and one made again overwrites its key. Only a preview whose file is
-    // gone is an orphan.
-    const previews = previewIds.length === 0 ? [] : await this.sql<{ id: string }[]>`select id from public.files where id = any(${this.sql.array(previewIds)}::uuid[])`;
+    // A preview (a file's, or one of its STEM entries') is its file's whatever the preview state says (trashed
+    // files' included): one being made is written before its row says `done`, and one made again overwrites its
+    // key. Only a preview whose file is gone is an orphan.
+    const previewed =
+      previewIds.length === 0 ? [] : await this.sql<{ id: string }[]>`select id from public.files where id = any(${this.sql.array(previewIds)}::uuid[])`;
+    const livingFiles = new Set(previewed.map((row) => row.id));
+    const previews = keys.filter((key) => livingFiles.has(PREVIEW_KEY.exec(key)?.[1] ?? ''));
     const images =
       names.length === 0
         ? []
         : await this.sql<{ name: string }[]>`select distinct name from image_references where name = any(${this.sql.array(names)}::text[])`;
     return new Set([
       ...files.map((row) => storeKeys.file(row.id, row.extension)),
-      ...previews.map((row) => storeKeys.preview(row.id)),
+      ...previews,
       ...images.map((row) => storeKeys.image(row.name)),
     ]);
   }
@@ -385,6 +433,7 @@ export class FilesRepository {
   async storedKeyCount(): Promise<number> {
     const [row] = await this.sql<{ count: number }[]>`
       select (select count(*) from public.files)::int + (select count(*) from public.files where preview = 'done')::int
+        + (select count(*) from public.stem_entries where preview = 'done')::int
         + (select count(distinct name) from image_references)::int as count`;
     return row!.count;
   }
@@ -399,6 +448,9 @@ export class FilesRepository {
         select r.dir, r.name,
           case r.dir
             when 'files' then exists (select 1 from public.files f where f.id = split_part(r.name, '.', 1)::uuid)
+            -- An entry's preview (<file id>.<position>.m4a) is its entry's again when a new analysis listed it.
+            when 'previews' then exists (select 1 from public.stem_entries e where e.file_id = split_part(r.name, '.', 1)::uuid
+                                                                              and e.position = split_part(r.name, '.', 2)::int)
             else exists (select 1 from image_references i where i.name = r.name)
           end as referenced
         from removed_bytes r
@@ -418,7 +470,7 @@ export class FilesRepository {
 
 /** An entry of the removed_bytes ledger. */
 export interface RemovedBytes {
-  dir: 'files' | 'images';
+  dir: 'files' | 'images' | 'previews';
   name: string;
   /** A row refers to the name again: its bytes are not garbage. */
   referenced: boolean;

@@ -35,6 +35,10 @@ export class FilesRoutes implements Feature {
 
     routes.on(ROUTES.stemEntries, async ({ principal, params, query }) => this.files.stemEntries(principal, params.id, query));
 
+    routes.on(ROUTES.stemEntryPreview, async ({ req, res, principal, params }) => {
+      await sendStoredBytes(req, res, await this.files.entryPreview(principal, params.id, params.index), 'inline');
+    });
+
     // Downloads and media paths also take the access_token cookie (declared), so an <audio> element can play and seek.
     routes.on(ROUTES.downloadFile, async ({ req, res, principal, params }) => {
       await sendStoredBytes(req, res, await this.files.bytes(principal, params.id), 'attachment');

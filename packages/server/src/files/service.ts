@@ -15,7 +15,7 @@ import type { StoredBytes } from '../core/transfer.js';
 import { EventPublisher, projectEvent } from '../events/publisher.js';
 import { PreviewsRepository } from '../previews/repository.js';
 import { checkKeptPath, checkVersion, pathTaken, UploadAdmission } from './admission.js';
-import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type StoredFileRow, toFileRecord } from './repository.js';
+import { type FileRow, FilesRepository, isPathTaken, type RemovedBytes, type StoredFileRow, toFileRecord, toStemEntry } from './repository.js';
 import { ReviewGate } from './review-gate.js';
 import { TrashService, trashed } from '../trash/service.js';
 
@@ -176,7 +176,7 @@ export class FilesService {
       const rows = await this.repository.findStemEntries(tx, id, Number(page.cursor ?? 0), page.limit + 1);
       const next = rows.length > page.limit ? rows[page.limit]! : null;
       return {
-        entries: rows.slice(0, page.limit).map(({ path, size, audio }) => ({ path, size, audio })),
+        entries: rows.slice(0, page.limit).map((row) => toStemEntry(id, row)),
         nextCursor: next === null ? null : String(next.position),
       };
     });
@@ -221,6 +221,39 @@ export class FilesService {
   /** The listening preview of a file the caller may read (§20). */
   async preview(principal: Principal, id: string): Promise<StoredBytes> {
     return this.previewOf(await this.storedRow(principal, id));
+  }
+
+  /**
+   * The listening preview of a STEM ZIP's entry (§20, PREVIEW_STEMS), by its index: as a file's preview (409
+   * while pending, 404 without one, made again when its bytes are gone), its ETag the ZIP's sha256 with the index.
+   */
+  async entryPreview(principal: Principal, id: string, index: string): Promise<StoredBytes> {
+    const row = await this.storedRow(principal, id);
+    const position = /^\d{1,9}$/.test(index) ? Number(index) : null;
+    const entry = position === null || row.type !== 'STEM' ? null : await this.repository.findStemEntry(this.sql, id, position);
+    if (position === null || !entry) throw notFound('Stem entry');
+    if (entry.preview === 'pending') throw previewNotReady();
+    if (entry.preview !== 'done' || entry.previewBytes === null) throw notFound('Preview');
+    const key = storeKeys.entryPreview(id, position);
+    const stem = path.posix.basename(entry.path).replace(/\.[^./]{1,5}$/, '');
+    return {
+      key,
+      read: (range) => this.store.read(key, range),
+      openReader: async (range) => {
+        try {
+          return await this.store.openReader(key, range);
+        } catch (error) {
+          if (!(error instanceof ObjectMissing)) throw error;
+          await this.sql.begin((tx) => this.previews.remakeEntry(tx, id, position));
+          throw previewNotReady();
+        }
+      },
+      size: entry.previewBytes,
+      mimeType: 'audio/mp4',
+      etag: `"${row.sha256}-preview-${position}"`,
+      modifiedAt: row.createdAt,
+      downloadName: `${stem}.m4a`,
+    };
   }
 
   /**
@@ -270,11 +303,11 @@ export class FilesService {
         await this.events.publish(tx, projectEvent(principal, projectId, 'file.trashed', { fileId: id, cutId: file.cutId, trashedUntil: until.toISOString() }));
         return { removed: null, trashedUntil: until };
       }
-      await this.repository.delete(tx, id);
+      const removed = await this.repository.delete(tx, id);
       await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: id, cutId: file.cutId }));
-      return { removed: file, trashedUntil: null };
+      return { removed, trashedUntil: null };
     });
-    if (removed) await this.objects.removeFile(id, removed.extension);
+    if (removed) await this.objects.removeFile(removed);
     return trashedUntil;
   }
 
@@ -283,7 +316,7 @@ export class FilesService {
    * versions' comments and reviews go with them; the bytes go once the deletion has committed.
    */
   async deleteSeries(principal: Principal, id: string): Promise<DeletedSeries> {
-    const { seriesId, removed, trashedUntil } = await this.sql.begin(async (tx) => {
+    const { seriesId, removed, stored, trashedUntil } = await this.sql.begin(async (tx) => {
       const { projectId, role } = await this.access.require(principal, 'file', id, 'MEMBER', tx);
       const series = await this.repository.seriesOf(tx, { fileId: id });
       if (!series) throw notFound('File');
@@ -296,17 +329,17 @@ export class FilesService {
         for (const version of versions) {
           await this.events.publish(tx, projectEvent(principal, projectId, 'file.trashed', { fileId: version.id, cutId: version.cutId, trashedUntil: until.toISOString() }));
         }
-        return { seriesId: series.seriesId, removed: versions, trashedUntil: until };
+        return { seriesId: series.seriesId, removed: versions.length, stored: [], trashedUntil: until };
       }
-      await this.repository.deleteSeries(tx, series.seriesId);
+      const stored = await this.repository.deleteSeries(tx, series.seriesId);
       for (const version of versions) {
         await this.events.publish(tx, projectEvent(principal, projectId, 'file.deleted', { fileId: version.id, cutId: version.cutId }));
       }
-      return { seriesId: series.seriesId, removed: versions, trashedUntil: null };
+      return { seriesId: series.seriesId, removed: versions.length, stored, trashedUntil: null };
     });
-    if (trashedUntil !== null) return { seriesId, deleted: removed.length, ...trashed(trashedUntil) };
-    for (const version of removed) await this.objects.removeFile(version.id, version.extension);
-    return { seriesId, deleted: removed.length };
+    if (trashedUntil !== null) return { seriesId, deleted: removed, ...trashed(trashedUntil) };
+    for (const file of stored) await this.objects.removeFile(file);
+    return { seriesId, deleted: removed };
   }
 
   /**
@@ -329,7 +362,7 @@ export class FilesService {
     const done: RemovedBytes[] = [];
     let removedBytes = 0;
     for (const entry of await this.repository.removedBytes()) {
-      const key = entry.dir === 'files' ? `files/${path.basename(entry.name)}` : storeKeys.image(entry.name);
+      const key = entry.dir === 'images' ? storeKeys.image(entry.name) : `${entry.dir}/${path.basename(entry.name)}`;
       // A file's preview (§20) goes with it (a failure to remove it is logged, for the `orphans` command).
       if (!entry.referenced && entry.dir === 'files') await this.objects.removeQuietly(storeKeys.preview(path.basename(entry.name).split('.')[0]!));
       if (!entry.referenced && (await this.objects.exists(key)) && (await this.objects.removeQuietly(key))) removedBytes++;

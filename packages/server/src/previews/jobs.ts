@@ -7,6 +7,8 @@
 // from the header's bound on the frames; it is an optimisation only: whatever else it meets (no bound in the
 // header, bad audio, a store that failed) leaves the preview pending for the job the analysis queues once done,
 // which finds a preview made early already made and does nothing.
+// A STEM ZIP's job (PREVIEW_STEMS) makes the previews of its pending audio entries one after another, each in
+// the thread like a file's, each recorded once made: a job run again goes on from the first still pending.
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../core/config.js';
 import type { Sql } from '../core/database.js';
@@ -19,7 +21,7 @@ import { Space } from '../core/space.js';
 import { storeKeys } from '../core/store/index.js';
 import { EventPublisher } from '../events/publisher.js';
 import { AnalysisThread, analysisBudgetSeconds } from '../analysis/isolated.js';
-import { type FileToPreview, previewInfoOf, type PreviewResult, PreviewsRepository } from './repository.js';
+import { type EntryToPreview, type FileToPreview, previewInfoOf, type PreviewResult, PreviewsRepository } from './repository.js';
 
 /**
  * A preview's time budget: real time of the audio, at least two minutes. Encoding runs at about 20 times real
@@ -50,6 +52,7 @@ export class PreviewJobs {
   /** The handler of one preview job. */
   readonly run = async ({ payload: { fileId }, attempt, maxAttempts, signal }: JobRun<{ fileId: string }>): Promise<void> => {
     const file = await this.repository.file(this.sql, fileId);
+    if (file?.type === 'STEM') return this.previewEntries(fileId, file, { attempt, maxAttempts, signal });
     // Deleted since it was queued, or made (or failed) by another job since: nothing to do.
     if (!file || file.preview !== 'pending') return;
     let result: PreviewResult;
@@ -82,6 +85,40 @@ export class PreviewJobs {
     if (!recorded && result.preview === 'done') await this.objects.removeQuietly(storeKeys.preview(fileId));
   };
 
+  /**
+   * The previews of a STEM ZIP's pending entries, first to last (entries queued meanwhile included). A store that
+   * failed rejects (the queue tries again from the first entry still pending); on the last attempt that entry is
+   * failed and the next goes on.
+   */
+  private async previewEntries(fileId: string, file: FileToPreview, { attempt, maxAttempts, signal }: Pick<JobRun<unknown>, 'attempt' | 'maxAttempts' | 'signal'>): Promise<void> {
+    for (let entry = await this.repository.nextPendingEntry(this.sql, fileId); entry; entry = await this.repository.nextPendingEntry(this.sql, fileId)) {
+      const ended = this.metrics.previewDuration.startTimer();
+      let result: PreviewResult;
+      try {
+        result = await this.encodeEntry(fileId, file, entry, signal);
+      } catch (error) {
+        if (signal.aborted || attempt < maxAttempts) throw error;
+        this.log.error('entry preview failed for good; the entry is marked failed', { fileId, entry: entry.position, attempt, error });
+        result = { preview: 'failed' };
+      }
+      ended({ outcome: result.preview });
+      const { position } = entry;
+      const recorded = await this.sql.begin((tx) => this.repository.finishEntry(tx, fileId, position, result));
+      if (recorded) continue;
+      // Deleted while it was encoded (see run).
+      if (result.preview === 'done') await this.objects.removeQuietly(storeKeys.entryPreview(fileId, position));
+      return;
+    }
+  }
+
+  private async encodeEntry(fileId: string, file: FileToPreview, entry: EntryToPreview, signal: AbortSignal): Promise<PreviewResult> {
+    const outcome = await this.inThread(fileId, file, entry.durationMs, previewBudgetSeconds(entry.durationMs), signal, entry.position);
+    if (outcome.status === 'preview') return { preview: 'done', facts: outcome.preview };
+    if (outcome.status === 'unreadable') throw new Error(`the entry's preview could not be read or stored: ${outcome.reason}`);
+    this.log.info('entry preview failed', { fileId, entry: entry.position, outcome: outcome.status, reason: 'reason' in outcome ? outcome.reason : undefined });
+    return { preview: 'failed' };
+  }
+
   /** Ends the idle threads (a stop has ended the busy ones' encodes, and their threads with them). */
   async close(): Promise<void> {
     await Promise.all(this.idle.splice(0).map((thread) => thread.close()));
@@ -105,11 +142,12 @@ export class PreviewJobs {
     return null;
   }
 
-  private async inThread(fileId: string, file: FileToPreview, durationMs: number | null, budgetSeconds: number, signal: AbortSignal) {
+  /** The file's preview, or with `entry` that STEM entry's, made in an idle thread. */
+  private async inThread(fileId: string, file: FileToPreview, durationMs: number | null, budgetSeconds: number, signal: AbortSignal, entry?: number) {
     const thread = this.idle.pop() ?? new AnalysisThread({ storage: this.config.storage, dataDir: this.config.dataDir });
     try {
       return await thread.analyze(
-        { task: 'preview', fileId, key: storeKeys.file(fileId, file.extension), extension: file.extension, durationMs },
+        { task: 'preview', fileId, key: storeKeys.file(fileId, file.extension), extension: file.extension, durationMs, ...(entry === undefined ? {} : { entry }) },
         { timeoutMs: budgetSeconds * 1000, uploading: () => this.space.uploading, signal },
       );
     } finally {

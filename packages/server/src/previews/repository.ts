@@ -30,6 +30,29 @@ export interface PreviewState {
 
 export type PreviewResult = { preview: 'done'; facts: PreviewFacts } | { preview: 'failed' | 'none' };
 
+/** A STEM ZIP's audio entry whose preview is pending (PREVIEW_STEMS), as its file's job finds it. */
+export interface EntryToPreview {
+  position: number;
+  /** What the ZIP's analysis read from the entry's header: it sizes the preview's index. */
+  durationMs: number;
+}
+
+/**
+ * The File record's copy of its first entries (files.stems) takes their previews' states from stem_entries, so
+ * records keep reading one column. Run after each change of an entry's preview.
+ */
+async function copyEntryPreviewsToRecord(tx: Queryable, fileId: string): Promise<void> {
+  await tx`
+    update files f set stems = jsonb_set(f.stems, '{entries}', coalesce((
+      select jsonb_agg(case when s.preview is null then e.entry - 'preview'
+                            else e.entry || jsonb_build_object('preview', jsonb_build_object('status', s.preview, 'bytes', s.preview_bytes,
+                                                                                              'bitrate', s.preview_bitrate, 'durationMs', s.preview_duration_ms)) end
+                       order by e.ordinality)
+      from jsonb_array_elements(f.stems -> 'entries') with ordinality as e (entry, ordinality)
+      left join stem_entries s on s.file_id = f.id and s.position = e.ordinality - 1), '[]'::jsonb))
+    where f.id = ${fileId} and f.stems is not null`;
+}
+
 /** One job per file: a job queued or running for it is not queued again (the queue's key). */
 const previewJobKey = (fileId: string): string => `preview:${fileId}`;
 /**
@@ -88,6 +111,11 @@ export class PreviewsRepository {
     else await this.finish(tx, fileId, { preview: 'failed' });
   }
 
+  /** After a STEM ZIP's analysis with PREVIEW_STEMS on (analysis/worker.ts): its audio entries' previews are queued. */
+  async stemsAnalysed(tx: Queryable, fileId: string, uploadedBy: string | null): Promise<void> {
+    await this.queueEntries(tx, fileId, uploadedBy);
+  }
+
   /** Stores the outcome on the file; false when the file is gone. */
   async finish(tx: Queryable, fileId: string, result: PreviewResult): Promise<boolean> {
     const facts = result.preview === 'done' ? result.facts : null;
@@ -103,6 +131,65 @@ export class PreviewsRepository {
     const [row] = await tx<PreviewState[]>`
       select preview, preview_bytes, preview_bitrate, preview_duration_ms from files where id = ${fileId}`;
     return row ?? null;
+  }
+
+  /** The first audio entry of a STEM ZIP whose preview is pending, in the ZIP's order; null when none is. */
+  async nextPendingEntry(sql: Queryable, fileId: string): Promise<EntryToPreview | null> {
+    const [row] = await sql<EntryToPreview[]>`
+      select position, (audio ->> 'durationMs')::int as duration_ms from stem_entries
+      where file_id = ${fileId} and preview = 'pending' order by position limit 1`;
+    return row ?? null;
+  }
+
+  /** Stores an entry's outcome; false when the entry (or its file) is gone. */
+  async finishEntry(tx: Queryable, fileId: string, position: number, result: PreviewResult): Promise<boolean> {
+    const facts = result.preview === 'done' ? result.facts : null;
+    const updated = await tx`
+      update stem_entries set preview = ${result.preview === 'done' ? 'done' : 'failed'}, preview_bytes = ${facts?.bytes ?? null},
+                              preview_bitrate = ${facts?.bitrate ?? null}, preview_duration_ms = ${facts?.durationMs ?? null}
+      where file_id = ${fileId} and position = ${position}`;
+    if (updated.count === 0) return false;
+    await copyEntryPreviewsToRecord(tx, fileId);
+    return true;
+  }
+
+  /**
+   * Gives the audio entries of a STEM ZIP without a preview state a pending one, and queues the file's job (its
+   * upload's analysis, with PREVIEW_STEMS on, or the backfill); answers how many entries it took.
+   */
+  async queueEntries(tx: Queryable, fileId: string, uploadedBy: string | null): Promise<number> {
+    const updated = await tx`update stem_entries set preview = 'pending' where file_id = ${fileId} and audio is not null and preview is null`;
+    if (updated.count === 0) return 0;
+    await copyEntryPreviewsToRecord(tx, fileId);
+    await enqueuePreview(tx, fileId, uploadedBy);
+    return updated.count;
+  }
+
+  /** Has an entry's made preview made again (its bytes are gone from the store), as `remake` a file's. */
+  async remakeEntry(tx: Queryable, fileId: string, position: number): Promise<void> {
+    const [row] = await tx<{ uploadedBy: string | null }[]>`
+      update stem_entries e set preview = 'pending', preview_bytes = null, preview_bitrate = null, preview_duration_ms = null
+      from files f
+      where e.file_id = ${fileId} and e.position = ${position} and e.preview = 'done' and f.id = e.file_id
+      returning f.uploaded_by`;
+    if (!row) return;
+    await copyEntryPreviewsToRecord(tx, fileId);
+    await enqueuePreview(tx, fileId, row.uploadedBy);
+  }
+
+  /**
+   * The backfill's step for STEM entries (PREVIEW_STEMS): queues the previews of the audio entries of up to
+   * `limit` analysed STEM ZIPs after `afterId` that have none (analysed with the setting off, or before it existed).
+   */
+  async backfillEntriesStep(tx: Queryable, afterId: string | null, limit: number): Promise<{ lastId: string | null; queued: number }> {
+    const rows = await tx<{ id: string; uploadedBy: string | null }[]>`
+      select f.id, f.uploaded_by from files f
+      where f.type = 'STEM' and f.analysis = 'done' and (${afterId}::uuid is null or f.id > ${afterId}::uuid)
+        and exists (select 1 from stem_entries e where e.file_id = f.id and e.audio is not null and e.preview is null)
+      order by f.id limit ${limit}`;
+    let queued = 0;
+    for (const row of rows) queued += await this.queueEntries(tx, row.id, row.uploadedBy);
+    return { lastId: rows.at(-1)?.id ?? null, queued };
   }
 
   /** Has a made preview made again (its bytes are gone from the store): `pending`, its job queued. */

@@ -2,7 +2,7 @@ import type { Invitation, Member, Project, Role, UpdatedProject } from '@bandcol
 import { inject, injectable } from 'tsyringe';
 import { type Queryable, setChanged, type Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import type { DeletedContent } from '../core/stored-objects.js';
+import { type DeletedContent, type DeletedFile, deletedFileColumns } from '../core/stored-objects.js';
 import { avatarUrl, imageUrl, type StoredImage } from '../images/repository.js';
 
 const INVITATION_DAYS = 30;
@@ -153,8 +153,8 @@ export class ProjectsRepository {
   /** Deletes a project with its vibes, cuts and files for good; null when it is already gone. */
   async deleteWithContent(tx: Queryable, projectId: string): Promise<DeletedContent | null> {
     if (!(await this.lockContent(tx, projectId))) return null;
-    const files = await tx<{ id: string; extension: string }[]>`
-      delete from files where project_id = ${projectId} returning id, extension`;
+    const files = await tx<DeletedFile[]>`
+      delete from files where project_id = ${projectId} returning ${deletedFileColumns(tx)}`;
     const vibes = await tx<{ image: string | null }[]>`delete from vibes where project_id = ${projectId} returning image`;
     const [deleted] = await tx<{ image: string | null }[]>`delete from projects where id = ${projectId} returning image`;
     return { files: [...files], images: imagesOf([...vibes, deleted]) };

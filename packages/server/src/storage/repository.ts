@@ -24,11 +24,15 @@ export class StorageRepository {
     if (uploadedBy !== null && projectIds !== null) return this.usageInProjects(uploadedBy, projectIds);
     const whose = uploadedBy === null ? this.sql`` : this.sql`where uploaded_by = ${uploadedBy}`;
     const previewed = uploadedBy === null ? this.sql`where preview_bytes is not null` : this.sql`where uploaded_by = ${uploadedBy} and preview_bytes is not null`;
+    const entriesPreviewed =
+      uploadedBy === null ? this.sql`where e.preview_bytes is not null` : this.sql`where f.uploaded_by = ${uploadedBy} and e.preview_bytes is not null`;
     return this.sql<TypeUsage[]>`
       select type, sum(size)::bigint as size, count(*)::int as count from (
         select type, size from public.files ${whose}
         union all
         select 'PREVIEW', preview_bytes from files ${previewed}
+        union all
+        select 'PREVIEW', e.preview_bytes from stem_entries e join files f on f.id = e.file_id ${entriesPreviewed}
         union all
         select 'IMAGE', size from stored_images ${whose}
       ) uploads
@@ -59,6 +63,9 @@ export class StorageRepository {
         union all
         select 'PREVIEW', preview_bytes from files
         where uploaded_by = ${uploadedBy} and project_id in (select id from reached) and preview_bytes is not null
+        union all
+        select 'PREVIEW', e.preview_bytes from stem_entries e join files f on f.id = e.file_id
+        where f.uploaded_by = ${uploadedBy} and f.project_id in (select id from reached) and e.preview_bytes is not null
         union all
         select 'IMAGE', s.size from stored_images s
         where s.uploaded_by = ${uploadedBy}

@@ -4,7 +4,7 @@ import type { TrashKind } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Queryable, Sql } from '../core/database.js';
 import { SQL } from '../core/di.js';
-import type { DeletedContent } from '../core/stored-objects.js';
+import { type DeletedContent, type DeletedFile, deletedFileColumns } from '../core/stored-objects.js';
 
 export interface TrashEntry {
   trashId: string;
@@ -357,15 +357,14 @@ export class TrashRepository {
    */
   async purge(tx: Queryable, entry: TrashEntry): Promise<DeletedContent> {
     const id = entry.id;
-    type FileKey = { id: string; extension: string };
     type Image = { image: string | null };
-    let files: FileKey[] = [];
+    let files: DeletedFile[] = [];
     let images: Image[] = [];
     switch (entry.kind) {
       case 'project':
         // The project's trashed covers and vibe images go with its entries (the cascade).
         images = await tx<Image[]>`select image from public.trash where project_id = ${id} and image is not null`;
-        files = await tx<FileKey[]>`delete from public.files where project_id = ${id} returning id, extension`;
+        files = await tx<DeletedFile[]>`delete from public.files where project_id = ${id} returning ${deletedFileColumns(tx)}`;
         images = [
           ...images,
           ...(await tx<Image[]>`delete from public.vibes where project_id = ${id} returning image`),
@@ -373,19 +372,19 @@ export class TrashRepository {
         ];
         break;
       case 'vibe':
-        files = await tx<FileKey[]>`delete from public.files where cut_id in (select id from public.cuts where vibe_id = ${id}) returning id, extension`;
+        files = await tx<DeletedFile[]>`delete from public.files where cut_id in (select id from public.cuts where vibe_id = ${id}) returning ${deletedFileColumns(tx)}`;
         images = await tx<Image[]>`delete from public.vibes where id = ${id} returning image`;
         break;
       case 'cut':
-        files = await tx<FileKey[]>`delete from public.files where cut_id = ${id} returning id, extension`;
+        files = await tx<DeletedFile[]>`delete from public.files where cut_id = ${id} returning ${deletedFileColumns(tx)}`;
         await tx`delete from public.cuts where id = ${id}`;
         break;
       case 'series':
-        files = await tx<FileKey[]>`delete from public.files where series_id = ${id} returning id, extension`;
+        files = await tx<DeletedFile[]>`delete from public.files where series_id = ${id} returning ${deletedFileColumns(tx)}`;
         await tx`delete from public.file_series where id = ${id}`;
         break;
       case 'file':
-        files = await tx<FileKey[]>`delete from public.files where id = ${id} returning id, extension`;
+        files = await tx<DeletedFile[]>`delete from public.files where id = ${id} returning ${deletedFileColumns(tx)}`;
         break;
       case 'comment':
         await tx`delete from public.comments where id = ${id}`;

@@ -1,7 +1,7 @@
 import type { CutWithFiles, Vibe, VibeWithCuts } from '@bandcollab/sdk/contract';
 import { injectable } from 'tsyringe';
 import { type Queryable, setChanged } from '../core/database.js';
-import type { DeletedContent } from '../core/stored-objects.js';
+import { type DeletedContent, type DeletedFile, deletedFileColumns } from '../core/stored-objects.js';
 import { imageUrl, type StoredImage } from '../images/repository.js';
 
 export interface VibeRow {
@@ -126,8 +126,8 @@ export class VibesRepository {
 
   /** Deletes a vibe locked by `lockForDelete`, with its cuts and their files. */
   async deleteWithContent(tx: Queryable, vibeId: string): Promise<DeletedContent> {
-    const files = await tx<{ id: string; extension: string }[]>`
-      delete from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) returning id, extension`;
+    const files = await tx<DeletedFile[]>`
+      delete from files where cut_id in (select id from cuts where vibe_id = ${vibeId}) returning ${deletedFileColumns(tx)}`;
     const [deleted] = await tx<{ image: string | null }[]>`delete from vibes where id = ${vibeId} returning image`;
     return { files: [...files], images: deleted?.image ? [deleted.image] : [] };
   }

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { downmix } from '../../src/analysis/downmix.js';
 import { encodePreview, type PreviewFacts } from '../../src/analysis/preview-encode.js';
 import { createResampler } from '../../src/analysis/resample.js';
 import { ebur128, generate, hasFfmpeg } from '../analysis/ffmpeg.js';
+import { durationSeconds, onsetSeconds, probe, referenceFor, topLevelBoxes } from './fidelity.js';
 
 // Every preview is checked by ffmpeg/ffprobe, the independent reader (§20): codec, container, rate, channels,
 // duration within 50 ms, the index before the audio, integrated loudness within 0.3 LU and true peak within
@@ -53,58 +53,6 @@ const fixtures: Fixture[] = [
   { name: '48 kHz 24-bit stereo AIFF', rate: 48000, channels: 2, options: ['-c:a', 'pcm_s24be'], extension: 'aiff', previewRate: 48000 },
   { name: '48 kHz stereo M4A (AAC 320k)', rate: 48000, channels: 2, options: ['-c:a', 'aac', '-b:a', '320k'], extension: 'm4a', previewRate: 48000 },
 ];
-
-/** ffprobe's view of a file: its container and first stream. */
-function probe(file: string): { format: { format_name: string; tags?: { major_brand?: string } }; stream: { codec_name: string; profile: string; sample_rate: string; channels: number; duration: string } } {
-  const probed = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file], { encoding: 'utf8' })) as {
-    streams: { codec_name: string; profile: string; sample_rate: string; channels: number; duration: string }[];
-    format: { format_name: string; tags?: { major_brand?: string } };
-  };
-  return { format: probed.format, stream: probed.streams[0]! };
-}
-
-/** The top-level boxes of an MP4, in order. */
-async function topLevelBoxes(file: string): Promise<string[]> {
-  const handle = await open(file, 'r');
-  const types: string[] = [];
-  try {
-    const header = Buffer.alloc(16);
-    for (let at = 0; ; ) {
-      const { bytesRead } = await handle.read(header, 0, 16, at);
-      if (bytesRead < 8) break;
-      let size = header.readUInt32BE(0);
-      if (size === 1) size = Number(header.readBigUInt64BE(8));
-      types.push(header.toString('latin1', 4, 8));
-      if (size < 8) break;
-      at += size;
-    }
-  } finally {
-    await handle.close();
-  }
-  return types;
-}
-
-/** Seconds to the first sample whose magnitude reaches a quarter of the file's peak, as ffmpeg decodes it (mono mix). */
-function onsetSeconds(file: string): number {
-  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', file, '-ac', '1', '-ar', '48000', '-f', 'f32le', '-'], { maxBuffer: 256 * 1024 * 1024 });
-  const samples = new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4);
-  let peak = 0;
-  for (const sample of samples) peak = Math.max(peak, Math.abs(sample));
-  const at = samples.findIndex((sample) => Math.abs(sample) >= peak / 4);
-  return at / 48000;
-}
-
-function durationSeconds(file: string): number {
-  return Number(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' }).trim());
-}
-
-/** The original as a stereo listener hears it: more than two channels downmixed by BS.775 in ffmpeg, the oracle. */
-function referenceFor(file: string, channels: number): string {
-  if (channels <= 2) return file;
-  const out = `${file}.bs775.wav`;
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', file, '-af', 'pan=stereo|FL=FL+0.7071*FC+0.7071*BL|FR=FR+0.7071*FC+0.7071*BR', '-c:a', 'pcm_f32le', out]);
-  return out;
-}
 
 describe.skipIf(!hasFfmpeg)('previews against ffmpeg as the independent reader', () => {
   for (const fixture of fixtures) {

@@ -110,6 +110,23 @@ export const FILE_ROUTES = declareRoutes({
     summary: "A page of a STEM ZIP's entries, in the ZIP's order (the File record lists only the first 100)",
     description: "`stems.summary.entryCount` counts every entry; this pages through all of them. Pass a page's `nextCursor` as `cursor` for the next page; it is null on the last. 409 ANALYSIS_PENDING until the analysis ran; 404 for files without entries (not a STEM, or a ZIP that could not be read).",
   },
+  stemEntryPreview: {
+    method: 'GET',
+    path: '/api/files/:id/entries/:index/preview',
+    auth: 'read',
+    cookie: true,
+    params: { id: 'File', index: { uuid: false, description: "The entry's index in the ZIP's entry list (0 first; StemEntry.preview.url names it)", examples: ['0'] } },
+    produces: { bytes: "inline; filename=\"….m4a\"; filename*=UTF-8''…" },
+    status: 200,
+    errors: ['PREVIEW_NOT_READY'],
+    errorNotes: {
+      404: 'NOT_FOUND: no such file or entry, or the entry has no preview (not audio, its audio could not be decoded, or PREVIEW_STEMS was off when its ZIP was analysed)',
+      409: 'PREVIEW_NOT_READY: not made yet (Retry-After); try again shortly',
+    },
+    tag: 'files',
+    summary: "A STEM ZIP entry's listening preview (also HEAD), as GET /api/files/{id}/preview; single Range, If-None-Match",
+    description: "With `PREVIEW_STEMS=true` every audio entry of a STEM ZIP gets a preview like a CUT's (same encoder: band-limited resampling above 48 kHz, ITU-R BS.775 downmix, AAC-LC 256k faststart MP4), made by the file's preview job after the ZIP's analysis, one entry after another. Its state is the entry's `preview` (StemEntry in File.stems and GET /api/files/{id}/entries): null when the entry gets none (not audio, or the setting was off when the ZIP was analysed: the `previews backfill` server command queues those), else a PreviewInfo whose `url` is this path. Stored at `previews/<fileId>.<index>.m4a`, counted in storage statistics as `previews`, removed with the file. Members only: share links serve no entry previews (the share page lists no entries). No `preview.ready` event per entry.",
+  },
   downloadFile: {
     method: 'GET',
     path: '/api/files/:id/download',

@@ -106,6 +106,12 @@ export const storeKeys = {
   file: (id: string, extension: string): string => `files/${id}.${extension}`,
   /** A file's listening preview (§20), beside its original; it goes with the file. */
   preview: (fileId: string): string => `previews/${fileId}.m4a`,
+  /**
+   * The preview of a STEM ZIP's audio entry (§20, PREVIEW_STEMS), `position` its index in the ZIP's entry list
+   * (stem_entries.position): flat beside the file's own, so every driver, the orphan scan and backups list it
+   * as they list `previews/`; it goes with the file.
+   */
+  entryPreview: (fileId: string, position: number): string => `previews/${fileId}.${position}.m4a`,
   /** `name` is a stored image name (`<uuid>.<ext>`), never a client's. */
   image: (name: string): string => `images/${name.slice(name.lastIndexOf('/') + 1)}`,
 };
