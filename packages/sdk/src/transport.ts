@@ -94,7 +94,7 @@ export type Query = Readonly<Record<string, string | number | boolean | undefine
 /**
  * What a call of a declared route sends beyond its declaration: its path parameters and its body, each only
  * where it has them (a route that takes a form: the form, or the JSON it also takes); its query, typed from the
- * declaration's (contract/queries.ts), where it declares one; and headers.
+ * declaration's zod object (its input type), where it declares one; and headers.
  */
 export type CallInput<R extends RouteDeclaration> = (PathParamNames<R['path']> extends never ? { params?: never } : { params: ParamsOf<R> }) &
   (R['form'] extends string

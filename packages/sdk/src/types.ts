@@ -18,10 +18,8 @@ export { checkFilePath, filePathKey, IGNORE_FILE, MAX_PATH_CODE_POINTS, MAX_SEGM
 export { ERROR_CODES, STATUS_BY_CODE, type ErrorCode } from './contract/error-codes.js';
 export type {
   AcceptInvitationRequest,
-  AdminJobsQuery,
   CreateWebhookRequest,
   UpdateWebhookRequest,
-  WebhookDeliveriesQuery,
   ChangePasswordRequest,
   ForgotPasswordRequest,
   ResetPasswordRequest,
@@ -46,6 +44,8 @@ export type {
   UpdateVibeRequest,
   UploadFields,
 } from './contract/requests.js';
+export type { AdminJobsQuery } from './contract/routes/admin.js';
+export type { WebhookDeliveriesQuery } from './contract/routes/webhooks.js';
 export type {
   Comment,
   CommentAuthor,

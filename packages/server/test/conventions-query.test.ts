@@ -1,11 +1,12 @@
 /**
- * Query strings are declared once (a route's `query`, contract/queries.ts): the server validates them before
- * the handler, OpenAPI documents every declared parameter, and no handler reads `req.query` itself.
+ * Query strings are declared once (a route's `query`: a zod object beside the feature's routes,
+ * contract/routes/<feature>.ts): the server validates them before the handler, OpenAPI documents every declared
+ * parameter, and no handler reads `req.query` itself.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { QUERY_SCHEMAS, type RouteDeclaration, ROUTES } from '@bandcollab/sdk/contract';
+import { type RouteDeclaration, ROUTES } from '@bandcollab/sdk/contract';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../src/operations/openapi.js';
 import { openApiPath } from '../src/operations/openapi-paths.js';
@@ -32,13 +33,20 @@ describe('query parameters, declared once', () => {
     const paths = openApiDocument().paths as Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>;
     for (const route of Object.values(ROUTES) as RouteDeclaration[]) {
       const documented = (paths[openApiPath(route.path)]![route.method.toLowerCase()]!.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
-      const declared = route.query === undefined ? [] : Object.keys(QUERY_SCHEMAS[route.query].shape);
+      const declared = route.query === undefined ? [] : Object.keys(route.query.shape);
       expect(documented.sort(), `${route.method} ${route.path}`).toEqual(declared.sort());
     }
   });
 
-  it('every query schema of the contract is declared by a route', () => {
-    const used = new Set((Object.values(ROUTES) as RouteDeclaration[]).map((route) => route.query));
-    expect(Object.keys(QUERY_SCHEMAS).filter((name) => !used.has(name as RouteDeclaration['query']))).toEqual([]);
+  it('query schemas live beside their routes: no contract module outside routes/ defines one', () => {
+    const contract = fileURLToPath(new URL('../../sdk/src/contract', import.meta.url));
+    const catalogued = readdirSync(contract)
+      .filter((name) => name.endsWith('.ts'))
+      .flatMap((name) =>
+        readFileSync(join(contract, name), 'utf8')
+          .split('\n')
+          .flatMap((line, index) => (/\b[A-Za-z]+Query\s*=\s*z\b/.test(line) ? [`${name}:${index + 1}`] : [])),
+      );
+    expect(catalogued).toEqual([]);
   });
 });

@@ -7,8 +7,10 @@ export * from './fields.js';
 export * from './file-paths.js';
 export * from './file-types.js';
 export * from './notifications.js';
-export * from './queries.js';
 export * from './records.js';
 export * from './requests.js';
 export * from './route-types.js';
 export * from './routes.js';
+// The query types a client names (each query is declared beside its routes, routes/<feature>.ts).
+export type { AdminJobsQuery, AdminStorageQuery } from './routes/admin.js';
+export type { WebhookDeliveriesQuery } from './routes/webhooks.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { notificationPreferencesChange, reviewRequestsRequest } from './notifications.js';
 import { createCommentRequest, guestCommentRequest, reviewPolicyChange, reviewRequest, updateCommentRequest } from './comments.js';
 import { checkFilePath } from './file-paths.js';
-import { jobKind, jobState, webhookFormat } from './records.js';
+import { webhookFormat } from './records.js';
 import { describeSize, extensionsOf, MAX_UPLOAD_BYTES } from './file-types.js';
 import {
   clearImageField,
@@ -174,45 +174,6 @@ export const uploadFields = z.object(uploadFieldsShape).superRefine(cutOrSeries)
 /** The `Upload-Metadata` of a resumable upload's creation (tus): the multipart fields, and the file's name. */
 export const resumableUploadMetadata = z.object({ ...uploadFieldsShape, filename: fileNameSchema }).superRefine(cutOrSeries);
 
-/** `?versionOf=` on POST /api/files/upload: the same as the multipart field, for clients that send it in the URL. */
-export const uploadQuery = z.object({
-  versionOf: uploadFieldsShape.versionOf.meta({ description: 'Any file of a series: the upload becomes its next version (also a multipart field)' }),
-});
-
-/** `DELETE /api/files/:id?series=all`: the whole series instead of one version. */
-export const deleteFileQuery = z.object({
-  series: z.literal('all', { error: 'must be all' }).optional().meta({ description: 'all: the whole series; answers DeletedSeries' }),
-});
-
-/** `?latest=true` on a cut and the project detail: only the latest version of each series. */
-export const latestFilesQuery = z.object({
-  latest: z
-    .enum(['true', 'false'], { error: 'must be true or false' })
-    .optional()
-    .meta({ description: 'true: only the latest version of each series' })
-    .transform((value) => value === 'true'),
-});
-
-/** `GET /api/cuts/:id/archive?versions=all`: every version, each named `<name> (v<N>).<ext>`; default the latest of each series. */
-export const archiveQuery = z.object({
-  versions: z
-    .enum(['latest', 'all'], { error: 'must be latest or all' })
-    .default('latest')
-    .meta({ description: 'all: every version of each series, named `<name> (v<N>).<ext>`' }),
-});
-
-/** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
-export const stemEntriesQuery = z.object({
-  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional().meta({ description: 'The nextCursor of the previous page' }),
-  limit: z.coerce
-    .number({ error: 'must be a whole number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(1000, 'must be at most 1000')
-    .default(500)
-    .meta({ description: 'Entries per page, 1–1000 (default 500)' }),
-});
-
 export const shareRequest = z.object({
   expiresIn: z
     .number({ error: 'must be a whole number of seconds' })
@@ -265,18 +226,6 @@ export const uploadForm = z.object({
   file: z.file().meta({ description: 'Typed by its name extension (the file type table), then checked by its leading bytes; with a path, any other extension is a SESSION file, whose bytes are not checked' }),
 });
 
-// ---- site administration
-
-/** `GET /api/admin/storage`: one row per user or per project, and the `top` largest files. */
-export const adminStorageQuery = z.object({
-  by: z.enum(['user', 'project'], { error: 'must be user or project' }),
-  top: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be 1 to 1000').max(1000, 'must be 1 to 1000').optional(),
-});
-/** `GET /api/admin/jobs`: the counts of one state or kind only. */
-export const adminJobsQuery = z.object({
-  state: jobState.optional(),
-  kind: jobKind.optional(),
-});
 // ---- webhooks (§19)
 
 const webhookUrl = z.url({ error: 'must be an http(s) URL', protocol: /^https?$/ }).max(2048, 'must be at most 2048 characters');
@@ -301,29 +250,13 @@ export const updateWebhookRequest = z.object({
   enabled: z.boolean({ error: 'must be true or false' }).optional(),
   description: webhookDescription.nullable().optional(),
 });
-/** `GET /api/webhooks/:id/deliveries`. */
-export const webhookDeliveriesQuery = z.object({
-  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
-  cursor: z.string().regex(/^\d{1,19}$/, 'must be a nextCursor of an earlier page').optional().meta({ description: 'The nextCursor of the previous page' }),
-  // <number>: what a client passes is a number (the query string's text is coerced).
-  limit: z.coerce
-    .number<number>({ error: 'must be a whole number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(100, 'must be at most 100')
-    .default(50)
-    .meta({ description: 'Deliveries per page, 1–100 (default 50)' }),
-});
 
 export const setUserActiveRequest = z.object({ active: z.boolean({ error: 'must be true or false' }) });
 
 // What a client sends (before the server's trimming, lower-casing and defaults).
-export type AdminStorageQuery = z.input<typeof adminStorageQuery>;
 export type SetUserActiveRequest = z.input<typeof setUserActiveRequest>;
-export type AdminJobsQuery = z.input<typeof adminJobsQuery>;
 export type CreateWebhookRequest = z.input<typeof createWebhookRequest>;
 export type UpdateWebhookRequest = z.input<typeof updateWebhookRequest>;
-export type WebhookDeliveriesQuery = z.input<typeof webhookDeliveriesQuery>;
 export type RegisterRequest = z.input<typeof registerRequest>;
 export type LoginRequest = z.input<typeof loginRequest>;
 export type RefreshRequest = z.input<typeof refreshRequest>;

@@ -1,8 +1,8 @@
-// What a route declaration is (contract/routes/<feature>.ts hold one per endpoint). Types and plain data only, no zod at
-// run time: the SDK's main entry reads the declarations to build its calls and must not load zod.
+// What a route declaration is (contract/routes/<feature>.ts hold one per endpoint). Types and plain functions only,
+// no zod at run time: the SDK's main entry reads these helpers and must not load zod (its builds replace the route
+// table, whose query schemas are zod, by the table's run-time fields: tsup.config.ts).
 import type { z } from 'zod';
 import type { ErrorCode } from './error-codes.js';
-import type { QUERY_SCHEMAS } from './queries.js';
 import type { RECORD_SCHEMAS } from './records.js';
 import type { FORM_SCHEMAS, REQUEST_SCHEMAS } from './requests.js';
 
@@ -25,7 +25,6 @@ export type RouteAuth = 'anonymous' | 'sign-in' | 'session' | 'read' | 'write' |
 export type RecordName = keyof typeof RECORD_SCHEMAS;
 export type RequestName = keyof typeof REQUEST_SCHEMAS;
 export type FormName = keyof typeof FORM_SCHEMAS;
-export type QueryName = keyof typeof QUERY_SCHEMAS;
 
 /**
  * A path parameter: a string naming what a UUID id identifies (`'Token'`: 404 "Token not found" when it is not a
@@ -58,10 +57,11 @@ export interface RouteDeclaration {
   passwordChange?: true;
   params?: Readonly<Record<string, PathParam>>;
   /**
-   * The query string, by its contract name (contract/queries.ts): validated before the handler runs (400
-   * VALIDATION_FAILED naming the parameter), documented as the operation's query parameters, typed in the SDK.
+   * The query string, as a zod object declared beside the feature's routes (every value arrives as text):
+   * validated before the handler runs (400 VALIDATION_FAILED naming the parameter), documented as the
+   * operation's query parameters, and the SDK's option type (`QueryOf`, its input type).
    */
-  query?: QueryName;
+  query?: z.ZodObject;
   /** A JSON body, by its contract name. */
   request?: RequestName;
   /** A multipart/form-data body, by its contract name (beside or instead of `request`). */
@@ -96,10 +96,8 @@ export type ResponseOf<R extends RouteDeclaration> = R['response'] extends `${in
     ? RecordTypes[R['response']]
     : undefined;
 
-type QueryTypes = { [K in QueryName]: z.input<(typeof QUERY_SCHEMAS)[K]> };
-
 /** The query a route takes, as a client sends it (before the server's defaults). */
-export type QueryOf<R extends RouteDeclaration> = R['query'] extends QueryName ? QueryTypes[R['query']] : undefined;
+export type QueryOf<R extends RouteDeclaration> = R['query'] extends z.ZodObject ? z.input<R['query']> : undefined;
 
 /** The JSON body a route takes. */
 export type RequestOf<R extends RouteDeclaration> = R['request'] extends RequestName ? RequestTypes[R['request']] : undefined;

@@ -1,7 +1,7 @@
-// Every endpoint of the API, declared once, by feature (routes/<feature>.ts): method, path, who may call it, the
-// contract schemas of its body and answer (by name), its error codes and its documentation. The server registers
-// its routes from these declarations and generates the OpenAPI `paths` from them; the SDK takes each call's
-// method, path and types from them. Plain data: importing this loads no zod.
+// Every endpoint of the API, declared once, by feature (routes/<feature>.ts): method, path, who may call it, its
+// query (a zod object beside the feature's routes), the contract schemas of its body and answer (by name), its
+// error codes and its documentation. The server registers its routes from these declarations and generates the
+// OpenAPI `paths` from them; the SDK takes each call's method, path and types from them.
 // Prose names a setting as `{SETTING}` and a type's upload limit as `{limit:CUT}`: the OpenAPI generator states
 // each value from its one table (the server's settings, the contract's limits).
 // The SDK's Node and web builds replace this module by the table's run-time fields (tsup.config.ts), so the

@@ -15,11 +15,13 @@ async function scripts(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).filter((name) => /\.(c?js)$/.test(name)).map((name) => path.join(dir, name));
 }
 
-it('leaves the route documentation out of the Node client and the CLI, and keeps it in the contract', async () => {
+it('leaves the route documentation (and the zod of its queries) out of the Node client and the CLI, and keeps it in the contract', async () => {
   const client = [path.join(sdkDist, 'index.js'), path.join(sdkDist, 'index.cjs')];
   for (const file of [...client, ...(await scripts(cliDist))]) {
     const text = await readFile(file, 'utf8');
     for (const prose of PROSE) expect(text.includes(prose), `${path.relative(path.join(sdkDist, '../..'), file)} holds "${prose}"`).toBe(false);
+    // The feature tables declare their queries as zod objects: leaving them out leaves zod out too.
+    expect(/\bfrom\s*["']zod["']|require\(["']zod["']\)/.test(text), `${path.relative(path.join(sdkDist, '../..'), file)} imports zod`).toBe(false);
   }
   const contract = await readFile(path.join(sdkDist, 'contract', 'index.js'), 'utf8');
   for (const prose of PROSE) expect(contract).toContain(prose);

@@ -1,7 +1,7 @@
-import { inboxCommentsQuery, ROUTES } from '@bandcollab/sdk/contract';
+import { ROUTES } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Feature } from '../core/feature.js';
-import type { Routes } from '../core/routes.js';
+import type { RouteContext, Routes } from '../core/routes.js';
 import { trashed } from '../trash/service.js';
 import { CommentsService } from './service.js';
 import { MarkerExports } from './exports.js';
@@ -61,6 +61,7 @@ export class CommentsRoutes implements Feature {
   }
 }
 
-function inboxRequest(query: ReturnType<typeof inboxCommentsQuery.parse>) {
+/** The inbox query of a cut or a project (they declare the same one). */
+function inboxRequest(query: RouteContext<typeof ROUTES.listCutComments>['query']) {
   return { status: query.status, since: query.since ?? null, limit: query.limit, cursor: query.cursor ?? null, mentionsMe: query.mentions === 'me' };
 }

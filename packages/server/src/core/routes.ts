@@ -1,8 +1,6 @@
 import type { App, Request, Response } from '@tinyhttp/app';
 import {
   type ParamsOf,
-  QUERY_SCHEMAS,
-  type QueryName,
   REQUEST_SCHEMAS,
   type RequestName,
   type RequestOf,
@@ -26,7 +24,7 @@ export interface RouteContext<R extends RouteDeclaration> {
   req: Request;
   res: Response;
   params: ParamsOf<R>;
-  query: R['query'] extends QueryName ? z.output<(typeof QUERY_SCHEMAS)[R['query']]> : undefined;
+  query: R['query'] extends z.ZodObject ? z.output<R['query']> : undefined;
   principal: R['auth'] extends 'session' | 'read' | 'write' | 'review' ? Principal : undefined;
   /** Reads and validates the JSON body (≤ 1 MiB). Called by the handler, so access can be checked before the body is read. */
   body(): Promise<R['request'] extends RequestName ? z.output<(typeof REQUEST_SCHEMAS)[R['request']]> : never>;
@@ -83,8 +81,7 @@ export class Routes {
     const idempotency = takesIdempotencyKey(route) ? this.idempotency : undefined;
     const nouns = uuidNouns(route);
     const schema = route.request === undefined ? undefined : REQUEST_SCHEMAS[route.request];
-    const querySchema = route.query === undefined ? undefined : QUERY_SCHEMAS[route.query];
-    const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
+        const method = route.method.toLowerCase() as Lowercase<RouteMethod>;
     const takesNoBody = schema === undefined && route.form === undefined && route.openapi?.requestBody === undefined;
     this.app[method](route.path, async (req: Request, res: Response, next?: () => void) => {
       // tinyhttp offers a HEAD to every route of its path, in registration order: it runs the path's HEAD or GET route only.
@@ -102,7 +99,7 @@ export class Routes {
       const params: Record<string, string> = {};
       for (const name of Object.keys(route.params ?? {})) params[name] = nouns[name] === undefined ? (req.params[name] ?? '') : idParam(req, name, nouns[name]);
       // After authentication (a 401 comes first), before the handler: 400 VALIDATION_FAILED naming the parameter.
-      const query = querySchema === undefined ? undefined : validate(querySchema, req.query);
+      const query = route.query === undefined ? undefined : validate(route.query, req.query);
       const respond = async () => {
         const body = async () => {
           if (schema === undefined) throw new TypeError(`${route.method} ${route.path} declares no JSON body`);

@@ -1,4 +1,4 @@
-import { type ErrorCode, MAX_UPLOAD_BYTES, QUERY_SCHEMAS, type RouteDeclaration, ROUTES, describeSize, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
+import { type ErrorCode, MAX_UPLOAD_BYTES, type RouteDeclaration, ROUTES, describeSize, STATUS_BY_CODE, takesIdempotencyKey } from '@bandcollab/sdk/contract';
 import { z } from 'zod';
 import { SETTINGS } from '../core/config.js';
 
@@ -175,10 +175,10 @@ function operation(route: RouteDeclaration): Record<string, unknown> {
   };
 }
 
-/** The declared query (contract/queries.ts) as query parameters: one a property, as a client may send it. */
+/** The declared query (the route's zod object) as query parameters: one a property, as a client may send it. */
 function queryParameters(route: RouteDeclaration): Record<string, unknown>[] {
   if (route.query === undefined) return [];
-  const generated = z.toJSONSchema(QUERY_SCHEMAS[route.query], { target: 'draft-2020-12', io: 'input' }) as { properties?: Record<string, Schema>; required?: string[] };
+  const generated = z.toJSONSchema(route.query, { target: 'draft-2020-12', io: 'input' }) as { properties?: Record<string, Schema>; required?: string[] };
   return Object.entries(generated.properties ?? {}).map(([name, { description, ...schema }]) => ({
     name,
     in: 'query',
@@ -215,7 +215,8 @@ function withFacts<T>(value: T): T {
       .replace(/\{limit:(CUT|STEM|IMAGE|SESSION)\}/g, (_written, type: keyof typeof MAX_UPLOAD_BYTES) => describeSize(MAX_UPLOAD_BYTES[type])) as T;
   }
   if (Array.isArray(value)) return value.map(withFacts) as T;
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withFacts(item)])) as T;
+  // Plain data only: a declaration's query is a zod schema (its descriptions name no setting), kept as it is.
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withFacts(item)])) as T;
   return value;
 }
 

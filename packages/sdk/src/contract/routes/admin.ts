@@ -1,12 +1,30 @@
 // What a site ADMIN sees and does: storage, accounts, background jobs.
+import { z } from 'zod';
+import { jobKind, jobState } from '../records.js';
 import { declareRoutes } from '../route-types.js';
+
+/** `GET /api/admin/storage`: one row per user or per project, and the `top` largest files. */
+const adminStorageQuery = z.object({
+  by: z.enum(['user', 'project'], { error: 'must be user or project' }),
+  top: z.coerce.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be 1 to 1000').max(1000, 'must be 1 to 1000').optional(),
+});
+
+/** `GET /api/admin/jobs`: the counts of one state or kind only. */
+const adminJobsQuery = z.object({
+  state: jobState.optional(),
+  kind: jobKind.optional(),
+});
+
+// What a client sends (before the server's coercion).
+export type AdminStorageQuery = z.input<typeof adminStorageQuery>;
+export type AdminJobsQuery = z.input<typeof adminJobsQuery>;
 
 export const ADMIN_ROUTES = declareRoutes({
   adminStorage: {
     method: 'GET',
     path: '/api/admin/storage',
     auth: 'read',
-    query: 'AdminStorageQuery',
+    query: adminStorageQuery,
     response: 'AdminStorage',
     status: 200,
     errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
@@ -50,7 +68,7 @@ export const ADMIN_ROUTES = declareRoutes({
     method: 'GET',
     path: '/api/admin/jobs',
     auth: 'read',
-    query: 'AdminJobsQuery',
+    query: adminJobsQuery,
     response: 'AdminJobs',
     status: 200,
     errors: ['VALIDATION_FAILED', 'FORBIDDEN'],

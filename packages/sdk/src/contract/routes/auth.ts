@@ -1,5 +1,6 @@
 // Signing in and out, the caller's account (profile, avatar, password, notification preferences), the
 // identity provider's sign-in, and the password reset pages.
+import { z } from 'zod';
 import {
   header,
   jsonAnswer,
@@ -215,13 +216,22 @@ export const AUTH_ROUTES = declareRoutes({
   },
 });
 
+/** `GET /api/auth/idp`: checked by the sign-in flow itself, which answers a bad value with a redirect, not a 400. */
+const idpStartQuery = z.object({
+  redirect: z.string().optional().meta({ description: 'A same-origin path to return to' }),
+  cliRedirect: z.string().optional().meta({ description: 'A loopback http URL with a port: the callback hands a one-time code to the command-line client' }),
+  code_challenge: z.string().optional().meta({ description: 'Required with cliRedirect for a sign-in: S256 of the verifier the exchange must present (43 base64url characters)' }),
+  link: z.string().optional().meta({ description: '1: link the provider to the signed-in caller' }),
+  flow: z.string().optional().meta({ description: 'A command-line link flow handed off by a Bearer-authenticated link=1' }),
+});
+
 /** Signing in through the identity provider (OpenID Connect). */
 export const IDENTITY_PROVIDER_ROUTES = declareRoutes({
   idpStart: {
     method: 'GET',
     path: '/api/auth/idp',
     auth: 'sign-in',
-    query: 'IdpStartQuery',
+    query: idpStartQuery,
     status: 302,
     errors: ['VALIDATION_FAILED','UNAUTHENTICATED','TOKEN_EXPIRED','IDP_DISABLED'],
     errorNotes: {

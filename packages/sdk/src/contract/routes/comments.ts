@@ -1,5 +1,6 @@
 // Comments on files and their threads, by file, cut and project, and their export.
 import { declareRoutes } from '../route-types.js';
+import { fileCommentsQuery, inboxCommentsQuery, markerExportQuery } from './comment-queries.js';
 
 export const COMMENT_ROUTES = declareRoutes({
   listFileComments: {
@@ -7,7 +8,7 @@ export const COMMENT_ROUTES = declareRoutes({
     path: '/api/files/:id/comments',
     auth: 'read',
     params: { id: 'File' },
-    query: 'FileCommentsQuery',
+    query: fileCommentsQuery,
     response: 'CommentPage',
     status: 200,
     errors: ['VALIDATION_FAILED'],
@@ -90,7 +91,7 @@ export const COMMENT_ROUTES = declareRoutes({
     path: '/api/cuts/:id/comments',
     auth: 'read',
     params: { id: 'Cut' },
-    query: 'InboxCommentsQuery',
+    query: inboxCommentsQuery,
     response: 'CommentPage',
     status: 200,
     errors: ['VALIDATION_FAILED'],
@@ -103,7 +104,7 @@ export const COMMENT_ROUTES = declareRoutes({
     path: '/api/projects/:id/comments',
     auth: 'read',
     params: { id: 'Project' },
-    query: 'InboxCommentsQuery',
+    query: inboxCommentsQuery,
     response: 'CommentPage',
     status: 200,
     errors: ['VALIDATION_FAILED'],
@@ -116,7 +117,7 @@ export const COMMENT_ROUTES = declareRoutes({
     path: '/api/files/:id/comments/export',
     auth: 'read',
     params: { id: 'File' },
-    query: 'MarkerExportQuery',
+    query: markerExportQuery,
     produces: { bytes: 'attachment; the format\u2019s file' },
     status: 200,
     errors: ['VALIDATION_FAILED'],

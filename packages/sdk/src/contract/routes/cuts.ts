@@ -1,5 +1,15 @@
 // Cuts, the versions of a vibe, and their ZIP.
+import { z } from 'zod';
 import { declareRoutes } from '../route-types.js';
+import { latestFilesQuery } from './latest-files-query.js';
+
+/** `GET /api/cuts/:id/archive?versions=all`: every version, each named `<name> (v<N>).<ext>`; default the latest of each series. */
+const archiveQuery = z.object({
+  versions: z
+    .enum(['latest', 'all'], { error: 'must be latest or all' })
+    .default('latest')
+    .meta({ description: 'all: every version of each series, named `<name> (v<N>).<ext>`' }),
+});
 
 export const CUT_ROUTES = declareRoutes({
   createCut: {
@@ -23,7 +33,7 @@ export const CUT_ROUTES = declareRoutes({
     path: '/api/cuts/:id',
     auth: 'read',
     params: { id: 'Cut' },
-    query: 'LatestFilesQuery',
+    query: latestFilesQuery,
     response: 'CutWithFiles',
     status: 200,
     tag: 'cuts',
@@ -81,7 +91,7 @@ export const CUT_ROUTES = declareRoutes({
     auth: 'read',
     cookie: true,
     params: { id: 'Cut' },
-    query: 'ArchiveQuery',
+    query: archiveQuery,
     produces: 'archive',
     status: 200,
     tag: 'cuts',

@@ -1,6 +1,30 @@
 // Stored files: the multipart upload, versions, peaks, previews, stem entries and downloads.
+import { z } from 'zod';
 import { PRESIGNED_DOWNLOADS } from '../openapi-fragments.js';
+import { uploadFields } from '../requests.js';
 import { declareRoutes } from '../route-types.js';
+
+/** `?versionOf=` on POST /api/files/upload: the same as the multipart field, for clients that send it in the URL. */
+const uploadQuery = z.object({
+  versionOf: uploadFields.shape.versionOf.meta({ description: 'Any file of a series: the upload becomes its next version (also a multipart field)' }),
+});
+
+/** `DELETE /api/files/:id?series=all`: the whole series instead of one version. */
+const deleteFileQuery = z.object({
+  series: z.literal('all', { error: 'must be all' }).optional().meta({ description: 'all: the whole series; answers DeletedSeries' }),
+});
+
+/** `GET /api/files/:id/entries` query: where a page starts (a `nextCursor`) and how many entries it holds. */
+const stemEntriesQuery = z.object({
+  cursor: z.string().regex(/^\d{1,9}$/, 'must be a nextCursor of an earlier page').optional().meta({ description: 'The nextCursor of the previous page' }),
+  limit: z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .default(500)
+    .meta({ description: 'Entries per page, 1–1000 (default 500)' }),
+});
 
 /** A file sent in one multipart request (resumable uploads are uploads.ts). */
 export const FILE_UPLOAD_ROUTES = declareRoutes({
@@ -8,7 +32,7 @@ export const FILE_UPLOAD_ROUTES = declareRoutes({
     method: 'POST',
     path: '/api/files/upload',
     auth: 'write',
-    query: 'UploadQuery',
+    query: uploadQuery,
     form: 'UploadForm',
     response: 'File',
     status: 201,
@@ -55,7 +79,7 @@ export const FILE_ROUTES = declareRoutes({
     path: '/api/files/:id',
     auth: 'write',
     params: { id: 'File' },
-    query: 'DeleteFileQuery',
+    query: deleteFileQuery,
     response: 'DeleteFileResult',
     status: 200,
     errors: ['FORBIDDEN'],
@@ -99,7 +123,7 @@ export const FILE_ROUTES = declareRoutes({
     path: '/api/files/:id/entries',
     auth: 'read',
     params: { id: 'File' },
-    query: 'StemEntriesQuery',
+    query: stemEntriesQuery,
     response: 'StemEntriesPage',
     status: 200,
     errors: ['VALIDATION_FAILED','ANALYSIS_PENDING'],

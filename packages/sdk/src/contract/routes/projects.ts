@@ -1,6 +1,7 @@
 // Projects and their members.
 import { jsonAnswer } from '../openapi-fragments.js';
 import { declareRoutes } from '../route-types.js';
+import { latestFilesQuery } from './latest-files-query.js';
 
 export const PROJECT_ROUTES = declareRoutes({
   listProjects: {
@@ -32,7 +33,7 @@ export const PROJECT_ROUTES = declareRoutes({
     path: '/api/projects/:id',
     auth: 'read',
     params: { id: 'Project' },
-    query: 'LatestFilesQuery',
+    query: latestFilesQuery,
     response: 'ProjectDetail',
     status: 200,
     tag: 'projects',

@@ -1,6 +1,21 @@
 // Share links of cuts and files (feedback links), and what a link's holder sees and may do through it.
+import { z } from 'zod';
 import { PRESIGNED_DOWNLOADS } from '../openapi-fragments.js';
 import { declareRoutes } from '../route-types.js';
+import { sharedCommentsQuery } from './comment-queries.js';
+
+/** `?download=1` on a shared file: the bytes as an attachment; any other value (or none) serves them inline. */
+const downloadQuery = z.object({
+  download: z.string().optional().meta({ description: '1: the bytes as an attachment rather than inline' }),
+});
+
+/** `GET /api/share/:token/preview?version=<n>`: a number that names no version of the series is 404, never 400. */
+const sharedPreviewQuery = z.object({
+  version: z
+    .string()
+    .optional()
+    .meta({ description: 'A link with follow "latest": the preview of this version of the series (a whole number from 1) instead of the newest' }),
+});
 
 /** A cut's links, the links of a file, and what a cut link's holder reads of it. */
 export const CUT_SHARE_ROUTES = declareRoutes({
@@ -97,7 +112,7 @@ export const CUT_SHARE_ROUTES = declareRoutes({
     path: '/api/share/:token/files/:fileId',
     auth: 'anonymous',
     params: { token: { uuid: false }, fileId: { noun: 'File', description: 'A file of the shared cut' } },
-    query: 'DownloadQuery',
+    query: downloadQuery,
     produces: { bytes: "inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1" },
     status: 200,
     errorNotes: {
@@ -160,7 +175,7 @@ export const FILE_SHARE_ROUTES = declareRoutes({
     path: '/api/share/:token',
     auth: 'anonymous',
     params: { token: { uuid: false } },
-    query: 'DownloadQuery',
+    query: downloadQuery,
     produces: { bytes: "inline; filename=\"…\"; filename*=UTF-8''…, or attachment with ?download=1" },
     status: 200,
     errors: ['NOT_FOUND'],
@@ -192,7 +207,7 @@ export const FILE_SHARE_ROUTES = declareRoutes({
     path: '/api/share/:token/preview',
     auth: 'anonymous',
     params: { token: { uuid: false } },
-    query: 'SharedPreviewQuery',
+    query: sharedPreviewQuery,
     produces: { bytes: "inline; filename=\"….m4a\"; filename*=UTF-8''…" },
     status: 200,
     errors: ['NOT_FOUND','PREVIEW_NOT_READY'],
@@ -239,7 +254,7 @@ export const FILE_SHARE_ROUTES = declareRoutes({
     path: '/api/share/:token/comments',
     auth: 'anonymous',
     params: { token: { uuid: false } },
-    query: 'SharedCommentsQuery',
+    query: sharedCommentsQuery,
     response: 'CommentPage',
     status: 200,
     errors: ['NOT_FOUND'],

@@ -1,9 +1,26 @@
 // Webhook endpoints of a project or an account, and their deliveries.
+import { z } from 'zod';
 import { declareRoutes } from '../route-types.js';
 
 /** Said of both ways to add a webhook endpoint. */
 const WEBHOOK_DELIVERIES =
   "Deliveries are POSTs (Standard Webhooks 1.0) with webhook-id (the delivery, the same on every attempt), webhook-timestamp and webhook-signature `v1,<base64 HMAC-SHA256 of id.timestamp.body>` over the exact bytes sent, keyed by the bytes of the secret after `whsec_`; the body is `{type, timestamp, data}`, data being the event `{id, projectId, actor, at, data}`. `events` takes event types, `prefix.*` (`comment.*`) and `*`. URLs must be https (http only with {WEBHOOKS_ALLOW_HTTP}) and resolve to public addresses: private, loopback, link-local and multicast ones are refused here and at every delivery, after DNS resolution, unless {WEBHOOKS_ALLOW_PRIVATE}; redirects are never followed. At most 20 endpoints per project and per account.";
+
+/** `GET /api/webhooks/:id/deliveries`. */
+const webhookDeliveriesQuery = z.object({
+  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  cursor: z.string().regex(/^\d{1,19}$/, 'must be a nextCursor of an earlier page').optional().meta({ description: 'The nextCursor of the previous page' }),
+  // <number>: what a client passes is a number (the query string's text is coerced).
+  limit: z.coerce
+    .number<number>({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(50)
+    .meta({ description: 'Deliveries per page, 1–100 (default 50)' }),
+});
+/** What a client sends (the limit as a number, before the server's default). */
+export type WebhookDeliveriesQuery = z.input<typeof webhookDeliveriesQuery>;
 
 export const WEBHOOK_ROUTES = declareRoutes({
   createProjectWebhook: {
@@ -123,7 +140,7 @@ export const WEBHOOK_ROUTES = declareRoutes({
     path: '/api/webhooks/:id/deliveries',
     auth: 'read',
     params: { id: 'Webhook' },
-    query: 'WebhookDeliveriesQuery',
+    query: webhookDeliveriesQuery,
     response: 'WebhookDeliveryPage',
     status: 200,
     errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
