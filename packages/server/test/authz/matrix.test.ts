@@ -43,6 +43,8 @@ const NOT_IN_MATRIX: Record<string, string> = {
   'POST /reset/:token': "the reset page's form: reset-page-browser.test.ts submits it",
   'GET /unsubscribe/:token': "a notification mail's signed link, for people, no sign-in: notifications.test.ts opens it",
   'POST /unsubscribe/:token': "RFC 8058 one-click, the signed link alone decides: notifications.test.ts posts it (and a forged one)",
+  // The matrix server runs without PREVIEW_STEMS, so no entry has a preview to serve.
+  'GET /api/files/:id/entries/:index/preview': 'needs PREVIEW_STEMS and a made entry preview: previews/stem-previews.test.ts serves it to a member and answers 404 to a stranger',
 };
 
 const CODE_OF_STATUS: Record<number, string[]> = {
