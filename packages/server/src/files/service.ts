@@ -234,26 +234,13 @@ export class FilesService {
     if (position === null || !entry) throw notFound('Stem entry');
     if (entry.preview === 'pending') throw previewNotReady();
     if (entry.preview !== 'done' || entry.previewBytes === null) throw notFound('Preview');
-    const key = storeKeys.entryPreview(id, position);
     const stem = path.posix.basename(entry.path).replace(/\.[^./]{1,5}$/, '');
-    return {
-      key,
-      read: (range) => this.store.read(key, range),
-      openReader: async (range) => {
-        try {
-          return await this.store.openReader(key, range);
-        } catch (error) {
-          if (!(error instanceof ObjectMissing)) throw error;
-          await this.sql.begin((tx) => this.previews.remakeEntry(tx, id, position));
-          throw previewNotReady();
-        }
-      },
+    return this.previewBytes(storeKeys.entryPreview(id, position), (tx) => this.previews.remakeEntry(tx, id, position), {
       size: entry.previewBytes,
-      mimeType: 'audio/mp4',
       etag: `"${row.sha256}-preview-${position}"`,
       modifiedAt: row.createdAt,
       downloadName: `${stem}.m4a`,
-    };
+    });
   }
 
   /**
@@ -267,8 +254,17 @@ export class FilesService {
   previewOf(row: StoredFileRow): StoredBytes {
     if (row.preview === 'pending') throw previewNotReady();
     if (row.preview !== 'done' || row.previewBytes === null) throw notFound('Preview');
-    const key = storeKeys.preview(row.id);
     const stem = row.name.replace(/\.[^./]{1,5}$/, '');
+    return this.previewBytes(storeKeys.preview(row.id), (tx) => this.previews.remake(tx, row.id), {
+      size: row.previewBytes,
+      etag: `"${row.sha256}-preview"`,
+      modifiedAt: row.createdAt,
+      downloadName: `${stem}.m4a`,
+    });
+  }
+
+  /** A made preview's bytes at `key`; when they are gone from the store, `remake` queues it again and the answer is 409. */
+  private previewBytes(key: string, remake: (tx: Tx) => Promise<void>, facts: Pick<StoredBytes, 'size' | 'etag' | 'modifiedAt' | 'downloadName'>): StoredBytes {
     return {
       key,
       read: (range) => this.store.read(key, range),
@@ -277,15 +273,12 @@ export class FilesService {
           return await this.store.openReader(key, range);
         } catch (error) {
           if (!(error instanceof ObjectMissing)) throw error;
-          await this.sql.begin((tx) => this.previews.remake(tx, row.id));
+          await this.sql.begin(remake);
           throw previewNotReady();
         }
       },
-      size: row.previewBytes,
       mimeType: 'audio/mp4',
-      etag: `"${row.sha256}-preview"`,
-      modifiedAt: row.createdAt,
-      downloadName: `${stem}.m4a`,
+      ...facts,
     };
   }
 
