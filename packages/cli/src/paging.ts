@@ -53,7 +53,12 @@ function limitOf(value: string): number {
   return number;
 }
 
-/** The most items the flags ask for (Infinity: every one), to size the pages by. */
-export function limitAskedFor(flags: PagingFlags, defaultLimit: DefaultLimit): number {
+/** The most items the flags ask for (Infinity: every one). */
+function limitAskedFor(flags: PagingFlags, defaultLimit: DefaultLimit): number {
   return flags.all ? Infinity : (flags.limit ?? (defaultLimit === 'all' ? Infinity : defaultLimit));
+}
+
+/** Pages no longer than what the flags ask for, and no longer than the `largest` page the server answers. */
+export function pageSize(flags: PagingFlags, defaultLimit: DefaultLimit, largest: number): number {
+  return Math.min(limitAskedFor(flags, defaultLimit), largest);
 }

@@ -4,7 +4,7 @@ export * from './types.js';
 export { BandClient, type BandClientOptions } from './client.js';
 export { BandAbortError, BandApiError, BandConnectionError, BandNetworkError, BandTimeoutError, isAuthError, isStorageFull, isUnchanged } from './errors.js';
 export { BandPromise, type RawResponse, type WithResponse } from './band-promise.js';
-export { type Paged, type PagedList, pagedList } from './paging.js';
+export type { Paged, PagedList } from './paging.js';
 export type { RequestOptions, Transport, TransportOptions } from './transport.js';
 export type { Tokens, TokenStore } from './session.js';
 export type { FileInput } from './upload-source.js';

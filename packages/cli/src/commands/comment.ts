@@ -10,7 +10,7 @@ import { type CliError, usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { loadedLibraries } from '../libraries.js';
 import { confirm } from '../prompt.js';
-import { limitAskedFor, noteLeftOut, type PagingFlags, takeItems, withPaging } from '../paging.js';
+import { noteLeftOut, pageSize, type PagingFlags, takeItems, withPaging } from '../paging.js';
 import { withExamples } from '../render.js';
 import { commentId, type CutRef, memberIn, projectDetail, resolveCut, resolveFile } from '../resolve.js';
 import { parseTime } from '../times.js';
@@ -89,12 +89,12 @@ export function register(comment: Command, factory: Factory): void {
           if (ref !== undefined) {
             if (options.mine) throw usageError('--mine is for an inbox: leave out <file> and name a --cut or a --project');
             const file = await resolveFile(client, ref, options);
-            const { comments, counts } = await commentsOf(ctx, client.comments.list(file.id, { status: options.status, versions: options.allVersions ? 'series' : 'this', limit: pageLimit(options) }), options);
+            const { comments, counts } = await commentsOf(ctx, client.comments.list(file.id, { status: options.status, versions: options.allVersions ? 'series' : 'this', limit: pageSize(options, 'all', COMMENT_PAGE) }), options);
             ctx.out.record(comments, () => commentThreads(ctx.out, comments, counts));
             return;
           }
           if (options.allVersions) throw usageError('--all-versions is for one file: an inbox holds every version already');
-          const inbox = { status: options.status, mentionsMe: Boolean(options.mine), limit: pageLimit(options) };
+          const inbox = { status: options.status, mentionsMe: Boolean(options.mine), limit: pageSize(options, 'all', COMMENT_PAGE) };
           let list: CommentList;
           let fileNames: Map<string, string>;
           if (options.cut !== undefined) {
@@ -278,6 +278,9 @@ async function mentionIds(client: BandClient, projectIdOf: () => Promise<string>
   return refs.map((ref) => memberIn(detail, ref).userId);
 }
 
+/** The most threads the server answers in a page. */
+const COMMENT_PAGE = 500;
+
 /** The comments --limit/--all ask for (threads: replies come with theirs), and the counts the pages carry. */
 async function commentsOf(ctx: Context, list: CommentList, flags: PagingFlags): Promise<{ comments: Comment[]; counts: CommentCounts }> {
   const { items, lastPage, leftOut } = await takeItems(list, (page) => page.comments, flags, 'all');
@@ -285,8 +288,3 @@ async function commentsOf(ctx: Context, list: CommentList, flags: PagingFlags): 
   return { comments: items, counts: lastPage?.counts ?? { open: 0, resolved: 0 } };
 }
 
-/** Pages no longer than what is asked for (the server answers at most 500 threads a page). */
-function pageLimit(flags: PagingFlags): number | undefined {
-  const asked = limitAskedFor(flags, 'all');
-  return Number.isFinite(asked) ? Math.min(asked, 500) : undefined;
-}

@@ -4,7 +4,7 @@ import { commandRunner, type Context } from '../context.js';
 import { usageError } from '../exit-codes.js';
 import type { Factory } from '../factory.js';
 import { confirm } from '../prompt.js';
-import { limitAskedFor, noteLeftOut, type PagingFlags, takeItems, withPaging } from '../paging.js';
+import { noteLeftOut, pageSize, type PagingFlags, takeItems, withPaging } from '../paging.js';
 import { withExamples } from '../render.js';
 import { projectId } from '../resolve.js';
 import { createdWebhookView, queuedDeliveryView, webhookDeliveryTable, webhookTable, webhookView } from '../views/webhooks.js';
@@ -157,8 +157,8 @@ export function register(webhook: Command, factory: Factory): void {
       run(async (ctx, id: string, options: PagingFlags & { status?: string }) => {
         const status = options.status;
         if (status !== undefined && status !== 'pending' && status !== 'succeeded' && status !== 'failed') throw usageError('--status must be pending, succeeded or failed');
-        // Pages as long as what is asked for: the server answers at most 100 deliveries a page.
-        const list = (await ctx.signedIn()).webhooks.listDeliveries(id, { status, limit: Math.min(limitAskedFor(options, DELIVERIES_SHOWN), 100) });
+        // The server answers at most 100 deliveries a page.
+        const list = (await ctx.signedIn()).webhooks.listDeliveries(id, { status, limit: pageSize(options, DELIVERIES_SHOWN, 100) });
         const { items, leftOut } = await takeItems(list, (page) => page.deliveries, options, DELIVERIES_SHOWN);
         if (leftOut) noteLeftOut(ctx.out, items.length, 'deliveries');
         ctx.out.record(items, () => webhookDeliveryTable(ctx.out, items));
