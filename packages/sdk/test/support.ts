@@ -10,7 +10,9 @@ export const PASSWORD = 'correct horse battery';
 export async function registeredClient(baseUrl: string, options: Partial<BandClientOptions> = {}) {
   const client = new BandClient({ baseUrl, ...options });
   const email = `sdk-${randomUUID()}@example.com`;
-  const result = await client.auth.register({ email, password: PASSWORD, name: `User ${email.slice(4, 10)}` });
+  // The registration hashes the password at its real cost: a client's short timeout (a test of timeouts) is not
+  // for it, or a loaded machine fails the setup instead of the test.
+  const result = await client.auth.register({ email, password: PASSWORD, name: `User ${email.slice(4, 10)}` }, { timeoutMs: 30_000 });
   return { client, user: result.user, email };
 }
 
