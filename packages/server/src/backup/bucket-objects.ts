@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { type BlobStore, ObjectMissing, sha256Of, storeKeys } from '../core/store/index.js';
+import { type BlobStore, ObjectMissing, sha256Of } from '../core/store/index.js';
 import type { Snapshot } from './repository.js';
 
 /** An object a backup of a server on S3 lists instead of copying it: the bucket keeps it. */
@@ -27,7 +27,7 @@ export async function bucketObjects(store: BlobStore, snapshot: Snapshot): Promi
   }
   // A preview missing from the bucket is left out, not a reason to take the snapshot again: restore has it made
   // again. Its sha256 is not recorded: the bucket's bytes are hashed.
-  for (const key of snapshot.previews.map(storeKeys.preview)) {
+  for (const key of snapshot.previews) {
     const found = await store.head(key);
     if (!found) continue;
     try {

@@ -19,7 +19,10 @@ export interface Snapshot {
   /** Names under DATA_DIR/files and DATA_DIR/images that rows of this snapshot refer to. */
   files: string[];
   images: string[];
-  /** The files whose preview is made (§20): their previews/<id>.m4a go with the backup when they are there. */
+  /**
+   * The store keys of the previews made (§20), files' (previews/<id>.m4a) and STEM entries'
+   * (previews/<id>.<position>.m4a): they go with the backup when they are there.
+   */
   previews: string[];
   /**
    * The sha256 the rows record for each stored object, by key (`files/<name>`, `images/<name>`); null for an
@@ -53,7 +56,7 @@ export class BackupRepository {
       }
       const migrations = await tx<{ version: string }[]>`select version from ${tx(MIGRATIONS_TABLE)} order by version`;
       const files = await tx<{ name: string }[]>`select id || '.' || extension as name from files`;
-      const previews = await tx<{ id: string }[]>`select id from files where preview = 'done'`;
+      const previews = await new PreviewsRepository().made(tx);
       const images = await tx<{ name: string }[]>`select distinct name from image_references`;
       const hashes = await tx<{ key: string; sha256: string | null }[]>`
         select 'files/' || id || '.' || extension as key, sha256 from files
@@ -66,7 +69,7 @@ export class BackupRepository {
         migrations: migrations.map((r) => r.version),
         files: files.map((r) => r.name),
         images: images.map((r) => r.name),
-        previews: previews.map((r) => r.id),
+        previews: previews.map((preview) => preview.key),
         sha256,
       };
     });
@@ -94,7 +97,7 @@ export class BackupRepository {
    * Loads the tables in the order given (parents first) in one transaction, moves identity sequences past
    * the rows loaded, and checks every count: a restore is all or nothing.
    */
-  async load<T extends TableRows>(tables: T[], open: (table: T) => Readable, carriedPreviews: readonly string[]): Promise<{ remade: number }> {
+  async load<T extends TableRows>(tables: T[], open: (table: T) => Readable, carriedPreviews: ReadonlySet<string>): Promise<{ remade: number }> {
     return this.sql.begin(async (tx) => {
       await onlyTables(tx);
       for (const table of tables) {
@@ -105,32 +108,13 @@ export class BackupRepository {
         if (count!.rows !== table.rows) throw new Error(`table ${table.name}: loaded ${count!.rows} rows, the backup lists ${table.rows}`);
       }
       await resetIdentities(tx);
-      return { remade: await remakeMissingPreviews(tx, carriedPreviews) };
+      // A preview the rows call made whose bytes the backup does not carry (a backup made before backups carried
+      // previews, or one missing when it was taken) is made again: pending, its job queued in this transaction.
+      // A preview is made from its file, so nothing is lost but the CPU time.
+      return { remade: await new PreviewsRepository().remakeAllBut(tx, carriedPreviews) };
     });
   }
 }
-
-/**
- * A file whose preview the rows call made but whose bytes the backup does not carry (a backup made before
- * backups carried previews, or a preview missing when it was made) gets it made again: `pending`, and its job
- * queued by the backfill's own step, in the restore's transaction. A preview is made from its file, so nothing
- * is lost but the CPU time. Answers how many were queued.
- */
-async function remakeMissingPreviews(tx: Tx, carried: readonly string[]): Promise<number> {
-  await tx`
-    update files set preview = 'pending', preview_bytes = null, preview_bitrate = null, preview_duration_ms = null
-    where preview = 'done' and not (id = any(${tx.array([...carried])}::uuid[]))`;
-  const previews = new PreviewsRepository();
-  let queued = 0;
-  for (let after: string | null = null; ; ) {
-    const step = await previews.backfillStep(tx, after, REMAKE_BATCH);
-    queued += step.queued;
-    if (step.lastId === null) return queued;
-    after = step.lastId;
-  }
-}
-
-const REMAKE_BATCH = 500;
 
 /**
  * The database's own id (see core/data-dir.ts) is never copied: a restored copy is another database, and keeps

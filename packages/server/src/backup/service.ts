@@ -7,15 +7,16 @@ import { pipeline } from 'node:stream/promises';
 import { inject, injectable } from 'tsyringe';
 import { BLOB_STORE } from '../core/di.js';
 import { StoredObjects } from '../core/stored-objects.js';
-import { type BlobStore, ObjectMissing, storeKeys } from '../core/store/index.js';
+import { type BlobStore, ObjectMissing } from '../core/store/index.js';
 import { type BucketObject, bucketObjects, missingBucketObjects } from './bucket-objects.js';
 import { BackupRepository, type TableRows } from './repository.js';
 
 /**
  * A backup directory:
  *   database/NN-<table>.copy   each table's rows (PostgreSQL COPY text format), parents first
- *   files/<id>.<ext>, images/<name>, previews/<id>.m4a   the stored objects the rows refer to, under their keys (none with
- *                              STORAGE=s3: the bucket keeps them, and the manifest lists them as `objects`)
+ *   files/<id>.<ext>, images/<name>, previews/<id>.m4a, previews/<id>.<entry>.m4a
+ *                              the stored objects the rows refer to, under their keys (none with STORAGE=s3:
+ *                              the bucket keeps them, and the manifest lists them as `objects`)
  *   manifest.json              written last: the migrations applied, each table's columns and row count, and
  *                              the size and sha256 of every file above. A directory without it is incomplete.
  */
@@ -56,11 +57,10 @@ export class BackupService {
    * The previews made (§20), copied like the files; one missing from the store is left out rather than failing
    * the backup (restore has it made again from its file, which is what a preview is).
    */
-  private async copyPreviews(ids: string[], dir: string): Promise<StoredFile[]> {
+  private async copyPreviews(keys: string[], dir: string): Promise<StoredFile[]> {
     const copied: StoredFile[] = [];
-    if (ids.length > 0) await mkdir(path.join(dir, 'previews'), { mode: 0o700 });
-    for (const id of ids) {
-      const key = storeKeys.preview(id);
+    if (keys.length > 0) await mkdir(path.join(dir, 'previews'), { mode: 0o700 });
+    for (const key of keys) {
       try {
         copied.push(await copyHashed(await this.store.read(key), path.join(dir, key), key));
       } catch (error) {
@@ -177,9 +177,7 @@ export class BackupService {
         const { size } = await this.store.write(file.path, source.pipe(hashing));
         if (hash.digest('hex') !== file.sha256 || size !== file.size) throw new BackupError(`${dir}: ${file.path} does not match its sha256 in the manifest`);
       }
-      const carried = [...manifest.files.map((file) => file.path), ...(manifest.objects ?? []).map((object) => object.key)].flatMap(
-        (key) => PREVIEW_PATH.exec(key)?.[1] ?? [],
-      );
+      const carried = new Set([...manifest.files.map((file) => file.path), ...(manifest.objects ?? []).map((object) => object.key)]);
       const { remade } = await this.repository.load(manifest.tables, (table) => createReadStream(path.join(dir, table.path)), carried);
       return { previewsRemade: remade };
     } catch (error) {
@@ -205,9 +203,6 @@ export async function readBackup(dir: string): Promise<Manifest> {
 
 /** `database/<name>`, `files/<name>`, `images/<name>`, `previews/<name>`: the only places a backup's manifest may point. */
 const MANIFEST_PATH = /^(database|files|images|previews)\/([^/\\]+)$/;
-
-/** A carried preview's key names its file. */
-const PREVIEW_PATH = /^previews\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.m4a$/;
 
 /**
  * A manifest is read from a folder someone may have handed over: a path it lists must name a regular file

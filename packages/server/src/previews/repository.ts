@@ -3,6 +3,7 @@ import { injectable } from 'tsyringe';
 import type { Queryable } from '../core/database.js';
 import { JOB_KINDS } from '../core/job-kinds.js';
 import { enqueue } from '../core/jobs-repository.js';
+import { storeKeys } from '../core/store/index.js';
 import type { PreviewFacts } from '../analysis/preview-encode.js';
 
 /** A file to preview, as its job finds it. */
@@ -18,6 +19,13 @@ export interface FileToPreview {
   size: number;
   /** Null once the uploader's account is deleted. */
   uploader: { id: string; name: string } | null;
+}
+
+/** A preview made: its file's, or a STEM entry's (`position`), and its key in the store. */
+export interface MadePreview {
+  fileId: string;
+  position: number | null;
+  key: string;
 }
 
 /** A file's preview columns. */
@@ -190,6 +198,30 @@ export class PreviewsRepository {
     let queued = 0;
     for (const row of rows) queued += await this.queueEntries(tx, row.id, row.uploadedBy);
     return { lastId: rows.at(-1)?.id ?? null, queued };
+  }
+
+  /** Every preview made, a file's or a STEM entry's (`position`), by its store key: what backups carry. */
+  async made(sql: Queryable): Promise<MadePreview[]> {
+    const rows = await sql<{ fileId: string; position: number | null }[]>`
+      select id as file_id, null::int as position from files where preview = 'done'
+      union all
+      select file_id, position from stem_entries where preview = 'done'`;
+    return rows.map(({ fileId, position }) => ({ fileId, position, key: position === null ? storeKeys.preview(fileId) : storeKeys.entryPreview(fileId, position) }));
+  }
+
+  /**
+   * Has every made preview whose key is not in `kept` made again (a restore of a backup that does not carry it);
+   * answers how many.
+   */
+  async remakeAllBut(tx: Queryable, kept: ReadonlySet<string>): Promise<number> {
+    let remade = 0;
+    for (const preview of await this.made(tx)) {
+      if (kept.has(preview.key)) continue;
+      if (preview.position === null) await this.remake(tx, preview.fileId);
+      else await this.remakeEntry(tx, preview.fileId, preview.position);
+      remade++;
+    }
+    return remade;
   }
 
   /** Has a made preview made again (its bytes are gone from the store): `pending`, its job queued. */

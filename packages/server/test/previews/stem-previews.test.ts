@@ -1,8 +1,10 @@
 // Previews of a STEM ZIP's audio entries (§20, PREVIEW_STEMS=true): made by the file's preview job after the
 // ZIP's analysis, read back by ffprobe (codec, rate, channels, duration within 50 ms, the index before the audio),
 // served with ranges at GET /api/files/:id/entries/:index/preview, counted in storage statistics, gone with the
-// file's purge; with the setting off none is made, and the backfill command queues them later.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+// file's purge, carried by backups and migrate-storage; with the setting off none is made, and the backfill
+// command queues them later.
+import { createHash } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FileRecord, StemEntriesPage } from '@bandcollab/sdk';
@@ -11,11 +13,14 @@ import type { Api } from '../authz/fixture.js';
 import { hasFfmpeg } from '../analysis/ffmpeg.js';
 import { analysed, upload, userWithCut } from '../support/files.js';
 import { runServerCommand } from '../support/process.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { s3TestEnv } from '../support/s3.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../support/server.js';
 import { client } from '../support/http.js';
 import { until } from '../support/until.js';
 import { durationSeconds, probe, topLevelBoxes } from './fidelity.js';
 import { AUDIO, stemZip } from './stem-zip.js';
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 let dir: string;
 let zip: Buffer;
@@ -105,6 +110,71 @@ describe.skipIf(!hasFfmpeg)('previews of STEM entries (PREVIEW_STEMS=true)', () 
     expect((await api.request('DELETE', `/api/trash/file/${id}`, { token: user.token })).status).toBe(202);
     await until('the entry previews removed', async () => !(await server.stored.exists(keys[0]!)) && !(await server.stored.exists(keys[1]!)));
     expect((await api.request('GET', '/api/files/storage', { token: user.token })).body.breakdown.previews).toEqual({ size: 0, count: 0 });
+  });
+
+  it('backup carries the entry previews and restore serves them; one the backup lacks is made again; migrate-storage copies them', async () => {
+    const user = await userWithCut(api);
+    const id = (await upload(api, user.token, user.cutId, 'session.zip', zip)).body.id as string;
+    const record = await entriesPreviewed(api, user.token, id);
+    const fetchEntryPreview = async (base: string, index: number) => {
+      const response = await fetch(`${base}/api/files/${id}/entries/${index}/preview`, { headers: { authorization: `Bearer ${user.token}` } });
+      return { status: response.status, bytes: Buffer.from(await response.arrayBuffer()) };
+    };
+    const made = await Promise.all(AUDIO.map(async (entry) => (await fetchEntryPreview(server.url, entry.index)).bytes));
+    const keys = AUDIO.map((entry) => `previews/${id}.${entry.index}.m4a`);
+
+    // Run as root, the embedded PostgreSQL of a restored DATA_DIR runs as "postgres", which must pass through.
+    await chmod(dir, 0o711);
+    const backup = path.join(dir, 'backup');
+    const taken = await runServerCommand(['backup', backup], server.env);
+    expect(taken.code, taken.stderr).toBe(0);
+    const manifestPath = path.join(backup, 'manifest.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { files: { path: string; size: number; sha256: string }[] };
+    AUDIO.forEach((_, i) => expect(manifest.files).toContainEqual({ path: keys[i], size: made[i]!.length, sha256: sha256(made[i]!) }));
+
+    const whole = { ...server.env, DATA_DIR: path.join(dir, 'restored'), DATABASE_URL: await createTestDatabase() };
+    const restored = await runServerCommand(['restore', backup], whole);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).not.toContain('made again');
+    const onRestored = await startTestServer(whole);
+    try {
+      for (const [i, entry] of AUDIO.entries()) expect(await fetchEntryPreview(onRestored.url, entry.index)).toEqual({ status: 200, bytes: made[i] });
+      const again = (await client(onRestored.url).request<FileRecord>('GET', `/api/files/${id}`, { token: user.token })).body;
+      expect(again.stems!.entries).toEqual(record.stems!.entries);
+    } finally {
+      await onRestored.close();
+    }
+
+    // A backup without the first entry's preview: that entry is restored pending, and the restored server makes it.
+    manifest.files = manifest.files.filter((file) => file.path !== keys[0]);
+    await writeFile(manifestPath, JSON.stringify(manifest));
+    await unlink(path.join(backup, keys[0]!));
+    const lacking = { ...server.env, DATA_DIR: path.join(dir, 'restored-lacking'), DATABASE_URL: await createTestDatabase() };
+    const partial = await runServerCommand(['restore', backup], lacking);
+    expect(partial.code, partial.stderr).toBe(0);
+    expect(partial.stdout).toContain('1 preview(s) the backup does not carry are queued to be made again');
+    const onPartial = await startTestServer(lacking);
+    try {
+      const remade = await entriesPreviewed(client(onPartial.url), user.token, id);
+      expect(remade.stems!.entries.map((entry) => entry.preview?.status ?? null)).toEqual([null, 'done', 'done']);
+      const served = await fetchEntryPreview(onPartial.url, AUDIO[0].index);
+      expect(served.status).toBe(200);
+      expect(served.bytes.length).toBe(remade.stems!.entries[AUDIO[0].index]!.preview!.bytes);
+      expect(await fetchEntryPreview(onPartial.url, AUDIO[1].index)).toEqual({ status: 200, bytes: made[1] });
+    } finally {
+      await onPartial.close();
+    }
+
+    const s3 = await s3TestEnv();
+    const migrated = await runServerCommand(['migrate-storage', '--to', 's3'], { ...server.env, ...s3 });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    for (const key of keys) expect(migrated.stdout).toContain(`copied\t${key}\n`);
+    const onS3 = await startTestServer({ ...s3, PREVIEW_STEMS: 'true', DATABASE_URL: server.config.databaseUrl! });
+    try {
+      for (const [i, entry] of AUDIO.entries()) expect(await fetchEntryPreview(onS3.url, entry.index)).toEqual({ status: 200, bytes: made[i] });
+    } finally {
+      await onS3.close();
+    }
   });
 });
 
