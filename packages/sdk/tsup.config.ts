@@ -5,7 +5,7 @@ import { defineConfig } from 'tsup';
 import { ROUTES } from './src/contract/routes.js';
 
 /** What the SDK reads of a route declaration at run time; the rest (summaries, OpenAPI extras) documents it. */
-const RUNTIME_ROUTE_FIELDS = ['method', 'path', 'auth', 'status', 'request', 'form', 'optionalBody'] as const;
+const RUNTIME_ROUTE_FIELDS = ['method', 'path', 'auth', 'status', 'request', 'form', 'optionalBody', 'sdk'] as const;
 
 /**
  * The route table as its run-time fields, without the HTML pages for people (produces html: the share,
@@ -18,7 +18,11 @@ function runtimeRouteTable(): string {
       .filter(([, route]) => !('produces' in route && route.produces === 'html'))
       .map(([name, route]) => [
         name,
-        Object.fromEntries(RUNTIME_ROUTE_FIELDS.filter((field) => field in route).map((field) => [field, (route as Record<string, unknown>)[field]])),
+        {
+          ...Object.fromEntries(RUNTIME_ROUTE_FIELDS.filter((field) => field in route).map((field) => [field, (route as Record<string, unknown>)[field]])),
+          // That it takes a query, not its zod schema: a method made from the declaration passes one on (route-methods.ts).
+          ...('query' in route ? { query: true } : {}),
+        },
       ]),
   );
   return `export const ROUTES = ${JSON.stringify(routes)};`;

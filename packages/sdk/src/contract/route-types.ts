@@ -80,6 +80,12 @@ export interface RouteDeclaration {
   setsAuthCookies?: true;
   /** A non-JSON answer. */
   produces?: Produces;
+  /**
+   * The SDK method this declaration alone makes, as `resource.method` (sdk/src/route-methods.ts): the path's
+   * parameters, then the query or the JSON body, then request options. Left out where the SDK's method does
+   * more than send this one request and read its record.
+   */
+  sdk?: `${string}.${string}`;
   tag: string;
   summary: string;
   description?: string;

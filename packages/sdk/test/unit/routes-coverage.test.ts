@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { BandClient } from '../../src/client.js';
 import { ROUTES } from '../../src/contract/routes.js';
 
 const sources = fileURLToPath(new URL('../../src/', import.meta.url));
@@ -54,9 +55,23 @@ describe('the route declarations', () => {
     const text = await sdkSources();
     const called = (name: string) => new RegExp(`\\bROUTES\\.${name}\\b`).test(text);
     const missing = Object.entries(ROUTES)
-      .filter(([name]) => !(name in NOT_FOR_PROGRAMS) && !called(name))
+      .filter(([name, route]) => !(name in NOT_FOR_PROGRAMS) && !called(name) && !('sdk' in route))
       .map(([name, route]) => `${name}: ${route.method} ${route.path}`);
     expect(missing).toEqual([]);
+  });
+
+  it('that name their SDK method (`sdk`) have it on the client, made from the declaration and called nowhere by hand', async () => {
+    const text = await sdkSources();
+    const client = new BandClient({ baseUrl: 'http://127.0.0.1:9' }) as unknown as Record<string, Record<string, unknown>>;
+    const declared = Object.entries(ROUTES).flatMap(([name, route]) => ('sdk' in route ? [[name, route.sdk as string] as const] : []));
+    expect(declared.length).toBeGreaterThan(0);
+    for (const [name, sdk] of declared) {
+      const [resource, method] = sdk.split('.') as [string, string];
+      expect(typeof client[resource]?.[method], `${name}: client.${sdk}`).toBe('function');
+      expect(new RegExp(`\\bROUTES\\.${name}\\b`).test(text), `${name} is also called by hand`).toBe(false);
+    }
+    // Two declarations cannot make one method: the later would replace the earlier without a word.
+    expect(new Set(declared.map(([, sdk]) => sdk)).size).toBe(declared.length);
   });
 
   it('leave out only routes that exist and that no SDK method calls', async () => {
