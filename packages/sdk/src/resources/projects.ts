@@ -2,7 +2,8 @@ import { BandPromise } from '../band-promise.js';
 import { imageFormOrJson } from '../multipart.js';
 import type { FileInput } from '../upload-source.js';
 import { ROUTES } from '../contract/routes.js';
-import { type RequestOptions, type Transport } from '../transport.js';
+import { routeMethods } from '../route-methods.js';
+import type { RequestOptions } from '../transport.js';
 import type {
   CreateProjectRequest,
   Deleted,
@@ -26,9 +27,8 @@ export interface UpdateProjectInput extends Omit<UpdateProjectRequest, 'image'> 
   image?: FileInput | null;
 }
 
-export class ProjectsResource {
-  constructor(private readonly transport: Transport) {}
-
+/** Projects, their members and invitations; methods declared with `sdk: 'projects.…'` are made from their routes. */
+export class ProjectsResource extends routeMethods('projects') {
   /** The caller's projects, newest first. */
   list(options?: RequestOptions): BandPromise<Project[]> {
     return this.transport.call(ROUTES.listProjects, {}, options);
