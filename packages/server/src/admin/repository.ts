@@ -28,18 +28,6 @@ export interface OwnedIncompleteUploads {
   lengthBytes: number;
 }
 
-export interface LargestFileRow {
-  id: string;
-  name: string;
-  type: FileType;
-  size: number;
-  createdAt: Date;
-  projectId: string;
-  projectName: string;
-  uploaderId: string | null;
-  uploaderEmail: string | null;
-}
-
 export interface AccountShareLinkRow {
   id: string;
   kind: 'file' | 'cut';
@@ -147,14 +135,5 @@ export class AdminRepository {
 
   async projects(): Promise<{ id: string; name: string }[]> {
     return this.sql<{ id: string; name: string }[]>`select id, name from projects order by name, id`;
-  }
-
-  async largestFiles(limit: number): Promise<LargestFileRow[]> {
-    return this.sql<LargestFileRow[]>`
-      select f.id, f.name, f.type, f.size, f.created_at, p.id as project_id, p.name as project_name,
-             u.id as uploader_id, u.email as uploader_email
-      from files f join projects p on p.id = f.project_id left join users u on u.id = f.uploaded_by
-      order by f.size desc, f.id
-      limit ${limit}`;
   }
 }

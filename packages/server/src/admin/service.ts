@@ -9,7 +9,8 @@ import { JobsRepository } from '../core/jobs-repository.js';
 import { PersonalAccessTokenCache } from '../core/personal-access-token-cache.js';
 import { SessionCache } from '../core/session-cache.js';
 import { Space } from '../core/space.js';
-import { BREAKDOWN_KEY, emptyBreakdown } from '../storage/service.js';
+import { StorageRepository } from '../storage/repository.js';
+import { BREAKDOWN_KEY, emptyBreakdown, toLargestFile } from '../storage/service.js';
 import { TokensRepository } from '../tokens/repository.js';
 import { type AccountRow, AdminRepository, type OwnedIncompleteUploads, type OwnedUsage } from './repository.js';
 
@@ -61,6 +62,7 @@ export class AdminService {
     @inject(TokensRepository) private readonly tokens: TokensRepository,
     @inject(PersonalAccessTokenCache) private readonly tokenCache: Pick<PersonalAccessTokenCache, 'forgetAllOf'>,
     @inject(Space) private readonly space: Pick<Space, 'quotaBytes'>,
+    @inject(StorageRepository) private readonly storageRepository: StorageRepository,
   ) {}
 
   /** 403 INSUFFICIENT_SCOPE for a token limited to projects, then 403 FORBIDDEN for anyone but a site ADMIN. */
@@ -88,15 +90,7 @@ export class AdminService {
 
   /** Storage by user or project, for the caller that is already known to be the site's administrator (the server commands). */
   async siteStorage({ by, top }: { by: 'user' | 'project'; top?: number | undefined }): Promise<AdminStorage> {
-    const largestFiles = top === undefined ? [] : (await this.repository.largestFiles(top)).map((row) => ({
-      id: row.id,
-      name: row.name,
-      type: row.type,
-      size: row.size,
-      project: { id: row.projectId, name: row.projectName },
-      uploadedBy: row.uploaderId === null ? null : { id: row.uploaderId, email: row.uploaderEmail! },
-      createdAt: row.createdAt.toISOString(),
-    }));
+    const largestFiles = top === undefined ? [] : (await this.storageRepository.largestFiles(top)).map(toLargestFile);
     const largestFirst = <T extends { totalSize: number }>(rows: T[]) => rows.sort((a, b) => b.totalSize - a.totalSize);
     if (by === 'user') {
       const [accounts, usage, incomplete] = await Promise.all([this.repository.accounts(), this.repository.usageByUser(), this.repository.incompleteUploadsByUser()]);

@@ -10,6 +10,19 @@ export interface TypeUsage {
   count: number;
 }
 
+/** A file among the largest, with its project and uploader. */
+export interface LargestFileRow {
+  id: string;
+  name: string;
+  type: FileType;
+  size: number;
+  createdAt: Date;
+  projectId: string;
+  projectName: string;
+  uploaderId: string | null;
+  uploaderEmail: string | null;
+}
+
 @injectable()
 export class StorageRepository {
   constructor(@inject(SQL) private readonly sql: Sql) {}
@@ -37,6 +50,22 @@ export class StorageRepository {
         select 'IMAGE', size from stored_images ${whose}
       ) uploads
       group by type`;
+  }
+
+  /**
+   * The `limit` largest files (every version; the trash's are left out, as `files` is the live view), largest
+   * first: the site's, or one project's (`projectId`), of one type if given.
+   */
+  async largestFiles(limit: number, { projectId, type }: { projectId?: string; type?: FileType | undefined } = {}): Promise<LargestFileRow[]> {
+    const inProject = projectId === undefined ? this.sql`` : this.sql`and f.project_id = ${projectId}`;
+    const ofType = type === undefined ? this.sql`` : this.sql`and f.type = ${type}`;
+    return this.sql<LargestFileRow[]>`
+      select f.id, f.name, f.type, f.size, f.created_at, p.id as project_id, p.name as project_name,
+             u.id as uploader_id, u.email as uploader_email
+      from files f join projects p on p.id = f.project_id left join users u on u.id = f.uploaded_by
+      where true ${inProject} ${ofType}
+      order by f.size desc, f.id
+      limit ${limit}`;
   }
 
   /** How many accounts store at least `bytes` (files and images, as the quota counts them). */

@@ -1,8 +1,8 @@
-import type { FileType, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk/contract';
+import type { FileType, LargestFile, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
 import { Space } from '../core/space.js';
-import { StorageRepository, type TypeUsage } from './repository.js';
+import { type LargestFileRow, StorageRepository, type TypeUsage } from './repository.js';
 
 /**
  * Where each type counts in a breakdown (§6; SESSION files under `other`, §16; the previews the server made of
@@ -16,6 +16,16 @@ export const emptyBreakdown = (): StorageBreakdown => ({
   images: { size: 0, count: 0 },
   other: { size: 0, count: 0 },
   previews: { size: 0, count: 0 },
+});
+
+export const toLargestFile = (row: LargestFileRow): LargestFile => ({
+  id: row.id,
+  name: row.name,
+  type: row.type,
+  size: row.size,
+  project: { id: row.projectId, name: row.projectName },
+  uploadedBy: row.uploaderId === null ? null : { id: row.uploaderId, email: row.uploaderEmail! },
+  createdAt: row.createdAt.toISOString(),
 });
 
 /** Totals and a per-type breakdown that always adds up to them. */
