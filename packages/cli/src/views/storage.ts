@@ -1,5 +1,5 @@
 // How band shows storage use to people (storage, storage --all).
-import type { AdminStorage, IncompleteUploads, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
+import type { AdminStorage, IncompleteUploads, LargestFile, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk';
 import { counted, formatBytes, type Output } from '../render.js';
 import { TYPE_LABELS } from './files.js';
 
@@ -42,20 +42,24 @@ export function adminStorageView(out: Output, report: AdminStorage): string {
           ], 'No accounts'),
         ]
       : [out.table(report.projects, [{ header: 'PROJECT', value: (row) => row.project.name }, ...usageColumns, { header: 'ID', value: (row) => row.project.id }], 'No projects')];
-  if (report.largestFiles.length > 0) {
-    lines.push('', out.bold('Largest files'));
-    lines.push(
-      out.table(report.largestFiles, [
-        { header: 'SIZE', value: (file) => formatBytes(file.size) },
-        { header: 'NAME', value: (file) => file.name },
-        { header: 'TYPE', value: (file) => TYPE_LABELS[file.type] },
-        { header: 'PROJECT', value: (file) => file.project.name },
-        { header: 'UPLOADED BY', value: (file) => file.uploadedBy?.email ?? 'former member' },
-        { header: 'ID', value: (file) => file.id },
-      ]),
-    );
-  }
+  if (report.largestFiles.length > 0) lines.push('', out.bold('Largest files'), largestFilesTable(out, report.largestFiles));
   return lines.join('\n');
+}
+
+/** Files by size, largest first: the site's (a site ADMIN's report) or a project's. */
+export function largestFilesTable(out: Output, files: readonly LargestFile[]): string {
+  return out.table(
+    files,
+    [
+      { header: 'SIZE', value: (file) => formatBytes(file.size) },
+      { header: 'NAME', value: (file) => file.name },
+      { header: 'TYPE', value: (file) => TYPE_LABELS[file.type] },
+      { header: 'PROJECT', value: (file) => file.project.name },
+      { header: 'UPLOADED BY', value: (file) => file.uploadedBy?.email ?? 'former member' },
+      { header: 'ID', value: (file) => file.id },
+    ],
+    'No files',
+  );
 }
 
 type Usage = { totalSize: number; fileCount: number; breakdown: StorageBreakdown; incompleteUploads: IncompleteUploads };
