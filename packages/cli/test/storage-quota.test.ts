@@ -45,3 +45,21 @@ it('shows the quota, --json exactly as the API, and reports an upload over it wi
   expect(refused.exitCode).toBe(1);
   expect(refused.stderr).toContain('quota of 1 MiB');
 });
+
+it("band project largest lists the project's largest files as the API does, and refuses a --type or --limit the API would", async () => {
+  const token = (await ana.band(['auth', 'token'])).stdout.trim();
+  const project = JSON.parse((await ana.band(['project', 'show', 'Quota', '--json'])).stdout) as { id: string };
+  const listed = await ana.band(['project', 'largest', 'Quota', '--type', 'cut', '--limit', '5', '--json']);
+  expect(listed.exitCode, listed.stderr).toBe(0);
+  const files = JSON.parse(listed.stdout) as { name: string }[];
+  expect(files.map((file) => file.name)).toEqual(['take.wav']);
+  expect(files).toEqual(await apiGet(server.url, `/api/projects/${project.id}/largest-files?type=CUT&limit=5`, token));
+  const table = await ana.band(['project', 'largest', 'Quota']);
+  expect(table.stdout).toMatch(/^SIZE +NAME +TYPE +PROJECT +UPLOADED BY +ID\n600\.0 KiB +take\.wav +audio +Quota +ana@example\.com +[0-9a-f-]{36}\n$/);
+  expect((await ana.band(['project', 'largest', 'Quota', '--type', 'STEM'])).stdout).toBe('No files\n');
+  for (const flags of [['--limit', '0'], ['--limit', '101'], ['--type', 'song']]) {
+    const refused = await ana.band(['project', 'largest', 'Quota', ...flags]);
+    expect(refused.exitCode, flags.join(' ')).toBe(2);
+    expect(refused.stderr).toContain(`${flags[0]} must be`);
+  }
+});

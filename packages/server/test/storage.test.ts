@@ -128,3 +128,30 @@ it("gives a token limited to projects only those projects' uploads, and never th
   expect(whole).toMatchObject({ totalSize: 810, fileCount: 3 });
   expect(whole.site).toBeDefined();
 });
+
+it("lists a project's largest files to its members, largest first, by type and limit; never a stranger's, nor a deleted file", async () => {
+  const largest = (token: string, projectId: string, query = '') => api.request('GET', `/api/projects/${projectId}/largest-files${query}`, { token });
+  const listed = await largest(alice.token, alice.projectId);
+  expect(listed.status).toBe(200);
+  expect(listed.body.map((file: { name: string; size: number; type: string }) => [file.name, file.size, file.type])).toEqual([
+    ['c.zip', 300, 'STEM'],
+    ['b.flac', 200, 'CUT'],
+    ['a.mp3', 100, 'CUT'],
+    ['d.png', 50, 'IMAGE'],
+  ]);
+  expect(listed.body[0]).toMatchObject({ project: { id: alice.projectId }, uploadedBy: { id: alice.user.user.id, email: alice.user.user.email } });
+  expect((await largest(alice.token, alice.projectId, '?type=CUT&limit=1')).body.map((file: { name: string }) => file.name)).toEqual(['b.flac']);
+
+  for (const query of ['?limit=0', '?limit=101', '?limit=two', '?type=SONG']) {
+    const refused = await largest(alice.token, alice.projectId, query);
+    expect(refused.status, query).toBe(400);
+    expect(refused.body.code, query).toBe('VALIDATION_FAILED');
+    expect(refused.body.errors.map((e: { field: string }) => e.field), query).toEqual([query.slice(1).split('=')[0]]);
+  }
+  expect((await largest(bob.token, alice.projectId)).status).toBe(404);
+
+  const gone = await upload(api, alice.token, alice.cutId, 'g.wav', sampleBytes('wav', 1000));
+  expect((await largest(alice.token, alice.projectId, '?limit=1')).body[0].name).toBe('g.wav');
+  expect((await api.request('DELETE', `/api/files/${gone.body.id}`, { token: alice.token })).status).toBe(200);
+  expect((await largest(alice.token, alice.projectId, '?limit=1')).body[0].name).toBe('c.zip');
+});

@@ -1,3 +1,4 @@
+import type { FileType } from '@bandcollab/sdk';
 import type { Command } from 'commander';
 import { commandRunner } from '../context.js';
 import { usageError } from '../exit-codes.js';
@@ -6,6 +7,8 @@ import { confirm } from '../prompt.js';
 import { withExamples } from '../render.js';
 import { projectDetail, projectId } from '../resolve.js';
 import { createdView, deletedView, projectTable, projectView, updatedProjectView } from '../views/projects.js';
+import { TYPE_LABELS } from '../views/files.js';
+import { largestFilesTable } from '../views/storage.js';
 
 interface ProjectFields {
   description?: string;
@@ -119,6 +122,36 @@ export function register(project: Command, factory: Factory): void {
     'band project delete Demo',
     'band project delete Demo --yes',
   );
+
+  withExamples(
+    project
+      .command('largest')
+      .description("a project's largest files (every version), largest first")
+      .argument('<project>', 'project id or name')
+      .option('--type <type>', 'only files of one type: CUT, STEM, IMAGE or SESSION', fileType)
+      .option('--limit <n>', 'how many (1-100, default 20)', largestLimit)
+      .action(
+        run(async (ctx, ref: string, options: { type?: FileType; limit?: number }) => {
+          const client = await ctx.signedIn();
+          const files = await client.projects.largestFiles(await projectId(client, ref), options);
+          ctx.out.record(files, () => largestFilesTable(ctx.out, files));
+        }),
+      ),
+    'band project largest Demo',
+    'band project largest Demo --type STEM --limit 5 --json',
+  );
+}
+
+function fileType(value: string): FileType {
+  const type = value.toUpperCase() as FileType;
+  if (!(type in TYPE_LABELS)) throw usageError(`--type must be CUT, STEM, IMAGE or SESSION, not "${value}"`);
+  return type;
+}
+
+function largestLimit(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || number < 1 || number > 100) throw usageError(`--limit must be a whole number from 1 to 100, not "${value}"`);
+  return number;
 }
 
 function reviewApprovals(value: string): number {

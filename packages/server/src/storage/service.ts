@@ -1,6 +1,7 @@
 import type { FileType, LargestFile, StorageBreakdown, StorageQuota, StorageStats } from '@bandcollab/sdk/contract';
 import { inject, injectable } from 'tsyringe';
 import type { Principal } from '../core/auth-guard.js';
+import { ProjectAccess } from '../core/project-access.js';
 import { Space } from '../core/space.js';
 import { type LargestFileRow, StorageRepository, type TypeUsage } from './repository.js';
 
@@ -48,7 +49,14 @@ export class StorageService {
   constructor(
     @inject(StorageRepository) private readonly repository: StorageRepository,
     @inject(Space) private readonly space: Space,
+    @inject(ProjectAccess) private readonly access: ProjectAccess,
   ) {}
+
+  /** A project's largest files, for its members (a stranger: 404). */
+  async largestFiles(principal: Principal, projectId: string, { limit, type }: { limit: number; type?: FileType | undefined }): Promise<LargestFile[]> {
+    await this.access.require(principal, 'project', projectId);
+    return (await this.repository.largestFiles(limit, { projectId, type })).map(toLargestFile);
+  }
 
   /**
    * The caller's own uploads and quota; a site ADMIN also gets the `site` block over every user. A token

@@ -80,6 +80,11 @@ export const rows: MatrixRow[] = [
     expect: { ...everyone(200), anonymous: 401 },
   },
   {
+    endpoint: 'GET /api/projects/:id/largest-files',
+    path: (fx) => `/api/projects/${fx.project.id}/largest-files`,
+    expect: anyMember(),
+  },
+  {
     endpoint: 'GET /api/files/:id',
     path: async (fx) => `/api/files/${(await sharedFile(fx)).id}`,
     expect: anyMember(),
