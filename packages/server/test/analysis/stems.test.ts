@@ -107,9 +107,13 @@ describe.skipIf(!hasFfmpeg)('analyzeStems', () => {
   });
 
   it('lists (and so stores) at most 10,000 entries: the rest are counted, and the summary is not consistent', async () => {
-    const files: Record<string, string | Buffer> = {};
-    for (let i = 0; i < MAX_LISTED_STEM_ENTRIES + 50; i += 1) files[`n${i}.txt`] = Buffer.from('x');
-    const analysed = await analyzeStems(await zipOf('many.zip', files));
+    // Stored, not deflated: 10,050 deflate streams were most of this test's time, and the listing is the same.
+    const zipPath = path.join(dir, 'many.zip');
+    const zip = new yazl.ZipFile();
+    for (let i = 0; i < MAX_LISTED_STEM_ENTRIES + 50; i += 1) zip.addBuffer(Buffer.from('x'), `n${i}.txt`, { compress: false });
+    zip.end();
+    await finished(zip.outputStream.pipe(createWriteStream(zipPath)));
+    const analysed = await analyzeStems(zipPath);
     if (analysed.status !== 'done') throw new Error(analysed.reason);
     expect(analysed.stems.entries).toHaveLength(10_000);
     expect(analysed.stems.summary).toMatchObject({ entryCount: 10_050, consistent: false });
