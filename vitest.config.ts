@@ -58,8 +58,9 @@ const plainSummary: Reporter = {
 };
 
 /**
- * The long reliability runs (a 40 s soak, slow clients, brute force, kill -9, 65,536 archive entries): minutes of
- * load each, so `pnpm test` leaves them to `pnpm test:reliability`; CI (.ci/run) runs both.
+ * The long reliability runs (a 40 s soak, slow clients, brute force, a login flood, kill -9 in the middle of an
+ * analysis, a 62-minute preview's memory, 65,536 archive entries): minutes of load each, so `pnpm test` leaves them
+ * to `pnpm test:reliability`; CI (.ci/run) runs both.
  */
 const RELIABILITY = ['packages/server/test/reliability-*.test.ts', 'packages/server/test/archive-zip64.test.ts'];
 
@@ -76,6 +77,7 @@ const S3_ONLY = ['packages/server/test/storage-s3-memory.test.ts'];
 const S3_SUITE = [
   'packages/server/test/{files,files-download,files-streaming,uploads,uploads-crash,shares,cut-shares,archives,accounts,backup,projects-images}.test.ts',
   'packages/server/test/analysis/*.test.ts',
+  'packages/server/test/reliability-analysis-kill.test.ts',
   ...S3_ONLY,
 ];
 
