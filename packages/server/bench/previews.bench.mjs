@@ -86,7 +86,9 @@ try {
       wallMs: round(longRun.wallMs),
       cpuSecondsPerAudioMinute: round(longRun.cpuMs / 1000 / longRun.audioMinutes),
       rssGrowthMiB: round(longRun.rssGrowthBytes / MiB),
-      ...(LONG_ONLY ? {} : { moreThanFourMinutesMiB: round((longRun.rssGrowthBytes - runs[96000].rssGrowthBytes) / MiB), targetMoreThanFourMinutesMiB: TARGETS.flatMiB }),
+      // For the record: a peak against another process's peak, which moves with its collector's ramp (the flat
+      // target is the server's, within one run, below).
+      ...(LONG_ONLY ? {} : { moreThanFourMinutesMiB: round((longRun.rssGrowthBytes - runs[96000].rssGrowthBytes) / MiB) }),
     });
     // Flat: once the long file's analysis is done its preview runs alone for minutes, and the server's peak RSS
     // over the second half of that time exceeds the first half's by no more than flatMiB. Compared within the run:
